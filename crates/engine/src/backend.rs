@@ -1,0 +1,32 @@
+//! What the engine needs from a place to send I/O.
+
+use ssdlab_workload::Op;
+use std::io;
+
+/// One completed operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Cqe {
+    pub slot: u32,
+    /// Bytes transferred, or a negative errno.
+    pub res: i64,
+    /// Completion time on the backend's clock, ns.
+    pub t_ns: u64,
+}
+
+/// A place that accepts operations into numbered slots and reports their completions.
+///
+/// The engine pushes at most one operation per idle slot, then calls [`Backend::submit_wait`] and
+/// [`Backend::reap`]. Implementations must not allocate per operation.
+pub trait Backend {
+    /// The backend's clock in ns (wall clock for real targets, virtual time for simulated ones).
+    fn now(&mut self) -> u64;
+    /// The data buffer of an idle slot, when the backend carries data.
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]>;
+    /// Queues `op` on `slot`.
+    fn push(&mut self, slot: u32, op: &Op);
+    /// Submits what was queued and waits until at least `min` completions are ready or
+    /// `timeout_ns` of wall time passed.
+    fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()>;
+    /// Appends ready completions to `out`.
+    fn reap(&mut self, out: &mut Vec<Cqe>);
+}

@@ -1,0 +1,263 @@
+//! The closed loop itself, shared by every backend.
+
+use crate::backend::{Backend, Cqe};
+use ssdlab_stats::Recorder;
+use ssdlab_workload::{Op, OpGen, OpKind, Pattern};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Wall time a wait may block before the loop looks at the stop flags again.
+const WAIT_SLICE_NS: u64 = 100_000_000;
+
+/// Stop conditions and shared state of one run (shared by all workers of the run).
+#[derive(Debug)]
+pub struct Control {
+    /// Ramp time, ns on the backend clock.
+    pub ramp_ns: u64,
+    /// Measured time limit, ns.
+    pub time_ns: Option<u64>,
+    /// Measured I/Os still allowed to be issued (all workers together); `u64::MAX` = unlimited.
+    pub budget: AtomicU64,
+    /// Keep going after an I/O error.
+    pub continue_on_error: bool,
+    /// Set when any worker stops because of an error, so the others stop too.
+    pub error_stop: AtomicBool,
+    /// Whether the loop looks at the process-wide Ctrl-C flag.
+    pub honour_interrupt: bool,
+}
+
+impl Control {
+    pub fn new(ramp_ns: u64, time_ns: Option<u64>, max_ios: Option<u64>) -> Self {
+        Control {
+            ramp_ns,
+            time_ns,
+            budget: AtomicU64::new(max_ios.unwrap_or(u64::MAX)),
+            continue_on_error: false,
+            error_stop: AtomicBool::new(false),
+            honour_interrupt: true,
+        }
+    }
+
+    /// Claims up to `want` measured I/Os from the budget.
+    fn claim(&self, want: u64) -> u64 {
+        let mut cur = self.budget.load(Ordering::Relaxed);
+        loop {
+            if cur == u64::MAX {
+                return want;
+            }
+            let take = want.min(cur);
+            if take == 0 {
+                return 0;
+            }
+            match self.budget.compare_exchange_weak(
+                cur,
+                cur - take,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return take,
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+/// How a loop ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoopOutcome {
+    /// Measured time: from the end of the ramp to the last recorded completion (or the deadline).
+    pub runtime_ns: u64,
+    /// Ramp time actually spent.
+    pub ramp_ns: u64,
+    pub interrupted: bool,
+    pub stopped_on_error: bool,
+}
+
+#[derive(Clone, Copy)]
+struct SlotState {
+    op: Op,
+    t_issue: u64,
+    t_submit: u64,
+    measured: bool,
+}
+
+fn errno_text(errno: i64) -> String {
+    let e = std::io::Error::from_raw_os_error(errno as i32);
+    let name = match errno as i32 {
+        5 => "EIO",
+        28 => "ENOSPC",
+        22 => "EINVAL",
+        13 => "EACCES",
+        1 => "EPERM",
+        30 => "EROFS",
+        _ => "",
+    };
+    if name.is_empty() {
+        e.to_string()
+    } else {
+        format!("{name}: {e}")
+    }
+}
+
+/// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
+///
+/// `gens` holds one generator per worker sharing this backend; worker `w` owns slots
+/// `w·qd .. (w+1)·qd`. Writes get data according to `pattern` when the backend carries data.
+pub fn run_loop<B: Backend>(
+    backend: &mut B,
+    gens: &mut [OpGen],
+    qd: u32,
+    pattern: Pattern,
+    pattern_seed: u64,
+    ctl: &Control,
+    rec: &mut Recorder,
+) -> LoopOutcome {
+    let nslots = gens.len() as u32 * qd;
+    let mut pattern_rng = ssdlab_workload::rng::Rng::new(pattern_seed);
+    // Fixed patterns are written once into every buffer; random ones are refilled per write.
+    if !pattern.refills() {
+        for slot in 0..nslots {
+            if let Some(buf) = backend.buffer(slot) {
+                pattern.fill(&mut pattern_rng, buf);
+            }
+        }
+    }
+    let mut state = vec![
+        SlotState {
+            op: Op {
+                kind: OpKind::Read,
+                offset: 0,
+                len: 0,
+            },
+            t_issue: 0,
+            t_submit: 0,
+            measured: false,
+        };
+        nslots as usize
+    ];
+    let mut free: Vec<u32> = (0..nslots).rev().collect();
+    let mut issue: Vec<u32> = Vec::with_capacity(nslots as usize);
+    let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
+    let mut inflight: u32 = 0;
+    let start = backend.now();
+    let t0 = start + ctl.ramp_ns;
+    let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
+    let mut out = LoopOutcome::default();
+    let mut stopping = false;
+    let mut last_completion = t0;
+
+    loop {
+        if !stopping {
+            let now = backend.now();
+            if now >= deadline {
+                stopping = true;
+            } else if ctl.honour_interrupt && crate::interrupted() {
+                stopping = true;
+                out.interrupted = true;
+            } else if ctl.error_stop.load(Ordering::Relaxed) {
+                stopping = true;
+                out.stopped_on_error = true;
+            }
+            if !stopping && !free.is_empty() {
+                let measured = now >= t0;
+                let n = if measured {
+                    ctl.claim(free.len() as u64) as usize
+                } else {
+                    free.len()
+                };
+                if measured && n == 0 {
+                    stopping = true;
+                } else {
+                    issue.clear();
+                    for _ in 0..n {
+                        issue.push(free.pop().expect("free slot"));
+                    }
+                    for &slot in &issue {
+                        let op = gens[(slot / qd) as usize].next_op();
+                        if op.kind == OpKind::Write && pattern.refills() {
+                            if let Some(buf) = backend.buffer(slot) {
+                                pattern.fill(&mut pattern_rng, &mut buf[..op.len as usize]);
+                            }
+                        }
+                        backend.push(slot, &op);
+                        let s = &mut state[slot as usize];
+                        s.op = op;
+                        s.t_issue = now;
+                        s.measured = measured;
+                    }
+                    let t_submit = backend.now();
+                    for &slot in &issue {
+                        state[slot as usize].t_submit = t_submit;
+                    }
+                    inflight += n as u32;
+                    if measured {
+                        rec.record_depth(inflight, n as u64);
+                    }
+                }
+            }
+        }
+        if inflight == 0 {
+            break;
+        }
+        if let Err(e) = backend.submit_wait(1, WAIT_SLICE_NS) {
+            // The backend itself failed (not one I/O): count the in-flight ops as errors and stop.
+            rec.record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
+            out.stopped_on_error = true;
+            break;
+        }
+        cqes.clear();
+        backend.reap(&mut cqes);
+        for c in &cqes {
+            let s = state[c.slot as usize];
+            inflight -= 1;
+            free.push(c.slot);
+            if !s.measured {
+                continue;
+            }
+            let t = c.t_ns.max(s.t_submit);
+            if t > last_completion {
+                last_completion = t;
+            }
+            if c.res < 0 {
+                rec.record_error(s.op.kind, s.op.offset, s.op.len, errno_text(-c.res));
+                if !ctl.continue_on_error {
+                    ctl.error_stop.store(true, Ordering::Relaxed);
+                }
+                continue;
+            }
+            let bytes = c.res as u64;
+            rec.record(
+                s.op.kind,
+                bytes,
+                s.t_submit - s.t_issue,
+                t - s.t_submit,
+                t.saturating_sub(t0),
+            );
+            if bytes < s.op.len {
+                rec.record_short(s.op.kind);
+                rec.record_error(
+                    s.op.kind,
+                    s.op.offset,
+                    s.op.len,
+                    format!("short {}: {bytes} of {} bytes", s.op.kind.as_str(), s.op.len),
+                );
+                if !ctl.continue_on_error {
+                    ctl.error_stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    if ctl.error_stop.load(Ordering::Relaxed) && !out.interrupted {
+        out.stopped_on_error = true;
+    }
+    let end = backend.now();
+    out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(start));
+    out.runtime_ns = if end <= t0 {
+        0
+    } else if deadline != u64::MAX && !out.interrupted && !out.stopped_on_error {
+        // Time-based: the measured time is the deadline plus the drain of the last I/Os.
+        last_completion.max(deadline) - t0
+    } else {
+        last_completion - t0
+    };
+    out
+}

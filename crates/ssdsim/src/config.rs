@@ -1,0 +1,512 @@
+//! Drive configuration (TOML), validation, dotted-path overrides and the embedded presets.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A configuration error naming the offending field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid drive config: {field}: {message}")]
+pub struct ConfigError {
+    /// Dotted path of the field (e.g. `nand.channels`), or `preset` / `file`.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Host interface kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interface {
+    /// SATA 1.5/3 Gb/s class link with NCQ (at most 32 commands inside the drive).
+    Sata3g,
+    /// SATA 6 Gb/s with NCQ.
+    Sata6g,
+    /// NVMe over PCIe (queue count × depth commands inside the drive, full-duplex link).
+    Nvme,
+}
+
+/// What the FTL does with a write that covers only part of a mapping unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnalignedPolicy {
+    /// Read the old unit from NAND (tR + transfer), merge, rewrite the whole unit.
+    Rmw,
+    /// Sector-granular remapping: no read, only the written sectors are programmed, at a
+    /// per-command mapping cost (`controller.remap_cost_ns`).
+    Remap,
+}
+
+/// Host link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// `sata3g`, `sata6g` or `nvme`.
+    pub interface: Interface,
+    /// Payload bandwidth of the link in bytes per second (after 8b/10b and FIS framing).
+    pub link_bytes_per_sec: u64,
+    /// Link time per command for the protocol exchange (command FIS, status FIS, DMA setup), ns.
+    pub cmd_overhead_ns: u64,
+    /// Commands the drive accepts at once (NCQ: at most 32; NVMe: queues × depth).
+    pub queue_depth: u32,
+}
+
+/// Controller (firmware, DRAM, compression).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Firmware time per read command, ns (bounds QD1 IOPS).
+    pub fw_read_ns: u64,
+    /// Firmware time per write command, ns.
+    pub fw_write_ns: u64,
+    /// Firmware time per TRIM command, ns.
+    pub fw_trim_ns: u64,
+    /// Additional firmware time per mapping unit touched by a command beyond the first, ns.
+    #[serde(default)]
+    pub fw_per_unit_ns: u64,
+    /// Parallel firmware processing units (cores / co-processors).
+    #[serde(default = "one")]
+    pub fw_units: u32,
+    /// DRAM write-cache size in bytes (write-back); 0 = no cache: a write completes after its
+    /// NAND program.
+    pub cache_bytes: u64,
+    /// On-the-fly compression (SandForce style): NAND bytes = ceil(len × nand_fraction).
+    #[serde(default)]
+    pub compression: bool,
+    /// Extra firmware time for a command that is not aligned to the mapping unit under the
+    /// `remap` policy, ns.
+    #[serde(default)]
+    pub remap_cost_ns: u64,
+    /// How long a partly filled NAND page waits in the controller buffer for more data
+    /// before it is programmed anyway, ns.
+    pub coalesce_ns: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Flash translation layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    /// User-visible capacity in bytes (multiple of 512). Physical capacity minus this is the
+    /// over-provisioning.
+    pub user_capacity_bytes: u64,
+    /// Mapping unit in bytes: a multiple of 512 that divides the page size (512, 4096, page).
+    pub mapping_unit: u64,
+    /// `rmw` or `remap`.
+    pub unaligned: UnalignedPolicy,
+    /// Physical slots per page = units per page × pack_factor. Values > 1 let compressed units
+    /// and sub-unit fragments (remap) share pages (1..=8).
+    #[serde(default = "one")]
+    pub pack_factor: u32,
+    /// Background GC starts when a plane has fewer free blocks than this (and its die is idle).
+    pub gc_bg_free_blocks: u32,
+    /// Foreground (urgent) GC runs before new host blocks are opened while a plane has fewer free
+    /// blocks than this.
+    pub gc_fg_free_blocks: u32,
+    /// GC moves use the die-internal copyback (no channel transfer).
+    #[serde(default)]
+    pub copyback: bool,
+    /// Pseudo-SLC write region (bytes of SLC capacity when the drive is empty); 0 = none.
+    #[serde(default)]
+    pub pslc_bytes: u64,
+    /// Program time of a pSLC page, ns.
+    #[serde(default)]
+    pub pslc_t_prog_ns: u64,
+    /// Read time of a pSLC page, ns.
+    #[serde(default)]
+    pub pslc_t_r_ns: u64,
+    /// `steady` preconditioning: random overwrites after the sequential fill, in multiples of
+    /// the user capacity.
+    #[serde(default = "default_steady")]
+    pub steady_overwrite: f64,
+}
+
+fn default_steady() -> f64 {
+    1.0
+}
+
+/// NAND array geometry and timings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    /// Page size in bytes (multiple of 512).
+    pub page_bytes: u64,
+    /// Channel bus rate in MT/s (8-bit bus: one byte per transfer).
+    pub bus_mt_s: u64,
+    /// Page read time, ns.
+    pub t_r_ns: u64,
+    /// Page program time, ns (lower page when `t_prog_upper_ns` is set).
+    pub t_prog_ns: u64,
+    /// MLC upper (odd) page program time, ns; 0 = all pages take `t_prog_ns`.
+    #[serde(default)]
+    pub t_prog_upper_ns: u64,
+    /// Block erase time, ns.
+    pub t_bers_ns: u64,
+}
+
+/// Manufacturer ratings used by calibration (0 = unknown).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rated {
+    #[serde(default)]
+    pub seq_read_mb_s: f64,
+    #[serde(default)]
+    pub seq_write_mb_s: f64,
+    #[serde(default)]
+    pub rand_read_iops: f64,
+    #[serde(default)]
+    pub rand_write_iops: f64,
+}
+
+/// A complete drive description.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub sources: Vec<String>,
+    pub host: HostConfig,
+    pub controller: ControllerConfig,
+    pub ftl: FtlConfig,
+    pub nand: NandConfig,
+    #[serde(default)]
+    pub rated: Rated,
+}
+
+fn err(field: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
+    Err(ConfigError::new(field, msg))
+}
+
+impl DriveConfig {
+    /// User capacity in bytes.
+    pub fn user_capacity(&self) -> u64 {
+        self.ftl.user_capacity_bytes
+    }
+
+    /// Logical block (sector) size: always 512.
+    pub fn logical_block_size(&self) -> u64 {
+        512
+    }
+
+    /// Raw NAND capacity in bytes.
+    pub fn raw_capacity(&self) -> u64 {
+        let n = &self.nand;
+        n.channels as u64
+            * n.dies_per_channel as u64
+            * n.planes_per_die as u64
+            * n.blocks_per_plane as u64
+            * n.pages_per_block as u64
+            * n.page_bytes
+    }
+
+    /// Check every field; the error names the first offending one.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let n = &self.nand;
+        if n.channels == 0 {
+            return err("nand.channels", "must be at least 1");
+        }
+        if n.dies_per_channel == 0 {
+            return err("nand.dies_per_channel", "must be at least 1");
+        }
+        if n.planes_per_die == 0 || n.planes_per_die > 8 {
+            return err("nand.planes_per_die", "must be 1..=8");
+        }
+        if n.blocks_per_plane < 8 {
+            return err("nand.blocks_per_plane", "must be at least 8");
+        }
+        if n.pages_per_block < 2 || n.pages_per_block % 2 != 0 {
+            return err("nand.pages_per_block", "must be an even number >= 2");
+        }
+        if n.page_bytes == 0 || n.page_bytes % 512 != 0 || n.page_bytes > 65536 {
+            return err(
+                "nand.page_bytes",
+                "must be a non-zero multiple of 512 (at most 64 KiB)",
+            );
+        }
+        if n.bus_mt_s == 0 {
+            return err("nand.bus_mt_s", "must be > 0");
+        }
+        if n.t_r_ns == 0 {
+            return err("nand.t_r_ns", "must be > 0");
+        }
+        if n.t_prog_ns == 0 {
+            return err("nand.t_prog_ns", "must be > 0");
+        }
+        if n.t_bers_ns == 0 {
+            return err("nand.t_bers_ns", "must be > 0");
+        }
+        let h = &self.host;
+        if h.link_bytes_per_sec == 0 {
+            return err("host.link_bytes_per_sec", "must be > 0");
+        }
+        if h.queue_depth == 0 {
+            return err("host.queue_depth", "must be at least 1");
+        }
+        if h.interface != Interface::Nvme && h.queue_depth > 32 {
+            return err("host.queue_depth", "SATA NCQ allows at most 32 commands");
+        }
+        if h.queue_depth > 65536 {
+            return err("host.queue_depth", "at most 65536");
+        }
+        let c = &self.controller;
+        if c.fw_units == 0 || c.fw_units > 64 {
+            return err("controller.fw_units", "must be 1..=64");
+        }
+        let f = &self.ftl;
+        let mu = f.mapping_unit;
+        if mu == 0 || mu % 512 != 0 {
+            return err("ftl.mapping_unit", "must be a non-zero multiple of 512");
+        }
+        if n.page_bytes % mu != 0 {
+            return err(
+                "ftl.mapping_unit",
+                format!("must divide the page size ({} bytes)", n.page_bytes),
+            );
+        }
+        if f.pack_factor == 0 || f.pack_factor > 8 {
+            return err("ftl.pack_factor", "must be 1..=8");
+        }
+        if f.gc_fg_free_blocks < 2 {
+            return err("ftl.gc_fg_free_blocks", "must be at least 2");
+        }
+        if f.gc_bg_free_blocks < f.gc_fg_free_blocks {
+            return err("ftl.gc_bg_free_blocks", "must be >= gc_fg_free_blocks");
+        }
+        if !(f.steady_overwrite >= 0.0 && f.steady_overwrite <= 10.0) {
+            return err("ftl.steady_overwrite", "must be 0..=10");
+        }
+        if f.user_capacity_bytes == 0 || f.user_capacity_bytes % 512 != 0 {
+            return err(
+                "ftl.user_capacity_bytes",
+                "must be a non-zero multiple of 512",
+            );
+        }
+        let raw = self.raw_capacity();
+        if f.user_capacity_bytes >= raw {
+            return err(
+                "ftl.user_capacity_bytes",
+                format!(
+                    "over-provisioning must be positive: user capacity {} >= raw capacity {}",
+                    f.user_capacity_bytes, raw
+                ),
+            );
+        }
+        let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
+        let block_bytes = n.pages_per_block as u64 * n.page_bytes;
+        let user_blocks_per_plane = f.user_capacity_bytes.div_ceil(planes_total * block_bytes);
+        let spare = n.blocks_per_plane as u64 - user_blocks_per_plane.min(n.blocks_per_plane as u64);
+        let pslc_blocks = self.pslc_blocks_per_plane() as u64;
+        let needed = f.gc_bg_free_blocks as u64 + 3;
+        if spare < needed {
+            return err(
+                "ftl.user_capacity_bytes",
+                format!(
+                    "over-provisioning too small: {spare} spare blocks per plane, need at least {needed} (gc_bg_free_blocks + 3)"
+                ),
+            );
+        }
+        if f.pslc_bytes > 0 {
+            if f.pslc_t_prog_ns == 0 {
+                return err("ftl.pslc_t_prog_ns", "must be > 0 when pslc_bytes > 0");
+            }
+            if f.pslc_t_r_ns == 0 {
+                return err("ftl.pslc_t_r_ns", "must be > 0 when pslc_bytes > 0");
+            }
+            if pslc_blocks == 0 || pslc_blocks > n.blocks_per_plane as u64 / 4 {
+                return err(
+                    "ftl.pslc_bytes",
+                    "must give between 1 block per plane and a quarter of the blocks",
+                );
+            }
+        }
+        let slots = planes_total
+            * n.blocks_per_plane as u64
+            * n.pages_per_block as u64
+            * (n.page_bytes / mu)
+            * f.pack_factor as u64;
+        if slots >= u32::MAX as u64 {
+            return err(
+                "ftl.mapping_unit",
+                "too many physical mapping slots for 32-bit maps (use a larger unit)",
+            );
+        }
+        Ok(())
+    }
+
+    /// pSLC blocks per plane when the drive is empty.
+    pub fn pslc_blocks_per_plane(&self) -> u32 {
+        let n = &self.nand;
+        if self.ftl.pslc_bytes == 0 {
+            return 0;
+        }
+        let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
+        let slc_block_bytes = n.pages_per_block as u64 / 2 * n.page_bytes;
+        self.ftl
+            .pslc_bytes
+            .div_ceil(planes_total * slc_block_bytes)
+            .min(u32::MAX as u64) as u32
+    }
+
+    /// Parse a TOML drive description and validate it.
+    pub fn from_toml_str(text: &str) -> Result<DriveConfig, ConfigError> {
+        let cfg: DriveConfig = toml::from_str(text).map_err(|e| {
+            ConfigError::new("toml", e.to_string().trim_end().replace('\n', " "))
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Dotted-path override such as `nand.channels=4` (`key`=`nand.channels`, `value`=`4`).
+    /// Integers accept binary suffixes (`4k`, `256m`, `8g`). The result is re-validated; on
+    /// error `self` is unchanged.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let mut root = toml::Value::try_from(&*self)
+            .map_err(|e| ConfigError::new(key, format!("cannot serialize config: {e}")))?;
+        let mut cur = &mut root;
+        let parts: Vec<&str> = key.split('.').collect();
+        for (i, p) in parts.iter().enumerate() {
+            let table = cur
+                .as_table_mut()
+                .ok_or_else(|| ConfigError::new(key, "unknown key"))?;
+            if !table.contains_key(*p) {
+                return Err(ConfigError::new(key, "unknown key"));
+            }
+            cur = table.get_mut(*p).expect("checked");
+            if i + 1 < parts.len() && !cur.is_table() {
+                return Err(ConfigError::new(key, "unknown key"));
+            }
+        }
+        let v = value.trim();
+        let newv = match cur {
+            toml::Value::Integer(_) => toml::Value::Integer(
+                parse_int(v)
+                    .ok_or_else(|| ConfigError::new(key, format!("expected an integer, got {v:?}")))?,
+            ),
+            toml::Value::Float(_) => toml::Value::Float(
+                v.parse::<f64>()
+                    .map_err(|_| ConfigError::new(key, format!("expected a number, got {v:?}")))?,
+            ),
+            toml::Value::Boolean(_) => toml::Value::Boolean(match v {
+                "true" | "1" | "yes" | "on" => true,
+                "false" | "0" | "no" | "off" => false,
+                _ => return Err(ConfigError::new(key, format!("expected a boolean, got {v:?}"))),
+            }),
+            toml::Value::String(_) => toml::Value::String(v.trim_matches('"').to_string()),
+            toml::Value::Table(_) => {
+                return Err(ConfigError::new(key, "is a section, not a value"))
+            }
+            toml::Value::Array(_) => {
+                let parsed: toml::Value = toml::from_str(&format!("x = {v}"))
+                    .map_err(|e| ConfigError::new(key, format!("expected an array: {e}")))?;
+                parsed.get("x").cloned().expect("parsed")
+            }
+            toml::Value::Datetime(_) => return Err(ConfigError::new(key, "unsupported type")),
+        };
+        *cur = newv;
+        let cfg: DriveConfig = root
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::new(key, e.to_string().trim().to_string()))?;
+        cfg.validate()?;
+        *self = cfg;
+        Ok(())
+    }
+}
+
+fn parse_int(v: &str) -> Option<i64> {
+    let v = v.trim().replace('_', "");
+    let lower = v.to_ascii_lowercase();
+    let (num, mul) = if let Some(s) = lower.strip_suffix("kib").or(lower.strip_suffix('k')) {
+        (s.to_string(), 1i64 << 10)
+    } else if let Some(s) = lower.strip_suffix("mib").or(lower.strip_suffix('m')) {
+        (s.to_string(), 1 << 20)
+    } else if let Some(s) = lower.strip_suffix("gib").or(lower.strip_suffix('g')) {
+        (s.to_string(), 1 << 30)
+    } else if let Some(s) = lower.strip_suffix("tib").or(lower.strip_suffix('t')) {
+        (s.to_string(), 1 << 40)
+    } else {
+        (lower, 1)
+    };
+    num.trim().parse::<i64>().ok()?.checked_mul(mul)
+}
+
+macro_rules! presets {
+    ($($name:literal),* $(,)?) => {
+        const PRESETS: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../presets/", $name, ".toml")))),*
+        ];
+    };
+}
+
+presets!(
+    "vertex450-128g",
+    "vertex-le-100g",
+    "c300-256g",
+    "x25m-g2-160g",
+    "x25e-64g",
+    "vertex-barefoot-120g",
+    "ssdnow-vplus-128g",
+);
+
+/// Name, description and sources of a preset.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PresetInfo {
+    pub name: String,
+    pub description: String,
+    pub sources: Vec<String>,
+}
+
+/// Names of the built-in presets.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// Description and sources of a built-in preset.
+pub fn preset_summary(name: &str) -> Option<PresetInfo> {
+    let cfg = load_preset(name).ok()?;
+    Some(PresetInfo {
+        name: cfg.name,
+        description: cfg.description,
+        sources: cfg.sources,
+    })
+}
+
+/// Load (and validate) a built-in preset.
+pub fn load_preset(name: &str) -> Result<DriveConfig, ConfigError> {
+    match PRESETS.iter().find(|(n, _)| *n == name) {
+        Some((n, text)) => DriveConfig::from_toml_str(text).map_err(|e| {
+            ConfigError::new(format!("preset {n}: {}", e.field), e.message)
+        }),
+        None => Err(ConfigError::new(
+            "preset",
+            format!(
+                "unknown preset {name:?}; known presets: {}",
+                preset_names().join(", ")
+            ),
+        )),
+    }
+}
+
+/// Load (and validate) a drive description from a TOML file.
+pub fn load_config_file(path: &Path) -> Result<DriveConfig, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new("file", format!("{}: {e}", path.display())))?;
+    DriveConfig::from_toml_str(&text)
+}

@@ -1,0 +1,934 @@
+//! One simulated drive: FTL state (functional) plus resource timelines (timing).
+//!
+//! The functional state (mapping, validity, GC, pSLC) is updated when a command is submitted;
+//! the timing is computed at the same moment by reserving resources in order (firmware CPU,
+//! link, cache space, channels, dies), so each command's completion time is known at
+//! submission — except for write-through data waiting in a partly filled page, which completes
+//! when that page is programmed (page full or `coalesce_ns` deadline).
+
+use crate::config::{DriveConfig, Interface, UnalignedPolicy};
+use crate::{DriveCounters, HostCmd, OpKind};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+pub(crate) const UNMAPPED: u32 = u32::MAX;
+const FREE: u8 = 0;
+const OPEN: u8 = 1;
+const CLOSED: u8 = 2;
+
+/// (completion time, submission sequence, tag)
+pub(crate) type Heap = BinaryHeap<Reverse<(u64, u64, u64)>>;
+
+/// State shared by all drives behind one host adapter.
+pub(crate) struct Shared {
+    pub heap: Heap,
+    pub uplink_free: u64,
+    pub uplink_bps: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct HostWp {
+    open: bool,
+    slc: bool,
+    blk: [u32; 8],
+    page: u32,
+    plane: u32,      // plane whose page is being filled
+    base_plane: u32, // first plane of the group not yet programmed
+    fill: u32,       // sectors used in the current plane page
+    slots: u32,      // slots used in the current plane page
+    g_sectors: u32,  // data sectors not yet programmed
+    g_cache: u64,    // host bytes (cache charge) not yet programmed
+    g_ready: u64,    // data of the pending pages is in the controller at this time
+    g_first: u64,    // arrival of the oldest pending data
+    g_cmd: u32,      // last write command that put data into the pending pages
+}
+
+#[derive(Clone, Copy, Default)]
+struct GcWp {
+    open: bool,
+    blk: u32,
+    page: u32,
+    fill: u32,
+    slots: u32,
+    sectors: u32,
+    ready: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Waiting {
+    tag: u64,
+    seq: u64,
+    partial: u64,
+    slot: u32,
+}
+
+#[derive(Default, Clone)]
+pub(crate) struct RawCounters {
+    host_read_bytes: u64,
+    host_write_bytes: u64,
+    host_reads: u64,
+    host_writes: u64,
+    host_trims: u64,
+    trimmed_units: u64,
+    nand_reads: u64,
+    nand_programs: u64,
+    nand_program_bytes: u64,
+    nand_erases: u64,
+    gc_runs: u64,
+    gc_pages_moved: u64,
+    gc_units_moved: u64,
+    pslc_folds: u64,
+    rmw_reads: u64,
+    cache_hits: u64,
+    cache_write_hits: u64,
+    pslc_programs: u64,
+    compression_saved_bytes: u64,
+    link_busy_ns: u64,
+    fw_busy_ns: u64,
+    cache_wait_ns: u64,
+}
+
+pub(crate) struct Drive {
+    // geometry
+    channels: usize,
+    dies: usize,
+    planes: usize,
+    bpp: usize,
+    ppb: u32,
+    page_bytes: u64,
+    page_sectors: u32,
+    us: u32, // sectors per mapping unit
+    unit_bytes: u64,
+    spp: u32, // slots per page
+    user_units: u64,
+    user_bytes: u64,
+    // policy / timing params
+    rmw: bool,
+    compression: bool,
+    nvme: bool,
+    link_bps: u64,
+    cmd_overhead: u64,
+    fw_read: u64,
+    fw_write: u64,
+    fw_trim: u64,
+    fw_per_unit: u64,
+    remap_cost: u64,
+    coalesce: u64,
+    cache_cap: u64,
+    t_r: u64,
+    t_prog: u64,
+    t_prog_upper: u64,
+    t_bers: u64,
+    slc_t_prog: u64,
+    slc_t_r: u64,
+    bus_mt_s: u64,
+    copyback: bool,
+    gc_bg: u32,
+    gc_fg: u32,
+    pslc_cfg_blocks: u32,
+    steady_overwrite: f64,
+    // timing state
+    pub(crate) timing: bool,
+    now: u64,
+    slots: Vec<u64>,
+    enter_floor: u64,
+    fw: Vec<u64>,
+    link_up: u64,
+    link_down: u64,
+    ch_free: Vec<u64>,
+    die_free: Vec<u64>,
+    die_busy: Vec<u64>,
+    cache_used: u64,
+    cache_fifo: VecDeque<(u64, u64)>,
+    cache_floor: u64,
+    // FTL state
+    l2p: Vec<u32>,
+    cost: Vec<u8>,
+    p2l: Vec<u32>,
+    ver: Option<Vec<u32>>,
+    blk_valid: Vec<u32>,
+    blk_erase: Vec<u32>,
+    blk_state: Vec<u8>,
+    blk_slc: Vec<bool>,
+    free: Vec<VecDeque<u32>>,
+    slc_fifo: Vec<VecDeque<u32>>,
+    slc_count: Vec<u32>,
+    wp: Vec<HostWp>,
+    host_die: usize,
+    gwp: Vec<GcWp>,
+    recent: Vec<(u32, u64)>,
+    recent_mask: usize,
+    mapped_units: u64,
+    waiting: Vec<Waiting>,
+    cmd_done: u64,
+    write_seq: u32,
+    pub(crate) c: RawCounters,
+}
+
+#[inline]
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+impl Drive {
+    pub(crate) fn new(cfg: &DriveConfig, tracking: bool) -> Drive {
+        let n = &cfg.nand;
+        let f = &cfg.ftl;
+        let channels = n.channels as usize;
+        let dies = channels * n.dies_per_channel as usize;
+        let planes = n.planes_per_die as usize;
+        let bpp = n.blocks_per_plane as usize;
+        let planes_total = dies * planes;
+        let blocks = planes_total * bpp;
+        let us = (f.mapping_unit / 512) as u32;
+        let upp = (n.page_bytes / f.mapping_unit) as u32;
+        let spp = upp * f.pack_factor;
+        let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
+        let total_slots = blocks * n.pages_per_block as usize * spp as usize;
+        let variable_cost =
+            cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
+        let mut free = Vec::with_capacity(planes_total);
+        for p in 0..planes_total {
+            let mut q = VecDeque::with_capacity(bpp);
+            for b in 0..bpp {
+                q.push_back((p * bpp + b) as u32);
+            }
+            free.push(q);
+        }
+        let cache_cap = cfg.controller.cache_bytes;
+        let recent_len = if cache_cap > 0 {
+            ((cache_cap / f.mapping_unit).max(1024) as usize)
+                .next_power_of_two()
+                .min(1 << 22)
+        } else {
+            4096
+        };
+        let group_bytes = n.page_bytes * planes as u64;
+        let fifo_cap = (cache_cap / group_bytes.max(1)) as usize * 2 + 1024;
+        Drive {
+            channels,
+            dies,
+            planes,
+            bpp,
+            ppb: n.pages_per_block,
+            page_bytes: n.page_bytes,
+            page_sectors: (n.page_bytes / 512) as u32,
+            us,
+            unit_bytes: f.mapping_unit,
+            spp,
+            user_units,
+            user_bytes: f.user_capacity_bytes,
+            rmw: f.unaligned == UnalignedPolicy::Rmw,
+            compression: cfg.controller.compression,
+            nvme: cfg.host.interface == Interface::Nvme,
+            link_bps: cfg.host.link_bytes_per_sec,
+            cmd_overhead: cfg.host.cmd_overhead_ns,
+            fw_read: cfg.controller.fw_read_ns,
+            fw_write: cfg.controller.fw_write_ns,
+            fw_trim: cfg.controller.fw_trim_ns,
+            fw_per_unit: cfg.controller.fw_per_unit_ns,
+            remap_cost: cfg.controller.remap_cost_ns,
+            coalesce: cfg.controller.coalesce_ns,
+            cache_cap,
+            t_r: n.t_r_ns,
+            t_prog: n.t_prog_ns,
+            t_prog_upper: if n.t_prog_upper_ns > 0 {
+                n.t_prog_upper_ns
+            } else {
+                n.t_prog_ns
+            },
+            t_bers: n.t_bers_ns,
+            slc_t_prog: f.pslc_t_prog_ns,
+            slc_t_r: f.pslc_t_r_ns,
+            bus_mt_s: n.bus_mt_s,
+            copyback: f.copyback,
+            gc_bg: f.gc_bg_free_blocks,
+            gc_fg: f.gc_fg_free_blocks,
+            pslc_cfg_blocks: cfg.pslc_blocks_per_plane(),
+            steady_overwrite: f.steady_overwrite,
+            timing: false,
+            now: 0,
+            slots: vec![0; cfg.host.queue_depth as usize],
+            enter_floor: 0,
+            fw: vec![0; cfg.controller.fw_units as usize],
+            link_up: 0,
+            link_down: 0,
+            ch_free: vec![0; channels],
+            die_free: vec![0; dies],
+            die_busy: vec![0; dies],
+            cache_used: 0,
+            cache_fifo: VecDeque::with_capacity(fifo_cap),
+            cache_floor: 0,
+            l2p: vec![UNMAPPED; user_units as usize],
+            cost: if variable_cost {
+                vec![0; user_units as usize]
+            } else {
+                Vec::new()
+            },
+            p2l: vec![UNMAPPED; total_slots],
+            ver: if tracking {
+                Some(vec![0; total_slots * us as usize])
+            } else {
+                None
+            },
+            blk_valid: vec![0; blocks],
+            blk_erase: vec![0; blocks],
+            blk_state: vec![FREE; blocks],
+            blk_slc: vec![false; blocks],
+            free,
+            slc_fifo: (0..planes_total).map(|_| VecDeque::with_capacity(bpp)).collect(),
+            slc_count: vec![0; planes_total],
+            wp: vec![HostWp::default(); dies],
+            host_die: 0,
+            gwp: vec![GcWp::default(); planes_total],
+            recent: vec![(UNMAPPED, 0); recent_len],
+            recent_mask: recent_len - 1,
+            mapped_units: 0,
+            waiting: Vec::with_capacity(cfg.host.queue_depth as usize + 8),
+            cmd_done: 0,
+            write_seq: 0,
+            c: RawCounters::default(),
+        }
+    }
+
+    // ---------------------------------------------------------------- geometry helpers
+
+    #[inline]
+    fn slot_block(&self, slot: u32) -> usize {
+        slot as usize / (self.ppb as usize * self.spp as usize)
+    }
+    #[inline]
+    fn slot_page(&self, slot: u32) -> u32 {
+        (slot / self.spp) % self.ppb
+    }
+    #[inline]
+    fn block_plane(&self, blk: usize) -> usize {
+        blk / self.bpp
+    }
+    #[inline]
+    fn plane_die(&self, plane: usize) -> usize {
+        plane / self.planes
+    }
+    #[inline]
+    fn die_channel(&self, die: usize) -> usize {
+        die % self.channels
+    }
+    #[inline]
+    fn pages_in(&self, slc: bool) -> u32 {
+        if slc {
+            self.ppb / 2
+        } else {
+            self.ppb
+        }
+    }
+    #[inline]
+    fn unit_cost(&self, l: usize) -> u32 {
+        if self.cost.is_empty() {
+            self.us
+        } else {
+            self.cost[l] as u32
+        }
+    }
+    #[inline]
+    fn bus_ns(&self, bytes: u64) -> u64 {
+        bytes * 1000 / self.bus_mt_s
+    }
+    #[inline]
+    fn link_ns(&self, bytes: u64) -> u64 {
+        bytes * 1_000_000_000 / self.link_bps
+    }
+
+    // ---------------------------------------------------------------- resources
+
+    /// Reserve a die for `dur` starting no earlier than `t`; returns the end.
+    #[inline]
+    fn die_op(&mut self, die: usize, t: u64, dur: u64) -> u64 {
+        let s = t.max(self.die_free[die]);
+        let e = s + dur;
+        self.die_free[die] = e;
+        self.die_busy[die] += dur;
+        e
+    }
+    #[inline]
+    fn chan_xfer(&mut self, die: usize, t: u64, bytes: u64) -> u64 {
+        let ch = self.die_channel(die);
+        let s = t.max(self.ch_free[ch]);
+        let e = s + self.bus_ns(bytes);
+        self.ch_free[ch] = e;
+        e
+    }
+
+    /// Link transfer (plus per-command protocol overhead) sharing the adapter uplink.
+    fn link_xfer(&mut self, sh: &mut Shared, t: u64, bytes: u64, to_host: bool) -> u64 {
+        let dur = self.cmd_overhead + self.link_ns(bytes);
+        let lf = if self.nvme && to_host {
+            self.link_down
+        } else {
+            self.link_up
+        };
+        let mut s = t.max(lf);
+        let mut e = s + dur;
+        if sh.uplink_bps > 0 && bytes > 0 {
+            s = s.max(sh.uplink_free);
+            let ud = bytes * 1_000_000_000 / sh.uplink_bps;
+            sh.uplink_free = s + ud;
+            e = s + dur.max(ud);
+        }
+        if self.nvme && to_host {
+            self.link_down = e;
+        } else {
+            self.link_up = e;
+        }
+        self.c.link_busy_ns += dur;
+        e
+    }
+
+    fn fw_op(&mut self, t: u64, dur: u64) -> u64 {
+        let mut best = 0;
+        for i in 1..self.fw.len() {
+            if self.fw[i] < self.fw[best] {
+                best = i;
+            }
+        }
+        let s = t.max(self.fw[best]);
+        self.fw[best] = s + dur;
+        self.c.fw_busy_ns += dur;
+        s + dur
+    }
+
+    /// Wait for `bytes` of write-cache space; returns the admission time.
+    fn cache_admit(&mut self, t: u64, bytes: u64) -> u64 {
+        let mut t = t.max(self.cache_floor);
+        while let Some(&(rt, b)) = self.cache_fifo.front() {
+            if rt > t {
+                break;
+            }
+            self.cache_used -= b;
+            self.cache_fifo.pop_front();
+        }
+        while self.cache_used + bytes > self.cache_cap {
+            if self.cache_fifo.is_empty() {
+                // everything cached sits in a pending page: program it now
+                let wp = self.wp[self.host_die];
+                if wp.g_sectors > 0 || wp.fill > 0 {
+                    self.program_host(self.host_die, t);
+                    continue;
+                }
+                break;
+            }
+            let (rt, b) = self.cache_fifo.pop_front().expect("non-empty");
+            t = t.max(rt);
+            self.cache_used -= b;
+        }
+        self.cache_used += bytes;
+        self.cache_floor = t;
+        t
+    }
+
+    // ---------------------------------------------------------------- block management
+
+    fn alloc_block(&mut self, plane: usize, slc: bool) -> u32 {
+        let b = self.free[plane]
+            .pop_front()
+            .expect("free block pool exhausted (GC could not keep up; over-provisioning too small)");
+        self.blk_state[b as usize] = OPEN;
+        self.blk_slc[b as usize] = slc;
+        if slc {
+            self.slc_count[plane] += 1;
+        }
+        b
+    }
+
+    fn erase(&mut self, blk: usize, t: u64) {
+        debug_assert_eq!(self.blk_valid[blk], 0);
+        let plane = self.block_plane(blk);
+        if self.blk_slc[blk] {
+            self.slc_count[plane] -= 1;
+        }
+        self.blk_state[blk] = FREE;
+        self.blk_slc[blk] = false;
+        self.blk_erase[blk] += 1;
+        self.c.nand_erases += 1;
+        if self.timing {
+            let d = self.plane_die(plane);
+            self.die_op(d, t, self.t_bers);
+        }
+        self.free[plane].push_back(blk as u32);
+    }
+
+    fn slc_budget(&self) -> u32 {
+        if self.pslc_cfg_blocks == 0 {
+            return 0;
+        }
+        let used = self.mapped_units as f64 / self.user_units as f64;
+        ((self.pslc_cfg_blocks as f64) * (1.0 - used)).floor() as u32
+    }
+
+    /// Open new host blocks on every plane of `die` (running GC / folding first if needed).
+    fn open_host_blocks(&mut self, die: usize, t: u64) {
+        let budget = self.slc_budget();
+        for p in 0..self.planes {
+            let plane = die * self.planes + p;
+            self.reclaim(plane, t, budget);
+        }
+        let slc = budget > 0
+            && (0..self.planes).all(|p| self.slc_count[die * self.planes + p] < budget);
+        let mut w = self.wp[die];
+        for p in 0..self.planes {
+            w.blk[p] = self.alloc_block(die * self.planes + p, slc);
+        }
+        w.open = true;
+        w.slc = slc;
+        w.page = 0;
+        w.plane = 0;
+        w.base_plane = 0;
+        w.fill = 0;
+        w.slots = 0;
+        self.wp[die] = w;
+    }
+
+    /// pSLC folding and GC for one plane before a new host block is taken from it.
+    fn reclaim(&mut self, plane: usize, t: u64, budget: u32) {
+        let mut guard = self.bpp * 2;
+        while self.slc_fifo[plane].len() as u32 > budget && guard > 0 {
+            self.fold_one(plane, t);
+            guard -= 1;
+        }
+        while (self.free[plane].len() as u32) < self.gc_fg + 1 && guard > 0 {
+            if !self.slc_fifo[plane].is_empty() {
+                self.fold_one(plane, t);
+            } else if !self.gc_one(plane, t) {
+                break;
+            }
+            guard -= 1;
+        }
+        if (self.free[plane].len() as u32) < self.gc_bg + 1 {
+            let die = self.plane_die(plane);
+            if !self.timing || self.die_free[die] <= t {
+                if !self.slc_fifo[plane].is_empty() {
+                    self.fold_one(plane, t);
+                } else {
+                    self.gc_one(plane, t);
+                }
+            }
+        }
+    }
+
+    fn fold_one(&mut self, plane: usize, t: u64) {
+        if let Some(b) = self.slc_fifo[plane].pop_front() {
+            self.c.pslc_folds += 1;
+            self.relocate(b as usize, t);
+            self.erase(b as usize, t);
+        }
+    }
+
+    /// Greedy GC: victim = closed MLC block with the fewest valid sectors.
+    fn gc_one(&mut self, plane: usize, t: u64) -> bool {
+        let base = plane * self.bpp;
+        let mut best = usize::MAX;
+        let mut best_v = u32::MAX;
+        for b in base..base + self.bpp {
+            if self.blk_state[b] == CLOSED && !self.blk_slc[b] && self.blk_valid[b] < best_v {
+                best_v = self.blk_valid[b];
+                best = b;
+            }
+        }
+        if best == usize::MAX || best_v >= self.ppb * self.page_sectors {
+            return false;
+        }
+        self.c.gc_runs += 1;
+        self.relocate(best, t);
+        self.erase(best, t);
+        true
+    }
+
+    /// Move every valid unit of `blk` to the GC write point of its plane.
+    fn relocate(&mut self, blk: usize, t: u64) {
+        let plane = self.block_plane(blk);
+        let die = self.plane_die(plane);
+        let slc = self.blk_slc[blk];
+        let pages = self.pages_in(slc);
+        let spp = self.spp as usize;
+        for pg in 0..pages {
+            let first = (blk * self.ppb as usize + pg as usize) * spp;
+            let mut sectors = 0u32;
+            for s in first..first + spp {
+                let l = self.p2l[s];
+                if l != UNMAPPED {
+                    sectors += self.unit_cost(l as usize);
+                }
+            }
+            if sectors == 0 {
+                continue;
+            }
+            self.c.nand_reads += 1;
+            self.c.gc_pages_moved += 1;
+            let mut ready = t;
+            if self.timing {
+                let tr = if slc { self.slc_t_r } else { self.t_r };
+                ready = self.die_op(die, t, tr);
+                if !self.copyback {
+                    ready = self.chan_xfer(die, ready, sectors as u64 * 512);
+                }
+            }
+            for s in first..first + spp {
+                let l = self.p2l[s];
+                if l != UNMAPPED {
+                    self.gc_move(plane, l as usize, s as u32, ready);
+                }
+            }
+        }
+    }
+
+    fn gc_move(&mut self, plane: usize, l: usize, old: u32, ready: u64) {
+        let cost = self.unit_cost(l);
+        let mut w = self.gwp[plane];
+        if w.open && (w.fill + cost > self.page_sectors || w.slots >= self.spp) {
+            self.gwp[plane] = w;
+            self.program_gc(plane);
+            w = self.gwp[plane];
+        }
+        if !w.open {
+            w.blk = self.alloc_block(plane, false);
+            w.open = true;
+            w.page = 0;
+            w.fill = 0;
+            w.slots = 0;
+            w.sectors = 0;
+            w.ready = 0;
+        }
+        let slot = ((w.blk as usize * self.ppb as usize + w.page as usize) * self.spp as usize
+            + w.slots as usize) as u32;
+        w.fill += cost;
+        w.slots += 1;
+        w.sectors += cost;
+        w.ready = w.ready.max(ready);
+        self.gwp[plane] = w;
+        // move the mapping
+        let ob = self.slot_block(old);
+        self.blk_valid[ob] -= cost;
+        self.p2l[old] = UNMAPPED;
+        self.p2l[slot as usize] = l as u32;
+        self.l2p[l] = slot;
+        self.blk_valid[w.blk as usize] += cost;
+        self.c.gc_units_moved += 1;
+        if let Some(ver) = self.ver.as_mut() {
+            let us = self.us as usize;
+            ver.copy_within(old as usize * us..old as usize * us + us, slot as usize * us);
+        }
+        if w.fill >= self.page_sectors || w.slots >= self.spp {
+            self.program_gc(plane);
+        }
+    }
+
+    fn program_gc(&mut self, plane: usize) {
+        let mut w = self.gwp[plane];
+        if w.sectors > 0 || w.fill > 0 {
+            self.c.nand_programs += 1;
+            self.c.nand_program_bytes += self.page_bytes;
+            if self.timing {
+                let die = self.plane_die(plane);
+                let mut t = w.ready;
+                if !self.copyback {
+                    t = self.chan_xfer(die, t, w.sectors as u64 * 512);
+                }
+                let tp = if w.page % 2 == 1 {
+                    self.t_prog_upper
+                } else {
+                    self.t_prog
+                };
+                self.die_op(die, t, tp);
+            }
+        }
+        w.page += 1;
+        w.fill = 0;
+        w.slots = 0;
+        w.sectors = 0;
+        w.ready = 0;
+        if w.page >= self.ppb {
+            self.blk_state[w.blk as usize] = CLOSED;
+            w.open = false;
+        }
+        self.gwp[plane] = w;
+    }
+
+    // ---------------------------------------------------------------- host write point
+
+    /// Place one unit into the host stream; returns its slot.
+    fn host_place(&mut self, l: usize, cost: u32, ready: u64, cache_bytes: u64) -> u32 {
+        loop {
+            let d = self.host_die;
+            if !self.wp[d].open {
+                self.open_host_blocks(d, ready);
+            }
+            let w = &mut self.wp[d];
+            if w.fill + cost <= self.page_sectors && w.slots < self.spp {
+                let p = w.plane as usize;
+                let slot = ((w.blk[p] as usize * self.ppb as usize + w.page as usize)
+                    * self.spp as usize
+                    + w.slots as usize) as u32;
+                if w.g_sectors == 0 {
+                    w.g_first = ready;
+                    w.g_ready = ready;
+                }
+                w.fill += cost;
+                w.slots += 1;
+                w.g_sectors += cost;
+                w.g_cache += cache_bytes;
+                w.g_ready = w.g_ready.max(ready);
+                w.g_cmd = self.write_seq;
+                let blk = w.blk[p] as usize;
+                let full = w.fill >= self.page_sectors || w.slots >= self.spp;
+                self.p2l[slot as usize] = l as u32;
+                self.l2p[l] = slot;
+                self.blk_valid[blk] += cost;
+                if full {
+                    self.advance_plane(d);
+                }
+                return slot;
+            }
+            self.advance_plane(d);
+        }
+    }
+
+    /// The current plane page of `d` is closed; move to the next plane (programming the group
+    /// when all planes are done).
+    fn advance_plane(&mut self, d: usize) {
+        let w = &mut self.wp[d];
+        w.plane += 1;
+        w.fill = 0;
+        w.slots = 0;
+        if w.plane as usize == self.planes {
+            let t = w.g_ready;
+            self.program_host(d, t);
+        }
+    }
+
+    /// Program the pending pages of die `d` (planes base_plane..=plane, or ..plane when the
+    /// current plane page is empty) no earlier than `t`. Completes the group when all planes
+    /// are programmed.
+    fn program_host(&mut self, d: usize, t: u64) {
+        let mut w = self.wp[d];
+        let last_excl = if (w.plane as usize) < self.planes && w.fill > 0 {
+            w.plane + 1
+        } else {
+            w.plane
+        };
+        let npages = last_excl.saturating_sub(w.base_plane);
+        if npages > 0 {
+            self.c.nand_programs += npages as u64;
+            self.c.nand_program_bytes += npages as u64 * self.page_bytes;
+            if w.slc {
+                self.c.pslc_programs += npages as u64;
+            }
+            if self.timing {
+                let start = t.max(w.g_ready);
+                let xfer = self.chan_xfer(d, start, w.g_sectors as u64 * 512);
+                let tp = if w.slc {
+                    self.slc_t_prog
+                } else if w.page % 2 == 1 {
+                    self.t_prog_upper
+                } else {
+                    self.t_prog
+                };
+                let done = self.die_op(d, xfer, tp);
+                if w.g_cache > 0 {
+                    self.cache_fifo.push_back((done, w.g_cache));
+                }
+                if w.g_cmd == self.write_seq {
+                    self.cmd_done = self.cmd_done.max(done);
+                }
+                // remember when the data leaves the buffer (read hits before that)
+                let spp = self.spp as usize;
+                for p in w.base_plane..last_excl {
+                    let first = (w.blk[p as usize] as usize * self.ppb as usize
+                        + w.page as usize)
+                        * spp;
+                    for s in first..first + spp {
+                        let l = self.p2l[s];
+                        if l != UNMAPPED {
+                            self.recent[l as usize & self.recent_mask] = (l, done);
+                        }
+                    }
+                }
+                self.resolve_waiting(done);
+            }
+        }
+        w.g_sectors = 0;
+        w.g_cache = 0;
+        w.g_ready = 0;
+        if (w.plane as usize) < self.planes && w.fill > 0 {
+            // partial page flushed: the rest of that page is lost (MLC can't be re-programmed)
+            w.plane += 1;
+            w.fill = 0;
+            w.slots = 0;
+        }
+        w.base_plane = w.plane;
+        if w.plane as usize >= self.planes {
+            w.page += 1;
+            w.plane = 0;
+            w.base_plane = 0;
+            if w.page >= self.pages_in(w.slc) {
+                for p in 0..self.planes {
+                    let b = w.blk[p] as usize;
+                    self.blk_state[b] = CLOSED;
+                    if w.slc {
+                        self.slc_fifo[d * self.planes + p].push_back(b as u32);
+                    }
+                }
+                w.open = false;
+            }
+            self.wp[d] = w;
+            self.host_die = (d + 1) % self.dies;
+        } else {
+            self.wp[d] = w;
+        }
+    }
+
+    fn resolve_waiting(&mut self, done: u64) {
+        // waiting entries are completed by the caller that owns the heap: park them with
+        // the final time; `drain_waiting` pushes them.
+        for w in self.waiting.iter_mut() {
+            if w.partial != u64::MAX {
+                continue;
+            }
+            w.partial = done;
+        }
+    }
+
+    /// Push completed write-through commands to the heap.
+    fn drain_waiting(&mut self, heap: &mut Heap) {
+        let mut i = 0;
+        while i < self.waiting.len() {
+            let w = self.waiting[i];
+            if w.partial != u64::MAX {
+                heap.push(Reverse((w.partial, w.seq, w.tag)));
+                self.slots[w.slot as usize] = w.partial;
+                self.waiting.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        // keep submission order stable among remaining entries is not needed: all resolve
+        // together
+    }
+
+    /// Pending (unprogrammed) host data: its flush deadline.
+    pub(crate) fn pending_deadline(&self) -> Option<u64> {
+        let w = &self.wp[self.host_die];
+        if w.open && w.g_sectors > 0 {
+            Some(w.g_first + self.coalesce)
+        } else {
+            None
+        }
+    }
+
+    /// Program the pending host pages at their deadline.
+    pub(crate) fn flush_pending(&mut self, heap: &mut Heap) {
+        if let Some(dl) = self.pending_deadline() {
+            self.program_host(self.host_die, dl);
+            self.drain_waiting(heap);
+        }
+    }
+
+    fn is_buffered(&self, l: usize, slot: u32, now: u64) -> bool {
+        let (rl, rt) = self.recent[l & self.recent_mask];
+        if rl == l as u32 && rt > now {
+            return true;
+        }
+        let d = self.host_die;
+        let w = &self.wp[d];
+        if !w.open || w.g_sectors == 0 {
+            return false;
+        }
+        let blk = self.slot_block(slot);
+        let page = self.slot_page(slot);
+        if page != w.page {
+            return false;
+        }
+        (w.base_plane as usize..self.planes).any(|p| w.blk[p] as usize == blk)
+            || self.gwp.iter().any(|g| g.open && g.blk as usize == blk && g.page == page)
+    }
+
+    #[inline]
+    fn invalidate(&mut self, l: usize, slot: u32) {
+        let cost = self.unit_cost(l);
+        let b = self.slot_block(slot);
+        self.blk_valid[b] -= cost;
+        self.p2l[slot as usize] = UNMAPPED;
+    }
+
+    // ---------------------------------------------------------------- host commands
+
+    /// Submit a host command; its completion goes to `sh.heap` (now or when its pending page
+    /// is programmed).
+    pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
+        self.now = now;
+        if let Some(dl) = self.pending_deadline() {
+            if dl <= now {
+                self.flush_pending(&mut sh.heap);
+            }
+        }
+        // NCQ slot (FIFO admission)
+        let mut si = self.pick_slot();
+        if self.slots[si] == u64::MAX {
+            self.flush_pending(&mut sh.heap);
+            si = self.pick_slot();
+        }
+        let enter = now.max(self.slots[si]).max(self.enter_floor);
+        self.enter_floor = enter;
+        let lbs = 512u64;
+        let off = cmd.offset.min(self.user_bytes);
+        let len = cmd.len.min(self.user_bytes - off);
+        let done = match cmd.kind {
+            OpKind::Read => self.read(sh, enter, off, len),
+            OpKind::Trim => {
+                self.c.host_trims += 1;
+                let t = self.fw_op(enter, self.fw_trim);
+                self.trim(off, len);
+                self.link_xfer(sh, t, 0, false)
+            }
+            OpKind::Write => {
+                let _ = lbs;
+                match self.write(sh, enter, off, len, cmd.nand_fraction) {
+                    Some(t) => t,
+                    None => {
+                        self.slots[si] = u64::MAX;
+                        self.waiting.push(Waiting {
+                            tag,
+                            seq,
+                            partial: u64::MAX,
+                            slot: si as u32,
+                        });
+                        // a later program of the pending page resolves it
+                        self.waiting_fixup();
+                        return;
+                    }
+                }
+            }
+        };
+        self.slots[si] = done;
+        sh.heap.push(Reverse((done, seq, tag)));
+    }
+
+    fn waiting_fixup(&mut self) {
+        // partial stored in cmd_done; the last entry's final time = max(cmd_done, page done)
+        let cd = self.cmd_done;
+        let last = self.waiting.len() - 1;
+        self.waiting[last].partial = u64::MAX;
+        self.wait_min[last] = cd;
+    }
+
+    fn pick_slot(&self) -> usize {
+        let mut best = 0;
+        for i in 1..self.slots.len() {
+            if self.slots[i] < self.slots[best] {
+                best = i;
+            }
+        }
+        best
+    }
+}

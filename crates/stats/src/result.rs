@@ -1,0 +1,225 @@
+//! The result of a run, measured or simulated: one shape for both.
+
+use serde::{Deserialize, Serialize};
+use ssdlab_workload::{OpKind, WorkloadSpec};
+
+/// Percentiles reported for completion and total latency (fio's default list).
+pub const PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// Latency statistics in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatSummary {
+    pub n: u64,
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    /// (percentile, value in ns), e.g. (99.0, 1234).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentiles: Vec<(f64, u64)>,
+}
+
+impl LatSummary {
+    /// The value at percentile `p` if it was computed.
+    pub fn percentile(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|(q, _)| (q - p).abs() < 1e-9)
+            .map(|x| x.1)
+    }
+}
+
+/// Results for one op kind.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    pub ios: u64,
+    pub bytes: u64,
+    pub runtime_ns: u64,
+    pub iops: f64,
+    /// Bytes per second.
+    pub bw_bytes: f64,
+    pub short_ios: u64,
+    pub errors: u64,
+    pub slat: LatSummary,
+    pub clat: LatSummary,
+    pub lat: LatSummary,
+    pub iops_min: f64,
+    pub iops_max: f64,
+    pub iops_mean: f64,
+    pub iops_stddev: f64,
+    /// Per-interval bandwidth statistics in bytes per second.
+    pub bw_min: f64,
+    pub bw_max: f64,
+    pub bw_mean: f64,
+    pub bw_dev: f64,
+    pub samples: u64,
+}
+
+impl OpSummary {
+    /// Megabytes (10^6 bytes) per second.
+    pub fn mb_s(&self) -> f64 {
+        self.bw_bytes / 1e6
+    }
+    /// Mebibytes (2^20 bytes) per second.
+    pub fn mib_s(&self) -> f64 {
+        self.bw_bytes / 1048576.0
+    }
+}
+
+/// fio's latency_ns / latency_us / latency_ms: percent of I/Os per latency bucket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatLevels {
+    pub ns: Vec<(String, f64)>,
+    pub us: Vec<(String, f64)>,
+    pub ms: Vec<(String, f64)>,
+}
+
+/// One point of the per-interval series (rates over the interval ending at `t_ms`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    pub t_ms: u64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub trim_iops: f64,
+    pub read_bw_bytes: f64,
+    pub write_bw_bytes: f64,
+    pub trim_bw_bytes: f64,
+}
+
+/// A failed or short I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IoErrorRecord {
+    pub kind: OpKind,
+    pub offset: u64,
+    pub len: u64,
+    pub error: String,
+}
+
+/// CPU time used by the process during the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Voluntary + involuntary context switches.
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+/// What the run went to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetDesc {
+    /// "file", "block", "null", "raid0", "sim", "sim-raid0".
+    pub kind: String,
+    /// Path, preset name or "null".
+    pub name: String,
+    /// Usable size in bytes.
+    pub size: u64,
+    /// I/O engine: "io_uring", "sync" or "sim".
+    pub engine: String,
+    /// O_DIRECT used (real targets).
+    pub direct: bool,
+    /// Region used: offset and span in bytes.
+    pub offset: u64,
+    pub span: u64,
+    /// Free-form details (stripe size, members, drive state...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<(String, String)>,
+}
+
+/// Per-member statistics of a stripe set (fio's disk_util with aggr_* fields).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberStats {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Time with at least one I/O in flight, ns.
+    pub busy_ns: u64,
+    /// Sum of per-I/O service times, ns (fio's ticks).
+    pub read_ticks_ns: u64,
+    pub write_ticks_ns: u64,
+}
+
+/// The complete result of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub spec: WorkloadSpec,
+    pub target: TargetDesc,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub trim: OpSummary,
+    /// Measured time (ramp excluded), ns.
+    pub runtime_ns: u64,
+    /// Ramp time actually run, ns.
+    pub ramp_ns: u64,
+    /// Unix time (ms) when the run started.
+    pub timestamp_ms: u64,
+    /// True when the run was stopped early by Ctrl-C.
+    pub interrupted: bool,
+    /// True when the run stopped because of an I/O error.
+    pub stopped_on_error: bool,
+    pub cpu: CpuUsage,
+    /// Percent of submissions at each fio iodepth level (keys as in [`crate::DEPTH_LEVELS`]).
+    pub iodepth_level: Vec<(String, f64)>,
+    /// Distribution of total latency in fio's buckets.
+    #[serde(default)]
+    pub latency_levels: LatLevels,
+    pub errors: Vec<IoErrorRecord>,
+    pub series: Vec<SeriesPoint>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberStats>,
+    /// Device counters of simulated drives (one object per drive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<serde_json::Value>,
+}
+
+impl RunResult {
+    /// The summary for an op kind.
+    pub fn op(&self, kind: OpKind) -> &OpSummary {
+        match kind {
+            OpKind::Read => &self.read,
+            OpKind::Write => &self.write,
+            OpKind::Trim => &self.trim,
+        }
+    }
+
+    /// IOPS of all kinds together.
+    pub fn total_iops(&self) -> f64 {
+        self.read.iops + self.write.iops + self.trim.iops
+    }
+
+    /// Bytes per second of all kinds together.
+    pub fn total_bw_bytes(&self) -> f64 {
+        self.read.bw_bytes + self.write.bw_bytes + self.trim.bw_bytes
+    }
+
+    /// Mean total latency over all kinds, ns.
+    pub fn mean_lat_ns(&self) -> f64 {
+        let n: u64 = [&self.read, &self.write, &self.trim]
+            .iter()
+            .map(|o| o.lat.n)
+            .sum();
+        if n == 0 {
+            return 0.0;
+        }
+        [&self.read, &self.write, &self.trim]
+            .iter()
+            .map(|o| o.lat.mean * o.lat.n as f64)
+            .sum::<f64>()
+            / n as f64
+    }
+
+    /// CPU time (user + system) per completed I/O, ns.
+    pub fn cpu_ns_per_io(&self) -> f64 {
+        let ios = self.read.ios + self.write.ios + self.trim.ios;
+        if ios == 0 {
+            return 0.0;
+        }
+        (self.cpu.user_ns + self.cpu.sys_ns) as f64 / ios as f64
+    }
+}

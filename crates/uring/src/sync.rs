@@ -1,0 +1,154 @@
+//! The portable backend: one thread per outstanding I/O doing pread/pwrite.
+
+use crate::buf::AlignedBuf;
+use crate::Dir;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+struct Job {
+    dir: Dir,
+    offset: u64,
+    len: usize,
+    buf: AlignedBuf,
+}
+
+struct Done {
+    slot: u32,
+    res: i32,
+    at: Instant,
+    buf: AlignedBuf,
+}
+
+/// A pool of `slots` I/O threads, each owning one slot.
+pub struct SyncBackend {
+    txs: Vec<Sender<Job>>,
+    rx: Receiver<Done>,
+    bufs: Vec<Option<AlignedBuf>>,
+    threads: Vec<JoinHandle<()>>,
+    ready: Vec<(u32, i32, Instant)>,
+}
+
+fn do_io(file: &File, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
+    let r = match dir {
+        Dir::Read => file.read_at(buf, offset),
+        Dir::Write => file.write_at(buf, offset),
+    };
+    match r {
+        Ok(n) => n as i32,
+        Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+    }
+}
+
+impl SyncBackend {
+    /// Starts `slots` threads doing I/O on `file` with buffers of `buf_len` bytes aligned to `align`.
+    pub fn new(file: File, slots: u32, buf_len: usize, align: usize) -> io::Result<Self> {
+        let file = Arc::new(file);
+        let (done_tx, rx) = channel::<Done>();
+        let mut txs = Vec::new();
+        let mut threads = Vec::new();
+        let mut bufs = Vec::new();
+        for slot in 0..slots {
+            let (tx, job_rx) = channel::<Job>();
+            let file = Arc::clone(&file);
+            let done_tx = done_tx.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("ssdlab-sync-{slot}"))
+                .spawn(move || {
+                    while let Ok(mut job) = job_rx.recv() {
+                        let res = do_io(
+                            &file,
+                            job.dir,
+                            &mut job.buf.as_mut_slice()[..job.len],
+                            job.offset,
+                        );
+                        let done = Done {
+                            slot,
+                            res,
+                            at: Instant::now(),
+                            buf: job.buf,
+                        };
+                        if done_tx.send(done).is_err() {
+                            break;
+                        }
+                    }
+                })?;
+            txs.push(tx);
+            threads.push(t);
+            bufs.push(Some(AlignedBuf::new(buf_len.max(1), align.max(4096))));
+        }
+        Ok(SyncBackend {
+            txs,
+            rx,
+            bufs,
+            threads,
+            ready: Vec::new(),
+        })
+    }
+
+    /// The buffer of an idle slot.
+    pub fn buffer(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs[slot as usize]
+            .as_mut()
+            .expect("slot is idle")
+            .as_mut_slice()
+    }
+
+    /// Hands an I/O to the slot's thread.
+    pub fn push(&mut self, slot: u32, dir: Dir, offset: u64, len: u32) {
+        let buf = self.bufs[slot as usize].take().expect("slot is idle");
+        let job = Job {
+            dir,
+            offset,
+            len: len as usize,
+            buf,
+        };
+        if let Err(e) = self.txs[slot as usize].send(job) {
+            // The thread is gone (it only exits when we drop); complete with an error.
+            self.bufs[slot as usize] = Some(e.0.buf);
+            self.ready.push((slot, -libc::EIO, Instant::now()));
+        }
+    }
+
+    /// Waits until at least `min` completions are ready or the timeout passes.
+    pub fn wait(&mut self, min: usize, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while let Ok(d) = self.rx.try_recv() {
+            self.accept(d);
+        }
+        while self.ready.len() < min {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(d) => self.accept(d),
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    }
+
+    fn accept(&mut self, d: Done) {
+        self.bufs[d.slot as usize] = Some(d.buf);
+        self.ready.push((d.slot, d.res, d.at));
+    }
+
+    /// Calls `f(slot, result, completion instant)` for every ready completion.
+    pub fn reap(&mut self, mut f: impl FnMut(u32, i32, Instant)) -> usize {
+        let n = self.ready.len();
+        for (slot, res, at) in self.ready.drain(..) {
+            f(slot, res, at);
+        }
+        n
+    }
+}
+
+impl Drop for SyncBackend {
+    fn drop(&mut self) {
+        self.txs.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The workload model shared by real runs and simulated runs: what I/O to issue.
+//!
+//! * [`units`]: parsing sizes (`4k`, `8GiB`) and durations (`500ms`, `3m`) like fio does.
+//! * [`spec`]: [`WorkloadSpec`], the serde-serialisable description of a run, and its validation.
+//! * [`gen`]: deterministic per-worker offset/op generators.
+//! * [`pattern`]: data patterns written by writes and their expected compressibility.
+//! * [`rng`]: a small, fast, seedable PRNG (xoshiro256**), so a seed gives the same sequence everywhere.
+
+pub mod gen;
+pub mod pattern;
+pub mod rng;
+pub mod spec;
+pub mod units;
+
+pub use gen::{Op, OpGen, OpKind};
+pub use pattern::Pattern;
+pub use spec::{RwMode, SpecError, StopCondition, WorkloadSpec};
+pub use units::{format_duration, format_size, parse_duration, parse_size, UnitError};

@@ -1,0 +1,371 @@
+//! [`WorkloadSpec`]: one description of "what I/O to issue", shared by measured and simulated runs.
+
+use crate::pattern::Pattern;
+use crate::units::format_size;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// fio's `rw=` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    /// Sequential mixed reads and writes (fio `rw`/`readwrite`).
+    Rw,
+    /// Random mixed reads and writes.
+    Randrw,
+}
+
+impl RwMode {
+    pub const ALL: [RwMode; 6] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::Randread,
+        RwMode::Randwrite,
+        RwMode::Rw,
+        RwMode::Randrw,
+    ];
+
+    /// fio's name for the mode.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Randread => "randread",
+            RwMode::Randwrite => "randwrite",
+            RwMode::Rw => "rw",
+            RwMode::Randrw => "randrw",
+        }
+    }
+
+    /// Percentage of random offsets implied by the mode.
+    pub fn default_random_pct(&self) -> u8 {
+        match self {
+            RwMode::Randread | RwMode::Randwrite | RwMode::Randrw => 100,
+            _ => 0,
+        }
+    }
+
+    /// Read percentage implied by the mode (`None` for mixed modes: `--read-pct` decides, default 50).
+    pub fn fixed_read_pct(&self) -> Option<u8> {
+        match self {
+            RwMode::Read | RwMode::Randread => Some(100),
+            RwMode::Write | RwMode::Randwrite => Some(0),
+            RwMode::Rw | RwMode::Randrw => None,
+        }
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RwMode {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::Randread,
+            "randwrite" => RwMode::Randwrite,
+            "rw" | "readwrite" => RwMode::Rw,
+            "randrw" => RwMode::Randrw,
+            _ => return Err(SpecError::UnknownRw(s.to_string())),
+        })
+    }
+}
+
+/// When a run stops: whichever given condition is reached first (counted after the ramp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StopCondition {
+    /// Measured time in nanoseconds (ramp excluded).
+    pub time_ns: Option<u64>,
+    /// Number of completed I/Os (all workers together).
+    pub ios: Option<u64>,
+    /// Number of bytes transferred (all workers together).
+    pub bytes: Option<u64>,
+}
+
+impl StopCondition {
+    /// True when no condition is set.
+    pub fn is_unbounded(&self) -> bool {
+        self.time_ns.is_none() && self.ios.is_none() && self.bytes.is_none()
+    }
+}
+
+/// Default measured time when no stop condition is given.
+pub const DEFAULT_TIME_NS: u64 = 10_000_000_000;
+
+/// The whole description of a workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub rw: RwMode,
+    /// Percentage of operations that are reads (0..=100).
+    pub read_pct: u8,
+    /// Percentage of operations at a random offset; the others continue sequentially (fio `percentage_random`).
+    pub random_pct: u8,
+    /// Transfer size in bytes.
+    pub bs: u64,
+    /// Offset alignment in bytes (fio `blockalign`); random offsets are `offset + k·align`.
+    pub align: u64,
+    /// Start of the region, in bytes from the start of the target.
+    pub offset: u64,
+    /// Length of the region; `None` = from `offset` to the end of the target.
+    pub span: Option<u64>,
+    /// Outstanding I/Os per worker.
+    pub qd: u32,
+    /// Number of workers.
+    pub jobs: u32,
+    pub stop: StopCondition,
+    /// Warm-up time excluded from the results, in nanoseconds.
+    pub ramp_ns: u64,
+    pub pattern: Pattern,
+    pub seed: u64,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            rw: RwMode::Randread,
+            read_pct: 100,
+            random_pct: 100,
+            bs: 4096,
+            align: 4096,
+            offset: 0,
+            span: None,
+            qd: 1,
+            jobs: 1,
+            stop: StopCondition {
+                time_ns: Some(DEFAULT_TIME_NS),
+                ..Default::default()
+            },
+            ramp_ns: 0,
+            pattern: Pattern::Random,
+            seed: 0x5eed_1ab5,
+        }
+    }
+}
+
+/// A workload that cannot run, naming the option at fault.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SpecError {
+    #[error("unknown --rw '{0}' (use read, write, randread, randwrite, rw or randrw)")]
+    UnknownRw(String),
+    #[error("--{0} must be greater than 0")]
+    Zero(&'static str),
+    #[error("--{0} is {1} but must be at most {2}")]
+    TooLarge(&'static str, u64, u64),
+    #[error("--read-pct {0} is not a percentage (0..100)")]
+    ReadPct(u32),
+    #[error("--random-pct {0} is not a percentage (0..100)")]
+    RandomPct(u32),
+    #[error("--read-pct only applies to mixed workloads (--rw rw or randrw), not to {0}")]
+    ReadPctFixed(RwMode),
+    #[error("--bs {bs} is smaller than --align {align}; use an alignment up to the block size")]
+    AlignLargerThanBs { bs: u64, align: u64 },
+    #[error("--span {span} is smaller than one block (--bs {bs})")]
+    SpanTooSmall { span: u64, bs: u64 },
+    #[error("region --offset {offset} + --span {span} ends at {end}, beyond the end of {what} ({size})")]
+    BeyondTarget {
+        offset: u64,
+        span: u64,
+        end: u64,
+        what: String,
+        size: String,
+    },
+    #[error("--offset {offset} is at or beyond the end of {what} ({size})")]
+    OffsetBeyond {
+        offset: u64,
+        what: String,
+        size: String,
+    },
+}
+
+impl WorkloadSpec {
+    /// Checks what can be checked without knowing the target.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.bs == 0 {
+            return Err(SpecError::Zero("bs"));
+        }
+        if self.align == 0 {
+            return Err(SpecError::Zero("align"));
+        }
+        if self.qd == 0 {
+            return Err(SpecError::Zero("qd"));
+        }
+        if self.jobs == 0 {
+            return Err(SpecError::Zero("jobs"));
+        }
+        const MAX_BS: u64 = 1 << 30;
+        if self.bs > MAX_BS {
+            return Err(SpecError::TooLarge("bs", self.bs, MAX_BS));
+        }
+        if self.qd > 65_536 {
+            return Err(SpecError::TooLarge("qd", self.qd as u64, 65_536));
+        }
+        if self.jobs > 4096 {
+            return Err(SpecError::TooLarge("jobs", self.jobs as u64, 4096));
+        }
+        if self.read_pct > 100 {
+            return Err(SpecError::ReadPct(self.read_pct as u32));
+        }
+        if self.random_pct > 100 {
+            return Err(SpecError::RandomPct(self.random_pct as u32));
+        }
+        if self.align > self.bs {
+            return Err(SpecError::AlignLargerThanBs {
+                bs: self.bs,
+                align: self.align,
+            });
+        }
+        if let Some(span) = self.span {
+            if span == 0 {
+                return Err(SpecError::Zero("span"));
+            }
+            if span < self.bs {
+                return Err(SpecError::SpanTooSmall { span, bs: self.bs });
+            }
+        }
+        if self.stop.time_ns == Some(0) {
+            return Err(SpecError::Zero("time"));
+        }
+        if self.stop.ios == Some(0) {
+            return Err(SpecError::Zero("ios"));
+        }
+        if self.stop.bytes == Some(0) {
+            return Err(SpecError::Zero("bytes"));
+        }
+        Ok(())
+    }
+
+    /// Fixes the region against a target of `size` bytes (`what` names it in errors) and returns
+    /// `(offset, span)`. An absent span means "to the end of the target".
+    pub fn region_for(&self, size: u64, what: &str) -> Result<(u64, u64), SpecError> {
+        let span = match self.span {
+            Some(s) => s,
+            None => {
+                if self.offset >= size {
+                    return Err(SpecError::OffsetBeyond {
+                        offset: self.offset,
+                        what: what.to_string(),
+                        size: format_size(size),
+                    });
+                }
+                size - self.offset
+            }
+        };
+        let end = self.offset.saturating_add(span);
+        if end > size {
+            return Err(SpecError::BeyondTarget {
+                offset: self.offset,
+                span,
+                end,
+                what: what.to_string(),
+                size: format_size(size),
+            });
+        }
+        if span < self.bs {
+            return Err(SpecError::SpanTooSmall { span, bs: self.bs });
+        }
+        Ok((self.offset, span))
+    }
+
+    /// True when the workload writes at all.
+    pub fn writes(&self) -> bool {
+        self.read_pct < 100
+    }
+
+    /// True when the workload reads at all.
+    pub fn reads(&self) -> bool {
+        self.read_pct > 0
+    }
+
+    /// Total outstanding I/Os across workers.
+    pub fn total_qd(&self) -> u64 {
+        self.qd as u64 * self.jobs as u64
+    }
+
+    /// A one-line description like `randwrite 4 KiB QD3 align 512 B`.
+    pub fn summary(&self) -> String {
+        let mut s = format!("{} {} QD{}", self.rw, format_size(self.bs), self.qd);
+        if self.jobs > 1 {
+            s.push_str(&format!("x{}", self.jobs));
+        }
+        if self.align != self.bs {
+            s.push_str(&format!(" align {}", format_size(self.align)));
+        }
+        if matches!(self.rw, RwMode::Rw | RwMode::Randrw) {
+            s.push_str(&format!(" {}% read", self.read_pct));
+        }
+        if self.random_pct != self.rw.default_random_pct() {
+            s.push_str(&format!(" {}% random", self.random_pct));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rw_parse() {
+        for m in RwMode::ALL {
+            assert_eq!(m.as_str().parse::<RwMode>().unwrap(), m);
+        }
+        assert_eq!("readwrite".parse::<RwMode>().unwrap(), RwMode::Rw);
+        let e = "randomread".parse::<RwMode>().unwrap_err().to_string();
+        assert!(e.contains("randomread"), "{e}");
+    }
+
+    #[test]
+    fn validation() {
+        let ok = WorkloadSpec::default();
+        ok.validate().unwrap();
+        let mut s = ok.clone();
+        s.qd = 0;
+        assert_eq!(s.validate(), Err(SpecError::Zero("qd")));
+        let mut s = ok.clone();
+        s.bs = 0;
+        assert_eq!(s.validate(), Err(SpecError::Zero("bs")));
+        let mut s = ok.clone();
+        s.align = 8192;
+        assert!(matches!(
+            s.validate(),
+            Err(SpecError::AlignLargerThanBs { .. })
+        ));
+        let mut s = ok.clone();
+        s.span = Some(512);
+        assert!(matches!(s.validate(), Err(SpecError::SpanTooSmall { .. })));
+    }
+
+    #[test]
+    fn region() {
+        let mut s = WorkloadSpec::default();
+        assert_eq!(s.region_for(1 << 20, "t").unwrap(), (0, 1 << 20));
+        s.offset = 4096;
+        assert_eq!(s.region_for(1 << 20, "t").unwrap(), (4096, (1 << 20) - 4096));
+        s.span = Some(1 << 20);
+        let e = s.region_for(1 << 20, "file x").unwrap_err().to_string();
+        assert!(e.contains("beyond the end of file x"), "{e}");
+    }
+
+    #[test]
+    fn serde_roundtrip() {
+        let s = WorkloadSpec {
+            pattern: Pattern::Compress(40),
+            span: Some(8 << 30),
+            ..Default::default()
+        };
+        let j = serde_json::to_string(&s).unwrap();
+        let back: WorkloadSpec = serde_json::from_str(&j).unwrap();
+        assert_eq!(s, back);
+    }
+}
