@@ -88,40 +88,40 @@ struct WorkloadArgs {
     #[arg(long, default_value = "randread", value_parser = rw_arg)]
     rw: RwMode,
     /// Percentage of reads in a mixed workload (rw/randrw); default 50.
-    #[arg(long, value_parser = pct_arg)]
+    #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
     read_pct: Option<u8>,
     /// Percentage of random offsets (fio's percentage_random); default from --rw.
-    #[arg(long, value_parser = pct_arg)]
+    #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
     random_pct: Option<u8>,
     /// Transfer size (512, 4k, 128KiB, 1m).
-    #[arg(long, default_value = "4k", value_parser = positive_size_arg)]
+    #[arg(long, default_value = "4k", value_parser = positive_size_arg, allow_hyphen_values = true)]
     bs: u64,
     /// Offset alignment (fio's blockalign); default = --bs. 512 gives sector-aligned I/O.
-    #[arg(long, value_parser = positive_size_arg)]
+    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
     align: Option<u64>,
     /// Start of the region on the target.
-    #[arg(long, default_value = "0", value_parser = size_arg)]
+    #[arg(long, default_value = "0", value_parser = size_arg, allow_hyphen_values = true)]
     offset: u64,
     /// Length of the region; default from --offset to the end of the target.
-    #[arg(long, value_parser = positive_size_arg)]
+    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
     span: Option<u64>,
     /// Outstanding I/Os per worker (queue depth).
-    #[arg(long, default_value = "1", value_parser = positive_u32)]
+    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     qd: u32,
     /// Number of workers.
-    #[arg(long, default_value = "1", value_parser = positive_u32)]
+    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     jobs: u32,
     /// Stop after this much measured time (500ms, 30s, 3m). Default 10s when no stop is given.
-    #[arg(long, value_parser = duration_arg)]
+    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
     time: Option<u64>,
     /// Stop after this many I/Os (all workers together).
-    #[arg(long, value_parser = positive_u64)]
+    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
     ios: Option<u64>,
     /// Stop after this many bytes (all workers together).
-    #[arg(long, value_parser = positive_size_arg)]
+    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
     bytes: Option<u64>,
     /// Warm-up time excluded from the results.
-    #[arg(long, default_value = "0", value_parser = duration_arg)]
+    #[arg(long, default_value = "0", value_parser = duration_arg, allow_hyphen_values = true)]
     ramp: u64,
     /// Data written: random (refilled per write), zeros, repeat[:BYTE], compress:N.
     #[arg(long, default_value = "random", value_parser = pattern_arg)]
@@ -202,6 +202,9 @@ struct RunArgs {
     /// Keep going after I/O errors (they are counted and reported).
     #[arg(long)]
     continue_on_error: bool,
+    /// Inject a fault for testing error handling: eio@N, enospc@N, short@N (N-th I/O; +EVERY repeats).
+    #[arg(long, hide = true, value_parser = |s: &str| s.parse::<ssdlab_engine::FaultPlan>())]
+    inject_fault: Option<ssdlab_engine::FaultPlan>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -324,6 +327,7 @@ fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         allow_destroy: a.allow_destroy,
         continue_on_error: a.continue_on_error,
         on_note: |n| eprintln!("ssdlab: {n}"),
+        fault: a.inject_fault,
         ..Default::default()
     };
     let out = ssdlab_engine::run_real(&spec, &target, &opts)?;

@@ -139,6 +139,7 @@ pub fn run_loop<B: Backend>(
     let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
     let mut inflight: u32 = 0;
     let start = backend.now();
+    let mut freed_at: Vec<u64> = vec![start; nslots as usize];
     let t0 = start + ctl.ramp_ns;
     let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
     let mut out = LoopOutcome::default();
@@ -173,6 +174,10 @@ pub fn run_loop<B: Backend>(
                     }
                     for &slot in &issue {
                         let op = gens[(slot / qd) as usize].next_op();
+                        // The op is issued when its slot became free, so the time spent in the
+                        // tool between a completion and the next submission counts as submission
+                        // latency, and slots are busy back to back (Little's law holds exactly).
+                        let t_issue = freed_at[slot as usize].max(start).min(now);
                         if op.kind == OpKind::Write && pattern.refills() {
                             if let Some(buf) = backend.buffer(slot) {
                                 pattern.fill(&mut pattern_rng, &mut buf[..op.len as usize]);
@@ -181,7 +186,7 @@ pub fn run_loop<B: Backend>(
                         backend.push(slot, &op);
                         let s = &mut state[slot as usize];
                         s.op = op;
-                        s.t_issue = now;
+                        s.t_issue = t_issue;
                         s.measured = measured;
                     }
                     let t_submit = backend.now();
@@ -210,6 +215,7 @@ pub fn run_loop<B: Backend>(
             let s = state[c.slot as usize];
             inflight -= 1;
             free.push(c.slot);
+            freed_at[c.slot as usize] = c.t_ns;
             if !s.measured {
                 continue;
             }

@@ -8,10 +8,12 @@
 
 mod backend;
 mod engine_loop;
+mod fault;
 mod real;
 
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{run_loop, Control, LoopOutcome};
+pub use fault::{FaultBackend, FaultKind, FaultPlan};
 pub use real::{run_real, EngineChoice, RealOptions, RealTarget, RunOutput};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,9 +33,9 @@ pub fn interrupted() -> bool {
 /// Errors that stop a run before it starts (bad input, unusable target) or break it.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{0}")]
+    #[error(transparent)]
     Spec(#[from] ssdlab_workload::SpecError),
-    #[error("{0}")]
+    #[error(transparent)]
     Device(#[from] ssdlab_uring::device::DeviceError),
     #[error("{0}")]
     Invalid(String),

@@ -3,6 +3,7 @@
 
 use crate::backend::{Backend, Cqe};
 use crate::engine_loop::{run_loop, Control, LoopOutcome};
+use crate::fault::{FaultBackend, FaultPlan};
 use crate::EngineError;
 use ssdlab_stats::{CpuUsage, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
 use ssdlab_uring::device::{self, TargetInfo, TargetKind};
@@ -46,6 +47,8 @@ pub struct RealOptions {
     /// Called with diagnostics (file layout, engine fallback) as they happen; the CLI prints them
     /// to stderr.
     pub on_note: fn(&str),
+    /// Inject faults (tests): see [`FaultPlan`].
+    pub fault: Option<FaultPlan>,
 }
 
 impl Default for RealOptions {
@@ -57,6 +60,7 @@ impl Default for RealOptions {
             continue_on_error: false,
             null_size: 1 << 40,
             on_note: |_| {},
+            fault: None,
         }
     }
 }
@@ -181,6 +185,7 @@ struct Job<'a> {
     qd: u32,
     pattern: ssdlab_workload::Pattern,
     pattern_seed: u64,
+    fault: Option<FaultPlan>,
 }
 
 impl Job<'_> {
@@ -192,17 +197,13 @@ impl Job<'_> {
         rec: &mut Recorder,
     ) -> Result<LoopOutcome, String> {
         match backend {
-            Ok(mut b) => {
+            Ok(b) => {
                 self.barrier.wait();
-                Ok(run_loop(
-                    &mut b,
-                    gens,
-                    self.qd,
-                    self.pattern,
-                    self.pattern_seed,
-                    self.ctl,
-                    rec,
-                ))
+                let slots = gens.len() as u32 * self.qd;
+                Ok(match self.fault {
+                    Some(plan) => self.go(&mut FaultBackend::new(b, plan, slots), gens, rec),
+                    None => self.go(&mut { b }, gens, rec),
+                })
             }
             Err(e) => {
                 self.ctl
@@ -212,6 +213,20 @@ impl Job<'_> {
                 Err(e)
             }
         }
+    }
+}
+
+impl Job<'_> {
+    fn go<B: Backend>(&self, b: &mut B, gens: &mut [OpGen], rec: &mut Recorder) -> LoopOutcome {
+        run_loop(
+            b,
+            gens,
+            self.qd,
+            self.pattern,
+            self.pattern_seed,
+            self.ctl,
+            rec,
+        )
     }
 }
 
@@ -388,6 +403,7 @@ pub fn run_real(
         let ctl = Arc::clone(&ctl);
         let barrier = Arc::clone(&barrier);
         let (start, span, align) = (prep.start, prep.span, prep.buf_align);
+        let fault = opts.fault;
         let h = std::thread::Builder::new()
             .name(format!("ssdlab-worker-{w}"))
             .spawn(move || -> Result<(Recorder, LoopOutcome), String> {
@@ -401,6 +417,7 @@ pub fn run_real(
                     qd: spec.qd,
                     pattern: spec.pattern,
                     pattern_seed: pseed,
+                    fault,
                 };
                 let origin = Instant::now();
                 match (engine, file) {

@@ -351,6 +351,32 @@ impl DriveConfig {
         Ok(())
     }
 
+    /// A smaller copy of this drive for tests and quick studies: blocks per plane, user
+    /// capacity, pSLC size and cache size divided by `factor` (timings and geometry otherwise
+    /// unchanged; the user capacity shrinks further where GC needs more spare blocks than the
+    /// scaled over-provisioning leaves). The result is validated.
+    pub fn scaled(&self, factor: u32) -> Result<DriveConfig, ConfigError> {
+        let mut c = self.clone();
+        let f = factor.max(1) as u64;
+        c.nand.blocks_per_plane = (c.nand.blocks_per_plane as u64 / f).max(8) as u32;
+        let n = &c.nand;
+        let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
+        let block_bytes = n.pages_per_block as u64 * n.page_bytes;
+        // keep the over-provisioning fraction, but at least the spare blocks GC needs
+        let max_user = (n.blocks_per_plane as u64).saturating_sub(c.ftl.gc_bg_free_blocks as u64 + 4)
+            * planes_total
+            * block_bytes;
+        c.ftl.user_capacity_bytes = ((c.ftl.user_capacity_bytes / f).min(max_user)) / 4096 * 4096;
+        c.ftl.pslc_bytes /= f;
+        if c.ftl.pslc_bytes > 0 && c.pslc_blocks_per_plane() == 0 {
+            c.ftl.pslc_bytes = 0;
+        }
+        c.controller.cache_bytes /= f;
+        c.name = format!("{}/{}", self.name, factor);
+        c.validate()?;
+        Ok(c)
+    }
+
     /// pSLC blocks per plane when the drive is empty.
     pub fn pslc_blocks_per_plane(&self) -> u32 {
         let n = &self.nand;

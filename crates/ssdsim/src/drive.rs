@@ -58,7 +58,8 @@ struct GcWp {
 struct Waiting {
     tag: u64,
     seq: u64,
-    partial: u64,
+    min: u64,
+    done: u64,
     slot: u32,
 }
 
@@ -162,6 +163,7 @@ pub(crate) struct Drive {
     waiting: Vec<Waiting>,
     cmd_done: u64,
     write_seq: u32,
+    scratch: Vec<u32>,
     pub(crate) c: RawCounters,
 }
 
@@ -290,6 +292,7 @@ impl Drive {
             waiting: Vec::with_capacity(cfg.host.queue_depth as usize + 8),
             cmd_done: 0,
             write_seq: 0,
+            scratch: vec![0; us as usize],
             c: RawCounters::default(),
         }
     }
@@ -556,9 +559,8 @@ impl Drive {
             let first = (blk * self.ppb as usize + pg as usize) * spp;
             let mut sectors = 0u32;
             for s in first..first + spp {
-                let l = self.p2l[s];
-                if l != UNMAPPED {
-                    sectors += self.unit_cost(l as usize);
+                if let Some(l) = self.live(s) {
+                    sectors += self.unit_cost(l);
                 }
             }
             if sectors == 0 {
@@ -575,9 +577,8 @@ impl Drive {
                 }
             }
             for s in first..first + spp {
-                let l = self.p2l[s];
-                if l != UNMAPPED {
-                    self.gc_move(plane, l as usize, s as u32, ready);
+                if let Some(l) = self.live(s) {
+                    self.gc_move(plane, l, s as u32, ready);
                 }
             }
         }
@@ -610,7 +611,6 @@ impl Drive {
         // move the mapping
         let ob = self.slot_block(old);
         self.blk_valid[ob] -= cost;
-        self.p2l[old] = UNMAPPED;
         self.p2l[slot as usize] = l as u32;
         self.l2p[l] = slot;
         self.blk_valid[w.blk as usize] += cost;
@@ -748,9 +748,8 @@ impl Drive {
                         + w.page as usize)
                         * spp;
                     for s in first..first + spp {
-                        let l = self.p2l[s];
-                        if l != UNMAPPED {
-                            self.recent[l as usize & self.recent_mask] = (l, done);
+                        if let Some(l) = self.live(s) {
+                            self.recent[l & self.recent_mask] = (l as u32, done);
                         }
                     }
                 }
@@ -792,10 +791,9 @@ impl Drive {
         // waiting entries are completed by the caller that owns the heap: park them with
         // the final time; `drain_waiting` pushes them.
         for w in self.waiting.iter_mut() {
-            if w.partial != u64::MAX {
-                continue;
+            if w.done == u64::MAX {
+                w.done = done.max(w.min);
             }
-            w.partial = done;
         }
     }
 
@@ -804,9 +802,9 @@ impl Drive {
         let mut i = 0;
         while i < self.waiting.len() {
             let w = self.waiting[i];
-            if w.partial != u64::MAX {
-                heap.push(Reverse((w.partial, w.seq, w.tag)));
-                self.slots[w.slot as usize] = w.partial;
+            if w.done != u64::MAX {
+                heap.push(Reverse((w.done, w.seq, w.tag)));
+                self.slots[w.slot as usize] = w.done;
                 self.waiting.swap_remove(i);
             } else {
                 i += 1;
@@ -853,12 +851,20 @@ impl Drive {
             || self.gwp.iter().any(|g| g.open && g.blk as usize == blk && g.page == page)
     }
 
+    /// The logical unit stored in `slot`, if that data is still current. The reverse map is
+    /// never cleared on overwrite (that would cost a cache miss per host write): a slot is live
+    /// exactly when the forward map points back at it.
+    #[inline]
+    fn live(&self, slot: usize) -> Option<usize> {
+        let l = self.p2l[slot];
+        (l != UNMAPPED && self.l2p[l as usize] == slot as u32).then_some(l as usize)
+    }
+
     #[inline]
     fn invalidate(&mut self, l: usize, slot: u32) {
         let cost = self.unit_cost(l);
         let b = self.slot_block(slot);
         self.blk_valid[b] -= cost;
-        self.p2l[slot as usize] = UNMAPPED;
     }
 
     // ---------------------------------------------------------------- host commands
@@ -866,6 +872,12 @@ impl Drive {
     /// Submit a host command; its completion goes to `sh.heap` (now or when its pending page
     /// is programmed).
     pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
+        // Touch the forward-map entry early: it is usually a cache miss, and the load can
+        // overlap the resource bookkeeping below.
+        let u = (cmd.offset / self.unit_bytes) as usize;
+        if u < self.l2p.len() {
+            std::hint::black_box(self.l2p[u]);
+        }
         self.now = now;
         if let Some(dl) = self.pending_deadline() {
             if dl <= now {
@@ -900,11 +912,12 @@ impl Drive {
                         self.waiting.push(Waiting {
                             tag,
                             seq,
-                            partial: u64::MAX,
+                            min: self.cmd_done,
+                            done: u64::MAX,
                             slot: si as u32,
                         });
                         // a later program of the pending page resolves it
-                        self.waiting_fixup();
+                        self.drain_waiting(&mut sh.heap);
                         return;
                     }
                 }
@@ -912,14 +925,7 @@ impl Drive {
         };
         self.slots[si] = done;
         sh.heap.push(Reverse((done, seq, tag)));
-    }
-
-    fn waiting_fixup(&mut self) {
-        // partial stored in cmd_done; the last entry's final time = max(cmd_done, page done)
-        let cd = self.cmd_done;
-        let last = self.waiting.len() - 1;
-        self.waiting[last].partial = u64::MAX;
-        self.wait_min[last] = cd;
+        self.drain_waiting(&mut sh.heap);
     }
 
     fn pick_slot(&self) -> usize {
@@ -930,5 +936,351 @@ impl Drive {
             }
         }
         best
+    }
+
+
+    fn write(
+        &mut self,
+        sh: &mut Shared,
+        enter: u64,
+        off: u64,
+        len: u64,
+        frac: f32,
+    ) -> Option<u64> {
+        self.c.host_writes += 1;
+        self.c.host_write_bytes += len;
+        self.write_seq += 1;
+        self.cmd_done = 0;
+        let us = self.us as u64;
+        let s0 = off / 512;
+        let s1 = (off + len).div_ceil(512);
+        let u0 = s0 / us;
+        let u1 = s1.div_ceil(us);
+        let nunits = u1 - u0;
+        let aligned = s0 % us == 0 && s1 % us == 0;
+        let mut fwt = self.fw_write + self.fw_per_unit * nunits.saturating_sub(1);
+        if !aligned && !self.rmw {
+            fwt += self.remap_cost;
+        }
+        let t = self.fw_op(enter, fwt);
+        let t_data = self.link_xfer(sh, t, len, false);
+        let mut done = t_data;
+        if self.cache_cap > 0 {
+            let a = self.cache_admit(t_data, len);
+            self.c.cache_wait_ns += a - t_data;
+            done = a;
+        }
+        let frac = if self.compression {
+            (frac as f64).clamp(1.0 / 4096.0, 1.0)
+        } else {
+            1.0
+        };
+        for u in u0..u1 {
+            let a = s0.max(u * us) - u * us;
+            let b = s1.min((u + 1) * us) - u * us;
+            let full = a == 0 && b == us;
+            let l = u as usize;
+            let old = self.l2p[l];
+            let mut ready = t_data;
+            let data_sectors = if full || self.rmw { us } else { b - a };
+            if old != UNMAPPED {
+                let buffered = self.is_buffered(l, old, t_data);
+                if buffered {
+                    self.c.cache_write_hits += 1;
+                }
+                if !full && self.rmw {
+                    if buffered {
+                        self.c.cache_hits += 1;
+                    } else {
+                        self.c.rmw_reads += 1;
+                        self.c.nand_reads += 1;
+                        let blk = self.slot_block(old);
+                        let die = self.plane_die(self.block_plane(blk));
+                        let tr = if self.blk_slc[blk] { self.slc_t_r } else { self.t_r };
+                        let r = self.die_op(die, t_data, tr);
+                        ready = self.chan_xfer(die, r, self.unit_cost(l) as u64 * 512);
+                    }
+                }
+            }
+            let cost = if self.compression {
+                (((data_sectors * 512) as f64 * frac / 512.0).ceil() as u64).clamp(1, data_sectors)
+            } else {
+                data_sectors
+            };
+            self.c.compression_saved_bytes += (data_sectors - cost) * 512;
+            if self.ver.is_some() {
+                let ver = self.ver.as_ref().expect("tracking");
+                for i in 0..us as usize {
+                    self.scratch[i] = if (a as usize..b as usize).contains(&i) {
+                        self.write_seq
+                    } else if old != UNMAPPED {
+                        ver[old as usize * us as usize + i]
+                    } else {
+                        0
+                    };
+                }
+            }
+            if old != UNMAPPED {
+                self.invalidate(l, old);
+            } else {
+                self.mapped_units += 1;
+            }
+            if !self.cost.is_empty() {
+                self.cost[l] = cost as u8;
+            }
+            let slot = self.host_place(l, cost as u32, ready, (b - a) * 512);
+            if let Some(ver) = self.ver.as_mut() {
+                let base = slot as usize * us as usize;
+                ver[base..base + us as usize].copy_from_slice(&self.scratch);
+            }
+        }
+        if self.cache_cap > 0 {
+            return Some(done);
+        }
+        let w = &self.wp[self.host_die];
+        let min = self.cmd_done.max(t_data);
+        if w.open && w.g_sectors > 0 && w.g_cmd == self.write_seq {
+            self.cmd_done = min;
+            None
+        } else {
+            Some(min)
+        }
+    }
+
+    fn read(&mut self, sh: &mut Shared, enter: u64, off: u64, len: u64) -> u64 {
+        self.c.host_reads += 1;
+        self.c.host_read_bytes += len;
+        let us = self.us as u64;
+        let s0 = off / 512;
+        let s1 = (off + len).div_ceil(512);
+        let u0 = s0 / us;
+        let u1 = s1.div_ceil(us);
+        let t = self.fw_op(
+            enter,
+            self.fw_read + self.fw_per_unit * (u1 - u0).saturating_sub(1),
+        );
+        let mut ready = t;
+        let mut last_page = u32::MAX;
+        let mut page_done = t;
+        for u in u0..u1 {
+            let l = u as usize;
+            let slot = self.l2p[l];
+            if slot == UNMAPPED {
+                continue;
+            }
+            if self.is_buffered(l, slot, t) {
+                self.c.cache_hits += 1;
+                continue;
+            }
+            let blk = self.slot_block(slot);
+            let die = self.plane_die(self.block_plane(blk));
+            let page = slot / self.spp;
+            if page != last_page {
+                last_page = page;
+                self.c.nand_reads += 1;
+                let tr = if self.blk_slc[blk] { self.slc_t_r } else { self.t_r };
+                page_done = self.die_op(die, t, tr);
+            }
+            let e = self.chan_xfer(die, page_done, self.unit_cost(l) as u64 * 512);
+            ready = ready.max(e);
+        }
+        self.link_xfer(sh, ready, len, true)
+    }
+
+    fn trim(&mut self, off: u64, len: u64) {
+        let ub = self.unit_bytes;
+        let u0 = off.div_ceil(ub);
+        let u1 = (off + len) / ub;
+        for u in u0..u1.max(u0) {
+            let l = u as usize;
+            let slot = self.l2p[l];
+            if slot != UNMAPPED {
+                self.invalidate(l, slot);
+                self.l2p[l] = UNMAPPED;
+                self.mapped_units -= 1;
+                self.c.trimmed_units += 1;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- preconditioning
+
+    fn fill_unit(&mut self, l: usize) {
+        let old = self.l2p[l];
+        if old != UNMAPPED {
+            self.invalidate(l, old);
+        } else {
+            self.mapped_units += 1;
+        }
+        if !self.cost.is_empty() {
+            self.cost[l] = self.us as u8;
+        }
+        self.host_place(l, self.us, 0, 0);
+    }
+
+    /// Bring the drive into the requested state without timing simulation.
+    pub(crate) fn precondition(&mut self, pre: crate::Precondition, seed: u64) {
+        use crate::Precondition;
+        self.timing = false;
+        if matches!(pre, Precondition::Full | Precondition::Steady) {
+            for l in 0..self.user_units as usize {
+                self.fill_unit(l);
+            }
+        }
+        if matches!(pre, Precondition::Steady) {
+            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let n = (self.steady_overwrite * self.user_units as f64) as u64;
+            for _ in 0..n {
+                let l = (xorshift(&mut rng) % self.user_units) as usize;
+                self.fill_unit(l);
+            }
+        }
+        if self.pending_deadline().is_some() {
+            self.program_host(self.host_die, 0);
+        }
+        self.c = RawCounters::default();
+        for e in self.blk_erase.iter_mut() {
+            *e = 0;
+        }
+        self.timing = true;
+    }
+
+    // ---------------------------------------------------------------- inspection
+
+    pub(crate) fn counters(&self) -> DriveCounters {
+        let c = &self.c;
+        let (mut mn, mut mx, mut sum) = (u32::MAX, 0u32, 0u64);
+        for &e in &self.blk_erase {
+            mn = mn.min(e);
+            mx = mx.max(e);
+            sum += e as u64;
+        }
+        DriveCounters {
+            host_read_bytes: c.host_read_bytes,
+            host_write_bytes: c.host_write_bytes,
+            host_reads: c.host_reads,
+            host_writes: c.host_writes,
+            host_trims: c.host_trims,
+            trimmed_units: c.trimmed_units,
+            nand_reads: c.nand_reads,
+            nand_programs: c.nand_programs,
+            nand_program_bytes: c.nand_program_bytes,
+            nand_erases: c.nand_erases,
+            gc_runs: c.gc_runs,
+            gc_pages_moved: c.gc_pages_moved,
+            gc_units_moved: c.gc_units_moved,
+            pslc_folds: c.pslc_folds,
+            rmw_reads: c.rmw_reads,
+            write_amplification: if c.host_write_bytes > 0 {
+                c.nand_program_bytes as f64 / c.host_write_bytes as f64
+            } else {
+                0.0
+            },
+            cache_hits: c.cache_hits,
+            cache_write_hits: c.cache_write_hits,
+            pslc_programs: c.pslc_programs,
+            compression_saved_bytes: c.compression_saved_bytes,
+            per_die_busy_ns: self.die_busy.clone(),
+            erase_count_min: mn,
+            erase_count_max: mx,
+            erase_count_mean: sum as f64 / self.blk_erase.len() as f64,
+            link_busy_ns: c.link_busy_ns,
+            fw_busy_ns: c.fw_busy_ns,
+            cache_wait_ns: c.cache_wait_ns,
+            mapped_bytes: self.mapped_units * self.unit_bytes,
+            free_blocks: self.free.iter().map(|f| f.len() as u64).sum(),
+        }
+    }
+
+    /// Data version of a logical sector (tracking mode): `None` when unmapped or never written.
+    pub(crate) fn read_version(&self, sector: u64) -> Option<u32> {
+        let ver = self.ver.as_ref()?;
+        let us = self.us as u64;
+        let u = (sector / us) as usize;
+        if u >= self.l2p.len() {
+            return None;
+        }
+        let slot = self.l2p[u];
+        if slot == UNMAPPED {
+            return None;
+        }
+        let v = ver[slot as usize * us as usize + (sector % us) as usize];
+        (v != 0).then_some(v)
+    }
+
+    pub(crate) fn write_seq(&self) -> u32 {
+        self.write_seq
+    }
+
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        let mut valid = vec![0u64; self.blk_valid.len()];
+        let mut mapped = 0u64;
+        for (l, &slot) in self.l2p.iter().enumerate() {
+            if slot == UNMAPPED {
+                continue;
+            }
+            mapped += 1;
+            if slot as usize >= self.p2l.len() {
+                return Err(format!("unit {l}: slot {slot} out of range"));
+            }
+            if self.p2l[slot as usize] != l as u32 {
+                return Err(format!(
+                    "unit {l}: slot {slot} reverse-maps to {}",
+                    self.p2l[slot as usize]
+                ));
+            }
+            let b = self.slot_block(slot);
+            if self.blk_state[b] == FREE {
+                return Err(format!("unit {l}: slot {slot} lies in free block {b}"));
+            }
+            valid[b] += self.unit_cost(l) as u64;
+        }
+        if mapped != self.mapped_units {
+            return Err(format!(
+                "mapped unit count {} != map population {mapped}",
+                self.mapped_units
+            ));
+        }
+        let live = (0..self.p2l.len()).filter(|&s| self.live(s).is_some()).count() as u64;
+        if live != mapped {
+            return Err(format!(
+                "{live} live reverse entries but {mapped} mapped units"
+            ));
+        }
+        for (b, &v) in valid.iter().enumerate() {
+            if self.blk_valid[b] as u64 != v {
+                return Err(format!(
+                    "block {b}: valid count {} != {v} from the map",
+                    self.blk_valid[b]
+                ));
+            }
+        }
+        for (p, fl) in self.free.iter().enumerate() {
+            let base = p * self.bpp;
+            let nfree = (base..base + self.bpp)
+                .filter(|&b| self.blk_state[b] == FREE)
+                .count();
+            if nfree != fl.len() {
+                return Err(format!(
+                    "plane {p}: {} blocks on the free list, {nfree} blocks free",
+                    fl.len()
+                ));
+            }
+            for &b in fl {
+                if self.blk_state[b as usize] != FREE || self.blk_valid[b as usize] != 0 {
+                    return Err(format!("plane {p}: free-list block {b} not free/empty"));
+                }
+                if b as usize / self.bpp != p {
+                    return Err(format!("plane {p}: free-list block {b} from another plane"));
+                }
+            }
+            let slc = (base..base + self.bpp)
+                .filter(|&b| self.blk_state[b] != FREE && self.blk_slc[b])
+                .count() as u32;
+            if slc != self.slc_count[p] {
+                return Err(format!("plane {p}: pSLC count {} != {slc}", self.slc_count[p]));
+            }
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,91 @@
+use ssdlab_ssdsim::*;
+
+#[test]
+fn presets_load_and_have_sources() {
+    let names = preset_names();
+    for n in [
+        "vertex450-128g",
+        "vertex-le-100g",
+        "c300-256g",
+        "x25m-g2-160g",
+        "x25e-64g",
+        "vertex-barefoot-120g",
+        "ssdnow-vplus-128g",
+    ] {
+        assert!(names.contains(&n));
+        let c = load_preset(n).unwrap();
+        assert_eq!(c.name, n);
+        assert!(!c.sources.is_empty());
+        let info = preset_summary(n).unwrap();
+        assert!(!info.description.is_empty());
+        assert!(c.raw_capacity() > c.user_capacity());
+        assert_eq!(c.logical_block_size(), 512);
+    }
+}
+
+#[test]
+fn unknown_preset_lists_known() {
+    let e = load_preset("nope").unwrap_err();
+    assert_eq!(e.field, "preset");
+    assert!(e.message.contains("vertex450-128g") && e.message.contains("c300-256g"));
+    assert!(e.to_string().starts_with("invalid drive config: preset:"));
+}
+
+fn bad(key: &str, value: &str, field: &str) {
+    let mut c = load_preset("c300-256g").unwrap();
+    let before = c.clone();
+    let e = c.set(key, value).unwrap_err();
+    assert_eq!(e.field, field, "{key}={value}: {e}");
+    assert_eq!(c, before, "config must be unchanged on error");
+}
+
+#[test]
+fn bad_configs_name_the_field() {
+    bad("nand.channels", "0", "nand.channels");
+    bad("nand.page_bytes", "1000", "nand.page_bytes");
+    bad("ftl.mapping_unit", "3072", "ftl.mapping_unit");
+    bad("ftl.mapping_unit", "8192", "ftl.mapping_unit"); // bigger than the 4 KiB page
+    bad("ftl.user_capacity_bytes", "300000000000", "ftl.user_capacity_bytes");
+    bad("ftl.user_capacity_bytes", "274877906944", "ftl.user_capacity_bytes"); // 0 % OP
+    bad("ftl.user_capacity_bytes", "273000000000", "ftl.user_capacity_bytes"); // too small OP
+    bad("host.queue_depth", "64", "host.queue_depth");
+    bad("nand.bogus", "1", "nand.bogus");
+    bad("nand.channels", "abc", "nand.channels");
+}
+
+#[test]
+fn set_overrides() {
+    let mut c = load_preset("vertex450-128g").unwrap();
+    c.set("nand.channels", "4").unwrap();
+    assert_eq!(c.nand.channels, 4);
+    c.set("ftl.mapping_unit", "512").unwrap();
+    assert_eq!(c.ftl.mapping_unit, 512);
+    c.set("controller.cache_bytes", "32m").unwrap();
+    assert_eq!(c.controller.cache_bytes, 32 << 20);
+    c.set("ftl.unaligned", "remap").unwrap();
+    assert_eq!(c.ftl.unaligned, UnalignedPolicy::Remap);
+    c.set("controller.compression", "true").unwrap();
+    assert!(c.controller.compression);
+    assert!(c.set("ftl.unaligned", "sometimes").is_err());
+    // round trip through TOML
+    let text = toml::to_string(&c).unwrap();
+    assert_eq!(DriveConfig::from_toml_str(&text).unwrap(), c);
+}
+
+#[test]
+fn precondition_parses() {
+    assert_eq!("steady".parse::<Precondition>().unwrap(), Precondition::Steady);
+    assert_eq!("Full".parse::<Precondition>().unwrap(), Precondition::Full);
+    assert!("x".parse::<Precondition>().is_err());
+    let v: Precondition = serde_json::from_str("\"fresh\"").unwrap();
+    assert_eq!(v, Precondition::Fresh);
+}
+
+#[test]
+fn bad_simulator_args() {
+    let c = load_preset("x25e-64g").unwrap().scaled(64).unwrap();
+    assert_eq!(
+        Simulator::new(&c, 0, &AdapterConfig::passthrough(), Precondition::Fresh, 1).err().unwrap().field,
+        "n_drives"
+    );
+}

@@ -1,0 +1,476 @@
+//! Gains over the single-drive baseline, best stripe per workload (and per workload × QD), and a
+//! stripe recommendation for a workload mix. Works on what the store holds, so a partial sweep can
+//! be analysed too (only complete comparisons are used).
+
+use crate::spec::nearest;
+use crate::SweepError;
+use serde::Serialize;
+use ssdlab_report::csv::PointCsvRow;
+use ssdlab_report::store::{PointStatus, StoredPoint};
+use std::collections::HashMap;
+
+/// Repeats of one (target, stripe, workload, QD) averaged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    pub target_label: String,
+    pub drives: u32,
+    pub stripe: Option<u64>,
+    pub workload: String,
+    pub qd: u32,
+    pub baseline: bool,
+    pub baseline_label: Option<String>,
+    /// Finished repeats averaged here.
+    pub repeats: usize,
+    /// Means over the repeats.
+    pub iops: f64,
+    pub mb_s: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: f64,
+    /// Mean IOPS of the baseline at the same workload and QD.
+    pub baseline_iops: Option<f64>,
+    /// `iops / baseline_iops`.
+    pub ratio: Option<f64>,
+    /// `(ratio - 1) * 100`.
+    pub gain_pct: Option<f64>,
+}
+
+/// The best stripe of an array target for one workload (over all QDs, or at one QD).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BestStripe {
+    pub target_label: String,
+    pub workload: String,
+    /// None: geometric mean over every QD measured for all stripes.
+    pub qd: Option<u32>,
+    pub stripe: u64,
+    /// Geometric mean of the IOPS (over the QDs considered).
+    pub iops: f64,
+    /// Geometric mean of the gain ratio over the baseline, when there is a baseline.
+    pub ratio: Option<f64>,
+    /// Second best stripe and its score relative to the best (< 1).
+    pub runner_up: Option<(u64, f64)>,
+}
+
+/// The recommended stripe of one array target for a workload mix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MixRecommendation {
+    pub target_label: String,
+    /// The mix, weights normalised to sum 1.
+    pub mix: Vec<(String, f64)>,
+    pub qd: Option<u32>,
+    pub stripe: u64,
+    /// Weighted geometric mean of the per-workload gain ratios (None without a baseline).
+    pub ratio: Option<f64>,
+    /// Every stripe: (stripe, score relative to the best, weighted ratio).
+    pub ranking: Vec<(u64, f64, Option<f64>)>,
+    /// Per workload of the mix at the chosen stripe: (workload, weight, ratio).
+    pub per_workload: Vec<(String, f64, Option<f64>)>,
+    /// A sentence explaining the choice.
+    pub explanation: String,
+}
+
+/// The analysis of one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    pub sweep: String,
+    /// Points of the current sweep file, and how many of them are finished.
+    pub points: usize,
+    pub done: usize,
+    pub failed: usize,
+    /// Points of earlier versions of the sweep file (ignored).
+    pub stale: usize,
+    /// Workloads and QDs in sweep order.
+    pub workloads: Vec<String>,
+    pub qds: Vec<u32>,
+    pub cells: Vec<Cell>,
+    pub best_per_workload: Vec<BestStripe>,
+    pub best_per_workload_qd: Vec<BestStripe>,
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    if v.iter().any(|x| *x <= 0.0 || !x.is_finite()) {
+        return 0.0;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+fn push_unique<T: PartialEq + Clone>(v: &mut Vec<T>, x: &T) {
+    if !v.contains(x) {
+        v.push(x.clone());
+    }
+}
+
+impl Analysis {
+    /// Analyses the stored points of one sweep.
+    pub fn new(sweep: &str, points: &[StoredPoint]) -> Analysis {
+        let live: Vec<&StoredPoint> = points
+            .iter()
+            .filter(|p| p.status != PointStatus::Stale)
+            .collect();
+        let mut workloads = Vec::new();
+        let mut qds = Vec::new();
+        let mut order: Vec<(String, Option<u64>, String, u32)> = Vec::new();
+        let mut groups: HashMap<(String, Option<u64>, String, u32), Vec<&StoredPoint>> =
+            HashMap::new();
+        let mut sorted = live.clone();
+        sorted.sort_by_key(|p| p.record.seq);
+        for p in &sorted {
+            let r = &p.record;
+            push_unique(&mut workloads, &r.workload_name);
+            push_unique(&mut qds, &r.qd);
+            if p.status != PointStatus::Done || p.result.is_none() {
+                continue;
+            }
+            let k = (r.target_label.clone(), r.stripe, r.workload_name.clone(), r.qd);
+            if !groups.contains_key(&k) {
+                order.push(k.clone());
+            }
+            groups.entry(k).or_default().push(p);
+        }
+        let mut cells: Vec<Cell> = order
+            .iter()
+            .map(|k| {
+                let g = &groups[k];
+                let n = g.len() as f64;
+                let mean = |f: &dyn Fn(&StoredPoint) -> f64| g.iter().map(|p| f(p)).sum::<f64>() / n;
+                let r0 = &g[0].record;
+                Cell {
+                    target_label: k.0.clone(),
+                    drives: r0.drives,
+                    stripe: k.1,
+                    workload: k.2.clone(),
+                    qd: k.3,
+                    baseline: r0.baseline,
+                    baseline_label: r0.baseline_label.clone(),
+                    repeats: g.len(),
+                    iops: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.iops)),
+                    mb_s: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.mb_s)),
+                    lat_mean_ns: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.lat_mean_ns)),
+                    lat_p99_ns: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.lat_p99_ns)),
+                    baseline_iops: None,
+                    ratio: None,
+                    gain_pct: None,
+                }
+            })
+            .collect();
+        let base: HashMap<(String, String, u32), f64> = cells
+            .iter()
+            .filter(|c| c.baseline)
+            .map(|c| ((c.target_label.clone(), c.workload.clone(), c.qd), c.iops))
+            .collect();
+        for c in cells.iter_mut().filter(|c| !c.baseline) {
+            if let Some(bl) = &c.baseline_label {
+                if let Some(&b) = base.get(&(bl.clone(), c.workload.clone(), c.qd)) {
+                    c.baseline_iops = Some(b);
+                    if b > 0.0 {
+                        c.ratio = Some(c.iops / b);
+                        c.gain_pct = Some((c.iops / b - 1.0) * 100.0);
+                    }
+                }
+            }
+        }
+        let mut a = Analysis {
+            sweep: sweep.to_string(),
+            points: live.len(),
+            done: live.iter().filter(|p| p.status == PointStatus::Done).count(),
+            failed: live.iter().filter(|p| p.status == PointStatus::Failed).count(),
+            stale: points.len() - live.len(),
+            workloads,
+            qds,
+            cells,
+            best_per_workload: Vec::new(),
+            best_per_workload_qd: Vec::new(),
+        };
+        for t in a.array_targets() {
+            for w in &a.workloads {
+                if let Some(b) = a.best(&t, w, None) {
+                    a.best_per_workload.push(b);
+                }
+                for &q in &a.qds {
+                    if let Some(b) = a.best(&t, w, Some(q)) {
+                        a.best_per_workload_qd.push(b);
+                    }
+                }
+            }
+        }
+        a
+    }
+
+    /// Labels of targets that have stripes (arrays), in sweep order.
+    pub fn array_targets(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for c in self.cells.iter().filter(|c| c.stripe.is_some()) {
+            push_unique(&mut v, &c.target_label);
+        }
+        v
+    }
+
+    /// Stripes measured for a target, in sweep order.
+    pub fn stripes(&self, target: &str) -> Vec<u64> {
+        let mut v = Vec::new();
+        for c in self.cells.iter().filter(|c| c.target_label == target) {
+            if let Some(s) = c.stripe {
+                push_unique(&mut v, &s);
+            }
+        }
+        v
+    }
+
+    /// The cell of (target, stripe, workload, qd).
+    pub fn cell(&self, target: &str, stripe: Option<u64>, workload: &str, qd: u32) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.target_label == target && c.stripe == stripe && c.workload == workload && c.qd == qd)
+    }
+
+    /// Per stripe: (geomean IOPS, geomean ratio) over the QDs measured for every stripe (and the
+    /// baseline, for the ratio). None when nothing is comparable.
+    fn stripe_scores(&self, target: &str, workload: &str, qd: Option<u32>) -> Vec<(u64, f64, Option<f64>)> {
+        let stripes = self.stripes(target);
+        let qds: Vec<u32> = self
+            .qds
+            .iter()
+            .copied()
+            .filter(|q| qd.is_none_or_eq(*q))
+            .filter(|q| stripes.iter().all(|s| self.cell(target, Some(*s), workload, *q).is_some()))
+            .collect();
+        if qds.is_empty() {
+            return Vec::new();
+        }
+        let with_ratio = qds.iter().all(|q| {
+            stripes
+                .iter()
+                .all(|s| self.cell(target, Some(*s), workload, *q).and_then(|c| c.ratio).is_some())
+        });
+        stripes
+            .iter()
+            .map(|s| {
+                let cells: Vec<&Cell> = qds
+                    .iter()
+                    .filter_map(|q| self.cell(target, Some(*s), workload, *q))
+                    .collect();
+                let iops = geomean(&cells.iter().map(|c| c.iops).collect::<Vec<_>>());
+                let ratio = with_ratio
+                    .then(|| geomean(&cells.iter().filter_map(|c| c.ratio).collect::<Vec<_>>()));
+                (*s, iops, ratio)
+            })
+            .collect()
+    }
+
+    fn best(&self, target: &str, workload: &str, qd: Option<u32>) -> Option<BestStripe> {
+        let mut scores = self.stripe_scores(target, workload, qd);
+        if scores.is_empty() {
+            return None;
+        }
+        // Highest IOPS first; ties go to the smaller stripe listed first (stable sort).
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let best = scores[0];
+        Some(BestStripe {
+            target_label: target.to_string(),
+            workload: workload.to_string(),
+            qd,
+            stripe: best.0,
+            iops: best.1,
+            ratio: best.2,
+            runner_up: scores
+                .get(1)
+                .map(|s| (s.0, if best.1 > 0.0 { s.1 / best.1 } else { 0.0 })),
+        })
+    }
+
+    /// Recommends a stripe per array target for a workload mix (weights need not sum to 1):
+    /// the stripe with the highest weighted geometric mean of per-workload scores, each the
+    /// geometric mean over the QDs (or at `qd` only).
+    pub fn recommend(&self, mix: &[(String, f64)], qd: Option<u32>) -> Result<Vec<MixRecommendation>, SweepError> {
+        if mix.is_empty() {
+            return Err(SweepError::Mix("the mix is empty".into()));
+        }
+        for (w, _) in mix {
+            if !self.workloads.contains(w) {
+                let hint = nearest(w, self.workloads.iter().map(String::as_str))
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_else(|| format!(" (the sweep has {})", self.workloads.join(", ")));
+                return Err(SweepError::Mix(format!("workload '{w}' is not in sweep '{}'{hint}", self.sweep)));
+            }
+        }
+        if let Some(q) = qd {
+            if !self.qds.contains(&q) {
+                return Err(SweepError::Mix(format!(
+                    "QD {q} is not in sweep '{}' (it has {:?})",
+                    self.sweep, self.qds
+                )));
+            }
+        }
+        let total: f64 = mix.iter().map(|m| m.1).sum();
+        let mix: Vec<(String, f64)> = mix.iter().map(|(w, x)| (w.clone(), x / total)).collect();
+        let mut out = Vec::new();
+        for t in self.array_targets() {
+            let per: Vec<(String, f64, Vec<(u64, f64, Option<f64>)>)> = mix
+                .iter()
+                .map(|(w, x)| (w.clone(), *x, self.stripe_scores(&t, w, qd)))
+                .collect();
+            if per.iter().any(|p| p.2.is_empty()) {
+                continue;
+            }
+            let with_ratio = per.iter().all(|p| p.2.iter().all(|s| s.2.is_some()));
+            let stripes = self.stripes(&t);
+            // Score: weighted geomean of IOPS normalised per workload by the best stripe's IOPS,
+            // so workloads with large IOPS do not dominate. Same ranking as the weighted ratio.
+            let mut rank: Vec<(u64, f64, Option<f64>)> = stripes
+                .iter()
+                .map(|s| {
+                    let mut ln_score = 0.0;
+                    let mut ln_ratio = 0.0;
+                    for (_, x, sc) in &per {
+                        let best = sc.iter().map(|v| v.1).fold(0.0, f64::max);
+                        let me = sc.iter().find(|v| v.0 == *s).expect("every stripe scored");
+                        ln_score += x * (me.1 / best).max(1e-12).ln();
+                        ln_ratio += x * me.2.unwrap_or(1.0).max(1e-12).ln();
+                    }
+                    (*s, ln_score.exp(), with_ratio.then(|| ln_ratio.exp()))
+                })
+                .collect();
+            rank.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let top = rank[0].1;
+            let rank: Vec<(u64, f64, Option<f64>)> = rank
+                .into_iter()
+                .map(|(s, sc, r)| (s, if top > 0.0 { sc / top } else { 0.0 }, r))
+                .collect();
+            let best = rank[0];
+            let per_workload: Vec<(String, f64, Option<f64>)> = per
+                .iter()
+                .map(|(w, x, sc)| (w.clone(), *x, sc.iter().find(|v| v.0 == best.0).and_then(|v| v.2)))
+                .collect();
+            let fs = ssdlab_workload::format_size;
+            let mut why = format!("{t}: stripe {}", fs(best.0));
+            if let Some(r) = best.2 {
+                why.push_str(&format!(
+                    " gives {:.2}x the baseline for this mix ({:+.0}%)",
+                    r,
+                    (r - 1.0) * 100.0
+                ));
+            } else {
+                why.push_str(" scores best for this mix (no baseline to compare with)");
+            }
+            let parts: Vec<String> = per_workload
+                .iter()
+                .map(|(w, x, r)| match r {
+                    Some(r) => format!("{w} {:.0}% weight at {:.2}x", x * 100.0, r),
+                    None => format!("{w} {:.0}% weight", x * 100.0),
+                })
+                .collect();
+            why.push_str(&format!(": {}", parts.join(", ")));
+            if let Some(second) = rank.get(1) {
+                why.push_str(&format!(
+                    "; next best {} scores {:.1}% lower",
+                    fs(second.0),
+                    (1.0 - second.1) * 100.0
+                ));
+            }
+            if let Some(q) = qd {
+                why.push_str(&format!(" (at QD{q})"));
+            } else {
+                why.push_str(" (geometric mean over all QDs)");
+            }
+            out.push(MixRecommendation {
+                target_label: t.clone(),
+                mix: mix.clone(),
+                qd,
+                stripe: best.0,
+                ratio: best.2,
+                ranking: rank,
+                per_workload,
+                explanation: why,
+            });
+        }
+        Ok(out)
+    }
+
+    /// One CSV row per finished point; gains against the baseline's mean over repeats.
+    pub fn csv_rows(&self, points: &[StoredPoint]) -> Vec<PointCsvRow> {
+        let mut pts: Vec<&StoredPoint> = points
+            .iter()
+            .filter(|p| p.status == PointStatus::Done && p.result.is_some())
+            .collect();
+        pts.sort_by_key(|p| p.record.seq);
+        pts.iter()
+            .map(|p| {
+                let r = &p.record;
+                let res = p.result.as_ref().expect("filtered");
+                let base = if r.baseline {
+                    None
+                } else {
+                    self.cells
+                        .iter()
+                        .find(|c| {
+                            c.baseline
+                                && Some(&c.target_label) == r.baseline_label.as_ref()
+                                && c.workload == r.workload_name
+                                && c.qd == r.qd
+                        })
+                        .map(|c| c.iops)
+                };
+                PointCsvRow {
+                    sweep: self.sweep.clone(),
+                    target: r.target_label.clone(),
+                    drives: r.drives,
+                    stripe_bytes: r.stripe,
+                    workload: r.workload_name.clone(),
+                    qd: r.qd,
+                    repeat: r.repeat,
+                    iops: res.iops,
+                    mb_s: res.mb_s,
+                    lat_mean_us: res.lat_mean_ns / 1e3,
+                    lat_p99_us: res.lat_p99_ns / 1e3,
+                    gain_pct: base.filter(|b| *b > 0.0).map(|b| (res.iops / b - 1.0) * 100.0),
+                }
+            })
+            .collect()
+    }
+}
+
+trait QdFilter {
+    fn is_none_or_eq(&self, q: u32) -> bool;
+}
+
+impl QdFilter for Option<u32> {
+    fn is_none_or_eq(&self, q: u32) -> bool {
+        match self {
+            None => true,
+            Some(x) => *x == q,
+        }
+    }
+}
+
+/// Parses `--mix 4k-randread=0.7,128k-seqwrite=0.3` (weights positive; they are normalised).
+pub fn parse_mix(s: &str) -> Result<Vec<(String, f64)>, SweepError> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((w, x)) = part.split_once('=') else {
+            return Err(SweepError::Mix(format!(
+                "'{part}' is not WORKLOAD=WEIGHT (example: 4k-randread=0.7,128k-seqwrite=0.3)"
+            )));
+        };
+        let w = w.trim().to_string();
+        let x: f64 = x
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| SweepError::Mix(format!("weight '{}' of {w} is not a number", x.trim())))?;
+        if !(x.is_finite() && x > 0.0) {
+            return Err(SweepError::Mix(format!("weight of {w} must be greater than 0")));
+        }
+        if out.iter().any(|o| o.0 == w) {
+            return Err(SweepError::Mix(format!("{w} is listed twice")));
+        }
+        out.push((w, x));
+    }
+    if out.is_empty() {
+        return Err(SweepError::Mix(
+            "the mix is empty (example: 4k-randread=0.7,128k-seqwrite=0.3)".into(),
+        ));
+    }
+    Ok(out)
+}

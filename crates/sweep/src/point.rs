@@ -1,0 +1,167 @@
+//! Expansion of a sweep into its ordered points, and the stable point key.
+
+use crate::spec::{PointTarget, SweepSpec};
+use serde::Serialize;
+use ssdlab_report::store::PointRecord;
+use ssdlab_workload::WorkloadSpec;
+
+/// One run of the sweep matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Stable hash of everything that defines the point (the resume key); 32 hex digits.
+    pub key: String,
+    /// Position in the expanded sweep.
+    pub seq: usize,
+    /// Name of the sweep.
+    pub sweep: String,
+    /// Label of the target (unique in the sweep).
+    pub target_label: String,
+    /// Where the I/O goes: simulated drives or real paths.
+    pub target: PointTarget,
+    /// True when this point belongs to a baseline target.
+    pub baseline: bool,
+    /// The baseline target this point is compared with.
+    pub baseline_label: Option<String>,
+    pub workload_name: String,
+    /// The complete workload of this point: `qd`, stop time, ramp and seed already set
+    /// (repeat `r` uses the workload's seed + `r`).
+    pub spec: WorkloadSpec,
+    pub qd: u32,
+    /// Stripe (chunk) size in bytes for arrays; None for a single drive.
+    pub stripe: Option<u64>,
+    /// Number of drives (members).
+    pub drives: u32,
+    /// 0-based repeat index.
+    pub repeat: u32,
+}
+
+impl Point {
+    /// True for simulated points (run in parallel).
+    pub fn is_sim(&self) -> bool {
+        self.target.is_sim()
+    }
+
+    /// A one-line description for progress and listings.
+    pub fn describe(&self) -> String {
+        let mut s = self.target_label.clone();
+        if let Some(st) = self.stripe {
+            s.push_str(&format!(" stripe {}", ssdlab_workload::format_size(st)));
+        }
+        s.push_str(&format!(" {} QD{}", self.workload_name, self.qd));
+        s.push_str(&format!(" #{}", self.repeat + 1));
+        s
+    }
+
+    /// The row stored in the results store's `points` table.
+    pub fn record(&self) -> PointRecord {
+        PointRecord {
+            key: self.key.clone(),
+            seq: self.seq as i64,
+            target_label: self.target_label.clone(),
+            target_json: serde_json::to_string(&self.target).expect("target serialises"),
+            baseline: self.baseline,
+            baseline_label: self.baseline_label.clone(),
+            workload_name: self.workload_name.clone(),
+            workload_json: serde_json::to_string(&self.spec).expect("spec serialises"),
+            qd: self.qd,
+            stripe: self.stripe,
+            drives: self.drives,
+            repeat: self.repeat,
+        }
+    }
+}
+
+/// What the key is computed over (field order is part of the format: do not reorder).
+#[derive(Serialize)]
+struct KeyView<'a> {
+    v: u32,
+    sweep: &'a str,
+    target_label: &'a str,
+    target: &'a PointTarget,
+    workload: &'a str,
+    spec: &'a WorkloadSpec,
+    stripe: Option<u64>,
+    repeat: u32,
+}
+
+/// FNV-1a, 128 bits: small, stable across Rust versions and platforms.
+pub fn fnv1a128(data: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    let mut h = OFFSET;
+    for &b in data {
+        h ^= b as u128;
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+fn point_key(p: &Point) -> String {
+    let view = KeyView {
+        v: 1,
+        sweep: &p.sweep,
+        target_label: &p.target_label,
+        target: &p.target,
+        workload: &p.workload_name,
+        spec: &p.spec,
+        stripe: p.stripe,
+        repeat: p.repeat,
+    };
+    let json = serde_json::to_string(&view).expect("key view serialises");
+    format!("{:032x}", fnv1a128(json.as_bytes()))
+}
+
+impl SweepSpec {
+    /// The points of the sweep in their fixed order: target, stripe, workload, QD, repeat.
+    pub fn points(&self) -> Vec<Point> {
+        let mut out = Vec::new();
+        for t in &self.targets {
+            let stripes: Vec<Option<u64>> = if t.stripes.is_empty() {
+                vec![None]
+            } else {
+                t.stripes.iter().copied().map(Some).collect()
+            };
+            for stripe in stripes {
+                for w in &self.workloads {
+                    for &qd in &self.qds {
+                        for repeat in 0..self.repeats {
+                            let mut spec = w.spec.clone();
+                            spec.qd = qd;
+                            spec.seed = spec.seed.wrapping_add(repeat as u64);
+                            let mut p = Point {
+                                key: String::new(),
+                                seq: out.len(),
+                                sweep: self.name.clone(),
+                                target_label: t.label.clone(),
+                                target: t.kind.clone(),
+                                baseline: t.baseline,
+                                baseline_label: t.baseline_label.clone(),
+                                workload_name: w.name.clone(),
+                                spec,
+                                qd,
+                                stripe,
+                                drives: t.kind.drives(),
+                                repeat,
+                            };
+                            p.key = point_key(&p);
+                            out.push(p);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_known_values() {
+        // Reference values of FNV-1a 128.
+        assert_eq!(fnv1a128(b""), 0x6c62272e07bb014262b821756295c58d);
+        assert_eq!(fnv1a128(b"a"), 0xd228cb696f1a8caf78912b704e4a8964);
+    }
+}

@@ -1,0 +1,261 @@
+//! Running a sweep into the results store: resume, parallel simulated points, serial real points,
+//! one transaction per finished point, clean stop on Ctrl-C.
+
+use crate::point::Point;
+use crate::spec::SweepSpec;
+use crate::SweepError;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ssdlab_report::store::Store;
+use ssdlab_stats::RunResult;
+use std::io::IsTerminal;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The function that runs one point. It must be deterministic for simulated points (same point →
+/// same result) and should return early with `interrupted = true` when Ctrl-C was pressed.
+pub type PointRunner<'a> = dyn Fn(&Point) -> Result<RunResult, String> + Sync + 'a;
+
+/// How to run a sweep.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOpts<'a> {
+    /// Parallel workers for simulated points; 0 = all cores (`available_parallelism`).
+    pub jobs: usize,
+    /// Set by the Ctrl-C handler: no new point starts, finished points stay in the store, points
+    /// still running are abandoned.
+    pub interrupted: &'a AtomicBool,
+    /// Draw a progress bar on stderr (only when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// How a sweep run went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepSummary {
+    /// The sweep's id in the store.
+    pub sweep_id: i64,
+    /// Points in the sweep.
+    pub total: usize,
+    /// Points already finished in the store before this run (skipped).
+    pub skipped: usize,
+    /// Points finished by this run.
+    pub ran: usize,
+    /// Points that failed in this run (retried on the next run).
+    pub failed: usize,
+    /// Points still not finished (failed, abandoned or not started).
+    pub remaining: usize,
+    /// True when the run stopped because of Ctrl-C.
+    pub interrupted: bool,
+    /// The first failure: (point description, error).
+    pub first_error: Option<(String, String)>,
+    pub wall: Duration,
+}
+
+impl SweepSummary {
+    /// True when every point of the sweep is in the store.
+    pub fn complete(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
+enum Outcome {
+    Finished(Box<RunResult>),
+    Abandoned,
+    Failed(String),
+}
+
+fn run_one(runner: &PointRunner<'_>, p: &Point) -> Outcome {
+    match catch_unwind(AssertUnwindSafe(|| runner(p))) {
+        Ok(Ok(r)) if r.interrupted => Outcome::Abandoned,
+        Ok(Ok(r)) => Outcome::Finished(Box::new(r)),
+        Ok(Err(e)) => Outcome::Failed(e),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Outcome::Failed(format!("the run panicked: {msg}"))
+        }
+    }
+}
+
+struct Tally<'s> {
+    store: &'s mut Store,
+    bar: ProgressBar,
+    ran: usize,
+    failed: usize,
+    first_error: Option<(String, String)>,
+}
+
+impl Tally<'_> {
+    /// Records one outcome; returns false when the sweep should stop starting points.
+    fn record(&mut self, p: &Point, o: Outcome) -> Result<bool, SweepError> {
+        match o {
+            Outcome::Finished(r) => {
+                self.store.record_result(&p.key, &r)?;
+                self.ran += 1;
+                self.bar.inc(1);
+                Ok(true)
+            }
+            Outcome::Abandoned => Ok(false),
+            Outcome::Failed(e) => {
+                self.store.record_failure(&p.key, &e)?;
+                self.failed += 1;
+                self.bar.suspend(|| eprintln!("ssdlab: point failed: {}: {e}", p.describe()));
+                if self.first_error.is_none() {
+                    self.first_error = Some((p.describe(), e));
+                }
+                Ok(false)
+            }
+        }
+    }
+}
+
+fn progress_bar(len: u64, show: bool) -> ProgressBar {
+    let target = if show && std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} points, ETA {eta} {msg}",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+/// Runs every point of `spec` that the store does not have yet.
+///
+/// Simulated points run on `opts.jobs` threads (results are written by this thread in completion
+/// order; each result depends only on its point, so the store ends up the same as after a serial
+/// run); real points run strictly one at a time, after the simulated ones. Every finished point is
+/// written in its own transaction at once. The first failure stops the sweep (no new point starts);
+/// failed points are retried by the next run.
+pub fn run_sweep(
+    spec: &SweepSpec,
+    store: &mut Store,
+    runner: &PointRunner<'_>,
+    opts: RunOpts<'_>,
+) -> Result<SweepSummary, SweepError> {
+    let start = Instant::now();
+    let points = spec.points();
+    let sweep_id = store.begin_sweep(&spec.name, &spec.source)?;
+    let records: Vec<_> = points.iter().map(Point::record).collect();
+    let done = store.sync_points(sweep_id, &records)?;
+    let pending: Vec<&Point> = points.iter().filter(|p| !done.contains(&p.key)).collect();
+    let skipped = points.len() - pending.len();
+    let (sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
+
+    let bar = progress_bar(pending.len() as u64, opts.progress);
+    let mut tally = Tally {
+        store,
+        bar: bar.clone(),
+        ran: 0,
+        failed: 0,
+        first_error: None,
+    };
+    let interrupted = || opts.interrupted.load(Ordering::SeqCst);
+    let mut go_on = true;
+
+    if !sims.is_empty() && !interrupted() {
+        let jobs = match opts.jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .min(sims.len());
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+        let res: Result<(), SweepError> = std::thread::scope(|s| {
+            for _ in 0..jobs {
+                let tx = tx.clone();
+                let (sims, next, stop) = (&sims, &next, &stop);
+                s.spawn(move || loop {
+                    if stop.load(Ordering::SeqCst) || opts.interrupted.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(p) = sims.get(i) else { break };
+                    if tx.send((i, run_one(runner, p))).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            let mut result = Ok(());
+            let mut handle = |i: usize, o: Outcome| -> bool {
+                bar.set_message(sims[i].describe());
+                match tally.record(sims[i], o) {
+                    Ok(true) => true,
+                    Ok(false) => {
+                        go_on = false;
+                        stop.store(true, Ordering::SeqCst);
+                        true
+                    }
+                    Err(e) => {
+                        stop.store(true, Ordering::SeqCst);
+                        result = Err(e);
+                        false
+                    }
+                }
+            };
+            loop {
+                if interrupted() {
+                    // Keep what has already finished; abandon what is still running.
+                    while let Ok((i, o)) = rx.try_recv() {
+                        if !handle(i, o) {
+                            break;
+                        }
+                    }
+                    break;
+                }
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok((i, o)) => {
+                        if !handle(i, o) {
+                            break;
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            // Points still running are abandoned: their results are dropped with the channel.
+            stop.store(true, Ordering::SeqCst);
+            drop(rx);
+            result
+        });
+        if let Err(e) = res {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    }
+
+    for p in reals {
+        if !go_on || interrupted() {
+            break;
+        }
+        bar.set_message(p.describe());
+        let o = run_one(runner, p);
+        if !tally.record(p, o)? {
+            go_on = false;
+        }
+    }
+    bar.finish_and_clear();
+
+    let (ran, failed, first_error) = (tally.ran, tally.failed, tally.first_error);
+    Ok(SweepSummary {
+        sweep_id,
+        total: points.len(),
+        skipped,
+        ran,
+        failed,
+        remaining: points.len() - skipped - ran,
+        interrupted: interrupted(),
+        first_error,
+        wall: start.elapsed(),
+    })
+}

@@ -1,0 +1,850 @@
+//! The sweep file (TOML): what to run. See `docs/SWEEPS.md` for the format.
+
+use crate::SweepError;
+use serde::Deserialize;
+use ssdlab_workload::{
+    parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A size written as a number of bytes or a string with a unit ("4k", "8GiB").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum SizeVal {
+    Int(u64),
+    Str(String),
+}
+
+impl SizeVal {
+    fn bytes(&self, field: &str) -> Result<u64, SweepError> {
+        match self {
+            SizeVal::Int(v) => Ok(*v),
+            SizeVal::Str(s) => parse_size(s).map_err(|e| SweepError::field(field, e.to_string())),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    time: String,
+    #[serde(default)]
+    ramp: Option<String>,
+    #[serde(default)]
+    repeats: Option<u32>,
+    qd: Vec<u32>,
+    #[serde(default)]
+    workloads: Option<Vec<String>>,
+    #[serde(default)]
+    workload: Option<Vec<RawWorkload>>,
+    #[serde(default)]
+    target: Option<Vec<RawTarget>>,
+    /// Default stripes for array targets that give none.
+    #[serde(default)]
+    stripes: Option<Vec<SizeVal>>,
+    /// Default region length for every workload.
+    #[serde(default)]
+    span: Option<SizeVal>,
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    name: String,
+    rw: String,
+    bs: SizeVal,
+    #[serde(default)]
+    align: Option<SizeVal>,
+    #[serde(default)]
+    read_pct: Option<u8>,
+    #[serde(default)]
+    random_pct: Option<u8>,
+    #[serde(default)]
+    offset: Option<SizeVal>,
+    #[serde(default)]
+    span: Option<SizeVal>,
+    #[serde(default)]
+    jobs: Option<u32>,
+    #[serde(default)]
+    pattern: Option<String>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    time: Option<String>,
+    #[serde(default)]
+    ramp: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    sim: Option<String>,
+    #[serde(default)]
+    drives: Option<u32>,
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    overrides: Option<BTreeMap<String, toml::Value>>,
+    #[serde(default)]
+    path: Option<PathBuf>,
+    #[serde(default)]
+    members: Option<Vec<PathBuf>>,
+    #[serde(default)]
+    stripes: Option<Vec<SizeVal>>,
+    #[serde(default)]
+    baseline: Option<bool>,
+}
+
+/// Preconditioning state of simulated drives before each point.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DriveState {
+    /// Trimmed, as new.
+    Fresh,
+    /// Sequentially filled once.
+    Full,
+    /// Random-write steady state.
+    Steady,
+}
+
+impl DriveState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DriveState::Fresh => "fresh",
+            DriveState::Full => "full",
+            DriveState::Steady => "steady",
+        }
+    }
+}
+
+/// Where a target's I/O goes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum PointTarget {
+    /// `drives` simulated drives of a preset (1 = a single drive, more = a RAID 0 array).
+    Sim {
+        preset: String,
+        drives: u32,
+        state: DriveState,
+        /// Preset fields overridden (`key = value`, as `ssdlab run --sim-set` takes them).
+        overrides: BTreeMap<String, String>,
+    },
+    /// Real files or block devices: one path = a single target, several = RAID 0 members in order.
+    /// Relative paths are resolved against the sweep file's directory.
+    Real { paths: Vec<PathBuf> },
+}
+
+impl PointTarget {
+    /// Number of drives (members).
+    pub fn drives(&self) -> u32 {
+        match self {
+            PointTarget::Sim { drives, .. } => *drives,
+            PointTarget::Real { paths } => paths.len() as u32,
+        }
+    }
+
+    /// True for simulated targets (run in parallel).
+    pub fn is_sim(&self) -> bool {
+        matches!(self, PointTarget::Sim { .. })
+    }
+}
+
+/// One target of the sweep, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSpec {
+    /// Unique label used in reports.
+    pub label: String,
+    pub kind: PointTarget,
+    /// Stripe sizes in bytes (empty for single-drive targets).
+    pub stripes: Vec<u64>,
+    /// True for baseline targets (other targets' gains are computed against one).
+    pub baseline: bool,
+    /// Label of the baseline this target is compared with (None for baselines).
+    pub baseline_label: Option<String>,
+}
+
+/// One named workload of the sweep (its `qd` is set per point).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedWorkload {
+    pub name: String,
+    pub spec: WorkloadSpec,
+}
+
+/// A validated sweep: the matrix targets × stripes × workloads × QDs × repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSpec {
+    pub name: String,
+    pub description: Option<String>,
+    pub qds: Vec<u32>,
+    pub repeats: u32,
+    pub workloads: Vec<NamedWorkload>,
+    pub targets: Vec<TargetSpec>,
+    /// The file's text, stored with the results.
+    pub source: String,
+}
+
+/// The workload shorthands always known by name.
+pub const SHORTHANDS: [&str; 4] = ["4k-randread", "4k-randwrite", "128k-seqread", "128k-seqwrite"];
+
+/// Access modes a shorthand `<bs>-<mode>` may use.
+const SHORTHAND_MODES: [(&str, RwMode); 8] = [
+    ("randread", RwMode::Randread),
+    ("randwrite", RwMode::Randwrite),
+    ("seqread", RwMode::Read),
+    ("seqwrite", RwMode::Write),
+    ("randrw", RwMode::Randrw),
+    ("seqrw", RwMode::Rw),
+    ("read", RwMode::Read),
+    ("write", RwMode::Write),
+];
+
+/// Levenshtein distance (chars).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The candidate nearest to `word`, if it is near enough to be a plausible typo.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Parses a shorthand like `4k-randread` or `64k-seqwrite` into (rw, bs).
+pub fn parse_shorthand(name: &str) -> Option<(RwMode, u64)> {
+    let (bs, mode) = name.trim().split_once('-')?;
+    let bs = parse_size(bs).ok().filter(|&b| b > 0)?;
+    let mode = mode.to_ascii_lowercase();
+    let rw = SHORTHAND_MODES.iter().find(|(m, _)| *m == mode)?.1;
+    Some((rw, bs))
+}
+
+fn dur(field: &str, s: &str) -> Result<u64, SweepError> {
+    parse_duration(s).map_err(|e| SweepError::field(field, e.to_string()))
+}
+
+fn no_dups<T: PartialEq + std::fmt::Debug>(
+    field: &str,
+    items: &[T],
+    show: impl Fn(&T) -> String,
+) -> Result<(), SweepError> {
+    for (i, a) in items.iter().enumerate() {
+        if items[..i].contains(a) {
+            return Err(SweepError::field(field, format!("{} is listed twice", show(a))));
+        }
+    }
+    Ok(())
+}
+
+fn toml_value_string(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl SweepSpec {
+    /// Reads and validates a sweep file; relative target paths are resolved against its directory.
+    pub fn from_file(path: &Path) -> Result<SweepSpec, SweepError> {
+        let meta = std::fs::metadata(path).map_err(|e| SweepError::File {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        if !meta.is_file() {
+            return Err(SweepError::File {
+                path: path.display().to_string(),
+                why: "not a regular file".into(),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| SweepError::File {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Self::parse(&text, base).map_err(|e| e.in_file(path))
+    }
+
+    /// Parses and validates sweep file text; relative paths are resolved against `base_dir`.
+    pub fn parse(text: &str, base_dir: &Path) -> Result<SweepSpec, SweepError> {
+        let raw: RawSweep =
+            toml::from_str(text).map_err(|e| SweepError::Toml(e.to_string().trim().to_string()))?;
+        let name = raw.name.trim().to_string();
+        if name.is_empty() {
+            return Err(SweepError::field("name", "must not be empty"));
+        }
+        let time_ns = dur("time", &raw.time)?;
+        if time_ns == 0 {
+            return Err(SweepError::field("time", "must be greater than 0"));
+        }
+        let ramp_ns = match &raw.ramp {
+            Some(r) => dur("ramp", r)?,
+            None => 0,
+        };
+        let repeats = raw.repeats.unwrap_or(1);
+        if repeats == 0 {
+            return Err(SweepError::field("repeats", "must be at least 1"));
+        }
+        if raw.qd.is_empty() {
+            return Err(SweepError::field("qd", "the list is empty; give at least one queue depth, e.g. qd = [1, 4, 32]"));
+        }
+        if raw.qd.contains(&0) {
+            return Err(SweepError::field("qd", "queue depths must be greater than 0"));
+        }
+        no_dups("qd", &raw.qd, |q| format!("queue depth {q}"))?;
+        let span = raw.span.as_ref().map(|s| s.bytes("span")).transpose()?;
+        if span == Some(0) {
+            return Err(SweepError::field("span", "must be greater than 0"));
+        }
+        let base = WorkloadSpec {
+            stop: StopCondition {
+                time_ns: Some(time_ns),
+                ..Default::default()
+            },
+            ramp_ns,
+            span,
+            seed: raw.seed.unwrap_or(WorkloadSpec::default().seed),
+            ..Default::default()
+        };
+
+        // Workloads: shorthands first, then [[workload]] tables, in file order.
+        let mut workloads = Vec::new();
+        if let Some(list) = &raw.workloads {
+            if list.is_empty() && raw.workload.as_ref().map(Vec::len).unwrap_or(0) == 0 {
+                return Err(SweepError::field(
+                    "workloads",
+                    format!("the list is empty; use shorthands such as {}", SHORTHANDS.join(", ")),
+                ));
+            }
+            for w in list {
+                let Some((rw, bs)) = parse_shorthand(w) else {
+                    let prefix = w.split_once('-').map(|(b, _)| b).unwrap_or("4k");
+                    let generated: Vec<String> = SHORTHAND_MODES
+                        .iter()
+                        .map(|(m, _)| format!("{prefix}-{m}"))
+                        .collect();
+                    let hint = nearest(
+                        w,
+                        SHORTHANDS
+                            .iter()
+                            .copied()
+                            .chain(generated.iter().map(String::as_str)),
+                    )
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "; shorthands are <size>-<mode> such as {} (modes: {})",
+                            SHORTHANDS.join(", "),
+                            SHORTHAND_MODES.map(|m| m.0).join(", ")
+                        )
+                    });
+                    return Err(SweepError::field(
+                        "workloads",
+                        format!("unknown workload '{w}'{hint}"),
+                    ));
+                };
+                let spec = WorkloadSpec {
+                    rw,
+                    read_pct: rw.fixed_read_pct().unwrap_or(50),
+                    random_pct: rw.default_random_pct(),
+                    bs,
+                    align: bs,
+                    ..base.clone()
+                };
+                workloads.push(NamedWorkload {
+                    name: w.trim().to_ascii_lowercase(),
+                    spec,
+                });
+            }
+        }
+        for w in raw.workload.iter().flatten() {
+            workloads.push(Self::table_workload(w, &base)?);
+        }
+        if workloads.is_empty() {
+            return Err(SweepError::field(
+                "workloads",
+                format!(
+                    "no workloads; give workloads = [\"{}\", ...] or [[workload]] tables",
+                    SHORTHANDS[0]
+                ),
+            ));
+        }
+        no_dups(
+            "workloads",
+            &workloads.iter().map(|w| w.name.clone()).collect::<Vec<_>>(),
+            |n| format!("workload '{n}'"),
+        )?;
+        for w in &workloads {
+            let mut s = w.spec.clone();
+            s.qd = raw.qd[0];
+            s.validate()
+                .map_err(|e| SweepError::field(&format!("workload '{}'", w.name), e.to_string()))?;
+        }
+
+        let default_stripes = match &raw.stripes {
+            Some(v) => Some(Self::stripes("stripes", v)?),
+            None => None,
+        };
+        let targets = Self::targets(
+            raw.target.as_deref().unwrap_or(&[]),
+            default_stripes.as_deref(),
+            base_dir,
+        )?;
+
+        Ok(SweepSpec {
+            name,
+            description: raw.description,
+            qds: raw.qd,
+            repeats,
+            workloads,
+            targets,
+            source: text.to_string(),
+        })
+    }
+
+    fn table_workload(w: &RawWorkload, base: &WorkloadSpec) -> Result<NamedWorkload, SweepError> {
+        let name = w.name.trim().to_string();
+        let field = |f: &str| format!("workload '{name}'.{f}");
+        if name.is_empty() {
+            return Err(SweepError::field("workload.name", "must not be empty"));
+        }
+        let rw: RwMode = w
+            .rw
+            .parse()
+            .map_err(|e: ssdlab_workload::SpecError| SweepError::field(&field("rw"), e.to_string()))?;
+        let bs = w.bs.bytes(&field("bs"))?;
+        let read_pct = match (rw.fixed_read_pct(), w.read_pct) {
+            (Some(_), Some(_)) => {
+                return Err(SweepError::field(
+                    &field("read_pct"),
+                    format!("only applies to mixed workloads (rw or randrw), not to {rw}"),
+                ))
+            }
+            (Some(f), None) => f,
+            (None, g) => g.unwrap_or(50),
+        };
+        let mut spec = WorkloadSpec {
+            rw,
+            read_pct,
+            random_pct: w.random_pct.unwrap_or(rw.default_random_pct()),
+            bs,
+            align: match &w.align {
+                Some(a) => a.bytes(&field("align"))?,
+                None => bs,
+            },
+            offset: match &w.offset {
+                Some(o) => o.bytes(&field("offset"))?,
+                None => 0,
+            },
+            span: match &w.span {
+                Some(s) => Some(s.bytes(&field("span"))?),
+                None => base.span,
+            },
+            jobs: w.jobs.unwrap_or(1),
+            pattern: match &w.pattern {
+                Some(p) => p
+                    .parse::<Pattern>()
+                    .map_err(|e| SweepError::field(&field("pattern"), e))?,
+                None => Pattern::Random,
+            },
+            seed: w.seed.unwrap_or(base.seed),
+            ..base.clone()
+        };
+        if let Some(t) = &w.time {
+            let t = dur(&field("time"), t)?;
+            if t == 0 {
+                return Err(SweepError::field(&field("time"), "must be greater than 0"));
+            }
+            spec.stop.time_ns = Some(t);
+        }
+        if let Some(r) = &w.ramp {
+            spec.ramp_ns = dur(&field("ramp"), r)?;
+        }
+        Ok(NamedWorkload { name, spec })
+    }
+
+    fn stripes(field: &str, v: &[SizeVal]) -> Result<Vec<u64>, SweepError> {
+        if v.is_empty() {
+            return Err(SweepError::field(field, "the list is empty; give stripe sizes, e.g. stripes = [\"16k\", \"64k\"]"));
+        }
+        let mut out = Vec::new();
+        for s in v {
+            let b = s.bytes(field)?;
+            if b == 0 {
+                return Err(SweepError::field(field, "a stripe size must be greater than 0"));
+            }
+            if b % 512 != 0 {
+                return Err(SweepError::field(
+                    field,
+                    format!("stripe size {b} is not a multiple of 512 bytes"),
+                ));
+            }
+            out.push(b);
+        }
+        no_dups(field, &out, |b| format!("stripe {}", ssdlab_workload::format_size(*b)))?;
+        Ok(out)
+    }
+
+    fn targets(
+        raw: &[RawTarget],
+        default_stripes: Option<&[u64]>,
+        base_dir: &Path,
+    ) -> Result<Vec<TargetSpec>, SweepError> {
+        if raw.is_empty() {
+            return Err(SweepError::field(
+                "target",
+                "no targets; add [[target]] tables (sim = \"PRESET\" or path = \"FILE\" / members = [...])",
+            ));
+        }
+        let mut out: Vec<TargetSpec> = Vec::new();
+        for (i, t) in raw.iter().enumerate() {
+            let field = format!("target #{}", i + 1);
+            let f = |k: &str| format!("{field}.{k}");
+            let kind = match (&t.sim, &t.path, &t.members) {
+                (Some(preset), None, None) => {
+                    let drives = t.drives.unwrap_or(1);
+                    if drives == 0 {
+                        return Err(SweepError::field(&f("drives"), "must be at least 1"));
+                    }
+                    let state = match t.state.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                        None | Some("fresh") => DriveState::Fresh,
+                        Some("full") => DriveState::Full,
+                        Some("steady") => DriveState::Steady,
+                        Some(other) => {
+                            let hint = nearest(other, ["fresh", "full", "steady"])
+                                .map(|n| format!("; did you mean {n}?"))
+                                .unwrap_or_default();
+                            return Err(SweepError::field(
+                                &f("state"),
+                                format!("unknown state '{other}' (use fresh, full or steady){hint}"),
+                            ));
+                        }
+                    };
+                    if preset.trim().is_empty() {
+                        return Err(SweepError::field(&f("sim"), "must name a preset"));
+                    }
+                    PointTarget::Sim {
+                        preset: preset.trim().to_string(),
+                        drives,
+                        state,
+                        overrides: t
+                            .overrides
+                            .iter()
+                            .flatten()
+                            .map(|(k, v)| (k.clone(), toml_value_string(v)))
+                            .collect(),
+                    }
+                }
+                (None, Some(p), None) => {
+                    Self::real_only(t, &field)?;
+                    PointTarget::Real {
+                        paths: vec![resolve(base_dir, p)],
+                    }
+                }
+                (None, None, Some(m)) => {
+                    Self::real_only(t, &field)?;
+                    if m.is_empty() {
+                        return Err(SweepError::field(&f("members"), "the list is empty"));
+                    }
+                    let paths: Vec<PathBuf> = m.iter().map(|p| resolve(base_dir, p)).collect();
+                    no_dups(&f("members"), &paths, |p| format!("member {}", p.display()))?;
+                    PointTarget::Real { paths }
+                }
+                (None, None, None) => {
+                    return Err(SweepError::field(
+                        &field,
+                        "give sim = \"PRESET\", path = \"FILE\" or members = [\"A\", \"B\"]",
+                    ))
+                }
+                _ => {
+                    return Err(SweepError::field(
+                        &field,
+                        "give only one of sim, path and members",
+                    ))
+                }
+            };
+            let drives = kind.drives();
+            let stripes = match (&t.stripes, drives) {
+                (Some(_), 1) => {
+                    return Err(SweepError::field(
+                        &f("stripes"),
+                        "stripes only apply to arrays (drives > 1 or several members)",
+                    ))
+                }
+                (Some(v), _) => Self::stripes(&f("stripes"), v)?,
+                (None, 1) => Vec::new(),
+                (None, _) => match default_stripes {
+                    Some(d) => d.to_vec(),
+                    None => {
+                        return Err(SweepError::field(
+                            &f("stripes"),
+                            "an array needs stripe sizes: stripes = [\"16k\", \"64k\"] here or at the top of the file",
+                        ))
+                    }
+                },
+            };
+            let label = match &t.label {
+                Some(l) if l.trim().is_empty() => {
+                    return Err(SweepError::field(&f("label"), "must not be empty"))
+                }
+                Some(l) => l.trim().to_string(),
+                None => auto_label(&kind),
+            };
+            if let Some(prev) = out.iter().position(|o| o.label == label) {
+                return Err(SweepError::field(
+                    &field,
+                    format!(
+                        "has the same label '{label}' as target #{}; give one of them label = \"...\"",
+                        prev + 1
+                    ),
+                ));
+            }
+            out.push(TargetSpec {
+                label,
+                kind,
+                stripes,
+                baseline: t.baseline.unwrap_or(false),
+                baseline_label: None,
+            });
+        }
+        // Baselines: those marked, else every single-drive target not marked baseline = false.
+        let explicit = raw.iter().any(|t| t.baseline == Some(true));
+        for (t, r) in out.iter_mut().zip(raw) {
+            t.baseline = if explicit {
+                r.baseline == Some(true)
+            } else {
+                t.kind.drives() == 1 && r.baseline != Some(false)
+            };
+        }
+        for (i, t) in out.iter().enumerate() {
+            if t.baseline && t.stripes.len() > 1 {
+                return Err(SweepError::field(
+                    &format!("target #{}.baseline", i + 1),
+                    "a baseline array must have exactly one stripe size",
+                ));
+            }
+        }
+        // Each other target is compared with the baseline of the same kind of drive when there is
+        // one (same preset, state and overrides), else with the first baseline.
+        let baselines: Vec<(String, PointTarget)> = out
+            .iter()
+            .filter(|t| t.baseline)
+            .map(|t| (t.label.clone(), t.kind.clone()))
+            .collect();
+        for t in out.iter_mut().filter(|t| !t.baseline) {
+            let same = baselines.iter().find(|(_, k)| match (k, &t.kind) {
+                (
+                    PointTarget::Sim {
+                        preset: a,
+                        state: sa,
+                        overrides: oa,
+                        ..
+                    },
+                    PointTarget::Sim {
+                        preset: b,
+                        state: sb,
+                        overrides: ob,
+                        ..
+                    },
+                ) => a == b && sa == sb && oa == ob,
+                (PointTarget::Real { .. }, PointTarget::Real { .. }) => true,
+                _ => false,
+            });
+            t.baseline_label = same.or(baselines.first()).map(|(l, _)| l.clone());
+        }
+        Ok(out)
+    }
+
+    fn real_only(t: &RawTarget, field: &str) -> Result<(), SweepError> {
+        for (k, set) in [
+            ("drives", t.drives.is_some()),
+            ("state", t.state.is_some()),
+            ("overrides", t.overrides.is_some()),
+        ] {
+            if set {
+                return Err(SweepError::field(
+                    &format!("{field}.{k}"),
+                    "only applies to simulated targets (sim = \"PRESET\")",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every real path of the sweep (members and single targets), in file order.
+    pub fn real_paths(&self) -> Vec<&Path> {
+        self.targets
+            .iter()
+            .filter_map(|t| match &t.kind {
+                PointTarget::Real { paths } => Some(paths.iter().map(PathBuf::as_path)),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Checks that every real path exists and is a regular file or a block device (nothing is
+    /// created or written).
+    pub fn check_real_paths(&self) -> Result<(), SweepError> {
+        use std::os::unix::fs::FileTypeExt;
+        for t in &self.targets {
+            if let PointTarget::Real { paths } = &t.kind {
+                for p in paths {
+                    let what = if paths.len() > 1 { "member" } else { "target" };
+                    match std::fs::metadata(p) {
+                        Ok(m) if m.is_file() || m.file_type().is_block_device() => {}
+                        Ok(_) => {
+                            return Err(SweepError::Target {
+                                label: t.label.clone(),
+                                why: format!(
+                                    "{what} {} is neither a regular file nor a block device",
+                                    p.display()
+                                ),
+                            })
+                        }
+                        Err(e) => {
+                            return Err(SweepError::Target {
+                                label: t.label.clone(),
+                                why: format!("{what} {}: {e}", p.display()),
+                            })
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks simulated presets against the known names, suggesting the nearest for a typo.
+    pub fn check_presets(&self, known: &[&str]) -> Result<(), SweepError> {
+        for t in &self.targets {
+            if let PointTarget::Sim { preset, .. } = &t.kind {
+                if !known.iter().any(|k| k == preset) {
+                    let hint = nearest(preset, known.iter().copied())
+                        .map(|n| format!("; did you mean {n}?"))
+                        .unwrap_or_else(|| format!(" (known: {})", known.join(", ")));
+                    return Err(SweepError::Target {
+                        label: t.label.clone(),
+                        why: format!("unknown preset '{preset}'{hint}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The file name part of the default store: the sweep name with unusual characters replaced.
+    pub fn default_db_name(&self) -> String {
+        let s: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("{}.sqlite", s.trim_start_matches('.'))
+    }
+}
+
+fn resolve(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// A readable default label: `sim:PRESET`, `sim:PRESET x2`, `+ state/overrides`, or the paths.
+fn auto_label(kind: &PointTarget) -> String {
+    match kind {
+        PointTarget::Sim {
+            preset,
+            drives,
+            state,
+            overrides,
+        } => {
+            let mut s = format!("sim:{preset}");
+            if *drives > 1 {
+                s.push_str(&format!(" x{drives}"));
+            }
+            if *state != DriveState::Fresh {
+                s.push_str(&format!(" [{}]", state.as_str()));
+            }
+            if !overrides.is_empty() {
+                let o: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                s.push_str(&format!(" {{{}}}", o.join(",")));
+            }
+            s
+        }
+        PointTarget::Real { paths } => {
+            let names: Vec<String> = paths
+                .iter()
+                .map(|p| {
+                    p.file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| p.display().to_string())
+                })
+                .collect();
+            if paths.len() > 1 {
+                format!("raid0({})", names.join(","))
+            } else {
+                names.join("")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("4k-randred", "4k-randread"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(nearest("4k-randred", SHORTHANDS), Some("4k-randread"));
+        assert_eq!(nearest("zzzzzzzzz", SHORTHANDS), None);
+    }
+
+    #[test]
+    fn shorthands() {
+        assert_eq!(parse_shorthand("4k-randread"), Some((RwMode::Randread, 4096)));
+        assert_eq!(parse_shorthand("128k-seqwrite"), Some((RwMode::Write, 131072)));
+        assert_eq!(parse_shorthand("1m-seqread"), Some((RwMode::Read, 1 << 20)));
+        assert_eq!(parse_shorthand("4k-randred"), None);
+        assert_eq!(parse_shorthand("0-randread"), None);
+    }
+}

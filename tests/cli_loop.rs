@@ -1,0 +1,111 @@
+//! `ssdlab run` on a real block device: a loop device created and removed by the test itself.
+//! Skips (with a printed reason) where loop devices cannot be attached.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command as Sys;
+
+/// A loop device attached to an image file; detached on drop (even when the test fails).
+struct Loop {
+    dev: PathBuf,
+}
+
+impl Loop {
+    fn attach(image: &Path) -> Result<Loop, String> {
+        if !Path::new("/dev/loop-control").exists() {
+            return Err("/dev/loop-control is missing".into());
+        }
+        let out = Sys::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(image)
+            .output()
+            .map_err(|e| format!("losetup not runnable: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        Ok(Loop { dev })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Sys::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn ssdlab_run(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("ssdlab")
+        .unwrap()
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn loop_device_reads_writes_and_safety() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("disk.img");
+    let size = 16usize << 20;
+    let pattern: Vec<u8> = (0..size).map(|i| (i % 253) as u8 + 1).collect();
+    std::fs::write(&img, &pattern).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => {
+            eprintln!("skipping loop device test: {why}");
+            return;
+        }
+    };
+    let dev = lo.dev.to_str().unwrap();
+
+    // Reads are always allowed.
+    let out = ssdlab_run(&["--target", dev, "--rw", "randread", "--qd", "16", "--ios", "2000", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &v["jobs"][0];
+    assert_eq!(j["read"]["total_ios"], 2000);
+    assert_eq!(j["ssdlab"]["target"]["kind"], "block");
+    assert_eq!(j["ssdlab"]["target"]["size"], size as u64);
+
+    // Writes need --allow-destroy.
+    let out = ssdlab_run(&["--target", dev, "--rw", "randwrite", "--ios", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-destroy"));
+
+    // A region beyond the device is refused.
+    let out = ssdlab_run(&["--target", dev, "--offset", "8m", "--span", "16m", "--ios", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("beyond the end"));
+
+    // With --allow-destroy a blank device is written, only inside the region.
+    let out = ssdlab_run(&[
+        "--target", dev, "--rw", "randwrite", "--bs", "4k", "--align", "512", "--offset", "4m",
+        "--span", "4m", "--qd", "8", "--ios", "4000", "--allow-destroy", "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 4000);
+    let after = std::fs::read(&img).unwrap();
+    assert_eq!(&after[..4 << 20], &pattern[..4 << 20]);
+    assert_eq!(&after[8 << 20..], &pattern[8 << 20..]);
+    assert_ne!(&after[4 << 20..8 << 20], &pattern[4 << 20..8 << 20]);
+
+    // A device holding a filesystem is refused even with --allow-destroy.
+    let mkfs = Sys::new("mkfs.ext4").args(["-q", "-F"]).arg(dev).status();
+    match mkfs {
+        Ok(s) if s.success() => {
+            let before = std::fs::read(&img).unwrap();
+            let out = ssdlab_run(&["--target", dev, "--rw", "randwrite", "--ios", "10", "--allow-destroy"]);
+            assert_eq!(out.status.code(), Some(2));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("ext4"), "{err}");
+            assert_eq!(std::fs::read(&img).unwrap(), before, "nothing written");
+        }
+        _ => eprintln!("skipping filesystem refusal on the CLI: mkfs.ext4 is not available"),
+    }
+}
