@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use ssdlab_engine::{EngineChoice, RealOptions, RealTarget};
+use ssdlab_engine::{EngineChoice, Member, RealOptions, RealTarget, SimTarget};
 use ssdlab_stats::RunResult;
 use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
 use std::io::Write;
@@ -30,8 +30,46 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Run one workload against a file, a block device or the null target.
+    /// Run one workload against a file, a block device, a RAID 0 stripe set, the null target, or a
+    /// simulated drive or array (--sim).
     Run(RunArgs),
+    /// List the simulated drive presets with their sources.
+    Drives(DrivesArgs),
+    /// Show where a logical range of a RAID 0 array lands on its members (md raid0 layout).
+    Layout(LayoutArgs),
+    /// Run a sweep file (targets × stripes × workloads × queue depths) into a results store.
+    Sweep(crate::cmd_sweep::SweepArgs),
+    /// Print gains, best stripes and recommendations from a results store.
+    Report(crate::cmd_sweep::ReportArgs),
+}
+
+#[derive(Args, Debug)]
+struct DrivesArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct LayoutArgs {
+    /// Member sizes, in order (e.g. 1t,1t or 120g,120g,250g).
+    #[arg(long, value_delimiter = ',', required = true, value_parser = positive_size_arg)]
+    members: Vec<u64>,
+    /// Stripe (chunk) size.
+    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
+    stripe: u64,
+    /// Block size the stripe must be a multiple of.
+    #[arg(long, default_value = "512", value_parser = positive_size_arg)]
+    block_size: u64,
+    /// Logical offset of the range.
+    #[arg(value_parser = size_arg, allow_hyphen_values = true)]
+    offset: u64,
+    /// Length of the range.
+    #[arg(value_parser = positive_size_arg, allow_hyphen_values = true)]
+    len: u64,
+    /// Print JSON instead of lines.
+    #[arg(long)]
+    json: bool,
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -183,11 +221,39 @@ struct OutputArgs {
 struct RunArgs {
     /// File or block device to test. A missing file is created (needs --span); a short one is
     /// extended with data; nothing is ever truncated.
-    #[arg(long, value_name = "PATH", required_unless_present = "null", conflicts_with = "null")]
+    #[arg(long, value_name = "PATH", required_unless_present_any = ["null", "raid0", "sim"], conflicts_with_all = ["null", "raid0", "sim"])]
     target: Option<PathBuf>,
     /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["raid0", "sim"])]
     null: bool,
+    /// Simulate a drive: a preset name (see `ssdlab drives`) or a preset TOML file.
+    #[arg(long, value_name = "PRESET", conflicts_with = "raid0")]
+    sim: Option<String>,
+    /// Number of simulated drives; more than one builds a RAID 0 array with --stripe.
+    #[arg(long, default_value = "1", value_parser = positive_u32, requires = "sim")]
+    drives: u32,
+    /// State of the simulated drive before the run: fresh (trimmed), full, steady (random-written).
+    #[arg(long, default_value = "fresh", requires = "sim")]
+    state: String,
+    /// Override a preset parameter, e.g. --set ftl.mapping_unit=512 --set nand.channels=4.
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "sim")]
+    sets: Vec<String>,
+    /// Shared uplink bandwidth of the simulated host adapter in bytes/s (e.g. 1600m for DMI 1.0).
+    #[arg(long, value_parser = positive_size_arg, requires = "sim")]
+    uplink: Option<u64>,
+    /// Per-request driver/adapter overhead of the simulated host adapter.
+    #[arg(long, default_value = "0", value_parser = duration_arg, requires = "sim")]
+    adapter_overhead: u64,
+    /// TRIM does not reach the simulated array's members (old chipset RAID).
+    #[arg(long, requires = "sim")]
+    no_trim_passthrough: bool,
+    /// A userspace RAID 0 stripe set over these members (files, block devices, or null:SIZE),
+    /// laid out like Linux md raid0.
+    #[arg(long, value_name = "A,B[,C…]", value_delimiter = ',')]
+    raid0: Vec<String>,
+    /// Stripe (chunk) size of --raid0 or of a simulated array (mdadm's default is 512k).
+    #[arg(long, default_value = "512k", value_parser = size_arg, allow_hyphen_values = true)]
+    stripe: u64,
     #[command(flatten)]
     workload: WorkloadArgs,
     /// I/O engine: auto (io_uring, else sync), io_uring, sync.
@@ -229,6 +295,19 @@ pub fn main() -> ExitCode {
     install_interrupt_handler();
     let res = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
+        Cmd::Drives(a) => cmd_drives(a),
+        Cmd::Layout(a) => cmd_layout(a),
+        Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep_checked(
+            a,
+            &run_point,
+            ssdlab_engine::interrupt_flag(),
+            &|s| {
+                s.check_presets(&ssdlab_ssdsim::preset_names())
+                    .map_err(Into::into)
+            },
+        )
+        .map_err(Failure::from),
+        Cmd::Report(a) => crate::cmd_sweep::cmd_report(a).map_err(Failure::from),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -287,8 +366,9 @@ fn emit(out: &OutputArgs, results: &[RunResult]) -> Result<()> {
             .join("\n")
     };
     match &out.output {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("cannot write {}", path.display())),
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
         None => {
             let mut so = std::io::stdout().lock();
             so.write_all(text.as_bytes())
@@ -308,14 +388,180 @@ fn exit_code_for(r: &RunResult) -> u8 {
     }
 }
 
+/// Loads a preset by name, or a preset TOML file when the argument is a path to one.
+fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
+    let p = Path::new(name);
+    if (name.ends_with(".toml") || name.contains('/')) && p.exists() {
+        ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}"))
+    } else {
+        ssdlab_ssdsim::load_preset(name).map_err(|e| anyhow!("{e}"))
+    }
+}
+
+fn sim_target(
+    name: &str,
+    sets: &[(String, String)],
+    drives: u32,
+    stripe: Option<u64>,
+    state: &str,
+    adapter: ssdlab_ssdsim::AdapterConfig,
+) -> Result<SimTarget> {
+    let mut drive = load_drive(name)?;
+    for (k, v) in sets {
+        drive.set(k, v).map_err(|e| anyhow!("--set {k}={v}: {e}"))?;
+    }
+    let state: ssdlab_ssdsim::Precondition = state.parse().map_err(|e| anyhow!("--state: {e}"))?;
+    Ok(SimTarget {
+        name: name.to_string(),
+        drive,
+        drives: drives as usize,
+        stripe: if drives > 1 { stripe } else { None },
+        adapter,
+        state,
+    })
+}
+
+/// Runs one sweep point, simulated or real.
+fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
+    use ssdlab_sweep::spec::PointTarget;
+    match &p.target {
+        PointTarget::Sim {
+            preset,
+            drives,
+            state,
+            overrides,
+        } => {
+            let sets: Vec<(String, String)> = overrides
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let t = sim_target(
+                preset,
+                &sets,
+                *drives,
+                p.stripe,
+                state.as_str(),
+                ssdlab_ssdsim::AdapterConfig::passthrough(),
+            )
+            .map_err(|e| format!("{e:#}"))?;
+            ssdlab_engine::run_sim(&p.spec, &t).map_err(|e| e.to_string())
+        }
+        PointTarget::Real { paths } => {
+            let target = if paths.len() == 1 {
+                RealTarget::Path(paths[0].clone())
+            } else {
+                RealTarget::Raid0 {
+                    members: paths.iter().cloned().map(Member::Path).collect(),
+                    stripe: p.stripe.ok_or("a RAID 0 point needs a stripe size")?,
+                }
+            };
+            let opts = RealOptions {
+                on_note: |n| eprintln!("ssdlab: {n}"),
+                ..Default::default()
+            };
+            ssdlab_engine::run_real(&p.spec, &target, &opts)
+                .map(|o| o.result)
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {
+    let infos: Vec<_> = ssdlab_ssdsim::preset_names()
+        .into_iter()
+        .filter_map(ssdlab_ssdsim::preset_summary)
+        .collect();
+    let text = if a.json {
+        let v: Vec<serde_json::Value> = infos
+            .iter()
+            .map(|i| serde_json::json!({"name": i.name, "description": i.description, "sources": i.sources}))
+            .collect();
+        serde_json::to_string_pretty(&v)? + "\n"
+    } else {
+        let mut s = String::new();
+        for i in &infos {
+            s.push_str(&format!("{:<22} {}\n", i.name, i.description));
+            for src in &i.sources {
+                s.push_str(&format!("{:<22}   source: {src}\n", ""));
+            }
+        }
+        s
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(0)
+}
+
+fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
+    let map = ssdlab_layout::StripeMap::new(&a.members, a.stripe, a.block_size)
+        .map_err(|e| anyhow!("--stripe: {e}"))?;
+    let pieces: Vec<_> = map
+        .try_split(a.offset, a.len)
+        .map_err(|e| anyhow!("{e}"))?
+        .collect();
+    let text = if a.json {
+        serde_json::to_string_pretty(&serde_json::json!({
+            "size": map.size(),
+            "stripe": map.chunk(),
+            "zones": map.zones(),
+            "pieces": pieces,
+        }))? + "\n"
+    } else {
+        pieces
+            .iter()
+            .map(|p| format!("{} {} {}\n", p.member, p.member_offset, p.len))
+            .collect()
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(0)
+}
+
 fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     let spec = a.workload.to_spec()?;
     if let Some(p) = &a.out.output {
         check_output_path(p)?;
     }
-    let target = match &a.target {
-        Some(p) => RealTarget::Path(p.clone()),
-        None => RealTarget::Null,
+    if let Some(name) = &a.sim {
+        let sets = a
+            .sets
+            .iter()
+            .map(|kv| {
+                kv.split_once('=')
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let stripe = Some(a.stripe);
+        let adapter = ssdlab_ssdsim::AdapterConfig {
+            uplink_bytes_per_sec: a.uplink,
+            per_request_overhead_ns: a.adapter_overhead,
+            trim_passthrough: !a.no_trim_passthrough,
+        };
+        let t = sim_target(name, &sets, a.drives, stripe, &a.state, adapter)?;
+        let result = ssdlab_engine::run_sim(&spec, &t)?;
+        emit(&a.out, std::slice::from_ref(&result))?;
+        return Ok(exit_code_for(&result));
+    }
+    let target = if !a.raid0.is_empty() {
+        let members = a
+            .raid0
+            .iter()
+            .map(|m| match m.strip_prefix("null:") {
+                Some(size) => parse_size(size)
+                    .map(Member::Null)
+                    .map_err(|e| anyhow!("--raid0 member {m}: {e}")),
+                None if m.is_empty() => Err(anyhow!("--raid0: empty member name")),
+                None => Ok(Member::Path(PathBuf::from(m))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        RealTarget::Raid0 {
+            members,
+            stripe: a.stripe,
+        }
+    } else {
+        match &a.target {
+            Some(p) => RealTarget::Path(p.clone()),
+            None => RealTarget::Null,
+        }
     };
     let opts = RealOptions {
         engine: match a.engine.as_str() {

@@ -7,8 +7,8 @@ use clap::Args;
 use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
 use ssdlab_sweep::{
-    parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis,
-    Point, RunOpts, SweepSpec,
+    parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis, Point,
+    RunOpts, SweepSpec,
 };
 use std::collections::HashMap;
 use std::io::Write;
@@ -105,7 +105,9 @@ pub fn cmd_sweep_checked(
 ) -> Result<u8> {
     let spec = SweepSpec::from_file(&a.file)?;
     check(&spec)?;
-    let db = a.db.clone().unwrap_or_else(|| default_db_path(&a.file, &spec));
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| default_db_path(&a.file, &spec));
     let points = spec.points();
 
     if a.dry_run {
@@ -131,7 +133,11 @@ pub fn cmd_sweep_checked(
             points.iter().filter(|p| p.is_sim()).count(),
             points.iter().filter(|p| !p.is_sim()).count(),
             db.display(),
-            if status.is_some() { "" } else { " (not created yet)" }
+            if status.is_some() {
+                ""
+            } else {
+                " (not created yet)"
+            }
         ));
         write_stdout(&text)?;
         return Ok(0);
@@ -195,7 +201,9 @@ fn write_stdout(text: &str) -> Result<()> {
 /// Checks that a CSV output path can be written as a regular file.
 fn check_csv_path(path: &Path) -> Result<()> {
     match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => bail!("--csv {}: exists and is not a regular file", path.display()),
+        Ok(m) if !m.is_file() => {
+            bail!("--csv {}: exists and is not a regular file", path.display())
+        }
         Ok(_) => Ok(()),
         Err(_) => {
             let parent = path
@@ -234,11 +242,19 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
             bail!(
                 "{} has no sweep '{name}' (it has: {})",
                 a.db.display(),
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
             );
         }
     }
-    let runs = if a.sweep.is_none() { store.runs()? } else { Vec::new() };
+    let runs = if a.sweep.is_none() {
+        store.runs()?
+    } else {
+        Vec::new()
+    };
     if sweeps.is_empty() && runs.is_empty() {
         bail!("{} holds no sweeps and no runs yet", a.db.display());
     }
@@ -278,14 +294,19 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
     if let Some(path) = &a.csv {
         if csv_stdout {
             let so = std::io::stdout().lock();
-            ssdlab_report::csv::write_points_csv(so, &csv_rows).context("cannot write CSV to stdout")?;
+            ssdlab_report::csv::write_points_csv(so, &csv_rows)
+                .context("cannot write CSV to stdout")?;
             return Ok(0);
         }
         let f = std::fs::File::create(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
         ssdlab_report::csv::write_points_csv(std::io::BufWriter::new(f), &csv_rows)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("ssdlab: wrote {} rows to {}", csv_rows.len(), path.display());
+        eprintln!(
+            "ssdlab: wrote {} rows to {}",
+            csv_rows.len(),
+            path.display()
+        );
     }
     if a.json {
         let doc = serde_json::json!({ "sweeps": json_sweeps, "runs": runs });

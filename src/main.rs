@@ -3,6 +3,7 @@
 //! This binary is glue only: parse arguments, build a validated plan, call the libraries, print.
 
 mod cli;
+mod cmd_sweep;
 
 use std::process::ExitCode;
 

@@ -64,8 +64,14 @@ fn loop_device_reads_writes_and_safety() {
     let dev = lo.dev.to_str().unwrap();
 
     // Reads are always allowed.
-    let out = ssdlab_run(&["--target", dev, "--rw", "randread", "--qd", "16", "--ios", "2000", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ssdlab_run(&[
+        "--target", dev, "--rw", "randread", "--qd", "16", "--ios", "2000", "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let j = &v["jobs"][0];
     assert_eq!(j["read"]["total_ios"], 2000);
@@ -78,16 +84,38 @@ fn loop_device_reads_writes_and_safety() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-destroy"));
 
     // A region beyond the device is refused.
-    let out = ssdlab_run(&["--target", dev, "--offset", "8m", "--span", "16m", "--ios", "10"]);
+    let out = ssdlab_run(&[
+        "--target", dev, "--offset", "8m", "--span", "16m", "--ios", "10",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("beyond the end"));
 
     // With --allow-destroy a blank device is written, only inside the region.
     let out = ssdlab_run(&[
-        "--target", dev, "--rw", "randwrite", "--bs", "4k", "--align", "512", "--offset", "4m",
-        "--span", "4m", "--qd", "8", "--ios", "4000", "--allow-destroy", "--json",
+        "--target",
+        dev,
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--align",
+        "512",
+        "--offset",
+        "4m",
+        "--span",
+        "4m",
+        "--qd",
+        "8",
+        "--ios",
+        "4000",
+        "--allow-destroy",
+        "--json",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["jobs"][0]["write"]["total_ios"], 4000);
     let after = std::fs::read(&img).unwrap();
@@ -100,7 +128,15 @@ fn loop_device_reads_writes_and_safety() {
     match mkfs {
         Ok(s) if s.success() => {
             let before = std::fs::read(&img).unwrap();
-            let out = ssdlab_run(&["--target", dev, "--rw", "randwrite", "--ios", "10", "--allow-destroy"]);
+            let out = ssdlab_run(&[
+                "--target",
+                dev,
+                "--rw",
+                "randwrite",
+                "--ios",
+                "10",
+                "--allow-destroy",
+            ]);
             assert_eq!(out.status.code(), Some(2));
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(err.contains("ext4"), "{err}");

@@ -10,7 +10,12 @@ fn ssdlab() -> Command {
 
 /// Runs and parses stdout as JSON (failing if anything else is on stdout).
 fn run_json(args: &[&str]) -> Value {
-    let out = ssdlab().arg("run").args(args).arg("--json").output().unwrap();
+    let out = ssdlab()
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "ssdlab run {args:?} failed: {}",
@@ -30,7 +35,10 @@ fn assert_bad_input(args: &[&str], needle: &str) {
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?}: stdout not empty");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: expected '{needle}' in: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: expected '{needle}' in: {stderr}"
+    );
 }
 
 fn little(v: &Value) -> f64 {
@@ -45,8 +53,17 @@ fn little(v: &Value) -> f64 {
 
 #[test]
 fn null_target_json_is_fio_shaped() {
-    let v = run_json(&["--null", "--rw", "randread", "--bs", "4k", "--qd", "32", "--ios", "200000"]);
-    for k in ["fio version", "timestamp", "timestamp_ms", "time", "jobs", "disk_util"] {
+    let v = run_json(&[
+        "--null", "--rw", "randread", "--bs", "4k", "--qd", "32", "--ios", "200000",
+    ]);
+    for k in [
+        "fio version",
+        "timestamp",
+        "timestamp_ms",
+        "time",
+        "jobs",
+        "disk_util",
+    ] {
         assert!(v.get(k).is_some(), "missing top-level {k}");
     }
     let j = job(&v);
@@ -55,7 +72,10 @@ fn null_target_json_is_fio_shaped() {
     assert_eq!(r["io_bytes"], 200_000u64 * 4096);
     assert!(r["iops"].as_f64().unwrap() > 0.0);
     for p in ["1.000000", "50.000000", "99.000000", "99.990000"] {
-        assert!(r["clat_ns"]["percentile"][p].is_u64(), "missing percentile {p}");
+        assert!(
+            r["clat_ns"]["percentile"][p].is_u64(),
+            "missing percentile {p}"
+        );
     }
     assert_eq!(j["write"]["total_ios"], 0);
     assert_eq!(j["job options"]["iodepth"], "32");
@@ -67,15 +87,30 @@ fn null_target_json_is_fio_shaped() {
 fn littles_law_null_and_file() {
     let v = run_json(&["--null", "--qd", "16", "--jobs", "2", "--time", "1s"]);
     let n = little(&v);
-    assert!((n - 32.0).abs() / 32.0 < 0.10, "null: IOPS × mean latency = {n}, want ≈ 32");
+    assert!(
+        (n - 32.0).abs() / 32.0 < 0.10,
+        "null: IOPS × mean latency = {n}, want ≈ 32"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t.img");
     let v = run_json(&[
-        "--target", f.to_str().unwrap(), "--span", "64m", "--rw", "randrw", "--qd", "8", "--time", "1s",
+        "--target",
+        f.to_str().unwrap(),
+        "--span",
+        "64m",
+        "--rw",
+        "randrw",
+        "--qd",
+        "8",
+        "--time",
+        "1s",
     ]);
     let n = little(&v);
-    assert!((n - 8.0).abs() / 8.0 < 0.10, "file: IOPS × mean latency = {n}, want ≈ 8");
+    assert!(
+        (n - 8.0).abs() / 8.0 < 0.10,
+        "file: IOPS × mean latency = {n}, want ≈ 8"
+    );
 }
 
 #[test]
@@ -86,7 +121,10 @@ fn table_output_and_output_file() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("IOPS") && text.contains("read") && text.contains("p99"), "{text}");
+    assert!(
+        text.contains("IOPS") && text.contains("read") && text.contains("p99"),
+        "{text}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("out.json");
@@ -104,13 +142,20 @@ fn table_output_and_output_file() {
 #[test]
 fn stop_conditions_ios_bytes_and_ramp() {
     let v = run_json(&["--null", "--qd", "7", "--jobs", "3", "--ios", "10001"]);
-    assert_eq!(job(&v)["read"]["total_ios"], 10001, "exact I/O budget across workers");
+    assert_eq!(
+        job(&v)["read"]["total_ios"],
+        10001,
+        "exact I/O budget across workers"
+    );
     let v = run_json(&["--null", "--bs", "64k", "--bytes", "1m"]);
     assert_eq!(job(&v)["read"]["io_bytes"], 1 << 20);
     let v = run_json(&["--null", "--ramp", "300ms", "--time", "300ms"]);
     let j = job(&v);
     let runtime = j["read"]["runtime"].as_u64().unwrap();
-    assert!((300..400).contains(&runtime), "runtime {runtime} ms excludes the ramp");
+    assert!(
+        (300..400).contains(&runtime),
+        "runtime {runtime} ms excludes the ramp"
+    );
     assert!(j["ssdlab"]["ramp_ns"].as_u64().unwrap() >= 300_000_000);
 }
 
@@ -126,24 +171,67 @@ fn writes_stay_inside_the_region_and_files_are_never_truncated() {
     let f = dir.path().join("region.img");
     let before = file_with_markers(&f, 8 << 20);
     let v = run_json(&[
-        "--target", f.to_str().unwrap(), "--rw", "randwrite", "--bs", "4k", "--align", "512",
-        "--offset", "2m", "--span", "1m", "--qd", "8", "--ios", "3000",
+        "--target",
+        f.to_str().unwrap(),
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--align",
+        "512",
+        "--offset",
+        "2m",
+        "--span",
+        "1m",
+        "--qd",
+        "8",
+        "--ios",
+        "3000",
     ]);
     assert_eq!(job(&v)["write"]["total_ios"], 3000);
     let after = std::fs::read(&f).unwrap();
     assert_eq!(after.len(), before.len(), "never truncated or extended");
-    assert_eq!(&after[..2 << 20], &before[..2 << 20], "bytes before the region untouched");
-    assert_eq!(&after[3 << 20..], &before[3 << 20..], "bytes after the region untouched");
-    assert_ne!(&after[2 << 20..3 << 20], &before[2 << 20..3 << 20], "the region was written");
+    assert_eq!(
+        &after[..2 << 20],
+        &before[..2 << 20],
+        "bytes before the region untouched"
+    );
+    assert_eq!(
+        &after[3 << 20..],
+        &before[3 << 20..],
+        "bytes after the region untouched"
+    );
+    assert_ne!(
+        &after[2 << 20..3 << 20],
+        &before[2 << 20..3 << 20],
+        "the region was written"
+    );
 
     // A smaller span on a larger file leaves its size alone; a larger one extends it with data.
-    run_json(&["--target", f.to_str().unwrap(), "--span", "1m", "--ios", "10"]);
+    run_json(&[
+        "--target",
+        f.to_str().unwrap(),
+        "--span",
+        "1m",
+        "--ios",
+        "10",
+    ]);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
-    run_json(&["--target", f.to_str().unwrap(), "--span", "12m", "--ios", "10"]);
+    run_json(&[
+        "--target",
+        f.to_str().unwrap(),
+        "--span",
+        "12m",
+        "--ios",
+        "10",
+    ]);
     let grown = std::fs::read(&f).unwrap();
     assert_eq!(grown.len(), 12 << 20);
     assert_eq!(&grown[..3 << 20], &after[..3 << 20]);
-    assert!(grown[8 << 20..].iter().any(|&b| b != 0), "laid out with real data");
+    assert!(
+        grown[8 << 20..].iter().any(|&b| b != 0),
+        "laid out with real data"
+    );
 }
 
 #[test]
@@ -153,8 +241,16 @@ fn same_seed_same_writes() {
         let f = dir.path().join(name);
         std::fs::write(&f, vec![0u8; 4 << 20]).unwrap();
         run_json(&[
-            "--target", f.to_str().unwrap(), "--rw", "randwrite", "--qd", "1", "--ios", "500",
-            "--seed", seed,
+            "--target",
+            f.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--qd",
+            "1",
+            "--ios",
+            "500",
+            "--seed",
+            seed,
         ]);
         std::fs::read(&f).unwrap()
     };
@@ -170,15 +266,34 @@ fn sync_engine_and_buffered_io() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("s.img");
     let v = run_json(&[
-        "--target", f.to_str().unwrap(), "--span", "16m", "--engine", "sync", "--rw", "randrw",
-        "--qd", "4", "--ios", "2000",
+        "--target",
+        f.to_str().unwrap(),
+        "--span",
+        "16m",
+        "--engine",
+        "sync",
+        "--rw",
+        "randrw",
+        "--qd",
+        "4",
+        "--ios",
+        "2000",
     ]);
     let j = job(&v);
     assert_eq!(j["ssdlab"]["target"]["engine"], "sync");
-    let total = j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap();
+    let total =
+        j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap();
     assert_eq!(total, 2000);
     let v = run_json(&[
-        "--target", f.to_str().unwrap(), "--buffered", "--bs", "1000", "--align", "1", "--ios", "500",
+        "--target",
+        f.to_str().unwrap(),
+        "--buffered",
+        "--bs",
+        "1000",
+        "--align",
+        "1",
+        "--ios",
+        "500",
     ]);
     assert_eq!(job(&v)["ssdlab"]["target"]["direct"], false);
 }
@@ -186,7 +301,17 @@ fn sync_engine_and_buffered_io() {
 #[test]
 fn io_errors_are_reported_with_offsets() {
     let out = ssdlab()
-        .args(["run", "--null", "--qd", "4", "--ios", "1000", "--json", "--inject-fault", "eio@10"])
+        .args([
+            "run",
+            "--null",
+            "--qd",
+            "4",
+            "--ios",
+            "1000",
+            "--json",
+            "--inject-fault",
+            "eio@10",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "I/O errors give exit code 1");
@@ -199,24 +324,49 @@ fn io_errors_are_reported_with_offsets() {
 
     let out = ssdlab()
         .args([
-            "run", "--null", "--rw", "randwrite", "--ios", "1000", "--json", "--inject-fault",
-            "enospc@10+100", "--continue-on-error",
+            "run",
+            "--null",
+            "--rw",
+            "randwrite",
+            "--ios",
+            "1000",
+            "--json",
+            "--inject-fault",
+            "enospc@10+100",
+            "--continue-on-error",
         ])
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let j = job(&v);
     assert_eq!(j["ssdlab"]["stopped_on_error"], false);
-    assert_eq!(j["write"]["total_ios"], 990, "10 of 1000 failed, the rest completed");
-    assert!(j["ssdlab"]["errors"][0]["error"].as_str().unwrap().contains("ENOSPC"));
+    assert_eq!(
+        j["write"]["total_ios"], 990,
+        "10 of 1000 failed, the rest completed"
+    );
+    assert!(j["ssdlab"]["errors"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("ENOSPC"));
 
     let out = ssdlab()
-        .args(["run", "--null", "--ios", "100", "--json", "--inject-fault", "short@5"])
+        .args([
+            "run",
+            "--null",
+            "--ios",
+            "100",
+            "--json",
+            "--inject-fault",
+            "short@5",
+        ])
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(job(&v)["read"]["short_ios"], 1);
-    assert!(job(&v)["ssdlab"]["errors"][0]["error"].as_str().unwrap().contains("short read"));
+    assert!(job(&v)["ssdlab"]["errors"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("short read"));
 }
 
 #[test]
@@ -233,19 +383,54 @@ fn bad_input_gives_clean_errors() {
         (vec!["run", "--null", "--qd", "0"], "greater than 0"),
         (vec!["run", "--null", "--rw", "randomread"], "unknown --rw"),
         (vec!["run", "--null", "--time", "3x"], "time unit"),
-        (vec!["run", "--target", &d, "--span", "1m"], "is a directory"),
-        (vec!["run", "--target", &missing_parent, "--span", "1m"], "does not exist"),
-        (vec!["run", "--target", "/dev/null"], "not a regular file or block device"),
-        (vec!["run", "--null", "--offset", "1t", "--span", "1m"], "beyond the end"),
-        (vec!["run", "--target", &existing, "--rw", "write", "--bs", "1000"], "direct-I/O alignment"),
-        (vec!["run", "--target", &existing, "--rw", "read", "--read-pct", "30"], "mixed workloads"),
-        (vec!["run", "--null", "--bs", "4k", "--align", "8k"], "alignment"),
+        (
+            vec!["run", "--target", &d, "--span", "1m"],
+            "is a directory",
+        ),
+        (
+            vec!["run", "--target", &missing_parent, "--span", "1m"],
+            "does not exist",
+        ),
+        (
+            vec!["run", "--target", "/dev/null"],
+            "not a regular file or block device",
+        ),
+        (
+            vec!["run", "--null", "--offset", "1t", "--span", "1m"],
+            "beyond the end",
+        ),
+        (
+            vec![
+                "run", "--target", &existing, "--rw", "write", "--bs", "1000",
+            ],
+            "direct-I/O alignment",
+        ),
+        (
+            vec![
+                "run",
+                "--target",
+                &existing,
+                "--rw",
+                "read",
+                "--read-pct",
+                "30",
+            ],
+            "mixed workloads",
+        ),
+        (
+            vec!["run", "--null", "--bs", "4k", "--align", "8k"],
+            "alignment",
+        ),
         (vec!["run"], "--target"),
     ];
     for (args, needle) in cases {
         assert_bad_input(&args, needle);
     }
-    assert_eq!(std::fs::read(&existing).unwrap(), before, "nothing written by failed runs");
+    assert_eq!(
+        std::fs::read(&existing).unwrap(),
+        before,
+        "nothing written by failed runs"
+    );
     assert!(!Path::new(&missing_parent).exists());
 }
 
@@ -262,7 +447,10 @@ fn permission_denied_is_clean() {
     let f = dir.path().join("ro.img");
     std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
-    assert_bad_input(&["run", "--target", f.to_str().unwrap()], "permission denied");
+    assert_bad_input(
+        &["run", "--target", f.to_str().unwrap()],
+        "permission denied",
+    );
 }
 
 fn rustix_is_root() -> bool {
@@ -297,13 +485,24 @@ fn ctrl_c_ends_the_run_and_prints_results() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(t.elapsed() < Duration::from_secs(5), "did not stop after SIGINT");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "did not stop after SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(t.elapsed() < Duration::from_secs(1), "stopped within one second");
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "stopped within one second"
+    );
     assert_eq!(status.code(), Some(130));
     let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     let v: Value = serde_json::from_str(&out).expect("results still printed as JSON");
     assert_eq!(job(&v)["ssdlab"]["interrupted"], true);
     assert!(job(&v)["read"]["total_ios"].as_u64().unwrap() > 0);

@@ -1,5 +1,6 @@
 //! What the engine needs from a place to send I/O.
 
+use ssdlab_stats::MemberStats;
 use ssdlab_workload::Op;
 use std::io;
 
@@ -29,4 +30,11 @@ pub trait Backend {
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()>;
     /// Appends ready completions to `out`.
     fn reap(&mut self, out: &mut Vec<Cqe>);
+    /// Called once when the measured part of the run starts (after the ramp), so backends that
+    /// keep their own counters can reset them.
+    fn mark_measurement_start(&mut self) {}
+    /// Per-member statistics of a stripe set (empty for single targets).
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        Vec::new()
+    }
 }

@@ -144,6 +144,7 @@ pub fn run_loop<B: Backend>(
     let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
     let mut out = LoopOutcome::default();
     let mut stopping = false;
+    let mut measuring = false;
     let mut last_completion = t0;
 
     loop {
@@ -160,6 +161,10 @@ pub fn run_loop<B: Backend>(
             }
             if !stopping && !free.is_empty() {
                 let measured = now >= t0;
+                if measured && !measuring {
+                    measuring = true;
+                    backend.mark_measurement_start();
+                }
                 let n = if measured {
                     ctl.claim(free.len() as u64) as usize
                 } else {
@@ -244,7 +249,11 @@ pub fn run_loop<B: Backend>(
                     s.op.kind,
                     s.op.offset,
                     s.op.len,
-                    format!("short {}: {bytes} of {} bytes", s.op.kind.as_str(), s.op.len),
+                    format!(
+                        "short {}: {bytes} of {} bytes",
+                        s.op.kind.as_str(),
+                        s.op.len
+                    ),
                 );
                 if !ctl.continue_on_error {
                     ctl.error_stop.store(true, Ordering::Relaxed);

@@ -27,7 +27,8 @@ impl FromStr for FaultPlan {
     type Err = String;
     /// `eio@100`, `enospc@5`, `short@1`, `eio@100+50` (the 100th and every 50th after it).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("fault '{s}': use KIND@N or KIND@N+EVERY with KIND eio, enospc or short");
+        let bad =
+            || format!("fault '{s}': use KIND@N or KIND@N+EVERY with KIND eio, enospc or short");
         let (kind, rest) = s.split_once('@').ok_or_else(bad)?;
         let kind = match kind.to_ascii_lowercase().as_str() {
             "eio" => FaultKind::Eio,
@@ -68,7 +69,7 @@ impl<B: Backend> FaultBackend<B> {
 
     fn hits(&self, n: u64) -> bool {
         n == self.plan.at
-            || matches!(self.plan.every, Some(e) if n > self.plan.at && (n - self.plan.at) % e == 0)
+            || matches!(self.plan.every, Some(e) if n > self.plan.at && (n - self.plan.at).is_multiple_of(e))
     }
 }
 
@@ -86,6 +87,12 @@ impl<B: Backend> Backend for FaultBackend<B> {
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.inner.submit_wait(min, timeout_ns)
+    }
+    fn mark_measurement_start(&mut self) {
+        self.inner.mark_measurement_start()
+    }
+    fn member_stats(&mut self) -> Vec<ssdlab_stats::MemberStats> {
+        self.inner.member_stats()
     }
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         let first = out.len();

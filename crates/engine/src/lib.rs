@@ -10,11 +10,14 @@ mod backend;
 mod engine_loop;
 mod fault;
 mod real;
+mod sim;
+mod stripe;
 
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{run_loop, Control, LoopOutcome};
 pub use fault::{FaultBackend, FaultKind, FaultPlan};
-pub use real::{run_real, EngineChoice, RealOptions, RealTarget, RunOutput};
+pub use real::{run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
+pub use sim::{run_sim, SimTarget};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,6 +26,11 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Asks every running loop to stop issuing, drain and report (what a SIGINT handler calls).
 pub fn request_interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// The process-wide interrupt flag itself (for callers that poll it, such as sweeps).
+pub fn interrupt_flag() -> &'static AtomicBool {
+    &INTERRUPTED
 }
 
 /// True once [`request_interrupt`] was called.

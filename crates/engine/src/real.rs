@@ -4,14 +4,17 @@
 use crate::backend::{Backend, Cqe};
 use crate::engine_loop::{run_loop, Control, LoopOutcome};
 use crate::fault::{FaultBackend, FaultPlan};
+use crate::stripe::StripeAdapter;
 use crate::EngineError;
-use ssdlab_stats::{CpuUsage, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
+use ssdlab_layout::StripeMap;
+use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
 use ssdlab_uring::device::{self, TargetInfo, TargetKind};
 use ssdlab_uring::{cpu, Dir, SyncBackend, UringBackend};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
+use std::fs::File;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -21,6 +24,16 @@ pub enum RealTarget {
     /// Completes every I/O at once without touching any device: measures ssdlab's own overhead.
     Null,
     /// A regular file (created and laid out if needed) or a block device.
+    Path(PathBuf),
+    /// A userspace RAID 0 stripe set (md raid0 layout) over the members with this chunk size.
+    Raid0 { members: Vec<Member>, stripe: u64 },
+}
+
+/// A member of a real stripe set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Member {
+    /// A null member of this size (completes at once).
+    Null(u64),
     Path(PathBuf),
 }
 
@@ -139,7 +152,7 @@ impl Backend for UringAdapter {
         let t = now_ns(&self.origin);
         self.ring.reap(|slot, res| {
             out.push(Cqe {
-                slot,
+                slot: slot as u32,
                 res: res as i64,
                 t_ns: t,
             })
@@ -188,22 +201,33 @@ struct Job<'a> {
     fault: Option<FaultPlan>,
 }
 
+/// What a worker brings back.
+type WorkerOut = (Recorder, LoopOutcome, Vec<MemberStats>);
+
 impl Job<'_> {
     /// Waits for all workers, then runs the loop; a failed setup releases the others and stops them.
     fn run<B: Backend>(
         &self,
         backend: Result<B, String>,
         gens: &mut [OpGen],
-        rec: &mut Recorder,
-    ) -> Result<LoopOutcome, String> {
+        mut rec: Recorder,
+    ) -> Result<WorkerOut, String> {
         match backend {
-            Ok(b) => {
+            Ok(mut b) => {
                 self.barrier.wait();
                 let slots = gens.len() as u32 * self.qd;
-                Ok(match self.fault {
-                    Some(plan) => self.go(&mut FaultBackend::new(b, plan, slots), gens, rec),
-                    None => self.go(&mut { b }, gens, rec),
-                })
+                let out = match self.fault {
+                    Some(plan) => {
+                        let mut fb = FaultBackend::new(b, plan, slots);
+                        let o = self.go(&mut fb, gens, &mut rec);
+                        (o, fb.member_stats())
+                    }
+                    None => {
+                        let o = self.go(&mut b, gens, &mut rec);
+                        (o, b.member_stats())
+                    }
+                };
+                Ok((rec, out.0, out.1))
             }
             Err(e) => {
                 self.ctl
@@ -214,9 +238,7 @@ impl Job<'_> {
             }
         }
     }
-}
 
-impl Job<'_> {
     fn go<B: Backend>(&self, b: &mut B, gens: &mut [OpGen], rec: &mut Recorder) -> LoopOutcome {
         run_loop(
             b,
@@ -232,11 +254,92 @@ impl Job<'_> {
 
 /// A prepared target: what to open and its geometry.
 struct Prepared {
-    info: Option<TargetInfo>,
+    /// Files to open per worker: none (null), one (single target) or the members of a stripe set.
+    infos: Vec<TargetInfo>,
+    /// The stripe map when the target is a RAID 0 stripe set.
+    map: Option<StripeMap>,
+    member_names: Vec<String>,
     desc: TargetDesc,
     start: u64,
     span: u64,
     buf_align: usize,
+}
+
+fn kind_name(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block",
+    }
+}
+
+/// Probes a path target, checks write safety, and lays a file out to `needed` bytes if short.
+fn prepare_path(
+    path: &Path,
+    needed: Option<u64>,
+    writes: bool,
+    opts: &RealOptions,
+    notes: &mut Vec<String>,
+    role: &str,
+) -> Result<TargetInfo, EngineError> {
+    let mut info = device::probe(path)?;
+    match info.kind {
+        TargetKind::BlockDevice => {
+            if writes {
+                device::check_block_device_writable(&info, opts.allow_destroy)?;
+            }
+        }
+        TargetKind::File => {
+            let needed = match needed {
+                Some(n) => n,
+                None if info.exists && info.size > 0 => info.size,
+                None => {
+                    return Err(EngineError::Invalid(format!(
+                        "{role}{}: the file does not exist or is empty; give --span to say how large to make it",
+                        path.display()
+                    )))
+                }
+            };
+            if !info.exists || info.size < needed {
+                let note = format!(
+                    "laying out {}: {} → {}",
+                    path.display(),
+                    format_size(info.size),
+                    format_size(needed)
+                );
+                (opts.on_note)(&note);
+                notes.push(note);
+                info = device::prepare_file(&info, needed)?;
+            }
+        }
+    }
+    Ok(info)
+}
+
+/// With O_DIRECT, sizes and offsets must be multiples of the target's direct-I/O alignment.
+fn check_direct_alignment(
+    values: &[(&str, u64)],
+    align: u64,
+    what: &str,
+) -> Result<(), EngineError> {
+    let a = align.max(1);
+    for (name, v) in values {
+        if v % a != 0 {
+            return Err(EngineError::Invalid(format!(
+                "{name} {v} is not a multiple of {a} bytes, the direct-I/O alignment of {what}; use a multiple of {a} or --buffered"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn region_end(spec: &WorkloadSpec) -> Result<Option<u64>, EngineError> {
+    spec.span
+        .map(|span| {
+            spec.offset
+                .checked_add(span)
+                .ok_or_else(|| EngineError::Invalid("--offset + --span overflows".into()))
+        })
+        .transpose()
 }
 
 fn prepare(
@@ -245,11 +348,14 @@ fn prepare(
     opts: &RealOptions,
     notes: &mut Vec<String>,
 ) -> Result<Prepared, EngineError> {
+    let writes = spec.writes();
     match target {
         RealTarget::Null => {
             let (start, span) = spec.region_for(opts.null_size, "the null target")?;
             Ok(Prepared {
-                info: None,
+                infos: vec![],
+                map: None,
+                member_names: vec![],
                 desc: TargetDesc {
                     kind: "null".into(),
                     name: "null".into(),
@@ -266,54 +372,20 @@ fn prepare(
             })
         }
         RealTarget::Path(path) => {
-            let mut info = device::probe(path)?;
-            let writes = spec.writes();
-            match info.kind {
-                TargetKind::BlockDevice => {
-                    if writes {
-                        device::check_block_device_writable(&info, opts.allow_destroy)?;
-                    }
-                }
-                TargetKind::File => {
-                    let needed = match spec.span {
-                        Some(span) => spec.offset.checked_add(span).ok_or_else(|| {
-                            EngineError::Invalid("--offset + --span overflows".into())
-                        })?,
-                        None if info.exists && info.size > 0 => info.size,
-                        None => {
-                            return Err(EngineError::Invalid(format!(
-                                "{}: the file does not exist or is empty; give --span to say how large to make it",
-                                path.display()
-                            )))
-                        }
-                    };
-                    if !info.exists || info.size < needed {
-                        let note = format!(
-                            "laying out {}: {} → {}",
-                            path.display(),
-                            format_size(info.size),
-                            format_size(needed)
-                        );
-                        (opts.on_note)(&note);
-                        notes.push(note);
-                        info = device::prepare_file(&info, needed)?;
-                    }
-                }
-            }
+            let info = prepare_path(path, region_end(spec)?, writes, opts, notes, "")?;
             let what = format!("{} ({})", path.display(), kind_name(info.kind));
             let (start, span) = spec.region_for(info.size, &what)?;
             if opts.direct {
-                let a = info.dio_offset_align.max(1);
-                for (name, v) in [("--bs", spec.bs), ("--align", spec.align), ("--offset", start)] {
-                    if v % a != 0 {
-                        return Err(EngineError::Invalid(format!(
-                            "{name} {v} is not a multiple of {a} bytes, the direct-I/O alignment of {}; use a multiple of {a} or --buffered",
-                            path.display()
-                        )));
-                    }
-                }
+                check_direct_alignment(
+                    &[
+                        ("--bs", spec.bs),
+                        ("--align", spec.align),
+                        ("--offset", start),
+                    ],
+                    info.dio_offset_align,
+                    &path.display().to_string(),
+                )?;
             }
-            let buf_align = info.dio_mem_align.max(512) as usize;
             Ok(Prepared {
                 desc: TargetDesc {
                     kind: kind_name(info.kind).into(),
@@ -329,20 +401,161 @@ fn prepare(
                         .map(|m| ("model".to_string(), m.clone()))
                         .collect(),
                 },
-                info: Some(info),
+                buf_align: info.dio_mem_align.max(512) as usize,
+                infos: vec![info],
+                map: None,
+                member_names: vec![],
                 start,
                 span,
-                buf_align,
             })
         }
+        RealTarget::Raid0 { members, stripe } => prepare_raid0(spec, members, *stripe, opts, notes),
     }
 }
 
-fn kind_name(k: TargetKind) -> &'static str {
-    match k {
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block",
+fn prepare_raid0(
+    spec: &WorkloadSpec,
+    members: &[Member],
+    stripe: u64,
+    opts: &RealOptions,
+    notes: &mut Vec<String>,
+) -> Result<Prepared, EngineError> {
+    if members.len() < 2 {
+        return Err(EngineError::Invalid(
+            "--raid0 needs at least two members (A,B[,C…])".into(),
+        ));
     }
+    if stripe == 0 {
+        return Err(EngineError::Invalid(
+            "--stripe must be greater than 0".into(),
+        ));
+    }
+    let nulls = members
+        .iter()
+        .filter(|m| matches!(m, Member::Null(_)))
+        .count();
+    if nulls != 0 && nulls != members.len() {
+        return Err(EngineError::Invalid(
+            "--raid0 members are either all null:SIZE or all files/devices".into(),
+        ));
+    }
+    let n = members.len() as u64;
+    let mut infos = Vec::new();
+    let mut names = Vec::new();
+    let mut sizes = Vec::new();
+    let mut block = 512u64;
+    let mut dio_align = 512u64;
+    let mut mem_align = 4096u64;
+    if nulls > 0 {
+        for (i, m) in members.iter().enumerate() {
+            if let Member::Null(size) = m {
+                sizes.push(*size);
+                names.push(format!("null{i}"));
+            }
+        }
+    } else {
+        // Each member gets an equal share of the region, rounded up to whole chunks.
+        let needed = region_end(spec)?.map(|end| end.div_ceil(n).div_ceil(stripe) * stripe);
+        let mut seen: Vec<(u64, u64, String)> = Vec::new();
+        for m in members {
+            let Member::Path(path) = m else {
+                unreachable!()
+            };
+            let probe = device::probe(path)?;
+            if !probe.exists && needed.is_none() {
+                return Err(EngineError::Invalid(format!(
+                    "RAID 0 member {} does not exist; create it or give --span so ssdlab lays it out",
+                    path.display()
+                )));
+            }
+            let info = prepare_path(path, needed, spec.writes(), opts, notes, "RAID 0 member ")?;
+            let id = std::fs::metadata(path)
+                .map(|md| {
+                    use std::os::unix::fs::MetadataExt;
+                    if info.kind == TargetKind::BlockDevice {
+                        (md.rdev(), 0)
+                    } else {
+                        (md.dev(), md.ino())
+                    }
+                })
+                .map_err(|e| EngineError::Io(format!("{}: {e}", path.display())))?;
+            if let Some(prev) = seen.iter().find(|s| (s.0, s.1) == id) {
+                return Err(EngineError::Invalid(format!(
+                    "RAID 0 member {} is listed twice (same as {})",
+                    path.display(),
+                    prev.2
+                )));
+            }
+            seen.push((id.0, id.1, path.display().to_string()));
+            names.push(path.display().to_string());
+            sizes.push(info.size);
+            infos.push(info);
+        }
+        let first = infos[0].logical_block_size;
+        if let Some(other) = infos.iter().find(|i| i.logical_block_size != first) {
+            return Err(EngineError::Invalid(format!(
+                "RAID 0 members have different logical block sizes: {} has {}, {} has {}",
+                infos[0].path.display(),
+                first,
+                other.path.display(),
+                other.logical_block_size
+            )));
+        }
+        block = first.max(512);
+        dio_align = infos
+            .iter()
+            .map(|i| i.dio_offset_align.max(1))
+            .max()
+            .unwrap_or(512);
+        mem_align = infos
+            .iter()
+            .map(|i| i.dio_mem_align)
+            .max()
+            .unwrap_or(512)
+            .max(512);
+    }
+    let map = StripeMap::new(&sizes, stripe, block)
+        .map_err(|e| EngineError::Invalid(format!("--stripe {}: {e}", format_size(stripe))))?;
+    let what = format!(
+        "the RAID 0 array ({} members, {} stripe)",
+        members.len(),
+        format_size(stripe)
+    );
+    let (start, span) = spec.region_for(map.size(), &what)?;
+    if opts.direct && nulls == 0 {
+        check_direct_alignment(
+            &[
+                ("--bs", spec.bs),
+                ("--align", spec.align),
+                ("--offset", start),
+                ("--stripe", stripe),
+            ],
+            dio_align,
+            "the RAID 0 members",
+        )?;
+    }
+    Ok(Prepared {
+        desc: TargetDesc {
+            kind: "raid0".into(),
+            name: names.join(","),
+            size: map.size(),
+            engine: String::new(),
+            direct: opts.direct && nulls == 0,
+            offset: start,
+            span,
+            details: vec![
+                ("stripe".into(), format_size(stripe)),
+                ("members".into(), members.len().to_string()),
+                ("zones".into(), map.zones().len().to_string()),
+            ],
+        },
+        infos,
+        map: Some(map),
+        member_names: names,
+        start,
+        span,
+        buf_align: mem_align as usize,
+    })
 }
 
 /// Runs `spec` against a real target and returns the merged result of all workers.
@@ -354,10 +567,17 @@ pub fn run_real(
     spec.validate()?;
     let mut notes = Vec::new();
     let prep = prepare(spec, target, opts, &mut notes)?;
-    let engine = match (target, opts.engine) {
-        (RealTarget::Null, _) => "null",
-        (_, EngineChoice::Sync) => "sync",
-        (_, EngineChoice::IoUring) => {
+    let real_io = !prep.infos.is_empty();
+    let engine = match (real_io, opts.engine) {
+        (false, _) => "null",
+        (true, EngineChoice::Sync) if prep.map.is_some() => {
+            return Err(EngineError::Invalid(
+                "the RAID 0 stripe set needs the io_uring engine (--engine io_uring or auto)"
+                    .into(),
+            ))
+        }
+        (true, EngineChoice::Sync) => "sync",
+        (true, EngineChoice::IoUring) => {
             if !ssdlab_uring::io_uring_available() {
                 return Err(EngineError::Invalid(
                     "io_uring is not available on this system (kernel too old, or disabled by sysctl/seccomp); use --engine sync".into(),
@@ -365,9 +585,14 @@ pub fn run_real(
             }
             "io_uring"
         }
-        (_, EngineChoice::Auto) => {
+        (true, EngineChoice::Auto) => {
             if ssdlab_uring::io_uring_available() {
                 "io_uring"
+            } else if prep.map.is_some() {
+                return Err(EngineError::Invalid(
+                    "io_uring is not available on this system, and the RAID 0 stripe set needs it"
+                        .into(),
+                ));
             } else {
                 let note = "io_uring is not available here; using the sync engine (one thread per outstanding I/O)";
                 (opts.on_note)(note);
@@ -376,15 +601,15 @@ pub fn run_real(
             }
         }
     };
-    // Open every worker's file descriptor before starting anything, so errors come out cleanly.
+    // Open every worker's file descriptors before starting anything, so errors come out cleanly.
     let writes = spec.writes();
-    let mut files = Vec::new();
-    if let Some(info) = &prep.info {
-        for _ in 0..spec.jobs {
-            files.push(Some(device::open_target(info, writes, opts.direct)?));
+    let mut files: Vec<Vec<File>> = Vec::new();
+    for _ in 0..spec.jobs {
+        let mut fs = Vec::new();
+        for info in &prep.infos {
+            fs.push(device::open_target(info, writes, opts.direct)?);
         }
-    } else {
-        files.resize_with(spec.jobs as usize, || None);
+        files.push(fs);
     }
     let ctl = Arc::new({
         let mut c = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
@@ -398,42 +623,58 @@ pub fn run_real(
         .unwrap_or(0);
     let ru0 = cpu::rusage_self();
     let mut handles = Vec::new();
-    for (w, file) in files.into_iter().enumerate() {
+    for (w, mut fs) in files.into_iter().enumerate() {
         let spec = spec.clone();
         let ctl = Arc::clone(&ctl);
         let barrier = Arc::clone(&barrier);
         let (start, span, align) = (prep.start, prep.span, prep.buf_align);
         let fault = opts.fault;
+        let map = prep.map.clone();
+        let names = prep.member_names.clone();
         let h = std::thread::Builder::new()
             .name(format!("ssdlab-worker-{w}"))
-            .spawn(move || -> Result<(Recorder, LoopOutcome), String> {
+            .spawn(move || -> Result<WorkerOut, String> {
                 let mut gens = vec![OpGen::new(&spec, start, span, w as u32)];
-                let mut rec = Recorder::default();
-                let pseed = worker_seed(spec.seed ^ 0xda7a, w as u32);
+                let rec = Recorder::default();
                 let bs = spec.bs as usize;
                 let job = Job {
                     barrier: &barrier,
                     ctl: &ctl,
                     qd: spec.qd,
                     pattern: spec.pattern,
-                    pattern_seed: pseed,
+                    pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
                     fault,
                 };
                 let origin = Instant::now();
-                match (engine, file) {
-                    ("io_uring", Some(f)) => job.run(
-                        UringBackend::new(f, spec.qd, bs, align)
+                match (map, engine) {
+                    (Some(map), _) => {
+                        let ring = if fs.is_empty() {
+                            Ok(None)
+                        } else {
+                            let pieces = StripeAdapter::max_pieces(&map, spec.bs) as u32;
+                            UringBackend::with_files(fs, spec.qd, spec.qd * pieces, bs, align)
+                                .map(Some)
+                                .map_err(|e| format!("cannot set up io_uring: {e}"))
+                        };
+                        job.run(
+                            ring.map(|r| StripeAdapter::new(origin, map, r, spec.qd, names)),
+                            &mut gens,
+                            rec,
+                        )
+                    }
+                    (None, "io_uring") => job.run(
+                        UringBackend::new(fs.remove(0), spec.qd, bs, align)
                             .map(|ring| UringAdapter { origin, ring })
                             .map_err(|e| format!("cannot set up io_uring: {e}")),
                         &mut gens,
-                        &mut rec,
+                        rec,
                     ),
-                    ("sync", Some(f)) => job.run(
-                        SyncBackend::new(f, spec.qd, bs, align)
+                    (None, "sync") => job.run(
+                        SyncBackend::new(fs.remove(0), spec.qd, bs, align)
                             .map(|pool| SyncAdapter { origin, pool })
                             .map_err(|e| format!("cannot start I/O threads: {e}")),
                         &mut gens,
-                        &mut rec,
+                        rec,
                     ),
                     _ => job.run(
                         Ok(NullBackend {
@@ -441,25 +682,26 @@ pub fn run_real(
                             pending: Vec::with_capacity(spec.qd as usize),
                         }),
                         &mut gens,
-                        &mut rec,
+                        rec,
                     ),
                 }
-                .map(|out| (rec, out))
             })
             .map_err(|e| EngineError::Io(format!("cannot start worker thread: {e}")))?;
         handles.push(h);
     }
     let mut merged = Recorder::default();
     let mut outcome = LoopOutcome::default();
+    let mut members: Vec<MemberStats> = Vec::new();
     let mut setup_error = None;
     for h in handles {
         match h.join() {
-            Ok(Ok((rec, out))) => {
+            Ok(Ok((rec, out, ms))) => {
                 merged.merge(&rec);
                 outcome.runtime_ns = outcome.runtime_ns.max(out.runtime_ns);
                 outcome.ramp_ns = outcome.ramp_ns.max(out.ramp_ns);
                 outcome.interrupted |= out.interrupted;
                 outcome.stopped_on_error |= out.stopped_on_error;
+                merge_members(&mut members, ms);
             }
             Ok(Err(e)) => setup_error = Some(e),
             Err(_) => setup_error = Some("a worker thread panicked".into()),
@@ -471,7 +713,7 @@ pub fn run_real(
     let ru = cpu::rusage_self().since(&ru0);
     let mut desc = prep.desc;
     desc.engine = engine.to_string();
-    let result = build_result(
+    let mut result = build_result(
         spec,
         desc,
         &merged,
@@ -485,7 +727,26 @@ pub fn run_real(
             minf: ru.minflt,
         },
     );
+    result.members = members;
     Ok(RunOutput { result, notes })
+}
+
+/// Adds one worker's member statistics. Counts and ticks add up; busy time is the largest of the
+/// workers' (each worker only sees its own I/O, so this is a lower bound of the member's busy time).
+fn merge_members(acc: &mut Vec<MemberStats>, ms: Vec<MemberStats>) {
+    if acc.is_empty() {
+        *acc = ms;
+        return;
+    }
+    for (a, m) in acc.iter_mut().zip(ms) {
+        a.read_ios += m.read_ios;
+        a.write_ios += m.write_ios;
+        a.read_bytes += m.read_bytes;
+        a.write_bytes += m.write_bytes;
+        a.read_ticks_ns += m.read_ticks_ns;
+        a.write_ticks_ns += m.write_ticks_ns;
+        a.busy_ns = a.busy_ns.max(m.busy_ns);
+    }
 }
 
 /// The I/O budget implied by `--ios` and `--bytes` (the smaller wins).

@@ -97,7 +97,7 @@ impl fmt::Display for Human {
         let v = self.0;
         if v != 0 {
             for (scale, unit) in UNITS {
-                if v % scale == 0 {
+                if v.is_multiple_of(scale) {
                     return write!(f, "{} {unit}", v / scale);
                 }
             }
@@ -162,9 +162,22 @@ pub struct StripeMap {
     member_sizes: Vec<u64>,
     member_used: Vec<u64>,
     zones: Vec<Zone>,
+    /// log2(chunk) when the chunk is a power of two (the usual case): shifts instead of divisions
+    /// on the hot path.
+    #[serde(skip)]
+    chunk_shift: Option<u32>,
 }
 
 impl StripeMap {
+    /// `(x / chunk, x % chunk)`, with a shift and a mask when the chunk is a power of two.
+    #[inline]
+    fn chunk_divmod(&self, x: u64) -> (u64, u64) {
+        match self.chunk_shift {
+            Some(s) => (x >> s, x & (self.chunk - 1)),
+            None => (x / self.chunk, x % self.chunk),
+        }
+    }
+
     /// Builds the layout with the per-zone formula of REFERENCE.md ([`MultiZoneLayout::Alternate`]).
     ///
     /// `chunk` must be non-zero, a multiple of `block_size` and no larger than any member; member
@@ -189,7 +202,7 @@ impl StripeMap {
         if block_size == 0 {
             return Err(LayoutError::ZeroBlockSize);
         }
-        if chunk % block_size != 0 {
+        if !chunk.is_multiple_of(block_size) {
             return Err(LayoutError::ChunkNotBlockMultiple { chunk, block_size });
         }
         if let Some((member, &member_size)) =
@@ -229,6 +242,7 @@ impl StripeMap {
         }
 
         Ok(StripeMap {
+            chunk_shift: chunk.is_power_of_two().then(|| chunk.trailing_zeros()),
             chunk,
             block_size,
             layout,
@@ -305,15 +319,23 @@ impl StripeMap {
         let zone = &self.zones[self.zone_of(offset)];
         let n = zone.members.len() as u64;
         let rel = offset - zone.logical_start;
-        let c = rel / self.chunk;
-        let within = rel % self.chunk;
+        let (c, within) = self.chunk_divmod(rel);
+        // Division by the member count, with shifts for the usual power-of-two counts.
+        let divmod_n = |x: u64| {
+            if n.is_power_of_two() {
+                (x >> n.trailing_zeros(), x & (n - 1))
+            } else {
+                (x / n, x % n)
+            }
+        };
+        let (stripe_no, c_mod) = divmod_n(c);
         let idx = match self.layout {
-            MultiZoneLayout::Alternate => c % n,
-            MultiZoneLayout::Original => (offset / self.chunk) % n,
+            MultiZoneLayout::Alternate => c_mod,
+            MultiZoneLayout::Original => divmod_n(self.chunk_divmod(offset).0).1,
         };
         (
             zone.members[idx as usize],
-            zone.member_start + (c / n) * self.chunk + within,
+            zone.member_start + stripe_no * self.chunk + within,
         )
     }
 
@@ -410,7 +432,7 @@ impl Iterator for Pieces<'_> {
             return None;
         }
         let (member, member_offset) = self.map.map(self.cur);
-        let to_boundary = self.map.chunk - self.cur % self.map.chunk;
+        let to_boundary = self.map.chunk - self.map.chunk_divmod(self.cur).1;
         let len = to_boundary.min(self.end - self.cur);
         let piece = Piece {
             member,

@@ -106,13 +106,19 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], CSV_COLUMNS.join(","));
-        assert_eq!(lines[1], "s,sim:a,1,,4k-randread,1,0,1000.0,4.096,1000.0,1500.0,");
+        assert_eq!(
+            lines[1],
+            "s,sim:a,1,,4k-randread,1,0,1000.0,4.096,1000.0,1500.0,"
+        );
         assert_eq!(
             lines[2],
             "s,\"sim:a x2, \"\"fast\"\"\",2,16384,4k-randread,1,0,1500.0,6.144,666.0,1000.0,50.0"
         );
         let mut out = Vec::new();
         write_points_csv(&mut out, &[]).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap().trim(), CSV_COLUMNS.join(","));
+        assert_eq!(
+            String::from_utf8(out).unwrap().trim(),
+            CSV_COLUMNS.join(",")
+        );
     }
 }

@@ -31,11 +31,7 @@ fn lat_obj(l: &LatSummary) -> Value {
 
 fn op_obj(o: &OpSummary) -> Value {
     let runtime_ms = o.runtime_ns / 1_000_000;
-    let bw_bytes = if runtime_ms > 0 {
-        (1000 * o.bytes) / runtime_ms
-    } else {
-        0
-    };
+    let bw_bytes = (1000 * o.bytes).checked_div(runtime_ms).unwrap_or(0);
     json!({
         "io_bytes": o.bytes,
         "io_kbytes": o.bytes / 1024,
@@ -293,14 +289,36 @@ mod tests {
     #[test]
     fn fio_fields() {
         let v = fio_json(&[sample()]);
-        for k in ["fio version", "timestamp", "timestamp_ms", "time", "jobs", "disk_util"] {
+        for k in [
+            "fio version",
+            "timestamp",
+            "timestamp_ms",
+            "time",
+            "jobs",
+            "disk_util",
+        ] {
             assert!(v.get(k).is_some(), "missing {k}");
         }
         let job = &v["jobs"][0];
         for k in [
-            "jobname", "groupid", "error", "job options", "read", "write", "trim", "sync",
-            "job_runtime", "usr_cpu", "sys_cpu", "ctx", "majf", "minf", "iodepth_level",
-            "latency_ns", "latency_us", "latency_ms",
+            "jobname",
+            "groupid",
+            "error",
+            "job options",
+            "read",
+            "write",
+            "trim",
+            "sync",
+            "job_runtime",
+            "usr_cpu",
+            "sys_cpu",
+            "ctx",
+            "majf",
+            "minf",
+            "iodepth_level",
+            "latency_ns",
+            "latency_us",
+            "latency_ms",
         ] {
             assert!(job.get(k).is_some(), "missing job.{k}");
         }

@@ -338,8 +338,8 @@ impl Store {
             path: path.display().to_string(),
             why: why.to_string(),
         };
-        let meta = std::fs::metadata(path)
-            .map_err(|e| path_err(path, format!("cannot read: {e}")))?;
+        let meta =
+            std::fs::metadata(path).map_err(|e| path_err(path, format!("cannot read: {e}")))?;
         if !meta.is_file() {
             return Err(not_store("not a regular file"));
         }
@@ -916,7 +916,9 @@ mod tests {
         }
         let e = Store::open(&foreign).unwrap_err().to_string();
         assert!(e.contains("is not an ssdlab results store"), "{e}");
-        let e = Store::open_existing(&foreign, true).unwrap_err().to_string();
+        let e = Store::open_existing(&foreign, true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is not an ssdlab results store"), "{e}");
 
         let e = Store::open(dir.path()).unwrap_err().to_string();
@@ -955,7 +957,10 @@ mod tests {
             c.execute_batch("PRAGMA user_version = 2;").unwrap();
         }
         let e = Store::open_existing(&p, true).unwrap_err().to_string();
-        assert!(e.contains("schema version 2, this ssdlab reads version 1"), "{e}");
+        assert!(
+            e.contains("schema version 2, this ssdlab reads version 1"),
+            "{e}"
+        );
         // Header says 1 but the meta table disagrees: still refused.
         {
             let c = Connection::open(&p).unwrap();

@@ -24,7 +24,7 @@ pub fn fmt_count(v: f64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -75,8 +75,7 @@ pub fn render_table(r: &RunResult) -> String {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED);
     table.set_header(vec![
-        "op", "ios", "IOPS", "MB/s", "MiB/s", "lat mean", "p50", "p99", "p99.9", "max",
-        "errors",
+        "op", "ios", "IOPS", "MB/s", "MiB/s", "lat mean", "p50", "p99", "p99.9", "max", "errors",
     ]);
     for kind in OpKind::ALL {
         let o = r.op(kind);
@@ -113,7 +112,14 @@ pub fn render_table(r: &RunResult) -> String {
     if !r.members.is_empty() {
         let mut mt = Table::new();
         mt.load_preset(UTF8_FULL_CONDENSED);
-        mt.set_header(vec!["member", "read ios", "write ios", "MB read", "MB written", "util %"]);
+        mt.set_header(vec![
+            "member",
+            "read ios",
+            "write ios",
+            "MB read",
+            "MB written",
+            "util %",
+        ]);
         let total = (r.runtime_ns + r.ramp_ns).max(1) as f64;
         for m in &r.members {
             mt.add_row(vec![

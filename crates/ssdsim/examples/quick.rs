@@ -3,7 +3,10 @@ use ssdlab_ssdsim::*;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let preset = args.get(1).map(|s| s.as_str()).unwrap_or("vertex450-128g");
-    let pre: Precondition = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(Precondition::Fresh);
+    let pre: Precondition = args
+        .get(2)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(Precondition::Fresh);
     let cfg = load_preset(preset).unwrap();
     let t0 = std::time::Instant::now();
     let mut sim = Simulator::new(&cfg, 1, &AdapterConfig::passthrough(), pre, 1).unwrap();
@@ -13,6 +16,18 @@ fn main() {
     let t0 = std::time::Instant::now();
     let r = run(&mut sim, 0, &w, 0);
     let el = t0.elapsed();
-    eprintln!("{:?} wall {:?} -> {:.0} req/s", r, el, r.total_ios as f64 / el.as_secs_f64());
-    eprintln!("{}", serde_json::to_string(&sim.counters()[0]).unwrap().chars().take(1500).collect::<String>());
+    eprintln!(
+        "{:?} wall {:?} -> {:.0} req/s",
+        r,
+        el,
+        r.total_ios as f64 / el.as_secs_f64()
+    );
+    eprintln!(
+        "{}",
+        serde_json::to_string(&sim.counters()[0])
+            .unwrap()
+            .chars()
+            .take(1500)
+            .collect::<String>()
+    );
 }

@@ -312,7 +312,8 @@ impl DriveConfig {
         let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
         let block_bytes = n.pages_per_block as u64 * n.page_bytes;
         let user_blocks_per_plane = f.user_capacity_bytes.div_ceil(planes_total * block_bytes);
-        let spare = n.blocks_per_plane as u64 - user_blocks_per_plane.min(n.blocks_per_plane as u64);
+        let spare =
+            n.blocks_per_plane as u64 - user_blocks_per_plane.min(n.blocks_per_plane as u64);
         let pslc_blocks = self.pslc_blocks_per_plane() as u64;
         let needed = f.gc_bg_free_blocks as u64 + 3;
         if spare < needed {
@@ -352,7 +353,7 @@ impl DriveConfig {
     }
 
     /// A smaller copy of this drive for tests and quick studies: blocks per plane, user
-    /// capacity, pSLC size and cache size divided by `factor` (timings and geometry otherwise
+    /// capacity and pSLC size divided by `factor` (timings, cache and geometry otherwise
     /// unchanged; the user capacity shrinks further where GC needs more spare blocks than the
     /// scaled over-provisioning leaves). The result is validated.
     pub fn scaled(&self, factor: u32) -> Result<DriveConfig, ConfigError> {
@@ -363,7 +364,8 @@ impl DriveConfig {
         let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
         let block_bytes = n.pages_per_block as u64 * n.page_bytes;
         // keep the over-provisioning fraction, but at least the spare blocks GC needs
-        let max_user = (n.blocks_per_plane as u64).saturating_sub(c.ftl.gc_bg_free_blocks as u64 + 4)
+        let max_user = (n.blocks_per_plane as u64)
+            .saturating_sub(c.ftl.gc_bg_free_blocks as u64 + 4)
             * planes_total
             * block_bytes;
         c.ftl.user_capacity_bytes = ((c.ftl.user_capacity_bytes / f).min(max_user)) / 4096 * 4096;
@@ -371,7 +373,6 @@ impl DriveConfig {
         if c.ftl.pslc_bytes > 0 && c.pslc_blocks_per_plane() == 0 {
             c.ftl.pslc_bytes = 0;
         }
-        c.controller.cache_bytes /= f;
         c.name = format!("{}/{}", self.name, factor);
         c.validate()?;
         Ok(c)
@@ -393,9 +394,8 @@ impl DriveConfig {
 
     /// Parse a TOML drive description and validate it.
     pub fn from_toml_str(text: &str) -> Result<DriveConfig, ConfigError> {
-        let cfg: DriveConfig = toml::from_str(text).map_err(|e| {
-            ConfigError::new("toml", e.to_string().trim_end().replace('\n', " "))
-        })?;
+        let cfg: DriveConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::new("toml", e.to_string().trim_end().replace('\n', " ")))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -422,10 +422,11 @@ impl DriveConfig {
         }
         let v = value.trim();
         let newv = match cur {
-            toml::Value::Integer(_) => toml::Value::Integer(
-                parse_int(v)
-                    .ok_or_else(|| ConfigError::new(key, format!("expected an integer, got {v:?}")))?,
-            ),
+            toml::Value::Integer(_) => {
+                toml::Value::Integer(parse_int(v).ok_or_else(|| {
+                    ConfigError::new(key, format!("expected an integer, got {v:?}"))
+                })?)
+            }
             toml::Value::Float(_) => toml::Value::Float(
                 v.parse::<f64>()
                     .map_err(|_| ConfigError::new(key, format!("expected a number, got {v:?}")))?,
@@ -433,7 +434,12 @@ impl DriveConfig {
             toml::Value::Boolean(_) => toml::Value::Boolean(match v {
                 "true" | "1" | "yes" | "on" => true,
                 "false" | "0" | "no" | "off" => false,
-                _ => return Err(ConfigError::new(key, format!("expected a boolean, got {v:?}"))),
+                _ => {
+                    return Err(ConfigError::new(
+                        key,
+                        format!("expected a boolean, got {v:?}"),
+                    ))
+                }
             }),
             toml::Value::String(_) => toml::Value::String(v.trim_matches('"').to_string()),
             toml::Value::Table(_) => {
@@ -447,9 +453,9 @@ impl DriveConfig {
             toml::Value::Datetime(_) => return Err(ConfigError::new(key, "unsupported type")),
         };
         *cur = newv;
-        let cfg: DriveConfig = root
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::new(key, e.to_string().trim().to_string()))?;
+        let cfg: DriveConfig = root.try_into().map_err(|e: toml::de::Error| {
+            ConfigError::new(key, e.to_string().trim().to_string())
+        })?;
         cfg.validate()?;
         *self = cfg;
         Ok(())
@@ -517,9 +523,8 @@ pub fn preset_summary(name: &str) -> Option<PresetInfo> {
 /// Load (and validate) a built-in preset.
 pub fn load_preset(name: &str) -> Result<DriveConfig, ConfigError> {
     match PRESETS.iter().find(|(n, _)| *n == name) {
-        Some((n, text)) => DriveConfig::from_toml_str(text).map_err(|e| {
-            ConfigError::new(format!("preset {n}: {}", e.field), e.message)
-        }),
+        Some((n, text)) => DriveConfig::from_toml_str(text)
+            .map_err(|e| ConfigError::new(format!("preset {n}: {}", e.field), e.message)),
         None => Err(ConfigError::new(
             "preset",
             format!(

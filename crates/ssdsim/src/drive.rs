@@ -140,7 +140,7 @@ pub(crate) struct Drive {
     die_free: Vec<u64>,
     die_busy: Vec<u64>,
     cache_used: u64,
-    cache_fifo: VecDeque<(u64, u64)>,
+    cache_fifo: BinaryHeap<Reverse<(u64, u64)>>,
     cache_floor: u64,
     // FTL state
     l2p: Vec<u32>,
@@ -190,8 +190,7 @@ impl Drive {
         let spp = upp * f.pack_factor;
         let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
         let total_slots = blocks * n.pages_per_block as usize * spp as usize;
-        let variable_cost =
-            cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
+        let variable_cost = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
         let mut free = Vec::with_capacity(planes_total);
         for p in 0..planes_total {
             let mut q = VecDeque::with_capacity(bpp);
@@ -262,7 +261,7 @@ impl Drive {
             die_free: vec![0; dies],
             die_busy: vec![0; dies],
             cache_used: 0,
-            cache_fifo: VecDeque::with_capacity(fifo_cap),
+            cache_fifo: BinaryHeap::with_capacity(fifo_cap),
             cache_floor: 0,
             l2p: vec![UNMAPPED; user_units as usize],
             cost: if variable_cost {
@@ -281,7 +280,9 @@ impl Drive {
             blk_state: vec![FREE; blocks],
             blk_slc: vec![false; blocks],
             free,
-            slc_fifo: (0..planes_total).map(|_| VecDeque::with_capacity(bpp)).collect(),
+            slc_fifo: (0..planes_total)
+                .map(|_| VecDeque::with_capacity(bpp))
+                .collect(),
             slc_count: vec![0; planes_total],
             wp: vec![HostWp::default(); dies],
             host_die: 0,
@@ -402,15 +403,16 @@ impl Drive {
         s + dur
     }
 
-    /// Wait for `bytes` of write-cache space; returns the admission time.
+    /// Wait for `bytes` of write-cache space; returns the admission time. Cached data leaves
+    /// the cache when its page program completes (in completion-time order).
     fn cache_admit(&mut self, t: u64, bytes: u64) -> u64 {
         let mut t = t.max(self.cache_floor);
-        while let Some(&(rt, b)) = self.cache_fifo.front() {
+        while let Some(&Reverse((rt, b))) = self.cache_fifo.peek() {
             if rt > t {
                 break;
             }
             self.cache_used -= b;
-            self.cache_fifo.pop_front();
+            self.cache_fifo.pop();
         }
         while self.cache_used + bytes > self.cache_cap {
             if self.cache_fifo.is_empty() {
@@ -422,7 +424,7 @@ impl Drive {
                 }
                 break;
             }
-            let (rt, b) = self.cache_fifo.pop_front().expect("non-empty");
+            let Reverse((rt, b)) = self.cache_fifo.pop().expect("non-empty");
             t = t.max(rt);
             self.cache_used -= b;
         }
@@ -434,9 +436,9 @@ impl Drive {
     // ---------------------------------------------------------------- block management
 
     fn alloc_block(&mut self, plane: usize, slc: bool) -> u32 {
-        let b = self.free[plane]
-            .pop_front()
-            .expect("free block pool exhausted (GC could not keep up; over-provisioning too small)");
+        let b = self.free[plane].pop_front().expect(
+            "free block pool exhausted (GC could not keep up; over-provisioning too small)",
+        );
         self.blk_state[b as usize] = OPEN;
         self.blk_slc[b as usize] = slc;
         if slc {
@@ -477,8 +479,8 @@ impl Drive {
             let plane = die * self.planes + p;
             self.reclaim(plane, t, budget);
         }
-        let slc = budget > 0
-            && (0..self.planes).all(|p| self.slc_count[die * self.planes + p] < budget);
+        let slc =
+            budget > 0 && (0..self.planes).all(|p| self.slc_count[die * self.planes + p] < budget);
         let mut w = self.wp[die];
         for p in 0..self.planes {
             w.blk[p] = self.alloc_block(die * self.planes + p, slc);
@@ -617,7 +619,10 @@ impl Drive {
         self.c.gc_units_moved += 1;
         if let Some(ver) = self.ver.as_mut() {
             let us = self.us as usize;
-            ver.copy_within(old as usize * us..old as usize * us + us, slot as usize * us);
+            ver.copy_within(
+                old as usize * us..old as usize * us + us,
+                slot as usize * us,
+            );
         }
         if w.fill >= self.page_sectors || w.slots >= self.spp {
             self.program_gc(plane);
@@ -736,7 +741,7 @@ impl Drive {
                 };
                 let done = self.die_op(d, xfer, tp);
                 if w.g_cache > 0 {
-                    self.cache_fifo.push_back((done, w.g_cache));
+                    self.cache_fifo.push(Reverse((done, w.g_cache)));
                 }
                 if w.g_cmd == self.write_seq {
                     self.cmd_done = self.cmd_done.max(done);
@@ -744,9 +749,8 @@ impl Drive {
                 // remember when the data leaves the buffer (read hits before that)
                 let spp = self.spp as usize;
                 for p in w.base_plane..last_excl {
-                    let first = (w.blk[p as usize] as usize * self.ppb as usize
-                        + w.page as usize)
-                        * spp;
+                    let first =
+                        (w.blk[p as usize] as usize * self.ppb as usize + w.page as usize) * spp;
                     for s in first..first + spp {
                         if let Some(l) = self.live(s) {
                             self.recent[l & self.recent_mask] = (l as u32, done);
@@ -781,10 +785,28 @@ impl Drive {
                 w.open = false;
             }
             self.wp[d] = w;
-            self.host_die = (d + 1) % self.dies;
+            self.host_die = self.next_host_die(d);
         } else {
             self.wp[d] = w;
         }
+    }
+
+    /// Next die for the host stream: the one that becomes free first (round-robin order breaks
+    /// ties), so host data avoids dies busy with GC; plain round-robin without timing.
+    fn next_host_die(&self, d: usize) -> usize {
+        let mut best = (d + 1) % self.dies;
+        if !self.timing {
+            return best;
+        }
+        let mut best_t = self.die_free[best];
+        for i in 2..=self.dies {
+            let c = (d + i) % self.dies;
+            if self.die_free[c] < best_t {
+                best_t = self.die_free[c];
+                best = c;
+            }
+        }
+        best
     }
 
     fn resolve_waiting(&mut self, done: u64) {
@@ -848,7 +870,10 @@ impl Drive {
             return false;
         }
         (w.base_plane as usize..self.planes).any(|p| w.blk[p] as usize == blk)
-            || self.gwp.iter().any(|g| g.open && g.blk as usize == blk && g.page == page)
+            || self
+                .gwp
+                .iter()
+                .any(|g| g.open && g.blk as usize == blk && g.page == page)
     }
 
     /// The logical unit stored in `slot`, if that data is still current. The reverse map is
@@ -860,11 +885,13 @@ impl Drive {
         (l != UNMAPPED && self.l2p[l as usize] == slot as u32).then_some(l as usize)
     }
 
+    /// Drop the current mapping of `l` (stored in `slot`).
     #[inline]
     fn invalidate(&mut self, l: usize, slot: u32) {
         let cost = self.unit_cost(l);
         let b = self.slot_block(slot);
         self.blk_valid[b] -= cost;
+        self.l2p[l] = UNMAPPED;
     }
 
     // ---------------------------------------------------------------- host commands
@@ -938,15 +965,7 @@ impl Drive {
         best
     }
 
-
-    fn write(
-        &mut self,
-        sh: &mut Shared,
-        enter: u64,
-        off: u64,
-        len: u64,
-        frac: f32,
-    ) -> Option<u64> {
+    fn write(&mut self, sh: &mut Shared, enter: u64, off: u64, len: u64, frac: f32) -> Option<u64> {
         self.c.host_writes += 1;
         self.c.host_write_bytes += len;
         self.write_seq += 1;
@@ -996,7 +1015,11 @@ impl Drive {
                         self.c.nand_reads += 1;
                         let blk = self.slot_block(old);
                         let die = self.plane_die(self.block_plane(blk));
-                        let tr = if self.blk_slc[blk] { self.slc_t_r } else { self.t_r };
+                        let tr = if self.blk_slc[blk] {
+                            self.slc_t_r
+                        } else {
+                            self.t_r
+                        };
                         let r = self.die_op(die, t_data, tr);
                         ready = self.chan_xfer(die, r, self.unit_cost(l) as u64 * 512);
                     }
@@ -1078,7 +1101,11 @@ impl Drive {
             if page != last_page {
                 last_page = page;
                 self.c.nand_reads += 1;
-                let tr = if self.blk_slc[blk] { self.slc_t_r } else { self.t_r };
+                let tr = if self.blk_slc[blk] {
+                    self.slc_t_r
+                } else {
+                    self.t_r
+                };
                 page_done = self.die_op(die, t, tr);
             }
             let e = self.chan_xfer(die, page_done, self.unit_cost(l) as u64 * 512);
@@ -1096,7 +1123,6 @@ impl Drive {
             let slot = self.l2p[l];
             if slot != UNMAPPED {
                 self.invalidate(l, slot);
-                self.l2p[l] = UNMAPPED;
                 self.mapped_units -= 1;
                 self.c.trimmed_units += 1;
             }
@@ -1137,6 +1163,22 @@ impl Drive {
         }
         if self.pending_deadline().is_some() {
             self.program_host(self.host_die, 0);
+        }
+        // leave every plane with the background-GC reserve, as an idle drive would
+        for plane in 0..self.free.len() {
+            let mut guard = self.bpp;
+            while (self.free[plane].len() as u32) < self.gc_bg + 1 && guard > 0 {
+                let progressed = if !self.slc_fifo[plane].is_empty() {
+                    self.fold_one(plane, 0);
+                    true
+                } else {
+                    self.gc_one(plane, 0)
+                };
+                if !progressed {
+                    break;
+                }
+                guard -= 1;
+            }
         }
         self.c = RawCounters::default();
         for e in self.blk_erase.iter_mut() {
@@ -1241,7 +1283,9 @@ impl Drive {
                 self.mapped_units
             ));
         }
-        let live = (0..self.p2l.len()).filter(|&s| self.live(s).is_some()).count() as u64;
+        let live = (0..self.p2l.len())
+            .filter(|&s| self.live(s).is_some())
+            .count() as u64;
         if live != mapped {
             return Err(format!(
                 "{live} live reverse entries but {mapped} mapped units"
@@ -1278,7 +1322,10 @@ impl Drive {
                 .filter(|&b| self.blk_state[b] != FREE && self.blk_slc[b])
                 .count() as u32;
             if slc != self.slc_count[p] {
-                return Err(format!("plane {p}: pSLC count {} != {slc}", self.slc_count[p]));
+                return Err(format!(
+                    "plane {p}: pSLC count {} != {slc}",
+                    self.slc_count[p]
+                ));
             }
         }
         Ok(())

@@ -16,8 +16,7 @@ mod sim;
 
 pub use config::{
     load_config_file, load_preset, preset_names, preset_summary, ConfigError, ControllerConfig,
-    DriveConfig, FtlConfig, HostConfig, Interface, NandConfig, PresetInfo, Rated,
-    UnalignedPolicy,
+    DriveConfig, FtlConfig, HostConfig, Interface, NandConfig, PresetInfo, Rated, UnalignedPolicy,
 };
 pub use sim::Simulator;
 

@@ -91,7 +91,10 @@ impl Simulator {
     /// Submit a command to `drive` at virtual time `now_ns` (non-decreasing across calls; an
     /// earlier time is treated as the latest one seen).
     pub fn submit(&mut self, now_ns: u64, tag: u64, drive: usize, cmd: HostCmd) {
-        assert!(drive < self.drives.len(), "drive index {drive} out of range");
+        assert!(
+            drive < self.drives.len(),
+            "drive index {drive} out of range"
+        );
         let now = now_ns.max(self.last_now);
         self.last_now = now;
         self.seq += 1;
@@ -148,7 +151,8 @@ impl Simulator {
     /// Check FTL consistency of every drive (map ↔ reverse map, valid counts, free lists).
     pub fn check_invariants(&self) -> Result<(), String> {
         for (i, d) in self.drives.iter().enumerate() {
-            d.check_invariants().map_err(|e| format!("drive {i}: {e}"))?;
+            d.check_invariants()
+                .map_err(|e| format!("drive {i}: {e}"))?;
         }
         Ok(())
     }

@@ -45,9 +45,21 @@ fn bad_configs_name_the_field() {
     bad("nand.page_bytes", "1000", "nand.page_bytes");
     bad("ftl.mapping_unit", "3072", "ftl.mapping_unit");
     bad("ftl.mapping_unit", "8192", "ftl.mapping_unit"); // bigger than the 4 KiB page
-    bad("ftl.user_capacity_bytes", "300000000000", "ftl.user_capacity_bytes");
-    bad("ftl.user_capacity_bytes", "274877906944", "ftl.user_capacity_bytes"); // 0 % OP
-    bad("ftl.user_capacity_bytes", "273000000000", "ftl.user_capacity_bytes"); // too small OP
+    bad(
+        "ftl.user_capacity_bytes",
+        "300000000000",
+        "ftl.user_capacity_bytes",
+    );
+    bad(
+        "ftl.user_capacity_bytes",
+        "274877906944",
+        "ftl.user_capacity_bytes",
+    ); // 0 % OP
+    bad(
+        "ftl.user_capacity_bytes",
+        "273000000000",
+        "ftl.user_capacity_bytes",
+    ); // too small OP
     bad("host.queue_depth", "64", "host.queue_depth");
     bad("nand.bogus", "1", "nand.bogus");
     bad("nand.channels", "abc", "nand.channels");
@@ -74,7 +86,10 @@ fn set_overrides() {
 
 #[test]
 fn precondition_parses() {
-    assert_eq!("steady".parse::<Precondition>().unwrap(), Precondition::Steady);
+    assert_eq!(
+        "steady".parse::<Precondition>().unwrap(),
+        Precondition::Steady
+    );
     assert_eq!("Full".parse::<Precondition>().unwrap(), Precondition::Full);
     assert!("x".parse::<Precondition>().is_err());
     let v: Precondition = serde_json::from_str("\"fresh\"").unwrap();
@@ -85,7 +100,10 @@ fn precondition_parses() {
 fn bad_simulator_args() {
     let c = load_preset("x25e-64g").unwrap().scaled(64).unwrap();
     assert_eq!(
-        Simulator::new(&c, 0, &AdapterConfig::passthrough(), Precondition::Fresh, 1).err().unwrap().field,
+        Simulator::new(&c, 0, &AdapterConfig::passthrough(), Precondition::Fresh, 1)
+            .err()
+            .unwrap()
+            .field,
         "n_drives"
     );
 }

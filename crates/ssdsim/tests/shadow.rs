@@ -22,7 +22,14 @@ fn op(max_sector: u64) -> impl Strategy<Value = Op> {
 
 /// Run ops with up to 6 outstanding commands, tracking the expected version of every sector.
 fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut sim = Simulator::with_tracking(cfg, 1, &AdapterConfig::passthrough(), Precondition::Fresh, 5).unwrap();
+    let mut sim = Simulator::with_tracking(
+        cfg,
+        1,
+        &AdapterConfig::passthrough(),
+        Precondition::Fresh,
+        5,
+    )
+    .unwrap();
     let sectors = cfg.user_capacity() / 512;
     let unit = cfg.ftl.mapping_unit / 512;
     let mut shadow: Vec<Option<u32>> = vec![None; sectors as usize];
@@ -40,7 +47,12 @@ fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
                 for x in s..s + n {
                     shadow[x as usize] = Some(version);
                 }
-                HostCmd { kind: OpKind::Write, offset: s * 512, len: n * 512, nand_fraction: f }
+                HostCmd {
+                    kind: OpKind::Write,
+                    offset: s * 512,
+                    len: n * 512,
+                    nand_fraction: f,
+                }
             }
             Op::R(s, n) => HostCmd::read(s * 512, n.min(sectors - s) * 512),
             Op::T(s, n) => {
@@ -105,10 +117,16 @@ fn heavy_gc_overwrite_many_times() {
     let mut x = 9u64;
     let ops: Vec<Op> = (0..30_000)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let s = (x >> 33) % 2040;
             let n = 1 + (x >> 20) % 16;
-            if x % 11 == 0 { Op::T(s, n * 4) } else { Op::W(s, n, 1.0) }
+            if x % 11 == 0 {
+                Op::T(s, n * 4)
+            } else {
+                Op::W(s, n, 1.0)
+            }
         })
         .collect();
     check(&cfg, &ops).unwrap();

@@ -179,13 +179,29 @@ impl Recorder {
         let count_le = |ns: u64| -> u64 {
             self.kinds
                 .iter()
-                .map(|k| k.lat.iter_recorded().filter(|v| v.value_iterated_to() <= ns).map(|v| v.count_at_value()).sum::<u64>())
+                .map(|k| {
+                    k.lat
+                        .iter_recorded()
+                        .filter(|v| v.value_iterated_to() <= ns)
+                        .map(|v| v.count_at_value())
+                        .sum::<u64>()
+                })
                 .sum()
         };
-        let pct = |c: u64| if total == 0 { 0.0 } else { 100.0 * c as f64 / total as f64 };
+        let pct = |c: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                100.0 * c as f64 / total as f64
+            }
+        };
         let mut levels = LatLevels::default();
         let mut prev = 0u64;
-        for (unit, out) in [(1u64, &mut levels.ns), (1_000, &mut levels.us), (1_000_000, &mut levels.ms)] {
+        for (unit, out) in [
+            (1u64, &mut levels.ns),
+            (1_000, &mut levels.us),
+            (1_000_000, &mut levels.ms),
+        ] {
             for s in STEPS {
                 let c = count_le(s * unit);
                 out.push((s.to_string(), pct(c - prev)));
@@ -215,7 +231,9 @@ impl Recorder {
             .map(|i| {
                 let b = self.series.get(i).copied().unwrap_or_default();
                 let start = i as u64 * self.interval_ns;
-                let len = (runtime_ns.saturating_sub(start)).min(self.interval_ns).max(1);
+                let len = (runtime_ns.saturating_sub(start))
+                    .min(self.interval_ns)
+                    .max(1);
                 let per_s = 1e9 / len as f64;
                 SeriesPoint {
                     t_ms: (start + len) / 1_000_000,

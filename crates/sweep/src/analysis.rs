@@ -86,6 +86,9 @@ pub struct Analysis {
     pub best_per_workload_qd: Vec<BestStripe>,
 }
 
+/// (stripe, geometric-mean IOPS, geometric-mean gain ratio).
+type StripeScore = (u64, f64, Option<f64>);
+
 fn geomean(v: &[f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -123,7 +126,12 @@ impl Analysis {
             if p.status != PointStatus::Done || p.result.is_none() {
                 continue;
             }
-            let k = (r.target_label.clone(), r.stripe, r.workload_name.clone(), r.qd);
+            let k = (
+                r.target_label.clone(),
+                r.stripe,
+                r.workload_name.clone(),
+                r.qd,
+            );
             if !groups.contains_key(&k) {
                 order.push(k.clone());
             }
@@ -134,7 +142,8 @@ impl Analysis {
             .map(|k| {
                 let g = &groups[k];
                 let n = g.len() as f64;
-                let mean = |f: &dyn Fn(&StoredPoint) -> f64| g.iter().map(|p| f(p)).sum::<f64>() / n;
+                let mean =
+                    |f: &dyn Fn(&StoredPoint) -> f64| g.iter().map(|p| f(p)).sum::<f64>() / n;
                 let r0 = &g[0].record;
                 Cell {
                     target_label: k.0.clone(),
@@ -174,8 +183,14 @@ impl Analysis {
         let mut a = Analysis {
             sweep: sweep.to_string(),
             points: live.len(),
-            done: live.iter().filter(|p| p.status == PointStatus::Done).count(),
-            failed: live.iter().filter(|p| p.status == PointStatus::Failed).count(),
+            done: live
+                .iter()
+                .filter(|p| p.status == PointStatus::Done)
+                .count(),
+            failed: live
+                .iter()
+                .filter(|p| p.status == PointStatus::Failed)
+                .count(),
             stale: points.len() - live.len(),
             workloads,
             qds,
@@ -219,30 +234,42 @@ impl Analysis {
     }
 
     /// The cell of (target, stripe, workload, qd).
-    pub fn cell(&self, target: &str, stripe: Option<u64>, workload: &str, qd: u32) -> Option<&Cell> {
-        self.cells
-            .iter()
-            .find(|c| c.target_label == target && c.stripe == stripe && c.workload == workload && c.qd == qd)
+    pub fn cell(
+        &self,
+        target: &str,
+        stripe: Option<u64>,
+        workload: &str,
+        qd: u32,
+    ) -> Option<&Cell> {
+        self.cells.iter().find(|c| {
+            c.target_label == target && c.stripe == stripe && c.workload == workload && c.qd == qd
+        })
     }
 
     /// Per stripe: (geomean IOPS, geomean ratio) over the QDs measured for every stripe (and the
     /// baseline, for the ratio). None when nothing is comparable.
-    fn stripe_scores(&self, target: &str, workload: &str, qd: Option<u32>) -> Vec<(u64, f64, Option<f64>)> {
+    fn stripe_scores(&self, target: &str, workload: &str, qd: Option<u32>) -> Vec<StripeScore> {
         let stripes = self.stripes(target);
         let qds: Vec<u32> = self
             .qds
             .iter()
             .copied()
             .filter(|q| qd.is_none_or_eq(*q))
-            .filter(|q| stripes.iter().all(|s| self.cell(target, Some(*s), workload, *q).is_some()))
+            .filter(|q| {
+                stripes
+                    .iter()
+                    .all(|s| self.cell(target, Some(*s), workload, *q).is_some())
+            })
             .collect();
         if qds.is_empty() {
             return Vec::new();
         }
         let with_ratio = qds.iter().all(|q| {
-            stripes
-                .iter()
-                .all(|s| self.cell(target, Some(*s), workload, *q).and_then(|c| c.ratio).is_some())
+            stripes.iter().all(|s| {
+                self.cell(target, Some(*s), workload, *q)
+                    .and_then(|c| c.ratio)
+                    .is_some()
+            })
         });
         stripes
             .iter()
@@ -283,7 +310,11 @@ impl Analysis {
     /// Recommends a stripe per array target for a workload mix (weights need not sum to 1):
     /// the stripe with the highest weighted geometric mean of per-workload scores, each the
     /// geometric mean over the QDs (or at `qd` only).
-    pub fn recommend(&self, mix: &[(String, f64)], qd: Option<u32>) -> Result<Vec<MixRecommendation>, SweepError> {
+    pub fn recommend(
+        &self,
+        mix: &[(String, f64)],
+        qd: Option<u32>,
+    ) -> Result<Vec<MixRecommendation>, SweepError> {
         if mix.is_empty() {
             return Err(SweepError::Mix("the mix is empty".into()));
         }
@@ -292,7 +323,10 @@ impl Analysis {
                 let hint = nearest(w, self.workloads.iter().map(String::as_str))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| format!(" (the sweep has {})", self.workloads.join(", ")));
-                return Err(SweepError::Mix(format!("workload '{w}' is not in sweep '{}'{hint}", self.sweep)));
+                return Err(SweepError::Mix(format!(
+                    "workload '{w}' is not in sweep '{}'{hint}",
+                    self.sweep
+                )));
             }
         }
         if let Some(q) = qd {
@@ -307,7 +341,7 @@ impl Analysis {
         let mix: Vec<(String, f64)> = mix.iter().map(|(w, x)| (w.clone(), x / total)).collect();
         let mut out = Vec::new();
         for t in self.array_targets() {
-            let per: Vec<(String, f64, Vec<(u64, f64, Option<f64>)>)> = mix
+            let per: Vec<(String, f64, Vec<StripeScore>)> = mix
                 .iter()
                 .map(|(w, x)| (w.clone(), *x, self.stripe_scores(&t, w, qd)))
                 .collect();
@@ -341,7 +375,13 @@ impl Analysis {
             let best = rank[0];
             let per_workload: Vec<(String, f64, Option<f64>)> = per
                 .iter()
-                .map(|(w, x, sc)| (w.clone(), *x, sc.iter().find(|v| v.0 == best.0).and_then(|v| v.2)))
+                .map(|(w, x, sc)| {
+                    (
+                        w.clone(),
+                        *x,
+                        sc.iter().find(|v| v.0 == best.0).and_then(|v| v.2),
+                    )
+                })
                 .collect();
             let fs = ssdlab_workload::format_size;
             let mut why = format!("{t}: stripe {}", fs(best.0));
@@ -424,7 +464,9 @@ impl Analysis {
                     mb_s: res.mb_s,
                     lat_mean_us: res.lat_mean_ns / 1e3,
                     lat_p99_us: res.lat_p99_ns / 1e3,
-                    gain_pct: base.filter(|b| *b > 0.0).map(|b| (res.iops / b - 1.0) * 100.0),
+                    gain_pct: base
+                        .filter(|b| *b > 0.0)
+                        .map(|b| (res.iops / b - 1.0) * 100.0),
                 }
             })
             .collect()
@@ -454,13 +496,13 @@ pub fn parse_mix(s: &str) -> Result<Vec<(String, f64)>, SweepError> {
             )));
         };
         let w = w.trim().to_string();
-        let x: f64 = x
-            .trim()
-            .trim_end_matches('%')
-            .parse()
-            .map_err(|_| SweepError::Mix(format!("weight '{}' of {w} is not a number", x.trim())))?;
+        let x: f64 = x.trim().trim_end_matches('%').parse().map_err(|_| {
+            SweepError::Mix(format!("weight '{}' of {w} is not a number", x.trim()))
+        })?;
         if !(x.is_finite() && x > 0.0) {
-            return Err(SweepError::Mix(format!("weight of {w} must be greater than 0")));
+            return Err(SweepError::Mix(format!(
+                "weight of {w} must be greater than 0"
+            )));
         }
         if out.iter().any(|o| o.0 == w) {
             return Err(SweepError::Mix(format!("{w} is listed twice")));

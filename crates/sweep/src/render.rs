@@ -22,15 +22,39 @@ fn pct(r: f64) -> String {
     format!("{:+.0}%", (r - 1.0) * 100.0)
 }
 
+/// `QD1-2 16 KiB, QD4-32 64 KiB`: runs of consecutive QDs with the same best stripe.
+fn qd_ranges(items: impl Iterator<Item = (u32, u64)>) -> String {
+    let mut runs: Vec<(u32, u32, u64)> = Vec::new();
+    for (q, s) in items {
+        match runs.last_mut() {
+            Some(last) if last.2 == s => last.1 = q,
+            _ => runs.push((q, q, s)),
+        }
+    }
+    if runs.len() == 1 {
+        return format!("{} at every QD", format_size(runs[0].2));
+    }
+    runs.iter()
+        .map(|(a, b, s)| {
+            if a == b {
+                format!("QD{a} {}", format_size(*s))
+            } else {
+                format!("QD{a}-{b} {}", format_size(*s))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The whole report of one sweep.
 pub fn render_analysis(a: &Analysis) -> String {
-    let mut out = format!(
-        "Sweep {}: {} points, {} done",
-        a.sweep, a.points, a.done
-    );
+    let mut out = format!("Sweep {}: {} points, {} done", a.sweep, a.points, a.done);
     let pending = a.points - a.done - a.failed;
     if pending > 0 || a.failed > 0 {
-        out.push_str(&format!(" ({pending} not run yet, {} failed: re-run the sweep to finish it)", a.failed));
+        out.push_str(&format!(
+            " ({pending} not run yet, {} failed: re-run the sweep to finish it)",
+            a.failed
+        ));
     }
     if a.stale > 0 {
         out.push_str(&format!(
@@ -55,7 +79,11 @@ pub fn render_analysis(a: &Analysis) -> String {
         );
         for w in &a.workloads {
             for &q in &a.qds {
-                let Some(c) = a.cells.iter().find(|c| &c.target_label == b && &c.workload == w && c.qd == q) else {
+                let Some(c) = a
+                    .cells
+                    .iter()
+                    .find(|c| &c.target_label == b && &c.workload == w && c.qd == q)
+                else {
                     continue;
                 };
                 t.add_row(vec![
@@ -68,7 +96,11 @@ pub fn render_analysis(a: &Analysis) -> String {
                 ]);
             }
         }
-        let role = if a.cells.iter().any(|c| c.target_label == *b && c.baseline) { " (baseline)" } else { "" };
+        let role = if a.cells.iter().any(|c| c.target_label == *b && c.baseline) {
+            " (baseline)"
+        } else {
+            ""
+        };
         out.push_str(&format!("\n{b}{role}\n{t}\n"));
     }
 
@@ -81,14 +113,21 @@ pub fn render_analysis(a: &Analysis) -> String {
             .find(|c| c.target_label == target)
             .and_then(|c| c.baseline_label.clone());
         let mut header = vec!["Workload".to_string(), "QD".to_string()];
-        if let Some(b) = &bl {
-            header.push(format!("{b} IOPS"));
+        if bl.is_some() {
+            header.push("Baseline IOPS".to_string());
         }
-        header.extend(stripes.iter().map(|s| format!("stripe {}", format_size(*s))));
+        header.extend(
+            stripes
+                .iter()
+                .map(|s| format!("stripe {}", format_size(*s))),
+        );
         let mut t = table(header);
         for w in &a.workloads {
             for &q in &a.qds {
-                let cells: Vec<_> = stripes.iter().map(|s| a.cell(&target, Some(*s), w, q)).collect();
+                let cells: Vec<_> = stripes
+                    .iter()
+                    .map(|s| a.cell(&target, Some(*s), w, q))
+                    .collect();
                 if cells.iter().all(Option::is_none) {
                     continue;
                 }
@@ -126,27 +165,43 @@ pub fn render_analysis(a: &Analysis) -> String {
         ));
 
         let mut t = table(
-            ["Workload", "Best stripe", "Gain (geo-mean over QDs)", "Runner-up", "Best per QD"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "Workload",
+                "Best stripe",
+                "Gain (geo-mean over QDs)",
+                "Runner-up",
+                "Best per QD",
+            ]
+            .map(String::from)
+            .to_vec(),
         );
-        for b in a.best_per_workload.iter().filter(|b| b.target_label == target) {
-            let per_qd: Vec<String> = a
-                .best_per_workload_qd
-                .iter()
-                .filter(|x| x.target_label == target && x.workload == b.workload)
-                .map(|x| format!("QD{} {}", x.qd.unwrap_or(0), format_size(x.stripe)))
-                .collect();
+        for b in a
+            .best_per_workload
+            .iter()
+            .filter(|b| b.target_label == target)
+        {
+            let per_qd = qd_ranges(
+                a.best_per_workload_qd
+                    .iter()
+                    .filter(|x| x.target_label == target && x.workload == b.workload)
+                    .map(|x| (x.qd.unwrap_or(0), x.stripe)),
+            );
             t.add_row(vec![
                 TCell::new(&b.workload),
                 right(format_size(b.stripe)),
-                right(b.ratio.map(|r| format!("{r:.2}x ({})", pct(r))).unwrap_or_else(|| "-".into())),
                 right(
-                    b.runner_up
-                        .map(|(s, rel)| format!("{} ({:.1}% lower)", format_size(s), (1.0 - rel) * 100.0))
+                    b.ratio
+                        .map(|r| format!("{r:.2}x ({})", pct(r)))
                         .unwrap_or_else(|| "-".into()),
                 ),
-                TCell::new(per_qd.join(", ")),
+                right(
+                    b.runner_up
+                        .map(|(s, rel)| {
+                            format!("{} ({:.1}% lower)", format_size(s), (1.0 - rel) * 100.0)
+                        })
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                TCell::new(per_qd),
             ]);
         }
         out.push_str(&format!("\n{target}: best stripe per workload\n{t}\n"));
@@ -173,7 +228,11 @@ pub fn render_mix(recs: &[MixRecommendation]) -> String {
             t.add_row(vec![
                 right(format_size(*s)),
                 right(format!("{:.1}%", rel * 100.0)),
-                right(ratio.map(|x| format!("{x:.2}x ({})", pct(x))).unwrap_or_else(|| "-".into())),
+                right(
+                    ratio
+                        .map(|x| format!("{x:.2}x ({})", pct(x)))
+                        .unwrap_or_else(|| "-".into()),
+                ),
             ]);
         }
         let mix: Vec<String> = r.mix.iter().map(|(w, x)| format!("{w}={x:.2}")).collect();
@@ -189,9 +248,11 @@ pub fn render_mix(recs: &[MixRecommendation]) -> String {
 /// Stored single runs (`ssdlab run --store`).
 pub fn render_runs(runs: &[RunRow]) -> String {
     let mut t = table(
-        ["Id", "Label", "Target", "Workload", "IOPS", "MB/s", "Mean lat", "p99 lat"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "Id", "Label", "Target", "Workload", "IOPS", "MB/s", "Mean lat", "p99 lat",
+        ]
+        .map(String::from)
+        .to_vec(),
     );
     for r in runs {
         t.add_row(vec![

@@ -102,7 +102,8 @@ impl Tally<'_> {
             Outcome::Failed(e) => {
                 self.store.record_failure(&p.key, &e)?;
                 self.failed += 1;
-                self.bar.suspend(|| eprintln!("ssdlab: point failed: {}: {e}", p.describe()));
+                self.bar
+                    .suspend(|| eprintln!("ssdlab: point failed: {}: {e}", p.describe()));
                 if self.first_error.is_none() {
                     self.first_error = Some((p.describe(), e));
                 }
@@ -169,7 +170,8 @@ pub fn run_sweep(
         .min(sims.len());
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
-        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+        // Bounded: workers never run far ahead of what is stored.
+        let (tx, rx) = mpsc::sync_channel::<(usize, Outcome)>(jobs);
         let res: Result<(), SweepError> = std::thread::scope(|s| {
             for _ in 0..jobs {
                 let tx = tx.clone();
@@ -180,7 +182,12 @@ pub fn run_sweep(
                     }
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(p) = sims.get(i) else { break };
-                    if tx.send((i, run_one(runner, p))).is_err() {
+                    let o = run_one(runner, p);
+                    if !matches!(o, Outcome::Finished(_)) {
+                        // A failure stops the sweep; an abandoned run means Ctrl-C.
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    if tx.send((i, o)).is_err() {
                         break;
                     }
                 });

@@ -2,9 +2,7 @@
 
 use crate::SweepError;
 use serde::Deserialize;
-use ssdlab_workload::{
-    parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec,
-};
+use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -195,7 +193,12 @@ pub struct SweepSpec {
 }
 
 /// The workload shorthands always known by name.
-pub const SHORTHANDS: [&str; 4] = ["4k-randread", "4k-randwrite", "128k-seqread", "128k-seqwrite"];
+pub const SHORTHANDS: [&str; 4] = [
+    "4k-randread",
+    "4k-randwrite",
+    "128k-seqread",
+    "128k-seqwrite",
+];
 
 /// Access modes a shorthand `<bs>-<mode>` may use.
 const SHORTHAND_MODES: [(&str, RwMode); 8] = [
@@ -256,7 +259,10 @@ fn no_dups<T: PartialEq + std::fmt::Debug>(
 ) -> Result<(), SweepError> {
     for (i, a) in items.iter().enumerate() {
         if items[..i].contains(a) {
-            return Err(SweepError::field(field, format!("{} is listed twice", show(a))));
+            return Err(SweepError::field(
+                field,
+                format!("{} is listed twice", show(a)),
+            ));
         }
     }
     Ok(())
@@ -314,10 +320,16 @@ impl SweepSpec {
             return Err(SweepError::field("repeats", "must be at least 1"));
         }
         if raw.qd.is_empty() {
-            return Err(SweepError::field("qd", "the list is empty; give at least one queue depth, e.g. qd = [1, 4, 32]"));
+            return Err(SweepError::field(
+                "qd",
+                "the list is empty; give at least one queue depth, e.g. qd = [1, 4, 32]",
+            ));
         }
         if raw.qd.contains(&0) {
-            return Err(SweepError::field("qd", "queue depths must be greater than 0"));
+            return Err(SweepError::field(
+                "qd",
+                "queue depths must be greater than 0",
+            ));
         }
         no_dups("qd", &raw.qd, |q| format!("queue depth {q}"))?;
         let span = raw.span.as_ref().map(|s| s.bytes("span")).transpose()?;
@@ -341,7 +353,10 @@ impl SweepSpec {
             if list.is_empty() && raw.workload.as_ref().map(Vec::len).unwrap_or(0) == 0 {
                 return Err(SweepError::field(
                     "workloads",
-                    format!("the list is empty; use shorthands such as {}", SHORTHANDS.join(", ")),
+                    format!(
+                        "the list is empty; use shorthands such as {}",
+                        SHORTHANDS.join(", ")
+                    ),
                 ));
             }
             for w in list {
@@ -436,10 +451,9 @@ impl SweepSpec {
         if name.is_empty() {
             return Err(SweepError::field("workload.name", "must not be empty"));
         }
-        let rw: RwMode = w
-            .rw
-            .parse()
-            .map_err(|e: ssdlab_workload::SpecError| SweepError::field(&field("rw"), e.to_string()))?;
+        let rw: RwMode = w.rw.parse().map_err(|e: ssdlab_workload::SpecError| {
+            SweepError::field(&field("rw"), e.to_string())
+        })?;
         let bs = w.bs.bytes(&field("bs"))?;
         let read_pct = match (rw.fixed_read_pct(), w.read_pct) {
             (Some(_), Some(_)) => {
@@ -493,13 +507,19 @@ impl SweepSpec {
 
     fn stripes(field: &str, v: &[SizeVal]) -> Result<Vec<u64>, SweepError> {
         if v.is_empty() {
-            return Err(SweepError::field(field, "the list is empty; give stripe sizes, e.g. stripes = [\"16k\", \"64k\"]"));
+            return Err(SweepError::field(
+                field,
+                "the list is empty; give stripe sizes, e.g. stripes = [\"16k\", \"64k\"]",
+            ));
         }
         let mut out = Vec::new();
         for s in v {
             let b = s.bytes(field)?;
             if b == 0 {
-                return Err(SweepError::field(field, "a stripe size must be greater than 0"));
+                return Err(SweepError::field(
+                    field,
+                    "a stripe size must be greater than 0",
+                ));
             }
             if b % 512 != 0 {
                 return Err(SweepError::field(
@@ -509,7 +529,9 @@ impl SweepSpec {
             }
             out.push(b);
         }
-        no_dups(field, &out, |b| format!("stripe {}", ssdlab_workload::format_size(*b)))?;
+        no_dups(field, &out, |b| {
+            format!("stripe {}", ssdlab_workload::format_size(*b))
+        })?;
         Ok(out)
     }
 
@@ -544,7 +566,9 @@ impl SweepSpec {
                                 .unwrap_or_default();
                             return Err(SweepError::field(
                                 &f("state"),
-                                format!("unknown state '{other}' (use fresh, full or steady){hint}"),
+                                format!(
+                                    "unknown state '{other}' (use fresh, full or steady){hint}"
+                                ),
                             ));
                         }
                     };
@@ -714,10 +738,29 @@ impl SweepSpec {
     /// Checks that every real path exists and is a regular file or a block device (nothing is
     /// created or written).
     pub fn check_real_paths(&self) -> Result<(), SweepError> {
-        use std::os::unix::fs::FileTypeExt;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
         for t in &self.targets {
             if let PointTarget::Real { paths } = &t.kind {
+                let mut seen: Vec<((u64, u64), &Path)> = Vec::new();
                 for p in paths {
+                    if let Ok(m) = std::fs::metadata(p) {
+                        let id = if m.file_type().is_block_device() {
+                            (u64::MAX, m.rdev())
+                        } else {
+                            (m.dev(), m.ino())
+                        };
+                        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+                            return Err(SweepError::Target {
+                                label: t.label.clone(),
+                                why: format!(
+                                    "member {} is the same file or device as {}",
+                                    p.display(),
+                                    first.display()
+                                ),
+                            });
+                        }
+                        seen.push((id, p));
+                    }
                     let what = if paths.len() > 1 { "member" } else { "target" };
                     match std::fs::metadata(p) {
                         Ok(m) if m.is_file() || m.file_type().is_block_device() => {}
@@ -778,12 +821,14 @@ impl SweepSpec {
     }
 }
 
+/// Resolves `p` against `base` and drops `.` components (lexically; links are not followed).
 fn resolve(base: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
+    let full = if p.is_absolute() {
         p.to_path_buf()
     } else {
         base.join(p)
-    }
+    };
+    full.components().collect()
 }
 
 /// A readable default label: `sim:PRESET`, `sim:PRESET x2`, `+ state/overrides`, or the paths.
@@ -841,8 +886,14 @@ mod tests {
 
     #[test]
     fn shorthands() {
-        assert_eq!(parse_shorthand("4k-randread"), Some((RwMode::Randread, 4096)));
-        assert_eq!(parse_shorthand("128k-seqwrite"), Some((RwMode::Write, 131072)));
+        assert_eq!(
+            parse_shorthand("4k-randread"),
+            Some((RwMode::Randread, 4096))
+        );
+        assert_eq!(
+            parse_shorthand("128k-seqwrite"),
+            Some((RwMode::Write, 131072))
+        );
         assert_eq!(parse_shorthand("1m-seqread"), Some((RwMode::Read, 1 << 20)));
         assert_eq!(parse_shorthand("4k-randred"), None);
         assert_eq!(parse_shorthand("0-randread"), None);

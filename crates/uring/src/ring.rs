@@ -9,13 +9,14 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-/// An io_uring submission/completion pair over one file with `slots` fixed buffers.
+/// An io_uring submission/completion pair over one or more files (registered as fixed files
+/// 0, 1, …) with `slots` fixed buffers.
 pub struct UringBackend {
     ring: IoUring,
     bufs: AlignedBuf,
     buf_len: usize,
     slots: u32,
-    _file: File,
+    _files: Vec<File>,
     queued: usize,
 }
 
@@ -23,7 +24,19 @@ impl UringBackend {
     /// Creates a ring for `slots` outstanding I/Os of up to `buf_len` bytes each, buffers aligned to
     /// `align` bytes. The file is registered; the buffers are registered as fixed buffers.
     pub fn new(file: File, slots: u32, buf_len: usize, align: usize) -> io::Result<Self> {
-        let entries = slots.max(1).next_power_of_two().max(8);
+        Self::with_files(vec![file], slots, slots, buf_len, align)
+    }
+
+    /// Like [`new`](Self::new) for several files; `max_inflight` bounds the SQEs in flight at once
+    /// (more than `slots` when one slot's I/O is split into pieces).
+    pub fn with_files(
+        files: Vec<File>,
+        slots: u32,
+        max_inflight: u32,
+        buf_len: usize,
+        align: usize,
+    ) -> io::Result<Self> {
+        let entries = max_inflight.max(slots).max(1).next_power_of_two().max(8);
         let mut builder = IoUring::builder();
         builder
             .setup_cqsize(entries * 2)
@@ -33,9 +46,9 @@ impl UringBackend {
         let ring = match builder.build(entries) {
             Ok(r) => r,
             // Older kernels lack DEFER_TASKRUN / SINGLE_ISSUER: fall back to a plain ring.
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                IoUring::builder().setup_cqsize(entries * 2).build(entries)?
-            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::builder()
+                .setup_cqsize(entries * 2)
+                .build(entries)?,
             Err(e) => return Err(e),
         };
         let buf_len = buf_len.max(1);
@@ -51,13 +64,14 @@ impl UringBackend {
         // SAFETY: the iovecs point into `bufs`, which lives as long as the ring (both are fields of
         // self, and the ring is dropped before the buffers since it is declared first).
         unsafe { ring.submitter().register_buffers(&iovecs)? };
-        ring.submitter().register_files(&[file.as_raw_fd()])?;
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        ring.submitter().register_files(&fds)?;
         Ok(UringBackend {
             ring,
             bufs,
             buf_len,
             slots,
-            _file: file,
+            _files: files,
             queued: 0,
         })
     }
@@ -78,17 +92,34 @@ impl UringBackend {
     /// until [`submit_and_wait`](Self::submit_and_wait).
     #[inline]
     pub fn push(&mut self, slot: u32, dir: Dir, offset: u64, len: u32) {
-        debug_assert!(slot < self.slots && len as usize <= self.buf_len);
-        let ptr = self.buffer(slot).as_mut_ptr();
+        self.push_piece(slot as u64, 0, slot, 0, dir, offset, len);
+    }
+
+    /// Queues a transfer between file `file` at `offset` and `slot`'s buffer starting at `buf_off`;
+    /// its completion carries `user_data`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_piece(
+        &mut self,
+        user_data: u64,
+        file: u32,
+        slot: u32,
+        buf_off: usize,
+        dir: Dir,
+        offset: u64,
+        len: u32,
+    ) {
+        assert!(slot < self.slots && buf_off + len as usize <= self.buf_len);
+        let ptr = self.buffer(slot)[buf_off..].as_mut_ptr();
         let entry = match dir {
-            Dir::Read => opcode::ReadFixed::new(types::Fixed(0), ptr, len, slot as u16)
+            Dir::Read => opcode::ReadFixed::new(types::Fixed(file), ptr, len, slot as u16)
                 .offset(offset)
                 .build(),
-            Dir::Write => opcode::WriteFixed::new(types::Fixed(0), ptr, len, slot as u16)
+            Dir::Write => opcode::WriteFixed::new(types::Fixed(file), ptr, len, slot as u16)
                 .offset(offset)
                 .build(),
         }
-        .user_data(slot as u64);
+        .user_data(user_data);
         // SAFETY: the buffer stays valid and untouched until the completion for this slot is reaped;
         // the SQ has room because at most `slots` entries are ever outstanding and the SQ holds at
         // least that many.
@@ -126,12 +157,13 @@ impl UringBackend {
         Ok(())
     }
 
-    /// Calls `f(slot, result)` for every available completion; `result` is bytes moved or -errno.
+    /// Calls `f(user_data, result)` for every available completion (user data is the slot for
+    /// [`push`](Self::push)); `result` is bytes moved or -errno.
     #[inline]
-    pub fn reap(&mut self, mut f: impl FnMut(u32, i32)) -> usize {
+    pub fn reap(&mut self, mut f: impl FnMut(u64, i32)) -> usize {
         let mut n = 0;
         for cqe in self.ring.completion() {
-            f(cqe.user_data() as u32, cqe.result());
+            f(cqe.user_data(), cqe.result());
             n += 1;
         }
         n

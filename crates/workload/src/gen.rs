@@ -91,14 +91,14 @@ impl OpGen {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> Op {
-        let kind = if self.read_pct >= 100 || (self.read_pct > 0 && self.rng.percent() < self.read_pct)
-        {
-            OpKind::Read
-        } else {
-            OpKind::Write
-        };
-        let random = self.random_pct >= 100
-            || (self.random_pct > 0 && self.rng.percent() < self.random_pct);
+        let kind =
+            if self.read_pct >= 100 || (self.read_pct > 0 && self.rng.percent() < self.read_pct) {
+                OpKind::Read
+            } else {
+                OpKind::Write
+            };
+        let random =
+            self.random_pct >= 100 || (self.random_pct > 0 && self.rng.percent() < self.random_pct);
         let offset = if random {
             self.start + self.rng.below(self.positions) * self.align
         } else {

@@ -8,8 +8,10 @@ use std::str::FromStr;
 /// What a write puts on the medium. It matters for drives that compress (SandForce-style).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind", content = "value")]
+#[derive(Default)]
 pub enum Pattern {
     /// Fresh pseudo-random bytes for every write (incompressible). fio: `refill_buffers`.
+    #[default]
     Random,
     /// All zero bytes. fio: `zero_buffers`.
     Zeros,
@@ -17,12 +19,6 @@ pub enum Pattern {
     Repeat(u8),
     /// N % of every block compressible (zeros), the rest random. fio: `buffer_compress_percentage=N`.
     Compress(u8),
-}
-
-impl Default for Pattern {
-    fn default() -> Self {
-        Pattern::Random
-    }
 }
 
 impl fmt::Display for Pattern {
@@ -53,9 +49,9 @@ impl FromStr for Pattern {
             } else {
                 v.parse::<u8>().ok()
             };
-            return parsed.map(Pattern::Repeat).ok_or_else(|| {
-                format!("pattern '{s}': repeat byte must be 0..255 or 0x00..0xff")
-            });
+            return parsed
+                .map(Pattern::Repeat)
+                .ok_or_else(|| format!("pattern '{s}': repeat byte must be 0..255 or 0x00..0xff"));
         }
         if let Some(v) = lower.strip_prefix("compress:") {
             let n: u8 = v

@@ -172,7 +172,9 @@ pub enum SpecError {
     AlignLargerThanBs { bs: u64, align: u64 },
     #[error("--span {span} is smaller than one block (--bs {bs})")]
     SpanTooSmall { span: u64, bs: u64 },
-    #[error("region --offset {offset} + --span {span} ends at {end}, beyond the end of {what} ({size})")]
+    #[error(
+        "region --offset {offset} + --span {span} ends at {end}, beyond the end of {what} ({size})"
+    )]
     BeyondTarget {
         offset: u64,
         span: u64,
@@ -351,7 +353,10 @@ mod tests {
         let mut s = WorkloadSpec::default();
         assert_eq!(s.region_for(1 << 20, "t").unwrap(), (0, 1 << 20));
         s.offset = 4096;
-        assert_eq!(s.region_for(1 << 20, "t").unwrap(), (4096, (1 << 20) - 4096));
+        assert_eq!(
+            s.region_for(1 << 20, "t").unwrap(),
+            (4096, (1 << 20) - 4096)
+        );
         s.span = Some(1 << 20);
         let e = s.region_for(1 << 20, "file x").unwrap_err().to_string();
         assert!(e.contains("beyond the end of file x"), "{e}");

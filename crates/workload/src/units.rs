@@ -145,7 +145,7 @@ pub fn format_size(bytes: u64) -> String {
     ];
     for (name, mult) in UNITS {
         if bytes >= mult {
-            if bytes % mult == 0 {
+            if bytes.is_multiple_of(mult) {
                 return format!("{} {name}", bytes / mult);
             }
             return format!("{:.2} {name}", bytes as f64 / mult as f64);
@@ -156,11 +156,11 @@ pub fn format_size(bytes: u64) -> String {
 
 /// Formats nanoseconds as a short human duration (`1.5 s`, `250 ms`, `3 min`).
 pub fn format_duration(ns: u64) -> String {
-    if ns >= 60_000_000_000 && ns % 60_000_000_000 == 0 {
+    if ns >= 60_000_000_000 && ns.is_multiple_of(60_000_000_000) {
         format!("{} min", ns / 60_000_000_000)
     } else if ns >= 1_000_000_000 {
         let s = ns as f64 / 1e9;
-        if ns % 1_000_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000_000) {
             format!("{s:.0} s")
         } else {
             format!("{s:.3} s")
@@ -203,7 +203,10 @@ mod tests {
         assert!(matches!(parse_size(""), Err(UnitError::Empty)));
         assert!(matches!(parse_size("k"), Err(UnitError::BadSize(_))));
         assert!(matches!(parse_size("1.1"), Err(UnitError::Fractional(_))));
-        assert!(matches!(parse_size("99999999p"), Err(UnitError::Overflow(_))));
+        assert!(matches!(
+            parse_size("99999999p"),
+            Err(UnitError::Overflow(_))
+        ));
         assert!(matches!(parse_size("1..2k"), Err(UnitError::BadSize(_))));
         let msg = parse_size("4q").unwrap_err().to_string();
         assert!(msg.contains("4q") && msg.contains("unknown unit"), "{msg}");

@@ -1,0 +1,306 @@
+//! Simulated targets: one simulated SSD, or a RAID 0 array of them addressed through the md raid0
+//! layout, driven by the same closed loop as real targets but on the simulator's virtual clock.
+
+use crate::backend::{Backend, Cqe};
+use crate::engine_loop::{run_loop, Control};
+use crate::real::{build_result, max_ios};
+use crate::EngineError;
+use ssdlab_layout::StripeMap;
+use ssdlab_ssdsim::{
+    AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator,
+};
+use ssdlab_stats::{CpuUsage, MemberStats, Recorder, TargetDesc};
+use ssdlab_workload::gen::worker_seed;
+use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
+use std::io;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A simulated target: a preset (or custom) drive, possibly several in RAID 0.
+#[derive(Debug, Clone)]
+pub struct SimTarget {
+    /// Name shown in results (preset name or config file).
+    pub name: String,
+    pub drive: DriveConfig,
+    /// Number of drives; more than one makes a RAID 0 array.
+    pub drives: usize,
+    /// Stripe (chunk) size of the array.
+    pub stripe: Option<u64>,
+    pub adapter: AdapterConfig,
+    pub state: Precondition,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Parent {
+    remaining: u32,
+    read: bool,
+    len: u64,
+    t_submit: u64,
+}
+
+struct SimBackend {
+    sim: Simulator,
+    now: u64,
+    map: Option<StripeMap>,
+    nand_fraction: f32,
+    parents: Vec<Parent>,
+    ready: Vec<Cqe>,
+    members: Vec<(MemberStats, u32, u64)>,
+}
+
+fn sim_op(kind: OpKind) -> SimOp {
+    match kind {
+        OpKind::Read => SimOp::Read,
+        OpKind::Write => SimOp::Write,
+        OpKind::Trim => SimOp::Trim,
+    }
+}
+
+impl SimBackend {
+    fn cmd(&self, kind: OpKind, offset: u64, len: u64) -> HostCmd {
+        HostCmd {
+            kind: sim_op(kind),
+            offset,
+            len,
+            nand_fraction: self.nand_fraction,
+        }
+    }
+}
+
+impl Backend for SimBackend {
+    fn now(&mut self) -> u64 {
+        self.now
+    }
+
+    fn buffer(&mut self, _slot: u32) -> Option<&mut [u8]> {
+        None
+    }
+
+    fn push(&mut self, slot: u32, op: &Op) {
+        let read = op.kind == OpKind::Read;
+        let mut n = 0;
+        match &self.map {
+            None => {
+                let cmd = self.cmd(op.kind, op.offset, op.len);
+                self.sim.submit(self.now, (slot as u64) << 32, 0, cmd);
+                n = 1;
+            }
+            Some(map) => {
+                for p in map.split(op.offset, op.len) {
+                    let cmd = HostCmd {
+                        kind: sim_op(op.kind),
+                        offset: p.member_offset,
+                        len: p.len,
+                        nand_fraction: self.nand_fraction,
+                    };
+                    let tag = (slot as u64) << 32 | p.member as u64;
+                    self.sim.submit(self.now, tag, p.member, cmd);
+                    let (m, inflight, since) = &mut self.members[p.member];
+                    if *inflight == 0 {
+                        *since = self.now;
+                    }
+                    *inflight += 1;
+                    if read {
+                        m.read_ios += 1;
+                        m.read_bytes += p.len;
+                    } else {
+                        m.write_ios += 1;
+                        m.write_bytes += p.len;
+                    }
+                    n += 1;
+                }
+            }
+        }
+        self.parents[slot as usize] = Parent {
+            remaining: n,
+            read,
+            len: op.len,
+            t_submit: self.now,
+        };
+    }
+
+    fn submit_wait(&mut self, _min: usize, _timeout_ns: u64) -> io::Result<()> {
+        // Advance virtual time to the next completed request (all its pieces done).
+        while self.ready.is_empty() {
+            let Some((tag, t)) = self.sim.next_completion() else {
+                return Err(io::Error::other(
+                    "simulator has no pending completion while I/O is outstanding",
+                ));
+            };
+            self.now = self.now.max(t);
+            let slot = (tag >> 32) as usize;
+            let p = &mut self.parents[slot];
+            if self.map.is_some() {
+                let (m, inflight, since) = &mut self.members[(tag & 0xffff_ffff) as usize];
+                let service = t.saturating_sub(p.t_submit);
+                if p.read {
+                    m.read_ticks_ns += service;
+                } else {
+                    m.write_ticks_ns += service;
+                }
+                *inflight -= 1;
+                if *inflight == 0 {
+                    m.busy_ns += t.saturating_sub(*since);
+                }
+            }
+            p.remaining -= 1;
+            if p.remaining == 0 {
+                self.ready.push(Cqe {
+                    slot: slot as u32,
+                    res: p.len as i64,
+                    t_ns: t,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, out: &mut Vec<Cqe>) {
+        out.append(&mut self.ready);
+    }
+
+    fn mark_measurement_start(&mut self) {
+        for (m, _, since) in &mut self.members {
+            *m = MemberStats {
+                name: std::mem::take(&mut m.name),
+                ..Default::default()
+            };
+            *since = self.now;
+        }
+    }
+
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        self.members
+            .iter()
+            .map(|(m, inflight, since)| {
+                let mut s = m.clone();
+                if *inflight > 0 {
+                    s.busy_ns += self.now.saturating_sub(*since);
+                }
+                s
+            })
+            .collect()
+    }
+}
+
+/// Runs `spec` on a simulated drive or array in virtual time. All workers share the one event
+/// queue (worker w owns slots w·qd … (w+1)·qd), so results are deterministic for a seed.
+pub fn run_sim(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+) -> Result<ssdlab_stats::RunResult, EngineError> {
+    spec.validate()?;
+    let sim_err = |e: ssdlab_ssdsim::ConfigError| EngineError::Invalid(e.to_string());
+    target.drive.validate().map_err(sim_err)?;
+    if target.drives == 0 {
+        return Err(EngineError::Invalid("--drives must be at least 1".into()));
+    }
+    let drive_size = target.drive.user_capacity();
+    let block = target.drive.logical_block_size();
+    let map = if target.drives > 1 {
+        let stripe = target.stripe.ok_or_else(|| {
+            EngineError::Invalid("a simulated array (--drives > 1) needs --stripe".into())
+        })?;
+        Some(
+            StripeMap::new(&vec![drive_size; target.drives], stripe, block).map_err(|e| {
+                EngineError::Invalid(format!("--stripe {}: {e}", format_size(stripe)))
+            })?,
+        )
+    } else {
+        None
+    };
+    let size = map.as_ref().map(|m| m.size()).unwrap_or(drive_size);
+    let what = if target.drives > 1 {
+        format!("the simulated array ({} × {})", target.drives, target.name)
+    } else {
+        format!("the simulated drive {}", target.name)
+    };
+    let (start, span) = spec.region_for(size, &what)?;
+    for (name, v) in [
+        ("--bs", spec.bs),
+        ("--align", spec.align),
+        ("--offset", start),
+    ] {
+        if v % block != 0 {
+            return Err(EngineError::Invalid(format!(
+                "{name} {v} is not a multiple of the simulated drive's {block}-byte sectors"
+            )));
+        }
+    }
+    let sim = Simulator::new(
+        &target.drive,
+        target.drives,
+        &target.adapter,
+        target.state,
+        spec.seed,
+    )
+    .map_err(sim_err)?;
+    let slots = spec.qd * spec.jobs;
+    let names: Vec<MemberStats> = (0..target.drives)
+        .map(|i| MemberStats {
+            name: format!("{}#{i}", target.name),
+            ..Default::default()
+        })
+        .collect();
+    let mut backend = SimBackend {
+        sim,
+        now: 0,
+        map,
+        nand_fraction: spec.pattern.compressed_fraction(),
+        parents: vec![Parent::default(); slots as usize],
+        ready: Vec::with_capacity(slots as usize),
+        members: names.into_iter().map(|m| (m, 0, 0)).collect(),
+    };
+    let mut gens: Vec<OpGen> = (0..spec.jobs)
+        .map(|w| OpGen::new(spec, start, span, w))
+        .collect();
+    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
+    let mut rec = Recorder::default();
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let out = run_loop(
+        &mut backend,
+        &mut gens,
+        spec.qd,
+        spec.pattern,
+        worker_seed(spec.seed, 0),
+        &ctl,
+        &mut rec,
+    );
+    let mut details = vec![
+        ("state".to_string(), target.state.to_string()),
+        (
+            "interface".to_string(),
+            format!("{:?}", target.drive.host.interface),
+        ),
+    ];
+    if let Some(m) = &backend.map {
+        details.push(("drives".into(), target.drives.to_string()));
+        details.push(("stripe".into(), format_size(m.chunk())));
+    }
+    let desc = TargetDesc {
+        kind: if target.drives > 1 {
+            "sim-raid0"
+        } else {
+            "sim"
+        }
+        .into(),
+        name: target.name.clone(),
+        size,
+        engine: "sim".into(),
+        direct: false,
+        offset: start,
+        span,
+        details,
+    };
+    let mut result = build_result(spec, desc, &rec, out, started, CpuUsage::default());
+    if target.drives > 1 {
+        result.members = backend.member_stats();
+    }
+    result.device = Some(
+        serde_json::to_value(backend.sim.counters())
+            .map_err(|e| EngineError::Io(format!("cannot serialise device counters: {e}")))?,
+    );
+    Ok(result)
+}

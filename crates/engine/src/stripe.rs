@@ -1,0 +1,218 @@
+//! A userspace RAID 0 stripe set over real members (or null members): every request is split at
+//! each chunk boundary with the md raid0 layout of `ssdlab-layout`, each piece goes to its member's
+//! own O_DIRECT file handle, and the request completes when all its pieces have.
+
+use crate::backend::{Backend, Cqe};
+use ssdlab_layout::StripeMap;
+use ssdlab_stats::MemberStats;
+use ssdlab_uring::{Dir, UringBackend};
+use ssdlab_workload::{Op, OpKind};
+use std::io;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Default)]
+struct MemberAcc {
+    inflight: u32,
+    busy_since: u64,
+    stats: MemberStats,
+}
+
+/// Per-slot state of a parent request.
+#[derive(Debug, Clone, Copy, Default)]
+struct Parent {
+    remaining: u32,
+    /// Bytes moved so far, or the first error (negative errno).
+    res: i64,
+    kind_read: bool,
+    t_submit: u64,
+}
+
+/// The stripe set backend. `ring == None` means null members (complete at once).
+pub(crate) struct StripeAdapter {
+    origin: Instant,
+    map: StripeMap,
+    ring: Option<UringBackend>,
+    parents: Vec<Parent>,
+    members: Vec<MemberAcc>,
+    /// Null members: pieces completed at submission, reported at the next reap.
+    null_done: Vec<(u64, i32)>,
+    /// Scratch buffer for one reap pass.
+    reaped: Vec<(u64, i32)>,
+    /// Clock read once per submission batch (0 = not read yet in this batch).
+    batch_time: u64,
+}
+
+impl StripeAdapter {
+    pub(crate) fn max_pieces(map: &StripeMap, bs: u64) -> u64 {
+        bs.div_ceil(map.chunk()) + 1
+    }
+
+    pub(crate) fn new(
+        origin: Instant,
+        map: StripeMap,
+        ring: Option<UringBackend>,
+        slots: u32,
+        names: Vec<String>,
+    ) -> Self {
+        StripeAdapter {
+            origin,
+            ring,
+            parents: vec![Parent::default(); slots as usize],
+            members: names
+                .into_iter()
+                .map(|name| MemberAcc {
+                    stats: MemberStats {
+                        name,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                })
+                .collect(),
+            null_done: Vec::new(),
+            reaped: Vec::new(),
+            batch_time: 0,
+            map,
+        }
+    }
+
+    /// User data of a piece: the slot in the high 32 bits, the member in the low 32.
+    #[inline]
+    fn user_data(slot: u32, member: usize) -> u64 {
+        (slot as u64) << 32 | member as u64
+    }
+
+    #[inline]
+    fn complete_piece(&mut self, ud: u64, res: i32, t: u64, out: &mut Vec<Cqe>) {
+        let slot = (ud >> 32) as usize;
+        let m = &mut self.members[(ud & 0xffff_ffff) as usize];
+        let p = &mut self.parents[slot];
+        let service = t.saturating_sub(p.t_submit);
+        if p.kind_read {
+            m.stats.read_ticks_ns += service;
+        } else {
+            m.stats.write_ticks_ns += service;
+        }
+        m.inflight -= 1;
+        if m.inflight == 0 {
+            m.stats.busy_ns += t.saturating_sub(m.busy_since);
+        }
+        if res < 0 {
+            if p.res >= 0 {
+                p.res = res as i64;
+            }
+        } else if p.res >= 0 {
+            p.res += res as i64;
+        }
+        p.remaining -= 1;
+        if p.remaining == 0 {
+            out.push(Cqe {
+                slot: slot as u32,
+                res: p.res,
+                t_ns: t,
+            });
+        }
+    }
+}
+
+impl Backend for StripeAdapter {
+    fn now(&mut self) -> u64 {
+        self.origin.elapsed().as_nanos() as u64
+    }
+
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.ring.as_mut().map(|r| r.buffer(slot))
+    }
+
+    fn push(&mut self, slot: u32, op: &Op) {
+        if self.batch_time == 0 {
+            self.batch_time = self.now().max(1);
+        }
+        let now = self.batch_time;
+        let read = op.kind == OpKind::Read;
+        let dir = if read { Dir::Read } else { Dir::Write };
+        let mut n = 0u32;
+        for piece in self.map.split(op.offset, op.len) {
+            let ud = Self::user_data(slot, piece.member);
+            let m = &mut self.members[piece.member];
+            if m.inflight == 0 {
+                m.busy_since = now;
+            }
+            m.inflight += 1;
+            if read {
+                m.stats.read_ios += 1;
+                m.stats.read_bytes += piece.len;
+            } else {
+                m.stats.write_ios += 1;
+                m.stats.write_bytes += piece.len;
+            }
+            match self.ring.as_mut() {
+                Some(ring) => ring.push_piece(
+                    ud,
+                    piece.member as u32,
+                    slot,
+                    (piece.logical_offset - op.offset) as usize,
+                    dir,
+                    piece.member_offset,
+                    piece.len as u32,
+                ),
+                None => self.null_done.push((ud, piece.len as i32)),
+            }
+            n += 1;
+        }
+        self.parents[slot as usize] = Parent {
+            remaining: n,
+            res: 0,
+            kind_read: read,
+            t_submit: now,
+        };
+    }
+
+    fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
+        self.batch_time = 0;
+        match self.ring.as_mut() {
+            Some(r) => r.submit_and_wait(min, Duration::from_nanos(timeout_ns)),
+            None => Ok(()),
+        }
+    }
+
+    fn reap(&mut self, out: &mut Vec<Cqe>) {
+        let t = self.now();
+        let mut reaped = std::mem::take(&mut self.reaped);
+        match self.ring.as_mut() {
+            Some(r) => {
+                r.reap(|ud, res| reaped.push((ud, res)));
+            }
+            None => std::mem::swap(&mut reaped, &mut self.null_done),
+        }
+        for &(ud, res) in &reaped {
+            self.complete_piece(ud, res, t, out);
+        }
+        reaped.clear();
+        self.reaped = reaped;
+    }
+
+    fn mark_measurement_start(&mut self) {
+        let now = self.now();
+        for m in &mut self.members {
+            m.stats = MemberStats {
+                name: std::mem::take(&mut m.stats.name),
+                ..Default::default()
+            };
+            m.busy_since = now;
+        }
+    }
+
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        let now = self.now();
+        self.members
+            .iter()
+            .map(|m| {
+                let mut s = m.stats.clone();
+                if m.inflight > 0 {
+                    s.busy_ns += now.saturating_sub(m.busy_since);
+                }
+                s
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,226 @@
+//! The `ssdlab sweep` / `ssdlab report` glue (src/cmd_sweep.rs, compiled here with the fake runner).
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../../../src/cmd_sweep.rs"]
+mod cmd_sweep;
+
+use cmd_sweep::{cmd_report, cmd_sweep, cmd_sweep_checked, ReportArgs, SweepArgs};
+use common::*;
+use ssdlab_sweep::Point;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+fn sweep_args(file: &Path) -> SweepArgs {
+    SweepArgs {
+        file: file.to_path_buf(),
+        db: None,
+        jobs: Some(2),
+        dry_run: false,
+    }
+}
+
+fn report_args(db: &Path) -> ReportArgs {
+    ReportArgs {
+        db: db.to_path_buf(),
+        csv: None,
+        mix: None,
+        qd: None,
+        sweep: None,
+        json: false,
+    }
+}
+
+fn study(dir: &Path) -> PathBuf {
+    let f = dir.join("study.toml");
+    std::fs::write(&f, SIM_STUDY.replace("repeats = 2", "repeats = 1")).unwrap();
+    f
+}
+
+#[test]
+fn clap_definitions_are_valid() {
+    use clap::{CommandFactory, Parser, Subcommand};
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Cmd,
+    }
+    #[derive(Subcommand)]
+    enum Cmd {
+        Sweep(SweepArgs),
+        Report(ReportArgs),
+    }
+    Cli::command().debug_assert();
+    let c = Cli::try_parse_from([
+        "x",
+        "sweep",
+        "s.toml",
+        "--db",
+        "r.sqlite",
+        "--jobs",
+        "3",
+        "--dry-run",
+    ])
+    .unwrap();
+    assert!(matches!(
+        c.cmd,
+        Cmd::Sweep(SweepArgs {
+            jobs: Some(3),
+            dry_run: true,
+            ..
+        })
+    ));
+    assert!(Cli::try_parse_from(["x", "sweep", "s.toml", "--jobs", "0"]).is_err());
+    let c = Cli::try_parse_from([
+        "x", "report", "r.sqlite", "--csv", "-", "--mix", "a=1", "--qd", "4",
+    ])
+    .unwrap();
+    assert!(matches!(c.cmd, Cmd::Report(ReportArgs { qd: Some(4), .. })));
+    assert!(
+        Cli::try_parse_from(["x", "report", "r.sqlite", "--qd", "4"]).is_err(),
+        "--qd needs --mix"
+    );
+}
+
+#[test]
+fn sweep_then_report_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = study(dir.path());
+    let flag = AtomicBool::new(false);
+
+    // Dry run: lists, creates nothing.
+    let mut a = sweep_args(&f);
+    a.dry_run = true;
+    assert_eq!(
+        cmd_sweep(a, &|_: &Point| panic!("dry run runs nothing"), &flag).unwrap(),
+        0
+    );
+    let db = dir.path().join("stripe-study.sqlite");
+    assert!(!db.exists());
+
+    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert!(db.is_file(), "default store next to the sweep file");
+    // Resume: nothing left to run.
+    assert_eq!(
+        cmd_sweep(sweep_args(&f), &|_: &Point| panic!("all done"), &flag).unwrap(),
+        0
+    );
+
+    assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
+    let csv = dir.path().join("out.csv");
+    let mut r = report_args(&db);
+    r.csv = Some(csv.clone());
+    r.mix = Some("4k-randread=0.7,128k-seqwrite=0.3".into());
+    assert_eq!(cmd_report(r).unwrap(), 0);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 145);
+    assert!(text.starts_with("sweep,target,drives,stripe_bytes,workload,qd,repeat,iops,mb_s,lat_mean_us,lat_p99_us,gain_pct"));
+
+    let mut r = report_args(&db);
+    r.mix = Some("4k-randred=1".into());
+    let e = cmd_report(r).unwrap_err().to_string();
+    assert!(e.contains("did you mean 4k-randread?"), "{e}");
+    let mut r = report_args(&db);
+    r.sweep = Some("nope".into());
+    let e = cmd_report(r).unwrap_err().to_string();
+    assert!(
+        e.contains("no sweep 'nope'") && e.contains("stripe-study"),
+        "{e}"
+    );
+    let mut r = report_args(&db);
+    r.csv = Some("-".into());
+    r.json = true;
+    assert!(cmd_report(r).is_err());
+}
+
+#[test]
+fn bad_store_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = study(dir.path());
+    let flag = AtomicBool::new(false);
+    let calls = AtomicUsize::new(0);
+    let runner = |p: &Point| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "my precious notes\n").unwrap();
+    let mut a = sweep_args(&f);
+    a.db = Some(notes.clone());
+    let e = cmd_sweep(a, &runner, &flag).unwrap_err().to_string();
+    assert!(e.contains("is not an ssdlab results store"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "my precious notes\n"
+    );
+    let e = cmd_report(report_args(&notes)).unwrap_err().to_string();
+    assert!(e.contains("is not an ssdlab results store"), "{e}");
+    // A directory is never used as a store.
+    let mut a = sweep_args(&f);
+    a.db = Some(dir.path().to_path_buf());
+    assert!(cmd_sweep(a, &runner, &flag).is_err());
+    // Report never creates a store.
+    let missing = dir.path().join("missing.sqlite");
+    let e = cmd_report(report_args(&missing)).unwrap_err().to_string();
+    assert!(e.contains("does not exist"), "{e}");
+    assert!(!missing.exists());
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn bad_sweep_input_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let flag = AtomicBool::new(false);
+    let f = dir.path().join("real.toml");
+    std::fs::write(
+        &f,
+        "name = \"real\"\ntime = \"1s\"\nqd = [1]\nworkloads = [\"4k-randread\"]\n\
+         [[target]]\nmembers = [\"a.img\", \"b.img\"]\nstripes = [\"16k\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.img"), vec![0u8; 65536]).unwrap();
+    let e = cmd_sweep(sweep_args(&f), &|_: &Point| panic!("must not run"), &flag)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("b.img"), "{e}");
+    assert!(!dir.path().join("real.sqlite").exists());
+    // The caller's extra check (presets) runs before anything is created too.
+    let g = study(dir.path());
+    let e = cmd_sweep_checked(sweep_args(&g), &fake_runner, &flag, &|s| {
+        s.check_presets(&["x25m-g2-80g"]).map_err(Into::into)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("unknown preset 'vertex450-128g'"), "{e}");
+    assert!(!dir.path().join("stripe-study.sqlite").exists());
+    // A typo in the file.
+    std::fs::write(
+        &f,
+        "name = \"x\"\ntime = \"1s\"\nqd = [1]\nworkload = [\"4k-randread\"]\n",
+    )
+    .unwrap();
+    let e = cmd_sweep(sweep_args(&f), &fake_runner, &flag)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&f.display().to_string()), "{e}");
+}
+
+#[test]
+fn exit_codes_for_failures_and_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = study(dir.path());
+    let flag = AtomicBool::new(false);
+    let failing = |p: &Point| {
+        if p.seq == 3 {
+            Err("no such preset field".to_string())
+        } else {
+            fake_runner(p)
+        }
+    };
+    assert_eq!(cmd_sweep(sweep_args(&f), &failing, &flag).unwrap(), 1);
+    flag.store(true, Ordering::SeqCst);
+    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 130);
+    flag.store(false, Ordering::SeqCst);
+    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+}

@@ -1,0 +1,662 @@
+//! Sweep files, expansion, resumable runs into the store, and analysis on fabricated results.
+
+mod common;
+
+use common::*;
+use ssdlab_report::store::{PointStatus, Store};
+use ssdlab_stats::RunResult;
+use ssdlab_sweep::{
+    parse_mix, run_sweep, Analysis, Point, PointTarget, RunOpts, SweepError, SweepSpec,
+};
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+fn parse(text: &str) -> Result<SweepSpec, SweepError> {
+    SweepSpec::parse(text, Path::new("/base"))
+}
+
+fn err(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+fn opts(jobs: usize, flag: &AtomicBool) -> RunOpts<'_> {
+    RunOpts {
+        jobs,
+        interrupted: flag,
+        progress: false,
+    }
+}
+
+const ONE: &str = "name = \"s\"\ntime = \"1s\"\nqd = [1]\nworkloads = [\"4k-randread\"]\n";
+
+#[test]
+fn example_files_parse_and_expand() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sweeps");
+    let sim = SweepSpec::from_file(&root.join("stripe-study-sim.toml")).unwrap();
+    assert_eq!(sim.points().len(), 144);
+    let real = SweepSpec::from_file(&root.join("real-files.toml")).unwrap();
+    let pts = real.points();
+    assert!(!pts.is_empty());
+    // Relative paths are resolved against the sweep file's directory.
+    match &pts[0].target {
+        PointTarget::Real { paths } => assert!(paths[0].starts_with(&root), "{paths:?}"),
+        t => panic!("{t:?}"),
+    }
+}
+
+#[test]
+fn expansion_is_ordered_deterministic_and_keyed() {
+    let s = parse(SIM_STUDY).unwrap();
+    let pts = s.points();
+    // (1 single + 5 stripes) × 4 workloads × 6 QDs × 2 repeats
+    assert_eq!(pts.len(), 288);
+    assert_eq!(pts, parse(SIM_STUDY).unwrap().points());
+    let keys: HashSet<&str> = pts.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys.len(), pts.len(), "keys are unique");
+    assert!(pts.iter().enumerate().all(|(i, p)| p.seq == i));
+    let p0 = &pts[0];
+    assert_eq!((p0.stripe, p0.qd, p0.repeat, p0.drives), (None, 1, 0, 1));
+    assert!(p0.baseline);
+    assert_eq!(p0.spec.qd, 1);
+    assert_eq!(p0.spec.stop.time_ns, Some(2_000_000_000));
+    assert_eq!(pts[1].spec.seed, p0.spec.seed + 1, "repeat 1 uses seed + 1");
+    let arr = pts.iter().find(|p| p.drives == 2).unwrap();
+    assert_eq!(arr.stripe, Some(4096));
+    assert!(!arr.baseline);
+    assert_eq!(arr.baseline_label.as_deref(), Some("sim:vertex450-128g"));
+    assert_eq!(arr.target_label, "sim:vertex450-128g x2");
+    // The key is a stable hash: pinned so a change of format is noticed (it would break resume).
+    assert_eq!(p0.key.len(), 32);
+    assert_eq!(
+        p0.key, "f2a6354c4f446f4b4c1ca4b6f7a04647",
+        "the point key changed: stores written before will not resume (bump KeyView.v on purpose)"
+    );
+    // Formatting and comments do not change keys; the sweep name and the workload do.
+    let reformatted = SIM_STUDY.replace("time = \"2s\"", "time = \"2000ms\" # same");
+    assert_eq!(parse(&reformatted).unwrap().points()[0].key, p0.key);
+    let renamed = SIM_STUDY.replace("stripe-study", "other");
+    assert_ne!(parse(&renamed).unwrap().points()[0].key, p0.key);
+}
+
+#[test]
+fn workload_tables_and_defaults() {
+    let s = parse(
+        r#"
+name = "w"
+time = "10s"
+ramp = "1s"
+span = "1GiB"
+qd = [4]
+workloads = ["64k-seqread"]
+[[workload]]
+name = "oltp"
+rw = "randrw"
+bs = "8k"
+align = 512
+read_pct = 70
+pattern = "compress:50"
+time = "5s"
+[[target]]
+path = "a.img"
+"#,
+    )
+    .unwrap();
+    assert_eq!(s.workloads.len(), 2);
+    let w = &s.workloads[1];
+    assert_eq!(w.name, "oltp");
+    assert_eq!((w.spec.bs, w.spec.align, w.spec.read_pct), (8192, 512, 70));
+    assert_eq!(w.spec.stop.time_ns, Some(5_000_000_000));
+    assert_eq!(w.spec.ramp_ns, 1_000_000_000);
+    assert_eq!(w.spec.span, Some(1 << 30));
+    assert_eq!(s.workloads[0].spec.bs, 65536);
+    assert_eq!(
+        s.targets[0].kind,
+        PointTarget::Real {
+            paths: vec!["/base/a.img".into()]
+        }
+    );
+    assert!(s.targets[0].baseline);
+}
+
+#[test]
+fn bad_sweep_files_are_refused_with_clear_errors() {
+    // Unknown keys, anywhere, are named.
+    let e = err(&format!(
+        "{ONE}colour = \"red\"\n[[target]]\npath = \"a\"\n"
+    ));
+    assert!(e.contains("unknown field `colour`"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[target]]\npath = \"a\"\nstripe = [\"4k\"]\n"
+    ));
+    assert!(e.contains("unknown field `stripe`"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[workload]]\nname = \"x\"\nrw = \"read\"\nbs = \"4k\"\nblocksize = 1\n[[target]]\npath = \"a\"\n"
+    ));
+    assert!(e.contains("unknown field `blocksize`"), "{e}");
+    // Typo in a workload name: the nearest is suggested.
+    let e = err(&format!(
+        "{}[[target]]\npath = \"a\"\n",
+        ONE.replace("4k-randread", "4k-randred")
+    ));
+    assert!(
+        e.contains("unknown workload '4k-randred'; did you mean 4k-randread?"),
+        "{e}"
+    );
+    let e = err("name = \"s\"\ntime = \"1s\"\nqd = [1]\nworkloads = [\"128k-seqwrit\"]\n[[target]]\npath = \"a\"\n");
+    assert!(e.contains("did you mean 128k-seqwrite?"), "{e}");
+    // Empty lists.
+    let tgt = "[[target]]\npath = \"a\"\n";
+    let e = err(&format!("{}{tgt}", ONE.replace("qd = [1]", "qd = []")));
+    assert!(e.contains("qd: the list is empty"), "{e}");
+    let e = err(&format!("{}{tgt}", ONE.replace("[\"4k-randread\"]", "[]")));
+    assert!(e.contains("workloads: the list is empty"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[target]]\nsim = \"p\"\ndrives = 2\nstripes = []\n"
+    ));
+    assert!(e.contains("stripes: the list is empty"), "{e}");
+    let e = err(&format!("{ONE}[[target]]\nmembers = []\n"));
+    assert!(e.contains("members: the list is empty"), "{e}");
+    let e = err(ONE);
+    assert!(e.contains("no targets"), "{e}");
+    // Zero durations and counts.
+    let e = err(&format!("{}{tgt}", ONE.replace("\"1s\"", "\"0s\"")));
+    assert!(e.contains("time: must be greater than 0"), "{e}");
+    let e = err(&format!("{}{tgt}", ONE.replace("\"1s\"", "\"fast\"")));
+    assert!(e.contains("time: 'fast' is not a duration"), "{e}");
+    let e = err(&format!("{ONE}repeats = 0\n{tgt}"));
+    assert!(e.contains("repeats: must be at least 1"), "{e}");
+    let e = err(&format!("{}{tgt}", ONE.replace("qd = [1]", "qd = [1, 0]")));
+    assert!(e.contains("greater than 0"), "{e}");
+    let e = err(&format!("{}{tgt}", ONE.replace("qd = [1]", "qd = [4, 4]")));
+    assert!(e.contains("queue depth 4 is listed twice"), "{e}");
+    // Stripes: zero, odd sizes, on a single drive, missing for an array.
+    let e = err(&format!(
+        "{ONE}[[target]]\nmembers = [\"a\", \"b\"]\nstripes = [\"0\"]\n"
+    ));
+    assert!(e.contains("stripe size must be greater than 0"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[target]]\nmembers = [\"a\", \"b\"]\nstripes = [1000]\n"
+    ));
+    assert!(e.contains("not a multiple of 512"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[target]]\npath = \"a\"\nstripes = [\"4k\"]\n"
+    ));
+    assert!(e.contains("stripes only apply to arrays"), "{e}");
+    let e = err(&format!("{ONE}[[target]]\nsim = \"p\"\ndrives = 2\n"));
+    assert!(e.contains("an array needs stripe sizes"), "{e}");
+    // A member listed twice; mixed target kinds; sim-only keys on real targets.
+    let e = err(&format!(
+        "{ONE}[[target]]\nmembers = [\"a.img\", \"./a.img\", \"a.img\"]\nstripes = [\"4k\"]\n"
+    ));
+    assert!(e.contains("member /base/a.img is listed twice"), "{e}");
+    let e = err(&format!("{ONE}[[target]]\nsim = \"p\"\npath = \"a\"\n"));
+    assert!(e.contains("only one of sim, path and members"), "{e}");
+    let e = err(&format!("{ONE}[[target]]\npath = \"a\"\ndrives = 2\n"));
+    assert!(e.contains("only applies to simulated targets"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[target]]\nsim = \"p\"\nstate = \"stedy\"\n"
+    ));
+    assert!(e.contains("did you mean steady?"), "{e}");
+    let e = err(&format!(
+        "{ONE}[[target]]\nsim = \"p\"\n[[target]]\nsim = \"p\"\n"
+    ));
+    assert!(e.contains("same label"), "{e}");
+    // read_pct on a fixed mode.
+    let e = err(&format!(
+        "{ONE}[[workload]]\nname = \"x\"\nrw = \"randread\"\nbs = \"4k\"\nread_pct = 50\n{tgt}"
+    ));
+    assert!(e.contains("read_pct"), "{e}");
+}
+
+#[test]
+fn file_errors_name_the_file_and_presets_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.toml");
+    std::fs::write(&f, ONE.replace("qd = [1]", "qd = [1]\ntypo = 1")).unwrap();
+    let e = SweepSpec::from_file(&f).unwrap_err().to_string();
+    assert!(e.starts_with(&f.display().to_string()), "{e}");
+    assert!(e.contains("unknown field `typo`"), "{e}");
+    let e = SweepSpec::from_file(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+
+    let s = parse(&format!("{ONE}[[target]]\nsim = \"vertex45-128g\"\n")).unwrap();
+    let e = s
+        .check_presets(&["vertex450-128g", "x25m-g2-80g"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did you mean vertex450-128g?"), "{e}");
+    // Real paths: a missing member is refused before anything runs.
+    let s = SweepSpec::parse(
+        &format!("{ONE}[[target]]\nmembers = [\"a.img\", \"b.img\"]\nstripes = [\"4k\"]\n"),
+        dir.path(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.img"), vec![0u8; 4096]).unwrap();
+    let e = s.check_real_paths().unwrap_err().to_string();
+    assert!(e.contains("member") && e.contains("b.img"), "{e}");
+    // The same file under another name is still the same member.
+    std::os::unix::fs::symlink(dir.path().join("a.img"), dir.path().join("b.img")).unwrap();
+    let e = s.check_real_paths().unwrap_err().to_string();
+    assert!(e.contains("is the same file or device as"), "{e}");
+    std::fs::remove_file(dir.path().join("b.img")).unwrap();
+    std::fs::write(dir.path().join("b.img"), vec![0u8; 4096]).unwrap();
+    s.check_real_paths().unwrap();
+}
+
+#[test]
+fn baselines_pair_with_the_same_drive_kind() {
+    let s = parse(&format!(
+        "{ONE}stripes = [\"16k\"]\n\
+         [[target]]\nsim = \"a\"\n[[target]]\nsim = \"b\"\n\
+         [[target]]\nsim = \"b\"\ndrives = 3\n[[target]]\nsim = \"c\"\ndrives = 2\n\
+         [[target]]\nmembers = [\"x\", \"y\"]\n"
+    ))
+    .unwrap();
+    let bl: Vec<(bool, Option<&str>)> = s
+        .targets
+        .iter()
+        .map(|t| (t.baseline, t.baseline_label.as_deref()))
+        .collect();
+    assert_eq!(
+        bl,
+        [
+            (true, None),
+            (true, None),
+            (false, Some("sim:b")),
+            (false, Some("sim:a")),
+            (false, Some("sim:a"))
+        ]
+    );
+    // An explicit baseline replaces the natural ones.
+    let s = parse(&format!(
+        "{ONE}[[target]]\nsim = \"a\"\n[[target]]\nsim = \"a\"\ndrives = 2\nstripes = [\"64k\"]\nbaseline = true\n\
+         [[target]]\nsim = \"a\"\ndrives = 4\nstripes = [\"64k\"]\n"
+    ))
+    .unwrap();
+    assert!(!s.targets[0].baseline && s.targets[1].baseline);
+    assert_eq!(s.targets[2].baseline_label.as_deref(), Some("sim:a x2"));
+}
+
+#[test]
+fn runs_all_points_and_resume_skips_finished_ones() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let calls = AtomicUsize::new(0);
+    let counting = |p: &Point| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    let s = run_sweep(&spec, &mut store, &counting, opts(2, &flag)).unwrap();
+    assert_eq!(
+        (s.total, s.ran, s.skipped, s.remaining, s.failed),
+        (288, 288, 0, 0, 0)
+    );
+    assert!(s.complete() && !s.interrupted);
+    assert_eq!(calls.load(Ordering::SeqCst), 288);
+    // Same file again: nothing runs.
+    let s = run_sweep(&spec, &mut store, &counting, opts(2, &flag)).unwrap();
+    assert_eq!((s.ran, s.skipped, s.remaining), (0, 288, 0));
+    assert_eq!(calls.load(Ordering::SeqCst), 288);
+    // One more QD: only the new points run; a dropped workload's points become stale.
+    let grown = SIM_STUDY
+        .replace("qd = [1, 2, 4, 8, 16, 32]", "qd = [1, 2, 4, 8, 16, 32, 64]")
+        .replace(", \"128k-seqwrite\"", "");
+    let spec2 = parse(&grown).unwrap();
+    let s = run_sweep(&spec2, &mut store, &counting, opts(2, &flag)).unwrap();
+    assert_eq!((s.total, s.skipped, s.ran), (252, 216, 36));
+    let pts = store.points(s.sweep_id).unwrap();
+    assert_eq!(
+        pts.iter()
+            .filter(|p| p.status == PointStatus::Stale)
+            .count(),
+        72
+    );
+    let a = Analysis::new("stripe-study", &pts);
+    assert_eq!((a.points, a.done, a.stale), (252, 252, 72));
+    assert!(!a.workloads.contains(&"128k-seqwrite".to_string()));
+}
+
+#[test]
+fn parallel_results_equal_serial_results() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut serial = Store::open_in_memory().unwrap();
+    let mut parallel = Store::open_in_memory().unwrap();
+    run_sweep(&spec, &mut serial, &fake_runner, opts(1, &flag)).unwrap();
+    // A runner whose speed varies by point, so completion order differs from sweep order.
+    let jittery = |p: &Point| {
+        std::thread::sleep(std::time::Duration::from_micros(
+            (p.seq as u64 * 7919) % 700,
+        ));
+        fake_runner(p)
+    };
+    run_sweep(&spec, &mut parallel, &jittery, opts(4, &flag)).unwrap();
+    for p in spec.points() {
+        let a = serial.result_json(&p.key).unwrap().unwrap();
+        let b = parallel.result_json(&p.key).unwrap().unwrap();
+        assert_eq!(a, b, "point {}", p.describe());
+        let r: RunResult = serde_json::from_str(&b).unwrap();
+        assert_eq!(
+            r.target.name,
+            p.describe(),
+            "result stored under its own point"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_finished_points_and_resume_completes() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let calls = AtomicUsize::new(0);
+    // The 10th point "sees" Ctrl-C: the flag is set and its run ends early (interrupted).
+    let interrupting = |p: &Point| {
+        let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut r = fake_result(p);
+        if n >= 10 {
+            flag.store(true, Ordering::SeqCst);
+            r.interrupted = true;
+        }
+        Ok(r)
+    };
+    let s = run_sweep(&spec, &mut store, &interrupting, opts(1, &flag)).unwrap();
+    assert!(s.interrupted);
+    assert_eq!((s.ran, s.remaining), (9, 279));
+    let pts = store.points(s.sweep_id).unwrap();
+    let done: Vec<_> = pts
+        .iter()
+        .filter(|p| p.status == PointStatus::Done)
+        .collect();
+    assert_eq!(done.len(), 9);
+    // The interrupted point was not recorded as finished.
+    assert!(store.result(&spec.points()[9].key).unwrap().is_none());
+
+    // Parallel: whatever was reported finished is in the store, nothing else.
+    let mut store2 = Store::open_in_memory().unwrap();
+    calls.store(0, Ordering::SeqCst);
+    flag.store(false, Ordering::SeqCst);
+    let s = run_sweep(&spec, &mut store2, &interrupting, opts(3, &flag)).unwrap();
+    assert!(s.interrupted && s.ran <= 11 && s.ran + s.remaining == 288);
+    let stored = store2
+        .points(s.sweep_id)
+        .unwrap()
+        .iter()
+        .filter(|p| p.status == PointStatus::Done)
+        .count();
+    assert_eq!(stored, s.ran);
+
+    // Resume after Ctrl-C.
+    flag.store(false, Ordering::SeqCst);
+    let s = run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+    assert_eq!((s.skipped, s.ran, s.remaining), (9, 279, 0));
+}
+
+#[test]
+fn already_interrupted_runs_nothing() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(true);
+    let mut store = Store::open_in_memory().unwrap();
+    let s = run_sweep(
+        &spec,
+        &mut store,
+        &|_: &Point| panic!("must not run"),
+        opts(2, &flag),
+    )
+    .unwrap();
+    assert!(s.interrupted);
+    assert_eq!((s.ran, s.remaining), (0, 288));
+}
+
+#[test]
+fn real_points_run_one_at_a_time_and_sims_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = SweepSpec::parse(
+            "name = \"mixed\"\ntime = \"1s\"\nqd = [1, 4]\nworkloads = [\"4k-randread\", \"128k-seqread\"]\n\
+             [[target]]\npath = \"a.img\"\n[[target]]\nmembers = [\"a.img\", \"b.img\"]\nstripes = [\"16k\", \"64k\"]\n\
+             [[target]]\nsim = \"p\"\n[[target]]\nsim = \"p\"\ndrives = 2\nstripes = [\"16k\", \"64k\"]\n",
+        dir.path(),
+    )
+    .unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let (real_now, real_max) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (sim_now, sim_max) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let order = Mutex::new(Vec::new());
+    let runner = |p: &Point| {
+        let (now, max) = if p.is_sim() {
+            (&sim_now, &sim_max)
+        } else {
+            (&real_now, &real_max)
+        };
+        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+        max.fetch_max(n, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(15));
+        order.lock().unwrap().push(p.is_sim());
+        now.fetch_sub(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    let s = run_sweep(&spec, &mut store, &runner, opts(4, &flag)).unwrap();
+    assert_eq!(s.ran, 24);
+    assert_eq!(
+        real_max.load(Ordering::SeqCst),
+        1,
+        "real points never overlap"
+    );
+    assert!(
+        sim_max.load(Ordering::SeqCst) >= 2,
+        "simulated points run in parallel"
+    );
+    // Real points never run while simulated ones do: all sims first, then reals.
+    let o = order.lock().unwrap();
+    assert!(o.windows(2).all(|w| w[0] || !w[1]), "{o:?}");
+}
+
+#[test]
+fn a_failed_point_stops_the_sweep_and_is_retried() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let bad_key = spec.points()[5].key.clone();
+    let failing = |p: &Point| {
+        if p.key == bad_key {
+            Err("stripe 4 KiB is smaller than the preset's page".to_string())
+        } else {
+            fake_runner(p)
+        }
+    };
+    let s = run_sweep(&spec, &mut store, &failing, opts(1, &flag)).unwrap();
+    assert_eq!((s.ran, s.failed, s.remaining), (5, 1, 283));
+    let (what, e) = s.first_error.unwrap();
+    assert_eq!(what, "sim:vertex450-128g 4k-randread QD4 #2");
+    assert!(e.contains("smaller than"), "{e}");
+    let pts = store.points(s.sweep_id).unwrap();
+    let bad = pts.iter().find(|p| p.record.key == bad_key).unwrap();
+    assert_eq!(bad.status, PointStatus::Failed);
+    assert!(bad.error.as_deref().unwrap().contains("smaller than"));
+    // A panicking runner is a failure, not a crash.
+    let s = run_sweep(
+        &spec,
+        &mut store,
+        &|_: &Point| panic!("boom"),
+        opts(2, &flag),
+    )
+    .unwrap();
+    assert!(s.failed >= 1 && s.first_error.unwrap().1.contains("boom"));
+    let s = run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+    assert_eq!((s.skipped, s.ran, s.remaining), (5, 283, 0));
+}
+
+fn analysed() -> Analysis {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let s = run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+    Analysis::new(&spec.name, &store.points(s.sweep_id).unwrap())
+}
+
+#[test]
+fn analysis_finds_the_known_best_stripes_and_gains() {
+    let a = analysed();
+    assert_eq!((a.points, a.done), (288, 288));
+    assert_eq!(
+        a.workloads,
+        [
+            "4k-randread",
+            "4k-randwrite",
+            "128k-seqread",
+            "128k-seqwrite"
+        ]
+    );
+    assert_eq!(a.qds, [1, 2, 4, 8, 16, 32]);
+    assert_eq!(a.array_targets(), ["sim:vertex450-128g x2"]);
+    // Repeats are averaged (the ±0.5 % jitter cancels) and the gain is exact.
+    let c = a
+        .cell("sim:vertex450-128g x2", Some(65536), "4k-randread", 8)
+        .unwrap();
+    assert_eq!(c.repeats, 2);
+    assert!(
+        (c.iops - 10_000.0 * 8f64.sqrt() * 1.9).abs() < 1e-6,
+        "{}",
+        c.iops
+    );
+    assert!((c.ratio.unwrap() - 1.9).abs() < 1e-9);
+    assert!((c.gain_pct.unwrap() - 90.0).abs() < 1e-6);
+    let c = a
+        .cell("sim:vertex450-128g x2", Some(4096), "4k-randread", 1)
+        .unwrap();
+    // QD1: 1 + 0.9·0.25 − 0.05·4 octaves
+    assert!((c.ratio.unwrap() - 1.025).abs() < 1e-9, "{:?}", c.ratio);
+    let base = a
+        .cell("sim:vertex450-128g", None, "4k-randread", 1)
+        .unwrap();
+    assert!(base.baseline && base.ratio.is_none());
+    assert!((base.iops - 10_000.0).abs() < 1e-6);
+
+    let best: Vec<(&str, u64)> = a
+        .best_per_workload
+        .iter()
+        .map(|b| (b.workload.as_str(), b.stripe))
+        .collect();
+    assert_eq!(
+        best,
+        [
+            ("4k-randread", 65536),
+            ("4k-randwrite", 65536),
+            ("128k-seqread", 16384),
+            ("128k-seqwrite", 16384)
+        ]
+    );
+    let seq = &a.best_per_workload[3];
+    assert!((seq.ratio.unwrap() - 1.9).abs() < 1e-9);
+    let (second, rel) = seq.runner_up.unwrap();
+    assert!(second == 4096 || second == 65536, "{second}");
+    assert!((rel - 1.8 / 1.9).abs() < 1e-9);
+    assert_eq!(a.best_per_workload_qd.len(), 4 * 6);
+    assert!(a.best_per_workload_qd.iter().all(|b| b.stripe
+        == if b.workload.starts_with("4k") {
+            65536
+        } else {
+            16384
+        }));
+}
+
+#[test]
+fn mix_recommendation_follows_the_weights() {
+    let a = analysed();
+    let r = a
+        .recommend(
+            &parse_mix("4k-randread=0.7,128k-seqwrite=0.3").unwrap(),
+            None,
+        )
+        .unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].stripe, 65536);
+    assert!(
+        r[0].explanation.contains("stripe 64 KiB"),
+        "{}",
+        r[0].explanation
+    );
+    assert!(
+        r[0].explanation.contains("next best"),
+        "{}",
+        r[0].explanation
+    );
+    assert_eq!(r[0].ranking.len(), 5);
+    assert_eq!(r[0].ranking[0].1, 1.0);
+    let r = a
+        .recommend(
+            &parse_mix("4k-randread=0.2,128k-seqwrite=0.8").unwrap(),
+            None,
+        )
+        .unwrap();
+    assert_eq!(r[0].stripe, 16384);
+    // At one QD only: weighted geometric mean at the chosen stripe, checked by hand: 16k at QD1
+    // gives randread 1 + 0.225 − 0.1 = 1.125 and seqwrite 1.9.
+    let r = a
+        .recommend(
+            &parse_mix("4k-randread=3,128k-seqwrite=7").unwrap(),
+            Some(1),
+        )
+        .unwrap();
+    assert_eq!(r[0].stripe, 16384);
+    assert_eq!(r[0].qd, Some(1));
+    let expect = (0.3 * 1.125f64.ln() + 0.7 * 1.9f64.ln()).exp();
+    assert!((r[0].ratio.unwrap() - expect).abs() < 1e-9);
+    assert!(
+        r[0].explanation.contains("(at QD1)"),
+        "{}",
+        r[0].explanation
+    );
+
+    let e = a
+        .recommend(&parse_mix("4k-randred=1").unwrap(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did you mean 4k-randread?"), "{e}");
+    assert!(a
+        .recommend(&parse_mix("4k-randread=1").unwrap(), Some(3))
+        .is_err());
+    for bad in [
+        "",
+        "4k-randread",
+        "4k-randread=x",
+        "4k-randread=0",
+        "4k-randread=-1",
+        "a=1,a=2",
+    ] {
+        assert!(parse_mix(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn csv_rows_carry_per_point_gains() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let s = run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+    let pts = store.points(s.sweep_id).unwrap();
+    let a = Analysis::new(&spec.name, &pts);
+    let rows = a.csv_rows(&pts);
+    assert_eq!(rows.len(), 288);
+    assert!(rows[..48]
+        .iter()
+        .all(|r| r.gain_pct.is_none() && r.stripe_bytes.is_none()));
+    let r = rows
+        .iter()
+        .find(|r| {
+            r.stripe_bytes == Some(16384)
+                && r.workload == "128k-seqwrite"
+                && r.qd == 4
+                && r.repeat == 1
+        })
+        .unwrap();
+    // Repeat 1 is +0.5 % over the mean; baseline is the mean over repeats: 1.9 × 1.005.
+    assert!((r.gain_pct.unwrap() - (1.9 * 1.005 - 1.0) * 100.0).abs() < 1e-6);
+    let mut out = Vec::new();
+    ssdlab_report::csv::write_points_csv(&mut out, &rows).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 289);
+}
