@@ -167,6 +167,9 @@ struct WorkloadArgs {
     /// Seed of the offset and data streams (same seed → same offsets).
     #[arg(long, default_value_t = 0x5eed_1ab5)]
     seed: u64,
+    /// Writes carry per-sector headers (offset, generation, seed, CRC32C); reads check them.
+    #[arg(long)]
+    verify: bool,
 }
 
 impl WorkloadArgs {
@@ -200,6 +203,7 @@ impl WorkloadArgs {
             ramp_ns: self.ramp,
             pattern: self.pattern,
             seed: self.seed,
+            verify: self.verify,
         };
         spec.validate()?;
         Ok(spec)

@@ -86,6 +86,7 @@ pub fn default_db_path(file: &Path, spec: &SweepSpec) -> PathBuf {
 }
 
 /// Runs `ssdlab sweep` with the built-in checks only (real paths exist).
+#[allow(dead_code)] // the binary uses cmd_sweep_checked; the sweep crate's CLI glue test uses this
 pub fn cmd_sweep(
     a: SweepArgs,
     runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),

@@ -13,11 +13,21 @@ struct Loop {
 
 impl Loop {
     fn attach(image: &Path) -> Result<Loop, String> {
+        Self::attach_with(image, 512)
+    }
+
+    fn attach_with(image: &Path, sector: u32) -> Result<Loop, String> {
         if !Path::new("/dev/loop-control").exists() {
             return Err("/dev/loop-control is missing".into());
         }
         let out = Sys::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
+            .args([
+                "--find",
+                "--show",
+                "--direct-io=on",
+                "--sector-size",
+                &sector.to_string(),
+            ])
             .arg(image)
             .output()
             .map_err(|e| format!("losetup not runnable: {e}"))?;
@@ -144,4 +154,74 @@ fn loop_device_reads_writes_and_safety() {
         }
         _ => eprintln!("skipping filesystem refusal on the CLI: mkfs.ext4 is not available"),
     }
+}
+
+#[test]
+fn raid0_over_loop_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut imgs = Vec::new();
+    for i in 0..3 {
+        let p = dir.path().join(format!("m{i}.img"));
+        std::fs::write(&p, vec![0u8; 8 << 20]).unwrap();
+        imgs.push(p);
+    }
+    let (l0, l1, l4k) = match (
+        Loop::attach(&imgs[0]),
+        Loop::attach(&imgs[1]),
+        Loop::attach_with(&imgs[2], 4096),
+    ) {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        (a, b, c) => {
+            let why = [a.err(), b.err(), c.err()]
+                .into_iter()
+                .flatten()
+                .next()
+                .unwrap_or_default();
+            eprintln!("skipping RAID 0 loop device test: {why}");
+            return;
+        }
+    };
+    let pair = format!("{},{}", l0.dev.display(), l1.dev.display());
+    let out = ssdlab_run(&[
+        "--raid0",
+        &pair,
+        "--stripe",
+        "16k",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--ios",
+        "4000",
+        "--allow-destroy",
+        "--verify",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ssdlab_run(&[
+        "--raid0", &pair, "--stripe", "16k", "--rw", "randread", "--bs", "4k", "--qd", "16",
+        "--ios", "4000", "--verify", "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ver = &v["jobs"][0]["ssdlab"]["verify"];
+    assert_eq!(ver["sectors_bad"], 0);
+    assert!(ver["sectors_ok"].as_u64().unwrap() > 0);
+    assert_eq!(v["disk_util"].as_array().unwrap().len(), 2);
+
+    let mixed = format!("{},{}", l0.dev.display(), l4k.dev.display());
+    let out = ssdlab_run(&["--raid0", &mixed, "--stripe", "16k", "--ios", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("different logical block sizes"), "{err}");
 }

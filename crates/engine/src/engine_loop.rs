@@ -2,7 +2,7 @@
 
 use crate::backend::{Backend, Cqe};
 use ssdlab_stats::Recorder;
-use ssdlab_workload::{Op, OpGen, OpKind, Pattern};
+use ssdlab_workload::{verify, Op, OpGen, OpKind, Pattern};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Wall time a wait may block before the loop looks at the stop flags again.
@@ -98,6 +98,16 @@ fn errno_text(errno: i64) -> String {
     }
 }
 
+/// What writes put into their buffers and what reads check.
+#[derive(Debug, Clone, Copy)]
+pub struct DataOpts {
+    pub pattern: Pattern,
+    /// Seed of the data stream (independent of the offset stream).
+    pub pattern_seed: u64,
+    /// `Some(run seed)`: writes carry verification headers and reads check them.
+    pub verify: Option<u64>,
+}
+
 /// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
 ///
 /// `gens` holds one generator per worker sharing this backend; worker `w` owns slots
@@ -106,13 +116,16 @@ pub fn run_loop<B: Backend>(
     backend: &mut B,
     gens: &mut [OpGen],
     qd: u32,
-    pattern: Pattern,
-    pattern_seed: u64,
+    data: DataOpts,
     ctl: &Control,
     rec: &mut Recorder,
 ) -> LoopOutcome {
+    let DataOpts {
+        pattern, verify, ..
+    } = data;
     let nslots = gens.len() as u32 * qd;
-    let mut pattern_rng = ssdlab_workload::rng::Rng::new(pattern_seed);
+    let mut pattern_rng = ssdlab_workload::rng::Rng::new(data.pattern_seed);
+    let mut generation: u64 = 0;
     // Fixed patterns are written once into every buffer; random ones are refilled per write.
     if !pattern.refills() {
         for slot in 0..nslots {
@@ -183,9 +196,22 @@ pub fn run_loop<B: Backend>(
                         // tool between a completion and the next submission counts as submission
                         // latency, and slots are busy back to back (Little's law holds exactly).
                         let t_issue = freed_at[slot as usize].max(start).min(now);
-                        if op.kind == OpKind::Write && pattern.refills() {
+                        if op.kind == OpKind::Write && (pattern.refills() || verify.is_some()) {
                             if let Some(buf) = backend.buffer(slot) {
-                                pattern.fill(&mut pattern_rng, &mut buf[..op.len as usize]);
+                                let buf = &mut buf[..op.len as usize];
+                                match verify {
+                                    Some(seed) => {
+                                        generation += 1;
+                                        verify::stamp(
+                                            buf,
+                                            op.offset,
+                                            generation,
+                                            seed,
+                                            &mut pattern_rng,
+                                        )
+                                    }
+                                    None => pattern.fill(&mut pattern_rng, buf),
+                                }
                             }
                         }
                         backend.push(slot, &op);
@@ -236,6 +262,26 @@ pub fn run_loop<B: Backend>(
                 continue;
             }
             let bytes = c.res as u64;
+            if let (Some(seed), OpKind::Read) = (verify, s.op.kind) {
+                if let Some(buf) = backend.buffer(c.slot) {
+                    let got =
+                        verify::check(&buf[..bytes.min(s.op.len) as usize], s.op.offset, seed);
+                    rec.verify.sectors_ok += got.ok;
+                    rec.verify.sectors_unwritten += got.unwritten;
+                    rec.verify.sectors_bad += got.bad;
+                    if let Some((at, why)) = got.first_bad {
+                        rec.record_error(
+                            OpKind::Read,
+                            at,
+                            verify::SECTOR as u64,
+                            format!("verify: sector {why}"),
+                        );
+                        if !ctl.continue_on_error {
+                            ctl.error_stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
             rec.record(
                 s.op.kind,
                 bytes,

@@ -14,7 +14,7 @@ mod sim;
 mod stripe;
 
 pub use backend::{Backend, Cqe};
-pub use engine_loop::{run_loop, Control, LoopOutcome};
+pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 pub use fault::{FaultBackend, FaultKind, FaultPlan};
 pub use real::{run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
 pub use sim::{run_sim, SimTarget};

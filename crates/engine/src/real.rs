@@ -2,7 +2,7 @@
 //! portable sync backend, one thread per worker.
 
 use crate::backend::{Backend, Cqe};
-use crate::engine_loop::{run_loop, Control, LoopOutcome};
+use crate::engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 use crate::fault::{FaultBackend, FaultPlan};
 use crate::stripe::StripeAdapter;
 use crate::EngineError;
@@ -196,8 +196,7 @@ struct Job<'a> {
     barrier: &'a Barrier,
     ctl: &'a Control,
     qd: u32,
-    pattern: ssdlab_workload::Pattern,
-    pattern_seed: u64,
+    data: DataOpts,
     fault: Option<FaultPlan>,
 }
 
@@ -240,15 +239,7 @@ impl Job<'_> {
     }
 
     fn go<B: Backend>(&self, b: &mut B, gens: &mut [OpGen], rec: &mut Recorder) -> LoopOutcome {
-        run_loop(
-            b,
-            gens,
-            self.qd,
-            self.pattern,
-            self.pattern_seed,
-            self.ctl,
-            rec,
-        )
+        run_loop(b, gens, self.qd, self.data, self.ctl, rec)
     }
 }
 
@@ -568,6 +559,12 @@ pub fn run_real(
     let mut notes = Vec::new();
     let prep = prepare(spec, target, opts, &mut notes)?;
     let real_io = !prep.infos.is_empty();
+    if spec.verify && !real_io {
+        return Err(EngineError::Invalid(
+            "--verify needs data on a real target (a file, a device or a stripe set of them)"
+                .into(),
+        ));
+    }
     let engine = match (real_io, opts.engine) {
         (false, _) => "null",
         (true, EngineChoice::Sync) if prep.map.is_some() => {
@@ -641,8 +638,11 @@ pub fn run_real(
                     barrier: &barrier,
                     ctl: &ctl,
                     qd: spec.qd,
-                    pattern: spec.pattern,
-                    pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
+                    data: DataOpts {
+                        pattern: spec.pattern,
+                        pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
+                        verify: spec.verify.then_some(spec.seed),
+                    },
                     fault,
                 };
                 let origin = Instant::now();
@@ -728,6 +728,9 @@ pub fn run_real(
         },
     );
     result.members = members;
+    if spec.verify {
+        result.verify = Some(merged.verify.clone());
+    }
     Ok(RunOutput { result, notes })
 }
 
@@ -797,6 +800,7 @@ pub(crate) fn build_result(
         errors: rec.error_records.clone(),
         series: rec.series(out.runtime_ns),
         members: Vec::new(),
+        verify: None,
         device: None,
     }
 }

@@ -2,7 +2,7 @@
 //! layout, driven by the same closed loop as real targets but on the simulator's virtual clock.
 
 use crate::backend::{Backend, Cqe};
-use crate::engine_loop::{run_loop, Control};
+use crate::engine_loop::{run_loop, Control, DataOpts};
 use crate::real::{build_result, max_ios};
 use crate::EngineError;
 use ssdlab_layout::StripeMap;
@@ -13,7 +13,6 @@ use ssdlab_stats::{CpuUsage, MemberStats, Recorder, TargetDesc};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
 use std::io;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A simulated target: a preset (or custom) drive, possibly several in RAID 0.
 #[derive(Debug, Clone)]
@@ -189,6 +188,11 @@ pub fn run_sim(
     target: &SimTarget,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
     spec.validate()?;
+    if spec.verify {
+        return Err(EngineError::Invalid(
+            "--verify needs a real target: simulated drives carry no data".into(),
+        ));
+    }
     let sim_err = |e: ssdlab_ssdsim::ConfigError| EngineError::Invalid(e.to_string());
     target.drive.validate().map_err(sim_err)?;
     if target.drives == 0 {
@@ -255,19 +259,15 @@ pub fn run_sim(
         .collect();
     let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
     let mut rec = Recorder::default();
-    let started = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let out = run_loop(
-        &mut backend,
-        &mut gens,
-        spec.qd,
-        spec.pattern,
-        worker_seed(spec.seed, 0),
-        &ctl,
-        &mut rec,
-    );
+    // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a
+    // byte-identical result.
+    let started = 0;
+    let data = DataOpts {
+        pattern: spec.pattern,
+        pattern_seed: worker_seed(spec.seed, 0),
+        verify: None,
+    };
+    let out = run_loop(&mut backend, &mut gens, spec.qd, data, &ctl, &mut rec);
     let mut details = vec![
         ("state".to_string(), target.state.to_string()),
         (

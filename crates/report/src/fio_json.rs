@@ -155,6 +155,7 @@ fn job_obj(r: &RunResult) -> Value {
         "write_mib_s": r.write.mib_s(),
         "series": r.series,
         "members": r.members,
+        "verify": r.verify,
         "device": r.device,
     });
     let depth = levels(&r.iodepth_level);

@@ -144,6 +144,12 @@ pub fn render_table(r: &RunResult) -> String {
             r.cpu.ctx
         ));
     }
+    if let Some(v) = &r.verify {
+        out.push_str(&format!(
+            "verify:   {} sectors ok, {} never written by a verifying run, {} bad\n",
+            v.sectors_ok, v.sectors_unwritten, v.sectors_bad
+        ));
+    }
     for e in &r.errors {
         out.push_str(&format!(
             "error:    {} at offset {} (+{}): {}\n",

@@ -1155,10 +1155,25 @@ impl Drive {
         }
         if matches!(pre, Precondition::Steady) {
             let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            // Random single-unit overwrites into the over-provisioned space, stopping when the
+            // free pools reach the background-GC threshold (or after `steady_overwrite` ×
+            // capacity): every block ends up with a binomial spread of invalid units and the
+            // next host writes need GC at once — the state greedy GC holds under random
+            // writes, built without running GC (a 128 GB drive takes a few seconds).
             let n = (self.steady_overwrite * self.user_units as f64) as u64;
-            for _ in 0..n {
-                let l = (xorshift(&mut rng) % self.user_units) as usize;
-                self.fill_unit(l);
+            let mut done = 0u64;
+            let limit = self.gc_bg + 3;
+            'outer: while done < n {
+                for _ in 0..1024 {
+                    let l = (xorshift(&mut rng) % self.user_units) as usize;
+                    self.fill_unit(l);
+                    done += 1;
+                }
+                for f in &self.free {
+                    if (f.len() as u32) <= limit {
+                        break 'outer;
+                    }
+                }
             }
         }
         if self.pending_deadline().is_some() {

@@ -8,5 +8,5 @@ mod result;
 pub use recorder::{KindRecorder, Recorder, DEPTH_LEVELS};
 pub use result::{
     CpuUsage, IoErrorRecord, LatLevels, LatSummary, MemberStats, OpSummary, RunResult, SeriesPoint,
-    TargetDesc, PERCENTILES,
+    TargetDesc, VerifySummary, PERCENTILES,
 };

@@ -1,6 +1,8 @@
 //! Hot-path recording: a few integer additions and three HDR histogram records per I/O.
 
-use crate::result::{IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint, PERCENTILES};
+use crate::result::{
+    IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint, VerifySummary, PERCENTILES,
+};
 use hdrhistogram::Histogram;
 use ssdlab_workload::OpKind;
 
@@ -76,6 +78,8 @@ pub struct Recorder {
     /// Submissions per fio iodepth bucket (depth in flight right after the submission).
     pub depth_counts: [u64; 7],
     pub error_records: Vec<IoErrorRecord>,
+    /// Verification counters (sectors ok / never written / bad).
+    pub verify: VerifySummary,
 }
 
 impl Default for Recorder {
@@ -93,6 +97,7 @@ impl Recorder {
             interval_ns: interval_ns.max(1),
             depth_counts: [0; 7],
             error_records: Vec::new(),
+            verify: VerifySummary::default(),
         }
     }
 
@@ -164,6 +169,9 @@ impl Recorder {
         for (a, b) in self.depth_counts.iter_mut().zip(o.depth_counts.iter()) {
             *a += b;
         }
+        self.verify.sectors_ok += o.verify.sectors_ok;
+        self.verify.sectors_unwritten += o.verify.sectors_unwritten;
+        self.verify.sectors_bad += o.verify.sectors_bad;
         for e in &o.error_records {
             if self.error_records.len() < MAX_ERROR_RECORDS {
                 self.error_records.push(e.clone());

@@ -145,6 +145,17 @@ pub struct MemberStats {
     pub write_ticks_ns: u64,
 }
 
+/// What `--verify` found, in 512-byte sectors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifySummary {
+    /// Sectors read back with a valid header for their offset and the run's seed.
+    pub sectors_ok: u64,
+    /// Sectors read that were never written by a verifying run.
+    pub sectors_unwritten: u64,
+    /// Sectors with a bad CRC, misplaced data or a foreign seed.
+    pub sectors_bad: u64,
+}
+
 /// The complete result of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -173,6 +184,9 @@ pub struct RunResult {
     pub series: Vec<SeriesPoint>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberStats>,
+    /// Verification results when the run used `--verify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySummary>,
     /// Device counters of simulated drives (one object per drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,

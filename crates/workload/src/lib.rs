@@ -11,6 +11,7 @@ pub mod pattern;
 pub mod rng;
 pub mod spec;
 pub mod units;
+pub mod verify;
 
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::Pattern;

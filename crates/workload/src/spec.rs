@@ -128,6 +128,9 @@ pub struct WorkloadSpec {
     pub ramp_ns: u64,
     pub pattern: Pattern,
     pub seed: u64,
+    /// Writes carry per-sector headers with a CRC32C; reads check them (see [`crate::verify`]).
+    #[serde(default)]
+    pub verify: bool,
 }
 
 impl Default for WorkloadSpec {
@@ -149,6 +152,7 @@ impl Default for WorkloadSpec {
             ramp_ns: 0,
             pattern: Pattern::Random,
             seed: 0x5eed_1ab5,
+            verify: false,
         }
     }
 }
@@ -182,6 +186,8 @@ pub enum SpecError {
         what: String,
         size: String,
     },
+    #[error("--verify works in 512-byte sectors: --{0} {1} is not a multiple of 512")]
+    VerifyUnaligned(&'static str, u64),
     #[error("--offset {offset} is at or beyond the end of {what} ({size})")]
     OffsetBeyond {
         offset: u64,
@@ -233,6 +239,17 @@ impl WorkloadSpec {
             }
             if span < self.bs {
                 return Err(SpecError::SpanTooSmall { span, bs: self.bs });
+            }
+        }
+        if self.verify {
+            for (name, v) in [
+                ("bs", self.bs),
+                ("align", self.align),
+                ("offset", self.offset),
+            ] {
+                if v % 512 != 0 {
+                    return Err(SpecError::VerifyUnaligned(name, v));
+                }
             }
         }
         if self.stop.time_ns == Some(0) {
