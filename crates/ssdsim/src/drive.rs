@@ -1162,17 +1162,15 @@ impl Drive {
             // writes, built without running GC (a 128 GB drive takes a few seconds).
             let n = (self.steady_overwrite * self.user_units as f64) as u64;
             let mut done = 0u64;
-            let limit = self.gc_bg + 3;
-            'outer: while done < n {
-                for _ in 0..1024 {
+            let limit = (self.gc_bg as usize + 1) * self.free.len();
+            while done < n {
+                for _ in 0..256 {
                     let l = (xorshift(&mut rng) % self.user_units) as usize;
                     self.fill_unit(l);
                     done += 1;
                 }
-                for f in &self.free {
-                    if (f.len() as u32) <= limit {
-                        break 'outer;
-                    }
+                if self.free.iter().map(|f| f.len()).sum::<usize>() <= limit {
+                    break;
                 }
             }
         }

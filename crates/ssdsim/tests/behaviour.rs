@@ -160,17 +160,10 @@ fn steady_state_random_writes_are_slower_with_waf() {
         2.0,
     );
     let mut steady = sim(&cfg, Precondition::Steady);
-    let s = measure(
-        &mut steady,
-        OpKind::Write,
-        Pattern::Random,
-        4096,
-        0,
-        span,
-        32,
-        1.0,
-        2.0,
-    );
+    let mut w = ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Pattern::Random, 4096, span, 32);
+    w.warmup_ns = 6_000_000_000;
+    w.duration_ns = 3_000_000_000;
+    let s = ssdlab_ssdsim::loadgen::run(&mut steady, 0, &w, 0);
     let (cf, cs) = (&fresh.counters()[0], &steady.counters()[0]);
     eprintln!(
         "fresh {:.0} IOPS waf {:.2}; steady {:.0} IOPS waf {:.2} gc {}",

@@ -1,0 +1,173 @@
+//! Simulated drives and arrays through the real binary.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn ssdlab() -> Command {
+    Command::cargo_bin("ssdlab").unwrap()
+}
+
+fn sim_json(args: &[&str]) -> (Value, Vec<u8>) {
+    let out = ssdlab().arg("run").args(args).arg("--json").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (serde_json::from_slice(&out.stdout).unwrap(), out.stdout)
+}
+
+fn iops(v: &Value, kind: &str) -> f64 {
+    v["jobs"][0][kind]["iops"].as_f64().unwrap()
+}
+
+#[test]
+fn same_spec_same_seed_byte_identical() {
+    let args = [
+        "--sim", "vertex450-128g", "--rw", "randrw", "--bs", "4k", "--qd", "4", "--span", "1g",
+        "--time", "2s", "--seed", "7",
+    ];
+    let (_, a) = sim_json(&args);
+    let (v, b) = sim_json(&args);
+    assert!(a == b, "simulated results are byte-identical for the same inputs");
+    assert_eq!(v["jobs"][0]["ssdlab"]["target"]["kind"], "sim");
+    assert!(v["jobs"][0]["ssdlab"]["device"][0]["host_writes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn littles_law_in_virtual_time_and_bytes_conserved() {
+    let (v, _) = sim_json(&[
+        "--sim", "c300-256g", "--rw", "randread", "--bs", "4k", "--qd", "8", "--span", "4g",
+        "--time", "2s",
+    ]);
+    let j = &v["jobs"][0];
+    let n = iops(&v, "read") * j["read"]["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
+    assert!((n - 8.0).abs() / 8.0 < 0.05, "IOPS × latency = {n}, want 8");
+    let dev = &j["ssdlab"]["device"][0];
+    assert_eq!(
+        dev["host_read_bytes"].as_u64().unwrap(),
+        j["read"]["io_bytes"].as_u64().unwrap(),
+        "bytes in = bytes completed"
+    );
+}
+
+#[test]
+fn misaligned_writes_hurt_rmw_drives_only() {
+    let run = |preset: &str, align: &str| {
+        let (v, _) = sim_json(&[
+            "--sim", preset, "--rw", "randwrite", "--bs", "4k", "--align", align, "--qd", "3",
+            "--span", "8g", "--ramp", "5s", "--time", "15s",
+        ]);
+        iops(&v, "write")
+    };
+    let (rmw_a, rmw_u) = (run("c300-256g", "4k"), run("c300-256g", "512"));
+    let (remap_a, remap_u) = (run("x25m-g2-160g", "4k"), run("x25m-g2-160g", "512"));
+    assert!(rmw_u < 0.6 * rmw_a, "rmw drive: aligned {rmw_a:.0} vs 512-aligned {rmw_u:.0}");
+    assert!(remap_u > 0.8 * remap_a, "remap drive: aligned {remap_a:.0} vs 512-aligned {remap_u:.0}");
+}
+
+#[test]
+fn simulated_array_and_bad_input() {
+    let (v, _) = sim_json(&[
+        "--sim", "vertex450-128g", "--drives", "2", "--stripe", "16k", "--rw", "randread", "--bs",
+        "4k", "--qd", "16", "--span", "8g", "--time", "1s",
+    ]);
+    let j = &v["jobs"][0];
+    assert_eq!(j["ssdlab"]["target"]["kind"], "sim-raid0");
+    assert_eq!(v["disk_util"].as_array().unwrap().len(), 2);
+    assert_eq!(j["ssdlab"]["device"].as_array().unwrap().len(), 2);
+
+    let bad = |args: &[&str], needle: &str| {
+        let out = ssdlab().arg("run").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.contains(needle), "{args:?}: expected '{needle}' in {err}");
+    };
+    bad(&["--sim", "vertex9000"], "vertex450-128g");
+    bad(&["--sim", "c300-256g", "--set", "nand.channels=0"], "nand.channels");
+    bad(&["--sim", "c300-256g", "--set", "nand.page_size=1000"], "nand.page_size");
+    bad(&["--sim", "c300-256g", "--set", "nand.no_such_key=1"], "no_such_key");
+    bad(&["--sim", "c300-256g", "--span", "100t"], "beyond the end");
+    bad(&["--sim", "c300-256g", "--state", "dirty"], "state");
+    bad(&["--sim", "c300-256g", "--verify"], "--verify");
+}
+
+#[test]
+fn drives_lists_presets_with_sources() {
+    let out = ssdlab().args(["drives"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for p in [
+        "vertex450-128g", "vertex-le-100g", "c300-256g", "x25m-g2-160g", "x25e-64g",
+        "vertex-barefoot-120g", "ssdnow-vplus-128g",
+    ] {
+        assert!(text.contains(p), "missing preset {p}");
+    }
+    assert!(text.contains("source"));
+    let out = ssdlab().args(["drives", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.as_array().unwrap().iter().all(|p| !p["sources"].as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn sweep_resume_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s.toml");
+    std::fs::write(
+        &sweep,
+        r#"
+name = "mini"
+time = "300ms"
+qd = [1, 8]
+workloads = ["4k-randread", "128k-seqwrite"]
+span = "4g"
+
+[[target]]
+label = "single"
+sim = "vertex450-128g"
+baseline = true
+
+[[target]]
+label = "raid0"
+sim = "vertex450-128g"
+drives = 2
+stripes = ["16k", "128k"]
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("mini.sqlite");
+    let out = ssdlab()
+        .args(["sweep"])
+        .arg(&sweep)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A second run resumes: every point is already in the store.
+    let out = ssdlab()
+        .args(["sweep"])
+        .arg(&sweep)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let msg = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("0 run now") && msg.contains("12 already in the store"), "{msg}");
+    let out = ssdlab().arg("report").arg(&db).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("4k-randread") && text.contains("%"), "{text}");
+    let out = ssdlab().arg("report").arg(&db).args(["--csv", "-"]).output().unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 12, "{csv}");
+    // Not a store: refused, file untouched.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, b"hello").unwrap();
+    let out = ssdlab().arg("report").arg(&junk).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an ssdlab"));
+    assert_eq!(std::fs::read(&junk).unwrap(), b"hello");
+}
