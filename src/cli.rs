@@ -41,6 +41,41 @@ enum Cmd {
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
     Report(crate::cmd_sweep::ReportArgs),
+    /// Run a built-in simulated study (a classic review test) and print its report.
+    Study(StudyArgs),
+}
+
+/// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
+const STUDIES: [(&str, &str, &str); 2] = [
+    (
+        "stripe",
+        "single drive vs RAID 0 of two, stripes 4k–128k, 4 workloads × QD 1–32 (144 points)",
+        include_str!("studies/stripe.toml"),
+    ),
+    (
+        "alignment",
+        "4 KiB random writes at 4 KiB vs 512 B alignment on rmw and remap controllers",
+        include_str!("studies/alignment.toml"),
+    ),
+];
+
+#[derive(Args, Debug)]
+struct StudyArgs {
+    /// Which study: stripe or alignment.
+    #[arg(default_value = "stripe")]
+    name: String,
+    /// Drive preset for studies of one drive model (the stripe study).
+    #[arg(long, default_value = "vertex450-128g")]
+    preset: String,
+    /// Results store; default ssdlab-<study>.sqlite in the current directory (resumes if present).
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Parallel workers (default: all cores).
+    #[arg(long, value_parser = positive_u32)]
+    jobs: Option<u32>,
+    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
+    #[arg(long)]
+    mix: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -312,6 +347,7 @@ pub fn main() -> ExitCode {
         )
         .map_err(Failure::from),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a).map_err(Failure::from),
+        Cmd::Study(a) => cmd_study(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -468,6 +504,48 @@ fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
                 .map_err(|e| e.to_string())
         }
     }
+}
+
+fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
+    let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
+        let known: Vec<String> = STUDIES
+            .iter()
+            .map(|s| format!("{} ({})", s.0, s.1))
+            .collect();
+        return Err(anyhow!(
+            "unknown study '{}'; built-in studies: {}",
+            a.name,
+            known.join(", ")
+        )
+        .into());
+    };
+    ssdlab_ssdsim::load_preset(&a.preset).map_err(|e| anyhow!("--preset: {e}"))?;
+    let text = template.replace("@PRESET@", &a.preset);
+    let spec = ssdlab_sweep::SweepSpec::parse(&text, Path::new("."))
+        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
+    let code = crate::cmd_sweep::run_spec(
+        &spec,
+        &db,
+        a.jobs.map(|j| j as usize),
+        false,
+        &run_point,
+        ssdlab_engine::interrupt_flag(),
+    )?;
+    if code != 0 {
+        return Ok(code);
+    }
+    let report = crate::cmd_sweep::ReportArgs {
+        db,
+        csv: None,
+        mix: a.mix,
+        qd: None,
+        sweep: Some(spec.name.clone()),
+        json: false,
+    };
+    Ok(crate::cmd_sweep::cmd_report(report)?)
 }
 
 fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {

@@ -109,12 +109,24 @@ pub fn cmd_sweep_checked(
     let db =
         a.db.clone()
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
+    run_spec(&spec, &db, a.jobs, a.dry_run, runner, interrupted)
+}
+
+/// Runs a parsed sweep into the store at `db` (or lists its points with `dry_run`).
+pub fn run_spec(
+    spec: &SweepSpec,
+    db: &Path,
+    jobs: Option<usize>,
+    dry_run: bool,
+    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
+    interrupted: &AtomicBool,
+) -> Result<u8> {
     let points = spec.points();
 
-    if a.dry_run {
+    if dry_run {
         // Never creates the store; shows progress when it exists.
         let status: Option<HashMap<String, PointStatus>> = if db.exists() {
-            let store = Store::open_existing(&db, true)?;
+            let store = Store::open_existing(db, true)?;
             let st = match store.sweep_by_name(&spec.name)? {
                 Some(s) => store
                     .points(s.id)?
@@ -145,13 +157,13 @@ pub fn cmd_sweep_checked(
     }
 
     spec.check_real_paths()?;
-    let mut store = Store::open(&db)?;
+    let mut store = Store::open(db)?;
     let summary = run_sweep(
-        &spec,
+        spec,
         &mut store,
         runner,
         RunOpts {
-            jobs: a.jobs.unwrap_or(0),
+            jobs: jobs.unwrap_or(0),
             interrupted,
             progress: true,
         },

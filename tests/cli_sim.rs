@@ -8,7 +8,12 @@ fn ssdlab() -> Command {
 }
 
 fn sim_json(args: &[&str]) -> (Value, Vec<u8>) {
-    let out = ssdlab().arg("run").args(args).arg("--json").output().unwrap();
+    let out = ssdlab()
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -24,21 +29,51 @@ fn iops(v: &Value, kind: &str) -> f64 {
 #[test]
 fn same_spec_same_seed_byte_identical() {
     let args = [
-        "--sim", "vertex450-128g", "--rw", "randrw", "--bs", "4k", "--qd", "4", "--span", "1g",
-        "--time", "2s", "--seed", "7",
+        "--sim",
+        "vertex450-128g",
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--span",
+        "1g",
+        "--time",
+        "2s",
+        "--seed",
+        "7",
     ];
     let (_, a) = sim_json(&args);
     let (v, b) = sim_json(&args);
-    assert!(a == b, "simulated results are byte-identical for the same inputs");
+    assert!(
+        a == b,
+        "simulated results are byte-identical for the same inputs"
+    );
     assert_eq!(v["jobs"][0]["ssdlab"]["target"]["kind"], "sim");
-    assert!(v["jobs"][0]["ssdlab"]["device"][0]["host_writes"].as_u64().unwrap() > 0);
+    assert!(
+        v["jobs"][0]["ssdlab"]["device"][0]["host_writes"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }
 
 #[test]
 fn littles_law_in_virtual_time_and_bytes_conserved() {
     let (v, _) = sim_json(&[
-        "--sim", "c300-256g", "--rw", "randread", "--bs", "4k", "--qd", "8", "--span", "4g",
-        "--time", "2s",
+        "--sim",
+        "c300-256g",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--span",
+        "4g",
+        "--time",
+        "2s",
     ]);
     let j = &v["jobs"][0];
     let n = iops(&v, "read") * j["read"]["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
@@ -55,22 +90,56 @@ fn littles_law_in_virtual_time_and_bytes_conserved() {
 fn misaligned_writes_hurt_rmw_drives_only() {
     let run = |preset: &str, align: &str| {
         let (v, _) = sim_json(&[
-            "--sim", preset, "--rw", "randwrite", "--bs", "4k", "--align", align, "--qd", "3",
-            "--span", "8g", "--ramp", "5s", "--time", "15s",
+            "--sim",
+            preset,
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--align",
+            align,
+            "--qd",
+            "3",
+            "--span",
+            "8g",
+            "--ramp",
+            "5s",
+            "--time",
+            "15s",
         ]);
         iops(&v, "write")
     };
     let (rmw_a, rmw_u) = (run("c300-256g", "4k"), run("c300-256g", "512"));
     let (remap_a, remap_u) = (run("x25m-g2-160g", "4k"), run("x25m-g2-160g", "512"));
-    assert!(rmw_u < 0.6 * rmw_a, "rmw drive: aligned {rmw_a:.0} vs 512-aligned {rmw_u:.0}");
-    assert!(remap_u > 0.8 * remap_a, "remap drive: aligned {remap_a:.0} vs 512-aligned {remap_u:.0}");
+    assert!(
+        rmw_u < 0.6 * rmw_a,
+        "rmw drive: aligned {rmw_a:.0} vs 512-aligned {rmw_u:.0}"
+    );
+    assert!(
+        remap_u > 0.8 * remap_a,
+        "remap drive: aligned {remap_a:.0} vs 512-aligned {remap_u:.0}"
+    );
 }
 
 #[test]
 fn simulated_array_and_bad_input() {
     let (v, _) = sim_json(&[
-        "--sim", "vertex450-128g", "--drives", "2", "--stripe", "16k", "--rw", "randread", "--bs",
-        "4k", "--qd", "16", "--span", "8g", "--time", "1s",
+        "--sim",
+        "vertex450-128g",
+        "--drives",
+        "2",
+        "--stripe",
+        "16k",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--span",
+        "8g",
+        "--time",
+        "1s",
     ]);
     let j = &v["jobs"][0];
     assert_eq!(j["ssdlab"]["target"]["kind"], "sim-raid0");
@@ -82,12 +151,24 @@ fn simulated_array_and_bad_input() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
-        assert!(err.contains(needle), "{args:?}: expected '{needle}' in {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected '{needle}' in {err}"
+        );
     };
     bad(&["--sim", "vertex9000"], "vertex450-128g");
-    bad(&["--sim", "c300-256g", "--set", "nand.channels=0"], "nand.channels");
-    bad(&["--sim", "c300-256g", "--set", "nand.page_size=1000"], "nand.page_size");
-    bad(&["--sim", "c300-256g", "--set", "nand.no_such_key=1"], "no_such_key");
+    bad(
+        &["--sim", "c300-256g", "--set", "nand.channels=0"],
+        "nand.channels",
+    );
+    bad(
+        &["--sim", "c300-256g", "--set", "nand.page_size=1000"],
+        "nand.page_size",
+    );
+    bad(
+        &["--sim", "c300-256g", "--set", "nand.no_such_key=1"],
+        "no_such_key",
+    );
     bad(&["--sim", "c300-256g", "--span", "100t"], "beyond the end");
     bad(&["--sim", "c300-256g", "--state", "dirty"], "state");
     bad(&["--sim", "c300-256g", "--verify"], "--verify");
@@ -99,15 +180,24 @@ fn drives_lists_presets_with_sources() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for p in [
-        "vertex450-128g", "vertex-le-100g", "c300-256g", "x25m-g2-160g", "x25e-64g",
-        "vertex-barefoot-120g", "ssdnow-vplus-128g",
+        "vertex450-128g",
+        "vertex-le-100g",
+        "c300-256g",
+        "x25m-g2-160g",
+        "x25e-64g",
+        "vertex-barefoot-120g",
+        "ssdnow-vplus-128g",
     ] {
         assert!(text.contains(p), "missing preset {p}");
     }
     assert!(text.contains("source"));
     let out = ssdlab().args(["drives", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v.as_array().unwrap().iter().all(|p| !p["sources"].as_array().unwrap().is_empty()));
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| !p["sources"].as_array().unwrap().is_empty()));
 }
 
 #[test]
@@ -144,7 +234,11 @@ stripes = ["16k", "128k"]
         .arg(&db)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A second run resumes: every point is already in the store.
     let out = ssdlab()
         .args(["sweep"])
@@ -154,13 +248,26 @@ stripes = ["16k", "128k"]
         .output()
         .unwrap();
     assert!(out.status.success());
-    let msg = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(msg.contains("0 run now") && msg.contains("12 already in the store"), "{msg}");
+    let msg =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains("0 run now") && msg.contains("12 already in the store"),
+        "{msg}"
+    );
     let out = ssdlab().arg("report").arg(&db).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("4k-randread") && text.contains("%"), "{text}");
-    let out = ssdlab().arg("report").arg(&db).args(["--csv", "-"]).output().unwrap();
+    let out = ssdlab()
+        .arg("report")
+        .arg(&db)
+        .args(["--csv", "-"])
+        .output()
+        .unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
     assert_eq!(csv.lines().count(), 1 + 12, "{csv}");
     // Not a store: refused, file untouched.

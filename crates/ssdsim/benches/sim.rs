@@ -12,7 +12,16 @@ fn randwrite_qd3(c: &mut Criterion) {
     g.measurement_time(std::time::Duration::from_secs(40));
     g.bench_function("randwrite_4k_qd3_8g_180s", |b| {
         b.iter_batched(
-            || Simulator::new(&cfg, 1, &AdapterConfig::passthrough(), Precondition::Fresh, 1).unwrap(),
+            || {
+                Simulator::new(
+                    &cfg,
+                    1,
+                    &AdapterConfig::passthrough(),
+                    Precondition::Fresh,
+                    1,
+                )
+                .unwrap()
+            },
             |mut sim| run(&mut sim, 0, &w, 0).total_ios,
             criterion::BatchSize::PerIteration,
         )

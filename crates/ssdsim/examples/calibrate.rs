@@ -24,7 +24,10 @@ fn measure(cfg: &DriveConfig, pre: Precondition, kind: OpKind, pat: Pattern, bs:
 
 fn cell(rated: f64, sim: f64, unit: &str) -> String {
     if rated > 0.0 {
-        format!("{rated:.0} / {sim:.0} {unit} ({:+.0}%)", (sim / rated - 1.0) * 100.0)
+        format!(
+            "{rated:.0} / {sim:.0} {unit} ({:+.0}%)",
+            (sim / rated - 1.0) * 100.0
+        )
     } else {
         format!("— / {sim:.0} {unit}")
     }
@@ -42,10 +45,34 @@ fn main() {
     for n in names {
         let cfg = load_preset(&n).unwrap_or_else(|e| panic!("{e}"));
         let r = &cfg.rated;
-        let sr = measure(&cfg, Precondition::Full, OpKind::Read, Pattern::Sequential, 128 << 10);
-        let sw = measure(&cfg, Precondition::Fresh, OpKind::Write, Pattern::Sequential, 128 << 10);
-        let rr = measure(&cfg, Precondition::Full, OpKind::Read, Pattern::Random, 4096);
-        let rw = measure(&cfg, Precondition::Fresh, OpKind::Write, Pattern::Random, 4096);
+        let sr = measure(
+            &cfg,
+            Precondition::Full,
+            OpKind::Read,
+            Pattern::Sequential,
+            128 << 10,
+        );
+        let sw = measure(
+            &cfg,
+            Precondition::Fresh,
+            OpKind::Write,
+            Pattern::Sequential,
+            128 << 10,
+        );
+        let rr = measure(
+            &cfg,
+            Precondition::Full,
+            OpKind::Read,
+            Pattern::Random,
+            4096,
+        );
+        let rw = measure(
+            &cfg,
+            Precondition::Fresh,
+            OpKind::Write,
+            Pattern::Random,
+            4096,
+        );
         println!(
             "| {n} | {} | {} | {} | {} |",
             cell(r.seq_read_mb_s, sr, "MB/s"),

@@ -69,9 +69,13 @@ pub struct ControllerConfig {
     pub fw_write_ns: u64,
     /// Firmware time per TRIM command, ns.
     pub fw_trim_ns: u64,
-    /// Additional firmware time per mapping unit touched by a command beyond the first, ns.
+    /// Additional firmware time per 4 KiB unit of a read command beyond the first, ns
+    /// (bounds large-block read throughput of controllers slower than their link).
     #[serde(default)]
-    pub fw_per_unit_ns: u64,
+    pub fw_read_per_unit_ns: u64,
+    /// Additional firmware time per 4 KiB unit of a write command beyond the first, ns.
+    #[serde(default)]
+    pub fw_write_per_unit_ns: u64,
     /// Parallel firmware processing units (cores / co-processors).
     #[serde(default = "one")]
     pub fw_units: u32,

@@ -112,7 +112,8 @@ pub(crate) struct Drive {
     fw_read: u64,
     fw_write: u64,
     fw_trim: u64,
-    fw_per_unit: u64,
+    fw_read_unit: u64,
+    fw_write_unit: u64,
     remap_cost: u64,
     coalesce: u64,
     cache_cap: u64,
@@ -230,7 +231,8 @@ impl Drive {
             fw_read: cfg.controller.fw_read_ns,
             fw_write: cfg.controller.fw_write_ns,
             fw_trim: cfg.controller.fw_trim_ns,
-            fw_per_unit: cfg.controller.fw_per_unit_ns,
+            fw_read_unit: cfg.controller.fw_read_per_unit_ns,
+            fw_write_unit: cfg.controller.fw_write_per_unit_ns,
             remap_cost: cfg.controller.remap_cost_ns,
             coalesce: cfg.controller.coalesce_ns,
             cache_cap,
@@ -975,9 +977,8 @@ impl Drive {
         let s1 = (off + len).div_ceil(512);
         let u0 = s0 / us;
         let u1 = s1.div_ceil(us);
-        let nunits = u1 - u0;
         let aligned = s0 % us == 0 && s1 % us == 0;
-        let mut fwt = self.fw_write + self.fw_per_unit * nunits.saturating_sub(1);
+        let mut fwt = self.fw_write + self.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
         if !aligned && !self.rmw {
             fwt += self.remap_cost;
         }
@@ -1031,8 +1032,7 @@ impl Drive {
                 data_sectors
             };
             self.c.compression_saved_bytes += (data_sectors - cost) * 512;
-            if self.ver.is_some() {
-                let ver = self.ver.as_ref().expect("tracking");
+            if let Some(ver) = self.ver.as_ref() {
                 for i in 0..us as usize {
                     self.scratch[i] = if (a as usize..b as usize).contains(&i) {
                         self.write_seq
@@ -1080,7 +1080,7 @@ impl Drive {
         let u1 = s1.div_ceil(us);
         let t = self.fw_op(
             enter,
-            self.fw_read + self.fw_per_unit * (u1 - u0).saturating_sub(1),
+            self.fw_read + self.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
         );
         let mut ready = t;
         let mut last_page = u32::MAX;

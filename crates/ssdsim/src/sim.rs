@@ -119,13 +119,13 @@ impl Simulator {
             let mut best: Option<(u64, usize)> = None;
             for (i, d) in self.drives.iter().enumerate() {
                 if let Some(dl) = d.pending_deadline() {
-                    if best.is_none_or(|(b, _)| dl < b) {
+                    if best.map_or(true, |(b, _)| dl < b) {
                         best = Some((dl, i));
                     }
                 }
             }
             match (top, best) {
-                (_, Some((dl, i))) if top.is_none_or(|t| dl <= t) => {
+                (_, Some((dl, i))) if top.map_or(true, |t| dl <= t) => {
                     self.drives[i].flush_pending(&mut self.sh.heap);
                 }
                 (Some(_), _) => {

@@ -1,3 +1,4 @@
+#![allow(clippy::manual_is_multiple_of)]
 //! Counts heap allocations in the hot loop: after warm-up, submit/next_completion must not
 //! allocate.
 use ssdlab_ssdsim::*;

@@ -1,3 +1,4 @@
+#![allow(clippy::manual_is_multiple_of)]
 mod common;
 use common::*;
 use ssdlab_ssdsim::loadgen::Pattern;
@@ -160,7 +161,8 @@ fn steady_state_random_writes_are_slower_with_waf() {
         2.0,
     );
     let mut steady = sim(&cfg, Precondition::Steady);
-    let mut w = ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Pattern::Random, 4096, span, 32);
+    let mut w =
+        ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Pattern::Random, 4096, span, 32);
     w.warmup_ns = 6_000_000_000;
     w.duration_ns = 3_000_000_000;
     let s = ssdlab_ssdsim::loadgen::run(&mut steady, 0, &w, 0);

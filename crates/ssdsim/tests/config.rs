@@ -1,3 +1,4 @@
+#![allow(clippy::manual_is_multiple_of)]
 use ssdlab_ssdsim::*;
 
 #[test]
@@ -68,8 +69,8 @@ fn bad_configs_name_the_field() {
 #[test]
 fn set_overrides() {
     let mut c = load_preset("vertex450-128g").unwrap();
-    c.set("nand.channels", "4").unwrap();
-    assert_eq!(c.nand.channels, 4);
+    c.set("nand.channels", "16").unwrap();
+    assert_eq!(c.nand.channels, 16);
     c.set("ftl.mapping_unit", "512").unwrap();
     assert_eq!(c.ftl.mapping_unit, 512);
     c.set("controller.cache_bytes", "32m").unwrap();

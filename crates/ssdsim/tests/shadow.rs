@@ -1,3 +1,4 @@
+#![allow(clippy::manual_is_multiple_of)]
 mod common;
 use common::tiny;
 use proptest::prelude::*;
