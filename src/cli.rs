@@ -461,6 +461,15 @@ fn sim_target(
     })
 }
 
+type SimCell = std::sync::Arc<std::sync::OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
+
+/// Preconditioned simulators by drive state, shared by the sweep's worker threads.
+fn sim_cache() -> &'static std::sync::Mutex<std::collections::HashMap<String, SimCell>> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, SimCell>>> =
+        std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
 /// Runs one sweep point, simulated or real.
 fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
     use ssdlab_sweep::spec::PointTarget;
@@ -484,7 +493,18 @@ fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
                 ssdlab_ssdsim::AdapterConfig::passthrough(),
             )
             .map_err(|e| format!("{e:#}"))?;
-            ssdlab_engine::run_sim(&p.spec, &t).map_err(|e| e.to_string())
+            // Build and precondition each distinct drive state once per process; every point
+            // starts from a clone of it (the same state a fresh build would give).
+            let key = format!("{preset}|{overrides:?}|{drives}|{}|{}", state.as_str(), p.spec.seed);
+            let cell = {
+                let mut cache = sim_cache().lock().unwrap_or_else(|e| e.into_inner());
+                std::sync::Arc::clone(cache.entry(key).or_default())
+            };
+            let template = cell.get_or_init(|| {
+                ssdlab_engine::build_sim(&t, p.spec.seed).map_err(|e| e.to_string())
+            });
+            let sim = template.as_ref().map_err(|e| e.clone())?.clone();
+            ssdlab_engine::run_sim_prepared(&p.spec, &t, Some(sim)).map_err(|e| e.to_string())
         }
         PointTarget::Real { paths } => {
             let target = if paths.len() == 1 {

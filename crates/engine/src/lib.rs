@@ -17,7 +17,7 @@ pub use backend::{Backend, Cqe};
 pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 pub use fault::{FaultBackend, FaultKind, FaultPlan};
 pub use real::{run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
-pub use sim::{run_sim, SimTarget};
+pub use sim::{build_sim, run_sim, run_sim_prepared, SimTarget};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
