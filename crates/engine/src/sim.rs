@@ -187,6 +187,29 @@ pub fn run_sim(
     spec: &WorkloadSpec,
     target: &SimTarget,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
+    run_sim_prepared(spec, target, None)
+}
+
+/// Builds (and preconditions) the simulator [`run_sim`] would use for `target` with `seed`, so
+/// callers running many workloads on the same drive state can build it once and clone it.
+pub fn build_sim(target: &SimTarget, seed: u64) -> Result<Simulator, EngineError> {
+    Simulator::new(
+        &target.drive,
+        target.drives,
+        &target.adapter,
+        target.state,
+        seed,
+    )
+    .map_err(|e| EngineError::Invalid(e.to_string()))
+}
+
+/// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
+/// and the spec's seed, e.g. a clone of a cached preconditioned state) when given.
+pub fn run_sim_prepared(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    prepared: Option<Simulator>,
+) -> Result<ssdlab_stats::RunResult, EngineError> {
     spec.validate()?;
     if spec.verify {
         return Err(EngineError::Invalid(
@@ -230,14 +253,10 @@ pub fn run_sim(
             )));
         }
     }
-    let sim = Simulator::new(
-        &target.drive,
-        target.drives,
-        &target.adapter,
-        target.state,
-        spec.seed,
-    )
-    .map_err(sim_err)?;
+    let sim = match prepared {
+        Some(sim) => sim,
+        None => build_sim(target, spec.seed)?,
+    };
     let slots = spec.qd * spec.jobs;
     let names: Vec<MemberStats> = (0..target.drives)
         .map(|i| MemberStats {

@@ -20,6 +20,7 @@ const CLOSED: u8 = 2;
 pub(crate) type Heap = BinaryHeap<Reverse<(u64, u64, u64)>>;
 
 /// State shared by all drives behind one host adapter.
+#[derive(Clone)]
 pub(crate) struct Shared {
     pub heap: Heap,
     pub uplink_free: u64,
@@ -89,6 +90,7 @@ pub(crate) struct RawCounters {
     cache_wait_ns: u64,
 }
 
+#[derive(Clone)]
 pub(crate) struct Drive {
     // geometry
     channels: usize,

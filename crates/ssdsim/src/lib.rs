@@ -114,7 +114,7 @@ impl std::fmt::Display for Precondition {
 }
 
 /// Host adapter in front of the drives (an HBA or chipset RAID).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdapterConfig {
     /// Shared uplink bandwidth for all drives' data transfers (e.g. a chipset DMI); None = none.
     pub uplink_bytes_per_sec: Option<u64>,
@@ -122,6 +122,13 @@ pub struct AdapterConfig {
     pub per_request_overhead_ns: u64,
     /// Whether TRIM reaches the drives (false: trims complete in the adapter).
     pub trim_passthrough: bool,
+}
+
+impl Default for AdapterConfig {
+    /// No uplink limit, no overhead, TRIM passes through.
+    fn default() -> Self {
+        Self::passthrough()
+    }
 }
 
 impl AdapterConfig {

@@ -6,7 +6,9 @@ use crate::{AdapterConfig, DriveCounters, HostCmd, OpKind, Precondition};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// A set of simulated drives sharing one event queue and host adapter.
+/// A set of simulated drives sharing one event queue and host adapter. Cloning gives an
+/// independent copy (e.g. of a preconditioned state, to run several workloads from it).
+#[derive(Clone)]
 pub struct Simulator {
     drives: Vec<Drive>,
     sh: Shared,

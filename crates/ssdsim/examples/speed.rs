@@ -1,3 +1,5 @@
+//! Speed probe: `speed [PRESET] [fresh|full|steady]` runs 3 minutes of virtual time of 4 KiB
+//! random writes, QD 3, 8 GiB span, and prints wall time, requests/s and the counters.
 use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
 use ssdlab_ssdsim::*;
 fn main() {
