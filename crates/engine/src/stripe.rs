@@ -34,8 +34,8 @@ pub(crate) struct StripeAdapter {
     ring: Option<UringBackend>,
     parents: Vec<Parent>,
     members: Vec<MemberAcc>,
-    /// Null members: pieces completed at submission, reported at the next reap.
-    null_done: Vec<(u64, i32)>,
+    /// Null members: requests (slot, length) completed at submission, reported at the next reap.
+    null_done: Vec<(u32, u64)>,
     /// Scratch buffer for one reap pass.
     reaped: Vec<(u64, i32)>,
     /// Clock read once per submission batch (0 = not read yet in this batch).
@@ -124,15 +124,36 @@ impl Backend for StripeAdapter {
     }
 
     fn push(&mut self, slot: u32, op: &Op) {
+        let read = op.kind == OpKind::Read;
+        let Some(ring) = self.ring.as_mut() else {
+            // Null members complete at once: count the pieces, no service time, no busy time.
+            let mut count = |member: usize, len: u64| {
+                let m = &mut self.members[member].stats;
+                if read {
+                    m.read_ios += 1;
+                    m.read_bytes += len;
+                } else {
+                    m.write_ios += 1;
+                    m.write_bytes += len;
+                }
+            };
+            if self.map.within_one_chunk(op.offset, op.len) {
+                count(self.map.map(op.offset).0, op.len);
+            } else {
+                for piece in self.map.split(op.offset, op.len) {
+                    count(piece.member, piece.len);
+                }
+            }
+            self.null_done.push((slot, op.len));
+            return;
+        };
         if self.batch_time == 0 {
-            self.batch_time = self.now().max(1);
+            self.batch_time = self.origin.elapsed().as_nanos().max(1) as u64;
         }
         let now = self.batch_time;
-        let read = op.kind == OpKind::Read;
         let dir = if read { Dir::Read } else { Dir::Write };
         let mut n = 0u32;
         for piece in self.map.split(op.offset, op.len) {
-            let ud = Self::user_data(slot, piece.member);
             let m = &mut self.members[piece.member];
             if m.inflight == 0 {
                 m.busy_since = now;
@@ -145,18 +166,15 @@ impl Backend for StripeAdapter {
                 m.stats.write_ios += 1;
                 m.stats.write_bytes += piece.len;
             }
-            match self.ring.as_mut() {
-                Some(ring) => ring.push_piece(
-                    ud,
-                    piece.member as u32,
-                    slot,
-                    (piece.logical_offset - op.offset) as usize,
-                    dir,
-                    piece.member_offset,
-                    piece.len as u32,
-                ),
-                None => self.null_done.push((ud, piece.len as i32)),
-            }
+            ring.push_piece(
+                Self::user_data(slot, piece.member),
+                piece.member as u32,
+                slot,
+                (piece.logical_offset - op.offset) as usize,
+                dir,
+                piece.member_offset,
+                piece.len as u32,
+            );
             n += 1;
         }
         self.parents[slot as usize] = Parent {
@@ -177,13 +195,16 @@ impl Backend for StripeAdapter {
 
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         let t = self.now();
+        let Some(r) = self.ring.as_mut() else {
+            out.extend(self.null_done.drain(..).map(|(slot, len)| Cqe {
+                slot,
+                res: len as i64,
+                t_ns: t,
+            }));
+            return;
+        };
         let mut reaped = std::mem::take(&mut self.reaped);
-        match self.ring.as_mut() {
-            Some(r) => {
-                r.reap(|ud, res| reaped.push((ud, res)));
-            }
-            None => std::mem::swap(&mut reaped, &mut self.null_done),
-        }
+        r.reap(|ud, res| reaped.push((ud, res)));
         for &(ud, res) in &reaped {
             self.complete_piece(ud, res, t, out);
         }

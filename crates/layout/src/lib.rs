@@ -298,11 +298,20 @@ impl StripeMap {
     #[inline]
     fn zone_of(&self, offset: u64) -> usize {
         // Nearly always one zone; never more zones than members.
+        if self.zones.len() == 1 {
+            return 0;
+        }
         let mut i = 0;
         while self.zones[i].logical_end <= offset {
             i += 1;
         }
         i
+    }
+
+    /// True when `[offset, offset+len)` lies inside one chunk (the request is a single piece).
+    #[inline]
+    pub fn within_one_chunk(&self, offset: u64, len: u64) -> bool {
+        self.chunk_divmod(offset).1 + len <= self.chunk
     }
 
     /// Maps a logical offset to `(member, member offset)`.
