@@ -32,7 +32,7 @@ struct Cli {
 enum Cmd {
     /// Run one workload against a file, a block device, a RAID 0 stripe set, the null target, or a
     /// simulated drive or array (--sim).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the simulated drive presets with their sources.
     Drives(DrivesArgs),
     /// Show where a logical range of a RAID 0 array lands on its members (md raid0 layout).
@@ -333,7 +333,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     install_interrupt_handler();
     let res = match cli.cmd {
-        Cmd::Run(a) => cmd_run(a),
+        Cmd::Run(a) => cmd_run(*a),
         Cmd::Drives(a) => cmd_drives(a),
         Cmd::Layout(a) => cmd_layout(a),
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep_checked(
@@ -465,8 +465,9 @@ type SimCell = std::sync::Arc<std::sync::OnceLock<Result<ssdlab_ssdsim::Simulato
 
 /// Preconditioned simulators by drive state, shared by the sweep's worker threads.
 fn sim_cache() -> &'static std::sync::Mutex<std::collections::HashMap<String, SimCell>> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, SimCell>>> =
-        std::sync::OnceLock::new();
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, SimCell>>,
+    > = std::sync::OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -495,7 +496,11 @@ fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
             .map_err(|e| format!("{e:#}"))?;
             // Build and precondition each distinct drive state once per process; every point
             // starts from a clone of it (the same state a fresh build would give).
-            let key = format!("{preset}|{overrides:?}|{drives}|{}|{}", state.as_str(), p.spec.seed);
+            let key = format!(
+                "{preset}|{overrides:?}|{drives}|{}|{}",
+                state.as_str(),
+                p.spec.seed
+            );
             let cell = {
                 let mut cache = sim_cache().lock().unwrap_or_else(|e| e.into_inner());
                 std::sync::Arc::clone(cache.entry(key).or_default())

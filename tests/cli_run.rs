@@ -80,7 +80,7 @@ fn null_target_json_is_fio_shaped() {
     assert_eq!(j["write"]["total_ios"], 0);
     assert_eq!(j["job options"]["iodepth"], "32");
     assert_eq!(j["ssdlab"]["target"]["kind"], "null");
-    assert_eq!(j["iodepth_level"]["32"].as_f64().unwrap() > 90.0, true);
+    assert!(j["iodepth_level"]["32"].as_f64().unwrap() > 90.0);
 }
 
 #[test]
