@@ -100,6 +100,10 @@ impl StopCondition {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Default measured time when no stop condition is given.
 pub const DEFAULT_TIME_NS: u64 = 10_000_000_000;
 
@@ -129,7 +133,9 @@ pub struct WorkloadSpec {
     pub pattern: Pattern,
     pub seed: u64,
     /// Writes carry per-sector headers with a CRC32C; reads check them (see [`crate::verify`]).
-    #[serde(default)]
+    /// Left out of the serialised form when off, so specs (and sweep point keys) written before
+    /// this option existed stay the same.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub verify: bool,
 }
 
