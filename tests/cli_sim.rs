@@ -270,6 +270,19 @@ stripes = ["16k", "128k"]
         .unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
     assert_eq!(csv.lines().count(), 1 + 12, "{csv}");
+    // A serial run gives exactly the same results as the parallel one.
+    let serial = dir.path().join("serial.sqlite");
+    let out = ssdlab()
+        .args(["sweep"])
+        .arg(&sweep)
+        .arg("--db")
+        .arg(&serial)
+        .args(["--jobs", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = ssdlab().arg("report").arg(&serial).args(["--csv", "-"]).output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), csv, "parallel == serial");
     // Not a store: refused, file untouched.
     let junk = dir.path().join("junk.sqlite");
     std::fs::write(&junk, b"hello").unwrap();
