@@ -301,6 +301,10 @@ struct RunArgs {
     /// Go through the page cache instead of O_DIRECT.
     #[arg(long)]
     buffered: bool,
+    /// io_uring: submit as soon as N I/Os are queued (fio's iodepth_batch_submit); 0 = one system
+    /// call per batch of refills.
+    #[arg(long, default_value = "1", value_name = "N")]
+    submit_batch: u32,
     /// Allow writes to a block device (devices with a filesystem, partitions or users are still refused).
     #[arg(long)]
     allow_destroy: bool,
@@ -681,6 +685,7 @@ fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         continue_on_error: a.continue_on_error,
         on_note: |n| eprintln!("ssdlab: {n}"),
         fault: a.inject_fault,
+        submit_batch: a.submit_batch,
         ..Default::default()
     };
     let out = ssdlab_engine::run_real(&spec, &target, &opts)?;

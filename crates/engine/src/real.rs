@@ -62,6 +62,9 @@ pub struct RealOptions {
     pub on_note: fn(&str),
     /// Inject faults (tests): see [`FaultPlan`].
     pub fault: Option<FaultPlan>,
+    /// io_uring: submit as soon as this many I/Os are queued (fio's `iodepth_batch_submit`);
+    /// 0 = one system call per batch of refills. Default 1.
+    pub submit_batch: u32,
 }
 
 impl Default for RealOptions {
@@ -74,6 +77,7 @@ impl Default for RealOptions {
             null_size: 1 << 40,
             on_note: |_| {},
             fault: None,
+            submit_batch: 1,
         }
     }
 }
@@ -626,6 +630,7 @@ pub fn run_real(
         let barrier = Arc::clone(&barrier);
         let (start, span, align) = (prep.start, prep.span, prep.buf_align);
         let fault = opts.fault;
+        let submit_batch = opts.submit_batch;
         let map = prep.map.clone();
         let names = prep.member_names.clone();
         let h = std::thread::Builder::new()
@@ -653,7 +658,10 @@ pub fn run_real(
                         } else {
                             let pieces = StripeAdapter::max_pieces(&map, spec.bs) as u32;
                             UringBackend::with_files(fs, spec.qd, spec.qd * pieces, bs, align)
-                                .map(Some)
+                                .map(|mut r| {
+                                    r.set_submit_batch(submit_batch);
+                                    Some(r)
+                                })
                                 .map_err(|e| format!("cannot set up io_uring: {e}"))
                         };
                         job.run(
@@ -664,7 +672,10 @@ pub fn run_real(
                     }
                     (None, "io_uring") => job.run(
                         UringBackend::new(fs.remove(0), spec.qd, bs, align)
-                            .map(|ring| UringAdapter { origin, ring })
+                            .map(|mut ring| {
+                                ring.set_submit_batch(submit_batch);
+                                UringAdapter { origin, ring }
+                            })
                             .map_err(|e| format!("cannot set up io_uring: {e}")),
                         &mut gens,
                         rec,
