@@ -281,8 +281,17 @@ stripes = ["16k", "128k"]
         .output()
         .unwrap();
     assert!(out.status.success());
-    let out = ssdlab().arg("report").arg(&serial).args(["--csv", "-"]).output().unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), csv, "parallel == serial");
+    let out = ssdlab()
+        .arg("report")
+        .arg(&serial)
+        .args(["--csv", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        csv,
+        "parallel == serial"
+    );
     // Not a store: refused, file untouched.
     let junk = dir.path().join("junk.sqlite");
     std::fs::write(&junk, b"hello").unwrap();
