@@ -36,8 +36,18 @@ struct Parent {
     t_submit: u64,
 }
 
+/// A copy of a worker's op generator running one op ahead of the engine loop's, so the simulator
+/// can be told which mapping entries the next command will need while it simulates this one.
+struct Lookahead {
+    gen: OpGen,
+    next: Op,
+}
+
 struct SimBackend {
     sim: Simulator,
+    /// One per worker (slots `w·qd … (w+1)·qd`); a performance hint only.
+    lookahead: Vec<Lookahead>,
+    qd: u32,
     now: u64,
     map: Option<StripeMap>,
     nand_fraction: f32,
@@ -63,6 +73,31 @@ impl SimBackend {
             nand_fraction: self.nand_fraction,
         }
     }
+
+    /// `op` is being issued from `slot`: if it is the op the worker's lookahead expected, step
+    /// the lookahead and have the simulator prefetch what the worker's next op will touch.
+    #[inline]
+    fn look_ahead(&mut self, slot: u32, op: &Op) {
+        let Some(la) = self.lookahead.get_mut((slot / self.qd) as usize) else {
+            return;
+        };
+        if la.next != *op {
+            return;
+        }
+        la.next = la.gen.next_op();
+        let next = la.next;
+        match &self.map {
+            None => self
+                .sim
+                .prefetch(0, &self.cmd(next.kind, next.offset, next.len)),
+            Some(map) => {
+                if let Some(p) = map.split(next.offset, next.len).next() {
+                    let cmd = self.cmd(next.kind, p.member_offset, p.len);
+                    self.sim.prefetch(p.member, &cmd);
+                }
+            }
+        }
+    }
 }
 
 impl Backend for SimBackend {
@@ -75,6 +110,7 @@ impl Backend for SimBackend {
     }
 
     fn push(&mut self, slot: u32, op: &Op) {
+        self.look_ahead(slot, op);
         let read = op.kind == OpKind::Read;
         let mut n = 0;
         match &self.map {
@@ -264,8 +300,21 @@ pub fn run_sim_prepared(
             ..Default::default()
         })
         .collect();
+    let gens: Vec<OpGen> = (0..spec.jobs)
+        .map(|w| OpGen::new(spec, start, span, w))
+        .collect();
+    let lookahead = gens
+        .iter()
+        .map(|g| {
+            let mut gen = g.clone();
+            let next = gen.next_op();
+            Lookahead { gen, next }
+        })
+        .collect();
     let mut backend = SimBackend {
         sim,
+        lookahead,
+        qd: spec.qd.max(1),
         now: 0,
         map,
         nand_fraction: spec.pattern.compressed_fraction(),
@@ -273,9 +322,7 @@ pub fn run_sim_prepared(
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };
-    let mut gens: Vec<OpGen> = (0..spec.jobs)
-        .map(|w| OpGen::new(spec, start, span, w))
-        .collect();
+    let mut gens = gens;
     let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
     let mut rec = Recorder::default();
     // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a

@@ -236,10 +236,10 @@ impl DriveConfig {
         if n.blocks_per_plane < 8 {
             return err("nand.blocks_per_plane", "must be at least 8");
         }
-        if n.pages_per_block < 2 || n.pages_per_block % 2 != 0 {
+        if n.pages_per_block < 2 || !n.pages_per_block.is_multiple_of(2) {
             return err("nand.pages_per_block", "must be an even number >= 2");
         }
-        if n.page_bytes == 0 || n.page_bytes % 512 != 0 || n.page_bytes > 65536 {
+        if n.page_bytes == 0 || !n.page_bytes.is_multiple_of(512) || n.page_bytes > 65536 {
             return err(
                 "nand.page_bytes",
                 "must be a non-zero multiple of 512 (at most 64 KiB)",
@@ -276,10 +276,10 @@ impl DriveConfig {
         }
         let f = &self.ftl;
         let mu = f.mapping_unit;
-        if mu == 0 || mu % 512 != 0 {
+        if mu == 0 || !mu.is_multiple_of(512) {
             return err("ftl.mapping_unit", "must be a non-zero multiple of 512");
         }
-        if n.page_bytes % mu != 0 {
+        if !n.page_bytes.is_multiple_of(mu) {
             return err(
                 "ftl.mapping_unit",
                 format!("must divide the page size ({} bytes)", n.page_bytes),
@@ -297,7 +297,7 @@ impl DriveConfig {
         if !(f.steady_overwrite >= 0.0 && f.steady_overwrite <= 10.0) {
             return err("ftl.steady_overwrite", "must be 0..=10");
         }
-        if f.user_capacity_bytes == 0 || f.user_capacity_bytes % 512 != 0 {
+        if f.user_capacity_bytes == 0 || !f.user_capacity_bytes.is_multiple_of(512) {
             return err(
                 "ftl.user_capacity_bytes",
                 "must be a non-zero multiple of 512",

@@ -7,17 +7,17 @@
 //! when that page is programmed (page full or `coalesce_ns` deadline).
 
 use crate::config::{DriveConfig, Interface, UnalignedPolicy};
+use crate::events::SortedFifo;
+use crate::mem::{prefetch, HugeVec};
 use crate::{DriveCounters, HostCmd, OpKind};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 pub(crate) const UNMAPPED: u32 = u32::MAX;
 const FREE: u8 = 0;
 const OPEN: u8 = 1;
 const CLOSED: u8 = 2;
 
-/// (completion time, submission sequence, tag)
-pub(crate) type Heap = BinaryHeap<Reverse<(u64, u64, u64)>>;
+pub(crate) type Heap = crate::events::EventQueue;
 
 /// State shared by all drives behind one host adapter.
 #[derive(Clone)]
@@ -93,7 +93,6 @@ pub(crate) struct RawCounters {
 #[derive(Clone)]
 pub(crate) struct Drive {
     // geometry
-    channels: usize,
     dies: usize,
     planes: usize,
     bpp: usize,
@@ -102,7 +101,15 @@ pub(crate) struct Drive {
     page_sectors: u32,
     us: u32, // sectors per mapping unit
     unit_bytes: u64,
-    spp: u32, // slots per page
+    spp: u32,      // slots per page
+    d_unit: Div,   // unit_bytes
+    d_us: Div,     // us
+    d_spp: Div,    // spp
+    d_ppb: Div,    // ppb
+    d_bslots: Div, // slots per block
+    d_bpp: Div,    // bpp
+    d_planes: Div,
+    d_channels: Div,
     user_units: u64,
     user_bytes: u64,
     // policy / timing params
@@ -126,6 +133,8 @@ pub(crate) struct Drive {
     slc_t_prog: u64,
     slc_t_r: u64,
     bus_mt_s: u64,
+    bus_memo: (u64, u64),  // (bytes, bus_ns(bytes))
+    link_memo: (u64, u64), // (bytes, link_ns(bytes))
     copyback: bool,
     gc_bg: u32,
     gc_fg: u32,
@@ -135,6 +144,7 @@ pub(crate) struct Drive {
     pub(crate) timing: bool,
     now: u64,
     slots: Vec<u64>,
+    slot_next: usize,
     enter_floor: u64,
     fw: Vec<u64>,
     link_up: u64,
@@ -143,13 +153,13 @@ pub(crate) struct Drive {
     die_free: Vec<u64>,
     die_busy: Vec<u64>,
     cache_used: u64,
-    cache_fifo: BinaryHeap<Reverse<(u64, u64)>>,
+    cache_fifo: SortedFifo,
     cache_floor: u64,
     // FTL state
-    l2p: Vec<u32>,
-    cost: Vec<u8>,
-    p2l: Vec<u32>,
-    ver: Option<Vec<u32>>,
+    l2p: Map,
+    cost: HugeVec<u8>,
+    p2l: Map,
+    ver: Option<HugeVec<u32>>,
     blk_valid: Vec<u32>,
     blk_erase: Vec<u32>,
     blk_state: Vec<u8>,
@@ -168,6 +178,81 @@ pub(crate) struct Drive {
     write_seq: u32,
     scratch: Vec<u32>,
     pub(crate) c: RawCounters,
+}
+
+/// Division by a run-time constant: a shift when it is a power of two (every geometry of the
+/// presets), a plain division otherwise. Integer division costs tens of cycles and the hot
+/// path needs several per request.
+#[derive(Clone, Copy)]
+struct Div {
+    d: u64,
+    shift: u32,
+    pow2: bool,
+}
+
+impl Div {
+    fn new(d: u64) -> Div {
+        assert!(d > 0, "division by zero");
+        Div {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
+    }
+    #[inline]
+    fn div(self, x: u64) -> u64 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+    #[inline]
+    fn rem(self, x: u64) -> u64 {
+        if self.pow2 {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
+    }
+    #[inline]
+    fn div_ceil(self, x: u64) -> u64 {
+        self.div(x) + (self.rem(x) != 0) as u64
+    }
+}
+
+/// A table of u32 entries whose initial state (every entry [`UNMAPPED`]) is all-zero memory:
+/// entries are stored bit-inverted. A new table then costs no writes, and only the pages a run
+/// touches are ever faulted in (a fresh 128 GB drive used over an 8 GiB span touches a few MiB
+/// of its 250 MB of maps).
+#[derive(Clone)]
+struct Map(HugeVec<u32>);
+
+impl Map {
+    fn new(len: usize) -> Map {
+        const { assert!(!UNMAPPED == 0) };
+        Map(HugeVec::from_elem(0, len))
+    }
+    #[inline]
+    fn get(&self, i: usize) -> u32 {
+        !self.0[i]
+    }
+    #[inline]
+    fn set(&mut self, i: usize, v: u32) {
+        self.0[i] = !v;
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// The stored (inverted) entries, for prefetching.
+    #[inline]
+    fn raw(&self) -> &[u32] {
+        &self.0
+    }
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().map(|&x| !x)
+    }
 }
 
 #[inline]
@@ -213,7 +298,6 @@ impl Drive {
         let group_bytes = n.page_bytes * planes as u64;
         let fifo_cap = (cache_cap / group_bytes.max(1)) as usize * 2 + 1024;
         Drive {
-            channels,
             dies,
             planes,
             bpp,
@@ -223,6 +307,14 @@ impl Drive {
             us,
             unit_bytes: f.mapping_unit,
             spp,
+            d_unit: Div::new(f.mapping_unit),
+            d_us: Div::new(us as u64),
+            d_spp: Div::new(spp as u64),
+            d_ppb: Div::new(n.pages_per_block as u64),
+            d_bslots: Div::new(n.pages_per_block as u64 * spp as u64),
+            d_bpp: Div::new(bpp as u64),
+            d_planes: Div::new(planes as u64),
+            d_channels: Div::new(channels as u64),
             user_units,
             user_bytes: f.user_capacity_bytes,
             rmw: f.unaligned == UnalignedPolicy::Rmw,
@@ -249,6 +341,8 @@ impl Drive {
             slc_t_prog: f.pslc_t_prog_ns,
             slc_t_r: f.pslc_t_r_ns,
             bus_mt_s: n.bus_mt_s,
+            bus_memo: (0, 0),
+            link_memo: (0, 0),
             copyback: f.copyback,
             gc_bg: f.gc_bg_free_blocks,
             gc_fg: f.gc_fg_free_blocks,
@@ -257,6 +351,7 @@ impl Drive {
             timing: false,
             now: 0,
             slots: vec![0; cfg.host.queue_depth as usize],
+            slot_next: 0,
             enter_floor: 0,
             fw: vec![0; cfg.controller.fw_units as usize],
             link_up: 0,
@@ -265,17 +360,17 @@ impl Drive {
             die_free: vec![0; dies],
             die_busy: vec![0; dies],
             cache_used: 0,
-            cache_fifo: BinaryHeap::with_capacity(fifo_cap),
+            cache_fifo: SortedFifo::with_capacity(fifo_cap),
             cache_floor: 0,
-            l2p: vec![UNMAPPED; user_units as usize],
+            l2p: Map::new(user_units as usize),
             cost: if variable_cost {
-                vec![0; user_units as usize]
+                HugeVec::from_elem(0, user_units as usize)
             } else {
-                Vec::new()
+                HugeVec::new()
             },
-            p2l: vec![UNMAPPED; total_slots],
+            p2l: Map::new(total_slots),
             ver: if tracking {
-                Some(vec![0; total_slots * us as usize])
+                Some(HugeVec::from_elem(0, total_slots * us as usize))
             } else {
                 None
             },
@@ -306,23 +401,23 @@ impl Drive {
 
     #[inline]
     fn slot_block(&self, slot: u32) -> usize {
-        slot as usize / (self.ppb as usize * self.spp as usize)
+        self.d_bslots.div(slot as u64) as usize
     }
     #[inline]
     fn slot_page(&self, slot: u32) -> u32 {
-        (slot / self.spp) % self.ppb
+        self.d_ppb.rem(self.d_spp.div(slot as u64)) as u32
     }
     #[inline]
     fn block_plane(&self, blk: usize) -> usize {
-        blk / self.bpp
+        self.d_bpp.div(blk as u64) as usize
     }
     #[inline]
     fn plane_die(&self, plane: usize) -> usize {
-        plane / self.planes
+        self.d_planes.div(plane as u64) as usize
     }
     #[inline]
     fn die_channel(&self, die: usize) -> usize {
-        die % self.channels
+        self.d_channels.rem(die as u64) as usize
     }
     #[inline]
     fn pages_in(&self, slc: bool) -> u32 {
@@ -341,12 +436,19 @@ impl Drive {
         }
     }
     #[inline]
-    fn bus_ns(&self, bytes: u64) -> u64 {
-        bytes * 1000 / self.bus_mt_s
+    fn bus_ns(&mut self, bytes: u64) -> u64 {
+        // transfers come in a few sizes: remember the last one (saves a division)
+        if bytes != self.bus_memo.0 {
+            self.bus_memo = (bytes, bytes * 1000 / self.bus_mt_s);
+        }
+        self.bus_memo.1
     }
     #[inline]
-    fn link_ns(&self, bytes: u64) -> u64 {
-        bytes * 1_000_000_000 / self.link_bps
+    fn link_ns(&mut self, bytes: u64) -> u64 {
+        if bytes != self.link_memo.0 {
+            self.link_memo = (bytes, bytes * 1_000_000_000 / self.link_bps);
+        }
+        self.link_memo.1
     }
 
     // ---------------------------------------------------------------- resources
@@ -411,7 +513,7 @@ impl Drive {
     /// the cache when its page program completes (in completion-time order).
     fn cache_admit(&mut self, t: u64, bytes: u64) -> u64 {
         let mut t = t.max(self.cache_floor);
-        while let Some(&Reverse((rt, b))) = self.cache_fifo.peek() {
+        while let Some((rt, b)) = self.cache_fifo.peek() {
             if rt > t {
                 break;
             }
@@ -428,7 +530,7 @@ impl Drive {
                 }
                 break;
             }
-            let Reverse((rt, b)) = self.cache_fifo.pop().expect("non-empty");
+            let (rt, b) = self.cache_fifo.pop().expect("non-empty");
             t = t.max(rt);
             self.cache_used -= b;
         }
@@ -617,8 +719,8 @@ impl Drive {
         // move the mapping
         let ob = self.slot_block(old);
         self.blk_valid[ob] -= cost;
-        self.p2l[slot as usize] = l as u32;
-        self.l2p[l] = slot;
+        self.p2l.set(slot as usize, l as u32);
+        self.l2p.set(l, slot);
         self.blk_valid[w.blk as usize] += cost;
         self.c.gc_units_moved += 1;
         if let Some(ver) = self.ver.as_mut() {
@@ -691,8 +793,8 @@ impl Drive {
                 w.g_cmd = self.write_seq;
                 let blk = w.blk[p] as usize;
                 let full = w.fill >= self.page_sectors || w.slots >= self.spp;
-                self.p2l[slot as usize] = l as u32;
-                self.l2p[l] = slot;
+                self.p2l.set(slot as usize, l as u32);
+                self.l2p.set(l, slot);
                 self.blk_valid[blk] += cost;
                 if full {
                     self.advance_plane(d);
@@ -745,7 +847,7 @@ impl Drive {
                 };
                 let done = self.die_op(d, xfer, tp);
                 if w.g_cache > 0 {
-                    self.cache_fifo.push(Reverse((done, w.g_cache)));
+                    self.cache_fifo.push((done, w.g_cache));
                 }
                 if w.g_cmd == self.write_seq {
                     self.cmd_done = self.cmd_done.max(done);
@@ -798,13 +900,18 @@ impl Drive {
     /// Next die for the host stream: the one that becomes free first (round-robin order breaks
     /// ties), so host data avoids dies busy with GC; plain round-robin without timing.
     fn next_host_die(&self, d: usize) -> usize {
-        let mut best = (d + 1) % self.dies;
+        let n = self.dies;
+        let mut best = if d + 1 >= n { d + 1 - n } else { d + 1 };
         if !self.timing {
             return best;
         }
         let mut best_t = self.die_free[best];
-        for i in 2..=self.dies {
-            let c = (d + i) % self.dies;
+        let mut c = best;
+        for _ in 2..=n {
+            c += 1;
+            if c == n {
+                c = 0;
+            }
             if self.die_free[c] < best_t {
                 best_t = self.die_free[c];
                 best = c;
@@ -829,7 +936,7 @@ impl Drive {
         while i < self.waiting.len() {
             let w = self.waiting[i];
             if w.done != u64::MAX {
-                heap.push(Reverse((w.done, w.seq, w.tag)));
+                heap.push(w.done, w.seq, w.tag);
                 self.slots[w.slot as usize] = w.done;
                 self.waiting.swap_remove(i);
             } else {
@@ -885,8 +992,8 @@ impl Drive {
     /// exactly when the forward map points back at it.
     #[inline]
     fn live(&self, slot: usize) -> Option<usize> {
-        let l = self.p2l[slot];
-        (l != UNMAPPED && self.l2p[l as usize] == slot as u32).then_some(l as usize)
+        let l = self.p2l.get(slot);
+        (l != UNMAPPED && self.l2p.get(l as usize) == slot as u32).then_some(l as usize)
     }
 
     /// Drop the current mapping of `l` (stored in `slot`).
@@ -895,19 +1002,36 @@ impl Drive {
         let cost = self.unit_cost(l);
         let b = self.slot_block(slot);
         self.blk_valid[b] -= cost;
-        self.l2p[l] = UNMAPPED;
+        self.l2p.set(l, UNMAPPED);
     }
 
     // ---------------------------------------------------------------- host commands
 
+    /// Hint: a command at byte `offset` is coming soon; start loading its mapping entries into
+    /// the cache so that its submission does not wait for memory.
+    #[inline]
+    pub(crate) fn prefetch(&self, offset: u64) {
+        let u = self.d_unit.div(offset) as usize;
+        prefetch(self.l2p.raw(), u);
+        prefetch(&self.recent, u & self.recent_mask);
+    }
+
     /// Submit a host command; its completion goes to `sh.heap` (now or when its pending page
     /// is programmed).
     pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
-        // Touch the forward-map entry early: it is usually a cache miss, and the load can
-        // overlap the resource bookkeeping below.
-        let u = (cmd.offset / self.unit_bytes) as usize;
-        if u < self.l2p.len() {
-            std::hint::black_box(self.l2p[u]);
+        // Start loading the mapping entries early (usually cache misses) so the loads overlap
+        // the resource bookkeeping below (a no-op when the caller prefetched them already).
+        self.prefetch(cmd.offset);
+        if cmd.kind == OpKind::Write {
+            // with the entry itself cached (prefetched one command ahead by the caller), also
+            // start on the valid count of the block holding the data being overwritten
+            let u = self.d_unit.div(cmd.offset) as usize;
+            if u < self.l2p.len() {
+                let old = self.l2p.get(u);
+                if old != UNMAPPED {
+                    prefetch(&self.blk_valid, self.slot_block(old));
+                }
+            }
         }
         self.now = now;
         if let Some(dl) = self.pending_deadline() {
@@ -916,11 +1040,16 @@ impl Drive {
             }
         }
         // NCQ slot (FIFO admission)
-        let mut si = self.pick_slot();
+        let mut si = self.pick_slot(now);
         if self.slots[si] == u64::MAX {
             self.flush_pending(&mut sh.heap);
-            si = self.pick_slot();
+            si = self.pick_slot(now);
         }
+        self.slot_next = if si + 1 == self.slots.len() {
+            0
+        } else {
+            si + 1
+        };
         let enter = now.max(self.slots[si]).max(self.enter_floor);
         self.enter_floor = enter;
         let lbs = 512u64;
@@ -955,11 +1084,19 @@ impl Drive {
             }
         };
         self.slots[si] = done;
-        sh.heap.push(Reverse((done, seq, tag)));
+        sh.heap.push(done, seq, tag);
         self.drain_waiting(&mut sh.heap);
     }
 
-    fn pick_slot(&self) -> usize {
+    /// An NCQ slot for a command arriving at `now`: the one that frees first. Any slot already
+    /// free at `now` is as good as the earliest one (virtual time never goes back, so its old
+    /// value can never matter again), so the slot used longest ago (round-robin) is tried first.
+    #[inline]
+    fn pick_slot(&self, now: u64) -> usize {
+        let h = self.slot_next;
+        if self.slots[h] <= now {
+            return h;
+        }
         let mut best = 0;
         for i in 1..self.slots.len() {
             if self.slots[i] < self.slots[best] {
@@ -977,9 +1114,9 @@ impl Drive {
         let us = self.us as u64;
         let s0 = off / 512;
         let s1 = (off + len).div_ceil(512);
-        let u0 = s0 / us;
-        let u1 = s1.div_ceil(us);
-        let aligned = s0 % us == 0 && s1 % us == 0;
+        let u0 = self.d_us.div(s0);
+        let u1 = self.d_us.div_ceil(s1);
+        let aligned = self.d_us.rem(s0) == 0 && self.d_us.rem(s1) == 0;
         let mut fwt = self.fw_write + self.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
         if !aligned && !self.rmw {
             fwt += self.remap_cost;
@@ -1002,7 +1139,7 @@ impl Drive {
             let b = s1.min((u + 1) * us) - u * us;
             let full = a == 0 && b == us;
             let l = u as usize;
-            let old = self.l2p[l];
+            let old = self.l2p.get(l);
             let mut ready = t_data;
             let data_sectors = if full || self.rmw { us } else { b - a };
             if old != UNMAPPED {
@@ -1075,11 +1212,10 @@ impl Drive {
     fn read(&mut self, sh: &mut Shared, enter: u64, off: u64, len: u64) -> u64 {
         self.c.host_reads += 1;
         self.c.host_read_bytes += len;
-        let us = self.us as u64;
         let s0 = off / 512;
         let s1 = (off + len).div_ceil(512);
-        let u0 = s0 / us;
-        let u1 = s1.div_ceil(us);
+        let u0 = self.d_us.div(s0);
+        let u1 = self.d_us.div_ceil(s1);
         let t = self.fw_op(
             enter,
             self.fw_read + self.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
@@ -1089,7 +1225,7 @@ impl Drive {
         let mut page_done = t;
         for u in u0..u1 {
             let l = u as usize;
-            let slot = self.l2p[l];
+            let slot = self.l2p.get(l);
             if slot == UNMAPPED {
                 continue;
             }
@@ -1099,7 +1235,7 @@ impl Drive {
             }
             let blk = self.slot_block(slot);
             let die = self.plane_die(self.block_plane(blk));
-            let page = slot / self.spp;
+            let page = self.d_spp.div(slot as u64) as u32;
             if page != last_page {
                 last_page = page;
                 self.c.nand_reads += 1;
@@ -1117,12 +1253,11 @@ impl Drive {
     }
 
     fn trim(&mut self, off: u64, len: u64) {
-        let ub = self.unit_bytes;
-        let u0 = off.div_ceil(ub);
-        let u1 = (off + len) / ub;
+        let u0 = self.d_unit.div_ceil(off);
+        let u1 = self.d_unit.div(off + len);
         for u in u0..u1.max(u0) {
             let l = u as usize;
-            let slot = self.l2p[l];
+            let slot = self.l2p.get(l);
             if slot != UNMAPPED {
                 self.invalidate(l, slot);
                 self.mapped_units -= 1;
@@ -1134,7 +1269,7 @@ impl Drive {
     // ---------------------------------------------------------------- preconditioning
 
     fn fill_unit(&mut self, l: usize) {
-        let old = self.l2p[l];
+        let old = self.l2p.get(l);
         if old != UNMAPPED {
             self.invalidate(l, old);
         } else {
@@ -1257,7 +1392,7 @@ impl Drive {
         if u >= self.l2p.len() {
             return None;
         }
-        let slot = self.l2p[u];
+        let slot = self.l2p.get(u);
         if slot == UNMAPPED {
             return None;
         }
@@ -1272,7 +1407,7 @@ impl Drive {
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
         let mut valid = vec![0u64; self.blk_valid.len()];
         let mut mapped = 0u64;
-        for (l, &slot) in self.l2p.iter().enumerate() {
+        for (l, slot) in self.l2p.iter().enumerate() {
             if slot == UNMAPPED {
                 continue;
             }
@@ -1280,10 +1415,10 @@ impl Drive {
             if slot as usize >= self.p2l.len() {
                 return Err(format!("unit {l}: slot {slot} out of range"));
             }
-            if self.p2l[slot as usize] != l as u32 {
+            if self.p2l.get(slot as usize) != l as u32 {
                 return Err(format!(
                     "unit {l}: slot {slot} reverse-maps to {}",
-                    self.p2l[slot as usize]
+                    self.p2l.get(slot as usize)
                 ));
             }
             let b = self.slot_block(slot);

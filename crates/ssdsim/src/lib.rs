@@ -9,13 +9,11 @@
 //!
 //! Virtual time is in integer nanoseconds; runs are deterministic.
 
-// `x % n == 0` and `map_or(true, ..)` are kept instead of `is_multiple_of` / `is_none_or` (newer
-// than the workspace's Rust 1.80 target).
-#![allow(clippy::manual_is_multiple_of, clippy::unnecessary_map_or)]
-
 mod config;
 mod drive;
+mod events;
 pub mod loadgen;
+mod mem;
 mod sim;
 
 pub use config::{

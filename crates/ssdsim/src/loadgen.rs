@@ -145,6 +145,9 @@ pub fn run(sim: &mut Simulator, drive: usize, w: &Workload, start_ns: u64) -> Ru
         sim.submit(start_ns, tag as u64, drive, cmd);
     }
     let mut end = start_ns;
+    // The next offset is drawn one request ahead so its mapping entries can be prefetched
+    // while the current request is simulated.
+    let mut next = gen.next_offset();
     while let Some((tag, t)) = sim.next_completion() {
         end = end.max(t);
         r.total_ios += 1;
@@ -157,11 +160,19 @@ pub fn run(sim: &mut Simulator, drive: usize, w: &Workload, start_ns: u64) -> Ru
         if t < stop {
             let cmd = HostCmd {
                 kind: w.kind,
-                offset: gen.next_offset(),
+                offset: next,
                 len: w.bs,
                 nand_fraction: w.nand_fraction,
             };
             submit_t[tag as usize] = t;
+            next = gen.next_offset();
+            sim.prefetch(
+                drive,
+                &HostCmd {
+                    offset: next,
+                    ..cmd
+                },
+            );
             sim.submit(t, tag, drive, cmd);
         }
     }

@@ -2,9 +2,8 @@
 
 use crate::config::{ConfigError, DriveConfig};
 use crate::drive::{Drive, Shared};
+use crate::events::EventQueue;
 use crate::{AdapterConfig, DriveCounters, HostCmd, OpKind, Precondition};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// A set of simulated drives sharing one event queue and host adapter. Cloning gives an
 /// independent copy (e.g. of a preconditioned state, to run several workloads from it).
@@ -72,7 +71,7 @@ impl Simulator {
         Ok(Simulator {
             drives,
             sh: Shared {
-                heap: BinaryHeap::with_capacity(cap),
+                heap: EventQueue::with_capacity(cap),
                 uplink_free: 0,
                 uplink_bps: adapter.uplink_bytes_per_sec.unwrap_or(0),
             },
@@ -108,30 +107,40 @@ impl Simulator {
             t = s + self.adapter_overhead;
         }
         if cmd.kind == OpKind::Trim && !self.trim_passthrough {
-            self.sh.heap.push(Reverse((t, self.seq, tag)));
+            self.sh.heap.push(t, self.seq, tag);
             return;
         }
         self.drives[drive].submit(&mut self.sh, t, tag, self.seq, cmd);
     }
 
+    /// Performance hint: `cmd` will be submitted to `drive` soon (typically the next command of
+    /// a closed loop, known one request ahead). Starts fetching the drive's mapping entries for
+    /// it into the CPU cache; has no effect on results. Out-of-range drives are ignored.
+    #[inline]
+    pub fn prefetch(&self, drive: usize, cmd: &HostCmd) {
+        if let Some(d) = self.drives.get(drive) {
+            d.prefetch(cmd.offset);
+        }
+    }
+
     /// Earliest pending completion `(tag, time_ns)`, ties in submission order.
     pub fn next_completion(&mut self) -> Option<(u64, u64)> {
         loop {
-            let top = self.sh.heap.peek().map(|Reverse((t, _, _))| *t);
+            let top = self.sh.heap.peek_time();
             let mut best: Option<(u64, usize)> = None;
             for (i, d) in self.drives.iter().enumerate() {
                 if let Some(dl) = d.pending_deadline() {
-                    if best.map_or(true, |(b, _)| dl < b) {
+                    if best.is_none_or(|(b, _)| dl < b) {
                         best = Some((dl, i));
                     }
                 }
             }
             match (top, best) {
-                (_, Some((dl, i))) if top.map_or(true, |t| dl <= t) => {
+                (_, Some((dl, i))) if top.is_none_or(|t| dl <= t) => {
                     self.drives[i].flush_pending(&mut self.sh.heap);
                 }
                 (Some(_), _) => {
-                    let Reverse((t, _, tag)) = self.sh.heap.pop().expect("peeked");
+                    let (t, tag) = self.sh.heap.pop().expect("peeked");
                     self.pending -= 1;
                     return Some((tag, t));
                 }
