@@ -19,6 +19,10 @@ for _ in $(seq 1 "$ROUNDS"); do
   if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $secs < $best else 1)"; then best=$secs; fi
 done
 echo "best: ${best} s (goal <= 2 s)"
+t=$( { /usr/bin/time -f "%e %M" "$SSDLAB" run --sim vertex450-128g --state steady --rw randwrite --bs 4k \
+      --qd 32 --time 10s >/dev/null; } 2>&1 | tail -1)
+echo "128 GB drive, 4 KiB mapping unit, steady state over the whole span: peak RSS $(( ${t#* } / 1024 )) MiB" \
+     "(goal <= 400 MiB), ${t% *} s wall incl. preconditioning"
 db=$(mktemp -u /tmp/ssdlab-sweep-XXXX.sqlite)
 start=$(date +%s.%N)
 "$SSDLAB" sweep examples/sweeps/stripe-study-sim.toml --db "$db" | head -1
