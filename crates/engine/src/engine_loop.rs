@@ -77,6 +77,10 @@ struct SlotState {
     op: Op,
     t_issue: u64,
     t_submit: u64,
+    /// When the slot's last I/O completed (the run start before its first).
+    freed_at: u64,
+    /// The worker owning the slot (its generator).
+    worker: u32,
     measured: bool,
 }
 
@@ -134,8 +138,9 @@ pub fn run_loop<B: Backend>(
             }
         }
     }
-    let mut state = vec![
-        SlotState {
+    let start = backend.now();
+    let mut state: Vec<SlotState> = (0..nslots)
+        .map(|slot| SlotState {
             op: Op {
                 kind: OpKind::Read,
                 offset: 0,
@@ -143,16 +148,15 @@ pub fn run_loop<B: Backend>(
             },
             t_issue: 0,
             t_submit: 0,
+            freed_at: start,
+            worker: slot / qd,
             measured: false,
-        };
-        nslots as usize
-    ];
+        })
+        .collect();
+    // Idle slots; the next ones to issue are taken from the end.
     let mut free: Vec<u32> = (0..nslots).rev().collect();
-    let mut issue: Vec<u32> = Vec::with_capacity(nslots as usize);
     let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
     let mut inflight: u32 = 0;
-    let start = backend.now();
-    let mut freed_at: Vec<u64> = vec![start; nslots as usize];
     let t0 = start + ctl.ramp_ns;
     let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
     let mut out = LoopOutcome::default();
@@ -186,16 +190,16 @@ pub fn run_loop<B: Backend>(
                 if measured && n == 0 {
                     stopping = true;
                 } else {
-                    issue.clear();
-                    for _ in 0..n {
-                        issue.push(free.pop().expect("free slot"));
-                    }
-                    for &slot in &issue {
-                        let op = gens[(slot / qd) as usize].next_op();
+                    // Issue the last `n` free slots, last one first (the order `pop` gives).
+                    let first = free.len() - n;
+                    let issue = &free[first..];
+                    for &slot in issue.iter().rev() {
+                        let s = &mut state[slot as usize];
+                        let op = gens[s.worker as usize].next_op();
                         // The op is issued when its slot became free, so the time spent in the
                         // tool between a completion and the next submission counts as submission
                         // latency, and slots are busy back to back (Little's law holds exactly).
-                        let t_issue = freed_at[slot as usize].max(start).min(now);
+                        let t_issue = s.freed_at.max(start).min(now);
                         if op.kind == OpKind::Write && (pattern.refills() || verify.is_some()) {
                             if let Some(buf) = backend.buffer(slot) {
                                 let buf = &mut buf[..op.len as usize];
@@ -215,15 +219,15 @@ pub fn run_loop<B: Backend>(
                             }
                         }
                         backend.push(slot, &op);
-                        let s = &mut state[slot as usize];
                         s.op = op;
                         s.t_issue = t_issue;
                         s.measured = measured;
                     }
                     let t_submit = backend.now();
-                    for &slot in &issue {
+                    for &slot in issue {
                         state[slot as usize].t_submit = t_submit;
                     }
+                    free.truncate(first);
                     inflight += n as u32;
                     if measured {
                         rec.record_depth(inflight, n as u64);
@@ -243,10 +247,11 @@ pub fn run_loop<B: Backend>(
         cqes.clear();
         backend.reap(&mut cqes);
         for c in &cqes {
-            let s = state[c.slot as usize];
+            let s = &mut state[c.slot as usize];
             inflight -= 1;
             free.push(c.slot);
-            freed_at[c.slot as usize] = c.t_ns;
+            s.freed_at = c.t_ns;
+            let s = &*s;
             if !s.measured {
                 continue;
             }

@@ -31,6 +31,8 @@ pub struct SimTarget {
 #[derive(Debug, Clone, Copy, Default)]
 struct Parent {
     remaining: u32,
+    /// The worker owning the slot (fixed).
+    worker: u32,
     read: bool,
     len: u64,
     t_submit: u64,
@@ -47,7 +49,6 @@ struct SimBackend {
     sim: Simulator,
     /// One per worker (slots `w·qd … (w+1)·qd`); a performance hint only.
     lookahead: Vec<Lookahead>,
-    qd: u32,
     now: u64,
     map: Option<StripeMap>,
     nand_fraction: f32,
@@ -78,7 +79,8 @@ impl SimBackend {
     /// the lookahead and have the simulator prefetch what the worker's next op will touch.
     #[inline]
     fn look_ahead(&mut self, slot: u32, op: &Op) {
-        let Some(la) = self.lookahead.get_mut((slot / self.qd) as usize) else {
+        let worker = self.parents[slot as usize].worker;
+        let Some(la) = self.lookahead.get_mut(worker as usize) else {
             return;
         };
         if la.next != *op {
@@ -145,12 +147,11 @@ impl Backend for SimBackend {
                 }
             }
         }
-        self.parents[slot as usize] = Parent {
-            remaining: n,
-            read,
-            len: op.len,
-            t_submit: self.now,
-        };
+        let p = &mut self.parents[slot as usize];
+        p.remaining = n;
+        p.read = read;
+        p.len = op.len;
+        p.t_submit = self.now;
     }
 
     fn submit_wait(&mut self, _min: usize, _timeout_ns: u64) -> io::Result<()> {
@@ -190,7 +191,12 @@ impl Backend for SimBackend {
     }
 
     fn reap(&mut self, out: &mut Vec<Cqe>) {
-        out.append(&mut self.ready);
+        if out.is_empty() {
+            // the usual case: hand over the whole vector instead of copying it
+            std::mem::swap(out, &mut self.ready);
+        } else {
+            out.append(&mut self.ready);
+        }
     }
 
     fn mark_measurement_start(&mut self) {
@@ -314,11 +320,15 @@ pub fn run_sim_prepared(
     let mut backend = SimBackend {
         sim,
         lookahead,
-        qd: spec.qd.max(1),
         now: 0,
         map,
         nand_fraction: spec.pattern.compressed_fraction(),
-        parents: vec![Parent::default(); slots as usize],
+        parents: (0..slots)
+            .map(|slot| Parent {
+                worker: slot / spec.qd.max(1),
+                ..Parent::default()
+            })
+            .collect(),
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };

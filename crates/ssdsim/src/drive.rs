@@ -901,19 +901,23 @@ impl Drive {
     /// ties), so host data avoids dies busy with GC; plain round-robin without timing.
     fn next_host_die(&self, d: usize) -> usize {
         let n = self.dies;
-        let mut best = if d + 1 >= n { d + 1 - n } else { d + 1 };
+        let first = if d + 1 >= n { d + 1 - n } else { d + 1 };
         if !self.timing {
-            return best;
+            return first;
         }
-        let mut best_t = self.die_free[best];
-        let mut c = best;
-        for _ in 2..=n {
-            c += 1;
-            if c == n {
-                c = 0;
+        // the earliest free die in round-robin order first..n, 0..first (strict `<`: the first
+        // one found wins ties); two plain scans instead of one with a wrapping index
+        let mut best = first;
+        let mut best_t = self.die_free[first];
+        for (c, &t) in self.die_free.iter().enumerate().skip(first + 1) {
+            if t < best_t {
+                best_t = t;
+                best = c;
             }
-            if self.die_free[c] < best_t {
-                best_t = self.die_free[c];
+        }
+        for (c, &t) in self.die_free[..first].iter().enumerate() {
+            if t < best_t {
+                best_t = t;
                 best = c;
             }
         }
@@ -931,7 +935,15 @@ impl Drive {
     }
 
     /// Push completed write-through commands to the heap.
+    #[inline]
     fn drain_waiting(&mut self, heap: &mut Heap) {
+        // usually nothing waits: skip the call
+        if !self.waiting.is_empty() {
+            self.drain_waiting_slow(heap);
+        }
+    }
+
+    fn drain_waiting_slow(&mut self, heap: &mut Heap) {
         let mut i = 0;
         while i < self.waiting.len() {
             let w = self.waiting[i];
@@ -948,6 +960,7 @@ impl Drive {
     }
 
     /// Pending (unprogrammed) host data: its flush deadline.
+    #[inline]
     pub(crate) fn pending_deadline(&self) -> Option<u64> {
         let w = &self.wp[self.host_die];
         if w.open && w.g_sectors > 0 {
@@ -1009,7 +1022,7 @@ impl Drive {
 
     /// Hint: a command at byte `offset` is coming soon; start loading its mapping entries into
     /// the cache so that its submission does not wait for memory.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch(&self, offset: u64) {
         let u = self.d_unit.div(offset) as usize;
         prefetch(self.l2p.raw(), u);

@@ -124,28 +124,28 @@ impl Simulator {
     }
 
     /// Earliest pending completion `(tag, time_ns)`, ties in submission order.
+    #[inline]
     pub fn next_completion(&mut self) -> Option<(u64, u64)> {
         loop {
-            let top = self.sh.heap.peek_time();
-            let mut best: Option<(u64, usize)> = None;
+            // the drive whose pending (partly filled) host pages are due first, if any: they
+            // are programmed first when due no later than the earliest completion
+            let mut due: Option<(u64, usize)> = None;
             for (i, d) in self.drives.iter().enumerate() {
                 if let Some(dl) = d.pending_deadline() {
-                    if best.is_none_or(|(b, _)| dl < b) {
-                        best = Some((dl, i));
+                    if due.is_none_or(|(b, _)| dl < b) {
+                        due = Some((dl, i));
                     }
                 }
             }
-            match (top, best) {
-                (_, Some((dl, i))) if top.is_none_or(|t| dl <= t) => {
+            if let Some((dl, i)) = due {
+                if self.sh.heap.peek_time().is_none_or(|t| dl <= t) {
                     self.drives[i].flush_pending(&mut self.sh.heap);
+                    continue;
                 }
-                (Some(_), _) => {
-                    let (t, tag) = self.sh.heap.pop().expect("peeked");
-                    self.pending -= 1;
-                    return Some((tag, t));
-                }
-                (None, _) => return None,
             }
+            let (t, tag) = self.sh.heap.pop()?;
+            self.pending -= 1;
+            return Some((tag, t));
         }
     }
 

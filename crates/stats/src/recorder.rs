@@ -1,4 +1,4 @@
-//! Hot-path recording: a few integer additions and three HDR histogram records per I/O.
+//! Hot-path recording: a few integer additions and three latency histogram records per I/O.
 
 use crate::result::{
     IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint, VerifySummary, PERCENTILES,
@@ -19,35 +19,112 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_NS, SIGFIG).expect("valid histogram bounds")
 }
 
+/// log2 of the sub-buckets per bucket that hdrhistogram uses for [`SIGFIG`] digits: the smallest
+/// power of two ≥ 2·10^SIGFIG (2048 for 3 digits).
+const SUB_BITS: u32 = 11;
+/// Half the sub-buckets of a bucket: every bucket but the first uses only its upper half.
+const HALF_BITS: u32 = SUB_BITS - 1;
+const _: () = assert!(1u64 << (SUB_BITS - 1) < 2 * 10u64.pow(SIGFIG as u32));
+const _: () = assert!(1u64 << SUB_BITS >= 2 * 10u64.pow(SIGFIG as u32));
+
+/// A latency histogram with exactly the bins of an hdrhistogram `Histogram::<u64>` over
+/// `1..=MAX_NS` with [`SIGFIG`] digits (lowest value 1, so unit magnitude 0), reduced to what the
+/// hot path needs: recording is an index computation and one increment (hdrhistogram also keeps
+/// min, max and total per record and checks the range). The bins continue past `MAX_NS` to the
+/// whole `u64` range, so no value needs clamping when it is recorded; values out of range are
+/// clamped bin by bin when the histogram itself is rebuilt from the counts for the results
+/// ([`LatHist::to_histogram`]). The rebuilt histogram equals one the clamped values were recorded
+/// into, so every statistic and percentile is the same as with hdrhistogram directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatHist {
+    /// Count per bin, bins `0..=index(u64::MAX)` (bins past `index(MAX_NS)` are never touched
+    /// in practice, so their zero pages are never faulted in).
+    counts: Box<[u64]>,
+}
+
+impl Default for LatHist {
+    fn default() -> Self {
+        LatHist {
+            counts: vec![0; Self::index(u64::MAX) + 1].into_boxed_slice(),
+        }
+    }
+}
+
+impl LatHist {
+    /// hdrhistogram's bin of `v`: bucket `b` holds values `< 2^(SUB_BITS+b)` at a resolution of
+    /// `2^b`, and stores only its upper half (the lower half is bucket `b-1`), so the bin is
+    /// `(b+1)·2^HALF_BITS + (v >> b) - 2^HALF_BITS`.
+    #[inline]
+    fn index(v: u64) -> usize {
+        let bucket = (64 - SUB_BITS) - (v | ((1 << SUB_BITS) - 1)).leading_zeros();
+        ((bucket as usize) << HALF_BITS) + (v >> bucket) as usize
+    }
+
+    /// The lowest value of bin `i` (the inverse of [`LatHist::index`]).
+    fn value_at(i: usize) -> u64 {
+        let bucket = (i >> HALF_BITS) as u32;
+        let sub = (i & ((1 << HALF_BITS) - 1)) as u64;
+        if bucket == 0 {
+            sub
+        } else {
+            (sub + (1 << HALF_BITS)) << (bucket - 1)
+        }
+    }
+
+    /// Records one latency in ns (as if clamped into `1..=MAX_NS`, like `saturating_record`).
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.counts[Self::index(v)] += 1;
+    }
+
+    /// Number of recorded values.
+    pub fn len(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.counts.iter().all(|&c| c == 0)
+    }
+
+    /// Adds another histogram's counts (exact).
+    pub fn add(&mut self, o: &LatHist) {
+        for (a, b) in self.counts.iter_mut().zip(o.counts.iter()) {
+            *a += b;
+        }
+    }
+
+    /// The equivalent hdrhistogram histogram (equal to one the same values, clamped into
+    /// `1..=MAX_NS`, were recorded into).
+    pub fn to_histogram(&self) -> Histogram<u64> {
+        // Bins are ordered by value: bin 0 holds only 0 (clamped to 1), the bins past MAX_NS's
+        // hold only values above it (clamped to MAX_NS).
+        let (lo, hi) = (Self::index(1), Self::index(MAX_NS));
+        let mut counts = self.counts[..=hi].to_vec();
+        counts[lo] += counts[0];
+        counts[0] = 0;
+        counts[hi] += self.counts[hi + 1..].iter().sum::<u64>();
+        let mut h = new_hist();
+        for (i, &c) in counts.iter().enumerate() {
+            if c > 0 {
+                h.record_n(Self::value_at(i), c)
+                    .expect("bin values lie in the histogram's range");
+            }
+        }
+        h
+    }
+}
+
 /// Everything recorded for one op kind.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct KindRecorder {
     pub ios: u64,
     pub bytes: u64,
     pub short_ios: u64,
     pub errors: u64,
-    pub slat: Histogram<u64>,
-    pub clat: Histogram<u64>,
-    pub lat: Histogram<u64>,
-}
-
-impl Default for KindRecorder {
-    fn default() -> Self {
-        KindRecorder {
-            ios: 0,
-            bytes: 0,
-            short_ios: 0,
-            errors: 0,
-            slat: new_hist(),
-            clat: new_hist(),
-            lat: new_hist(),
-        }
-    }
-}
-
-#[inline]
-fn rec(h: &mut Histogram<u64>, v: u64) {
-    h.saturating_record(v.clamp(1, MAX_NS));
+    pub slat: LatHist,
+    pub clat: LatHist,
+    pub lat: LatHist,
 }
 
 impl KindRecorder {
@@ -56,9 +133,9 @@ impl KindRecorder {
         self.bytes += o.bytes;
         self.short_ios += o.short_ios;
         self.errors += o.errors;
-        self.slat.add(&o.slat).expect("same histogram bounds");
-        self.clat.add(&o.clat).expect("same histogram bounds");
-        self.lat.add(&o.lat).expect("same histogram bounds");
+        self.slat.add(&o.slat);
+        self.clat.add(&o.clat);
+        self.lat.add(&o.lat);
     }
 }
 
@@ -75,6 +152,11 @@ pub struct Recorder {
     pub kinds: [KindRecorder; 3],
     series: Vec<Bucket>,
     interval_ns: u64,
+    /// The series interval the last completion fell in, `[cur_start, cur_end)` with index
+    /// `cur`: completions arrive nearly in time order, so most need no division to find theirs.
+    cur: usize,
+    cur_start: u64,
+    cur_end: u64,
     /// Submissions per fio iodepth bucket (depth in flight right after the submission).
     pub depth_counts: [u64; 7],
     pub error_records: Vec<IoErrorRecord>,
@@ -95,6 +177,9 @@ impl Recorder {
             kinds: Default::default(),
             series: Vec::with_capacity(64),
             interval_ns: interval_ns.max(1),
+            cur: 0,
+            cur_start: 0,
+            cur_end: 0,
             depth_counts: [0; 7],
             error_records: Vec::new(),
             verify: VerifySummary::default(),
@@ -107,16 +192,27 @@ impl Recorder {
         let k = &mut self.kinds[kind.index()];
         k.ios += 1;
         k.bytes += bytes;
-        rec(&mut k.slat, slat);
-        rec(&mut k.clat, clat);
-        rec(&mut k.lat, slat + clat);
+        k.slat.record(slat);
+        k.clat.record(clat);
+        k.lat.record(slat + clat);
+        if !(self.cur_start..self.cur_end).contains(&t_rel) {
+            self.enter_interval(t_rel);
+        }
+        let b = &mut self.series[self.cur];
+        b.ios[kind.index()] += 1;
+        b.bytes[kind.index()] += bytes;
+    }
+
+    /// Makes the series interval holding `t_rel` the current one (growing the series to it).
+    #[cold]
+    fn enter_interval(&mut self, t_rel: u64) {
         let idx = (t_rel / self.interval_ns) as usize;
         if idx >= self.series.len() {
             self.series.resize(idx + 1, Bucket::default());
         }
-        let b = &mut self.series[idx];
-        b.ios[kind.index()] += 1;
-        b.bytes[kind.index()] += bytes;
+        self.cur = idx;
+        self.cur_start = idx as u64 * self.interval_ns;
+        self.cur_end = self.cur_start.saturating_add(self.interval_ns);
     }
 
     /// Notes that a short transfer happened (already recorded with the bytes it moved).
@@ -183,19 +279,20 @@ impl Recorder {
     /// total latency falls in each bucket ("2" = up to 2 units, ">=2000" = the rest).
     pub fn latency_levels(&self) -> LatLevels {
         const STEPS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
-        let total: u64 = self.kinds.iter().map(|k| k.lat.len()).sum();
-        let count_le = |ns: u64| -> u64 {
-            self.kinds
-                .iter()
-                .map(|k| {
-                    k.lat
-                        .iter_recorded()
-                        .filter(|v| v.value_iterated_to() <= ns)
-                        .map(|v| v.count_at_value())
-                        .sum::<u64>()
-                })
-                .sum()
-        };
+        // (highest value of the bin, count) of every non-empty bin of every kind
+        let bins: Vec<(u64, u64)> = self
+            .kinds
+            .iter()
+            .flat_map(|k| {
+                let h = k.lat.to_histogram();
+                h.iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let total: u64 = bins.iter().map(|b| b.1).sum();
+        let count_le =
+            |ns: u64| -> u64 { bins.iter().filter(|b| b.0 <= ns).map(|b| b.1).sum::<u64>() };
         let pct = |c: u64| {
             if total == 0 {
                 0.0
@@ -295,9 +392,9 @@ impl Recorder {
             bw_bytes: rate(k.bytes),
             short_ios: k.short_ios,
             errors: k.errors,
-            slat: lat_summary(&k.slat, false),
-            clat: lat_summary(&k.clat, true),
-            lat: lat_summary(&k.lat, true),
+            slat: lat_summary(&k.slat.to_histogram(), false),
+            clat: lat_summary(&k.clat.to_histogram(), true),
+            lat: lat_summary(&k.lat.to_histogram(), true),
             iops_min,
             iops_max,
             iops_mean,
@@ -376,6 +473,51 @@ mod tests {
             let x = a.summary(kind, 5_000_000_000);
             let y = all.summary(kind, 5_000_000_000);
             assert_eq!(x, y);
+        }
+    }
+
+    #[test]
+    fn lat_hist_equals_hdrhistogram() {
+        let mut direct = new_hist();
+        let mut fast = LatHist::default();
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut values = vec![
+            0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
+        ];
+        values.extend([MAX_NS - 1, MAX_NS, MAX_NS + 1, u64::MAX]);
+        for shift in 0..64 {
+            values.push(1u64 << shift);
+            values.push((1u64 << shift).wrapping_sub(1));
+            values.push((1u64 << shift) + 1);
+        }
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // log-uniform over 1 ns .. ~2 h
+            values.push((x >> 22) >> (x % 42));
+        }
+        for &v in &values {
+            direct.saturating_record(v.clamp(1, MAX_NS));
+            fast.record(v);
+        }
+        let rebuilt = fast.to_histogram();
+        assert_eq!(rebuilt, direct);
+        assert_eq!(rebuilt.len(), direct.len());
+        assert_eq!(rebuilt.min(), direct.min());
+        assert_eq!(rebuilt.max(), direct.max());
+        assert_eq!(rebuilt.mean().to_bits(), direct.mean().to_bits());
+        assert_eq!(rebuilt.stdev().to_bits(), direct.stdev().to_bits());
+        for p in PERCENTILES {
+            let q = p / 100.0;
+            assert_eq!(rebuilt.value_at_quantile(q), direct.value_at_quantile(q));
+        }
+        assert_eq!(fast.len(), values.len() as u64);
+        for v in rebuilt.iter_recorded() {
+            assert_eq!(
+                LatHist::value_at(LatHist::index(v.value_iterated_to())),
+                direct.lowest_equivalent(v.value_iterated_to())
+            );
         }
     }
 
