@@ -115,6 +115,7 @@ impl StripeAdapter {
 }
 
 impl Backend for StripeAdapter {
+    #[inline]
     fn now(&mut self) -> u64 {
         self.origin.elapsed().as_nanos() as u64
     }
@@ -123,6 +124,7 @@ impl Backend for StripeAdapter {
         self.ring.as_mut().map(|r| r.buffer(slot))
     }
 
+    #[inline]
     fn push(&mut self, slot: u32, op: &Op) {
         let read = op.kind == OpKind::Read;
         let Some(ring) = self.ring.as_mut() else {
@@ -196,6 +198,7 @@ impl Backend for StripeAdapter {
         }
     }
 
+    #[inline]
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         let t = self.now();
         let Some(r) = self.ring.as_mut() else {

@@ -170,7 +170,7 @@ pub struct StripeMap {
 
 impl StripeMap {
     /// `(x / chunk, x % chunk)`, with a shift and a mask when the chunk is a power of two.
-    #[inline]
+    #[inline(always)]
     fn chunk_divmod(&self, x: u64) -> (u64, u64) {
         match self.chunk_shift {
             Some(s) => (x >> s, x & (self.chunk - 1)),
@@ -295,7 +295,7 @@ impl StripeMap {
     }
 
     /// Index of the zone holding logical offset `offset` (`offset < size`).
-    #[inline]
+    #[inline(always)]
     fn zone_of(&self, offset: u64) -> usize {
         // Nearly always one zone; never more zones than members.
         if self.zones.len() == 1 {
@@ -309,7 +309,7 @@ impl StripeMap {
     }
 
     /// True when `[offset, offset+len)` lies inside one chunk (the request is a single piece).
-    #[inline]
+    #[inline(always)]
     pub fn within_one_chunk(&self, offset: u64, len: u64) -> bool {
         self.chunk_divmod(offset).1 + len <= self.chunk
     }
@@ -318,7 +318,7 @@ impl StripeMap {
     ///
     /// # Panics
     /// If `offset >= self.size()`.
-    #[inline]
+    #[inline(always)]
     pub fn map(&self, offset: u64) -> (usize, u64) {
         assert!(
             offset < self.size,
