@@ -15,7 +15,8 @@ use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Where a real run goes.
@@ -195,9 +196,44 @@ impl Backend for SyncAdapter {
     }
 }
 
+/// Process CPU usage over the I/O phase: from the moment every worker has set up its backend
+/// (the first one past the start barrier takes the snapshot) until the last worker's loop ends.
+/// Setup (ring and buffer registration, file layout) and teardown (merging results) stay out,
+/// as in fio, whose `usr_cpu`/`sys_cpu` cover only the job's I/O phase. Process-wide, so the
+/// sync engine's I/O threads are included.
+#[derive(Default)]
+struct CpuWindow {
+    start: Mutex<Option<cpu::Rusage>>,
+    end: Mutex<Option<cpu::Rusage>>,
+    running: AtomicUsize,
+}
+
+impl CpuWindow {
+    /// Called by each worker right after the start barrier (having counted itself in before).
+    fn begin(&self, leader: bool) {
+        if leader {
+            *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
+        }
+    }
+
+    fn finish(&self) {
+        if self.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            *self.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
+        }
+    }
+
+    /// Usage over the window, or `None` when it was never opened or closed.
+    fn usage(&self) -> Option<cpu::Rusage> {
+        let start = (*self.start.lock().unwrap_or_else(|e| e.into_inner()))?;
+        let end = (*self.end.lock().unwrap_or_else(|e| e.into_inner()))?;
+        Some(end.since(&start))
+    }
+}
+
 /// What one worker thread needs to run its loop once its backend is built.
 struct Job<'a> {
     barrier: &'a Barrier,
+    cpu: &'a CpuWindow,
     ctl: &'a Control,
     qd: u32,
     data: DataOpts,
@@ -217,16 +253,22 @@ impl Job<'_> {
     ) -> Result<WorkerOut, String> {
         match backend {
             Ok(mut b) => {
-                self.barrier.wait();
+                // Every worker counts itself in before the barrier, so the window closes only
+                // when the last of them is done.
+                self.cpu.running.fetch_add(1, Ordering::SeqCst);
+                let leader = self.barrier.wait().is_leader();
+                self.cpu.begin(leader);
                 let slots = gens.len() as u32 * self.qd;
                 let out = match self.fault {
                     Some(plan) => {
                         let mut fb = FaultBackend::new(b, plan, slots);
                         let o = self.go(&mut fb, gens, &mut rec);
+                        self.cpu.finish();
                         (o, fb.member_stats())
                     }
                     None => {
                         let o = self.go(&mut b, gens, &mut rec);
+                        self.cpu.finish();
                         (o, b.member_stats())
                     }
                 };
@@ -618,6 +660,7 @@ pub fn run_real(
         c
     });
     let barrier = Arc::new(Barrier::new(spec.jobs as usize));
+    let cpu_window = Arc::new(CpuWindow::default());
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -628,6 +671,7 @@ pub fn run_real(
         let spec = spec.clone();
         let ctl = Arc::clone(&ctl);
         let barrier = Arc::clone(&barrier);
+        let cpu_window = Arc::clone(&cpu_window);
         let (start, span, align) = (prep.start, prep.span, prep.buf_align);
         let fault = opts.fault;
         let submit_batch = opts.submit_batch;
@@ -641,6 +685,7 @@ pub fn run_real(
                 let bs = spec.bs as usize;
                 let job = Job {
                     barrier: &barrier,
+                    cpu: &cpu_window,
                     ctl: &ctl,
                     qd: spec.qd,
                     data: DataOpts {
@@ -721,7 +766,9 @@ pub fn run_real(
     if let Some(e) = setup_error {
         return Err(EngineError::Io(e));
     }
-    let ru = cpu::rusage_self().since(&ru0);
+    let ru = cpu_window
+        .usage()
+        .unwrap_or_else(|| cpu::rusage_self().since(&ru0));
     let mut desc = prep.desc;
     desc.engine = engine.to_string();
     let mut result = build_result(
