@@ -134,6 +134,12 @@ pub fn render_table(r: &RunResult) -> String {
         out.push_str(&mt.to_string());
         out.push('\n');
     }
+    if let Some(drives) = r.device.as_ref().and_then(|d| d.as_array()) {
+        if let Some(dt) = drive_table(drives) {
+            out.push_str(&dt);
+            out.push('\n');
+        }
+    }
     let ios = r.read.ios + r.write.ios + r.trim.ios;
     if t.kind != "sim" && t.kind != "sim-raid0" && ios > 0 {
         out.push_str(&format!(
@@ -160,4 +166,75 @@ pub fn render_table(r: &RunResult) -> String {
         ));
     }
     out
+}
+
+/// The simulated drives' counters (one row per drive): what a storage engineer looks at after a
+/// write test — write amplification, NAND traffic, garbage collection, cache and RMW activity.
+/// `None` when the counters are not in the expected shape.
+fn drive_table(drives: &[serde_json::Value]) -> Option<String> {
+    if drives.is_empty() {
+        return None;
+    }
+    let num = |d: &serde_json::Value, k: &str| d.get(k).and_then(|v| v.as_f64());
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "drive",
+        "WA",
+        "host MB wr",
+        "NAND MB wr",
+        "NAND reads",
+        "erases",
+        "GC runs",
+        "GC moved",
+        "RMW reads",
+        "cache hits",
+        "compr. saved MB",
+    ]);
+    for (i, d) in drives.iter().enumerate() {
+        let mb = |k: &str| num(d, k).map(|v| format!("{:.1}", v / 1e6));
+        let n = |k: &str| num(d, k).map(|v| format!("{v:.0}"));
+        t.add_row(vec![
+            i.to_string(),
+            format!("{:.2}", num(d, "write_amplification")?),
+            mb("host_write_bytes")?,
+            mb("nand_program_bytes")?,
+            n("nand_reads")?,
+            n("nand_erases")?,
+            n("gc_runs")?,
+            n("gc_units_moved")?,
+            n("rmw_reads")?,
+            n("cache_write_hits")?,
+            mb("compression_saved_bytes")?,
+        ]);
+    }
+    for i in 1..=10 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    Some(t.to_string())
+}
+
+#[cfg(test)]
+mod drive_table_tests {
+    use super::*;
+
+    #[test]
+    fn drive_counters_render_one_row_per_drive() {
+        let d = serde_json::json!({
+            "write_amplification": 2.5, "host_write_bytes": 4_000_000.0,
+            "nand_program_bytes": 10_000_000.0, "nand_reads": 7, "nand_erases": 3,
+            "gc_runs": 2, "gc_units_moved": 1500, "rmw_reads": 0, "cache_write_hits": 9,
+            "compression_saved_bytes": 0
+        });
+        let out = drive_table(&[d.clone(), d]).expect("table");
+        assert!(out.contains("2.50"), "{out}");
+        assert!(out.contains("10.0"), "{out}");
+        assert!(out.contains("1500"), "{out}");
+        assert_eq!(out.matches("2.50").count(), 2, "{out}");
+        // counters in an unexpected shape give no table rather than a wrong one
+        assert!(drive_table(&[serde_json::json!({"x": 1})]).is_none());
+        assert!(drive_table(&[]).is_none());
+    }
 }
