@@ -7,6 +7,22 @@ fn ssdlab() -> Command {
     Command::cargo_bin("ssdlab").unwrap()
 }
 
+/// Runs `ssdlab sweep FILE --db DB [extra…]`.
+fn sweep_into(
+    file: &std::path::Path,
+    db: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    ssdlab()
+        .arg("sweep")
+        .arg(file)
+        .arg("--db")
+        .arg(db)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 fn sim_json(args: &[&str]) -> (Value, Vec<u8>) {
     let out = ssdlab()
         .arg("run")
@@ -227,26 +243,14 @@ stripes = ["16k", "128k"]
     )
     .unwrap();
     let db = dir.path().join("mini.sqlite");
-    let out = ssdlab()
-        .args(["sweep"])
-        .arg(&sweep)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = sweep_into(&sweep, &db, &[]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     // A second run resumes: every point is already in the store.
-    let out = ssdlab()
-        .args(["sweep"])
-        .arg(&sweep)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = sweep_into(&sweep, &db, &[]);
     assert!(out.status.success());
     let msg =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
@@ -272,14 +276,7 @@ stripes = ["16k", "128k"]
     assert_eq!(csv.lines().count(), 1 + 12, "{csv}");
     // A serial run gives exactly the same results as the parallel one.
     let serial = dir.path().join("serial.sqlite");
-    let out = ssdlab()
-        .args(["sweep"])
-        .arg(&sweep)
-        .arg("--db")
-        .arg(&serial)
-        .args(["--jobs", "1"])
-        .output()
-        .unwrap();
+    let out = sweep_into(&sweep, &serial, &["--jobs", "1"]);
     assert!(out.status.success());
     let out = ssdlab()
         .arg("report")

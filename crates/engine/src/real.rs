@@ -148,8 +148,8 @@ impl Backend for UringAdapter {
     fn push(&mut self, slot: u32, op: &Op) {
         self.ring.push(slot, dir(op.kind), op.offset, op.len as u32);
     }
-    fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
-        let _ = timeout_ns; // the ring's wait always ends with a completion
+    fn submit_wait(&mut self, min: usize, _timeout_ns: u64) -> io::Result<()> {
+        // no timeout needed: the ring's wait always ends with a completion
         self.ring.submit_and_wait(min)
     }
     #[inline]
@@ -209,13 +209,17 @@ struct CpuWindow {
 }
 
 impl CpuWindow {
-    /// Called by each worker right after the start barrier (having counted itself in before).
-    fn begin(&self, leader: bool) {
-        if leader {
+    /// A worker with a working backend: counts itself in, waits for all workers at `barrier`
+    /// and opens the window (once, in the barrier's leader). Counting in before the barrier
+    /// means the window closes only when the last of them is done.
+    fn start(&self, barrier: &Barrier) {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        if barrier.wait().is_leader() {
             *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
         }
     }
 
+    /// A worker's loop has ended; the last one closes the window.
     fn finish(&self) {
         if self.running.fetch_sub(1, Ordering::SeqCst) == 1 {
             *self.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
@@ -253,22 +257,16 @@ impl Job<'_> {
     ) -> Result<WorkerOut, String> {
         match backend {
             Ok(mut b) => {
-                // Every worker counts itself in before the barrier, so the window closes only
-                // when the last of them is done.
-                self.cpu.running.fetch_add(1, Ordering::SeqCst);
-                let leader = self.barrier.wait().is_leader();
-                self.cpu.begin(leader);
+                self.cpu.start(self.barrier);
                 let slots = gens.len() as u32 * self.qd;
                 let out = match self.fault {
                     Some(plan) => {
                         let mut fb = FaultBackend::new(b, plan, slots);
                         let o = self.go(&mut fb, gens, &mut rec);
-                        self.cpu.finish();
                         (o, fb.member_stats())
                     }
                     None => {
                         let o = self.go(&mut b, gens, &mut rec);
-                        self.cpu.finish();
                         (o, b.member_stats())
                     }
                 };
@@ -285,7 +283,9 @@ impl Job<'_> {
     }
 
     fn go<B: Backend>(&self, b: &mut B, gens: &mut [OpGen], rec: &mut Recorder) -> LoopOutcome {
-        run_loop(b, gens, self.qd, self.data, self.ctl, rec)
+        let out = run_loop(b, gens, self.qd, self.data, self.ctl, rec);
+        self.cpu.finish();
+        out
     }
 }
 

@@ -306,7 +306,7 @@ pub fn run_sim_prepared(
             ..Default::default()
         })
         .collect();
-    let gens: Vec<OpGen> = (0..spec.jobs)
+    let mut gens: Vec<OpGen> = (0..spec.jobs)
         .map(|w| OpGen::new(spec, start, span, w))
         .collect();
     let lookahead = gens
@@ -332,7 +332,6 @@ pub fn run_sim_prepared(
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };
-    let mut gens = gens;
     let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
     let mut rec = Recorder::default();
     // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a

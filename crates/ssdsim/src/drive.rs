@@ -1024,7 +1024,11 @@ impl Drive {
     /// the cache so that its submission does not wait for memory.
     #[inline(always)]
     pub(crate) fn prefetch(&self, offset: u64) {
-        let u = self.d_unit.div(offset) as usize;
+        self.prefetch_unit(self.d_unit.div(offset) as usize);
+    }
+
+    #[inline(always)]
+    fn prefetch_unit(&self, u: usize) {
         prefetch(self.l2p.raw(), u);
         prefetch(&self.recent, u & self.recent_mask);
     }
@@ -1034,11 +1038,11 @@ impl Drive {
     pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
         // Start loading the mapping entries early (usually cache misses) so the loads overlap
         // the resource bookkeeping below (a no-op when the caller prefetched them already).
-        self.prefetch(cmd.offset);
+        let u = self.d_unit.div(cmd.offset) as usize;
+        self.prefetch_unit(u);
         if cmd.kind == OpKind::Write {
             // with the entry itself cached (prefetched one command ahead by the caller), also
             // start on the valid count of the block holding the data being overwritten
-            let u = self.d_unit.div(cmd.offset) as usize;
             if u < self.l2p.len() {
                 let old = self.l2p.get(u);
                 if old != UNMAPPED {
