@@ -9,6 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Raised by the signal handler: runs drain and report, sweeps stop starting points.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Exit code for bad input (usage errors, unusable targets).
 const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code when the run finished but I/O errors happened.
@@ -340,15 +343,10 @@ pub fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(*a),
         Cmd::Drives(a) => cmd_drives(a),
         Cmd::Layout(a) => cmd_layout(a),
-        Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep_checked(
-            a,
-            &run_point,
-            ssdlab_engine::interrupt_flag(),
-            &|s| {
-                s.check_presets(&ssdlab_ssdsim::preset_names())
-                    .map_err(Into::into)
-            },
-        )
+        Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep_checked(a, &run_point, &STOP, &|s| {
+            s.check_presets(&ssdlab_ssdsim::preset_names())
+                .map_err(Into::into)
+        })
         .map_err(Failure::from),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a).map_err(Failure::from),
         Cmd::Study(a) => cmd_study(a),
@@ -364,12 +362,12 @@ pub fn main() -> ExitCode {
 
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
-        if ssdlab_engine::interrupted() {
+        if STOP.load(std::sync::atomic::Ordering::SeqCst) {
             // A second Ctrl-C: give up at once.
             std::process::exit(EXIT_INTERRUPTED as i32);
         }
         eprintln!("ssdlab: interrupted; draining in-flight I/O and printing results so far (Ctrl-C again to quit at once)");
-        ssdlab_engine::request_interrupt();
+        STOP.store(true, std::sync::atomic::Ordering::SeqCst);
     });
 }
 
@@ -510,10 +508,19 @@ fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
                 std::sync::Arc::clone(cache.entry(key).or_default())
             };
             let template = cell.get_or_init(|| {
-                ssdlab_engine::build_sim(&t, p.spec.seed).map_err(|e| e.to_string())
+                ssdlab_engine::build_sim(&t, p.spec.seed, None).map_err(|e| e.to_string())
             });
             let sim = template.as_ref().map_err(|e| e.clone())?.clone();
-            ssdlab_engine::run_sim_prepared(&p.spec, &t, Some(sim)).map_err(|e| e.to_string())
+            ssdlab_engine::run_sim_prepared(
+                &p.spec,
+                &t,
+                Some(sim),
+                &ssdlab_engine::SimOptions {
+                    stop: Some(&STOP),
+                    max_memory: None,
+                },
+            )
+            .map_err(|e| e.to_string())
         }
         PointTarget::Real { paths } => {
             let target = if paths.len() == 1 {
@@ -561,7 +568,7 @@ fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         a.jobs.map(|j| j as usize),
         false,
         &run_point,
-        ssdlab_engine::interrupt_flag(),
+        &STOP,
     )?;
     if code != 0 {
         return Ok(code);
@@ -648,7 +655,14 @@ fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             trim_passthrough: !a.no_trim_passthrough,
         };
         let t = sim_target(name, &sets, a.drives, stripe, &a.state, adapter)?;
-        let result = ssdlab_engine::run_sim(&spec, &t)?;
+        let result = ssdlab_engine::run_sim(
+            &spec,
+            &t,
+            &ssdlab_engine::SimOptions {
+                stop: Some(&STOP),
+                max_memory: None,
+            },
+        )?;
         emit(&a.out, std::slice::from_ref(&result))?;
         return Ok(exit_code_for(&result));
     }
@@ -686,6 +700,7 @@ fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         on_note: |n| eprintln!("ssdlab: {n}"),
         fault: a.inject_fault,
         submit_batch: a.submit_batch,
+        stop: Some(&STOP),
         ..Default::default()
     };
     let out = ssdlab_engine::run_real(&spec, &target, &opts)?;

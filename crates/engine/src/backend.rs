@@ -21,10 +21,12 @@ pub struct Cqe {
 pub trait Backend {
     /// The backend's clock in ns (wall clock for real targets, virtual time for simulated ones).
     fn now(&mut self) -> u64;
-    /// The data buffer of an idle slot, when the backend carries data.
+    /// The data buffer of an idle slot, when the backend carries data (`None` for backends
+    /// without data, and for a slot whose I/O is in flight).
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]>;
-    /// Queues `op` on `slot`.
-    fn push(&mut self, slot: u32, op: &Op);
+    /// Queues `op` on `slot`. An error means the backend refused the operation (not an I/O error
+    /// of the target, which comes back as a negative completion): the run stops and drains.
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()>;
     /// Submits what was queued and waits until at least `min` completions are ready or
     /// `timeout_ns` of wall time passed.
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()>;

@@ -10,7 +10,7 @@ const WAIT_SLICE_NS: u64 = 100_000_000;
 
 /// Stop conditions and shared state of one run (shared by all workers of the run).
 #[derive(Debug)]
-pub struct Control {
+pub struct Control<'a> {
     /// Ramp time, ns on the backend clock.
     pub ramp_ns: u64,
     /// Measured time limit, ns.
@@ -21,11 +21,12 @@ pub struct Control {
     pub continue_on_error: bool,
     /// Set when any worker stops because of an error, so the others stop too.
     pub error_stop: AtomicBool,
-    /// Whether the loop looks at the process-wide Ctrl-C flag.
-    pub honour_interrupt: bool,
+    /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
+    /// what was measured, marked interrupted.
+    pub stop: Option<&'a AtomicBool>,
 }
 
-impl Control {
+impl<'a> Control<'a> {
     pub fn new(ramp_ns: u64, time_ns: Option<u64>, max_ios: Option<u64>) -> Self {
         Control {
             ramp_ns,
@@ -33,8 +34,18 @@ impl Control {
             budget: AtomicU64::new(max_ios.unwrap_or(u64::MAX)),
             continue_on_error: false,
             error_stop: AtomicBool::new(false),
-            honour_interrupt: true,
+            stop: None,
         }
+    }
+
+    /// The same control, stopped by `stop` from outside.
+    pub fn with_stop(mut self, stop: Option<&'a AtomicBool>) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// Claims up to `want` measured I/Os from the budget.
@@ -70,6 +81,8 @@ pub struct LoopOutcome {
     pub ramp_ns: u64,
     pub interrupted: bool,
     pub stopped_on_error: bool,
+    /// The `--ios`/`--bytes` budget ran out (the run ended before any deadline).
+    pub budget_done: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -169,7 +182,7 @@ pub fn run_loop<B: Backend>(
             let now = backend.now();
             if now >= deadline {
                 stopping = true;
-            } else if ctl.honour_interrupt && crate::interrupted() {
+            } else if ctl.stop_requested() {
                 stopping = true;
                 out.interrupted = true;
             } else if ctl.error_stop.load(Ordering::Relaxed) {
@@ -189,11 +202,13 @@ pub fn run_loop<B: Backend>(
                 };
                 if measured && n == 0 {
                     stopping = true;
+                    out.budget_done = true;
                 } else {
                     // Issue the last `n` free slots, last one first (the order `pop` gives).
                     let first = free.len() - n;
-                    let issue = &free[first..];
-                    for &slot in issue.iter().rev() {
+                    let mut pushed = 0usize;
+                    let mut push_error = None;
+                    for &slot in free[first..].iter().rev() {
                         let s = &mut state[slot as usize];
                         let op = gens[s.worker as usize].next_op();
                         // The op is issued when its slot became free, so the time spent in the
@@ -218,19 +233,32 @@ pub fn run_loop<B: Backend>(
                                 }
                             }
                         }
-                        backend.push(slot, &op);
+                        if let Err(e) = backend.push(slot, &op) {
+                            push_error = Some(e);
+                            break;
+                        }
                         s.op = op;
                         s.t_issue = t_issue;
                         s.measured = measured;
+                        pushed += 1;
                     }
+                    // The pushed slots are the last `pushed` of the batch.
+                    let issued_from = free.len() - pushed;
                     let t_submit = backend.now();
-                    for &slot in issue {
+                    for &slot in &free[issued_from..] {
                         state[slot as usize].t_submit = t_submit;
                     }
-                    free.truncate(first);
-                    inflight += n as u32;
-                    if measured {
-                        rec.record_depth(inflight, n as u64);
+                    free.truncate(issued_from);
+                    inflight += pushed as u32;
+                    if measured && pushed > 0 {
+                        rec.record_depth(inflight, pushed as u64);
+                    }
+                    if let Some(e) = push_error {
+                        // The backend refused an I/O (not an I/O error of the target): stop and
+                        // drain what is in flight.
+                        rec.record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
+                        out.stopped_on_error = true;
+                        stopping = true;
                     }
                 }
             }
@@ -319,7 +347,8 @@ pub fn run_loop<B: Backend>(
     out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(start));
     out.runtime_ns = if end <= t0 {
         0
-    } else if deadline != u64::MAX && !out.interrupted && !out.stopped_on_error {
+    } else if deadline != u64::MAX && !out.interrupted && !out.stopped_on_error && !out.budget_done
+    {
         // Time-based: the measured time is the deadline plus the drain of the last I/Os.
         last_completion.max(deadline) - t0
     } else {

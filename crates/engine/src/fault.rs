@@ -80,10 +80,11 @@ impl<B: Backend> Backend for FaultBackend<B> {
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.inner.buffer(slot)
     }
-    fn push(&mut self, slot: u32, op: &Op) {
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        self.inner.push(slot, op)?;
         self.pushed += 1;
         self.doomed[slot as usize] = self.hits(self.pushed).then_some(self.plan.kind);
-        self.inner.push(slot, op);
+        Ok(())
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.inner.submit_wait(min, timeout_ns)

@@ -1,10 +1,14 @@
 //! The closed-loop engine: keeps exactly QD operations outstanding per worker on a [`Backend`]
 //! (a completion frees a slot, the next op is issued), stops on time, I/O count, bytes, an error
-//! or Ctrl-C, and records every completion into a [`ssdlab_stats::Recorder`].
+//! or a stop flag raised from outside, and records every completion into a
+//! [`ssdlab_stats::Recorder`].
 //!
 //! The loop is generic over the backend and therefore over the clock: real backends use the wall
 //! clock, simulated ones virtual time. [`run_real`] wires the loop to real targets (files, block
-//! devices, the null target) with one thread per worker.
+//! devices, stripe sets, the null target; planned and laid out by `ssdlab-target`, I/O through
+//! `ssdlab-io`) with one thread per worker; [`run_sim`] to simulated drives and arrays.
+//!
+//! Nothing here is process-global: the caller passes the stop flag its signal handler raises.
 
 mod backend;
 mod engine_loop;
@@ -17,36 +21,102 @@ pub use backend::{Backend, Cqe};
 pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 pub use fault::{FaultBackend, FaultKind, FaultPlan};
 pub use real::{run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
-pub use sim::{build_sim, run_sim, run_sim_prepared, SimTarget};
+pub use sim::{
+    build_sim, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate, SimOptions,
+    SimTarget,
+};
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use ssdlab_target::{Cleanup, LayoutError, PlanError};
+use std::path::PathBuf;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Asks every running loop to stop issuing, drain and report (what a SIGINT handler calls).
-pub fn request_interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+/// A run that cannot be done as asked (nothing was written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("--verify needs data on a real target (a file, a device or a stripe set of them)")]
+    VerifyNeedsData,
+    #[error("--verify needs a real target: simulated drives carry no data")]
+    VerifyOnSim,
+    #[error("the RAID 0 stripe set needs the io_uring engine (--engine io_uring or auto)")]
+    StripeNeedsUring,
+    #[error("io_uring is not available on this system (kernel too old, or disabled by sysctl/seccomp); use --engine sync")]
+    UringUnavailable,
+    #[error("{why}, and the RAID 0 stripe set needs io_uring")]
+    UringNeededForStripe { why: String },
+    #[error("io_uring cannot hold --qd {qd} in one ring here ({err}); lower --qd (--jobs spreads the same total over several rings) or use --engine sync")]
+    Ring { qd: u32, err: String },
+    #[error("the sync engine needs one thread per outstanding I/O: --qd × --jobs = {threads} is more than {max}; use io_uring (--engine auto)")]
+    SyncThreads { threads: u64, max: u64 },
+    #[error("{what} need about {need}, more than {bound} allows ({limit}); ask for less, or set --max-memory if the estimate is too careful")]
+    Memory {
+        what: String,
+        need: String,
+        limit: String,
+        bound: String,
+    },
+    #[error("a simulated array (--drives > 1) needs --stripe")]
+    SimArrayNeedsStripe,
+    #[error("--drives must be at least 1")]
+    NoDrives,
+    #[error("{name} {value} is not a multiple of the simulated drive's {block}-byte sectors")]
+    SimUnaligned {
+        name: &'static str,
+        value: u64,
+        block: u64,
+    },
+    #[error("--stripe {stripe}: {why}")]
+    SimStripe { stripe: String, why: String },
 }
 
-/// The process-wide interrupt flag itself (for callers that poll it, such as sweeps).
-pub fn interrupt_flag() -> &'static AtomicBool {
-    &INTERRUPTED
+/// How an error ends the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Bad input: refused before anything was written (exit 2).
+    BadInput,
+    /// Something was written (and given back where possible), then it failed (exit 1).
+    Failed,
+    /// Stopped from outside (Ctrl-C, SIGTERM) before the run started; layout given back.
+    Interrupted,
 }
 
-/// True once [`request_interrupt`] was called.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
-
-/// Errors that stop a run before it starts (bad input, unusable target) or break it.
+/// Errors that stop a run before it starts (bad input, unusable target) or break its setup.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
     Spec(#[from] ssdlab_workload::SpecError),
     #[error(transparent)]
-    Device(#[from] ssdlab_uring::device::DeviceError),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    Io(String),
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+    #[error(transparent)]
+    Sim(#[from] ssdlab_ssdsim::ConfigError),
+    /// Laying out files failed or was interrupted (what was written is given back).
+    #[error(transparent)]
+    Layout(LayoutError),
+    /// The engine could not be set up after the files were laid out (they are given back).
+    #[error("{message}{}", cleanup_text(cleanup))]
+    Setup {
+        message: String,
+        /// The layout had written something (now given back as `cleanup` says).
+        wrote: bool,
+        cleanup: Vec<(PathBuf, Cleanup)>,
+    },
+}
+
+fn cleanup_text(c: &[(PathBuf, Cleanup)]) -> String {
+    c.iter()
+        .map(|(p, c)| format!("; {}: {c}", p.display()))
+        .collect()
+}
+
+impl EngineError {
+    /// How this error ends the command (see [`ErrorClass`]).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            EngineError::Layout(LayoutError::Refused(_)) => ErrorClass::BadInput,
+            EngineError::Layout(LayoutError::Interrupted { .. }) => ErrorClass::Interrupted,
+            EngineError::Layout(LayoutError::Failed { .. }) => ErrorClass::Failed,
+            EngineError::Setup { wrote: true, .. } => ErrorClass::Failed,
+            _ => ErrorClass::BadInput,
+        }
+    }
 }

@@ -5,38 +5,20 @@ use crate::backend::{Backend, Cqe};
 use crate::engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 use crate::fault::{FaultBackend, FaultPlan};
 use crate::stripe::StripeAdapter;
-use crate::EngineError;
-use ssdlab_layout::StripeMap;
+use crate::{EngineError, Invalid};
+use ssdlab_io::memory::{self, MemoryLimit};
+use ssdlab_io::{cpu, ring, sync, Dir, SyncBackend, UringBackend};
 use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
-use ssdlab_uring::device::{self, TargetInfo, TargetKind};
-use ssdlab_uring::{cpu, Dir, SyncBackend, UringBackend};
+use ssdlab_target::{open_target, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
 use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Where a real run goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RealTarget {
-    /// Completes every I/O at once without touching any device: measures ssdlab's own overhead.
-    Null,
-    /// A regular file (created and laid out if needed) or a block device.
-    Path(PathBuf),
-    /// A userspace RAID 0 stripe set (md raid0 layout) over the members with this chunk size.
-    Raid0 { members: Vec<Member>, stripe: u64 },
-}
-
-/// A member of a real stripe set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Member {
-    /// A null member of this size (completes at once).
-    Null(u64),
-    Path(PathBuf),
-}
+pub use ssdlab_target::{Member, RealTarget};
 
 /// Which I/O engine to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +31,7 @@ pub enum EngineChoice {
 
 /// Options of a real run that are not part of the workload.
 #[derive(Debug, Clone)]
-pub struct RealOptions {
+pub struct RealOptions<'a> {
     pub engine: EngineChoice,
     /// O_DIRECT (bypass the page cache). Default true.
     pub direct: bool,
@@ -66,9 +48,14 @@ pub struct RealOptions {
     /// io_uring: submit as soon as this many I/Os are queued (fio's `iodepth_batch_submit`);
     /// 0 = one system call per batch of refills. Default 1.
     pub submit_batch: u32,
+    /// Raised from outside (Ctrl-C, SIGTERM): a layout in progress stops and is undone, a run
+    /// drains and reports what it measured, marked interrupted.
+    pub stop: Option<&'a AtomicBool>,
+    /// Refuse runs whose memory estimate is above this (besides what the system has).
+    pub max_memory: Option<u64>,
 }
 
-impl Default for RealOptions {
+impl Default for RealOptions<'_> {
     fn default() -> Self {
         RealOptions {
             engine: EngineChoice::Auto,
@@ -79,6 +66,8 @@ impl Default for RealOptions {
             on_note: |_| {},
             fault: None,
             submit_batch: 1,
+            stop: None,
+            max_memory: None,
         }
     }
 }
@@ -108,8 +97,9 @@ impl Backend for NullBackend {
         None
     }
     #[inline]
-    fn push(&mut self, slot: u32, op: &Op) {
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         self.pending.push((slot, op.len));
+        Ok(())
     }
     fn submit_wait(&mut self, _min: usize, _timeout_ns: u64) -> io::Result<()> {
         Ok(())
@@ -142,11 +132,11 @@ impl Backend for UringAdapter {
         now_ns(&self.origin)
     }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        Some(self.ring.buffer(slot))
+        self.ring.buffer(slot)
     }
     #[inline]
-    fn push(&mut self, slot: u32, op: &Op) {
-        self.ring.push(slot, dir(op.kind), op.offset, op.len as u32);
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        self.ring.push(slot, dir(op.kind), op.offset, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, _timeout_ns: u64) -> io::Result<()> {
         // no timeout needed: the ring's wait always ends with a completion
@@ -155,9 +145,9 @@ impl Backend for UringAdapter {
     #[inline]
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         let t = now_ns(&self.origin);
-        self.ring.reap(|slot, res| {
+        self.ring.reap(|slot, _tag, res| {
             out.push(Cqe {
-                slot: slot as u32,
+                slot,
                 res: res as i64,
                 t_ns: t,
             })
@@ -175,10 +165,10 @@ impl Backend for SyncAdapter {
         now_ns(&self.origin)
     }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        Some(self.pool.buffer(slot))
+        self.pool.buffer(slot)
     }
-    fn push(&mut self, slot: u32, op: &Op) {
-        self.pool.push(slot, dir(op.kind), op.offset, op.len as u32);
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        self.pool.push(slot, dir(op.kind), op.offset, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.pool.wait(min, Duration::from_nanos(timeout_ns));
@@ -201,6 +191,45 @@ impl Backend for SyncAdapter {
 /// Setup (ring and buffer registration, file layout) and teardown (merging results) stay out,
 /// as in fio, whose `usr_cpu`/`sys_cpu` cover only the job's I/O phase. Process-wide, so the
 /// sync engine's I/O threads are included.
+/// Where workers wait for each other before the I/O phase: like `std::sync::Barrier`, but the
+/// main thread can open it when a worker could not even be started.
+struct Gate {
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+    n: usize,
+}
+
+impl Gate {
+    fn new(n: usize) -> Gate {
+        Gate {
+            state: Mutex::new((0, false)),
+            cv: Condvar::new(),
+            n,
+        }
+    }
+
+    /// Arrives and waits for the others (or an abort); true for the last to arrive.
+    fn arrive(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 += 1;
+        if st.0 == self.n {
+            self.cv.notify_all();
+            return true;
+        }
+        while st.0 < self.n && !st.1 {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        false
+    }
+
+    /// Lets everyone waiting go (the run is off).
+    fn abort(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = true;
+        self.cv.notify_all();
+    }
+}
+
 #[derive(Default)]
 struct CpuWindow {
     start: Mutex<Option<cpu::Rusage>>,
@@ -212,9 +241,9 @@ impl CpuWindow {
     /// A worker with a working backend: counts itself in, waits for all workers at `barrier`
     /// and opens the window (once, in the barrier's leader). Counting in before the barrier
     /// means the window closes only when the last of them is done.
-    fn start(&self, barrier: &Barrier) {
+    fn start(&self, gate: &Gate) {
         self.running.fetch_add(1, Ordering::SeqCst);
-        if barrier.wait().is_leader() {
+        if gate.arrive() {
             *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
         }
     }
@@ -236,9 +265,9 @@ impl CpuWindow {
 
 /// What one worker thread needs to run its loop once its backend is built.
 struct Job<'a> {
-    barrier: &'a Barrier,
+    gate: &'a Gate,
     cpu: &'a CpuWindow,
-    ctl: &'a Control,
+    ctl: &'a Control<'a>,
     qd: u32,
     data: DataOpts,
     fault: Option<FaultPlan>,
@@ -251,13 +280,13 @@ impl Job<'_> {
     /// Waits for all workers, then runs the loop; a failed setup releases the others and stops them.
     fn run<B: Backend>(
         &self,
-        backend: Result<B, String>,
+        backend: io::Result<B>,
         gens: &mut [OpGen],
         mut rec: Recorder,
-    ) -> Result<WorkerOut, String> {
+    ) -> io::Result<WorkerOut> {
         match backend {
             Ok(mut b) => {
-                self.cpu.start(self.barrier);
+                self.cpu.start(self.gate);
                 let slots = gens.len() as u32 * self.qd;
                 let out = match self.fault {
                     Some(plan) => {
@@ -273,10 +302,8 @@ impl Job<'_> {
                 Ok((rec, out.0, out.1))
             }
             Err(e) => {
-                self.ctl
-                    .error_stop
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                self.barrier.wait();
+                self.ctl.error_stop.store(true, Ordering::SeqCst);
+                self.gate.arrive();
                 Err(e)
             }
         }
@@ -289,487 +316,386 @@ impl Job<'_> {
     }
 }
 
-/// A prepared target: what to open and its geometry.
-struct Prepared {
-    /// Files to open per worker: none (null), one (single target) or the members of a stripe set.
-    infos: Vec<TargetInfo>,
-    /// The stripe map when the target is a RAID 0 stripe set.
-    map: Option<StripeMap>,
-    member_names: Vec<String>,
-    desc: TargetDesc,
-    start: u64,
-    span: u64,
-    buf_align: usize,
-}
-
-fn kind_name(k: TargetKind) -> &'static str {
-    match k {
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block",
-    }
-}
-
-/// Probes a path target, checks write safety, and lays a file out to `needed` bytes if short.
-fn prepare_path(
-    path: &Path,
-    needed: Option<u64>,
-    writes: bool,
-    opts: &RealOptions,
+/// Which engine a plan runs with, after checking it can: null, sync or io_uring.
+fn choose_engine(
+    spec: &WorkloadSpec,
+    plan: &Plan,
+    opts: &RealOptions<'_>,
     notes: &mut Vec<String>,
-    role: &str,
-) -> Result<TargetInfo, EngineError> {
-    let mut info = device::probe(path)?;
-    match info.kind {
-        TargetKind::BlockDevice => {
-            if writes {
-                device::check_block_device_writable(&info, opts.allow_destroy)?;
-            }
+) -> Result<&'static str, Invalid> {
+    if plan.is_null() {
+        return Ok("null");
+    }
+    let stripe = plan.map.is_some();
+    let threads = spec.total_qd();
+    let sync_ok = || -> Result<&'static str, Invalid> {
+        if threads > sync::MAX_SYNC_THREADS {
+            return Err(Invalid::SyncThreads {
+                threads,
+                max: sync::MAX_SYNC_THREADS,
+            });
         }
-        TargetKind::File => {
-            let needed = match needed {
-                Some(n) => n,
-                None if info.exists && info.size > 0 => info.size,
-                None => {
-                    return Err(EngineError::Invalid(format!(
-                        "{role}{}: the file does not exist or is empty; give --span to say how large to make it",
-                        path.display()
-                    )))
+        Ok("sync")
+    };
+    // What one ring must hold: `qd` slots, and for a stripe set every piece of them in flight.
+    let pieces = plan
+        .map
+        .as_ref()
+        .map(|m| crate::stripe::StripeAdapter::max_pieces(m, spec.bs))
+        .unwrap_or(1);
+    let inflight = (spec.qd as u64 * pieces).min(u32::MAX as u64) as u32;
+    let ring_ok = || ring::check_ring(spec.qd, inflight);
+    match opts.engine {
+        EngineChoice::Sync if stripe => Err(Invalid::StripeNeedsUring),
+        EngineChoice::Sync => sync_ok(),
+        EngineChoice::IoUring => {
+            if !ssdlab_io::io_uring_available() {
+                return Err(Invalid::UringUnavailable);
+            }
+            ring_ok().map_err(|e| Invalid::Ring {
+                qd: spec.qd,
+                err: e.to_string(),
+            })?;
+            Ok("io_uring")
+        }
+        EngineChoice::Auto => {
+            let why = if !ssdlab_io::io_uring_available() {
+                "io_uring is not available here".to_string()
+            } else {
+                match ring_ok() {
+                    Ok(()) => return Ok("io_uring"),
+                    Err(e) => format!("io_uring cannot hold QD {} in one ring ({e})", spec.qd),
                 }
             };
-            if !info.exists || info.size < needed {
-                let note = format!(
-                    "laying out {}: {} → {}",
-                    path.display(),
-                    format_size(info.size),
-                    format_size(needed)
-                );
-                (opts.on_note)(&note);
-                notes.push(note);
-                info = device::prepare_file(&info, needed)?;
+            if stripe {
+                return Err(Invalid::UringNeededForStripe { why });
             }
+            let engine = sync_ok()?;
+            let note = format!("{why}; using the sync engine (one thread per outstanding I/O)");
+            (opts.on_note)(&note);
+            notes.push(note);
+            Ok(engine)
         }
-    }
-    Ok(info)
-}
-
-/// With O_DIRECT, sizes and offsets must be multiples of the target's direct-I/O alignment.
-fn check_direct_alignment(
-    values: &[(&str, u64)],
-    align: u64,
-    what: &str,
-) -> Result<(), EngineError> {
-    let a = align.max(1);
-    for (name, v) in values {
-        if v % a != 0 {
-            return Err(EngineError::Invalid(format!(
-                "{name} {v} is not a multiple of {a} bytes, the direct-I/O alignment of {what}; use a multiple of {a} or --buffered"
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn region_end(spec: &WorkloadSpec) -> Result<Option<u64>, EngineError> {
-    spec.span
-        .map(|span| {
-            spec.offset
-                .checked_add(span)
-                .ok_or_else(|| EngineError::Invalid("--offset + --span overflows".into()))
-        })
-        .transpose()
-}
-
-fn prepare(
-    spec: &WorkloadSpec,
-    target: &RealTarget,
-    opts: &RealOptions,
-    notes: &mut Vec<String>,
-) -> Result<Prepared, EngineError> {
-    let writes = spec.writes();
-    match target {
-        RealTarget::Null => {
-            let (start, span) = spec.region_for(opts.null_size, "the null target")?;
-            Ok(Prepared {
-                infos: vec![],
-                map: None,
-                member_names: vec![],
-                desc: TargetDesc {
-                    kind: "null".into(),
-                    name: "null".into(),
-                    size: opts.null_size,
-                    engine: "null".into(),
-                    direct: false,
-                    offset: start,
-                    span,
-                    details: vec![],
-                },
-                start,
-                span,
-                buf_align: 4096,
-            })
-        }
-        RealTarget::Path(path) => {
-            let info = prepare_path(path, region_end(spec)?, writes, opts, notes, "")?;
-            let what = format!("{} ({})", path.display(), kind_name(info.kind));
-            let (start, span) = spec.region_for(info.size, &what)?;
-            if opts.direct {
-                check_direct_alignment(
-                    &[
-                        ("--bs", spec.bs),
-                        ("--align", spec.align),
-                        ("--offset", start),
-                    ],
-                    info.dio_offset_align,
-                    &path.display().to_string(),
-                )?;
-            }
-            Ok(Prepared {
-                desc: TargetDesc {
-                    kind: kind_name(info.kind).into(),
-                    name: path.display().to_string(),
-                    size: info.size,
-                    engine: String::new(),
-                    direct: opts.direct,
-                    offset: start,
-                    span,
-                    details: info
-                        .model
-                        .iter()
-                        .map(|m| ("model".to_string(), m.clone()))
-                        .collect(),
-                },
-                buf_align: info.dio_mem_align.max(512) as usize,
-                infos: vec![info],
-                map: None,
-                member_names: vec![],
-                start,
-                span,
-            })
-        }
-        RealTarget::Raid0 { members, stripe } => prepare_raid0(spec, members, *stripe, opts, notes),
     }
 }
 
-fn prepare_raid0(
-    spec: &WorkloadSpec,
-    members: &[Member],
-    stripe: u64,
-    opts: &RealOptions,
-    notes: &mut Vec<String>,
-) -> Result<Prepared, EngineError> {
-    if members.len() < 2 {
-        return Err(EngineError::Invalid(
-            "--raid0 needs at least two members (A,B[,C…])".into(),
-        ));
-    }
-    if stripe == 0 {
-        return Err(EngineError::Invalid(
-            "--stripe must be greater than 0".into(),
-        ));
-    }
-    let nulls = members
-        .iter()
-        .filter(|m| matches!(m, Member::Null(_)))
-        .count();
-    if nulls != 0 && nulls != members.len() {
-        return Err(EngineError::Invalid(
-            "--raid0 members are either all null:SIZE or all files/devices".into(),
-        ));
-    }
-    let n = members.len() as u64;
-    let mut infos = Vec::new();
-    let mut names = Vec::new();
-    let mut sizes = Vec::new();
-    let mut block = 512u64;
-    let mut dio_align = 512u64;
-    let mut mem_align = 4096u64;
-    if nulls > 0 {
-        for (i, m) in members.iter().enumerate() {
-            if let Member::Null(size) = m {
-                sizes.push(*size);
-                names.push(format!("null{i}"));
-            }
-        }
+/// Memory one worker needs besides its I/O buffers (latency histograms, series, slot state).
+const WORKER_OVERHEAD: u64 = 4 << 20;
+
+/// Checks the run's memory estimate (I/O buffers of every slot, per-worker bookkeeping) against
+/// what the system (and `--max-memory`) allows.
+fn check_memory(spec: &WorkloadSpec, plan: &Plan, opts: &RealOptions<'_>) -> Result<(), Invalid> {
+    let buffers = if plan.is_null() {
+        0
     } else {
-        // Each member gets an equal share of the region, rounded up to whole chunks.
-        let needed = region_end(spec)?.map(|end| end.div_ceil(n).div_ceil(stripe) * stripe);
-        let mut seen: Vec<(u64, u64, String)> = Vec::new();
-        for m in members {
-            let Member::Path(path) = m else {
-                unreachable!()
-            };
-            let probe = device::probe(path)?;
-            if !probe.exists && needed.is_none() {
-                return Err(EngineError::Invalid(format!(
-                    "RAID 0 member {} does not exist; create it or give --span so ssdlab lays it out",
-                    path.display()
-                )));
-            }
-            let info = prepare_path(path, needed, spec.writes(), opts, notes, "RAID 0 member ")?;
-            let id = std::fs::metadata(path)
-                .map(|md| {
-                    use std::os::unix::fs::MetadataExt;
-                    if info.kind == TargetKind::BlockDevice {
-                        (md.rdev(), 0)
-                    } else {
-                        (md.dev(), md.ino())
-                    }
-                })
-                .map_err(|e| EngineError::Io(format!("{}: {e}", path.display())))?;
-            if let Some(prev) = seen.iter().find(|s| (s.0, s.1) == id) {
-                return Err(EngineError::Invalid(format!(
-                    "RAID 0 member {} is listed twice (same as {})",
-                    path.display(),
-                    prev.2
-                )));
-            }
-            seen.push((id.0, id.1, path.display().to_string()));
-            names.push(path.display().to_string());
-            sizes.push(info.size);
-            infos.push(info);
-        }
-        let first = infos[0].logical_block_size;
-        if let Some(other) = infos.iter().find(|i| i.logical_block_size != first) {
-            return Err(EngineError::Invalid(format!(
-                "RAID 0 members have different logical block sizes: {} has {}, {} has {}",
-                infos[0].path.display(),
-                first,
-                other.path.display(),
-                other.logical_block_size
-            )));
-        }
-        block = first.max(512);
-        dio_align = infos
-            .iter()
-            .map(|i| i.dio_offset_align.max(1))
-            .max()
-            .unwrap_or(512);
-        mem_align = infos
-            .iter()
-            .map(|i| i.dio_mem_align)
-            .max()
-            .unwrap_or(512)
-            .max(512);
+        let align = plan.buf_align.max(4096) as u64;
+        spec.bs.div_ceil(align) * align * spec.total_qd()
+    };
+    let need = buffers + WORKER_OVERHEAD * spec.jobs as u64;
+    check_budget(
+        &format!(
+            "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
+            spec.total_qd(),
+            format_size(spec.bs),
+            spec.qd,
+            spec.jobs
+        ),
+        need,
+        opts.max_memory,
+    )
+}
+
+/// Refuses `need` bytes when the memory limit is lower.
+pub(crate) fn check_budget(what: &str, need: u64, user: Option<u64>) -> Result<(), Invalid> {
+    match memory::limit(user) {
+        Some(MemoryLimit { bytes, source }) if need > bytes => Err(Invalid::Memory {
+            what: what.to_string(),
+            need: format_size(need),
+            limit: format_size(bytes),
+            bound: source.to_string(),
+        }),
+        _ => Ok(()),
     }
-    let map = StripeMap::new(&sizes, stripe, block)
-        .map_err(|e| EngineError::Invalid(format!("--stripe {}: {e}", format_size(stripe))))?;
-    let what = format!(
-        "the RAID 0 array ({} members, {} stripe)",
-        members.len(),
-        format_size(stripe)
-    );
-    let (start, span) = spec.region_for(map.size(), &what)?;
-    if opts.direct && nulls == 0 {
-        check_direct_alignment(
-            &[
-                ("--bs", spec.bs),
-                ("--align", spec.align),
-                ("--offset", start),
-                ("--stripe", stripe),
-            ],
-            dio_align,
-            "the RAID 0 members",
-        )?;
-    }
-    Ok(Prepared {
-        desc: TargetDesc {
-            kind: "raid0".into(),
-            name: names.join(","),
-            size: map.size(),
-            engine: String::new(),
-            direct: opts.direct && nulls == 0,
-            offset: start,
-            span,
-            details: vec![
-                ("stripe".into(), format_size(stripe)),
-                ("members".into(), members.len().to_string()),
-                ("zones".into(), map.zones().len().to_string()),
-            ],
+}
+
+fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
+    match target {
+        RealTarget::Null => TargetDesc {
+            kind: "null".into(),
+            name: "null".into(),
+            size: plan.size,
+            engine: "null".into(),
+            direct: false,
+            offset: plan.start,
+            span: plan.span,
+            details: vec![],
         },
-        infos,
-        map: Some(map),
-        member_names: names,
-        start,
-        span,
-        buf_align: mem_align as usize,
-    })
+        RealTarget::Path(path) => {
+            let info = &plan.paths[0].info;
+            TargetDesc {
+                kind: match info.kind {
+                    TargetKind::File => "file",
+                    TargetKind::BlockDevice => "block",
+                }
+                .into(),
+                name: path.display().to_string(),
+                size: plan.size,
+                engine: String::new(),
+                direct: plan.direct,
+                offset: plan.start,
+                span: plan.span,
+                details: info
+                    .model
+                    .iter()
+                    .map(|m| ("model".to_string(), m.clone()))
+                    .collect(),
+            }
+        }
+        RealTarget::Raid0 { members, stripe } => {
+            let names: Vec<String> = if plan.is_null() {
+                (0..members.len()).map(|i| format!("null{i}")).collect()
+            } else {
+                plan.paths.iter().map(|p| p.name.clone()).collect()
+            };
+            TargetDesc {
+                kind: "raid0".into(),
+                name: names.join(","),
+                size: plan.size,
+                engine: String::new(),
+                direct: plan.direct,
+                offset: plan.start,
+                span: plan.span,
+                details: vec![
+                    ("stripe".into(), format_size(*stripe)),
+                    ("members".into(), members.len().to_string()),
+                    (
+                        "zones".into(),
+                        plan.map.as_ref().map_or(0, |m| m.zones().len()).to_string(),
+                    ),
+                ],
+            }
+        }
+    }
 }
 
 /// Runs `spec` against a real target and returns the merged result of all workers.
+///
+/// Everything that can be checked is checked before the first byte is written: the targets
+/// ([`ssdlab_target::plan`]), the engine and its limits, the memory estimate. Only then are files
+/// laid out; if the run cannot start after that, the layout is given back.
 pub fn run_real(
     spec: &WorkloadSpec,
     target: &RealTarget,
-    opts: &RealOptions,
+    opts: &RealOptions<'_>,
 ) -> Result<RunOutput, EngineError> {
     spec.validate()?;
-    let mut notes = Vec::new();
-    let prep = prepare(spec, target, opts, &mut notes)?;
-    let real_io = !prep.infos.is_empty();
-    if spec.verify && !real_io {
-        return Err(EngineError::Invalid(
-            "--verify needs data on a real target (a file, a device or a stripe set of them)"
-                .into(),
-        ));
+    let plan = ssdlab_target::plan(
+        spec,
+        target,
+        &PlanOptions {
+            direct: opts.direct,
+            allow_destroy: opts.allow_destroy,
+            null_size: opts.null_size,
+        },
+    )?;
+    if spec.verify && plan.is_null() {
+        return Err(Invalid::VerifyNeedsData.into());
     }
-    let engine = match (real_io, opts.engine) {
-        (false, _) => "null",
-        (true, EngineChoice::Sync) if prep.map.is_some() => {
-            return Err(EngineError::Invalid(
-                "the RAID 0 stripe set needs the io_uring engine (--engine io_uring or auto)"
-                    .into(),
-            ))
-        }
-        (true, EngineChoice::Sync) => "sync",
-        (true, EngineChoice::IoUring) => {
-            if !ssdlab_uring::io_uring_available() {
-                return Err(EngineError::Invalid(
-                    "io_uring is not available on this system (kernel too old, or disabled by sysctl/seccomp); use --engine sync".into(),
-                ));
-            }
-            "io_uring"
-        }
-        (true, EngineChoice::Auto) => {
-            if ssdlab_uring::io_uring_available() {
-                "io_uring"
-            } else if prep.map.is_some() {
-                return Err(EngineError::Invalid(
-                    "io_uring is not available on this system, and the RAID 0 stripe set needs it"
-                        .into(),
-                ));
-            } else {
-                let note = "io_uring is not available here; using the sync engine (one thread per outstanding I/O)";
-                (opts.on_note)(note);
-                notes.push(note.into());
-                "sync"
-            }
-        }
+    let mut notes = Vec::new();
+    let engine = choose_engine(spec, &plan, opts, &mut notes)?;
+    check_memory(spec, &plan, opts)?;
+
+    // The first write: lay out files that are missing or short (undone on drop unless committed).
+    let note_sink = std::cell::RefCell::new(Vec::new());
+    let mut laid = plan
+        .lay_out(opts.stop, &|n: &str| {
+            (opts.on_note)(n);
+            note_sink.borrow_mut().push(n.to_string());
+        })
+        .map_err(EngineError::Layout)?;
+    notes.extend(note_sink.into_inner());
+    let wrote = laid.wrote();
+    let setup_failed = |laid: &mut ssdlab_target::LaidOut, message: String| EngineError::Setup {
+        message,
+        wrote,
+        cleanup: laid.undo(),
     };
+
     // Open every worker's file descriptors before starting anything, so errors come out cleanly.
     let writes = spec.writes();
     let mut files: Vec<Vec<File>> = Vec::new();
     for _ in 0..spec.jobs {
         let mut fs = Vec::new();
-        for info in &prep.infos {
-            fs.push(device::open_target(info, writes, opts.direct)?);
+        for info in &laid.infos {
+            match open_target(info, writes, opts.direct) {
+                Ok(f) => fs.push(f),
+                Err(e) => return Err(setup_failed(&mut laid, e.to_string())),
+            }
         }
         files.push(fs);
     }
-    let ctl = Arc::new({
-        let mut c = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
+    let ctl = {
+        let mut c =
+            Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
         c.continue_on_error = opts.continue_on_error;
         c
-    });
-    let barrier = Arc::new(Barrier::new(spec.jobs as usize));
-    let cpu_window = Arc::new(CpuWindow::default());
+    };
+    let gate = Gate::new(spec.jobs as usize);
+    let cpu_window = CpuWindow::default();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let ru0 = cpu::rusage_self();
-    let mut handles = Vec::new();
-    for (w, mut fs) in files.into_iter().enumerate() {
-        let spec = spec.clone();
-        let ctl = Arc::clone(&ctl);
-        let barrier = Arc::clone(&barrier);
-        let cpu_window = Arc::clone(&cpu_window);
-        let (start, span, align) = (prep.start, prep.span, prep.buf_align);
-        let fault = opts.fault;
-        let submit_batch = opts.submit_batch;
-        let map = prep.map.clone();
-        let names = prep.member_names.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("ssdlab-worker-{w}"))
-            .spawn(move || -> Result<WorkerOut, String> {
-                let mut gens = vec![OpGen::new(&spec, start, span, w as u32)];
-                let rec = Recorder::default();
-                let bs = spec.bs as usize;
-                let job = Job {
-                    barrier: &barrier,
-                    cpu: &cpu_window,
-                    ctl: &ctl,
-                    qd: spec.qd,
-                    data: DataOpts {
-                        pattern: spec.pattern,
-                        pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
-                        verify: spec.verify.then_some(spec.seed),
-                    },
-                    fault,
-                };
-                let origin = Instant::now();
-                match (map, engine) {
-                    (Some(map), _) => {
-                        let ring = if fs.is_empty() {
-                            Ok(None)
-                        } else {
-                            let pieces = StripeAdapter::max_pieces(&map, spec.bs) as u32;
-                            UringBackend::with_files(fs, spec.qd, spec.qd * pieces, bs, align)
+    let names: Vec<String> = match target {
+        RealTarget::Raid0 { members, .. } if plan.is_null() => {
+            (0..members.len()).map(|i| format!("null{i}")).collect()
+        }
+        _ => plan.paths.iter().map(|p| p.name.clone()).collect(),
+    };
+    let results: Vec<io::Result<WorkerOut>> = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (w, mut fs) in files.into_iter().enumerate() {
+            let (ctl, gate, cpu_window, plan, names) = (&ctl, &gate, &cpu_window, &plan, &names);
+            let h = std::thread::Builder::new()
+                .name(format!("ssdlab-worker-{w}"))
+                .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
+                    let mut gens = vec![OpGen::new(spec, plan.start, plan.span, w as u32)];
+                    let rec = Recorder::default();
+                    let bs = spec.bs as usize;
+                    let align = plan.buf_align;
+                    let job = Job {
+                        gate,
+                        cpu: cpu_window,
+                        ctl,
+                        qd: spec.qd,
+                        data: DataOpts {
+                            pattern: spec.pattern,
+                            pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
+                            verify: spec.verify.then_some(spec.seed),
+                        },
+                        fault: opts.fault,
+                    };
+                    let origin = Instant::now();
+                    match (&plan.map, engine) {
+                        (Some(map), _) => {
+                            let ring = if fs.is_empty() {
+                                Ok(None)
+                            } else {
+                                let pieces = StripeAdapter::max_pieces(map, spec.bs) as u32;
+                                UringBackend::with_files(
+                                    fs,
+                                    spec.qd,
+                                    spec.qd.saturating_mul(pieces),
+                                    bs,
+                                    align,
+                                )
                                 .map(|mut r| {
-                                    r.set_submit_batch(submit_batch);
+                                    r.set_submit_batch(opts.submit_batch);
                                     Some(r)
                                 })
-                                .map_err(|e| format!("cannot set up io_uring: {e}"))
-                        };
-                        job.run(
-                            ring.map(|r| StripeAdapter::new(origin, map, r, spec.qd, names)),
+                            };
+                            job.run(
+                                ring.map(|r| {
+                                    StripeAdapter::new(
+                                        origin,
+                                        map.clone(),
+                                        r,
+                                        spec.qd,
+                                        names.clone(),
+                                    )
+                                }),
+                                &mut gens,
+                                rec,
+                            )
+                        }
+                        (None, "io_uring") => job.run(
+                            UringBackend::new(fs.remove(0), spec.qd, bs, align).map(|mut ring| {
+                                ring.set_submit_batch(opts.submit_batch);
+                                UringAdapter { origin, ring }
+                            }),
                             &mut gens,
                             rec,
-                        )
+                        ),
+                        (None, "sync") => job.run(
+                            SyncBackend::new(fs.remove(0), spec.qd, bs, align)
+                                .map(|pool| SyncAdapter { origin, pool }),
+                            &mut gens,
+                            rec,
+                        ),
+                        _ => job.run(
+                            Ok(NullBackend {
+                                origin,
+                                pending: Vec::with_capacity(spec.qd as usize),
+                            }),
+                            &mut gens,
+                            rec,
+                        ),
                     }
-                    (None, "io_uring") => job.run(
-                        UringBackend::new(fs.remove(0), spec.qd, bs, align)
-                            .map(|mut ring| {
-                                ring.set_submit_batch(submit_batch);
-                                UringAdapter { origin, ring }
-                            })
-                            .map_err(|e| format!("cannot set up io_uring: {e}")),
-                        &mut gens,
-                        rec,
-                    ),
-                    (None, "sync") => job.run(
-                        SyncBackend::new(fs.remove(0), spec.qd, bs, align)
-                            .map(|pool| SyncAdapter { origin, pool })
-                            .map_err(|e| format!("cannot start I/O threads: {e}")),
-                        &mut gens,
-                        rec,
-                    ),
-                    _ => job.run(
-                        Ok(NullBackend {
-                            origin,
-                            pending: Vec::with_capacity(spec.qd as usize),
-                        }),
-                        &mut gens,
-                        rec,
-                    ),
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // No thread, no I/O: stop the others, who wait at the gate for it.
+                    ctl.error_stop.store(true, Ordering::SeqCst);
+                    gate.abort();
+                    let mut out: Vec<io::Result<WorkerOut>> = handles
+                        .into_iter()
+                        .map(
+                            |h: std::thread::ScopedJoinHandle<'_, io::Result<WorkerOut>>| {
+                                h.join().unwrap_or_else(|_| {
+                                    Err(io::Error::other("a worker thread panicked"))
+                                })
+                            },
+                        )
+                        .collect();
+                    out.push(Err(io::Error::other(format!(
+                        "cannot start worker thread: {e}"
+                    ))));
+                    return out;
                 }
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")))
             })
-            .map_err(|e| EngineError::Io(format!("cannot start worker thread: {e}")))?;
-        handles.push(h);
-    }
+            .collect()
+    });
     let mut merged = Recorder::default();
     let mut outcome = LoopOutcome::default();
     let mut members: Vec<MemberStats> = Vec::new();
     let mut setup_error = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok((rec, out, ms))) => {
+    for r in results {
+        match r {
+            Ok((rec, out, ms)) => {
                 merged.merge(&rec);
                 outcome.runtime_ns = outcome.runtime_ns.max(out.runtime_ns);
                 outcome.ramp_ns = outcome.ramp_ns.max(out.ramp_ns);
                 outcome.interrupted |= out.interrupted;
                 outcome.stopped_on_error |= out.stopped_on_error;
+                outcome.budget_done |= out.budget_done;
                 merge_members(&mut members, ms);
             }
-            Ok(Err(e)) => setup_error = Some(e),
-            Err(_) => setup_error = Some("a worker thread panicked".into()),
+            Err(e) => setup_error = Some(e),
         }
     }
     if let Some(e) = setup_error {
-        return Err(EngineError::Io(e));
+        // A worker could not set up its engine: no I/O was issued by anyone.
+        let what = match engine {
+            "io_uring" => "cannot set up io_uring",
+            "sync" => "cannot start I/O threads",
+            _ => "cannot start the run",
+        };
+        return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
+    laid.commit();
     let ru = cpu_window
         .usage()
         .unwrap_or_else(|| cpu::rusage_self().since(&ru0));
-    let mut desc = prep.desc;
+    let mut desc = target_desc(&plan, target);
     desc.engine = engine.to_string();
     let mut result = build_result(
         spec,

@@ -3,8 +3,8 @@
 
 use crate::backend::{Backend, Cqe};
 use crate::engine_loop::{run_loop, Control, DataOpts};
-use crate::real::{build_result, max_ios};
-use crate::EngineError;
+use crate::real::{build_result, check_budget, max_ios};
+use crate::{EngineError, Invalid};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
     AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator,
@@ -13,6 +13,7 @@ use ssdlab_stats::{CpuUsage, MemberStats, Recorder, TargetDesc};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
 use std::io;
+use std::sync::atomic::AtomicBool;
 
 /// A simulated target: a preset (or custom) drive, possibly several in RAID 0.
 #[derive(Debug, Clone)]
@@ -111,7 +112,7 @@ impl Backend for SimBackend {
         None
     }
 
-    fn push(&mut self, slot: u32, op: &Op) {
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         self.look_ahead(slot, op);
         let read = op.kind == OpKind::Read;
         let mut n = 0;
@@ -152,6 +153,7 @@ impl Backend for SimBackend {
         p.read = read;
         p.len = op.len;
         p.t_submit = self.now;
+        Ok(())
     }
 
     fn submit_wait(&mut self, _min: usize, _timeout_ns: u64) -> io::Result<()> {
@@ -223,18 +225,61 @@ impl Backend for SimBackend {
     }
 }
 
+/// Options of a simulated run that are not part of the workload or the target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimOptions<'a> {
+    /// Raised from outside (Ctrl-C, a sweep being stopped): the run ends at the next completion,
+    /// marked interrupted.
+    pub stop: Option<&'a AtomicBool>,
+    /// Refuse to build drives whose memory estimate is above this (besides what the system has).
+    pub max_memory: Option<u64>,
+}
+
+/// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
+pub fn sim_memory_estimate(target: &SimTarget) -> u64 {
+    Simulator::memory_estimate(&target.drive, target.drives)
+}
+
 /// Runs `spec` on a simulated drive or array in virtual time. All workers share the one event
 /// queue (worker w owns slots w·qd … (w+1)·qd), so results are deterministic for a seed.
 pub fn run_sim(
     spec: &WorkloadSpec,
     target: &SimTarget,
+    opts: &SimOptions<'_>,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
-    run_sim_prepared(spec, target, None)
+    run_sim_prepared(spec, target, None, opts)
+}
+
+/// Checks a simulated target (drive config, drive count, memory) before anything is built.
+pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(), EngineError> {
+    target.drive.validate()?;
+    if target.drives == 0 {
+        return Err(Invalid::NoDrives.into());
+    }
+    if target.drives > 1 && target.stripe.is_none() {
+        return Err(Invalid::SimArrayNeedsStripe.into());
+    }
+    check_budget(
+        &format!(
+            "{} simulated drive{} of {} (mapping tables and block state)",
+            target.drives,
+            if target.drives == 1 { "" } else { "s" },
+            target.name
+        ),
+        sim_memory_estimate(target),
+        max_memory,
+    )?;
+    Ok(())
 }
 
 /// Builds (and preconditions) the simulator [`run_sim`] would use for `target` with `seed`, so
 /// callers running many workloads on the same drive state can build it once and clone it.
-pub fn build_sim(target: &SimTarget, seed: u64) -> Result<Simulator, EngineError> {
+pub fn build_sim(
+    target: &SimTarget,
+    seed: u64,
+    max_memory: Option<u64>,
+) -> Result<Simulator, EngineError> {
+    check_sim_target(target, max_memory)?;
     Simulator::new(
         &target.drive,
         target.drives,
@@ -242,7 +287,16 @@ pub fn build_sim(target: &SimTarget, seed: u64) -> Result<Simulator, EngineError
         target.state,
         seed,
     )
-    .map_err(|e| EngineError::Invalid(e.to_string()))
+    .map_err(|e| match e {
+        ssdlab_ssdsim::SimError::Config(c) => EngineError::Sim(c),
+        ssdlab_ssdsim::SimError::Alloc(a) => Invalid::Memory {
+            what: format!("{} simulated drive(s) of {}", target.drives, target.name),
+            need: format_size(sim_memory_estimate(target)),
+            limit: format!("allocation failed: {a}"),
+            bound: "the system".into(),
+        }
+        .into(),
+    })
 }
 
 /// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
@@ -251,31 +305,26 @@ pub fn run_sim_prepared(
     spec: &WorkloadSpec,
     target: &SimTarget,
     prepared: Option<Simulator>,
+    opts: &SimOptions<'_>,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
     spec.validate()?;
     if spec.verify {
-        return Err(EngineError::Invalid(
-            "--verify needs a real target: simulated drives carry no data".into(),
-        ));
+        return Err(Invalid::VerifyOnSim.into());
     }
-    let sim_err = |e: ssdlab_ssdsim::ConfigError| EngineError::Invalid(e.to_string());
-    target.drive.validate().map_err(sim_err)?;
-    if target.drives == 0 {
-        return Err(EngineError::Invalid("--drives must be at least 1".into()));
-    }
+    check_sim_target(target, opts.max_memory)?;
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
-    let map = if target.drives > 1 {
-        let stripe = target.stripe.ok_or_else(|| {
-            EngineError::Invalid("a simulated array (--drives > 1) needs --stripe".into())
-        })?;
-        Some(
+    let map = match (target.drives > 1, target.stripe) {
+        (true, Some(stripe)) => Some(
             StripeMap::new(&vec![drive_size; target.drives], stripe, block).map_err(|e| {
-                EngineError::Invalid(format!("--stripe {}: {e}", format_size(stripe)))
+                Invalid::SimStripe {
+                    stripe: format_size(stripe),
+                    why: e.to_string(),
+                }
             })?,
-        )
-    } else {
-        None
+        ),
+        (true, None) => return Err(Invalid::SimArrayNeedsStripe.into()),
+        (false, _) => None,
     };
     let size = map.as_ref().map(|m| m.size()).unwrap_or(drive_size);
     let what = if target.drives > 1 {
@@ -290,14 +339,17 @@ pub fn run_sim_prepared(
         ("--offset", start),
     ] {
         if v % block != 0 {
-            return Err(EngineError::Invalid(format!(
-                "{name} {v} is not a multiple of the simulated drive's {block}-byte sectors"
-            )));
+            return Err(Invalid::SimUnaligned {
+                name,
+                value: v,
+                block,
+            }
+            .into());
         }
     }
     let sim = match prepared {
         Some(sim) => sim,
-        None => build_sim(target, spec.seed)?,
+        None => build_sim(target, spec.seed, opts.max_memory)?,
     };
     let slots = spec.qd * spec.jobs;
     let names: Vec<MemberStats> = (0..target.drives)
@@ -332,7 +384,7 @@ pub fn run_sim_prepared(
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };
-    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec));
+    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
     let mut rec = Recorder::default();
     // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a
     // byte-identical result.
@@ -373,9 +425,7 @@ pub fn run_sim_prepared(
     if target.drives > 1 {
         result.members = backend.member_stats();
     }
-    result.device = Some(
-        serde_json::to_value(backend.sim.counters())
-            .map_err(|e| EngineError::Io(format!("cannot serialise device counters: {e}")))?,
-    );
+    // Counters are plain numbers: serialising them cannot fail.
+    result.device = serde_json::to_value(backend.sim.counters()).ok();
     Ok(result)
 }

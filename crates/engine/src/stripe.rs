@@ -3,9 +3,9 @@
 //! own O_DIRECT file handle, and the request completes when all its pieces have.
 
 use crate::backend::{Backend, Cqe};
+use ssdlab_io::{Dir, UringBackend};
 use ssdlab_layout::StripeMap;
 use ssdlab_stats::MemberStats;
-use ssdlab_uring::{Dir, UringBackend};
 use ssdlab_workload::{Op, OpKind};
 use std::io;
 use std::time::Instant;
@@ -36,8 +36,8 @@ pub(crate) struct StripeAdapter {
     members: Vec<MemberAcc>,
     /// Null members: requests (slot, length) completed at submission, reported at the next reap.
     null_done: Vec<(u32, u64)>,
-    /// Scratch buffer for one reap pass.
-    reaped: Vec<(u64, i32)>,
+    /// Scratch buffer for one reap pass: (slot, member, result).
+    reaped: Vec<(u32, u32, i32)>,
     /// Clock read once per submission batch (0 = not read yet in this batch).
     batch_time: u64,
 }
@@ -75,16 +75,11 @@ impl StripeAdapter {
         }
     }
 
-    /// User data of a piece: the slot in the high 32 bits, the member in the low 32.
+    /// A piece of `slot`'s request on `member` completed with `res` at `t`.
     #[inline]
-    fn user_data(slot: u32, member: usize) -> u64 {
-        (slot as u64) << 32 | member as u64
-    }
-
-    #[inline]
-    fn complete_piece(&mut self, ud: u64, res: i32, t: u64, out: &mut Vec<Cqe>) {
-        let slot = (ud >> 32) as usize;
-        let m = &mut self.members[(ud & 0xffff_ffff) as usize];
+    fn complete_piece(&mut self, slot: u32, member: u32, res: i32, t: u64, out: &mut Vec<Cqe>) {
+        let slot = slot as usize;
+        let m = &mut self.members[member as usize];
         let p = &mut self.parents[slot];
         let service = t.saturating_sub(p.t_submit);
         if p.kind_read {
@@ -121,11 +116,11 @@ impl Backend for StripeAdapter {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        self.ring.as_mut().map(|r| r.buffer(slot))
+        self.ring.as_mut()?.buffer(slot)
     }
 
     #[inline]
-    fn push(&mut self, slot: u32, op: &Op) {
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         let read = op.kind == OpKind::Read;
         let Some(ring) = self.ring.as_mut() else {
             // Null members complete at once: count the pieces, no service time, no busy time.
@@ -147,7 +142,7 @@ impl Backend for StripeAdapter {
                 }
             }
             self.null_done.push((slot, op.len));
-            return;
+            return Ok(());
         };
         if self.batch_time == 0 {
             self.batch_time = self.origin.elapsed().as_nanos().max(1) as u64;
@@ -156,6 +151,30 @@ impl Backend for StripeAdapter {
         let dir = if read { Dir::Read } else { Dir::Write };
         let mut n = 0u32;
         for piece in self.map.split(op.offset, op.len) {
+            // Queue first: a refused piece leaves the member's counters untouched.
+            if let Err(e) = ring.push_piece(
+                slot,
+                piece.member as u32,
+                piece.member as u32,
+                (piece.logical_offset - op.offset) as usize,
+                dir,
+                piece.member_offset,
+                piece.len as u32,
+            ) {
+                if n == 0 {
+                    return Err(e);
+                }
+                // Some pieces are already in flight: the parent completes with the error
+                // once they are back.
+                let p = &mut self.parents[slot as usize];
+                *p = Parent {
+                    remaining: n,
+                    res: -(libc_eio()),
+                    kind_read: read,
+                    t_submit: now,
+                };
+                return Ok(());
+            }
             let m = &mut self.members[piece.member];
             if m.inflight == 0 {
                 m.busy_since = now;
@@ -168,15 +187,6 @@ impl Backend for StripeAdapter {
                 m.stats.write_ios += 1;
                 m.stats.write_bytes += piece.len;
             }
-            ring.push_piece(
-                Self::user_data(slot, piece.member),
-                piece.member as u32,
-                slot,
-                (piece.logical_offset - op.offset) as usize,
-                dir,
-                piece.member_offset,
-                piece.len as u32,
-            );
             n += 1;
         }
         self.parents[slot as usize] = Parent {
@@ -185,6 +195,7 @@ impl Backend for StripeAdapter {
             kind_read: read,
             t_submit: now,
         };
+        Ok(())
     }
 
     fn submit_wait(&mut self, min: usize, _timeout_ns: u64) -> io::Result<()> {
@@ -208,9 +219,9 @@ impl Backend for StripeAdapter {
             return;
         };
         let mut reaped = std::mem::take(&mut self.reaped);
-        r.reap(|ud, res| reaped.push((ud, res)));
-        for &(ud, res) in &reaped {
-            self.complete_piece(ud, res, t, out);
+        r.reap(|slot, member, res| reaped.push((slot, member, res)));
+        for &(slot, member, res) in &reaped {
+            self.complete_piece(slot, member, res, t, out);
         }
         reaped.clear();
         self.reaped = reaped;
@@ -240,4 +251,9 @@ impl Backend for StripeAdapter {
             })
             .collect()
     }
+}
+
+/// EIO, for a request whose last pieces the ring refused.
+fn libc_eio() -> i64 {
+    5
 }

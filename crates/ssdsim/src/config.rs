@@ -201,6 +201,12 @@ fn err(field: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
 
 impl DriveConfig {
     /// User capacity in bytes.
+    /// Bytes of memory one simulated drive of this configuration allocates (mapping tables,
+    /// block state, write-cache bookkeeping): what a command must budget before building it.
+    pub fn memory_estimate(&self) -> u64 {
+        crate::drive::Drive::memory_estimate(self, false)
+    }
+
     pub fn user_capacity(&self) -> u64 {
         self.ftl.user_capacity_bytes
     }

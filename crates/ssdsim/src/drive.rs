@@ -19,6 +19,36 @@ const CLOSED: u8 = 2;
 
 pub(crate) type Heap = crate::events::EventQueue;
 
+/// A table of the simulated drive could not be allocated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate the simulated drive's {what} ({bytes} bytes)")]
+pub struct AllocError {
+    pub what: &'static str,
+    pub bytes: usize,
+}
+
+impl AllocError {
+    fn new(what: &'static str, bytes: usize) -> Self {
+        AllocError { what, bytes }
+    }
+}
+
+/// `vec![value; len]`, or an error instead of an abort.
+fn try_vec<T: Clone>(value: T, len: usize, what: &'static str) -> Result<Vec<T>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+fn try_vec_with_capacity<T>(len: usize, what: &'static str) -> Result<Vec<T>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
+    Ok(v)
+}
+
 /// State shared by all drives behind one host adapter.
 #[derive(Clone)]
 pub(crate) struct Shared {
@@ -229,9 +259,11 @@ impl Div {
 struct Map(HugeVec<u32>);
 
 impl Map {
-    fn new(len: usize) -> Map {
+    fn try_new(len: usize, what: &'static str) -> Result<Map, AllocError> {
         const { assert!(!UNMAPPED == 0) };
-        Map(HugeVec::from_elem(0, len))
+        HugeVec::try_from_elem(0, len)
+            .map(Map)
+            .map_err(|bytes| AllocError::new(what, bytes))
     }
     #[inline]
     fn get(&self, i: usize) -> u32 {
@@ -264,7 +296,59 @@ fn xorshift(s: &mut u64) -> u64 {
 }
 
 impl Drive {
-    pub(crate) fn new(cfg: &DriveConfig, tracking: bool) -> Drive {
+    /// Bytes of memory (address space) [`Drive::try_new`] allocates for `cfg`: the mapping tables,
+    /// per-block state, free lists and write-cache bookkeeping. Kept next to `new` so the two
+    /// stay in step (a test checks the estimate against what is really allocated).
+    pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool) -> u64 {
+        let n = &cfg.nand;
+        let f = &cfg.ftl;
+        let channels = n.channels as u64;
+        let dies = channels * n.dies_per_channel as u64;
+        let planes = n.planes_per_die as u64;
+        let bpp = n.blocks_per_plane as u64;
+        let planes_total = dies * planes;
+        let blocks = planes_total * bpp;
+        let us = f.mapping_unit / 512;
+        let spp = (n.page_bytes / f.mapping_unit) * f.pack_factor as u64;
+        let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
+        let total_slots = blocks * n.pages_per_block as u64 * spp;
+        let variable_cost = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
+        let (recent_len, fifo_cap) = Self::cache_tables(cfg);
+        let mut b = 4 * user_units + 4 * total_slots; // l2p, p2l
+        if variable_cost {
+            b += user_units; // cost
+        }
+        if tracking {
+            b += 4 * total_slots * us;
+        }
+        b += blocks * (4 + 4 + 1 + 1); // valid, erase, state, slc
+        b += blocks * 4 * 2; // free lists and pSLC FIFOs (one block id each)
+        b += recent_len as u64 * 16 + fifo_cap as u64 * 16;
+        b += dies * 64 + planes_total * 32 + cfg.host.queue_depth as u64 * 48;
+        b
+    }
+
+    /// Lengths of the recently-written table and the write-cache FIFO.
+    fn cache_tables(cfg: &DriveConfig) -> (usize, usize) {
+        let n = &cfg.nand;
+        let cache_cap = cfg.controller.cache_bytes;
+        let recent_len = if cache_cap > 0 {
+            ((cache_cap / cfg.ftl.mapping_unit).max(1024) as usize)
+                .next_power_of_two()
+                .min(1 << 22)
+        } else {
+            4096
+        };
+        let group_bytes = n.page_bytes * n.planes_per_die as u64;
+        let fifo_cap = ((cache_cap / group_bytes.max(1)) as usize)
+            .saturating_mul(2)
+            .saturating_add(1024);
+        (recent_len, fifo_cap)
+    }
+
+    /// A fresh (trimmed) drive. Every table whose size comes from the configuration is
+    /// allocated fallibly: running out of memory is an error naming the table, not an abort.
+    pub(crate) fn try_new(cfg: &DriveConfig, tracking: bool) -> Result<Drive, AllocError> {
         let n = &cfg.nand;
         let f = &cfg.ftl;
         let channels = n.channels as usize;
@@ -288,16 +372,50 @@ impl Drive {
             free.push(q);
         }
         let cache_cap = cfg.controller.cache_bytes;
-        let recent_len = if cache_cap > 0 {
-            ((cache_cap / f.mapping_unit).max(1024) as usize)
-                .next_power_of_two()
-                .min(1 << 22)
+        let (recent_len, fifo_cap) = Self::cache_tables(cfg);
+        let mut free = try_vec_with_capacity(planes_total, "free-block lists")?;
+        for p in 0..planes_total {
+            let mut q = VecDeque::new();
+            q.try_reserve_exact(bpp)
+                .map_err(|_| AllocError::new("free-block lists", bpp * 4))?;
+            for b in 0..bpp {
+                q.push_back((p * bpp + b) as u32);
+            }
+            free.push(q);
+        }
+        let mut slc_fifo = try_vec_with_capacity(planes_total, "pSLC block lists")?;
+        for _ in 0..planes_total {
+            let mut q = VecDeque::new();
+            q.try_reserve_exact(bpp)
+                .map_err(|_| AllocError::new("pSLC block lists", bpp * 4))?;
+            slc_fifo.push(q);
+        }
+        let l2p = Map::try_new(user_units as usize, "logical-to-physical map")?;
+        let cost = if variable_cost {
+            HugeVec::try_from_elem(0, user_units as usize)
+                .map_err(|b| AllocError::new("per-unit cost table", b))?
         } else {
-            4096
+            HugeVec::new()
         };
-        let group_bytes = n.page_bytes * planes as u64;
-        let fifo_cap = (cache_cap / group_bytes.max(1)) as usize * 2 + 1024;
-        Drive {
+        let p2l = Map::try_new(total_slots, "physical-to-logical map")?;
+        let ver = if tracking {
+            Some(
+                HugeVec::try_from_elem(0, total_slots * us as usize)
+                    .map_err(|b| AllocError::new("version table", b))?,
+            )
+        } else {
+            None
+        };
+        let blk_valid = try_vec(0u32, blocks, "block valid counts")?;
+        let blk_erase = try_vec(0u32, blocks, "block erase counts")?;
+        let blk_state = try_vec(FREE, blocks, "block states")?;
+        let blk_slc = try_vec(false, blocks, "block modes")?;
+        let recent = try_vec((UNMAPPED, 0u64), recent_len, "write-cache table")?;
+        let mut cache_fifo = SortedFifo::default();
+        cache_fifo
+            .try_reserve(fifo_cap)
+            .map_err(|_| AllocError::new("write-cache queue", fifo_cap * 16))?;
+        Ok(Drive {
             dies,
             planes,
             bpp,
@@ -360,33 +478,23 @@ impl Drive {
             die_free: vec![0; dies],
             die_busy: vec![0; dies],
             cache_used: 0,
-            cache_fifo: SortedFifo::with_capacity(fifo_cap),
+            cache_fifo,
             cache_floor: 0,
-            l2p: Map::new(user_units as usize),
-            cost: if variable_cost {
-                HugeVec::from_elem(0, user_units as usize)
-            } else {
-                HugeVec::new()
-            },
-            p2l: Map::new(total_slots),
-            ver: if tracking {
-                Some(HugeVec::from_elem(0, total_slots * us as usize))
-            } else {
-                None
-            },
-            blk_valid: vec![0; blocks],
-            blk_erase: vec![0; blocks],
-            blk_state: vec![FREE; blocks],
-            blk_slc: vec![false; blocks],
+            l2p,
+            cost,
+            p2l,
+            ver,
+            blk_valid,
+            blk_erase,
+            blk_state,
+            blk_slc,
             free,
-            slc_fifo: (0..planes_total)
-                .map(|_| VecDeque::with_capacity(bpp))
-                .collect(),
+            slc_fifo,
             slc_count: vec![0; planes_total],
             wp: vec![HostWp::default(); dies],
             host_die: 0,
             gwp: vec![GcWp::default(); planes_total],
-            recent: vec![(UNMAPPED, 0); recent_len],
+            recent,
             recent_mask: recent_len - 1,
             mapped_units: 0,
             waiting: Vec::with_capacity(cfg.host.queue_depth as usize + 8),
@@ -394,7 +502,7 @@ impl Drive {
             write_seq: 0,
             scratch: vec![0; us as usize],
             c: RawCounters::default(),
-        }
+        })
     }
 
     // ---------------------------------------------------------------- geometry helpers

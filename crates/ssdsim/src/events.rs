@@ -95,10 +95,12 @@ pub(crate) struct SortedFifo {
 }
 
 impl SortedFifo {
-    pub(crate) fn with_capacity(n: usize) -> Self {
-        SortedFifo {
-            v: VecDeque::with_capacity(n),
-        }
+    /// Reserves room for `n` more entries, or fails without aborting.
+    pub(crate) fn try_reserve(
+        &mut self,
+        n: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.v.try_reserve(n)
     }
 
     #[inline]
@@ -168,7 +170,7 @@ mod tests {
     #[test]
     fn sorted_fifo_same_order_as_std_heap() {
         let mut x = 777u64;
-        let mut q = SortedFifo::with_capacity(4);
+        let mut q = SortedFifo::default();
         let mut h = BinaryHeap::new();
         for round in 0..20_000u64 {
             x = x

@@ -20,7 +20,17 @@ pub use config::{
     load_config_file, load_preset, preset_names, preset_summary, ConfigError, ControllerConfig,
     DriveConfig, FtlConfig, HostConfig, Interface, NandConfig, PresetInfo, Rated, UnalignedPolicy,
 };
+pub use drive::AllocError;
 pub use sim::Simulator;
+
+/// Why a simulator could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+}
 
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;

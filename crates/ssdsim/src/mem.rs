@@ -66,13 +66,23 @@ impl<T: HugeElem> HugeVec<T> {
         Self::from_box(Box::new([]))
     }
 
-    /// `len` copies of `value`.
+    /// `len` copies of `value`; aborts when memory runs out (like `vec!`).
     pub fn from_elem(value: T, len: usize) -> Self {
-        let mut v = Self::alloc(len, value);
+        Self::try_from_elem(value, len).unwrap_or_else(|bytes| {
+            std::alloc::handle_alloc_error(
+                std::alloc::Layout::from_size_align(bytes.max(1), align_of::<T>())
+                    .unwrap_or(std::alloc::Layout::new::<T>()),
+            )
+        })
+    }
+
+    /// `len` copies of `value`, or `Err(bytes)` when that much memory cannot be had.
+    pub fn try_from_elem(value: T, len: usize) -> Result<Self, usize> {
+        let mut v = Self::try_alloc(len, value)?;
         if v.backing != Backing::Heap && value != T::ZERO {
             v.fill(value);
         }
-        v
+        Ok(v)
     }
 
     fn from_box(b: Box<[T]>) -> Self {
@@ -88,20 +98,21 @@ impl<T: HugeElem> HugeVec<T> {
 
     /// Memory for `len` elements: mapped and zero (so valid, as `T::ZERO` is all zero bytes)
     /// when large enough for huge pages, else a heap array filled with `value`.
-    fn alloc(len: usize, value: T) -> Self {
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .expect("HugeVec size overflow");
+    fn try_alloc(len: usize, value: T) -> Result<Self, usize> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(usize::MAX)?;
         if bytes >= HUGE && align_of::<T>() <= 4096 {
             if let Some((ptr, map_len)) = map_huge(bytes) {
-                return HugeVec {
+                return Ok(HugeVec {
                     ptr: ptr.cast(),
                     len,
                     backing: Backing::Map(map_len),
-                };
+                });
             }
         }
-        Self::from_box(vec![value; len].into_boxed_slice())
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|_| bytes)?;
+        v.resize(len, value);
+        Ok(Self::from_box(v.into_boxed_slice()))
     }
 
     #[cfg(test)]
@@ -174,7 +185,7 @@ impl<T: HugeElem> DerefMut for HugeVec<T> {
 
 impl<T: HugeElem> Clone for HugeVec<T> {
     fn clone(&self) -> Self {
-        let mut v = Self::alloc(self.len, T::ZERO);
+        let mut v = Self::from_elem(T::ZERO, self.len);
         v.copy_from_slice(self);
         v
     }

@@ -3,6 +3,7 @@
 use crate::config::{ConfigError, DriveConfig};
 use crate::drive::{Drive, Shared};
 use crate::events::EventQueue;
+use crate::SimError;
 use crate::{AdapterConfig, DriveCounters, HostCmd, OpKind, Precondition};
 
 /// A set of simulated drives sharing one event queue and host adapter. Cloning gives an
@@ -27,8 +28,16 @@ impl Simulator {
         adapter: &AdapterConfig,
         pre: Precondition,
         seed: u64,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, SimError> {
         Self::build(drive, n_drives, adapter, pre, seed, false)
+    }
+
+    /// Bytes of memory `n_drives` drives of `drive` take (see [`DriveConfig::memory_estimate`]),
+    /// plus the shared event queue.
+    pub fn memory_estimate(drive: &DriveConfig, n_drives: usize) -> u64 {
+        let per = drive.memory_estimate();
+        let queue = (drive.host.queue_depth as u64 * 4 + 256) * 24;
+        (per + queue).saturating_mul(n_drives as u64)
     }
 
     /// Like [`Simulator::new`] but keeps a per-sector data version for
@@ -39,7 +48,7 @@ impl Simulator {
         adapter: &AdapterConfig,
         pre: Precondition,
         seed: u64,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, SimError> {
         Self::build(drive, n_drives, adapter, pre, seed, true)
     }
 
@@ -50,20 +59,23 @@ impl Simulator {
         pre: Precondition,
         seed: u64,
         tracking: bool,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, SimError> {
         drive.validate()?;
         if n_drives == 0 {
-            return Err(ConfigError::new("n_drives", "must be at least 1"));
+            return Err(ConfigError::new("n_drives", "must be at least 1").into());
         }
         if adapter.uplink_bytes_per_sec == Some(0) {
-            return Err(ConfigError::new(
-                "adapter.uplink_bytes_per_sec",
-                "must be > 0",
-            ));
+            return Err(ConfigError::new("adapter.uplink_bytes_per_sec", "must be > 0").into());
         }
-        let mut drives = Vec::with_capacity(n_drives);
+        let mut drives = Vec::new();
+        drives
+            .try_reserve_exact(n_drives)
+            .map_err(|_| crate::drive::AllocError {
+                what: "drive list",
+                bytes: n_drives.saturating_mul(size_of::<Drive>()),
+            })?;
         for i in 0..n_drives {
-            let mut d = Drive::new(drive, tracking);
+            let mut d = Drive::try_new(drive, tracking)?;
             d.precondition(pre, seed.wrapping_add(i as u64));
             drives.push(d);
         }

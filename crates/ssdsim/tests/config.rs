@@ -100,11 +100,8 @@ fn precondition_parses() {
 #[test]
 fn bad_simulator_args() {
     let c = load_preset("x25e-64g").unwrap().scaled(64).unwrap();
-    assert_eq!(
-        Simulator::new(&c, 0, &AdapterConfig::passthrough(), Precondition::Fresh, 1)
-            .err()
-            .unwrap()
-            .field,
-        "n_drives"
-    );
+    match Simulator::new(&c, 0, &AdapterConfig::passthrough(), Precondition::Fresh, 1) {
+        Err(SimError::Config(e)) => assert_eq!(e.field, "n_drives"),
+        other => panic!("expected a config error, got {:?}", other.err()),
+    }
 }

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use ssdlab_uring::device::{
-    check_block_device_writable, is_block_device, open_target, prepare_file, probe, DeviceError,
-    Refusal, SignatureClass, TargetInfo, TargetKind,
+use ssdlab_target::{
+    check_block_device_writable, is_block_device, lay_out, open_target, probe, DeviceError,
+    LayoutError, Refusal, SignatureClass, TargetInfo, TargetKind,
 };
 
 /// Loop devices and mounts are machine-global: run those tests one at a time.
@@ -21,6 +21,15 @@ static LOOP_LOCK: Mutex<()> = Mutex::new(());
 
 fn lock() -> std::sync::MutexGuard<'static, ()> {
     LOOP_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Lays a file out and keeps it (the layout's undo record is dropped, not used).
+fn prepare_file(info: &TargetInfo, needed: u64) -> Result<TargetInfo, DeviceError> {
+    match lay_out(info, needed, None) {
+        Ok(l) => Ok(l.info),
+        Err(LayoutError::Refused(e)) => Err(e),
+        Err(e) => panic!("layout failed after writing: {e}"),
+    }
 }
 
 fn skip(reason: &str) {

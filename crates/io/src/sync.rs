@@ -24,6 +24,12 @@ struct Done {
     buf: AlignedBuf,
 }
 
+/// Stack of an I/O thread: it only calls pread/pwrite.
+const IO_THREAD_STACK: usize = 64 * 1024;
+
+/// Most I/O threads one run may start (all workers together): beyond this, use io_uring.
+pub const MAX_SYNC_THREADS: u64 = 4096;
+
 /// A pool of `slots` I/O threads, each owning one slot.
 pub struct SyncBackend {
     txs: Vec<Sender<Job>>,
@@ -58,6 +64,7 @@ impl SyncBackend {
             let done_tx = done_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("ssdlab-sync-{slot}"))
+                .stack_size(IO_THREAD_STACK)
                 .spawn(move || {
                     while let Ok(mut job) = job_rx.recv() {
                         let res = do_io(
@@ -79,7 +86,7 @@ impl SyncBackend {
                 })?;
             txs.push(tx);
             threads.push(t);
-            bufs.push(Some(AlignedBuf::new(buf_len.max(1), align.max(4096))));
+            bufs.push(Some(AlignedBuf::try_new(buf_len.max(1), align.max(4096))?));
         }
         Ok(SyncBackend {
             txs,
@@ -90,17 +97,37 @@ impl SyncBackend {
         })
     }
 
-    /// The buffer of an idle slot.
-    pub fn buffer(&mut self, slot: u32) -> &mut [u8] {
-        self.bufs[slot as usize]
+    /// The buffer of an idle slot; `None` while the slot's I/O is in flight (its buffer is with
+    /// the I/O thread) or when the slot does not exist.
+    pub fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.bufs
+            .get_mut(slot as usize)?
             .as_mut()
-            .expect("slot is idle")
-            .as_mut_slice()
+            .map(|b| b.as_mut_slice())
     }
 
-    /// Hands an I/O to the slot's thread.
-    pub fn push(&mut self, slot: u32, dir: Dir, offset: u64, len: u32) {
-        let buf = self.bufs[slot as usize].take().expect("slot is idle");
+    /// Hands an I/O to the slot's thread. Errors when the slot is busy or does not exist, or the
+    /// I/O does not fit its buffer.
+    pub fn push(&mut self, slot: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()> {
+        let Some(cell) = self.bufs.get_mut(slot as usize) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no slot {slot}"),
+            ));
+        };
+        let Some(buf) = cell.take() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("slot {slot} already has an I/O in flight"),
+            ));
+        };
+        if len as usize > buf.len() {
+            *cell = Some(buf);
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("I/O of {len} bytes does not fit slot {slot}'s buffer"),
+            ));
+        }
         let job = Job {
             dir,
             offset,
@@ -112,6 +139,7 @@ impl SyncBackend {
             self.bufs[slot as usize] = Some(e.0.buf);
             self.ready.push((slot, -libc::EIO, Instant::now()));
         }
+        Ok(())
     }
 
     /// Waits until at least `min` completions are ready or the timeout passes.

@@ -15,14 +15,39 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocates `len` bytes (at least 1) aligned to `align` (a power of two).
+    /// Allocates `len` bytes (at least 1) aligned to `align` (a power of two); aborts when memory
+    /// runs out, like `Vec`. Prefer [`AlignedBuf::try_new`] for sizes that come from the user.
     pub fn new(len: usize, align: usize) -> Self {
+        Self::try_new(len, align).unwrap_or_else(|_| {
+            std::alloc::handle_alloc_error(
+                Layout::from_size_align(len.max(1), align.max(1).next_power_of_two())
+                    .unwrap_or(Layout::new::<u8>()),
+            )
+        })
+    }
+
+    /// Allocates `len` bytes (at least 1) aligned to `align` (a power of two), or an
+    /// `OutOfMemory` error when the allocation fails (never aborts).
+    pub fn try_new(len: usize, align: usize) -> std::io::Result<Self> {
         let layout = Layout::from_size_align(len.max(1), align.max(1).next_power_of_two())
-            .expect("buffer layout");
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, layout }
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {} bytes of I/O buffers", layout.size()),
+            )
+        })?;
+        Ok(AlignedBuf { ptr, layout })
+    }
+
+    /// A buffer of no bytes that owns no memory (a placeholder).
+    pub fn empty() -> Self {
+        AlignedBuf {
+            ptr: NonNull::dangling(),
+            layout: Layout::new::<()>(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -54,7 +79,10 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this exact layout.
+        if self.layout.size() == 0 {
+            return; // `empty()`: nothing was allocated
+        }
+        // SAFETY: allocated in `try_new` with this exact layout.
         unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
     }
 }
