@@ -1,40 +1,38 @@
-//! `ssdlab sweep FILE.toml` and `ssdlab report DB`: glue between the command line and
-//! `ssdlab-sweep` / the results store. Running one point (simulated or real) is the caller's
-//! `runner`; this file only parses, plans, prints and maps outcomes to exit codes.
+//! `ssdlab sweep FILE.toml`, `ssdlab study NAME` and `ssdlab report DB`: glue between the command
+//! line, `ssdlab-sweep` and the results store.
+//!
+//! Before the store is created, every point of the sweep is checked as `ssdlab run` would check
+//! it (workload, preset and overrides, array geometry, real targets and their safety, memory), the
+//! output path is checked against the sweep file and every real target, and the parallelism is
+//! chosen from the memory estimate. Only then does anything get written.
 
+use crate::cli::{positive_size_arg, positive_usize, Failure, EXIT_BAD_INPUT, EXIT_FAILED};
+use crate::cmd_run::{preset_file, sim_target};
+use crate::output::{self, check_writable_path, Dest, StdoutStream};
+use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use ssdlab_engine::{Member, RealOptions, RealTarget, SimOptions, SimTarget};
 use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
+use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
     parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis, Point,
     RunOpts, SweepSpec,
 };
+use ssdlab_target::{check_outputs, Named};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// Exit code when some points failed (they are retried by the next run).
-const EXIT_POINT_FAILED: u8 = 1;
-/// Exit code when the sweep was interrupted with Ctrl-C (finished points are kept).
-const EXIT_INTERRUPTED: u8 = 130;
-
-fn positive_usize(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(0) => Err(format!("'{s}' must be greater than 0")),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!("'{s}' is not a positive whole number")),
-    }
-}
-
-fn positive_u32(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err(format!("'{s}' must be greater than 0")),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!("'{s}' is not a positive whole number")),
-    }
-}
+/// Most points one sweep may expand to.
+pub const MAX_POINTS: u64 = 1_000_000;
+/// Above this many points a dry run lists plain lines instead of a table.
+const TABLE_POINTS: u64 = 10_000;
+/// Memory one point's bookkeeping takes while the sweep runs (spec, key, record, result).
+const POINT_BYTES: u64 = 8 << 10;
 
 /// `ssdlab sweep`: run a sweep file into a results store (resumes where it stopped).
 #[derive(Args, Debug, Clone)]
@@ -45,28 +43,36 @@ pub struct SweepArgs {
     /// is created; an existing one must be an ssdlab store of this schema version.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// Parallel workers for simulated points (default: all cores). Real points always run one at
-    /// a time.
+    /// Parallel workers for simulated points (default: as many cores as the memory estimate
+    /// allows). Real points always run one at a time.
     #[arg(long, value_name = "N", value_parser = positive_usize)]
     pub jobs: Option<usize>,
     /// List the points (with their status when the store exists) and run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Allow writes to block devices named in the sweep (devices with a filesystem, partitions
+    /// or users are still refused).
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Refuse to start when the memory estimate (simulated drives of the parallel points, I/O
+    /// buffers) is above SIZE; the system's available memory and limits always apply.
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    pub max_memory: Option<u64>,
 }
 
 /// `ssdlab report`: gains over the baseline, best stripes and a mix recommendation.
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// The results store written by `ssdlab sweep` (or `ssdlab run --store`).
+    /// The results store written by `ssdlab sweep` or `ssdlab study`.
     pub db: PathBuf,
-    /// Also export one row per point as CSV to FILE ("-": CSV only, to stdout).
+    /// Also export one row per point as CSV to FILE ("-": CSV only, to stdout). Never the store.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Recommend a stripe for a workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
     #[arg(long, value_name = "WEIGHTS")]
     pub mix: Option<String>,
     /// Judge the mix at this queue depth only (default: geometric mean over all QDs).
-    #[arg(long, value_name = "QD", value_parser = positive_u32, requires = "mix")]
+    #[arg(long, value_name = "QD", value_parser = crate::cli::positive_u32, requires = "mix")]
     pub qd: Option<u32>,
     /// Only this sweep (default: every sweep in the store).
     #[arg(long, value_name = "NAME")]
@@ -74,6 +80,267 @@ pub struct ReportArgs {
     /// Print the analysis as one JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
+const STUDIES: [(&str, &str, &str); 2] = [
+    (
+        "stripe",
+        "single drive vs RAID 0 of two, stripes 4k–128k, 4 workloads × QD 1–32 (144 points)",
+        include_str!("studies/stripe.toml"),
+    ),
+    (
+        "alignment",
+        "4 KiB random writes at 4 KiB vs 512 B alignment on rmw and remap controllers",
+        include_str!("studies/alignment.toml"),
+    ),
+];
+
+/// `ssdlab study`: a built-in simulated study.
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// Which study: stripe or alignment.
+    #[arg(default_value = "stripe")]
+    name: String,
+    /// Drive preset for studies of one drive model (the stripe study).
+    #[arg(long, default_value = "vertex450-128g")]
+    preset: String,
+    /// Results store; default ssdlab-study-<study>-<preset>.sqlite in the current directory
+    /// (ssdlab-study-alignment.sqlite for the alignment study); resumes if present.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Parallel workers (default: as many cores as the memory estimate allows).
+    #[arg(long, value_parser = positive_usize)]
+    jobs: Option<usize>,
+    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
+    #[arg(long)]
+    mix: Option<String>,
+    /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    max_memory: Option<u64>,
+}
+
+type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
+
+/// Runs the points of a sweep: simulated ones from a cached, preconditioned drive state (built
+/// once per distinct state, cloned per point), real ones with the sweep's safety options.
+pub struct PointRunner {
+    cache: Mutex<HashMap<String, SimCell>>,
+    allow_destroy: bool,
+    max_memory: Option<u64>,
+    stop: &'static AtomicBool,
+}
+
+impl PointRunner {
+    pub fn new(allow_destroy: bool, max_memory: Option<u64>) -> PointRunner {
+        PointRunner {
+            cache: Mutex::new(HashMap::new()),
+            allow_destroy,
+            max_memory,
+            stop: signals::stop_flag(),
+        }
+    }
+
+    fn real_options(&self) -> RealOptions<'static> {
+        RealOptions {
+            on_note: output::note,
+            allow_destroy: self.allow_destroy,
+            max_memory: self.max_memory,
+            stop: Some(self.stop),
+            ..Default::default()
+        }
+    }
+
+    /// The real target of a point.
+    fn real_target(p: &Point, paths: &[PathBuf]) -> Result<RealTarget, String> {
+        Ok(if paths.len() == 1 {
+            RealTarget::Path(paths[0].clone())
+        } else {
+            RealTarget::Raid0 {
+                members: paths.iter().cloned().map(Member::Path).collect(),
+                stripe: p.stripe.ok_or("a RAID 0 point needs a stripe size")?,
+            }
+        })
+    }
+
+    fn sim_target(p: &Point) -> Result<Option<SimTarget>> {
+        let PointTarget::Sim {
+            preset,
+            drives,
+            state,
+            overrides,
+        } = &p.target
+        else {
+            return Ok(None);
+        };
+        let sets: Vec<(String, String)> = overrides
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        sim_target(
+            preset,
+            &sets,
+            *drives,
+            p.stripe,
+            state.as_str(),
+            ssdlab_ssdsim::AdapterConfig::passthrough(),
+        )
+        .map(Some)
+    }
+
+    /// Runs one point.
+    pub fn run(&self, p: &Point) -> Result<RunResult, String> {
+        match &p.target {
+            PointTarget::Sim {
+                preset,
+                drives,
+                state,
+                overrides,
+            } => {
+                let t = Self::sim_target(p)
+                    .map_err(|e| format!("{e:#}"))?
+                    .ok_or("not a simulated point")?;
+                let key = format!(
+                    "{preset}|{overrides:?}|{drives}|{}|{}",
+                    state.as_str(),
+                    p.spec.seed
+                );
+                let cell = {
+                    let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+                    Arc::clone(cache.entry(key).or_default())
+                };
+                let template = cell.get_or_init(|| {
+                    ssdlab_engine::build_sim(&t, p.spec.seed, self.max_memory)
+                        .map_err(|e| e.to_string())
+                });
+                let sim = template.as_ref().map_err(|e| e.clone())?.clone();
+                ssdlab_engine::run_sim_prepared(
+                    &p.spec,
+                    &t,
+                    Some(sim),
+                    &SimOptions {
+                        stop: Some(self.stop),
+                        max_memory: self.max_memory,
+                    },
+                )
+                .map_err(|e| e.to_string())
+            }
+            PointTarget::Real { paths } => {
+                let target = Self::real_target(p, paths)?;
+                ssdlab_engine::run_real(&p.spec, &target, &self.real_options())
+                    .map(|o| o.result)
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Checks one point as its run would, without running or writing anything; returns the
+    /// memory its simulated drives take (0 for real points) and the key of its drive state.
+    fn check(&self, p: &Point) -> Result<(u64, Option<String>)> {
+        let what = || format!("point {}", p.describe());
+        match &p.target {
+            PointTarget::Sim { .. } => {
+                let t = Self::sim_target(p)
+                    .with_context(|| format!("target '{}'", p.target_label))?
+                    .ok_or_else(|| anyhow!("not a simulated point"))?;
+                ssdlab_engine::check_sim_run(&p.spec, &t, self.max_memory).with_context(what)?;
+                let key = format!("{:?}|{}", p.target, p.spec.seed);
+                Ok((ssdlab_engine::sim_memory_estimate(&t), Some(key)))
+            }
+            PointTarget::Real { paths } => {
+                let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;
+                ssdlab_engine::check_real(&p.spec, &target, &self.real_options())
+                    .map_err(|e| anyhow!("{}: {e}", what()))?;
+                Ok((0, None))
+            }
+        }
+    }
+}
+
+/// What checking a sweep found out: how many simulated points may run at once.
+struct Checked {
+    jobs: usize,
+}
+
+/// Checks every point before anything is created, and chooses the parallelism of the simulated
+/// points from the memory estimate: the cached drive states stay in memory for the whole sweep,
+/// and every running point works on its own copy of one.
+fn check_sweep(
+    spec: &SweepSpec,
+    runner: &PointRunner,
+    jobs: Option<usize>,
+    max_memory: Option<u64>,
+) -> Result<Checked> {
+    let count = spec
+        .point_count()
+        .filter(|&n| n <= MAX_POINTS)
+        .ok_or_else(|| {
+            anyhow!(
+                "sweep '{}' has {} points, more than the {MAX_POINTS} one sweep may have; split it",
+                spec.name,
+                spec.point_count()
+                    .map_or("more than 2^64".to_string(), |n| n.to_string())
+            )
+        })?;
+    let mut states: HashMap<String, u64> = HashMap::new();
+    let mut largest = 0u64;
+    let mut sims = 0u64;
+    for p in spec.points_iter() {
+        let (mem, state) = runner.check(&p)?;
+        if let Some(k) = state {
+            sims += 1;
+            largest = largest.max(mem);
+            states.entry(k).or_insert(mem);
+        }
+    }
+    let templates: u64 = states.values().sum();
+    let bookkeeping = count * POINT_BYTES;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = jobs.unwrap_or(cores).max(1);
+    if sims == 0 {
+        return Ok(Checked { jobs: want });
+    }
+    let limit = ssdlab_io::memory::limit(max_memory);
+    let fit = |n: u64| templates + bookkeeping + n * largest;
+    let Some(limit) = limit else {
+        return Ok(Checked { jobs: want });
+    };
+    let need_one = fit(1);
+    if need_one > limit.bytes {
+        bail!(
+            "sweep '{}' needs about {} of memory even one point at a time ({} cached drive state(s) \
+             and a working copy of {}), more than {} allows ({}); use smaller drives or fewer states",
+            spec.name,
+            ssdlab_workload::format_size(need_one),
+            states.len(),
+            ssdlab_workload::format_size(largest),
+            limit.source,
+            ssdlab_workload::format_size(limit.bytes)
+        );
+    }
+    let fits = ((limit.bytes - templates - bookkeeping) / largest.max(1)).max(1) as usize;
+    match jobs {
+        Some(j) if j > fits => bail!(
+            "--jobs {j}: {j} simulated points at once need about {}, more than {} allows ({}); \
+             at most {fits} fit",
+            ssdlab_workload::format_size(fit(j as u64)),
+            limit.source,
+            ssdlab_workload::format_size(limit.bytes)
+        ),
+        Some(j) => Ok(Checked { jobs: j }),
+        None => {
+            let n = cores.min(fits).max(1);
+            if n < cores {
+                output::note(&format!(
+                    "running {n} simulated points at a time (not {cores}): each needs about {} and {} allows {}",
+                    ssdlab_workload::format_size(largest),
+                    limit.source,
+                    ssdlab_workload::format_size(limit.bytes)
+                ));
+            }
+            Ok(Checked { jobs: n })
+        }
+    }
 }
 
 /// Where the store of a sweep goes when `--db` is not given.
@@ -85,89 +352,191 @@ pub fn default_db_path(file: &Path, spec: &SweepSpec) -> PathBuf {
     dir.join(spec.default_db_name())
 }
 
-/// Runs `ssdlab sweep` with the built-in checks only (real paths exist).
-#[allow(dead_code)] // the binary uses cmd_sweep_checked; the sweep crate's CLI glue test uses this
-pub fn cmd_sweep(
-    a: SweepArgs,
-    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
-    interrupted: &AtomicBool,
-) -> Result<u8> {
-    cmd_sweep_checked(a, runner, interrupted, &|_| Ok(()))
+/// The real paths a sweep reads or writes, with their roles.
+fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
+    let mut v = Vec::new();
+    for t in &spec.targets {
+        if let PointTarget::Real { paths } = &t.kind {
+            for p in paths {
+                v.push((format!("target '{}'", t.label), p.clone()));
+            }
+        }
+    }
+    v
 }
 
-/// Runs `ssdlab sweep`; `check` validates the parsed sweep further before anything is created
-/// (for instance `spec.check_presets(&preset_names())`). Errors mean bad input (exit code 2);
-/// `Ok(1)` = some points failed, `Ok(130)` = interrupted, `Ok(0)` = every point is in the store.
-pub fn cmd_sweep_checked(
+/// Checks that the store is not one of the sweep's inputs and can be a file.
+fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
+    check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
+    let ins = sweep_inputs(spec);
+    let mut inputs: Vec<Named<'_>> = ins
+        .iter()
+        .map(|(role, path)| Named { role, path })
+        .collect();
+    if let Some(f) = sweep_file {
+        inputs.push(Named {
+            role: "the sweep file",
+            path: f,
+        });
+    }
+    check_outputs(
+        &[Named {
+            role: "the results store",
+            path: db,
+        }],
+        &inputs,
+    )?;
+    Ok(())
+}
+
+/// `ssdlab sweep`.
+pub fn cmd_sweep(a: SweepArgs) -> Result<u8, Failure> {
+    let runner = PointRunner::new(a.allow_destroy, a.max_memory);
+    sweep_with(a, &|p| runner.run(p), signals::stop_flag())
+}
+
+/// `ssdlab sweep` with the function that runs a point and the stop flag given (tests give a
+/// fake runner). Every point is still checked as the real runner would.
+pub fn sweep_with(
     a: SweepArgs,
-    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
-    interrupted: &AtomicBool,
-    check: &dyn Fn(&SweepSpec) -> Result<()>,
-) -> Result<u8> {
+    run: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
+    stop: &AtomicBool,
+) -> Result<u8, Failure> {
     let spec = SweepSpec::from_file(&a.file)?;
-    check(&spec)?;
     let db =
         a.db.clone()
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
-    run_spec(&spec, &db, a.jobs, a.dry_run, runner, interrupted)
+    check_db(&db, &spec, Some(&a.file))?;
+    let checker = PointRunner::new(a.allow_destroy, a.max_memory);
+    let checked = check_sweep(&spec, &checker, a.jobs, a.max_memory)?;
+    run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop)
 }
 
-/// Runs a parsed sweep into the store at `db` (or lists its points with `dry_run`).
+/// Lists the points of a sweep (with their status when the store exists); never creates it.
+fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
+    let status: Option<HashMap<String, PointStatus>> = if db.exists() {
+        let store = Store::open_existing(db, true)?;
+        let st = match store.sweep_by_name(&spec.name)? {
+            Some(s) => store
+                .points(s.id)?
+                .into_iter()
+                .map(|p| (p.record.key, p.status))
+                .collect(),
+            None => HashMap::new(),
+        };
+        Some(st)
+    } else {
+        None
+    };
+    let count = spec.point_count().unwrap_or(u64::MAX);
+    let write_err =
+        |e: std::io::Error| Failure::new(EXIT_FAILED, anyhow!("cannot write to stdout: {e}"));
+    let mut out = StdoutStream::new();
+    let (mut sims, mut reals) = (0u64, 0u64);
+    if count <= TABLE_POINTS {
+        let points = spec.points();
+        sims = points.iter().filter(|p| p.is_sim()).count() as u64;
+        reals = points.len() as u64 - sims;
+        out.write_all(render_points(&points, status.as_ref()).as_bytes())
+            .map_err(write_err)?;
+    } else {
+        writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
+        for p in spec.points_iter() {
+            if output::stdout_closed() {
+                break;
+            }
+            if p.is_sim() {
+                sims += 1;
+            } else {
+                reals += 1;
+            }
+            let st = status
+                .as_ref()
+                .map(|s| s.get(&p.key).map_or("new", |x| x.as_str()))
+                .unwrap_or("-");
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{st}",
+                p.seq,
+                &p.key[..12],
+                p.target_label,
+                p.stripe
+                    .map(ssdlab_workload::format_size)
+                    .unwrap_or_else(|| "-".into()),
+                p.workload_name,
+                p.qd,
+                p.repeat + 1
+            )
+            .map_err(write_err)?;
+        }
+    }
+    writeln!(
+        out,
+        "{count} points ({sims} sim, {reals} real); store {}{}",
+        db.display(),
+        if status.is_some() {
+            ""
+        } else {
+            " (not created yet)"
+        }
+    )
+    .map_err(write_err)?;
+    out.finish().map_err(write_err)?;
+    Ok(0)
+}
+
+/// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
+/// writing results, so it is not bad input.
+fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
+    let code = if store_io_failure(&e) {
+        EXIT_FAILED
+    } else {
+        EXIT_BAD_INPUT
+    };
+    Failure::new(code, e)
+}
+
+fn store_io_failure(e: &ssdlab_report::store::StoreError) -> bool {
+    use ssdlab_report::store::StoreError;
+    match e {
+        StoreError::Sqlite { source, .. } => matches!(
+            source.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DiskFull)
+                | Some(rusqlite::ErrorCode::SystemIoFailure)
+                | Some(rusqlite::ErrorCode::ReadOnly)
+                | Some(rusqlite::ErrorCode::CannotOpen)
+        ),
+        _ => false,
+    }
+}
+
+/// Runs a checked sweep into the store at `db` (or lists its points with `dry_run`).
 pub fn run_spec(
     spec: &SweepSpec,
     db: &Path,
-    jobs: Option<usize>,
-    dry_run: bool,
+    jobs: usize,
+    dry: bool,
     runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
-    interrupted: &AtomicBool,
-) -> Result<u8> {
-    let points = spec.points();
-
-    if dry_run {
-        // Never creates the store; shows progress when it exists.
-        let status: Option<HashMap<String, PointStatus>> = if db.exists() {
-            let store = Store::open_existing(db, true)?;
-            let st = match store.sweep_by_name(&spec.name)? {
-                Some(s) => store
-                    .points(s.id)?
-                    .into_iter()
-                    .map(|p| (p.record.key, p.status))
-                    .collect(),
-                None => HashMap::new(),
-            };
-            Some(st)
-        } else {
-            None
-        };
-        let mut text = render_points(&points, status.as_ref());
-        text.push_str(&format!(
-            "{} points ({} sim, {} real); store {}{}\n",
-            points.len(),
-            points.iter().filter(|p| p.is_sim()).count(),
-            points.iter().filter(|p| !p.is_sim()).count(),
-            db.display(),
-            if status.is_some() {
-                ""
-            } else {
-                " (not created yet)"
-            }
-        ));
-        write_stdout(&text)?;
-        return Ok(0);
+    stop: &AtomicBool,
+) -> Result<u8, Failure> {
+    if dry {
+        return dry_run(spec, db);
     }
-
-    spec.check_real_paths()?;
-    let mut store = Store::open(db)?;
+    let mut store = Store::open(db).map_err(store_failure)?;
     let summary = run_sweep(
         spec,
         &mut store,
         runner,
         RunOpts {
-            jobs: jobs.unwrap_or(0),
-            interrupted,
+            jobs,
+            interrupted: stop,
             progress: true,
         },
-    )?;
+    )
+    .map_err(|e| match e {
+        ssdlab_sweep::SweepError::Store(s) => store_failure(s),
+        other => Failure::new(EXIT_FAILED, other),
+    })?;
     let mut text = format!(
         "sweep {}: {} points: {} run now, {} already in the store, {} failed, {} remaining ({:.1} s)\n",
         spec.name,
@@ -178,9 +547,6 @@ pub fn run_spec(
         summary.remaining,
         summary.wall.as_secs_f64()
     );
-    if let Some((point, err)) = &summary.first_error {
-        text.push_str(&format!("first failure: {point}: {err}\n"));
-    }
     if summary.interrupted {
         text.push_str(&format!(
             "interrupted: {} points remain; run the same command again to resume\n",
@@ -194,57 +560,94 @@ pub fn run_spec(
         db.display(),
         db.display()
     ));
-    write_stdout(&text)?;
+    output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(if summary.interrupted {
-        EXIT_INTERRUPTED
+        signals::exit_code()
     } else if summary.remaining > 0 {
-        EXIT_POINT_FAILED
+        EXIT_FAILED
     } else {
         0
     })
 }
 
-fn write_stdout(text: &str) -> Result<()> {
-    let mut so = std::io::stdout().lock();
-    so.write_all(text.as_bytes())
-        .and_then(|_| so.flush())
-        .context("cannot write to stdout")
-}
-
-/// Checks that a CSV output path can be written as a regular file.
-fn check_csv_path(path: &Path) -> Result<()> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            bail!("--csv {}: exists and is not a regular file", path.display())
-        }
-        Ok(_) => Ok(()),
-        Err(_) => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if parent.is_dir() {
-                Ok(())
-            } else {
-                bail!(
-                    "--csv {}: directory {} does not exist",
-                    path.display(),
-                    parent.display()
-                )
-            }
-        }
+/// `ssdlab study`.
+pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
+    let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
+        let known: Vec<String> = STUDIES
+            .iter()
+            .map(|s| format!("{} ({})", s.0, s.1))
+            .collect();
+        return Err(anyhow!(
+            "unknown study '{}'; built-in studies: {}",
+            a.name,
+            known.join(", ")
+        )
+        .into());
+    };
+    if let Some(m) = &a.mix {
+        parse_mix(m)?;
     }
+    if preset_file(&a.preset).is_some() {
+        return Err(anyhow!(
+            "--preset {}: the built-in studies take a preset name (see `ssdlab drives`)",
+            a.preset
+        )
+        .into());
+    }
+    ssdlab_ssdsim::load_preset(&a.preset).map_err(|e| anyhow!("--preset: {e}"))?;
+    let text = template.replace("@PRESET@", &a.preset);
+    let spec = SweepSpec::parse(&text, Path::new("."))
+        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
+    check_db(&db, &spec, None)?;
+    let runner = PointRunner::new(false, a.max_memory);
+    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory)?;
+    let code = run_spec(
+        &spec,
+        &db,
+        checked.jobs,
+        false,
+        &|p| runner.run(p),
+        signals::stop_flag(),
+    )?;
+    if code != 0 {
+        return Ok(code);
+    }
+    let report = ReportArgs {
+        db,
+        csv: None,
+        mix: a.mix,
+        qd: None,
+        sweep: Some(spec.name.clone()),
+        json: false,
+    };
+    cmd_report(report)
 }
 
 /// `ssdlab report DB`.
-pub fn cmd_report(a: ReportArgs) -> Result<u8> {
-    let csv_stdout = a.csv.as_deref() == Some(Path::new("-"));
-    if csv_stdout && a.json {
-        bail!("--csv - and --json both write to stdout; choose one (or give --csv a file)");
+pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
+    let csv = a.csv.as_deref().map(|p| Dest::from_arg(Some(p)));
+    if matches!(csv, Some(Dest::Stdout)) && a.json {
+        return Err(anyhow!(
+            "--csv - and --json both write to stdout; choose one (or give --csv a file)"
+        )
+        .into());
     }
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
-    if let Some(p) = a.csv.as_deref().filter(|_| !csv_stdout) {
-        check_csv_path(p)?;
+    if let Some(p) = csv.as_ref().and_then(Dest::file) {
+        check_writable_path("--csv", p).map_err(|e| anyhow!(e))?;
+        check_outputs(
+            &[Named {
+                role: "--csv",
+                path: p,
+            }],
+            &[Named {
+                role: "the results store",
+                path: &a.db,
+            }],
+        )?;
     }
     let store = Store::open_existing(&a.db, true)?;
     let mut sweeps = store.sweeps()?;
@@ -252,7 +655,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
         let names: Vec<String> = sweeps.iter().map(|s| s.name.clone()).collect();
         sweeps.retain(|s| &s.name == name);
         if sweeps.is_empty() {
-            bail!(
+            return Err(anyhow!(
                 "{} has no sweep '{name}' (it has: {})",
                 a.db.display(),
                 if names.is_empty() {
@@ -260,7 +663,8 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
                 } else {
                     names.join(", ")
                 }
-            );
+            )
+            .into());
         }
     }
     let runs = if a.sweep.is_none() {
@@ -269,7 +673,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
         Vec::new()
     };
     if sweeps.is_empty() && runs.is_empty() {
-        bail!("{} holds no sweeps and no runs yet", a.db.display());
+        return Err(anyhow!("{} holds no sweeps and no runs yet", a.db.display()).into());
     }
 
     let mut text = String::new();
@@ -298,37 +702,34 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
     }
     if mix.is_some() && !sweeps.is_empty() && mix_errors.len() == sweeps.len() {
-        return Err(anyhow!("{}", mix_errors.join("; ")));
+        return Err(anyhow!("{}", mix_errors.join("; ")).into());
     }
     if !runs.is_empty() {
         text.push_str(&render_runs(&runs));
     }
 
-    if let Some(path) = &a.csv {
-        if csv_stdout {
-            let so = std::io::stdout().lock();
-            ssdlab_report::csv::write_points_csv(so, &csv_rows)
-                .context("cannot write CSV to stdout")?;
-            return Ok(0);
+    if let Some(dest) = &csv {
+        let mut buf = Vec::new();
+        ssdlab_report::csv::write_points_csv(&mut buf, &csv_rows).context("cannot format CSV")?;
+        let text = String::from_utf8_lossy(&buf);
+        dest.write(&text)
+            .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the CSV: {e}")))?;
+        match dest {
+            Dest::Stdout => return Ok(0),
+            Dest::File(p) => {
+                output::note(&format!("wrote {} rows to {}", csv_rows.len(), p.display()))
+            }
         }
-        let f = std::fs::File::create(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        ssdlab_report::csv::write_points_csv(std::io::BufWriter::new(f), &csv_rows)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!(
-            "ssdlab: wrote {} rows to {}",
-            csv_rows.len(),
-            path.display()
-        );
     }
-    if a.json {
+    let doc = if a.json {
         let doc = serde_json::json!({ "sweeps": json_sweeps, "runs": runs });
-        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         for e in &mix_errors {
             text.push_str(&format!("note: {e}\n"));
         }
-        write_stdout(&text)?;
-    }
+        text
+    };
+    output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(0)
 }

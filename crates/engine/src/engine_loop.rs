@@ -2,6 +2,7 @@
 
 use crate::backend::{Backend, Cqe};
 use ssdlab_stats::Recorder;
+use ssdlab_target::written::{WriteLog, WrittenMap};
 use ssdlab_workload::{verify, Op, OpGen, OpKind, Pattern};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -117,28 +118,36 @@ fn errno_text(errno: i64) -> String {
 
 /// What writes put into their buffers and what reads check.
 #[derive(Debug, Clone, Copy)]
-pub struct DataOpts {
+pub struct DataOpts<'a> {
     pub pattern: Pattern,
     /// Seed of the data stream (independent of the offset stream).
     pub pattern_seed: u64,
     /// `Some(run seed)`: writes carry verification headers and reads check them.
     pub verify: Option<u64>,
+    /// What earlier verifying runs wrote: reads hold every sector it knows to a valid header.
+    pub known: Option<&'a WrittenMap>,
 }
 
 /// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
 ///
 /// `gens` holds one generator per worker sharing this backend; worker `w` owns slots
 /// `w·qd .. (w+1)·qd`. Writes get data according to `pattern` when the backend carries data.
+/// With `log`, every write that completes (also during the ramp) is logged, and every failed one
+/// marked, for the written-map of verifying runs.
 pub fn run_loop<B: Backend>(
     backend: &mut B,
     gens: &mut [OpGen],
     qd: u32,
-    data: DataOpts,
+    data: DataOpts<'_>,
     ctl: &Control,
     rec: &mut Recorder,
+    mut log: Option<&mut WriteLog>,
 ) -> LoopOutcome {
     let DataOpts {
-        pattern, verify, ..
+        pattern,
+        verify,
+        known,
+        ..
     } = data;
     let nslots = gens.len() as u32 * qd;
     let mut pattern_rng = ssdlab_workload::rng::Rng::new(data.pattern_seed);
@@ -280,6 +289,11 @@ pub fn run_loop<B: Backend>(
             free.push(c.slot);
             s.freed_at = c.t_ns;
             let s = &*s;
+            if let (Some(log), OpKind::Write) = (log.as_deref_mut(), s.op.kind) {
+                let done = c.res.clamp(0, s.op.len as i64) as u64;
+                log.wrote(s.op.offset, done);
+                log.failed(s.op.offset + done, s.op.len - done);
+            }
             if !s.measured {
                 continue;
             }
@@ -297,8 +311,12 @@ pub fn run_loop<B: Backend>(
             let bytes = c.res as u64;
             if let (Some(seed), OpKind::Read) = (verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
-                    let got =
-                        verify::check(&buf[..bytes.min(s.op.len) as usize], s.op.offset, seed);
+                    let got = verify::check_known(
+                        &buf[..bytes.min(s.op.len) as usize],
+                        s.op.offset,
+                        seed,
+                        |at| known.and_then(|m| m.seed_of(at)),
+                    );
                     rec.verify.sectors_ok += got.ok;
                     rec.verify.sectors_unwritten += got.unwritten;
                     rec.verify.sectors_bad += got.bad;

@@ -20,10 +20,10 @@ mod stripe;
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 pub use fault::{FaultBackend, FaultKind, FaultPlan};
-pub use real::{run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
+pub use real::{check_real, run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
 pub use sim::{
-    build_sim, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate, SimOptions,
-    SimTarget,
+    build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate,
+    SimOptions, SimTarget,
 };
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
@@ -92,6 +92,9 @@ pub enum EngineError {
     /// Laying out files failed or was interrupted (what was written is given back).
     #[error(transparent)]
     Layout(LayoutError),
+    /// The written-map of `--verify` cannot be read (or belongs to another target).
+    #[error(transparent)]
+    VerifyMap(#[from] ssdlab_target::written::MapError),
     /// The engine could not be set up after the files were laid out (they are given back).
     #[error("{message}{}", cleanup_text(cleanup))]
     Setup {

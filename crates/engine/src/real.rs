@@ -9,11 +9,13 @@ use crate::{EngineError, Invalid};
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, SyncBackend, UringBackend};
 use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
+use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
 use std::fs::File;
 use std::io;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -53,6 +55,9 @@ pub struct RealOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Refuse runs whose memory estimate is above this (besides what the system has).
     pub max_memory: Option<u64>,
+    /// Where the written-map of `--verify` runs lives (default: under the state directory,
+    /// named after the target's identity).
+    pub verify_map: Option<&'a std::path::Path>,
 }
 
 impl Default for RealOptions<'_> {
@@ -68,6 +73,7 @@ impl Default for RealOptions<'_> {
             submit_batch: 1,
             stop: None,
             max_memory: None,
+            verify_map: None,
         }
     }
 }
@@ -269,12 +275,14 @@ struct Job<'a> {
     cpu: &'a CpuWindow,
     ctl: &'a Control<'a>,
     qd: u32,
-    data: DataOpts,
+    data: DataOpts<'a>,
     fault: Option<FaultPlan>,
+    /// Log the writes (for the written-map of a verifying run).
+    log_writes: bool,
 }
 
 /// What a worker brings back.
-type WorkerOut = (Recorder, LoopOutcome, Vec<MemberStats>);
+type WorkerOut = (Recorder, LoopOutcome, Vec<MemberStats>, Option<WriteLog>);
 
 impl Job<'_> {
     /// Waits for all workers, then runs the loop; a failed setup releases the others and stops them.
@@ -288,18 +296,19 @@ impl Job<'_> {
             Ok(mut b) => {
                 self.cpu.start(self.gate);
                 let slots = gens.len() as u32 * self.qd;
+                let mut log = self.log_writes.then(WriteLog::default);
                 let out = match self.fault {
                     Some(plan) => {
                         let mut fb = FaultBackend::new(b, plan, slots);
-                        let o = self.go(&mut fb, gens, &mut rec);
+                        let o = self.go(&mut fb, gens, &mut rec, log.as_mut());
                         (o, fb.member_stats())
                     }
                     None => {
-                        let o = self.go(&mut b, gens, &mut rec);
+                        let o = self.go(&mut b, gens, &mut rec, log.as_mut());
                         (o, b.member_stats())
                     }
                 };
-                Ok((rec, out.0, out.1))
+                Ok((rec, out.0, out.1, log))
             }
             Err(e) => {
                 self.ctl.error_stop.store(true, Ordering::SeqCst);
@@ -309,11 +318,37 @@ impl Job<'_> {
         }
     }
 
-    fn go<B: Backend>(&self, b: &mut B, gens: &mut [OpGen], rec: &mut Recorder) -> LoopOutcome {
-        let out = run_loop(b, gens, self.qd, self.data, self.ctl, rec);
+    fn go<B: Backend>(
+        &self,
+        b: &mut B,
+        gens: &mut [OpGen],
+        rec: &mut Recorder,
+        log: Option<&mut WriteLog>,
+    ) -> LoopOutcome {
+        let out = run_loop(b, gens, self.qd, self.data, self.ctl, rec, log);
         self.cpu.finish();
         out
     }
+}
+
+/// Loads the written-map of the target (`--verify-map`, or the default place for its identity).
+fn load_verify_map(
+    infos: &[ssdlab_target::TargetInfo],
+    stripe: Option<u64>,
+    opts: &RealOptions<'_>,
+) -> Result<(PathBuf, WrittenMap), EngineError> {
+    let key = written::target_key(infos, stripe).map_err(|e| {
+        EngineError::VerifyMap(written::MapError::Io {
+            path: infos.first().map(|i| i.path.clone()).unwrap_or_default(),
+            err: e,
+        })
+    })?;
+    let path = match opts.verify_map {
+        Some(p) => p.to_path_buf(),
+        None => written::default_map_path(&key)?,
+    };
+    let map = WrittenMap::load(&path, &key)?;
+    Ok((path, map))
 }
 
 /// Which engine a plan runs with, after checking it can: null, sync or io_uring.
@@ -371,9 +406,9 @@ fn choose_engine(
                 return Err(Invalid::UringNeededForStripe { why });
             }
             let engine = sync_ok()?;
-            let note = format!("{why}; using the sync engine (one thread per outstanding I/O)");
-            (opts.on_note)(&note);
-            notes.push(note);
+            notes.push(format!(
+                "{why}; using the sync engine (one thread per outstanding I/O)"
+            ));
             Ok(engine)
         }
     }
@@ -391,7 +426,14 @@ fn check_memory(spec: &WorkloadSpec, plan: &Plan, opts: &RealOptions<'_>) -> Res
         let align = plan.buf_align.max(4096) as u64;
         spec.bs.div_ceil(align) * align * spec.total_qd()
     };
-    let need = buffers + WORKER_OVERHEAD * spec.jobs as u64;
+    // --verify: the written-map (a bit per sector at worst), its crash-guard copy, and each
+    // worker's log of what it wrote.
+    let maps = if spec.verify {
+        plan.span.div_ceil(4096) * (2 + spec.jobs as u64)
+    } else {
+        0
+    };
+    let need = buffers + maps + WORKER_OVERHEAD * spec.jobs as u64;
     check_budget(
         &format!(
             "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
@@ -478,16 +520,23 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
     }
 }
 
-/// Runs `spec` against a real target and returns the merged result of all workers.
-///
-/// Everything that can be checked is checked before the first byte is written: the targets
-/// ([`ssdlab_target::plan`]), the engine and its limits, the memory estimate. Only then are files
-/// laid out; if the run cannot start after that, the layout is given back.
-pub fn run_real(
+/// Everything [`run_real`] checks before it writes anything (targets, engine and its limits,
+/// memory), without writing: for validating the points of a sweep before it starts.
+pub fn check_real(
     spec: &WorkloadSpec,
     target: &RealTarget,
     opts: &RealOptions<'_>,
-) -> Result<RunOutput, EngineError> {
+) -> Result<(), EngineError> {
+    plan_real(spec, target, opts, &mut Vec::new()).map(|_| ())
+}
+
+/// The checks of [`run_real`] before the first write: returns the plan and the engine.
+fn plan_real(
+    spec: &WorkloadSpec,
+    target: &RealTarget,
+    opts: &RealOptions<'_>,
+    notes: &mut Vec<String>,
+) -> Result<(Plan, &'static str), EngineError> {
     spec.validate()?;
     let plan = ssdlab_target::plan(
         spec,
@@ -501,9 +550,37 @@ pub fn run_real(
     if spec.verify && plan.is_null() {
         return Err(Invalid::VerifyNeedsData.into());
     }
-    let mut notes = Vec::new();
-    let engine = choose_engine(spec, &plan, opts, &mut notes)?;
+    let engine = choose_engine(spec, &plan, opts, notes)?;
     check_memory(spec, &plan, opts)?;
+    Ok((plan, engine))
+}
+
+/// Runs `spec` against a real target and returns the merged result of all workers.
+///
+/// Everything that can be checked is checked before the first byte is written: the targets
+/// ([`ssdlab_target::plan`]), the engine and its limits, the memory estimate. Only then are files
+/// laid out; if the run cannot start after that, the layout is given back.
+pub fn run_real(
+    spec: &WorkloadSpec,
+    target: &RealTarget,
+    opts: &RealOptions<'_>,
+) -> Result<RunOutput, EngineError> {
+    let mut notes = Vec::new();
+    let (plan, engine) = plan_real(spec, target, opts, &mut notes)?;
+    for n in &notes {
+        (opts.on_note)(n);
+    }
+    let stripe = match target {
+        RealTarget::Raid0 { stripe, .. } => Some(*stripe),
+        _ => None,
+    };
+    // The written-map of --verify: read before anything is written (a map of another target, or
+    // one that cannot be read, is bad input). Targets created by this run have none yet.
+    let mut verify_map: Option<(PathBuf, WrittenMap)> = None;
+    if spec.verify && plan.paths.iter().all(|p| p.info.exists) {
+        let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
+        verify_map = Some(load_verify_map(&infos, stripe, opts)?);
+    }
 
     // The first write: lay out files that are missing or short (undone on drop unless committed).
     let note_sink = std::cell::RefCell::new(Vec::new());
@@ -514,6 +591,19 @@ pub fn run_real(
         })
         .map_err(EngineError::Layout)?;
     notes.extend(note_sink.into_inner());
+    if spec.verify && verify_map.is_none() {
+        verify_map = Some(load_verify_map(&laid.infos, stripe, opts)?);
+    }
+    if let (true, Some((path, map))) = (spec.writes(), &verify_map) {
+        // Crash guard: until this run records what it wrote, its region is unknown.
+        let mut guard = map.clone();
+        guard.forget(plan.start, plan.span);
+        if let Err(e) = guard.save(path) {
+            (opts.on_note)(&format!(
+                "{e}; a crash during this run could leave it stale"
+            ));
+        }
+    }
     let wrote = laid.wrote();
     let setup_failed = |laid: &mut ssdlab_target::LaidOut, message: String| EngineError::Setup {
         message,
@@ -557,6 +647,7 @@ pub fn run_real(
         let mut handles = Vec::new();
         for (w, mut fs) in files.into_iter().enumerate() {
             let (ctl, gate, cpu_window, plan, names) = (&ctl, &gate, &cpu_window, &plan, &names);
+            let known = verify_map.as_ref().map(|(_, m)| m);
             let h = std::thread::Builder::new()
                 .name(format!("ssdlab-worker-{w}"))
                 .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
@@ -573,8 +664,10 @@ pub fn run_real(
                             pattern: spec.pattern,
                             pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
                             verify: spec.verify.then_some(spec.seed),
+                            known,
                         },
                         fault: opts.fault,
+                        log_writes: spec.verify && spec.writes(),
                     };
                     let origin = Instant::now();
                     match (&plan.map, engine) {
@@ -668,9 +761,13 @@ pub fn run_real(
     let mut outcome = LoopOutcome::default();
     let mut members: Vec<MemberStats> = Vec::new();
     let mut setup_error = None;
+    let mut write_log = WriteLog::default();
     for r in results {
         match r {
-            Ok((rec, out, ms)) => {
+            Ok((rec, out, ms, log)) => {
+                if let Some(l) = log {
+                    write_log.merge(&l);
+                }
                 merged.merge(&rec);
                 outcome.runtime_ns = outcome.runtime_ns.max(out.runtime_ns);
                 outcome.ramp_ns = outcome.ramp_ns.max(out.ramp_ns);
@@ -692,6 +789,19 @@ pub fn run_real(
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
     laid.commit();
+    if let (true, Some((path, mut map))) = (spec.writes(), verify_map) {
+        map.record(spec.seed, &write_log);
+        match map.save(&path) {
+            Ok(()) => (opts.on_note)(&format!(
+                "verify map {}: {} sectors written by this run; {map}",
+                path.display(),
+                write_log.written_sectors()
+            )),
+            Err(e) => (opts.on_note)(&format!(
+                "{e}; a later verifying read cannot tell lost data from unwritten sectors"
+            )),
+        }
+    }
     let ru = cpu_window
         .usage()
         .unwrap_or_else(|| cpu::rusage_self().since(&ru0));

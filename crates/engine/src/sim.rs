@@ -299,19 +299,20 @@ pub fn build_sim(
     })
 }
 
-/// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
-/// and the spec's seed, e.g. a clone of a cached preconditioned state) when given.
-pub fn run_sim_prepared(
+/// Checks a workload against a simulated target without building anything: the workload, the
+/// array's stripe map, the region and the sector alignment. Returns (map, start, span, size).
+fn sim_geometry(
     spec: &WorkloadSpec,
     target: &SimTarget,
-    prepared: Option<Simulator>,
-    opts: &SimOptions<'_>,
-) -> Result<ssdlab_stats::RunResult, EngineError> {
+) -> Result<(Option<StripeMap>, u64, u64, u64), EngineError> {
     spec.validate()?;
     if spec.verify {
         return Err(Invalid::VerifyOnSim.into());
     }
-    check_sim_target(target, opts.max_memory)?;
+    target.drive.validate()?;
+    if target.drives == 0 {
+        return Err(Invalid::NoDrives.into());
+    }
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -347,6 +348,30 @@ pub fn run_sim_prepared(
             .into());
         }
     }
+    Ok((map, start, span, size))
+}
+
+/// Everything [`run_sim`] checks before it builds the drives (workload, geometry, memory),
+/// without building them: for validating the points of a sweep before it starts.
+pub fn check_sim_run(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
+    sim_geometry(spec, target)?;
+    check_sim_target(target, max_memory)
+}
+
+/// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
+/// and the spec's seed, e.g. a clone of a cached preconditioned state) when given.
+pub fn run_sim_prepared(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    prepared: Option<Simulator>,
+    opts: &SimOptions<'_>,
+) -> Result<ssdlab_stats::RunResult, EngineError> {
+    let (map, start, span, size) = sim_geometry(spec, target)?;
+    check_sim_target(target, opts.max_memory)?;
     let sim = match prepared {
         Some(sim) => sim,
         None => build_sim(target, spec.seed, opts.max_memory)?,
@@ -393,8 +418,9 @@ pub fn run_sim_prepared(
         pattern: spec.pattern,
         pattern_seed: worker_seed(spec.seed, 0),
         verify: None,
+        known: None,
     };
-    let out = run_loop(&mut backend, &mut gens, spec.qd, data, &ctl, &mut rec);
+    let out = run_loop(&mut backend, &mut gens, spec.qd, data, &ctl, &mut rec, None);
     let mut details = vec![
         ("state".to_string(), target.state.to_string()),
         (

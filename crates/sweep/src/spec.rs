@@ -248,6 +248,28 @@ pub fn parse_shorthand(name: &str) -> Option<(RwMode, u64)> {
     Some((rw, bs))
 }
 
+/// Longest sweep name (it names the default store file).
+const MAX_NAME: usize = 100;
+
+/// A sweep name is used as a file name (the default store) and in reports: it must be a plain
+/// name, not a path.
+fn check_name(name: &str) -> Result<(), SweepError> {
+    let why = if name.is_empty() {
+        "must not be empty".to_string()
+    } else if name.len() > MAX_NAME {
+        format!("is {} bytes long; use at most {MAX_NAME}", name.len())
+    } else if name.contains(['/', '\\']) {
+        format!("'{name}' is a path; use a plain name (the store is NAME.sqlite)")
+    } else if name.starts_with('.') {
+        format!("'{name}' starts with a dot; use a plain name")
+    } else if name.chars().any(char::is_control) {
+        "contains control characters".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(SweepError::field("name", why))
+}
+
 fn dur(field: &str, s: &str) -> Result<u64, SweepError> {
     parse_duration(s).map_err(|e| SweepError::field(field, e.to_string()))
 }
@@ -304,9 +326,7 @@ impl SweepSpec {
         let raw: RawSweep =
             toml::from_str(text).map_err(|e| SweepError::Toml(e.to_string().trim().to_string()))?;
         let name = raw.name.trim().to_string();
-        if name.is_empty() {
-            return Err(SweepError::field("name", "must not be empty"));
-        }
+        check_name(&name)?;
         let time_ns = dur("time", &raw.time)?;
         if time_ns == 0 {
             return Err(SweepError::field("time", "must be greater than 0"));

@@ -1,13 +1,11 @@
-//! The `ssdlab sweep` / `ssdlab report` glue (src/cmd_sweep.rs, compiled here with the fake runner).
+//! The `ssdlab sweep` / `ssdlab report` glue (src/cmd_sweep.rs) with a fake point runner: every
+//! point is still checked as the real runner would, but "runs" instantly with a known answer.
 
+#[path = "../crates/sweep/tests/common/mod.rs"]
 mod common;
 
-#[allow(dead_code)]
-#[path = "../../../src/cmd_sweep.rs"]
-mod cmd_sweep;
-
-use cmd_sweep::{cmd_report, cmd_sweep, cmd_sweep_checked, ReportArgs, SweepArgs};
 use common::*;
+use ssdlab::cmd_sweep::{cmd_report, sweep_with, ReportArgs, SweepArgs};
 use ssdlab_sweep::Point;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,6 +16,8 @@ fn sweep_args(file: &Path) -> SweepArgs {
         db: None,
         jobs: Some(2),
         dry_run: false,
+        allow_destroy: false,
+        max_memory: None,
     }
 }
 
@@ -93,37 +93,46 @@ fn sweep_then_report_end_to_end() {
     let mut a = sweep_args(&f);
     a.dry_run = true;
     assert_eq!(
-        cmd_sweep(a, &|_: &Point| panic!("dry run runs nothing"), &flag).unwrap(),
+        sweep_with(a, &|_: &Point| panic!("dry run runs nothing"), &flag)
+            .ok()
+            .unwrap(),
         0
     );
     let db = dir.path().join("stripe-study.sqlite");
     assert!(!db.exists());
 
-    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(sweep_args(&f), &fake_runner, &flag)
+            .ok()
+            .unwrap(),
+        0
+    );
     assert!(db.is_file(), "default store next to the sweep file");
     // Resume: nothing left to run.
     assert_eq!(
-        cmd_sweep(sweep_args(&f), &|_: &Point| panic!("all done"), &flag).unwrap(),
+        sweep_with(sweep_args(&f), &|_: &Point| panic!("all done"), &flag)
+            .ok()
+            .unwrap(),
         0
     );
 
-    assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
+    assert_eq!(cmd_report(report_args(&db)).ok().unwrap(), 0);
     let csv = dir.path().join("out.csv");
     let mut r = report_args(&db);
     r.csv = Some(csv.clone());
     r.mix = Some("4k-randread=0.7,128k-seqwrite=0.3".into());
-    assert_eq!(cmd_report(r).unwrap(), 0);
+    assert_eq!(cmd_report(r).ok().unwrap(), 0);
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 145);
     assert!(text.starts_with("sweep,target,drives,stripe_bytes,workload,qd,repeat,iops,mb_s,lat_mean_us,lat_p99_us,gain_pct"));
 
     let mut r = report_args(&db);
     r.mix = Some("4k-randred=1".into());
-    let e = cmd_report(r).unwrap_err().to_string();
+    let e = cmd_report(r).err().unwrap().err.to_string();
     assert!(e.contains("did you mean 4k-randread?"), "{e}");
     let mut r = report_args(&db);
     r.sweep = Some("nope".into());
-    let e = cmd_report(r).unwrap_err().to_string();
+    let e = cmd_report(r).err().unwrap().err.to_string();
     assert!(
         e.contains("no sweep 'nope'") && e.contains("stripe-study"),
         "{e}"
@@ -148,21 +157,29 @@ fn bad_store_is_refused_before_anything_runs() {
     std::fs::write(&notes, "my precious notes\n").unwrap();
     let mut a = sweep_args(&f);
     a.db = Some(notes.clone());
-    let e = cmd_sweep(a, &runner, &flag).unwrap_err().to_string();
+    let e = sweep_with(a, &runner, &flag).err().unwrap().err.to_string();
     assert!(e.contains("is not an ssdlab results store"), "{e}");
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
         "my precious notes\n"
     );
-    let e = cmd_report(report_args(&notes)).unwrap_err().to_string();
+    let e = cmd_report(report_args(&notes))
+        .err()
+        .unwrap()
+        .err
+        .to_string();
     assert!(e.contains("is not an ssdlab results store"), "{e}");
     // A directory is never used as a store.
     let mut a = sweep_args(&f);
     a.db = Some(dir.path().to_path_buf());
-    assert!(cmd_sweep(a, &runner, &flag).is_err());
+    assert!(sweep_with(a, &runner, &flag).is_err());
     // Report never creates a store.
     let missing = dir.path().join("missing.sqlite");
-    let e = cmd_report(report_args(&missing)).unwrap_err().to_string();
+    let e = cmd_report(report_args(&missing))
+        .err()
+        .unwrap()
+        .err
+        .to_string();
     assert!(e.contains("does not exist"), "{e}");
     assert!(!missing.exists());
     assert_eq!(calls.load(Ordering::SeqCst), 0);
@@ -180,19 +197,23 @@ fn bad_sweep_input_creates_nothing() {
     )
     .unwrap();
     std::fs::write(dir.path().join("a.img"), vec![0u8; 65536]).unwrap();
-    let e = cmd_sweep(sweep_args(&f), &|_: &Point| panic!("must not run"), &flag)
-        .unwrap_err()
+    let e = sweep_with(sweep_args(&f), &|_: &Point| panic!("must not run"), &flag)
+        .err()
+        .unwrap()
+        .err
         .to_string();
     assert!(e.contains("b.img"), "{e}");
     assert!(!dir.path().join("real.sqlite").exists());
-    // The caller's extra check (presets) runs before anything is created too.
+    // Every point is checked (presets, overrides) before anything is created.
     let g = study(dir.path());
-    let e = cmd_sweep_checked(sweep_args(&g), &fake_runner, &flag, &|s| {
-        s.check_presets(&["x25m-g2-80g"]).map_err(Into::into)
-    })
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("unknown preset 'vertex450-128g'"), "{e}");
+    let text = std::fs::read_to_string(&g).unwrap();
+    std::fs::write(&g, text.replace("vertex450-128g", "vertex451-128g")).unwrap();
+    let e = sweep_with(sweep_args(&g), &fake_runner, &flag)
+        .err()
+        .unwrap()
+        .err
+        .to_string();
+    assert!(e.contains("vertex451-128g"), "{e}");
     assert!(!dir.path().join("stripe-study.sqlite").exists());
     // A typo in the file.
     std::fs::write(
@@ -200,8 +221,10 @@ fn bad_sweep_input_creates_nothing() {
         "name = \"x\"\ntime = \"1s\"\nqd = [1]\nworkload = [\"4k-randread\"]\n",
     )
     .unwrap();
-    let e = cmd_sweep(sweep_args(&f), &fake_runner, &flag)
-        .unwrap_err()
+    let e = sweep_with(sweep_args(&f), &fake_runner, &flag)
+        .err()
+        .unwrap()
+        .err
         .to_string();
     assert!(e.contains(&f.display().to_string()), "{e}");
 }
@@ -218,9 +241,19 @@ fn exit_codes_for_failures_and_ctrl_c() {
             fake_runner(p)
         }
     };
-    assert_eq!(cmd_sweep(sweep_args(&f), &failing, &flag).unwrap(), 1);
+    assert_eq!(sweep_with(sweep_args(&f), &failing, &flag).ok().unwrap(), 1);
     flag.store(true, Ordering::SeqCst);
-    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 130);
+    assert_eq!(
+        sweep_with(sweep_args(&f), &fake_runner, &flag)
+            .ok()
+            .unwrap(),
+        130
+    );
     flag.store(false, Ordering::SeqCst);
-    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(sweep_args(&f), &fake_runner, &flag)
+            .ok()
+            .unwrap(),
+        0
+    );
 }
