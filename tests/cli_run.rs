@@ -437,20 +437,40 @@ fn bad_input_gives_clean_errors() {
 #[cfg(unix)]
 #[test]
 fn permission_denied_is_clean() {
-    // Root bypasses permissions; only meaningful for other users.
-    if rustix_is_root() {
-        eprintln!("skipping permission test: running as root, which bypasses file permissions");
-        return;
-    }
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let f = dir.path().join("ro.img");
     std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
-    assert_bad_input(
-        &["run", "--target", f.to_str().unwrap()],
-        "permission denied",
-    );
+    let bin = assert_cmd::cargo::cargo_bin("ssdlab");
+    // Root bypasses permissions: run ssdlab as the unprivileged user `nobody` (65534) then.
+    let out = if rustix_is_root() {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .args(["run", "--target", f.to_str().unwrap()])
+            .output()
+    } else {
+        std::process::Command::new(&bin)
+            .args(["run", "--target", f.to_str().unwrap()])
+            .output()
+    };
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            assert!(
+                std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+                "setpriv cannot be run ({e}), and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test"
+            );
+            eprintln!("skipping permission test: setpriv cannot be run: {e}");
+            return;
+        }
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 fn rustix_is_root() -> bool {

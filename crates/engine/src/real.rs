@@ -550,6 +550,7 @@ fn plan_real(
     if spec.verify && plan.is_null() {
         return Err(Invalid::VerifyNeedsData.into());
     }
+    notes.extend(plan.paths.iter().flat_map(|p| p.notes.iter().cloned()));
     let engine = choose_engine(spec, &plan, opts, notes)?;
     check_memory(spec, &plan, opts)?;
     Ok((plan, engine))

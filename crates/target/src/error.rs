@@ -24,8 +24,11 @@ pub enum Refusal {
     },
     /// The kernel knows partitions of this device.
     Partitions(Vec<String>),
-    /// An on-disk signature was found.
+    /// An on-disk signature was found (by blkid or the built-in detector).
     Signature(Signature),
+    /// blkid found a signature of a type ssdlab has no description for (a newer blkid):
+    /// its `TYPE` (or `PTTYPE`) and `USAGE`.
+    OtherSignature { type_name: String, usage: String },
     /// `open(O_EXCL)` failed with `EBUSY`.
     Exclusive,
 }
@@ -56,6 +59,9 @@ impl fmt::Display for Refusal {
                 SignatureClass::PartitionTable => {
                     write!(f, "it has a partition table ({})", sig.name)
                 }
+                SignatureClass::RaidMember => {
+                    write!(f, "it is {} ({})", sig.description, sig.name)
+                }
                 SignatureClass::Filesystem | SignatureClass::Volume => {
                     write!(
                         f,
@@ -64,6 +70,10 @@ impl fmt::Display for Refusal {
                     )
                 }
             },
+            Refusal::OtherSignature { type_name, usage } => write!(
+                f,
+                "blkid finds a {type_name} signature ({usage}) on it (use a device without data)"
+            ),
             Refusal::Exclusive => write!(f, "it is opened exclusively by another program"),
         }
     }
@@ -149,7 +159,7 @@ impl DeviceError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::{fs, table};
+    use crate::signature::{fs, raid, table};
     use rustix::io::Errno;
 
     #[test]
@@ -161,6 +171,28 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "/dev/loop3: refusing to write: it holds an ext4 filesystem (use a device without data)"
+        );
+        let e = DeviceError::Refused {
+            path: "/dev/loop3".into(),
+            reason: Refusal::Signature(raid(
+                "isw_raid_member",
+                "a member of an Intel RST (isw) RAID set",
+            )),
+        };
+        assert_eq!(
+            e.to_string(),
+            "/dev/loop3: refusing to write: it is a member of an Intel RST (isw) RAID set (isw_raid_member)"
+        );
+        let e = DeviceError::Refused {
+            path: "/dev/loop3".into(),
+            reason: Refusal::OtherSignature {
+                type_name: "futurefs".into(),
+                usage: "filesystem".into(),
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "/dev/loop3: refusing to write: blkid finds a futurefs signature (filesystem) on it (use a device without data)"
         );
         let e = DeviceError::Refused {
             path: "/dev/loop3".into(),

@@ -5,8 +5,10 @@
 //! - [`safety`]: the block-device write checks (mounted, swap, holders, partitions, on-disk
 //!   signatures, exclusive open). ssdlab never writes to a block device without
 //!   `--allow-destroy`, and never to one that holds data or is in use.
-//! - [`signature`]: on-disk signature detection (filesystems, partition tables, volumes, RAID
-//!   members).
+//! - [`signature`]: the built-in on-disk signature detector (filesystems, partition tables,
+//!   volumes, RAID members).
+//! - [`blkid`]: util-linux's `blkid` as the authority on signatures (read-only probe with a
+//!   timeout; the built-in detector is the fallback and runs as well).
 //! - [`fill`]: laying out regular files (create with `O_EXCL`, extend with real data, never
 //!   truncate or shrink what was there; interruptible, and undone when the run cannot go on).
 //! - [`plan`]: a run's targets checked as a whole before the first byte is written (region,
@@ -21,6 +23,7 @@
 //!   [`probe::open_target`] never creates or truncates.
 //! - Bad input gives one clear error line naming the path and the reason.
 
+pub mod blkid;
 pub mod error;
 pub mod fill;
 pub mod identity;
@@ -30,12 +33,17 @@ pub mod safety;
 pub mod signature;
 pub mod written;
 
+pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
 pub use fill::{lay_out, Cleanup, Laid, LayoutError, Undo};
 pub use identity::{check_outputs, Named, PathId, SameFile};
 pub use plan::{plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget};
 pub use probe::{is_block_device, open_target, probe, TargetInfo, TargetKind};
-pub use safety::{check_block_device_writable, parse_mountinfo_line, unescape_proc_field};
+pub use safety::{
+    check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,
+    unescape_proc_field, Checked,
+};
 pub use signature::{
-    detect_signature, Signature, SignatureClass, SIGNATURE_HEAD_LEN, SIGNATURE_TAIL_LEN,
+    detect_signature, signature_for_blkid_pttype, signature_for_blkid_type, Signature,
+    SignatureClass, SIGNATURE_HEAD_LEN, SIGNATURE_TAIL_LEN,
 };

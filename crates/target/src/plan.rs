@@ -127,6 +127,9 @@ pub struct PlannedPath {
     pub size: u64,
     /// How the path is shown ("RAID 0 member " prefix in errors is added by the caller).
     pub name: String,
+    /// Notes from the safety checks for the user (e.g. blkid was not available, so only the
+    /// built-in signature detector looked at a device).
+    pub notes: Vec<String>,
 }
 
 /// The checked targets of a run; nothing has been written yet.
@@ -321,10 +324,11 @@ fn plan_path(
     role: &'static str,
 ) -> Result<PlannedPath, PlanError> {
     let info = probe(path)?;
+    let mut notes = Vec::new();
     let (lay_out_to, size) = match info.kind {
         TargetKind::BlockDevice => {
             if writes {
-                check_block_device_writable(&info, opts.allow_destroy)?;
+                notes = check_block_device_writable(&info, opts.allow_destroy)?.notes;
             }
             (None, info.size)
         }
@@ -354,6 +358,7 @@ fn plan_path(
         info,
         lay_out_to,
         size,
+        notes,
     })
 }
 

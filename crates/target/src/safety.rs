@@ -1,6 +1,7 @@
 //! The block-device write checks: mounted, swap, holders, partitions, on-disk signatures, and an
 //! exclusive open. See [`check_block_device_writable`].
 
+use crate::blkid::{Blkid, Probe};
 use crate::error::{DeviceError, Refusal};
 use crate::probe::{
     file_type_of, read_trimmed, statx_path, sysfs_dir, type_name, TargetInfo, TargetKind,
@@ -181,23 +182,44 @@ fn read_signature_areas(path: &Path, size: u64) -> Result<(Vec<u8>, Vec<u8>), De
     Ok((head, tail))
 }
 
+/// What [`check_block_device_writable`] has to say about a device it accepts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Notes for the user, one line each: e.g. that blkid was not available and only the
+    /// built-in signature detector looked at the device.
+    pub notes: Vec<String>,
+}
+
 /// Refuses to let ssdlab write to a block device unless it is safe (see the module docs).
 ///
 /// Checks, in this order: `allow_destroy`; mounted (the device or any partition of it, by
 /// `MAJ:MIN` in `/proc/self/mountinfo` or by mount source); active swap (`/proc/swaps`); holders
-/// (sysfs `holders/` of the device or a partition); partitions (sysfs); on-disk signatures in the
-/// first [`SIGNATURE_HEAD_LEN`] and last [`SIGNATURE_TAIL_LEN`] bytes ([`detect_signature`]);
-/// finally an `O_EXCL|O_RDONLY` open (`EBUSY` → opened exclusively by someone else).
+/// (sysfs `holders/` of the device or a partition); partitions (sysfs); on-disk signatures, by
+/// two judges: util-linux's `blkid -p` (the authority, see [`crate::blkid`]) and the built-in
+/// detector over the first [`SIGNATURE_HEAD_LEN`] and last [`SIGNATURE_TAIL_LEN`] bytes
+/// ([`detect_signature`]) — the device is refused when either finds something, and when blkid
+/// cannot answer the built-in detector decides alone and a note says so; finally an
+/// `O_EXCL|O_RDONLY` open (`EBUSY` → opened exclusively by someone else).
 ///
-/// For a [`TargetKind::File`] there is nothing to check and this returns `Ok(())`. The path is
+/// For a [`TargetKind::File`] there is nothing to check and this returns `Ok`. The path is
 /// re-examined (it must still be a block device), so a stale `info` cannot slip through.
 pub fn check_block_device_writable(
     info: &TargetInfo,
     allow_destroy: bool,
-) -> Result<(), DeviceError> {
+) -> Result<Checked, DeviceError> {
+    check_block_device_writable_with(info, allow_destroy, &Blkid::system())
+}
+
+/// [`check_block_device_writable`] with a chosen signature authority ([`Blkid::none`]: the
+/// built-in detector alone).
+pub fn check_block_device_writable_with(
+    info: &TargetInfo,
+    allow_destroy: bool,
+    blkid: &Blkid,
+) -> Result<Checked, DeviceError> {
     let path = info.path.as_path();
     if info.kind != TargetKind::BlockDevice {
-        return Ok(());
+        return Ok(Checked::default());
     }
     if !allow_destroy {
         return Err(DeviceError::AllowDestroyRequired {
@@ -255,7 +277,21 @@ pub fn check_block_device_writable(
             .map_err(|e| DeviceError::io(path, "cannot read device size", e))?
     };
     let (head, tail) = read_signature_areas(path, size)?;
-    if let Some(sig) = detect_signature(&head, &tail, size) {
+    let builtin = detect_signature(&head, &tail, size);
+    let mut checked = Checked::default();
+    match blkid.probe(path) {
+        probe @ Probe::Found(_) => {
+            if let Some(r) = probe.refusal() {
+                return Err(refuse(r));
+            }
+        }
+        Probe::Nothing => {}
+        Probe::Unavailable(why) => checked.notes.push(format!(
+            "{}: {why}; only the built-in signature detector looked for data on it",
+            path.display()
+        )),
+    }
+    if let Some(sig) = builtin {
         return Err(refuse(Refusal::Signature(sig)));
     }
 
@@ -266,7 +302,7 @@ pub fn check_block_device_writable(
     ) {
         Ok(fd) => {
             drop(fd);
-            Ok(())
+            Ok(checked)
         }
         Err(Errno::BUSY) => Err(refuse(Refusal::Exclusive)),
         Err(e) => Err(DeviceError::io(path, "cannot open exclusively", e)),

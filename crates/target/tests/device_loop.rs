@@ -12,9 +12,12 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use ssdlab_target::{
-    check_block_device_writable, is_block_device, lay_out, open_target, probe, DeviceError,
-    LayoutError, Refusal, SignatureClass, TargetInfo, TargetKind,
+    check_block_device_writable, check_block_device_writable_with, is_block_device, lay_out,
+    open_target, probe, Blkid, DeviceError, LayoutError, Refusal, SignatureClass, TargetInfo,
+    TargetKind,
 };
+
+mod common;
 
 /// Loop devices and mounts are machine-global: run those tests one at a time.
 static LOOP_LOCK: Mutex<()> = Mutex::new(());
@@ -32,7 +35,13 @@ fn prepare_file(info: &TargetInfo, needed: u64) -> Result<TargetInfo, DeviceErro
     }
 }
 
+/// Skips a test that cannot run here, saying why; under `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1`
+/// (CI, as root) a skip is a failure instead.
 fn skip(reason: &str) {
+    assert!(
+        std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+        "{reason}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test to run"
+    );
     eprintln!("skipping: {reason}");
 }
 
@@ -68,7 +77,17 @@ impl LoopDev {
                 dev.display()
             ));
         }
-        Ok(LoopDev { dev })
+        let lo = LoopDev { dev };
+        if partscan {
+            // Kernels built without the partition parsers leave the table unread: let partx
+            // (util-linux) read it in user space and add the partitions through BLKPG.
+            let name = lo.name();
+            let has_p1 = || Path::new(&format!("/sys/block/{name}/{name}p1")).exists();
+            if !has_p1() {
+                let _ = Command::new("partx").arg("-a").arg(&lo.dev).output();
+            }
+        }
+        Ok(lo)
     }
 
     fn name(&self) -> String {
@@ -130,7 +149,7 @@ fn mkfs_ext4(img: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn refusal(r: Result<(), DeviceError>) -> (Refusal, String) {
+fn refusal<T: std::fmt::Debug>(r: Result<T, DeviceError>) -> (Refusal, String) {
     match r {
         Err(e @ DeviceError::Refused { .. }) => {
             let msg = e.to_string();
@@ -522,4 +541,84 @@ fn direct_io_alignment_on_the_temp_filesystem() {
     assert!(info.logical_block_size >= 512 && info.logical_block_size.is_power_of_two());
     let f = open_target(&info, true, true).unwrap();
     assert_eq!(f.metadata().unwrap().len(), MIB);
+}
+
+/// With SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 (CI) a test that cannot run fails instead of skipping.
+/// Motherboard-RAID members (Intel RST, DDF) attached as loop devices are refused — by blkid
+/// where it is installed and by the built-in detector alone — and nothing is written.
+#[test]
+fn raid_member_loop_devices_are_refused() {
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let size = 40 * MIB;
+    for (name, img, want) in [
+        (
+            "isw",
+            common::isw(size),
+            "it is a member of an Intel RST (isw) RAID set (isw_raid_member)",
+        ),
+        (
+            "ddf",
+            common::ddf(size),
+            "it is a member of a SNIA DDF RAID set (ddf_raid_member)",
+        ),
+    ] {
+        let path = img.write(dir.path(), &format!("{name}.img"));
+        let before = fs::read(&path).unwrap();
+        let lo = match LoopDev::attach(&path, false) {
+            Ok(lo) => lo,
+            Err(e) => return skip(&e),
+        };
+        let info = probe(&lo.dev).unwrap();
+        let system = Blkid::system();
+        if system.program().is_none() {
+            skip("blkid is not installed");
+        }
+        for (judge, blkid) in [("blkid", system), ("built-in", Blkid::none())] {
+            let (r, msg) = refusal(check_block_device_writable_with(&info, true, &blkid));
+            assert!(
+                matches!(r, Refusal::Signature(s) if s.class == SignatureClass::RaidMember),
+                "{name} ({judge}): {msg}"
+            );
+            assert_eq!(
+                msg,
+                format!("{}: refusing to write: {want}", lo.dev.display()),
+                "{name} ({judge})"
+            );
+        }
+        let (_, msg) = refusal(check_block_device_writable(&info, true));
+        assert!(msg.ends_with(want), "{msg}");
+        drop(lo);
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            before,
+            "{name}: the image is untouched"
+        );
+    }
+}
+
+/// A blank device is accepted; when blkid cannot answer, the note says the built-in detector
+/// decided alone.
+#[test]
+fn blank_loop_device_without_blkid_gets_a_note() {
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "blank-note.img", 8 * MIB, &[]);
+    let lo = match LoopDev::attach(&img, false) {
+        Ok(lo) => lo,
+        Err(e) => return skip(&e),
+    };
+    let info = probe(&lo.dev).unwrap();
+    let checked = check_block_device_writable_with(&info, true, &Blkid::none()).unwrap();
+    assert_eq!(
+        checked.notes,
+        vec![format!(
+            "{}: blkid is not installed; only the built-in signature detector looked for data on it",
+            lo.dev.display()
+        )]
+    );
+    if Blkid::system().program().is_some() {
+        let checked = check_block_device_writable(&info, true).unwrap();
+        assert!(checked.notes.is_empty(), "{:?}", checked.notes);
+    }
 }
