@@ -584,9 +584,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         )
         .into());
     };
-    if let Some(m) = &a.mix {
-        parse_mix(m)?;
-    }
+    let mix = a.mix.as_deref().map(parse_mix).transpose()?;
     if preset_file(&a.preset).is_some() {
         return Err(anyhow!(
             "--preset {}: the built-in studies take a preset name (see `ssdlab drives`)",
@@ -598,6 +596,9 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     let text = template.replace("@PRESET@", &a.preset);
     let spec = SweepSpec::parse(&text, Path::new("."))
         .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
+    if let Some(m) = &mix {
+        spec.check_mix(m)?;
+    }
     let db =
         a.db.clone()
             .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));

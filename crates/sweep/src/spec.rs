@@ -824,6 +824,23 @@ impl SweepSpec {
         Ok(())
     }
 
+    /// Checks that every workload of a mix (see [`crate::parse_mix`]) is one of this sweep's.
+    pub fn check_mix(&self, mix: &[(String, f64)]) -> Result<(), SweepError> {
+        let names: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
+        for (w, _) in mix {
+            if !names.contains(&w.as_str()) {
+                let hint = nearest(w, names.iter().copied())
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_else(|| format!(" (the sweep has {})", names.join(", ")));
+                return Err(SweepError::Mix(format!(
+                    "workload '{w}' is not in sweep '{}'{hint}",
+                    self.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The file name part of the default store: the sweep name with unusual characters replaced.
     pub fn default_db_name(&self) -> String {
         let s: String = self

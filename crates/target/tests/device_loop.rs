@@ -622,3 +622,96 @@ fn blank_loop_device_without_blkid_gets_a_note() {
         assert!(checked.notes.is_empty(), "{:?}", checked.notes);
     }
 }
+
+/// A small tmpfs mounted for a test, unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Result<Tmpfs, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "ssdlab-test"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount -t tmpfs failed (root needed): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs { dir })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// ENOSPC while laying out (the space the plan saw is gone): a file this layout created is
+/// removed, an extended file gets its original length and bytes back.
+#[test]
+fn a_full_filesystem_during_layout_is_given_back() {
+    let t = match Tmpfs::mount("8m") {
+        Ok(t) => t,
+        Err(e) => return skip(&e),
+    };
+    let d = t.dir.path();
+    let p = d.join("new.img");
+    let e = lay_out(&probe(&p).unwrap(), 32 * MIB, None).unwrap_err();
+    match &e {
+        LayoutError::Failed { err, cleanup, .. } => {
+            assert_eq!(err.raw_os_error(), Some(libc_enospc()), "{e}");
+            assert_eq!(*cleanup, ssdlab_target::Cleanup::Removed, "{e}");
+        }
+        other => panic!("expected a failed layout, got {other}"),
+    }
+    assert!(!e.nothing_written());
+    assert!(!p.exists());
+    let q = d.join("old.img");
+    let data: Vec<u8> = (0..MIB as u32).map(|i| (i % 241) as u8).collect();
+    fs::write(&q, &data).unwrap();
+    let e = lay_out(&probe(&q).unwrap(), 32 * MIB, None).unwrap_err();
+    assert!(
+        matches!(&e, LayoutError::Failed { cleanup: ssdlab_target::Cleanup::Truncated(n), .. } if *n == MIB),
+        "{e}"
+    );
+    assert_eq!(fs::read(&q).unwrap(), data);
+    // The space is free again.
+    let st = rustix_statvfs(d);
+    assert!(st > 6 * MIB, "{st}");
+}
+
+/// A raised stop flag interrupts a layout, which gives the file back.
+#[test]
+fn an_interrupted_layout_is_given_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.img");
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let e = lay_out(&probe(&p).unwrap(), 64 * MIB, Some(&stop)).unwrap_err();
+    assert!(
+        matches!(&e, LayoutError::Interrupted { cleanup: ssdlab_target::Cleanup::Removed, .. }),
+        "{e}"
+    );
+    assert!(!p.exists());
+}
+
+fn libc_enospc() -> i32 {
+    28
+}
+
+/// Free bytes on the filesystem of `p`.
+fn rustix_statvfs(p: &Path) -> u64 {
+    let out = Command::new("stat")
+        .args(["-f", "-c", "%a %S"])
+        .arg(p)
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    let mut it = s.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+    it.next().unwrap() * it.next().unwrap()
+}
