@@ -257,3 +257,84 @@ fn exit_codes_for_failures_and_ctrl_c() {
         0
     );
 }
+
+/// On a read-only file system a finished sweep re-runs (nothing to do, exit 0) and reports; a
+/// sweep with points left is refused before any point runs.
+#[test]
+fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
+    if !privileged("finished_sweep_reruns_and_reports_on_a_read_only_file_system") {
+        return;
+    }
+    let fs = Tmpfs::new("16m");
+    let flag = AtomicBool::new(false);
+    let f = study(fs.path());
+    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    let g = fs.path().join("unfinished.toml");
+    std::fs::write(
+        &g,
+        SIM_STUDY
+            .replace("repeats = 2", "repeats = 1")
+            .replace("stripe-study", "unfinished"),
+    )
+    .unwrap();
+    let failing = |p: &Point| {
+        if p.seq == 3 {
+            Err("no such preset field".to_string())
+        } else {
+            fake_runner(p)
+        }
+    };
+    assert_eq!(cmd_sweep(sweep_args(&g), &failing, &flag).unwrap(), 1);
+    fs.remount("ro");
+
+    let calls = AtomicUsize::new(0);
+    let counting = |p: &Point| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    assert_eq!(cmd_sweep(sweep_args(&f), &counting, &flag).unwrap(), 0);
+    let db = fs.path().join("stripe-study.sqlite");
+    assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
+    let e = cmd_sweep(sweep_args(&g), &counting, &flag).unwrap_err();
+    let e = format!("{e:#}");
+    assert!(
+        e.contains("unfinished.sqlite is read-only") && e.contains("still need to run"),
+        "{e}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+/// A disk that fills up during a sweep: the error is an I/O failure (exit code 1 in the CLI, not
+/// bad input), the finished points stay, and once there is space the same command finishes.
+#[test]
+fn full_disk_during_a_sweep_is_an_io_failure_and_resumes() {
+    if !privileged("full_disk_during_a_sweep_is_an_io_failure_and_resumes") {
+        return;
+    }
+    // Room for the store and its points and some results, not for all 144 (about 420 KB).
+    let fs = Tmpfs::new("320k");
+    let flag = AtomicBool::new(false);
+    let f = study(fs.path());
+    let e = cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap_err();
+    let sweep_err = e
+        .downcast_ref::<ssdlab_sweep::SweepError>()
+        .unwrap_or_else(|| panic!("not a SweepError: {e:#}"));
+    assert!(sweep_err.is_io_failure(), "{e:#}");
+    assert!(format!("{e:#}").contains("I/O failure"), "{e:#}");
+    fs.remount("size=16m");
+    let calls = AtomicUsize::new(0);
+    let counting = |p: &Point| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    assert_eq!(cmd_sweep(sweep_args(&f), &counting, &flag).unwrap(), 0);
+    let ran = calls.load(Ordering::SeqCst);
+    assert!(
+        ran > 0 && ran < 144,
+        "{ran} points ran after the disk filled"
+    );
+    assert_eq!(
+        cmd_report(report_args(&fs.path().join("stripe-study.sqlite"))).unwrap(),
+        0
+    );
+}

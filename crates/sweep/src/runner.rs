@@ -136,6 +136,11 @@ fn progress_bar(len: u64, show: bool) -> ProgressBar {
 /// run); real points run strictly one at a time, after the simulated ones. Every finished point is
 /// written in its own transaction at once. The first failure stops the sweep (no new point starts);
 /// failed points are retried by the next run.
+///
+/// Nothing is written when every point is already in the store, so a finished sweep can be re-run
+/// on a read-only store; with points to run, a read-only store is refused before any point runs.
+/// Two processes may run the same sweep into the same store at once: both finish, and a point
+/// that both ran holds the result stored last.
 pub fn run_sweep(
     spec: &SweepSpec,
     store: &mut Store,
@@ -149,6 +154,16 @@ pub fn run_sweep(
     let done = store.sync_points(sweep_id, &records)?;
     let pending: Vec<&Point> = points.iter().filter(|p| !done.contains(&p.key)).collect();
     let skipped = points.len() - pending.len();
+    if !pending.is_empty() {
+        // A read-only store can still be reported from, and re-running a finished sweep on it
+        // works (nothing to write); anything else is refused before a point runs.
+        store.require_writable(&format!(
+            "{} of the {} points of sweep '{}' still need to run",
+            pending.len(),
+            points.len(),
+            spec.name
+        ))?;
+    }
     let (sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
 
     let bar = progress_bar(pending.len() as u64, opts.progress);
