@@ -226,6 +226,7 @@ impl OutputArgs {
 }
 
 /// A failure with the exit code it maps to.
+#[derive(Debug)]
 pub struct Failure {
     pub code: u8,
     pub err: anyhow::Error,

@@ -415,8 +415,8 @@ pub fn sweep_with(
 /// Lists the points of a sweep (with their status when the store exists); never creates it.
 fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
     let status: Option<HashMap<String, PointStatus>> = if db.exists() {
-        let store = Store::open_existing(db, true)?;
-        let st = match store.sweep_by_name(&spec.name)? {
+        let store = Store::open_existing(db, true).map_err(store_failure)?;
+        let st = match store.sweep_by_name(&spec.name).map_err(store_failure)? {
             Some(s) => store
                 .points(s.id)?
                 .into_iter()
@@ -488,26 +488,12 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
 /// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
 /// writing results, so it is not bad input.
 fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
-    let code = if store_io_failure(&e) {
+    let code = if e.is_io_failure() {
         EXIT_FAILED
     } else {
         EXIT_BAD_INPUT
     };
     Failure::new(code, e)
-}
-
-fn store_io_failure(e: &ssdlab_report::store::StoreError) -> bool {
-    use ssdlab_report::store::StoreError;
-    match e {
-        StoreError::Sqlite { source, .. } => matches!(
-            source.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DiskFull)
-                | Some(rusqlite::ErrorCode::SystemIoFailure)
-                | Some(rusqlite::ErrorCode::ReadOnly)
-                | Some(rusqlite::ErrorCode::CannotOpen)
-        ),
-        _ => false,
-    }
 }
 
 /// Runs a checked sweep into the store at `db` (or lists its points with `dry_run`).
@@ -533,9 +519,13 @@ pub fn run_spec(
             progress: true,
         },
     )
-    .map_err(|e| match e {
-        ssdlab_sweep::SweepError::Store(s) => store_failure(s),
-        other => Failure::new(EXIT_FAILED, other),
+    .map_err(|e| {
+        let code = if e.is_io_failure() {
+            EXIT_FAILED
+        } else {
+            EXIT_BAD_INPUT
+        };
+        Failure::new(code, e)
     })?;
     let mut text = format!(
         "sweep {}: {} points: {} run now, {} already in the store, {} failed, {} remaining ({:.1} s)\n",
@@ -650,8 +640,8 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             }],
         )?;
     }
-    let store = Store::open_existing(&a.db, true)?;
-    let mut sweeps = store.sweeps()?;
+    let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
+    let mut sweeps = store.sweeps().map_err(store_failure)?;
     if let Some(name) = &a.sweep {
         let names: Vec<String> = sweeps.iter().map(|s| s.name.clone()).collect();
         sweeps.retain(|s| &s.name == name);

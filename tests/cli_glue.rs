@@ -93,35 +93,26 @@ fn sweep_then_report_end_to_end() {
     let mut a = sweep_args(&f);
     a.dry_run = true;
     assert_eq!(
-        sweep_with(a, &|_: &Point| panic!("dry run runs nothing"), &flag)
-            .ok()
-            .unwrap(),
+        sweep_with(a, &|_: &Point| panic!("dry run runs nothing"), &flag).unwrap(),
         0
     );
     let db = dir.path().join("stripe-study.sqlite");
     assert!(!db.exists());
 
-    assert_eq!(
-        sweep_with(sweep_args(&f), &fake_runner, &flag)
-            .ok()
-            .unwrap(),
-        0
-    );
+    assert_eq!(sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
     assert!(db.is_file(), "default store next to the sweep file");
     // Resume: nothing left to run.
     assert_eq!(
-        sweep_with(sweep_args(&f), &|_: &Point| panic!("all done"), &flag)
-            .ok()
-            .unwrap(),
+        sweep_with(sweep_args(&f), &|_: &Point| panic!("all done"), &flag).unwrap(),
         0
     );
 
-    assert_eq!(cmd_report(report_args(&db)).ok().unwrap(), 0);
+    assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
     let csv = dir.path().join("out.csv");
     let mut r = report_args(&db);
     r.csv = Some(csv.clone());
     r.mix = Some("4k-randread=0.7,128k-seqwrite=0.3".into());
-    assert_eq!(cmd_report(r).ok().unwrap(), 0);
+    assert_eq!(cmd_report(r).unwrap(), 0);
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 145);
     assert!(text.starts_with("sweep,target,drives,stripe_bytes,workload,qd,repeat,iops,mb_s,lat_mean_us,lat_p99_us,gain_pct"));
@@ -241,21 +232,14 @@ fn exit_codes_for_failures_and_ctrl_c() {
             fake_runner(p)
         }
     };
-    assert_eq!(sweep_with(sweep_args(&f), &failing, &flag).ok().unwrap(), 1);
+    assert_eq!(sweep_with(sweep_args(&f), &failing, &flag).unwrap(), 1);
     flag.store(true, Ordering::SeqCst);
     assert_eq!(
-        sweep_with(sweep_args(&f), &fake_runner, &flag)
-            .ok()
-            .unwrap(),
+        sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(),
         130
     );
     flag.store(false, Ordering::SeqCst);
-    assert_eq!(
-        sweep_with(sweep_args(&f), &fake_runner, &flag)
-            .ok()
-            .unwrap(),
-        0
-    );
+    assert_eq!(sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
 }
 
 /// On a read-only file system a finished sweep re-runs (nothing to do, exit 0) and reports; a
@@ -268,7 +252,7 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
     let fs = Tmpfs::new("16m");
     let flag = AtomicBool::new(false);
     let f = study(fs.path());
-    assert_eq!(cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert_eq!(sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
     let g = fs.path().join("unfinished.toml");
     std::fs::write(
         &g,
@@ -284,7 +268,7 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
             fake_runner(p)
         }
     };
-    assert_eq!(cmd_sweep(sweep_args(&g), &failing, &flag).unwrap(), 1);
+    assert_eq!(sweep_with(sweep_args(&g), &failing, &flag).unwrap(), 1);
     fs.remount("ro");
 
     let calls = AtomicUsize::new(0);
@@ -292,11 +276,12 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
         calls.fetch_add(1, Ordering::SeqCst);
         fake_runner(p)
     };
-    assert_eq!(cmd_sweep(sweep_args(&f), &counting, &flag).unwrap(), 0);
+    assert_eq!(sweep_with(sweep_args(&f), &counting, &flag).unwrap(), 0);
     let db = fs.path().join("stripe-study.sqlite");
     assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
-    let e = cmd_sweep(sweep_args(&g), &counting, &flag).unwrap_err();
-    let e = format!("{e:#}");
+    let e = sweep_with(sweep_args(&g), &counting, &flag).unwrap_err();
+    assert_eq!(e.code, 2, "a read-only store with work left is refused");
+    let e = format!("{:#}", e.err);
     assert!(
         e.contains("unfinished.sqlite is read-only") && e.contains("still need to run"),
         "{e}"
@@ -315,19 +300,20 @@ fn full_disk_during_a_sweep_is_an_io_failure_and_resumes() {
     let fs = Tmpfs::new("320k");
     let flag = AtomicBool::new(false);
     let f = study(fs.path());
-    let e = cmd_sweep(sweep_args(&f), &fake_runner, &flag).unwrap_err();
-    let sweep_err = e
-        .downcast_ref::<ssdlab_sweep::SweepError>()
-        .unwrap_or_else(|| panic!("not a SweepError: {e:#}"));
-    assert!(sweep_err.is_io_failure(), "{e:#}");
-    assert!(format!("{e:#}").contains("I/O failure"), "{e:#}");
+    let e = sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap_err();
+    assert_eq!(e.code, 1, "an I/O failure, not bad input: {:#}", e.err);
+    assert!(
+        format!("{:#}", e.err).contains("I/O failure"),
+        "{:#}",
+        e.err
+    );
     fs.remount("size=16m");
     let calls = AtomicUsize::new(0);
     let counting = |p: &Point| {
         calls.fetch_add(1, Ordering::SeqCst);
         fake_runner(p)
     };
-    assert_eq!(cmd_sweep(sweep_args(&f), &counting, &flag).unwrap(), 0);
+    assert_eq!(sweep_with(sweep_args(&f), &counting, &flag).unwrap(), 0);
     let ran = calls.load(Ordering::SeqCst);
     assert!(
         ran > 0 && ran < 144,

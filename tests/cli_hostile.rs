@@ -116,15 +116,61 @@ fn outputs_never_overwrite_inputs() {
     std::os::unix::fs::symlink("f.img", dir.join("link")).unwrap();
     fs::hard_link(dir.join("f.img"), dir.join("hard")).unwrap();
     let cases: &[&[&str]] = &[
-        &["run", "--target", "f.img", "--rw", "randwrite", "--ios", "5", "--output", "f.img"],
-        &["run", "--target", "f.img", "--ios", "5", "--output", "./f.img"],
+        &[
+            "run",
+            "--target",
+            "f.img",
+            "--rw",
+            "randwrite",
+            "--ios",
+            "5",
+            "--output",
+            "f.img",
+        ],
+        &[
+            "run", "--target", "f.img", "--ios", "5", "--output", "./f.img",
+        ],
         &["run", "--target", "f.img", "--ios", "5", "--output", "link"],
         &["run", "--target", "f.img", "--ios", "5", "--output", "hard"],
         // A target the run would create, and the same path as the output.
-        &["run", "--target", "new.img", "--span", "1m", "--ios", "5", "--output", "new.img"],
-        &["run", "--raid0", "f.img,m.img", "--stripe", "64k", "--ios", "5", "--output", "m.img"],
-        &["run", "--target", "f.img", "--rw", "write", "--verify", "--ios", "5", "--verify-map", "f.img"],
-        &["run", "--target", "f.img", "--ios", "5", "--output", "o.txt", "--verify", "--verify-map", "o.txt"],
+        &[
+            "run", "--target", "new.img", "--span", "1m", "--ios", "5", "--output", "new.img",
+        ],
+        &[
+            "run",
+            "--raid0",
+            "f.img,m.img",
+            "--stripe",
+            "64k",
+            "--ios",
+            "5",
+            "--output",
+            "m.img",
+        ],
+        &[
+            "run",
+            "--target",
+            "f.img",
+            "--rw",
+            "write",
+            "--verify",
+            "--ios",
+            "5",
+            "--verify-map",
+            "f.img",
+        ],
+        &[
+            "run",
+            "--target",
+            "f.img",
+            "--ios",
+            "5",
+            "--output",
+            "o.txt",
+            "--verify",
+            "--verify-map",
+            "o.txt",
+        ],
     ];
     for args in cases {
         let o = ssdlab(dir, args);
@@ -140,19 +186,34 @@ fn outputs_never_overwrite_inputs() {
                  [[target]]\nsim = \"x25e-64g\"\n";
     fs::write(dir.join("s.toml"), sweep).unwrap();
     let o = ssdlab(dir, &["sweep", "s.toml", "--db", "s.toml"]);
-    assert_refused(&o, "names the same file as the sweep file", "sweep --db = sweep file");
+    assert_refused(
+        &o,
+        "names the same file as the sweep file",
+        "sweep --db = sweep file",
+    );
     assert_eq!(fs::read_to_string(dir.join("s.toml")).unwrap(), sweep);
     let o = ssdlab(dir, &["sweep", "s.toml", "--db", "f.img"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert_eq!(fs::read(dir.join("f.img")).unwrap(), data, "not a store: untouched");
+    assert_eq!(
+        fs::read(dir.join("f.img")).unwrap(),
+        data,
+        "not a store: untouched"
+    );
     let o = ssdlab(dir, &["sweep", "s.toml", "--db", "r.sqlite"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let store = fs::read(dir.join("r.sqlite")).unwrap();
     let o = ssdlab(dir, &["report", "r.sqlite", "--csv", "r.sqlite"]);
-    assert_refused(&o, "names the same file as the results store", "report --csv = db");
+    assert_refused(
+        &o,
+        "names the same file as the results store",
+        "report --csv = db",
+    );
     assert_eq!(fs::read(dir.join("r.sqlite")).unwrap(), store);
     // `-` is stdout, never a file named "-".
-    let o = ssdlab(dir, &["run", "--null", "--ios", "10", "--output", "-", "--json"]);
+    let o = ssdlab(
+        dir,
+        &["run", "--null", "--ios", "10", "--output", "-", "--json"],
+    );
     assert!(o.status.success());
     serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap();
     assert!(!dir.join("-").exists());
@@ -164,30 +225,160 @@ fn exit_2_means_nothing_was_written() {
     let dir = d.path();
     fs::write(dir.join("short.img"), vec![7u8; 65536]).unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "--target", "a.img", "--span", "4m", "--bs", "1000"], "--bs 1000"),
-        (&["run", "--target", "a.img", "--span", "4m", "--align", "3000"], "--align 3000"),
-        (&["run", "--target", "a.img", "--span", "4m", "--offset", "1000"], "--offset 1000"),
-        (&["run", "--target", "short.img", "--span", "4m", "--offset", "1000"], "--offset 1000"),
-        (&["run", "--raid0", "a.img,a.img", "--span", "4m"], "listed twice"),
-        (&["run", "--raid0", "a.img,./a.img", "--span", "4m"], "listed twice"),
-        (&["run", "--raid0", "short.img,short.img", "--span", "4m"], "listed twice"),
-        (&["run", "--target", "a.img", "--span", "1p"], "not enough free space"),
-        (&["run", "--target", "short.img", "--span", "1p"], "not enough free space"),
-        (&["run", "--target", "a.img", "--span", "64g", "--bs", "1g", "--qd", "4096"], "I/O buffers"),
-        (&["run", "--target", "a.img", "--span", "4m", "--stripe", "64k"], "--stripe applies to arrays"),
-        (&["run", "--target", "a.img", "--span", "4m", "--state", "full"], "--state applies"),
-        (&["run", "--target", "a.img", "--span", "4m", "--drives", "2"], "--drives applies"),
-        (&["run", "--target", "a.img", "--span", "4m", "--set", "nand.channels=4"], "--set applies"),
-        (&["run", "--target", "a.img", "--span", "4m", "--pattern", "zeros"], "writes nothing"),
-        (&["run", "--target", "a.img", "--span", "4m", "--rw", "write", "--pattern", "zeros", "--verify"], "choose one"),
-        (&["run", "--target", "a.img", "--span", "4m", "--engine", "sync", "--submit-batch", "4"], "--submit-batch applies"),
-        (&["run", "--sim", "x25e-64g", "--engine", "sync"], "--engine applies to real targets"),
-        (&["run", "--sim", "x25e-64g", "--buffered"], "--buffered applies"),
-        (&["run", "--sim", "x25e-64g", "--submit-batch", "2"], "--submit-batch applies"),
-        (&["run", "--sim", "x25e-64g", "--stripe", "64k"], "--stripe applies to arrays"),
-        (&["run", "--null", "--buffered"], "no effect on the null target"),
-        (&["run", "--null", "--allow-destroy"], "no effect on the null target"),
-        (&["run", "--target", "a.img", "--span", "4m", "--engine", "sync", "--qd", "8192", "--jobs", "2"], "sync engine"),
+        (
+            &["run", "--target", "a.img", "--span", "4m", "--bs", "1000"],
+            "--bs 1000",
+        ),
+        (
+            &[
+                "run", "--target", "a.img", "--span", "4m", "--align", "3000",
+            ],
+            "--align 3000",
+        ),
+        (
+            &[
+                "run", "--target", "a.img", "--span", "4m", "--offset", "1000",
+            ],
+            "--offset 1000",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "short.img",
+                "--span",
+                "4m",
+                "--offset",
+                "1000",
+            ],
+            "--offset 1000",
+        ),
+        (
+            &["run", "--raid0", "a.img,a.img", "--span", "4m"],
+            "listed twice",
+        ),
+        (
+            &["run", "--raid0", "a.img,./a.img", "--span", "4m"],
+            "listed twice",
+        ),
+        (
+            &["run", "--raid0", "short.img,short.img", "--span", "4m"],
+            "listed twice",
+        ),
+        (
+            &["run", "--target", "a.img", "--span", "1p"],
+            "not enough free space",
+        ),
+        (
+            &["run", "--target", "short.img", "--span", "1p"],
+            "not enough free space",
+        ),
+        (
+            &[
+                "run", "--target", "a.img", "--span", "64g", "--bs", "1g", "--qd", "4096",
+            ],
+            "I/O buffers",
+        ),
+        (
+            &[
+                "run", "--target", "a.img", "--span", "4m", "--stripe", "64k",
+            ],
+            "--stripe applies to arrays",
+        ),
+        (
+            &[
+                "run", "--target", "a.img", "--span", "4m", "--state", "full",
+            ],
+            "--state applies",
+        ),
+        (
+            &["run", "--target", "a.img", "--span", "4m", "--drives", "2"],
+            "--drives applies",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "a.img",
+                "--span",
+                "4m",
+                "--set",
+                "nand.channels=4",
+            ],
+            "--set applies",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "a.img",
+                "--span",
+                "4m",
+                "--pattern",
+                "zeros",
+            ],
+            "writes nothing",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "a.img",
+                "--span",
+                "4m",
+                "--rw",
+                "write",
+                "--pattern",
+                "zeros",
+                "--verify",
+            ],
+            "choose one",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "a.img",
+                "--span",
+                "4m",
+                "--engine",
+                "sync",
+                "--submit-batch",
+                "4",
+            ],
+            "--submit-batch applies",
+        ),
+        (
+            &["run", "--sim", "x25e-64g", "--engine", "sync"],
+            "--engine applies to real targets",
+        ),
+        (
+            &["run", "--sim", "x25e-64g", "--buffered"],
+            "--buffered applies",
+        ),
+        (
+            &["run", "--sim", "x25e-64g", "--submit-batch", "2"],
+            "--submit-batch applies",
+        ),
+        (
+            &["run", "--sim", "x25e-64g", "--stripe", "64k"],
+            "--stripe applies to arrays",
+        ),
+        (
+            &["run", "--null", "--buffered"],
+            "no effect on the null target",
+        ),
+        (
+            &["run", "--null", "--allow-destroy"],
+            "no effect on the null target",
+        ),
+        (
+            &[
+                "run", "--target", "a.img", "--span", "4m", "--engine", "sync", "--qd", "8192",
+                "--jobs", "2",
+            ],
+            "sync engine",
+        ),
     ];
     for (args, needle) in cases {
         let o = ssdlab(dir, args);
@@ -201,11 +392,28 @@ fn exit_2_means_nothing_was_written() {
 fn memory_is_refused_never_aborted() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    let o = ssdlab(dir, &["run", "--sim", "vertex450-128g", "--drives", "10000", "--time", "1s"]);
+    let o = ssdlab(
+        dir,
+        &[
+            "run",
+            "--sim",
+            "vertex450-128g",
+            "--drives",
+            "10000",
+            "--time",
+            "1s",
+        ],
+    );
     assert_refused(&o, "simulated drives", "--drives 10000");
     let o = ssdlab(
         dir,
-        &["run", "--sim", "vertex450-128g", "--set", "controller.cache_bytes=1125899906842624"],
+        &[
+            "run",
+            "--sim",
+            "vertex450-128g",
+            "--set",
+            "controller.cache_bytes=1125899906842624",
+        ],
     );
     assert_refused(&o, "need about", "huge cache_bytes");
     let o = ssdlab(dir, &["run", "--sim", "x25e-64g", "--max-memory", "1m"]);
@@ -216,12 +424,18 @@ fn memory_is_refused_never_aborted() {
     )
     .unwrap()
     .replace("blocks_per_plane = 2048", "blocks_per_plane = 65536")
-    .replace("user_capacity_bytes = 128000000000", "user_capacity_bytes = 4000000000000")
+    .replace(
+        "user_capacity_bytes = 128000000000",
+        "user_capacity_bytes = 4000000000000",
+    )
     .replace("name = \"vertex450-128g\"", "name = \"big\"");
     fs::write(dir.join("big.toml"), preset).unwrap();
     let o = Command::new("sh")
         .current_dir(dir)
-        .args(["-c", "ulimit -v 4194304 && exec \"$0\" run --sim ./big.toml --time 1s"])
+        .args([
+            "-c",
+            "ulimit -v 4194304 && exec \"$0\" run --sim ./big.toml --time 1s",
+        ])
         .arg(bin())
         .output()
         .unwrap();
@@ -264,7 +478,12 @@ fn layout_of_a_huge_range_streams() {
     let status = child.wait().unwrap();
     let mut err = String::new();
     use std::io::Read;
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(err.is_empty(), "{err}");
     assert!(start.elapsed() < Duration::from_secs(10));
@@ -343,7 +562,12 @@ fn signals_end_runs_like_ctrl_c() {
             Duration::from_millis(700),
             sig,
         );
-        assert_eq!(out.status.code(), Some(code), "signal {sig}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "signal {sig}: {}",
+            stderr(&out)
+        );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["jobs"][0]["ssdlab"]["interrupted"], true);
         assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
@@ -356,20 +580,27 @@ fn an_interrupted_layout_is_given_back() {
     let dir = d.path();
     // A file created by the run is removed.
     let (out, took) = signal_after(
-        &["run", "--target", "big.img", "--span", "20g", "--time", "1s"],
+        &[
+            "run", "--target", "big.img", "--span", "20g", "--time", "1s",
+        ],
         dir,
         Duration::from_millis(600),
         2,
     );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(took < Duration::from_secs(2), "stopped within a second or so: {took:?}");
+    assert!(
+        took < Duration::from_secs(2),
+        "stopped within a second or so: {took:?}"
+    );
     assert!(stderr(&out).contains("removed the file this run created"));
     assert!(!dir.join("big.img").exists());
     // A file extended by the run gets its length and bytes back.
     let data: Vec<u8> = (0..1u32 << 20).map(|i| (i % 249) as u8).collect();
     fs::write(dir.join("grow.img"), &data).unwrap();
     let (out, _) = signal_after(
-        &["run", "--target", "grow.img", "--span", "20g", "--time", "1s"],
+        &[
+            "run", "--target", "grow.img", "--span", "20g", "--time", "1s",
+        ],
         dir,
         Duration::from_millis(600),
         15,
@@ -397,8 +628,14 @@ fn more_than_the_free_space_is_refused_up_front() {
 fn verify_catches_every_corruption() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    let write = ["run", "--target", "v.img", "--span", "1m", "--rw", "write", "--bs", "4k", "--ios", "256", "--verify"];
-    let read = ["run", "--target", "v.img", "--rw", "read", "--bs", "4k", "--ios", "256", "--verify", "--json"];
+    let write = [
+        "run", "--target", "v.img", "--span", "1m", "--rw", "write", "--bs", "4k", "--ios", "256",
+        "--verify",
+    ];
+    let read = [
+        "run", "--target", "v.img", "--rw", "read", "--bs", "4k", "--ios", "256", "--verify",
+        "--json",
+    ];
     let o = ssdlab(dir, &write);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = ssdlab(dir, &read);
@@ -406,7 +643,10 @@ fn verify_catches_every_corruption() {
     let img = dir.join("v.img");
     let pristine = fs::read(&img).unwrap();
     let corruptions: Vec<(&str, Box<dyn Fn(&fs::File)>)> = vec![
-        ("zeroed 4 KiB", Box::new(|f| f.write_all_at(&[0u8; 4096], 10 * 4096).unwrap())),
+        (
+            "zeroed 4 KiB",
+            Box::new(|f| f.write_all_at(&[0u8; 4096], 10 * 4096).unwrap()),
+        ),
         (
             "garbage 4 KiB",
             Box::new(|f| {
@@ -414,15 +654,22 @@ fn verify_catches_every_corruption() {
                 f.write_all_at(&g, 10 * 4096).unwrap()
             }),
         ),
-        ("flipped magic bit", Box::new(|f| {
-            let mut b = [0u8; 1];
-            f.read_exact_at(&mut b, 10 * 4096 + 512).unwrap();
-            f.write_all_at(&[b[0] ^ 0x10], 10 * 4096 + 512).unwrap();
-        })),
+        (
+            "flipped magic bit",
+            Box::new(|f| {
+                let mut b = [0u8; 1];
+                f.read_exact_at(&mut b, 10 * 4096 + 512).unwrap();
+                f.write_all_at(&[b[0] ^ 0x10], 10 * 4096 + 512).unwrap();
+            }),
+        ),
     ];
     for (what, corrupt) in corruptions {
         fs::write(&img, &pristine).unwrap();
-        let f = fs::OpenOptions::new().write(true).read(true).open(&img).unwrap();
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .read(true)
+            .open(&img)
+            .unwrap();
         corrupt(&f);
         drop(f);
         let o = ssdlab(dir, &read);
@@ -431,7 +678,12 @@ fn verify_catches_every_corruption() {
         let e = &v["jobs"][0]["ssdlab"]["errors"][0];
         let at = e["offset"].as_u64().unwrap();
         assert!((10 * 4096..11 * 4096).contains(&at), "{what}: offset {at}");
-        assert!(v["jobs"][0]["ssdlab"]["verify"]["sectors_bad"].as_u64().unwrap() >= 1);
+        assert!(
+            v["jobs"][0]["ssdlab"]["verify"]["sectors_bad"]
+                .as_u64()
+                .unwrap()
+                >= 1
+        );
     }
 }
 

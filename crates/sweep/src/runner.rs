@@ -102,8 +102,15 @@ impl Tally<'_> {
             Outcome::Failed(e) => {
                 self.store.record_failure(&p.key, &e)?;
                 self.failed += 1;
-                self.bar
-                    .suspend(|| eprintln!("ssdlab: point failed: {}: {e}", p.describe()));
+                self.bar.suspend(|| {
+                    // A closed stderr must not end the sweep.
+                    use std::io::Write;
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "ssdlab: point failed: {}: {e}",
+                        p.describe()
+                    );
+                });
                 if self.first_error.is_none() {
                     self.first_error = Some((p.describe(), e));
                 }

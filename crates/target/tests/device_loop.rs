@@ -694,7 +694,13 @@ fn an_interrupted_layout_is_given_back() {
     let stop = std::sync::atomic::AtomicBool::new(true);
     let e = lay_out(&probe(&p).unwrap(), 64 * MIB, Some(&stop)).unwrap_err();
     assert!(
-        matches!(&e, LayoutError::Interrupted { cleanup: ssdlab_target::Cleanup::Removed, .. }),
+        matches!(
+            &e,
+            LayoutError::Interrupted {
+                cleanup: ssdlab_target::Cleanup::Removed,
+                ..
+            }
+        ),
         "{e}"
     );
     assert!(!p.exists());
