@@ -642,7 +642,8 @@ fn verify_catches_every_corruption() {
     assert!(o.status.success(), "clean read: {}", stderr(&o));
     let img = dir.join("v.img");
     let pristine = fs::read(&img).unwrap();
-    let corruptions: Vec<(&str, Box<dyn Fn(&fs::File)>)> = vec![
+    type Corrupt = Box<dyn Fn(&fs::File)>;
+    let corruptions: Vec<(&str, Corrupt)> = vec![
         (
             "zeroed 4 KiB",
             Box::new(|f| f.write_all_at(&[0u8; 4096], 10 * 4096).unwrap()),
