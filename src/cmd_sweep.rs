@@ -124,20 +124,89 @@ type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
 
 /// Runs the points of a sweep: simulated ones from a cached, preconditioned drive state (built
 /// once per distinct state, cloned per point), real ones with the sweep's safety options.
+///
+/// The cache keeps at most `capacity` states (least recently used go first, never one a running
+/// point still holds); the sweep runs simulated points grouped by state ([`PointRunner::state_key`]),
+/// so a few states at a time suffice and an evicted state is rarely needed again (it is rebuilt,
+/// identically, if it is).
 pub struct PointRunner {
-    cache: Mutex<HashMap<String, SimCell>>,
+    cache: Mutex<StateCache>,
     allow_destroy: bool,
     max_memory: Option<u64>,
     stop: &'static AtomicBool,
 }
 
+#[derive(Default)]
+struct StateCache {
+    cells: HashMap<String, (SimCell, u64)>,
+    clock: u64,
+    capacity: usize,
+}
+
+impl StateCache {
+    fn get(&mut self, key: String) -> SimCell {
+        self.clock += 1;
+        let now = self.clock;
+        let cell = {
+            let e = self.cells.entry(key).or_default();
+            e.1 = now;
+            Arc::clone(&e.0)
+        };
+        // Evict the least recently used states no running point holds.
+        while self.cells.len() > self.capacity.max(1) {
+            let victim = self
+                .cells
+                .iter()
+                .filter(|(_, (c, _))| Arc::strong_count(c) == 1)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone());
+            match victim {
+                Some(k) => {
+                    self.cells.remove(&k);
+                }
+                None => break,
+            }
+        }
+        cell
+    }
+}
+
 impl PointRunner {
     pub fn new(allow_destroy: bool, max_memory: Option<u64>) -> PointRunner {
         PointRunner {
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(StateCache {
+                capacity: 1,
+                ..Default::default()
+            }),
             allow_destroy,
             max_memory,
             stop: signals::stop_flag(),
+        }
+    }
+
+    /// How many drive states the cache may keep (one per parallel point, plus one).
+    pub fn set_capacity(&self, states: usize) {
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .capacity = states.max(1);
+    }
+
+    /// The drive state a simulated point starts from (preset, overrides, drives, state, seed);
+    /// `None` for real points.
+    pub fn state_key(p: &Point) -> Option<String> {
+        match &p.target {
+            PointTarget::Sim {
+                preset,
+                drives,
+                state,
+                overrides,
+            } => Some(format!(
+                "{preset}|{overrides:?}|{drives}|{}|{}",
+                state.as_str(),
+                p.spec.seed
+            )),
+            PointTarget::Real { .. } => None,
         }
     }
 
@@ -189,26 +258,18 @@ impl PointRunner {
     }
 
     /// Runs one point.
-    pub fn run(&self, p: &Point) -> Result<RunResult, String> {
+    pub fn run(&self, p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
         match &p.target {
-            PointTarget::Sim {
-                preset,
-                drives,
-                state,
-                overrides,
-            } => {
+            PointTarget::Sim { .. } => {
                 let t = Self::sim_target(p)
                     .map_err(|e| format!("{e:#}"))?
                     .ok_or("not a simulated point")?;
-                let key = format!(
-                    "{preset}|{overrides:?}|{drives}|{}|{}",
-                    state.as_str(),
-                    p.spec.seed
-                );
-                let cell = {
-                    let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-                    Arc::clone(cache.entry(key).or_default())
-                };
+                let key = Self::state_key(p).ok_or("not a simulated point")?;
+                let cell = self
+                    .cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(key);
                 let template = cell.get_or_init(|| {
                     ssdlab_engine::build_sim(&t, p.spec.seed, self.max_memory)
                         .map_err(|e| e.to_string())
@@ -223,13 +284,13 @@ impl PointRunner {
                         max_memory: self.max_memory,
                     },
                 )
-                .map_err(|e| e.to_string())
+                .map_err(Into::into)
             }
             PointTarget::Real { paths } => {
                 let target = Self::real_target(p, paths)?;
                 ssdlab_engine::run_real(&p.spec, &target, &self.real_options())
                     .map(|o| o.result)
-                    .map_err(|e| e.to_string())
+                    .map_err(Into::into)
             }
         }
     }
@@ -244,8 +305,7 @@ impl PointRunner {
                     .with_context(|| format!("target '{}'", p.target_label))?
                     .ok_or_else(|| anyhow!("not a simulated point"))?;
                 ssdlab_engine::check_sim_run(&p.spec, &t, self.max_memory).with_context(what)?;
-                let key = format!("{:?}|{}", p.target, p.spec.seed);
-                Ok((ssdlab_engine::sim_memory_estimate(&t), Some(key)))
+                Ok((ssdlab_engine::sim_memory_estimate(&t), Self::state_key(p)))
             }
             PointTarget::Real { paths } => {
                 let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;
@@ -263,8 +323,8 @@ struct Checked {
 }
 
 /// Checks every point before anything is created, and chooses the parallelism of the simulated
-/// points from the memory estimate: the cached drive states stay in memory for the whole sweep,
-/// and every running point works on its own copy of one.
+/// points from the memory estimate. With `n` points at a time the runner holds at most `n + 1`
+/// cached drive states (points run grouped by state) and `n` working copies of one.
 fn check_sweep(
     spec: &SweepSpec,
     runner: &PointRunner,
@@ -282,7 +342,7 @@ fn check_sweep(
                     .map_or("more than 2^64".to_string(), |n| n.to_string())
             )
         })?;
-    let mut states: HashMap<String, u64> = HashMap::new();
+    let mut states: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut largest = 0u64;
     let mut sims = 0u64;
     for p in spec.points_iter() {
@@ -290,55 +350,60 @@ fn check_sweep(
         if let Some(k) = state {
             sims += 1;
             largest = largest.max(mem);
-            states.entry(k).or_insert(mem);
+            states.insert(k);
         }
     }
-    let templates: u64 = states.values().sum();
     let bookkeeping = count * POINT_BYTES;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let want = jobs.unwrap_or(cores).max(1);
-    if sims == 0 {
-        return Ok(Checked { jobs: want });
-    }
-    let limit = ssdlab_io::memory::limit(max_memory);
-    let fit = |n: u64| templates + bookkeeping + n * largest;
-    let Some(limit) = limit else {
-        return Ok(Checked { jobs: want });
+    let chosen = |n: usize| {
+        runner.set_capacity(n + 1);
+        Ok(Checked { jobs: n })
     };
-    let need_one = fit(1);
-    if need_one > limit.bytes {
+    if sims == 0 {
+        return chosen(want);
+    }
+    let cached = |n: u64| (n + 1).min(states.len() as u64);
+    let fit = |n: u64| bookkeeping + (cached(n) + n) * largest;
+    let Some(limit) = ssdlab_io::memory::limit(max_memory) else {
+        return chosen(want);
+    };
+    let size = ssdlab_workload::format_size;
+    if fit(1) > limit.bytes {
         bail!(
-            "sweep '{}' needs about {} of memory even one point at a time ({} cached drive state(s) \
-             and a working copy of {}), more than {} allows ({}); use smaller drives or fewer states",
+            "sweep '{}' needs about {} of memory even one point at a time (a cached drive state and \
+             a working copy, {} each), more than {} allows ({}); use smaller drives",
             spec.name,
-            ssdlab_workload::format_size(need_one),
-            states.len(),
-            ssdlab_workload::format_size(largest),
+            size(fit(1)),
+            size(largest),
             limit.source,
-            ssdlab_workload::format_size(limit.bytes)
+            size(limit.bytes)
         );
     }
-    let fits = ((limit.bytes - templates - bookkeeping) / largest.max(1)).max(1) as usize;
+    let fits = (1..=cores.max(want) as u64)
+        .take_while(|&n| fit(n) <= limit.bytes)
+        .last()
+        .unwrap_or(1) as usize;
     match jobs {
-        Some(j) if j > fits => bail!(
+        Some(j) if fit(j as u64) > limit.bytes => bail!(
             "--jobs {j}: {j} simulated points at once need about {}, more than {} allows ({}); \
              at most {fits} fit",
-            ssdlab_workload::format_size(fit(j as u64)),
+            size(fit(j as u64)),
             limit.source,
-            ssdlab_workload::format_size(limit.bytes)
+            size(limit.bytes)
         ),
-        Some(j) => Ok(Checked { jobs: j }),
+        Some(j) => chosen(j),
         None => {
             let n = cores.min(fits).max(1);
             if n < cores {
                 output::note(&format!(
                     "running {n} simulated points at a time (not {cores}): each needs about {} and {} allows {}",
-                    ssdlab_workload::format_size(largest),
+                    size(2 * largest),
                     limit.source,
-                    ssdlab_workload::format_size(limit.bytes)
+                    size(limit.bytes)
                 ));
             }
-            Ok(Checked { jobs: n })
+            chosen(n)
         }
     }
 }
@@ -392,14 +457,15 @@ fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()
 /// `ssdlab sweep`.
 pub fn cmd_sweep(a: SweepArgs) -> Result<u8, Failure> {
     let runner = PointRunner::new(a.allow_destroy, a.max_memory);
-    sweep_with(a, &|p| runner.run(p), signals::stop_flag())
+    sweep_with(a, &runner, &|p| runner.run(p), signals::stop_flag())
 }
 
 /// `ssdlab sweep` with the function that runs a point and the stop flag given (tests give a
-/// fake runner). Every point is still checked as the real runner would.
+/// fake `run`). Every point is checked by `runner` as it would run it.
 pub fn sweep_with(
     a: SweepArgs,
-    run: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
+    runner: &PointRunner,
+    run: &(dyn Fn(&Point) -> Result<RunResult, ssdlab_sweep::PointError> + Sync),
     stop: &AtomicBool,
 ) -> Result<u8, Failure> {
     let spec = SweepSpec::from_file(&a.file)?;
@@ -407,8 +473,7 @@ pub fn sweep_with(
         a.db.clone()
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
     check_db(&db, &spec, Some(&a.file))?;
-    let checker = PointRunner::new(a.allow_destroy, a.max_memory);
-    let checked = check_sweep(&spec, &checker, a.jobs, a.max_memory)?;
+    let checked = check_sweep(&spec, runner, a.jobs, a.max_memory)?;
     run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop)
 }
 
@@ -502,7 +567,7 @@ pub fn run_spec(
     db: &Path,
     jobs: usize,
     dry: bool,
-    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
+    runner: &(dyn Fn(&Point) -> Result<RunResult, ssdlab_sweep::PointError> + Sync),
     stop: &AtomicBool,
 ) -> Result<u8, Failure> {
     if dry {
@@ -517,6 +582,7 @@ pub fn run_spec(
             jobs,
             interrupted: stop,
             progress: true,
+            group: Some(&|p: &Point| PointRunner::state_key(p).unwrap_or_default()),
         },
     )
     .map_err(|e| {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ssdlab::cmd_sweep::{cmd_report, sweep_with, ReportArgs, SweepArgs};
+use ssdlab::cmd_sweep::{cmd_report, sweep_with, PointRunner, ReportArgs, SweepArgs};
 use ssdlab_sweep::Point;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -93,17 +93,38 @@ fn sweep_then_report_end_to_end() {
     let mut a = sweep_args(&f);
     a.dry_run = true;
     assert_eq!(
-        sweep_with(a, &|_: &Point| panic!("dry run runs nothing"), &flag).unwrap(),
+        sweep_with(
+            a,
+            &PointRunner::new(false, None),
+            &|_: &Point| panic!("dry run runs nothing"),
+            &flag
+        )
+        .unwrap(),
         0
     );
     let db = dir.path().join("stripe-study.sqlite");
     assert!(!db.exists());
 
-    assert_eq!(sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &fake_runner,
+            &flag
+        )
+        .unwrap(),
+        0
+    );
     assert!(db.is_file(), "default store next to the sweep file");
     // Resume: nothing left to run.
     assert_eq!(
-        sweep_with(sweep_args(&f), &|_: &Point| panic!("all done"), &flag).unwrap(),
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &|_: &Point| panic!("all done"),
+            &flag
+        )
+        .unwrap(),
         0
     );
 
@@ -148,7 +169,11 @@ fn bad_store_is_refused_before_anything_runs() {
     std::fs::write(&notes, "my precious notes\n").unwrap();
     let mut a = sweep_args(&f);
     a.db = Some(notes.clone());
-    let e = sweep_with(a, &runner, &flag).err().unwrap().err.to_string();
+    let e = sweep_with(a, &PointRunner::new(false, None), &runner, &flag)
+        .err()
+        .unwrap()
+        .err
+        .to_string();
     assert!(e.contains("is not an ssdlab results store"), "{e}");
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
@@ -163,7 +188,7 @@ fn bad_store_is_refused_before_anything_runs() {
     // A directory is never used as a store.
     let mut a = sweep_args(&f);
     a.db = Some(dir.path().to_path_buf());
-    assert!(sweep_with(a, &runner, &flag).is_err());
+    assert!(sweep_with(a, &PointRunner::new(false, None), &runner, &flag).is_err());
     // Report never creates a store.
     let missing = dir.path().join("missing.sqlite");
     let e = cmd_report(report_args(&missing))
@@ -188,22 +213,32 @@ fn bad_sweep_input_creates_nothing() {
     )
     .unwrap();
     std::fs::write(dir.path().join("a.img"), vec![0u8; 65536]).unwrap();
-    let e = sweep_with(sweep_args(&f), &|_: &Point| panic!("must not run"), &flag)
-        .err()
-        .unwrap()
-        .err
-        .to_string();
+    let e = sweep_with(
+        sweep_args(&f),
+        &PointRunner::new(false, None),
+        &|_: &Point| panic!("must not run"),
+        &flag,
+    )
+    .err()
+    .unwrap()
+    .err
+    .to_string();
     assert!(e.contains("b.img"), "{e}");
     assert!(!dir.path().join("real.sqlite").exists());
     // Every point is checked (presets, overrides) before anything is created.
     let g = study(dir.path());
     let text = std::fs::read_to_string(&g).unwrap();
     std::fs::write(&g, text.replace("vertex450-128g", "vertex451-128g")).unwrap();
-    let e = sweep_with(sweep_args(&g), &fake_runner, &flag)
-        .err()
-        .unwrap()
-        .err
-        .to_string();
+    let e = sweep_with(
+        sweep_args(&g),
+        &PointRunner::new(false, None),
+        &fake_runner,
+        &flag,
+    )
+    .err()
+    .unwrap()
+    .err
+    .to_string();
     assert!(e.contains("vertex451-128g"), "{e}");
     assert!(!dir.path().join("stripe-study.sqlite").exists());
     // A typo in the file.
@@ -212,11 +247,16 @@ fn bad_sweep_input_creates_nothing() {
         "name = \"x\"\ntime = \"1s\"\nqd = [1]\nworkload = [\"4k-randread\"]\n",
     )
     .unwrap();
-    let e = sweep_with(sweep_args(&f), &fake_runner, &flag)
-        .err()
-        .unwrap()
-        .err
-        .to_string();
+    let e = sweep_with(
+        sweep_args(&f),
+        &PointRunner::new(false, None),
+        &fake_runner,
+        &flag,
+    )
+    .err()
+    .unwrap()
+    .err
+    .to_string();
     assert!(e.contains(&f.display().to_string()), "{e}");
 }
 
@@ -227,19 +267,43 @@ fn exit_codes_for_failures_and_ctrl_c() {
     let flag = AtomicBool::new(false);
     let failing = |p: &Point| {
         if p.seq == 3 {
-            Err("no such preset field".to_string())
+            Err("no such preset field".into())
         } else {
             fake_runner(p)
         }
     };
-    assert_eq!(sweep_with(sweep_args(&f), &failing, &flag).unwrap(), 1);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &failing,
+            &flag
+        )
+        .unwrap(),
+        1
+    );
     flag.store(true, Ordering::SeqCst);
     assert_eq!(
-        sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(),
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &fake_runner,
+            &flag
+        )
+        .unwrap(),
         130
     );
     flag.store(false, Ordering::SeqCst);
-    assert_eq!(sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &fake_runner,
+            &flag
+        )
+        .unwrap(),
+        0
+    );
 }
 
 /// On a read-only file system a finished sweep re-runs (nothing to do, exit 0) and reports; a
@@ -252,7 +316,16 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
     let fs = Tmpfs::new("16m");
     let flag = AtomicBool::new(false);
     let f = study(fs.path());
-    assert_eq!(sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &fake_runner,
+            &flag
+        )
+        .unwrap(),
+        0
+    );
     let g = fs.path().join("unfinished.toml");
     std::fs::write(
         &g,
@@ -263,12 +336,21 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
     .unwrap();
     let failing = |p: &Point| {
         if p.seq == 3 {
-            Err("no such preset field".to_string())
+            Err("no such preset field".into())
         } else {
             fake_runner(p)
         }
     };
-    assert_eq!(sweep_with(sweep_args(&g), &failing, &flag).unwrap(), 1);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&g),
+            &PointRunner::new(false, None),
+            &failing,
+            &flag
+        )
+        .unwrap(),
+        1
+    );
     fs.remount("ro");
 
     let calls = AtomicUsize::new(0);
@@ -276,10 +358,25 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
         calls.fetch_add(1, Ordering::SeqCst);
         fake_runner(p)
     };
-    assert_eq!(sweep_with(sweep_args(&f), &counting, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &counting,
+            &flag
+        )
+        .unwrap(),
+        0
+    );
     let db = fs.path().join("stripe-study.sqlite");
     assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
-    let e = sweep_with(sweep_args(&g), &counting, &flag).unwrap_err();
+    let e = sweep_with(
+        sweep_args(&g),
+        &PointRunner::new(false, None),
+        &counting,
+        &flag,
+    )
+    .unwrap_err();
     assert_eq!(e.code, 2, "a read-only store with work left is refused");
     let e = format!("{:#}", e.err);
     assert!(
@@ -300,7 +397,13 @@ fn full_disk_during_a_sweep_is_an_io_failure_and_resumes() {
     let fs = Tmpfs::new("320k");
     let flag = AtomicBool::new(false);
     let f = study(fs.path());
-    let e = sweep_with(sweep_args(&f), &fake_runner, &flag).unwrap_err();
+    let e = sweep_with(
+        sweep_args(&f),
+        &PointRunner::new(false, None),
+        &fake_runner,
+        &flag,
+    )
+    .unwrap_err();
     assert_eq!(e.code, 1, "an I/O failure, not bad input: {:#}", e.err);
     assert!(
         format!("{:#}", e.err).contains("I/O failure"),
@@ -313,7 +416,16 @@ fn full_disk_during_a_sweep_is_an_io_failure_and_resumes() {
         calls.fetch_add(1, Ordering::SeqCst);
         fake_runner(p)
     };
-    assert_eq!(sweep_with(sweep_args(&f), &counting, &flag).unwrap(), 0);
+    assert_eq!(
+        sweep_with(
+            sweep_args(&f),
+            &PointRunner::new(false, None),
+            &counting,
+            &flag
+        )
+        .unwrap(),
+        0
+    );
     let ran = calls.load(Ordering::SeqCst);
     assert!(
         ran > 0 && ran < 144,

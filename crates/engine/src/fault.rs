@@ -23,12 +23,16 @@ pub struct FaultPlan {
     pub every: Option<u64>,
 }
 
+/// A fault plan that cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fault '{0}': use KIND@N or KIND@N+EVERY with KIND eio, enospc or short")]
+pub struct FaultPlanError(String);
+
 impl FromStr for FaultPlan {
-    type Err = String;
+    type Err = FaultPlanError;
     /// `eio@100`, `enospc@5`, `short@1`, `eio@100+50` (the 100th and every 50th after it).
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad =
-            || format!("fault '{s}': use KIND@N or KIND@N+EVERY with KIND eio, enospc or short");
+    fn from_str(s: &str) -> Result<Self, FaultPlanError> {
+        let bad = || FaultPlanError(s.to_string());
         let (kind, rest) = s.split_once('@').ok_or_else(bad)?;
         let kind = match kind.to_ascii_lowercase().as_str() {
             "eio" => FaultKind::Eio,

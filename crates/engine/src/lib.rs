@@ -19,7 +19,7 @@ mod stripe;
 
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
-pub use fault::{FaultBackend, FaultKind, FaultPlan};
+pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use real::{check_real, run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
 pub use sim::{
     build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate,

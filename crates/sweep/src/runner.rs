@@ -15,10 +15,13 @@ use std::time::{Duration, Instant};
 
 /// The function that runs one point. It must be deterministic for simulated points (same point →
 /// same result) and should return early with `interrupted = true` when Ctrl-C was pressed.
-pub type PointRunner<'a> = dyn Fn(&Point) -> Result<RunResult, String> + Sync + 'a;
+pub type PointRunner<'a> = dyn Fn(&Point) -> Result<RunResult, PointError> + Sync + 'a;
+
+/// Why one point could not run (the runner's own error type, boxed).
+pub type PointError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How to run a sweep.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct RunOpts<'a> {
     /// Parallel workers for simulated points; 0 = all cores (`available_parallelism`).
     pub jobs: usize,
@@ -27,6 +30,20 @@ pub struct RunOpts<'a> {
     pub interrupted: &'a AtomicBool,
     /// Draw a progress bar on stderr (only when stderr is a terminal).
     pub progress: bool,
+    /// Run simulated points grouped by this key (stable within a group), e.g. the drive state
+    /// they start from, so a runner that caches states needs only a few at a time. Results are
+    /// stored by point key, so the order changes nothing in the store.
+    pub group: Option<&'a (dyn Fn(&Point) -> String + Sync)>,
+}
+
+impl std::fmt::Debug for RunOpts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOpts")
+            .field("jobs", &self.jobs)
+            .field("progress", &self.progress)
+            .field("grouped", &self.group.is_some())
+            .finish()
+    }
 }
 
 /// How a sweep run went.
@@ -68,7 +85,7 @@ fn run_one(runner: &PointRunner<'_>, p: &Point) -> Outcome {
     match catch_unwind(AssertUnwindSafe(|| runner(p))) {
         Ok(Ok(r)) if r.interrupted => Outcome::Abandoned,
         Ok(Ok(r)) => Outcome::Finished(Box::new(r)),
-        Ok(Err(e)) => Outcome::Failed(e),
+        Ok(Err(e)) => Outcome::Failed(e.to_string()),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<&str>()
@@ -171,7 +188,10 @@ pub fn run_sweep(
             spec.name
         ))?;
     }
-    let (sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
+    let (mut sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
+    if let Some(group) = opts.group {
+        sims.sort_by_cached_key(|p| group(p));
+    }
 
     let bar = progress_bar(pending.len() as u64, opts.progress);
     let mut tally = Tally {

@@ -506,7 +506,7 @@ impl SweepSpec {
             pattern: match &w.pattern {
                 Some(p) => p
                     .parse::<Pattern>()
-                    .map_err(|e| SweepError::field(&field("pattern"), e))?,
+                    .map_err(|e| SweepError::field(&field("pattern"), e.to_string()))?,
                 None => Pattern::Random,
             },
             seed: w.seed.unwrap_or(base.seed),

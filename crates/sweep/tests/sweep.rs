@@ -26,6 +26,7 @@ fn opts(jobs: usize, flag: &AtomicBool) -> RunOpts<'_> {
         jobs,
         interrupted: flag,
         progress: false,
+        group: None,
     }
 }
 
@@ -463,7 +464,7 @@ fn a_failed_point_stops_the_sweep_and_is_retried() {
     let bad_key = spec.points()[5].key.clone();
     let failing = |p: &Point| {
         if p.key == bad_key {
-            Err("stripe 4 KiB is smaller than the preset's page".to_string())
+            Err("stripe 4 KiB is smaller than the preset's page".into())
         } else {
             fake_runner(p)
         }
@@ -730,7 +731,7 @@ fn read_only_store_reruns_a_finished_sweep_only() {
     let other = parse(&SMALL.replace("\"small\"", "\"other\"")).unwrap();
     let half = |p: &Point| {
         if p.seq >= 3 {
-            Err("later".to_string())
+            Err("later".into())
         } else {
             fake_runner(p)
         }

@@ -69,7 +69,7 @@ pub fn fake_result(p: &Point) -> RunResult {
     r
 }
 
-pub fn fake_runner(p: &Point) -> Result<RunResult, String> {
+pub fn fake_runner(p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
     Ok(fake_result(p))
 }
 
