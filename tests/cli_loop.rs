@@ -256,3 +256,45 @@ fn raid0_over_loop_devices() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("different logical block sizes"), "{err}");
 }
+
+/// A sweep that would write to a block device needs `--allow-destroy`, checked before the store
+/// is created; with it, the sweep runs.
+#[test]
+fn sweep_on_a_block_device_needs_allow_destroy() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("sweep-disk.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => return skip(&format!("sweep on a loop device: {why}")),
+    };
+    let sweep = dir.path().join("dev.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "name = \"dev\"\ntime = \"200ms\"\nqd = [1, 2]\nworkloads = [\"4k-randwrite\"]\n\
+             [[target]]\npath = \"{}\"\n",
+            lo.dev.display()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::cargo_bin("ssdlab")
+            .unwrap()
+            .env("SSDLAB_STATE_DIR", state_dir())
+            .arg("sweep")
+            .arg(&sweep)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--allow-destroy"), "{err}");
+    assert!(!dir.path().join("dev.sqlite").exists(), "no store");
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 0), "nothing written");
+    let out = run(&["--allow-destroy"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("dev.sqlite").exists());
+}

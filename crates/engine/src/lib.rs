@@ -123,3 +123,41 @@ impl EngineError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_target::{DeviceError, LayoutError};
+
+    #[test]
+    fn error_classes() {
+        let bad: EngineError = Invalid::VerifyNeedsData.into();
+        assert_eq!(bad.class(), ErrorClass::BadInput);
+        let refused = EngineError::Layout(LayoutError::Refused(DeviceError::EmptyPath));
+        assert_eq!(refused.class(), ErrorClass::BadInput);
+        let failed = EngineError::Layout(LayoutError::Failed {
+            path: "x".into(),
+            what: "cannot extend the file",
+            err: std::io::Error::from_raw_os_error(28),
+            cleanup: Cleanup::Removed,
+        });
+        assert_eq!(failed.class(), ErrorClass::Failed);
+        assert!(failed.to_string().contains("removed the file this run created"));
+        let stopped = EngineError::Layout(LayoutError::Interrupted {
+            path: "x".into(),
+            cleanup: Cleanup::Truncated(4096),
+        });
+        assert_eq!(stopped.class(), ErrorClass::Interrupted);
+        let setup = |wrote| EngineError::Setup {
+            message: "cannot set up io_uring: x".into(),
+            wrote,
+            cleanup: vec![("a.img".into(), Cleanup::Removed)],
+        };
+        assert_eq!(setup(false).class(), ErrorClass::BadInput);
+        assert_eq!(setup(true).class(), ErrorClass::Failed);
+        assert_eq!(
+            setup(true).to_string(),
+            "cannot set up io_uring: x; a.img: removed the file this run created"
+        );
+    }
+}
