@@ -224,6 +224,14 @@ fn exit_2_means_nothing_was_written() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     fs::write(dir.join("short.img"), vec![7u8; 65536]).unwrap();
+    // A big sparse file: an existing target needs no layout, so the memory check is what refuses.
+    let sparse = fs::File::create(dir.join("sparse.img")).unwrap();
+    sparse.set_len(8 << 30).unwrap();
+    drop(sparse);
+    let sparse_mtime = fs::metadata(dir.join("sparse.img"))
+        .unwrap()
+        .modified()
+        .unwrap();
     let cases: &[(&[&str], &str)] = &[
         (
             &["run", "--target", "a.img", "--span", "4m", "--bs", "1000"],
@@ -275,7 +283,15 @@ fn exit_2_means_nothing_was_written() {
         ),
         (
             &[
-                "run", "--target", "a.img", "--span", "64g", "--bs", "1g", "--qd", "4096",
+                "run",
+                "--target",
+                "sparse.img",
+                "--rw",
+                "write",
+                "--bs",
+                "1g",
+                "--qd",
+                "4096",
             ],
             "I/O buffers",
         ),
@@ -383,8 +399,15 @@ fn exit_2_means_nothing_was_written() {
     for (args, needle) in cases {
         let o = ssdlab(dir, args);
         assert_refused(&o, needle, &args.join(" "));
-        assert_eq!(listing(dir), vec!["short.img"], "{}", args.join(" "));
+        assert_eq!(
+            listing(dir),
+            vec!["short.img", "sparse.img"],
+            "{}",
+            args.join(" ")
+        );
         assert_eq!(fs::read(dir.join("short.img")).unwrap(), vec![7u8; 65536]);
+        let m = fs::metadata(dir.join("sparse.img")).unwrap();
+        assert_eq!((m.len(), m.modified().unwrap()), (8 << 30, sparse_mtime));
     }
 }
 

@@ -142,7 +142,9 @@ mod tests {
             cleanup: Cleanup::Removed,
         });
         assert_eq!(failed.class(), ErrorClass::Failed);
-        assert!(failed.to_string().contains("removed the file this run created"));
+        assert!(failed
+            .to_string()
+            .contains("removed the file this run created"));
         let stopped = EngineError::Layout(LayoutError::Interrupted {
             path: "x".into(),
             cleanup: Cleanup::Truncated(4096),
