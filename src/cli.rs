@@ -250,6 +250,21 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
     }
 }
 
+/// The longest error message printed (a message quoting a huge input is cut).
+const MAX_ERROR: usize = 1000;
+
+/// `s` cut to at most `max` bytes (at a character boundary), with an ellipsis when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
 /// Makes one line of a (possibly multi-line) error message: the source snippets some parsers
 /// print (`  |`, `3 | text`, `  ^`) are dropped, the other lines are joined.
 pub fn one_line(msg: &str) -> String {
@@ -275,7 +290,11 @@ pub fn one_line(msg: &str) -> String {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ssdlab_io::memory::limit_malloc_arenas();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return clap_failure(e),
+    };
     crate::signals::install();
     let res = match cli.cmd {
         Cmd::Run(a) => crate::cmd_run::cmd_run(*a),
@@ -288,8 +307,48 @@ pub fn main() -> ExitCode {
     match res {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            output::note(&format!("error: {}", one_line(&format!("{:#}", f.err))));
+            output::note(&format!(
+                "error: {}",
+                truncate(&one_line(&format!("{:#}", f.err)), MAX_ERROR)
+            ));
             ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Help and version go to stdout as clap prints them; a usage error becomes one line on stderr
+/// (exit 2), like every other error.
+fn clap_failure(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(if e.use_stderr() { EXIT_BAD_INPUT } else { 0 })
+        }
+        _ => {
+            let text = e.render().to_string();
+            let mut lines = text.lines().map(str::trim).skip_while(|l| l.is_empty());
+            let first = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error:")
+                .trim();
+            let mut msg = first.to_string();
+            if msg.ends_with(':') {
+                // "the following required arguments were not provided:" + an indented list.
+                let items: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
+                msg.push(' ');
+                msg.push_str(&items.join(", "));
+            }
+            // Keep clap's suggestion ("tip: a similar argument exists: '--iodepth'").
+            if let Some(tip) = text.lines().map(str::trim).find(|l| l.starts_with("tip:")) {
+                msg.push_str("; ");
+                msg.push_str(tip.trim_start_matches("tip:").trim());
+            }
+            output::note(&format!("error: {msg} (see --help)"));
+            ExitCode::from(EXIT_BAD_INPUT)
         }
     }
 }

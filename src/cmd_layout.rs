@@ -48,7 +48,7 @@ pub fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
         let head = head.strip_suffix('}').unwrap_or(&head);
         write!(out, "{head},\"pieces\":[").map_err(write_err)?;
         for (i, p) in pieces.enumerate() {
-            if output::stdout_closed() {
+            if output::stdout_closed() || crate::signals::stopped() {
                 break;
             }
             out.write_all(if i == 0 { b"\n" } else { b",\n" })
@@ -58,12 +58,16 @@ pub fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
         out.write_all(b"\n]}\n").map_err(write_err)?;
     } else {
         for p in pieces {
-            if output::stdout_closed() {
+            if output::stdout_closed() || crate::signals::stopped() {
                 break;
             }
             writeln!(out, "{} {} {}", p.member, p.member_offset, p.len).map_err(write_err)?;
         }
     }
     out.finish().map_err(write_err)?;
-    Ok(0)
+    Ok(if crate::signals::stopped() {
+        crate::signals::exit_code()
+    } else {
+        0
+    })
 }

@@ -30,7 +30,7 @@ const DEFAULT_STRIPE: u64 = 512 << 10;
 pub struct RunArgs {
     /// File or block device to test. A missing file is created (needs --span); a short one is
     /// extended with data; nothing is ever truncated.
-    #[arg(long, value_name = "PATH", required_unless_present_any = ["null", "raid0", "sim"], conflicts_with_all = ["null", "raid0", "sim"])]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
     target: Option<PathBuf>,
     /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
     #[arg(long, conflicts_with_all = ["raid0", "sim"])]
@@ -87,6 +87,13 @@ pub struct RunArgs {
     /// named after the target's identity.
     #[arg(long, value_name = "FILE", requires = "verify")]
     verify_map: Option<PathBuf>,
+    /// Also keep the result in this results store (created if missing), next to sweeps, for
+    /// `ssdlab report`.
+    #[arg(long, value_name = "DB")]
+    store: Option<PathBuf>,
+    /// The label of the stored run (default: the target and the workload).
+    #[arg(long, value_name = "TEXT", requires = "store")]
+    label: Option<String>,
     /// Refuse to start when the run's memory estimate (I/O buffers, simulated drives) is above
     /// SIZE; the system's available memory and limits always apply.
     #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
@@ -100,6 +107,9 @@ pub struct RunArgs {
 
 /// Refuses flags that do not apply to the chosen target, instead of ignoring them.
 fn check_flags(a: &RunArgs) -> Result<()> {
+    if a.target.is_none() && !a.null && a.raid0.is_empty() && a.sim.is_none() {
+        bail!("no target: give --target FILE|DEVICE, --raid0 A,B[,…], --null or --sim PRESET");
+    }
     let sim_only = [
         ("--drives", a.drives.is_some()),
         ("--state", a.state.is_some()),
@@ -170,16 +180,32 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// A preset given as a path to a TOML file (as opposed to a built-in name).
+/// A preset given as a path to a TOML file (as opposed to a built-in name): it ends in `.toml`
+/// or contains a `/`.
 pub fn preset_file(name: &str) -> Option<&Path> {
-    let p = Path::new(name);
-    ((name.ends_with(".toml") || name.contains('/')) && p.exists()).then_some(p)
+    (name.ends_with(".toml") || name.contains('/')).then_some(Path::new(name))
 }
 
-/// Loads a preset by name, or a preset TOML file when the argument is a path to one.
+/// Largest preset file read (real ones are a few KiB).
+const MAX_PRESET_FILE: u64 = 1 << 20;
+
+/// Loads a preset by name, or a preset TOML file when the argument is a path to one. The file
+/// must be a regular file of reasonable size (a FIFO or a device is never opened).
 pub fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
     match preset_file(name) {
-        Some(p) => ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}")),
+        Some(p) => {
+            let m = std::fs::metadata(p).map_err(|e| anyhow!("preset file {name}: {e}"))?;
+            if !m.is_file() {
+                bail!("preset file {name}: not a regular file");
+            }
+            if m.len() > MAX_PRESET_FILE {
+                bail!(
+                    "preset file {name}: {} bytes; a preset file is at most {MAX_PRESET_FILE}",
+                    m.len()
+                );
+            }
+            ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}"))
+        }
         None => ssdlab_ssdsim::load_preset(name).map_err(|e| anyhow!("{e}")),
     }
 }
@@ -256,6 +282,28 @@ fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
     })
 }
 
+/// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
+fn keep(
+    store: &mut Option<ssdlab_report::store::Store>,
+    path: Option<&Path>,
+    label: Option<&str>,
+    r: &RunResult,
+) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    if store.is_none() {
+        *store = Some(
+            ssdlab_report::store::Store::open(path).map_err(|e| Failure::new(EXIT_FAILED, e))?,
+        );
+    }
+    let Some(st) = store else { return Ok(()) };
+    let label = label
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{} {}", r.target.name, r.spec.summary()));
+    st.insert_run(&label, r)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(())
+}
+
 fn real_target(a: &RunArgs) -> Result<RealTarget> {
     if !a.raid0.is_empty() {
         let members = a
@@ -295,6 +343,21 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         })
         .into_iter()
         .collect();
+    if let Some(path) = &a.store {
+        if !path.exists() {
+            check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
+        } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(anyhow!(
+                "--store {}: exists and is not a regular file",
+                path.display()
+            )
+            .into());
+        }
+        outputs.push(Named {
+            role: "--store",
+            path,
+        });
+    }
     if let Some(path) = &a.verify_map {
         check_writable_path("--verify-map", path).map_err(|e| anyhow!(e))?;
         outputs.push(Named {
@@ -303,6 +366,18 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         });
     }
     let stop = Some(signals::stop_flag());
+    // An existing store that is not an ssdlab store (or damaged, or read-only) is refused before
+    // the run; a missing one is created only once there is a result to keep.
+    let mut store = match &a.store {
+        Some(p) if p.exists() => {
+            let st =
+                ssdlab_report::store::Store::open(p).map_err(crate::cmd_sweep::store_failure)?;
+            st.require_writable("the run must be stored")
+                .map_err(crate::cmd_sweep::store_failure)?;
+            Some(st)
+        }
+        _ => None,
+    };
 
     if let Some(name) = &a.sim {
         let inputs: Vec<Named<'_>> = preset_file(name)
@@ -335,6 +410,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             },
         )
         .map_err(engine_failure)?;
+        keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
         emit(a.out.json, &dest, std::slice::from_ref(&result))?;
         return Ok(exit_code_for(&result));
     }
@@ -369,6 +445,12 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         ..Default::default()
     };
     let out = ssdlab_engine::run_real(&spec, &target, &opts).map_err(engine_failure)?;
+    keep(
+        &mut store,
+        a.store.as_deref(),
+        a.label.as_deref(),
+        &out.result,
+    )?;
     emit(a.out.json, &dest, std::slice::from_ref(&out.result))?;
     Ok(exit_code_for(&out.result))
 }

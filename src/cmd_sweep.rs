@@ -102,9 +102,10 @@ pub struct StudyArgs {
     /// Which study: stripe or alignment.
     #[arg(default_value = "stripe")]
     name: String,
-    /// Drive preset for studies of one drive model (the stripe study).
-    #[arg(long, default_value = "vertex450-128g")]
-    preset: String,
+    /// Drive preset for studies of one drive model (the stripe study; default vertex450-128g).
+    /// The alignment study compares its own set of drives.
+    #[arg(long)]
+    preset: Option<String>,
     /// Results store; default ssdlab-study-<study>-<preset>.sqlite in the current directory
     /// (ssdlab-study-alignment.sqlite for the alignment study); resumes if present.
     #[arg(long, value_name = "PATH")]
@@ -297,15 +298,28 @@ impl PointRunner {
 
     /// Checks one point as its run would, without running or writing anything; returns the
     /// memory its simulated drives take (0 for real points) and the key of its drive state.
-    fn check(&self, p: &Point) -> Result<(u64, Option<String>)> {
+    /// `targets` caches the built simulated targets (loading a preset is the costly part).
+    fn check(
+        &self,
+        p: &Point,
+        targets: &mut HashMap<(String, Option<u64>), SimTarget>,
+    ) -> Result<(u64, Option<String>)> {
         let what = || format!("point {}", p.describe());
         match &p.target {
             PointTarget::Sim { .. } => {
-                let t = Self::sim_target(p)
-                    .with_context(|| format!("target '{}'", p.target_label))?
-                    .ok_or_else(|| anyhow!("not a simulated point"))?;
-                ssdlab_engine::check_sim_run(&p.spec, &t, self.max_memory).with_context(what)?;
-                Ok((ssdlab_engine::sim_memory_estimate(&t), Self::state_key(p)))
+                let key = (
+                    serde_json::to_string(&p.target).unwrap_or_default(),
+                    p.stripe,
+                );
+                if !targets.contains_key(&key) {
+                    let t = Self::sim_target(p)
+                        .with_context(|| format!("target '{}'", p.target_label))?
+                        .ok_or_else(|| anyhow!("not a simulated point"))?;
+                    targets.insert(key.clone(), t);
+                }
+                let t = &targets[&key];
+                ssdlab_engine::check_sim_run(&p.spec, t, self.max_memory).with_context(what)?;
+                Ok((ssdlab_engine::sim_memory_estimate(t), Self::state_key(p)))
             }
             PointTarget::Real { paths } => {
                 let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;
@@ -315,6 +329,21 @@ impl PointRunner {
             }
         }
     }
+}
+
+/// The sweep was stopped by a signal while it was being checked (nothing was created).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted while checking the sweep; nothing was created or run")]
+struct Interrupted;
+
+/// The exit code of a failure while checking a sweep: 128 + signal when it was stopped, else 2.
+fn check_failure(e: anyhow::Error) -> Failure {
+    let code = if e.downcast_ref::<Interrupted>().is_some() {
+        signals::exit_code()
+    } else {
+        EXIT_BAD_INPUT
+    };
+    Failure::new(code, e)
 }
 
 /// What checking a sweep found out: how many simulated points may run at once.
@@ -342,11 +371,23 @@ fn check_sweep(
                     .map_or("more than 2^64".to_string(), |n| n.to_string())
             )
         })?;
+    spec.check_real_paths()?;
+    let has_real = spec.targets.iter().any(|t| !t.kind.is_sim());
+    if runner.allow_destroy && !has_real {
+        bail!("--allow-destroy applies to real targets, and this sweep simulates every target");
+    }
+    if jobs.is_some() && has_real && spec.targets.iter().all(|t| !t.kind.is_sim()) {
+        bail!("--jobs sets how many simulated points run at once, and this sweep has none (real points always run one at a time)");
+    }
     let mut states: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut largest = 0u64;
     let mut sims = 0u64;
+    let mut targets = HashMap::new();
     for p in spec.points_iter() {
-        let (mem, state) = runner.check(&p)?;
+        if signals::stopped() {
+            bail!(Interrupted);
+        }
+        let (mem, state) = runner.check(&p, &mut targets)?;
         if let Some(k) = state {
             sims += 1;
             largest = largest.max(mem);
@@ -372,10 +413,12 @@ fn check_sweep(
     if fit(1) > limit.bytes {
         bail!(
             "sweep '{}' needs about {} of memory even one point at a time (a cached drive state and \
-             a working copy, {} each), more than {} allows ({}); use smaller drives",
+             a working copy, {} each, and {} for its {count} points), more than {} allows ({}); \
+             use smaller drives or fewer points",
             spec.name,
             size(fit(1)),
             size(largest),
+            size(bookkeeping),
             limit.source,
             size(limit.bytes)
         );
@@ -430,27 +473,61 @@ fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
     v
 }
 
-/// Checks that the store is not one of the sweep's inputs and can be a file.
+/// The preset files (presets given as paths) the sweep's simulated targets read.
+fn sweep_presets(spec: &SweepSpec) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for t in &spec.targets {
+        if let PointTarget::Sim { preset, .. } = &t.kind {
+            if let Some(p) = preset_file(preset) {
+                if !v.iter().any(|x| x == p) {
+                    v.push(p.to_path_buf());
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Checks the files of a sweep against each other: the store is none of the sweep's files, and no
+/// real target (which the sweep may write) is the sweep file or a preset file it reads. Also that
+/// the store can be created or written.
 fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
-    check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
-    let ins = sweep_inputs(spec);
-    let mut inputs: Vec<Named<'_>> = ins
+    if db.exists() {
+        // An existing store may be read-only (a finished sweep re-runs and reports without
+        // writing); the store itself decides. It must be a regular file.
+        if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) {
+            bail!("--db {}: exists and is not a regular file", db.display());
+        }
+    } else {
+        check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
+    }
+    let targets = sweep_inputs(spec);
+    let presets = sweep_presets(spec);
+    let mut reads: Vec<Named<'_>> = presets
         .iter()
-        .map(|(role, path)| Named { role, path })
+        .map(|path| Named {
+            role: "a preset file of the sweep",
+            path,
+        })
         .collect();
     if let Some(f) = sweep_file {
-        inputs.push(Named {
+        reads.push(Named {
             role: "the sweep file",
             path: f,
         });
     }
+    let mut all = reads.clone();
+    all.extend(targets.iter().map(|(role, path)| Named { role, path }));
     check_outputs(
         &[Named {
             role: "the results store",
             path: db,
         }],
-        &inputs,
+        &all,
     )?;
+    for (role, path) in &targets {
+        check_outputs(&[Named { role, path }], &reads)?;
+    }
     Ok(())
 }
 
@@ -473,7 +550,7 @@ pub fn sweep_with(
         a.db.clone()
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
     check_db(&db, &spec, Some(&a.file))?;
-    let checked = check_sweep(&spec, runner, a.jobs, a.max_memory)?;
+    let checked = check_sweep(&spec, runner, a.jobs, a.max_memory).map_err(check_failure)?;
     run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop)
 }
 
@@ -507,7 +584,7 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
     } else {
         writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
         for p in spec.points_iter() {
-            if output::stdout_closed() {
+            if output::stdout_closed() || signals::stopped() {
                 break;
             }
             if p.is_sim() {
@@ -552,7 +629,7 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
 
 /// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
 /// writing results, so it is not bad input.
-fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
+pub fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
     let code = if e.is_io_failure() {
         EXIT_FAILED
     } else {
@@ -641,15 +718,24 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         .into());
     };
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
-    if preset_file(&a.preset).is_some() {
+    let uses_preset = template.contains("@PRESET@");
+    if let (false, Some(p)) = (uses_preset, &a.preset) {
         return Err(anyhow!(
-            "--preset {}: the built-in studies take a preset name (see `ssdlab drives`)",
-            a.preset
+            "--preset {p}: the {name} study compares its own set of drives; --preset applies to the stripe study"
         )
         .into());
     }
-    ssdlab_ssdsim::load_preset(&a.preset).map_err(|e| anyhow!("--preset: {e}"))?;
-    let text = template.replace("@PRESET@", &a.preset);
+    let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
+    if uses_preset {
+        if preset_file(preset).is_some() {
+            return Err(anyhow!(
+                "--preset {preset}: the built-in studies take a preset name (see `ssdlab drives`)"
+            )
+            .into());
+        }
+        ssdlab_ssdsim::load_preset(preset).map_err(|e| anyhow!("--preset: {e}"))?;
+    }
+    let text = template.replace("@PRESET@", preset);
     let spec = SweepSpec::parse(&text, Path::new("."))
         .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
     if let Some(m) = &mix {
@@ -660,7 +746,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
             .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
     check_db(&db, &spec, None)?;
     let runner = PointRunner::new(false, a.max_memory);
-    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory)?;
+    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
     let code = run_spec(
         &spec,
         &db,
@@ -695,15 +781,28 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
     if let Some(p) = csv.as_ref().and_then(Dest::file) {
         check_writable_path("--csv", p).map_err(|e| anyhow!(e))?;
+        let side: Vec<PathBuf> = ["-journal", "-wal", "-shm"]
+            .iter()
+            .map(|x| {
+                let mut n = a.db.clone().into_os_string();
+                n.push(x);
+                PathBuf::from(n)
+            })
+            .collect();
+        let mut stores = vec![Named {
+            role: "the results store",
+            path: &a.db,
+        }];
+        stores.extend(side.iter().map(|path| Named {
+            role: "a file of the results store",
+            path,
+        }));
         check_outputs(
             &[Named {
                 role: "--csv",
                 path: p,
             }],
-            &[Named {
-                role: "the results store",
-                path: &a.db,
-            }],
+            &stores,
         )?;
     }
     let store = Store::open_existing(&a.db, true).map_err(store_failure)?;

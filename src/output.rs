@@ -122,54 +122,23 @@ impl Dest {
 }
 
 /// Checks that `path` can be written as a regular file (`flag` names it in errors) before any
-/// work starts.
+/// work starts: see [`ssdlab_target::resolve_output`] (links followed, directory writable, not a
+/// pseudo-filesystem), and never inside ssdlab's verify-map directory.
 pub fn check_writable_path(flag: &str, path: &Path) -> Result<(), String> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => Err(format!(
-            "{flag} {}: exists and is not a regular file",
+    let dest = ssdlab_target::resolve_output(flag, path).map_err(|e| e.to_string())?;
+    if ssdlab_target::written::is_in_map_dir(&dest) {
+        return Err(format!(
+            "{flag} {}: is inside ssdlab's verify-map directory; choose another place",
             path.display()
-        )),
-        Ok(_) => Ok(()),
-        Err(_) => {
-            let parent = parent_dir(path);
-            if parent.is_dir() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{flag} {}: directory {} does not exist",
-                    path.display(),
-                    parent.display()
-                ))
-            }
-        }
+        ));
     }
-}
-
-fn parent_dir(path: &Path) -> PathBuf {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// Writes `bytes` to `path`: into a new temporary file next to it, then renamed over it, so the
-/// old content stays whole until the new one is complete.
-pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = parent_dir(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_data()?;
-    // Keep the permissions of a file being replaced.
-    if let Ok(m) = std::fs::metadata(path) {
-        let _ = tmp.as_file().set_permissions(m.permissions());
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Writes `bytes` to `path` whole or not at all (a new file next to it, renamed into place); a
+/// symbolic link at `path` is written through, never replaced.
+pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dest = ssdlab_target::resolve_output("output", path)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    ssdlab_target::outfile::write_whole(&dest, bytes)
 }

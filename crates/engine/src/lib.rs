@@ -117,7 +117,8 @@ impl EngineError {
         match self {
             EngineError::Layout(LayoutError::Refused(_)) => ErrorClass::BadInput,
             EngineError::Layout(LayoutError::Interrupted { .. }) => ErrorClass::Interrupted,
-            EngineError::Layout(LayoutError::Failed { .. }) => ErrorClass::Failed,
+            EngineError::Layout(LayoutError::Failed { .. })
+            | EngineError::Layout(LayoutError::RefusedAfter { .. }) => ErrorClass::Failed,
             EngineError::Setup { wrote: true, .. } => ErrorClass::Failed,
             _ => ErrorClass::BadInput,
         }

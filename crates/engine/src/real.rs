@@ -331,12 +331,19 @@ impl Job<'_> {
     }
 }
 
+/// The written-map of a target: where it lives, the target's identity, and what it says.
+struct MapCtx {
+    path: PathBuf,
+    key: String,
+    map: WrittenMap,
+}
+
 /// Loads the written-map of the target (`--verify-map`, or the default place for its identity).
 fn load_verify_map(
     infos: &[ssdlab_target::TargetInfo],
     stripe: Option<u64>,
     opts: &RealOptions<'_>,
-) -> Result<(PathBuf, WrittenMap), EngineError> {
+) -> Result<MapCtx, EngineError> {
     let key = written::target_key(infos, stripe).map_err(|e| {
         EngineError::VerifyMap(written::MapError::Io {
             path: infos.first().map(|i| i.path.clone()).unwrap_or_default(),
@@ -348,7 +355,34 @@ fn load_verify_map(
         None => written::default_map_path(&key)?,
     };
     let map = WrittenMap::load(&path, &key)?;
-    Ok((path, map))
+    Ok(MapCtx { path, key, map })
+}
+
+/// A write run without `--verify` on a target that has a written-map: what it writes is no longer
+/// known, so its region is forgotten before it starts (a best effort: a failure is a note).
+fn forget_for_plain_write(plan: &Plan, stripe: Option<u64>, opts: &RealOptions<'_>) {
+    if plan.paths.is_empty() || !plan.paths.iter().all(|p| p.info.exists) {
+        return; // targets created by this run have no map
+    }
+    let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
+    let Ok(key) = written::target_key(&infos, stripe) else {
+        return;
+    };
+    let path = match opts.verify_map {
+        Some(p) => p.to_path_buf(),
+        None => match written::default_map_path(&key) {
+            Ok(p) => p,
+            Err(_) => return,
+        },
+    };
+    if !path.exists() {
+        return;
+    }
+    if let Err(e) = WrittenMap::update(&path, &key, |m| m.forget(plan.start, plan.span)) {
+        (opts.on_note)(&format!(
+            "{e}; a later verifying read may report this run's writes as corruption"
+        ));
+    }
 }
 
 /// Which engine a plan runs with, after checking it can: null, sync or io_uring.
@@ -416,10 +450,20 @@ fn choose_engine(
 
 /// Memory one worker needs besides its I/O buffers (latency histograms, series, slot state).
 const WORKER_OVERHEAD: u64 = 4 << 20;
+/// Memory (address space) one thread of the sync engine takes: its stack, guard page and the
+/// signal stack the runtime gives every thread.
+const SYNC_THREAD_BYTES: u64 = 192 << 10;
+/// What a run needs besides its estimate: the binary, the runtime, allocator arenas, results.
+pub(crate) const MEMORY_MARGIN: u64 = 64 << 20;
 
 /// Checks the run's memory estimate (I/O buffers of every slot, per-worker bookkeeping) against
 /// what the system (and `--max-memory`) allows.
-fn check_memory(spec: &WorkloadSpec, plan: &Plan, opts: &RealOptions<'_>) -> Result<(), Invalid> {
+fn check_memory(
+    spec: &WorkloadSpec,
+    plan: &Plan,
+    engine: &str,
+    opts: &RealOptions<'_>,
+) -> Result<(), Invalid> {
     let buffers = if plan.is_null() {
         0
     } else {
@@ -433,7 +477,12 @@ fn check_memory(spec: &WorkloadSpec, plan: &Plan, opts: &RealOptions<'_>) -> Res
     } else {
         0
     };
-    let need = buffers + maps + WORKER_OVERHEAD * spec.jobs as u64;
+    let threads = if engine == "sync" {
+        spec.total_qd() * SYNC_THREAD_BYTES
+    } else {
+        0
+    };
+    let need = buffers + maps + threads + WORKER_OVERHEAD * spec.jobs as u64 + MEMORY_MARGIN;
     check_budget(
         &format!(
             "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
@@ -552,7 +601,7 @@ fn plan_real(
     }
     notes.extend(plan.paths.iter().flat_map(|p| p.notes.iter().cloned()));
     let engine = choose_engine(spec, &plan, opts, notes)?;
-    check_memory(spec, &plan, opts)?;
+    check_memory(spec, &plan, engine, opts)?;
     Ok((plan, engine))
 }
 
@@ -575,12 +624,23 @@ pub fn run_real(
         RealTarget::Raid0 { stripe, .. } => Some(*stripe),
         _ => None,
     };
-    // The written-map of --verify: read before anything is written (a map of another target, or
-    // one that cannot be read, is bad input). Targets created by this run have none yet.
-    let mut verify_map: Option<(PathBuf, WrittenMap)> = None;
+    // The written-map of --verify: its place is checked and it is read before anything is
+    // written (a map of another target, one that cannot be read, or a place where it cannot be
+    // saved is bad input). Targets created by this run have none yet.
+    let mut verify_map: Option<MapCtx> = None;
+    if spec.verify && spec.writes() {
+        let place = match opts.verify_map {
+            Some(p) => p.to_path_buf(),
+            None => written::state_dir()?.join("verify").join("probe.map"),
+        };
+        written::check_map_location(&place)?;
+    }
     if spec.verify && plan.paths.iter().all(|p| p.info.exists) {
         let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
         verify_map = Some(load_verify_map(&infos, stripe, opts)?);
+    }
+    if spec.writes() && !spec.verify {
+        forget_for_plain_write(&plan, stripe, opts);
     }
 
     // The first write: lay out files that are missing or short (undone on drop unless committed).
@@ -595,11 +655,10 @@ pub fn run_real(
     if spec.verify && verify_map.is_none() {
         verify_map = Some(load_verify_map(&laid.infos, stripe, opts)?);
     }
-    if let (true, Some((path, map))) = (spec.writes(), &verify_map) {
+    if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
         // Crash guard: until this run records what it wrote, its region is unknown.
-        let mut guard = map.clone();
-        guard.forget(plan.start, plan.span);
-        if let Err(e) = guard.save(path) {
+        if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(plan.start, plan.span))
+        {
             (opts.on_note)(&format!(
                 "{e}; a crash during this run could leave it stale"
             ));
@@ -648,7 +707,7 @@ pub fn run_real(
         let mut handles = Vec::new();
         for (w, mut fs) in files.into_iter().enumerate() {
             let (ctl, gate, cpu_window, plan, names) = (&ctl, &gate, &cpu_window, &plan, &names);
-            let known = verify_map.as_ref().map(|(_, m)| m);
+            let known = verify_map.as_ref().map(|c| &c.map);
             let h = std::thread::Builder::new()
                 .name(format!("ssdlab-worker-{w}"))
                 .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
@@ -790,12 +849,12 @@ pub fn run_real(
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
     laid.commit();
-    if let (true, Some((path, mut map))) = (spec.writes(), verify_map) {
-        map.record(spec.seed, &write_log);
-        match map.save(&path) {
-            Ok(()) => (opts.on_note)(&format!(
+    if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
+        // Merged under the map's lock with what concurrent runs recorded meanwhile.
+        match WrittenMap::update(&ctx.path, &ctx.key, |m| m.record(spec.seed, &write_log)) {
+            Ok(map) => (opts.on_note)(&format!(
                 "verify map {}: {} sectors written by this run; {map}",
-                path.display(),
+                ctx.path.display(),
                 write_log.written_sectors()
             )),
             Err(e) => (opts.on_note)(&format!(

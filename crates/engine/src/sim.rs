@@ -252,6 +252,20 @@ pub fn run_sim(
 
 /// Checks a simulated target (drive config, drive count, memory) before anything is built.
 pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(), EngineError> {
+    check_sim_memory(target, None, max_memory)
+}
+
+/// Memory per outstanding simulated I/O in the engine and the simulator: slot state, the parent
+/// of its pieces, event-queue entries, completions.
+const SIM_SLOT_BYTES: u64 = 256;
+
+/// Checks a simulated target and, with `spec`, the run's memory: every drive's tables, the
+/// engine's per-slot state for `--qd` × `--jobs`, and a fixed margin for the rest.
+fn check_sim_memory(
+    target: &SimTarget,
+    spec: Option<&WorkloadSpec>,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
     target.drive.validate()?;
     if target.drives == 0 {
         return Err(Invalid::NoDrives.into());
@@ -259,16 +273,26 @@ pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(
     if target.drives > 1 && target.stripe.is_none() {
         return Err(Invalid::SimArrayNeedsStripe.into());
     }
-    check_budget(
-        &format!(
+    let slots = spec.map_or(0, |s| s.total_qd());
+    let what = if slots > 0 {
+        format!(
+            "{} simulated drive{} of {} (mapping tables and block state) and {slots} outstanding I/Os",
+            target.drives,
+            if target.drives == 1 { "" } else { "s" },
+            target.name
+        )
+    } else {
+        format!(
             "{} simulated drive{} of {} (mapping tables and block state)",
             target.drives,
             if target.drives == 1 { "" } else { "s" },
             target.name
-        ),
-        sim_memory_estimate(target),
-        max_memory,
-    )?;
+        )
+    };
+    let need = sim_memory_estimate(target)
+        .saturating_add(slots.saturating_mul(SIM_SLOT_BYTES))
+        .saturating_add(crate::real::MEMORY_MARGIN);
+    check_budget(&what, need, max_memory)?;
     Ok(())
 }
 
@@ -309,10 +333,8 @@ fn sim_geometry(
     if spec.verify {
         return Err(Invalid::VerifyOnSim.into());
     }
-    target.drive.validate()?;
-    if target.drives == 0 {
-        return Err(Invalid::NoDrives.into());
-    }
+    // Memory first: an array of a billion drives is refused before its stripe map is built.
+    check_sim_memory(target, Some(spec), None)?;
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -358,8 +380,9 @@ pub fn check_sim_run(
     target: &SimTarget,
     max_memory: Option<u64>,
 ) -> Result<(), EngineError> {
+    check_sim_memory(target, Some(spec), max_memory)?;
     sim_geometry(spec, target)?;
-    check_sim_target(target, max_memory)
+    Ok(())
 }
 
 /// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
@@ -370,8 +393,8 @@ pub fn run_sim_prepared(
     prepared: Option<Simulator>,
     opts: &SimOptions<'_>,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
+    check_sim_memory(target, Some(spec), opts.max_memory)?;
     let (map, start, span, size) = sim_geometry(spec, target)?;
-    check_sim_target(target, opts.max_memory)?;
     let sim = match prepared {
         Some(sim) => sim,
         None => build_sim(target, spec.seed, opts.max_memory)?,

@@ -248,6 +248,9 @@ pub fn parse_shorthand(name: &str) -> Option<(RwMode, u64)> {
     Some((rw, bs))
 }
 
+/// Largest sweep file read (real ones are a few KiB).
+const MAX_SWEEP_FILE: u64 = 1 << 20;
+
 /// Longest sweep name (it names the default store file).
 const MAX_NAME: usize = 100;
 
@@ -308,6 +311,15 @@ impl SweepSpec {
             return Err(SweepError::File {
                 path: path.display().to_string(),
                 why: "not a regular file".into(),
+            });
+        }
+        if meta.len() > MAX_SWEEP_FILE {
+            return Err(SweepError::File {
+                path: path.display().to_string(),
+                why: format!(
+                    "{} bytes; a sweep file is at most {MAX_SWEEP_FILE}",
+                    meta.len()
+                ),
             });
         }
         let text = std::fs::read_to_string(path).map_err(|e| SweepError::File {
@@ -393,10 +405,11 @@ impl SweepSpec {
                             .copied()
                             .chain(generated.iter().map(String::as_str)),
                     )
+                    .filter(|n| !n.eq_ignore_ascii_case(w.trim()))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| {
                         format!(
-                            "; shorthands are <size>-<mode> such as {} (modes: {})",
+                            "; shorthands are <size>-<mode> with a size above 0, such as {} (modes: {})",
                             SHORTHANDS.join(", "),
                             SHORTHAND_MODES.map(|m| m.0).join(", ")
                         )
@@ -512,6 +525,12 @@ impl SweepSpec {
             seed: w.seed.unwrap_or(base.seed),
             ..base.clone()
         };
+        if w.pattern.is_some() && !spec.writes() {
+            return Err(SweepError::field(
+                &field("pattern"),
+                format!("sets the data written, and rw = \"{rw}\" writes nothing"),
+            ));
+        }
         if let Some(t) = &w.time {
             let t = dur(&field("time"), t)?;
             if t == 0 {

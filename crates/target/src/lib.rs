@@ -27,6 +27,7 @@ pub mod blkid;
 pub mod error;
 pub mod fill;
 pub mod identity;
+pub mod outfile;
 pub mod plan;
 pub mod probe;
 pub mod safety;
@@ -36,7 +37,7 @@ pub mod written;
 pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
 pub use fill::{lay_out, Cleanup, Laid, LayoutError, Undo};
-pub use identity::{check_outputs, Named, PathId, SameFile};
+pub use identity::{check_outputs, resolve_output, Named, OutputPathError, PathId, SameFile};
 pub use plan::{plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget};
 pub use probe::{is_block_device, open_target, probe, TargetInfo, TargetKind};
 pub use safety::{
