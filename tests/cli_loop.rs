@@ -305,3 +305,46 @@ fn sweep_on_a_block_device_needs_allow_destroy() {
     );
     assert!(dir.path().join("dev.sqlite").exists());
 }
+
+/// A file that backs a loop device, and a device that backs another loop device, are in use:
+/// writes to them are refused (they would corrupt what the loop device serves).
+#[test]
+fn loop_backing_stores_are_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("backing.img");
+    std::fs::write(&img, vec![5u8; 16 << 20]).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => return skip(&format!("loop backing test: {why}")),
+    };
+    let out = ssdlab_run(&[
+        "--target",
+        img.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--ios",
+        "10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("backing store of loop device"), "{err}");
+    // Reading it is fine.
+    let out = ssdlab_run(&["--target", img.to_str().unwrap(), "--ios", "10"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A loop device over the first loop device: the first one is in use.
+    let upper = Loop::attach(&lo.dev).expect("a loop device over a loop device");
+    let out = ssdlab_run(&[
+        "--target",
+        lo.dev.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--ios",
+        "10",
+        "--allow-destroy",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("backing store of loop device"), "{err}");
+    drop(upper);
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 5));
+}
