@@ -282,6 +282,8 @@ impl PointRunner {
                     &SimOptions {
                         stop: Some(self.stop),
                         max_memory: self.max_memory,
+                        log: None,
+                        progress: None,
                     },
                 )
                 .map_err(Into::into)

@@ -18,11 +18,16 @@ pub fn note(msg: &str) {
 /// Writes `text` to stdout. A closed pipe is not an error: the reader has what it wanted, and
 /// nothing more is written.
 pub fn stdout(text: &str) -> io::Result<()> {
+    stdout_bytes(text.as_bytes())
+}
+
+/// Writes `bytes` to stdout, with the closed-pipe rule of [`stdout`].
+pub fn stdout_bytes(bytes: &[u8]) -> io::Result<()> {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return Ok(());
     }
     let mut so = io::stdout().lock();
-    match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+    match so.write_all(bytes).and_then(|_| so.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
             Ok(())
@@ -114,9 +119,14 @@ impl Dest {
 
     /// Writes `text` to the destination.
     pub fn write(&self, text: &str) -> io::Result<()> {
+        self.write_bytes(text.as_bytes())
+    }
+
+    /// Writes `bytes` to the destination.
+    pub fn write_bytes(&self, bytes: &[u8]) -> io::Result<()> {
         match self {
-            Dest::Stdout => stdout(text),
-            Dest::File(p) => write_file(p, text.as_bytes()),
+            Dest::Stdout => stdout_bytes(bytes),
+            Dest::File(p) => write_file(p, bytes),
         }
     }
 }
@@ -171,5 +181,42 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = tmp.as_file().set_permissions(m.permissions());
     }
     tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Writes a set of files all or nothing: each into a temporary file next to it, and only when
+/// every one is complete are they renamed into place; if a rename fails, the files already
+/// renamed are removed again.
+pub fn write_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+    let mut temps = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let dir = parent_dir(path);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "output".into());
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        tmp.write_all(bytes)
+            .and_then(|_| tmp.as_file().sync_data())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        temps.push((path, tmp));
+    }
+    let mut placed: Vec<&Path> = Vec::new();
+    for (path, tmp) in temps {
+        if let Err(e) = tmp.persist(path) {
+            for p in placed {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(io::Error::new(
+                e.error.kind(),
+                format!("{}: {}", path.display(), e.error),
+            ));
+        }
+        placed.push(path);
+    }
     Ok(())
 }

@@ -18,7 +18,7 @@ mod sim;
 mod stripe;
 
 pub use backend::{Backend, Cqe};
-pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
+pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome, Progress};
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use real::{check_real, run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
 pub use sim::{
@@ -142,7 +142,9 @@ mod tests {
             cleanup: Cleanup::Removed,
         });
         assert_eq!(failed.class(), ErrorClass::Failed);
-        assert!(failed.to_string().contains("removed the file this run created"));
+        assert!(failed
+            .to_string()
+            .contains("removed the file this run created"));
         let stopped = EngineError::Layout(LayoutError::Interrupted {
             path: "x".into(),
             cleanup: Cleanup::Truncated(4096),
