@@ -208,6 +208,10 @@ pub fn run_loop<B: Backend>(
     let mut free: Vec<u32> = (0..nslots).rev().collect();
     let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
     let mut inflight: u32 = 0;
+    // In flight per worker, and pushed per worker in the current batch: fio's iodepth_level is
+    // the depth of one job, also when several share this loop (simulated runs).
+    let mut inflight_by: Vec<u32> = vec![0; gens.len()];
+    let mut pushed_by: Vec<u32> = vec![0; gens.len()];
     let t0 = start + ctl.ramp_ns;
     let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
     let mut out = LoopOutcome::default();
@@ -288,6 +292,7 @@ pub fn run_loop<B: Backend>(
                         s.t_issue = t_issue;
                         s.measured = measured;
                         pushed += 1;
+                        pushed_by[s.worker as usize] += 1;
                     }
                     // The pushed slots are the last `pushed` of the batch.
                     let issued_from = free.len() - pushed;
@@ -297,8 +302,14 @@ pub fn run_loop<B: Backend>(
                     }
                     free.truncate(issued_from);
                     inflight += pushed as u32;
+                    for (w, n) in pushed_by.iter_mut().enumerate() {
+                        inflight_by[w] += *n;
+                        if measured && *n > 0 {
+                            rec.record_depth(inflight_by[w], *n as u64);
+                        }
+                        *n = 0;
+                    }
                     if measured && pushed > 0 {
-                        rec.record_depth(inflight, pushed as u64);
                         // How the backend hands these to the kernel: in batches of `batch`
                         // as they are pushed, the rest with the wait (fio's iodepth_submit).
                         let (pushed, batch) = (pushed as u64, backend.submit_batch() as u64);
@@ -353,6 +364,7 @@ pub fn run_loop<B: Backend>(
         for c in &cqes {
             let s = &mut state[c.slot as usize];
             inflight -= 1;
+            inflight_by[s.worker as usize] -= 1;
             free.push(c.slot);
             s.freed_at = c.t_ns;
             let s = &*s;

@@ -291,7 +291,11 @@ fn add_aggr(e: &mut Json, members: &[DiskCount]) {
     e.push("aggr_read_ticks", avg(&|m| m.ticks[0]));
     e.push("aggr_write_ticks", avg(&|m| m.ticks[1]));
     e.push("aggr_in_queue", avg(&|m| m.in_queue));
-    let util = members.iter().map(|m| m.util).fold(0.0, f64::max).min(100.0);
+    let util = members
+        .iter()
+        .map(|m| m.util)
+        .fold(0.0, f64::max)
+        .min(100.0);
     e.push("aggr_util", util);
 }
 

@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod export;
 pub mod fio_json;
+pub mod fio_plot;
 pub mod json;
 pub mod logs;
 pub mod store;
