@@ -302,6 +302,15 @@ impl OutputArgs {
     }
 }
 
+/// Unicode table borders when stdout is a terminal, plain ASCII otherwise.
+pub fn auto_table_style() -> TableStyle {
+    if std::io::stdout().is_terminal() {
+        TableStyle::Unicode
+    } else {
+        TableStyle::Ascii
+    }
+}
+
 /// A failure with the exit code it maps to.
 #[derive(Debug)]
 pub struct Failure {

@@ -510,8 +510,10 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
         let points = spec.points();
         sims = points.iter().filter(|p| p.is_sim()).count() as u64;
         reals = points.len() as u64 - sims;
-        out.write_all(render_points(&points, status.as_ref()).as_bytes())
-            .map_err(write_err)?;
+        out.write_all(
+            render_points(&points, status.as_ref(), crate::cli::auto_table_style()).as_bytes(),
+        )
+        .map_err(write_err)?;
     } else {
         writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
         for p in spec.points_iter() {
@@ -748,6 +750,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         return Err(anyhow!("{} holds no sweeps and no runs yet", a.db.display()).into());
     }
 
+    let style = crate::cli::auto_table_style();
     let mut text = String::new();
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
@@ -766,9 +769,9 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             },
             None => None,
         };
-        text.push_str(&render_analysis(&analysis));
+        text.push_str(&render_analysis(&analysis, style));
         if let Some(r) = &recs {
-            text.push_str(&render_mix(r));
+            text.push_str(&render_mix(r, style));
         }
         text.push('\n');
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
@@ -780,7 +783,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         return Err(anyhow!("{}", mix_errors.join("; ")).into());
     }
     if !runs.is_empty() {
-        text.push_str(&render_runs(&runs));
+        text.push_str(&render_runs(&runs, style));
     }
 
     if let Some(dest) = &csv {
@@ -914,7 +917,7 @@ fn export_fio_json(
         let parent = path.parent().unwrap_or(dir);
         let missing: Vec<PathBuf> = parent
             .ancestors()
-            .take_while(|a| !a.exists())
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
             .map(Path::to_path_buf)
             .collect();
         for d in missing.into_iter().rev() {

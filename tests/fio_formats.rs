@@ -366,3 +366,83 @@ fn real_run_logs_and_disk_util() {
         assert!(Path::new("/sys/block").join(name).exists(), "{name}");
     }
 }
+
+#[test]
+fn report_exports_a_sweep_for_fio_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        r#"
+name = "demo"
+time = "100ms"
+span = "1GiB"
+qd = [1, 4]
+workloads = ["4k-randread", "4k-randwrite"]
+
+[[target]]
+label = "single"
+sim = "vertex450-128g"
+baseline = true
+
+[[target]]
+label = "two drives"
+sim = "vertex450-128g"
+drives = 2
+stripes = ["16k"]
+"#,
+    )
+    .unwrap();
+    let out = ssdlab(dir.path(), &["sweep", "s.toml", "--db", "s.sqlite"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A file where the directory should be: bad input, nothing written.
+    std::fs::write(dir.path().join("taken"), b"x").unwrap();
+    let out = ssdlab(dir.path(), &["report", "s.sqlite", "--fio-json", "taken"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = ssdlab(dir.path(), &["report", "s.sqlite", "--fio-json", "plots"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The report's tables are plain ASCII in a pipe.
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.is_ascii() && text.contains("+--"), "{text}");
+    let mut files: Vec<String> = Vec::new();
+    let mut stack = vec![dir.path().join("plots")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir.path()).unwrap();
+                files.push(rel.display().to_string());
+            }
+        }
+    }
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "plots/demo/single/4k/randread-1-1.json",
+            "plots/demo/single/4k/randread-4-1.json",
+            "plots/demo/single/4k/randwrite-1-1.json",
+            "plots/demo/single/4k/randwrite-4-1.json",
+            "plots/demo/two_drives-stripe-16k/4k/randread-1-1.json",
+            "plots/demo/two_drives-stripe-16k/4k/randread-4-1.json",
+            "plots/demo/two_drives-stripe-16k/4k/randwrite-1-1.json",
+            "plots/demo/two_drives-stripe-16k/4k/randwrite-4-1.json",
+        ]
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join(&files[5])).unwrap()).unwrap();
+    let opts = &v["jobs"][0]["job options"];
+    assert_eq!(opts["rw"], "randread");
+    assert_eq!(opts["iodepth"], "4");
+    assert_eq!(opts["numjobs"], "1");
+    assert!(v["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+}

@@ -8,11 +8,11 @@
 //! ```
 //!
 //! with `run-<N>/` before the file name when the sweep repeats its points (N from 1), as
-//! bench-fio does. One directory holds the queue depths of one target, stripe and workload: the
-//! `-i` of fio-plot's bar charts (`-l`, `-N`), which select files by the `rw`, `iodepth` and
-//! `numjobs` in their "job options". When two workloads of a sweep would share a directory
-//! (same rw, mix and block size, but e.g. another alignment), the workload's name is used as
-//! its directory instead.
+//! bench-fio does. One directory holds the queue depths of one target, stripe and block size
+//! for every rw: the `-i` of fio-plot's bar charts (`-l`, `-N`), which select files by the `rw`,
+//! `iodepth` and `numjobs` in their "job options". When two workloads of a sweep would write the
+//! same files (same rw, mix and block size, but e.g. another alignment), each workload's name is
+//! used as its directory instead.
 
 use ssdlab_workload::{RwMode, WorkloadSpec};
 use std::collections::{HashMap, HashSet};
@@ -79,21 +79,25 @@ fn target_dir(p: &PlotPoint) -> String {
 
 /// The relative path of each point's file, in the order given.
 pub fn layout(points: &[PlotPoint]) -> Vec<PathBuf> {
-    // Workloads that would share a directory within their sweep and target use their names.
-    let mut owners: HashMap<(String, String, PathBuf), HashSet<&str>> = HashMap::new();
+    // Workloads whose files would collide (same directory and rw: e.g. two alignments of 4 KiB
+    // random writes) use their names as directories.
+    let key = |p: &PlotPoint| {
+        (
+            p.sweep.to_string(),
+            target_dir(p),
+            workload_dir(p.spec),
+            p.spec.rw.as_str(),
+        )
+    };
+    let mut owners: HashMap<(String, String, PathBuf, &str), HashSet<&str>> = HashMap::new();
     for p in points {
-        owners
-            .entry((p.sweep.to_string(), target_dir(p), workload_dir(p.spec)))
-            .or_default()
-            .insert(p.workload);
+        owners.entry(key(p)).or_default().insert(p.workload);
     }
     points
         .iter()
         .map(|p| {
             let wdir = workload_dir(p.spec);
-            let shared = owners
-                .get(&(p.sweep.to_string(), target_dir(p), wdir.clone()))
-                .is_some_and(|o| o.len() > 1);
+            let shared = owners.get(&key(p)).is_some_and(|o| o.len() > 1);
             let mut path = PathBuf::from(clean(p.sweep)).join(target_dir(p));
             path.push(if shared {
                 PathBuf::from(clean(p.workload))

@@ -43,7 +43,8 @@ pub enum TableStyle {
 }
 
 impl TableStyle {
-    fn preset(self) -> &'static str {
+    /// The comfy-table preset of this style.
+    pub fn preset(self) -> &'static str {
         match self {
             TableStyle::Unicode => UTF8_FULL_CONDENSED,
             TableStyle::Ascii => ASCII_FULL_CONDENSED,
