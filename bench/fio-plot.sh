@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fio-plot draws ssdlab output: a simulated sweep exported with `ssdlab report --fio-json` drawn
 # as fio-plot's queue-depth bar charts (-l), and the logs of one run (--write-bw/iops/lat-log)
-# drawn as its time series (-g). Needs fio-plot (pip install fio-plot; tested with 1.1.21); the
+# drawn as its time series (-g) and by fio's fio2gnuplot. Needs fio-plot (pip install fio-plot; tested with 1.1.21); the
 # charts land in bench/.scratch/fio-plot/. Results: docs/FIO.md.
 #
 #   bench/fio-plot.sh                 # builds ssdlab (release) first
@@ -58,3 +58,14 @@ for f in bars.png timeseries.png; do
   test -s "$out/$f" || { echo "fio-plot made no $f" >&2; exit 1; }
   echo "ok: $out/$f ($(stat -c %s "$out/$f") bytes)"
 done
+
+# 3. fio's own fio2gnuplot on the same logs (Debian's fio package; needs gnuplot).
+if command -v fio2gnuplot >/dev/null && command -v gnuplot >/dev/null; then
+  mkdir -p "$out/gnuplot"
+  (cd "$out/logs" && fio2gnuplot -p '*_bw.*.log' -g -d "../gnuplot" >/dev/null 2>&1)
+  n=$(find "$out/gnuplot" -name '*.png' -size +0 | wc -l)
+  test "$n" -gt 0 || { echo "fio2gnuplot made no chart" >&2; exit 1; }
+  echo "ok: fio2gnuplot drew $n charts in $out/gnuplot"
+else
+  echo "skipped fio2gnuplot (apt-get install fio gnuplot-nox)"
+fi

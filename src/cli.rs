@@ -113,10 +113,6 @@ pub fn positive_usize(s: &str) -> Result<usize, String> {
     }
 }
 
-pub fn positive_u64_arg(s: &str) -> Result<u64, String> {
-    positive_u64(s)
-}
-
 fn positive_u64(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(0) => Err(format!("'{s}' must be greater than 0")),

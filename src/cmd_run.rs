@@ -120,8 +120,17 @@ pub struct LogArgs {
     pub write_lat_log: Option<PathBuf>,
     /// Averaging window of the logs in milliseconds (fio's log_avg_msec; default 1000). With a
     /// bandwidth or IOPS log, the run's bw_*/iops_* statistics use the same windows, as in fio.
-    #[arg(long, value_name = "MSEC", value_parser = crate::cli::positive_u64_arg)]
+    #[arg(long, value_name = "MSEC", value_parser = log_avg_arg)]
     pub log_avg_msec: Option<u64>,
+}
+
+fn log_avg_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
+        Ok(v) if v > 1 << 32 => Err(format!("'{s}' ms is longer than any run")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
+    }
 }
 
 impl LogArgs {
