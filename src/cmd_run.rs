@@ -127,7 +127,7 @@ pub struct LogArgs {
 fn log_avg_arg(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
-        Ok(v) if v > 1 << 32 => Err(format!("'{s}' ms is longer than any run")),
+        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
         Ok(v) => Ok(v),
         Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
     }

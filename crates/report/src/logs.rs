@@ -100,15 +100,15 @@ fn render(log: &JobLog, kind: LogKind, runtime_ns: u64) -> String {
         let end = (i as u64 + 1) * len;
         let complete = end <= runtime_ns;
         let t_ms = if complete { end / 1_000_000 } else { end_ms };
-        for k in 0..3 {
+        for (k, w) in w.kinds.iter().enumerate() {
             let value = match kind {
                 LogKind::Bw | LogKind::Iops if !complete => continue,
-                LogKind::Bw if w.bytes[k] > 0 => w.bytes[k] * 1000 / len_ms / 1024,
-                LogKind::Iops if w.ios[k] > 0 => w.ios[k] * 1000 / len_ms,
-                _ if w.ios[k] == 0 => continue,
-                LogKind::Lat => mean(w.slat_ns[k] + w.clat_ns[k], w.ios[k]),
-                LogKind::Clat => mean(w.clat_ns[k], w.ios[k]),
-                LogKind::Slat => mean(w.slat_ns[k], w.ios[k]),
+                LogKind::Bw if w.bytes > 0 => w.bytes * 1000 / len_ms / 1024,
+                LogKind::Iops if w.ios > 0 => w.ios * 1000 / len_ms,
+                _ if w.ios == 0 => continue,
+                LogKind::Lat => mean(w.slat_ns as u128 + w.clat_ns as u128, w.ios),
+                LogKind::Clat => mean(w.clat_ns as u128, w.ios),
+                LogKind::Slat => mean(w.slat_ns as u128, w.ios),
                 _ => continue,
             };
             let _ = writeln!(out, "{t_ms}, {value}, {k}, 0, 0");
@@ -125,14 +125,20 @@ fn mean(sum: u128, n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdlab_stats::LogWindow;
+    use ssdlab_stats::{KindWindow, LogWindow};
 
-    fn window(ios: u64, bytes: u64, slat: u128, clat: u128) -> LogWindow {
+    fn kw(ios: u64, bytes: u64, slat_ns: u64, clat_ns: u64) -> KindWindow {
+        KindWindow {
+            ios,
+            bytes,
+            slat_ns,
+            clat_ns,
+        }
+    }
+
+    fn window(ios: u64, bytes: u64, slat: u64, clat: u64) -> LogWindow {
         LogWindow {
-            ios: [ios, 0, 0],
-            bytes: [bytes, 0, 0],
-            slat_ns: [slat, 0, 0],
-            clat_ns: [clat, 0, 0],
+            kinds: [kw(ios, bytes, slat, clat), kw(0, 0, 0, 0), kw(0, 0, 0, 0)],
         }
     }
 
@@ -144,10 +150,11 @@ mod tests {
             windows: vec![
                 window(1000, 4_096_000, 1_000_000, 3_000_001),
                 LogWindow {
-                    ios: [10, 5, 0],
-                    bytes: [40960, 20480, 0],
-                    slat_ns: [100, 50, 0],
-                    clat_ns: [1000, 500, 0],
+                    kinds: [
+                        kw(10, 40960, 100, 1000),
+                        kw(5, 20480, 50, 500),
+                        kw(0, 0, 0, 0),
+                    ],
                 },
                 window(3, 12288, 3, 9),
             ],

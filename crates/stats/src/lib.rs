@@ -7,7 +7,7 @@ pub mod log;
 mod recorder;
 mod result;
 
-pub use log::{JobLog, LogConfig, LogRecorder, LogWindow};
+pub use log::{JobLog, KindWindow, LogConfig, LogRecorder, LogWindow};
 pub use recorder::{KindRecorder, LatHist, Recorder, SERIES_NS, STAT_WINDOW_NS};
 pub use result::{
     CpuUsage, DepthLevels, DiskUtil, IoErrorRecord, LatLevels, LatSummary, MemberStats, OpSummary,

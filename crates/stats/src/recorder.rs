@@ -480,7 +480,10 @@ impl Recorder {
                 let mut w = log.merged_windows();
                 w.resize(full.max(w.len()), Default::default());
                 (
-                    w[..full].iter().map(|w| (w.ios[k], w.bytes[k])).collect(),
+                    w[..full]
+                        .iter()
+                        .map(|w| (w.kinds[k].ios, w.kinds[k].bytes))
+                        .collect(),
                     len,
                 )
             }
