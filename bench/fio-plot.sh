@@ -42,8 +42,13 @@ TOML
 find "$out/json" -name '*.json' | sort
 single="$out/json/fio-plot-demo/single/4k"
 raid="$out/json/fio-plot-demo/raid0-stripe-16k/4k"
-"$FIO_PLOT" -i "$single" "$raid" -T "ssdlab: Vertex 450 vs RAID 0" -l -r randread \
-  -d 1 2 4 8 16 32 -n 1 -o "$out/bars.png" >/dev/null
+# -l takes one directory: one chart per target; -C compares the targets at one queue depth.
+"$FIO_PLOT" -i "$single" -T "ssdlab: Vertex 450" -l -r randread -d 1 2 4 8 16 32 -n 1 \
+  -o "$out/bars-single.png" >/dev/null
+"$FIO_PLOT" -i "$raid" -T "ssdlab: RAID 0 of two, 16k stripe" -l -r randread -d 1 2 4 8 16 32 -n 1 \
+  -o "$out/bars-raid0.png" >/dev/null
+"$FIO_PLOT" -i "$single" "$raid" -T "ssdlab: single vs RAID 0 at QD 32" -C -r randread -d 32 -n 1 \
+  -o "$out/compare.png" >/dev/null
 
 # 2. The logs of one 10 s simulated run, named as bench-fio names fio's, with its JSON beside them.
 name="$out/logs/randread-iodepth-8-numjobs-1"
@@ -54,7 +59,7 @@ ls "$out/logs"
 "$FIO_PLOT" -i "$out/logs" -T "ssdlab: time series" -g -r randread -d 8 -n 1 -t bw iops lat \
   -o "$out/timeseries.png" >/dev/null
 
-for f in bars.png timeseries.png; do
+for f in bars-single.png bars-raid0.png compare.png timeseries.png; do
   test -s "$out/$f" || { echo "fio-plot made no $f" >&2; exit 1; }
   echo "ok: $out/$f ($(stat -c %s "$out/$f") bytes)"
 done

@@ -7,6 +7,8 @@
 #
 # usage: bench/log-overhead.sh [ROUNDS] [SECONDS]   (defaults: 3 rounds of 60 s per tool and mode)
 # env:   SSDLAB=path to the binary (default: builds target/release/ssdlab); TOOLS="ssdlab fio"
+#        TARGET=null (default) or cached: 4k randread QD32 of a 1 GiB file through the page cache
+#        (SCRATCH=dir for the file, default bench/.scratch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -18,6 +20,23 @@ if [ -z "${SSDLAB:-}" ]; then
 fi
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
+TARGET=${TARGET:-null}
+SCRATCH=${SCRATCH:-bench/.scratch}
+case $TARGET in
+  null)
+    ssd_target=(--null)
+    fio_target=(--ioengine=null --size=1t) ;;
+  cached)
+    mkdir -p "$SCRATCH"
+    FILE="$SCRATCH/log-overhead-1g.img"
+    if [ "$(stat -c %s "$FILE" 2>/dev/null || echo 0)" -lt $((1 << 30)) ]; then
+      "$SSDLAB" run --target "$FILE" --span 1g --rw write --bs 1m --qd 4 --bytes 1g --json >/dev/null
+    fi
+    cat "$FILE" >/dev/null
+    ssd_target=(--target "$FILE" --buffered)
+    fio_target=(--ioengine=io_uring --filename="$FILE" --size=1g --direct=0) ;;
+  *) echo "TARGET is null or cached" >&2; exit 2 ;;
+esac
 
 cpu_per_io() {
   python3 - "$1" <<'PY'
@@ -38,10 +57,10 @@ run() { # tool mode → "cpu_ns iops"
   rm -f "$OUT"/l_*
   if [ "$tool" = ssdlab ]; then
     [ "$mode" = on ] && logs=(--write-bw-log "$OUT/l" --write-iops-log "$OUT/l" --write-lat-log "$OUT/l" --log-avg-msec 1000)
-    "$SSDLAB" run --null --rw randread --bs 4k --qd 32 --time "${SECS}s" --json "${logs[@]}" >"$OUT/r.json" 2>/dev/null
+    "$SSDLAB" run "${ssd_target[@]}" --rw randread --bs 4k --qd 32 --time "${SECS}s" --json "${logs[@]}" >"$OUT/r.json" 2>/dev/null
   else
     [ "$mode" = on ] && logs=(--write_bw_log="$OUT/l" --write_iops_log="$OUT/l" --write_lat_log="$OUT/l" --log_avg_msec=1000)
-    fio --name=bench --ioengine=null --rw=randread --bs=4k --iodepth=32 --size=1t --time_based \
+    fio --name=bench "${fio_target[@]}" --rw=randread --bs=4k --iodepth=32 --time_based \
       --runtime="$SECS" --output-format=json "${logs[@]}" >"$OUT/r.json"
   fi
   if [ "$mode" = on ]; then
@@ -50,7 +69,7 @@ run() { # tool mode → "cpu_ns iops"
   cpu_per_io "$OUT/r.json"
 }
 
-echo "log overhead: null target, 4k randread QD32, ${ROUNDS} x ${SECS}s per tool and mode, medians; $(nproc) CPUs, kernel $(uname -r)"
+echo "log overhead: $TARGET target, 4k randread QD32, ${ROUNDS} x ${SECS}s per tool and mode, medians; $(nproc) CPUs, kernel $(uname -r)"
 for tool in $TOOLS; do
   declare -a off=() on=() ioff=() ion=()
   for r in $(seq 1 "$ROUNDS"); do
