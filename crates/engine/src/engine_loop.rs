@@ -210,6 +210,8 @@ pub fn run_loop<B: Backend>(
     let mut inflight: u32 = 0;
     // In flight per worker, and pushed per worker in the current batch: fio's iodepth_level is
     // the depth of one job, also when several share this loop (simulated runs).
+    // (Only kept when there are several: one worker's depth is `inflight`.)
+    let multi = gens.len() > 1;
     let mut inflight_by: Vec<u32> = vec![0; gens.len()];
     let mut pushed_by: Vec<u32> = vec![0; gens.len()];
     let t0 = start + ctl.ramp_ns;
@@ -292,7 +294,9 @@ pub fn run_loop<B: Backend>(
                         s.t_issue = t_issue;
                         s.measured = measured;
                         pushed += 1;
-                        pushed_by[s.worker as usize] += 1;
+                        if multi {
+                            pushed_by[s.worker as usize] += 1;
+                        }
                     }
                     // The pushed slots are the last `pushed` of the batch.
                     let issued_from = free.len() - pushed;
@@ -302,12 +306,16 @@ pub fn run_loop<B: Backend>(
                     }
                     free.truncate(issued_from);
                     inflight += pushed as u32;
-                    for (w, n) in pushed_by.iter_mut().enumerate() {
-                        inflight_by[w] += *n;
-                        if measured && *n > 0 {
-                            rec.record_depth(inflight_by[w], *n as u64);
+                    if multi {
+                        for (w, n) in pushed_by.iter_mut().enumerate() {
+                            inflight_by[w] += *n;
+                            if measured && *n > 0 {
+                                rec.record_depth(inflight_by[w], *n as u64);
+                            }
+                            *n = 0;
                         }
-                        *n = 0;
+                    } else if measured && pushed > 0 {
+                        rec.record_depth(inflight, pushed as u64);
                     }
                     if measured && pushed > 0 {
                         // How the backend hands these to the kernel: in batches of `batch`
@@ -364,7 +372,9 @@ pub fn run_loop<B: Backend>(
         for c in &cqes {
             let s = &mut state[c.slot as usize];
             inflight -= 1;
-            inflight_by[s.worker as usize] -= 1;
+            if multi {
+                inflight_by[s.worker as usize] -= 1;
+            }
             free.push(c.slot);
             s.freed_at = c.t_ns;
             let s = &*s;

@@ -136,17 +136,29 @@ const LEVEL_AT_POW2: [u8; 64] = {
     t
 };
 
+/// [`LAT_LEVEL_BOUNDS`] followed by two bounds no value reaches, so [`lat_level`] can look two
+/// steps past any start without a check.
+const PADDED_BOUNDS: [u64; 33] = {
+    let mut t = [u64::MAX; 33];
+    let mut i = 0;
+    while i < LAT_LEVEL_BOUNDS.len() {
+        t[i] = LAT_LEVEL_BOUNDS[i];
+        i += 1;
+    }
+    t
+};
+
 /// The latency range of a completion latency of `ns` (fio's `io_u_mark_latency`): range `i`
-/// holds the values below bound `i` and at or above bound `i - 1`. A table lookup and at most
-/// two comparisons (it runs once per I/O).
+/// holds the values below bound `i` and at or above bound `i - 1`. A table lookup and two
+/// comparisons without branches (it runs once per I/O); no power-of-two range holds more than
+/// two bounds, and `u64::MAX` itself is the one value the padding cannot tell apart.
 #[inline]
 pub fn lat_level(ns: u64) -> usize {
     let msb = 63 - (ns | 1).leading_zeros() as usize;
     let mut l = LEVEL_AT_POW2[msb] as usize;
-    while l < LAT_LEVEL_BOUNDS.len() && ns >= LAT_LEVEL_BOUNDS[l] {
-        l += 1;
-    }
-    l
+    l += (ns >= PADDED_BOUNDS[l]) as usize;
+    l += (ns >= PADDED_BOUNDS[l]) as usize;
+    l.min(LAT_LEVEL_BOUNDS.len())
 }
 
 /// The key of latency range `i` within its unit.
@@ -261,6 +273,15 @@ mod tests {
         assert_eq!(lat_level(1_999_999_999), 30); // latency_ms "2000"
         assert_eq!(lat_level(2_000_000_000), 31); // latency_ms ">=2000"
         assert_eq!(lat_level(u64::MAX), 31);
+        // no power-of-two range holds more than two bounds (what lat_level relies on)
+        for msb in 0..64 {
+            let (lo, hi) = (1u64 << msb, (1u64 << msb).saturating_mul(2));
+            let n = LAT_LEVEL_BOUNDS
+                .iter()
+                .filter(|&&b| b > lo && b <= hi)
+                .count();
+            assert!(n <= 2, "2^{msb}: {n} bounds");
+        }
         // the table walk agrees with a search over the bounds everywhere
         let mut v = 0u64;
         while v < 1 << 42 {
