@@ -1,9 +1,10 @@
 //! fio's formats through the binary: JSON+ read by fio's own `fio_jsonplus_clat2csv` (Debian's
 //! fio package), log files named and written as fio writes them, and the checks on log paths.
 //!
-//! The clat2csv test needs `fio_jsonplus_clat2csv` (and fio, to compare with); without it the
-//! test prints "skipping: <reason>", and fails instead when SSDLAB_REQUIRE_PRIVILEGED_TESTS=1
-//! (as CI sets it).
+//! The clat2csv test needs `fio_jsonplus_clat2csv` (and fio, to compare with: Debian's `fio`
+//! package, whose script also needs `python3-six`); without it the test prints
+//! "skipping: <reason>", and fails instead when SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 (as CI sets
+//! it).
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -19,12 +20,12 @@ fn ssdlab(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn require_or_skip(what: &str) -> bool {
+/// Prints why the test is skipped, or fails when CI requires every test to run.
+fn require_or_skip(what: &str) {
     if std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1") {
-        panic!("{what} is missing (apt-get install fio) and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1");
+        panic!("{what} is missing and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1");
     }
-    eprintln!("skipping: {what} is missing (apt-get install fio)");
-    false
+    eprintln!("skipping: {what} is missing");
 }
 
 fn find_tool(name: &str) -> Option<PathBuf> {
@@ -36,9 +37,22 @@ fn find_tool(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The script run with the system's Python (Debian's fio package is made for it, with
+/// python3-six), not whichever `python3` comes first in PATH.
+fn script(tool: &Path) -> std::process::Command {
+    let system = Path::new("/usr/bin/python3");
+    if tool.starts_with("/usr/bin") && system.exists() {
+        let mut c = std::process::Command::new(system);
+        c.arg(tool);
+        c
+    } else {
+        std::process::Command::new(tool)
+    }
+}
+
 /// The CSV rows fio_jsonplus_clat2csv makes from `json` (header, rows).
 fn clat2csv(tool: &Path, dir: &Path, json: &Path, stem: &str) -> (String, Vec<Vec<String>>) {
-    let out = std::process::Command::new(tool)
+    let out = script(tool)
         .arg(json)
         .arg(dir.join(format!("{stem}.csv")))
         .output()
@@ -48,7 +62,7 @@ fn clat2csv(tool: &Path, dir: &Path, json: &Path, stem: &str) -> (String, Vec<Ve
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let valid = std::process::Command::new(tool)
+    let valid = script(tool)
         .arg(json)
         .arg(dir.join(format!("{stem}.csv")))
         .arg("--validate")
@@ -72,7 +86,7 @@ fn clat2csv(tool: &Path, dir: &Path, json: &Path, stem: &str) -> (String, Vec<Ve
 #[test]
 fn json_plus_through_fio_jsonplus_clat2csv() {
     let Some(tool) = find_tool("fio_jsonplus_clat2csv") else {
-        require_or_skip("fio_jsonplus_clat2csv");
+        require_or_skip("fio_jsonplus_clat2csv (apt-get install fio python3-six)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
