@@ -4,7 +4,9 @@
 use crate::output::{self, Dest};
 use anyhow::anyhow;
 use clap::{Args, Parser, Subcommand};
+use ssdlab_report::{Exporter, Format, TableStyle};
 use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,8 +40,31 @@ enum Cmd {
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
     Report(crate::cmd_sweep::ReportArgs),
-    /// Run a built-in simulated study (a classic review test) and print its report.
+    /// Run a built-in simulated study (a classic review test) into a results store in the
+    /// current directory (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite;
+    /// --db to choose) and print its report.
     Study(crate::cmd_sweep::StudyArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of ssdlab or of one of its commands to stdout.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+struct ManArgs {
+    /// A command (run, sweep, report, …) for its own page; none for ssdlab(1).
+    command: Option<String>,
+}
+
+/// The command-line definition (for completions, manual pages and their tests).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[derive(Args, Debug)]
@@ -208,12 +233,27 @@ impl WorkloadArgs {
     }
 }
 
+fn format_arg(s: &str) -> Result<Format, String> {
+    s.parse::<Format>()
+}
+
 /// How results are printed.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print one JSON document in fio's shape (ssdlab's extras under "ssdlab").
-    #[arg(long)]
+    /// Output format: table (the default), json (fio's JSON with ssdlab's extras under
+    /// "ssdlab"), json+ (fio's JSON+: adds the latency histograms), csv (one row per op kind),
+    /// html (not built yet).
+    #[arg(long, value_name = "FORMAT", value_parser = format_arg, conflicts_with_all = ["json", "json_plus"])]
+    pub output_format: Option<Format>,
+    /// Same as --output-format json.
+    #[arg(long, conflicts_with = "json_plus")]
     pub json: bool,
+    /// Same as --output-format json+.
+    #[arg(long)]
+    pub json_plus: bool,
+    /// Table borders: auto (Unicode on a terminal, ASCII otherwise; the default), unicode, ascii.
+    #[arg(long, value_name = "STYLE", value_parser = ["auto", "unicode", "ascii"])]
+    pub table_style: Option<String>,
     /// Write the output to FILE instead of stdout ("-": stdout). Never a file the command reads.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -222,6 +262,48 @@ pub struct OutputArgs {
 impl OutputArgs {
     pub fn dest(&self) -> Dest {
         Dest::from_arg(self.output.as_deref())
+    }
+
+    /// The format asked for (table when none is).
+    pub fn format(&self) -> Format {
+        match (self.output_format, self.json, self.json_plus) {
+            (Some(f), _, _) => f,
+            (None, true, _) => Format::Json,
+            (None, _, true) => Format::JsonPlus,
+            _ => Format::Table,
+        }
+    }
+
+    /// The table style: ASCII unless the table goes to a terminal (or as asked).
+    pub fn table_style(&self) -> TableStyle {
+        match self.table_style.as_deref() {
+            Some("unicode") => TableStyle::Unicode,
+            Some("ascii") => TableStyle::Ascii,
+            _ if self.dest() == Dest::Stdout && std::io::stdout().is_terminal() => {
+                TableStyle::Unicode
+            }
+            _ => TableStyle::Ascii,
+        }
+    }
+
+    /// The exporter of the chosen format; a format not built yet is bad input.
+    pub fn exporter(&self) -> anyhow::Result<Box<dyn Exporter>> {
+        if self.table_style.is_some() && self.format() != Format::Table {
+            return Err(anyhow!(
+                "--table-style applies to --output-format table, not {}",
+                self.format().as_str()
+            ));
+        }
+        Ok(ssdlab_report::exporter(self.format(), self.table_style())?)
+    }
+}
+
+/// Unicode table borders when stdout is a terminal, plain ASCII otherwise.
+pub fn auto_table_style() -> TableStyle {
+    if std::io::stdout().is_terminal() {
+        TableStyle::Unicode
+    } else {
+        TableStyle::Ascii
     }
 }
 
@@ -303,6 +385,8 @@ pub fn main() -> ExitCode {
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
         Cmd::Study(a) => crate::cmd_sweep::cmd_study(a),
+        Cmd::Completions(a) => cmd_completions(a),
+        Cmd::Man(a) => cmd_man(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -351,6 +435,45 @@ fn clap_failure(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+fn cmd_completions(a: CompletionsArgs) -> Result<u8, Failure> {
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut command(), "ssdlab", &mut out);
+    output::stdout(&String::from_utf8_lossy(&out)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
+}
+
+/// The manual page of ssdlab (`None`) or of one of its commands, generated from the same
+/// definition `--help` prints.
+pub fn man_page(command_name: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    let mut cmd = command();
+    cmd.build();
+    let page = match command_name {
+        None => cmd,
+        Some(name) => {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let sub = cmd
+                .find_subcommand(name)
+                .ok_or_else(|| anyhow!("no command '{name}' (commands: {})", names.join(", ")))?
+                .clone();
+            // clap names are &'static str; one page is made per process.
+            let page_name: &'static str = Box::leak(format!("ssdlab-{name}").into_boxed_str());
+            sub.name(page_name)
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    Ok(out)
+}
+
+fn cmd_man(a: ManArgs) -> Result<u8, Failure> {
+    let page = man_page(a.command.as_deref())?;
+    output::stdout(&String::from_utf8_lossy(&page)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
 }
 
 fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {

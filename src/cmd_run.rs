@@ -13,12 +13,17 @@ use crate::cli::{
 };
 use crate::output::{self, check_writable_path, Dest};
 use crate::signals;
+use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
     EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimOptions, SimTarget,
 };
-use ssdlab_stats::RunResult;
+use ssdlab_report::export::LogExporter;
+use ssdlab_report::logs::LogKind;
+use ssdlab_report::logs::LogRequest;
+use ssdlab_report::Exporter;
+use ssdlab_stats::{LogConfig, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::parse_size;
 use std::path::{Path, PathBuf};
@@ -103,6 +108,79 @@ pub struct RunArgs {
     inject_fault: Option<ssdlab_engine::FaultPlan>,
     #[command(flatten)]
     out: OutputArgs,
+    #[command(flatten)]
+    logs: LogArgs,
+}
+
+/// fio's time-series logs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LogArgs {
+    /// Write fio's bandwidth log: NAME_bw.<job>.log per job (KiB/s per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_bw_log: Option<PathBuf>,
+    /// Write fio's IOPS log: NAME_iops.<job>.log per job.
+    #[arg(long, value_name = "NAME")]
+    pub write_iops_log: Option<PathBuf>,
+    /// Write fio's latency logs: NAME_lat.<job>.log, NAME_clat.<job>.log and NAME_slat.<job>.log
+    /// per job (mean ns per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_lat_log: Option<PathBuf>,
+    /// Averaging window of the logs in milliseconds (fio's log_avg_msec; default 1000). With a
+    /// bandwidth or IOPS log, the run's bw_*/iops_* statistics use the same windows, as in fio.
+    #[arg(long, value_name = "MSEC", value_parser = log_avg_arg)]
+    pub log_avg_msec: Option<u64>,
+}
+
+fn log_avg_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
+        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
+    }
+}
+
+impl LogArgs {
+    /// The logs asked for (checked: --log-avg-msec needs a log).
+    pub fn request(&self) -> Result<Option<(LogRequest, u64)>> {
+        let req = LogRequest {
+            bw: self.write_bw_log.clone(),
+            iops: self.write_iops_log.clone(),
+            lat: self.write_lat_log.clone(),
+        };
+        if !req.any() {
+            if self.log_avg_msec.is_some() {
+                bail!("--log-avg-msec applies to logs: give --write-bw-log, --write-iops-log or --write-lat-log");
+            }
+            return Ok(None);
+        }
+        for (flag, p) in [
+            ("--write-bw-log", &req.bw),
+            ("--write-iops-log", &req.iops),
+            ("--write-lat-log", &req.lat),
+        ] {
+            if let Some(p) = p {
+                if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') {
+                    bail!(
+                        "{flag} '{}': give a file name prefix (NAME or DIR/NAME)",
+                        p.display()
+                    );
+                }
+            }
+        }
+        Ok(Some((req, self.log_avg_msec.unwrap_or(1000))))
+    }
+
+    /// What the engine keeps for these logs over a run of `spec`.
+    pub fn config(req: &LogRequest, msec: u64, spec: &ssdlab_workload::WorkloadSpec) -> LogConfig {
+        let interval_ns = msec.saturating_mul(1_000_000);
+        LogConfig {
+            interval_ns,
+            bw: req.bw.is_some(),
+            iops: req.iops.is_some(),
+            reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
+        }
+    }
 }
 
 /// Refuses flags that do not apply to the chosen target, instead of ignoring them.
@@ -260,17 +338,25 @@ pub fn exit_code_for(r: &RunResult) -> u8 {
     }
 }
 
-fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
-    let text = if json {
-        ssdlab_report::fio_json_string(results)
-    } else {
-        results
-            .iter()
-            .map(ssdlab_report::render_table)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    dest.write(&text).map_err(|e| {
+fn log_flag(kind: LogKind) -> &'static str {
+    match kind {
+        LogKind::Bw => "--write-bw-log",
+        LogKind::Iops => "--write-iops-log",
+        _ => "--write-lat-log",
+    }
+}
+
+/// Prints the results in the chosen format, then writes the logs (all of them or none).
+pub fn emit(
+    exporter: &dyn Exporter,
+    dest: &Dest,
+    logs: &[(PathBuf, LogKind, u32)],
+    results: &[RunResult],
+) -> Result<(), Failure> {
+    let bytes = exporter
+        .serialize(results)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    dest.write_bytes(&bytes).map_err(|e| {
         let what = match dest {
             Dest::Stdout => "stdout".to_string(),
             Dest::File(p) => p.display().to_string(),
@@ -279,7 +365,31 @@ fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
             EXIT_FAILED,
             anyhow!("cannot write the results to {what}: {e}"),
         )
-    })
+    })?;
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let files = logs
+        .iter()
+        .map(|(path, kind, job)| {
+            let bytes = LogExporter {
+                kind: *kind,
+                job: *job,
+            }
+            .serialize(results)
+            .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+            Ok((path.clone(), bytes))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    output::write_files(&files)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
+    output::note(&format!(
+        "wrote {} log file{} ({} …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        files[0].0.display()
+    ));
+    Ok(())
 }
 
 /// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
@@ -331,9 +441,21 @@ fn real_target(a: &RunArgs) -> Result<RealTarget> {
 pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     check_flags(&a)?;
     let spec = a.workload.to_spec()?;
+    let exporter = a.out.exporter()?;
     let dest = a.out.dest();
     if let Some(p) = dest.file() {
         check_writable_path("--output", p).map_err(|e| anyhow!(e))?;
+    }
+    let logs = a.logs.request()?;
+    let log_files: Vec<(PathBuf, LogKind, u32)> = logs
+        .as_ref()
+        .map(|(req, _)| req.files(spec.jobs))
+        .unwrap_or_default();
+    let log_config = logs
+        .as_ref()
+        .map(|(req, msec)| LogArgs::config(req, *msec, &spec));
+    for (path, kind, _) in &log_files {
+        check_writable_path(log_flag(*kind), path).map_err(|e| anyhow!(e))?;
     }
     let mut outputs: Vec<Named<'_>> = dest
         .file()
@@ -358,6 +480,19 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             path,
         });
     }
+    // --output must not be one of the log files either.
+    let log_named: Vec<Named<'_>> = log_files
+        .iter()
+        .map(|(path, kind, _)| Named {
+            role: log_flag(*kind),
+            path,
+        })
+        .collect();
+    check_outputs(&outputs, &log_named)?;
+    outputs.extend(log_named.iter().map(|n| Named {
+        role: n.role,
+        path: n.path,
+    }));
     if let Some(path) = &a.verify_map {
         check_writable_path("--verify-map", path).map_err(|e| anyhow!(e))?;
         outputs.push(Named {
@@ -401,17 +536,26 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             a.state.as_deref().unwrap_or("fresh"),
             adapter,
         )?;
-        let result = ssdlab_engine::run_sim(
-            &spec,
-            &t,
-            &SimOptions {
-                stop,
-                max_memory: a.max_memory,
-            },
-        )
+        let result = status::with_status_line(&spec, true, |progress| {
+            ssdlab_engine::run_sim(
+                &spec,
+                &t,
+                &SimOptions {
+                    stop,
+                    max_memory: a.max_memory,
+                    log: log_config,
+                    progress,
+                },
+            )
+        })
         .map_err(engine_failure)?;
         keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
-        emit(a.out.json, &dest, std::slice::from_ref(&result))?;
+        emit(
+            exporter.as_ref(),
+            &dest,
+            &log_files,
+            std::slice::from_ref(&result),
+        )?;
         return Ok(exit_code_for(&result));
     }
 
@@ -442,15 +586,24 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         stop,
         max_memory: a.max_memory,
         verify_map: a.verify_map.as_deref(),
+        log: log_config,
         ..Default::default()
     };
-    let out = ssdlab_engine::run_real(&spec, &target, &opts).map_err(engine_failure)?;
+    let out = status::with_status_line(&spec, false, |progress| {
+        ssdlab_engine::run_real(&spec, &target, &RealOptions { progress, ..opts })
+    })
+    .map_err(engine_failure)?;
     keep(
         &mut store,
         a.store.as_deref(),
         a.label.as_deref(),
         &out.result,
     )?;
-    emit(a.out.json, &dest, std::slice::from_ref(&out.result))?;
+    emit(
+        exporter.as_ref(),
+        &dest,
+        &log_files,
+        std::slice::from_ref(&out.result),
+    )?;
     Ok(exit_code_for(&out.result))
 }

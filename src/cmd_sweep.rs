@@ -80,6 +80,10 @@ pub struct ReportArgs {
     /// Print the analysis as one JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also write one fio JSON file per finished point under DIR, laid out for fio-plot
+    /// (DIR/SWEEP/TARGET[-stripe-S]/BS/RW-QD-JOBS.json; see docs/FIO.md). Created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub fio_json: Option<PathBuf>,
 }
 
 /// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
@@ -106,8 +110,10 @@ pub struct StudyArgs {
     /// The alignment study compares its own set of drives.
     #[arg(long)]
     preset: Option<String>,
-    /// Results store; default ssdlab-study-<study>-<preset>.sqlite in the current directory
-    /// (ssdlab-study-alignment.sqlite for the alignment study); resumes if present.
+    /// Results store (SQLite; a study resumes from it when it exists). Default, in the current
+    /// directory: ssdlab-study-stripe-PRESET.sqlite for the stripe study
+    /// (ssdlab-study-stripe-vertex450-128g.sqlite with the default preset),
+    /// ssdlab-study-alignment.sqlite for the alignment study.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
     /// Parallel workers (default: as many cores as the memory estimate allows).
@@ -283,6 +289,8 @@ impl PointRunner {
                     &SimOptions {
                         stop: Some(self.stop),
                         max_memory: self.max_memory,
+                        log: None,
+                        progress: None,
                     },
                 )
                 .map_err(Into::into)
@@ -579,8 +587,10 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
         let points = spec.points();
         sims = points.iter().filter(|p| p.is_sim()).count() as u64;
         reals = points.len() as u64 - sims;
-        out.write_all(render_points(&points, status.as_ref()).as_bytes())
-            .map_err(write_err)?;
+        out.write_all(
+            render_points(&points, status.as_ref(), crate::cli::auto_table_style()).as_bytes(),
+        )
+        .map_err(write_err)?;
     } else {
         writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
         for p in spec.points_iter() {
@@ -703,6 +713,11 @@ pub fn run_spec(
     })
 }
 
+/// Where a study's store goes without --db (named in `study --help`).
+fn study_db(spec: &SweepSpec) -> PathBuf {
+    PathBuf::from(format!("ssdlab-{}.sqlite", spec.name))
+}
+
 /// `ssdlab study`.
 pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
@@ -741,9 +756,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     if let Some(m) = &mix {
         spec.check_mix(m)?;
     }
-    let db =
-        a.db.clone()
-            .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
+    let db = a.db.clone().unwrap_or_else(|| study_db(&spec));
     check_db(&db, &spec, None)?;
     let runner = PointRunner::new(false, a.max_memory);
     let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
@@ -765,6 +778,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         qd: None,
         sweep: Some(spec.name.clone()),
         json: false,
+        fio_json: None,
     };
     cmd_report(report)
 }
@@ -805,6 +819,9 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             &stores,
         )?;
     }
+    if let Some(dir) = &a.fio_json {
+        check_fio_json_dir(dir, &a.db)?;
+    }
     let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
     let mut sweeps = store.sweeps().map_err(store_failure)?;
     if let Some(name) = &a.sweep {
@@ -832,6 +849,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         return Err(anyhow!("{} holds no sweeps and no runs yet", a.db.display()).into());
     }
 
+    let style = crate::cli::auto_table_style();
     let mut text = String::new();
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
@@ -850,18 +868,21 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             },
             None => None,
         };
-        text.push_str(&render_analysis(&analysis));
+        text.push_str(&render_analysis(&analysis, style));
         if let Some(r) = &recs {
-            text.push_str(&render_mix(r));
+            text.push_str(&render_mix(r, style));
         }
         text.push('\n');
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
+    }
+    if let Some(dir) = &a.fio_json {
+        export_fio_json(&store, &sweeps, dir, &a.db)?;
     }
     if mix.is_some() && !sweeps.is_empty() && mix_errors.len() == sweeps.len() {
         return Err(anyhow!("{}", mix_errors.join("; ")).into());
     }
     if !runs.is_empty() {
-        text.push_str(&render_runs(&runs));
+        text.push_str(&render_runs(&runs, style));
     }
 
     if let Some(dest) = &csv {
@@ -888,4 +909,150 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     };
     output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(0)
+}
+
+/// `--fio-json DIR` must be a directory (or a name for one to create in an existing directory).
+fn check_fio_json_dir(dir: &Path, db: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => bail!(
+            "--fio-json {}: exists and is not a directory",
+            dir.display()
+        ),
+        Ok(_) => {}
+        Err(_) => {
+            let parent = dir
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                bail!(
+                    "--fio-json {}: directory {} does not exist",
+                    dir.display(),
+                    parent.display()
+                );
+            }
+        }
+    }
+    if std::fs::canonicalize(dir).ok() == std::fs::canonicalize(db).ok() && dir.exists() {
+        bail!("--fio-json {} is the results store", dir.display());
+    }
+    Ok(())
+}
+
+/// Writes one fio JSON per finished point of `sweeps` under `dir` (all files or none).
+fn export_fio_json(
+    store: &Store,
+    sweeps: &[ssdlab_report::store::SweepRow],
+    dir: &Path,
+    db: &Path,
+) -> Result<(), Failure> {
+    use ssdlab_report::fio_plot::{layout, PlotPoint};
+    let mut results: Vec<(ssdlab_report::store::StoredPoint, String, RunResult)> = Vec::new();
+    for s in sweeps {
+        for p in store.points(s.id)? {
+            if let Some(r) = store.result(&p.record.key).map_err(store_failure)? {
+                results.push((p, s.name.clone(), r));
+            }
+        }
+    }
+    let repeated: std::collections::HashSet<String> = results
+        .iter()
+        .filter(|(p, _, _)| p.record.repeat > 0)
+        .map(|(_, s, _)| s.clone())
+        .collect();
+    let points: Vec<PlotPoint<'_>> = results
+        .iter()
+        .map(|(p, sweep, r)| PlotPoint {
+            sweep,
+            target: &p.record.target_label,
+            stripe: p.record.stripe,
+            workload: &p.record.workload_name,
+            spec: &r.spec,
+            repeat: p.record.repeat,
+            repeated: repeated.contains(sweep),
+        })
+        .collect();
+    let paths: Vec<PathBuf> = layout(&points).into_iter().map(|p| dir.join(p)).collect();
+    // Never over the store (a store named like one of the files, inside DIR).
+    let named: Vec<Named<'_>> = paths
+        .iter()
+        .map(|path| Named {
+            role: "--fio-json",
+            path,
+        })
+        .collect();
+    check_outputs(
+        &named,
+        &[Named {
+            role: "the results store",
+            path: db,
+        }],
+    )?;
+    let files: Vec<(PathBuf, Vec<u8>)> = paths
+        .into_iter()
+        .zip(&results)
+        .map(|(path, (_, _, r))| {
+            (
+                path,
+                ssdlab_report::fio_json_string(std::slice::from_ref(r)).into_bytes(),
+            )
+        })
+        .collect();
+    // Create the directories (remembering which were new, to take them back on failure).
+    let mut created: Vec<PathBuf> = Vec::new();
+    let fail = |created: &[PathBuf], e: std::io::Error| {
+        for d in created.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!(
+                "cannot write the fio JSON files under {}: {e}",
+                dir.display()
+            ),
+        )
+    };
+    for (path, _) in &files {
+        let parent = path.parent().unwrap_or(dir);
+        let missing: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        for d in missing.into_iter().rev() {
+            std::fs::create_dir(&d).map_err(|e| fail(&created, e))?;
+            created.push(d);
+        }
+    }
+    output::write_files(&files).map_err(|e| fail(&created, e))?;
+    output::note(&format!(
+        "wrote {} fio JSON file{} under {} (fio-plot -i DIR/SWEEP/TARGET/BS …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        dir.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod study_help_tests {
+    use super::*;
+
+    /// `study --help` names the store each study really writes with the default preset.
+    #[test]
+    fn help_names_the_default_stores() {
+        let mut cmd = crate::cli::command();
+        let help = cmd
+            .find_subcommand_mut("study")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (_, _, template) in STUDIES {
+            let text = template.replace("@PRESET@", "vertex450-128g");
+            let spec = SweepSpec::parse(&text, Path::new(".")).unwrap();
+            let db = study_db(&spec).display().to_string();
+            assert!(help.contains(&db), "{db} not in: {help}");
+        }
+    }
 }

@@ -9,3 +9,4 @@ pub mod cmd_run;
 pub mod cmd_sweep;
 pub mod output;
 pub mod signals;
+pub mod status;

@@ -486,6 +486,7 @@ fn layout_of_a_huge_range_streams() {
     let mut child = Command::new(bin())
         .current_dir(d.path())
         .args(["layout", "--members", "1t,1t", "--stripe", "4k", "0", "2t"])
+        .arg("--no-headers")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

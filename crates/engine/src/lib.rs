@@ -18,7 +18,7 @@ mod sim;
 mod stripe;
 
 pub use backend::{Backend, Cqe};
-pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
+pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome, Progress};
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use real::{check_real, run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
 pub use sim::{

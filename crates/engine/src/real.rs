@@ -8,7 +8,8 @@ use crate::stripe::StripeAdapter;
 use crate::{EngineError, Invalid};
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, SyncBackend, UringBackend};
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
+use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
@@ -58,6 +59,10 @@ pub struct RealOptions<'a> {
     /// Where the written-map of `--verify` runs lives (default: under the state directory,
     /// named after the target's identity).
     pub verify_map: Option<&'a std::path::Path>,
+    /// Keep time-series logs (per job and window) in the result.
+    pub log: Option<LogConfig>,
+    /// Report what the run measured so far here (for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 impl Default for RealOptions<'_> {
@@ -74,6 +79,8 @@ impl Default for RealOptions<'_> {
             stop: None,
             max_memory: None,
             verify_map: None,
+            log: None,
+            progress: None,
         }
     }
 }
@@ -137,6 +144,9 @@ impl Backend for UringAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
     }
+    fn submit_batch(&self) -> u32 {
+        self.ring.submit_batch()
+    }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.ring.buffer(slot)
     }
@@ -169,6 +179,10 @@ struct SyncAdapter {
 impl Backend for SyncAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
+    }
+    /// Each I/O goes to its thread as it is pushed (fio's sync engines: one I/O per submission).
+    fn submit_batch(&self) -> u32 {
+        1
     }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.pool.buffer(slot)
@@ -685,8 +699,9 @@ pub fn run_real(
         files.push(fs);
     }
     let ctl = {
-        let mut c =
-            Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
+        let mut c = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
+            .with_stop(opts.stop)
+            .with_progress(opts.progress);
         c.continue_on_error = opts.continue_on_error;
         c
     };
@@ -697,6 +712,8 @@ pub fn run_real(
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let ru0 = cpu::rusage_self();
+    let watched: Vec<&std::path::Path> = laid.infos.iter().map(|i| i.path.as_path()).collect();
+    let disks = DiskWatch::start(&watched);
     let names: Vec<String> = match target {
         RealTarget::Raid0 { members, .. } if plan.is_null() => {
             (0..members.len()).map(|i| format!("null{i}")).collect()
@@ -712,7 +729,12 @@ pub fn run_real(
                 .name(format!("ssdlab-worker-{w}"))
                 .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
                     let mut gens = vec![OpGen::new(spec, plan.start, plan.span, w as u32)];
-                    let rec = Recorder::default();
+                    let rec = Recorder::with_log(
+                        opts.log,
+                        w as u32 + 1,
+                        1,
+                        spec.stop.time_ns.unwrap_or(0),
+                    );
                     let bs = spec.bs as usize;
                     let align = plan.buf_align;
                     let job = Job {
@@ -848,6 +870,7 @@ pub fn run_real(
         };
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
+    let disk_util = disk_util(disks.finish());
     laid.commit();
     if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
         // Merged under the map's lock with what concurrent runs recorded meanwhile.
@@ -882,10 +905,36 @@ pub fn run_real(
         },
     );
     result.members = members;
+    result.disk_util = disk_util;
     if spec.verify {
         result.verify = Some(merged.verify.clone());
     }
     Ok(RunOutput { result, notes })
+}
+
+/// The kernel's counters of the devices under the targets, as the result carries them.
+fn disk_util(deltas: Vec<DiskDelta>) -> Vec<DiskUtil> {
+    deltas
+        .into_iter()
+        .map(|d| {
+            let c = d.counters;
+            DiskUtil {
+                name: d.disk.name,
+                read_ios: c.ios[0],
+                write_ios: c.ios[1],
+                read_merges: c.merges[0],
+                write_merges: c.merges[1],
+                read_sectors: c.sectors[0],
+                write_sectors: c.sectors[1],
+                read_ticks_ms: c.ticks[0],
+                write_ticks_ms: c.ticks[1],
+                io_ticks_ms: c.io_ticks,
+                in_queue_ms: c.time_in_queue,
+                msec: d.msec,
+                slaves: d.disk.slaves,
+            }
+        })
+        .collect()
 }
 
 /// Adds one worker's member statistics. Counts and ticks add up; busy time is the largest of the
@@ -924,19 +973,7 @@ pub(crate) fn build_result(
     timestamp_ms: u64,
     cpu: CpuUsage,
 ) -> RunResult {
-    let total_sub: u64 = rec.depth_counts.iter().sum();
-    let iodepth_level = DEPTH_LEVELS
-        .iter()
-        .zip(rec.depth_counts.iter())
-        .map(|(k, &c)| {
-            let pct = if total_sub == 0 {
-                0.0
-            } else {
-                100.0 * c as f64 / total_sub as f64
-            };
-            (k.to_string(), pct)
-        })
-        .collect();
+    let depth = rec.depth_levels();
     RunResult {
         spec: spec.clone(),
         target,
@@ -949,12 +986,16 @@ pub(crate) fn build_result(
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
         cpu,
-        iodepth_level,
+        iodepth_level: depth.level,
+        iodepth_submit: depth.submit,
+        iodepth_complete: depth.complete,
         latency_levels: rec.latency_levels(),
         errors: rec.error_records.clone(),
         series: rec.series(out.runtime_ns),
         members: Vec::new(),
         verify: None,
         device: None,
+        disk_util: Vec::new(),
+        logs: rec.job_logs(out.runtime_ns),
     }
 }

@@ -233,6 +233,10 @@ pub struct SimOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Refuse to build drives whose memory estimate is above this (besides what the system has).
     pub max_memory: Option<u64>,
+    /// Keep time-series logs (per job and window, on virtual time) in the result.
+    pub log: Option<ssdlab_stats::LogConfig>,
+    /// Report what the run measured so far here (virtual time; for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 /// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
@@ -432,8 +436,10 @@ pub fn run_sim_prepared(
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };
-    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
-    let mut rec = Recorder::default();
+    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
+        .with_stop(opts.stop)
+        .with_progress(opts.progress);
+    let mut rec = Recorder::with_log(opts.log, 1, spec.jobs, spec.stop.time_ns.unwrap_or(0));
     // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a
     // byte-identical result.
     let started = 0;
