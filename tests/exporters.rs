@@ -101,8 +101,18 @@ fn csv() {
 }
 
 #[test]
-fn html_is_not_built_yet() {
-    assert!(exporter(Format::Html, TableStyle::Ascii).is_err());
+fn html() {
+    let html = export(Format::Html, TableStyle::Ascii);
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(!html.contains("<script"), "no scripts in the page");
+    assert!(
+        !html.contains("http:")
+            || html.matches("http://www.w3.org/2000/svg").count() == html.matches("http").count(),
+        "no links but the SVG namespace"
+    );
+    // IOPS and bandwidth over time, latency percentiles, one histogram per op kind (read, write).
+    assert_eq!(html.matches("<svg").count(), 5, "{html}");
+    insta::assert_snapshot!("html", html);
 }
 
 #[test]
