@@ -672,3 +672,50 @@ pub fn parse_mix(s: &str) -> Result<Vec<(String, f64)>, SweepError> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tie_tests {
+    use super::*;
+
+    const K: u64 = 1024;
+
+    #[test]
+    fn a_clear_winner_states_its_margin() {
+        let (c, tied, m) =
+            pick_with_ties(&[(8 * K, 100.0), (16 * K, 90.0), (64 * K, 80.0)], 0.01).unwrap();
+        assert_eq!((c, tied.as_slice()), (8 * K, [8 * K].as_slice()));
+        let (next, m) = m.unwrap();
+        assert_eq!(next, 16 * K);
+        assert!((m - 100.0 / 90.0 + 1.0).abs() < 1e-12);
+        let p = pick_phrase(c, &[8 * K], 3, 0.01, Some((next, m)));
+        assert_eq!(p, "8 KiB is the best stripe, 11.1 % ahead of 16 KiB");
+    }
+
+    #[test]
+    fn a_tie_is_a_tie_and_the_conventional_default_wins_it() {
+        // 8 KiB is 0.5 % ahead of 16 KiB: a tie within 1 %; 16 KiB is the conventional default.
+        let scores = [(8 * K, 100.0), (16 * K, 99.5), (128 * K, 90.0)];
+        let (c, tied, m) = pick_with_ties(&scores, 0.01).unwrap();
+        assert_eq!(c, 16 * K);
+        assert_eq!(tied, [8 * K, 16 * K]);
+        let (next, m) = m.unwrap();
+        assert_eq!(next, 128 * K);
+        assert!((m - 99.5 / 90.0 + 1.0).abs() < 1e-12);
+        let p = pick_phrase(c, &tied, 3, 0.01, Some((next, m)));
+        assert!(p.starts_with("8 KiB and 16 KiB tie for best (within 1 %); 16 KiB is picked as the conventional default"), "{p}");
+        // A wider margin (the spread of real repeats) makes more ties.
+        let (_, tied, m) = pick_with_ties(&scores, 0.15).unwrap();
+        assert_eq!((tied.len(), m), (3, None));
+        let p = pick_phrase(16 * K, &tied, 3, 0.15, None);
+        assert!(
+            p.starts_with("the stripe size makes no difference (all 3 within 15 %)"),
+            "{p}"
+        );
+        // Without a conventional stripe in the tie, the highest score is picked.
+        let (c, tied, _) =
+            pick_with_ties(&[(8 * K, 100.0), (32 * K, 99.8), (16 * K, 50.0)], 0.01).unwrap();
+        assert_eq!((c, tied), (8 * K, vec![8 * K, 32 * K]));
+        assert!(pick_phrase(c, &[8 * K, 32 * K], 3, 0.01, None).contains("as it scores highest"));
+        assert!(pick_with_ties(&[], 0.01).is_none());
+    }
+}

@@ -231,6 +231,15 @@ impl Analysis {
                     pct(last.1),
                     last.0
                 ));
+            } else if gains.len() > 1 && last.1 < top * PLATEAU {
+                let peak = gains.iter().find(|g| g.1 == top).unwrap_or(&last);
+                s.push_str(&format!(
+                    "; gains peak at QD {} ({}) and fall to {} at QD {}",
+                    peak.0,
+                    pct(peak.1),
+                    pct(last.1),
+                    last.0
+                ));
             } else if gains.len() > 1 {
                 s.push_str(&format!(
                     "; gains still grow at the highest QD measured ({} at QD {})",
@@ -296,8 +305,22 @@ impl Analysis {
                             1.0 / ratio
                         )
                     };
-                    if let Some(w) = why {
-                        s.push_str(&format!(": {w}"));
+                    let policy = infos
+                        .iter()
+                        .find(|i| i.label == t)
+                        .and_then(|i| i.unaligned.as_deref());
+                    match (policy, why) {
+                        // The data and the policy agree.
+                        (Some("rmw"), Some(w)) if ratio >= LITTLE => s.push_str(&format!(": {w}")),
+                        (Some("remap"), Some(w)) if ratio < LITTLE => s.push_str(&format!(": {w}")),
+                        (Some("rmw"), Some(_)) => s.push_str(
+                            ": its controller read-modify-writes partial pages, but its random writes are limited elsewhere at this rate, so the extra page reads do not show",
+                        ),
+                        (Some("remap"), Some(_)) => s.push_str(
+                            ": its controller remaps sectors, yet the sector-aligned writes still cost more here (remapping bookkeeping per command)",
+                        ),
+                        (_, Some(w)) => s.push_str(&format!(": {w}")),
+                        (_, None) => {}
                     }
                     out.push(s + ".");
                 }
