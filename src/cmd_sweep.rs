@@ -1001,8 +1001,6 @@ fn export_fio_json(
 
 #[cfg(test)]
 mod study_help_tests {
-    use super::*;
-
     /// `study --help` names the store each study really writes with the default preset.
     #[test]
     fn help_names_the_default_stores() {

@@ -167,6 +167,8 @@ fn chromium_renders_every_kind_of_report() {
         &[
             "study",
             "stripe",
+            "--preset",
+            "x25e-64g",
             "--qd",
             "1,2,4",
             "--time",
