@@ -170,7 +170,7 @@ fn legend(out: &mut String, id: &str, entries: &[(String, Swatch)], top: f64) {
                     if *bold { 3.5 } else { 2.0 },
                     lk.dash
                 );
-                marker(out, lk.marker, x + 18.0, y, lk.colour, 4.0, l % 2 == 0);
+                marker(out, lk.marker, x + 18.0, y, lk.colour, 4.0, l.is_multiple_of(2));
             }
             Swatch::Fill { look: l } => {
                 let _ = write!(
@@ -303,7 +303,7 @@ impl Chart for LineChart {
                     *py,
                     lk.colour,
                     if s.bold { 5.0 } else { 4.0 },
-                    s.look % 2 == 0,
+                    s.look.is_multiple_of(2),
                 );
             }
             out.push_str("</g>");
@@ -347,7 +347,7 @@ pub struct BarChart {
 
 /// Fill of bar series `i`: solid colours for even series, hatched for odd ones (grey-scale safe).
 fn bar_fill(id: &str, i: usize) -> String {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         look(i + 1).colour.to_string()
     } else {
         format!("url(#{id}-h{i})")
