@@ -170,7 +170,15 @@ fn legend(out: &mut String, id: &str, entries: &[(String, Swatch)], top: f64) {
                     if *bold { 3.5 } else { 2.0 },
                     lk.dash
                 );
-                marker(out, lk.marker, x + 18.0, y, lk.colour, 4.0, l.is_multiple_of(2));
+                marker(
+                    out,
+                    lk.marker,
+                    x + 18.0,
+                    y,
+                    lk.colour,
+                    4.0,
+                    l.is_multiple_of(2),
+                );
             }
             Swatch::Fill { look: l } => {
                 let _ = write!(
