@@ -40,10 +40,11 @@ enum Cmd {
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
     Report(crate::cmd_sweep::ReportArgs),
-    /// Run a built-in simulated study (a classic review test) into a results store in the
-    /// current directory (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite;
-    /// --db to choose) and print its report.
-    Study(crate::cmd_sweep::StudyArgs),
+    /// Run a built-in study (a classic review test; simulated, or the stripe study on real
+    /// members with --target) into a results store in the current directory
+    /// (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite; --db to choose), print
+    /// its report and findings, and write its HTML report (--html to choose where).
+    Study(crate::cmd_study::StudyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of ssdlab or of one of its commands to stdout.
@@ -242,7 +243,7 @@ fn format_arg(s: &str) -> Result<Format, String> {
 pub struct OutputArgs {
     /// Output format: table (the default), json (fio's JSON with ssdlab's extras under
     /// "ssdlab"), json+ (fio's JSON+: adds the latency histograms), csv (one row per op kind),
-    /// html (not built yet).
+    /// html (one self-contained page with charts; see docs/REPORTS.md).
     #[arg(long, value_name = "FORMAT", value_parser = format_arg, conflicts_with_all = ["json", "json_plus"])]
     pub output_format: Option<Format>,
     /// Same as --output-format json.
@@ -286,7 +287,7 @@ impl OutputArgs {
         }
     }
 
-    /// The exporter of the chosen format; a format not built yet is bad input.
+    /// The exporter of the chosen format.
     pub fn exporter(&self) -> anyhow::Result<Box<dyn Exporter>> {
         if self.table_style.is_some() && self.format() != Format::Table {
             return Err(anyhow!(
@@ -384,7 +385,7 @@ pub fn main() -> ExitCode {
         Cmd::Layout(a) => crate::cmd_layout::cmd_layout(a),
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
-        Cmd::Study(a) => crate::cmd_sweep::cmd_study(a),
+        Cmd::Study(a) => crate::cmd_study::cmd_study(a),
         Cmd::Completions(a) => cmd_completions(a),
         Cmd::Man(a) => cmd_man(a),
     };

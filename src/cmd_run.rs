@@ -20,9 +20,10 @@ use ssdlab_engine::{
     EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimOptions, SimTarget,
 };
 use ssdlab_report::export::LogExporter;
+use ssdlab_report::html::HtmlExporter;
 use ssdlab_report::logs::LogKind;
 use ssdlab_report::logs::LogRequest;
-use ssdlab_report::Exporter;
+use ssdlab_report::{Exporter, Format};
 use ssdlab_stats::{LogConfig, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::parse_size;
@@ -108,6 +109,11 @@ pub struct RunArgs {
     inject_fault: Option<ssdlab_engine::FaultPlan>,
     #[command(flatten)]
     out: OutputArgs,
+    /// Also write an HTML report of the run to FILE: IOPS and bandwidth over time, latency
+    /// percentiles and histogram, the workload and the target (docs/REPORTS.md). Never a file
+    /// the command reads.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     #[command(flatten)]
     logs: LogArgs,
 }
@@ -346,6 +352,37 @@ fn log_flag(kind: LogKind) -> &'static str {
     }
 }
 
+/// The HTML exporter of a run, with the preset of a simulated target as an appendix.
+fn html_exporter(sim: Option<&SimTarget>) -> HtmlExporter {
+    HtmlExporter {
+        appendix: sim
+            .map(|t| {
+                (
+                    format!("Preset {} (the simulated drive's parameters)", t.name),
+                    serde_json::to_string_pretty(&t.drive).unwrap_or_default(),
+                )
+            })
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// Writes the `--html` report of a run.
+fn write_html(path: Option<&Path>, sim: Option<&SimTarget>, r: &RunResult) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    let bytes = html_exporter(sim)
+        .serialize(std::slice::from_ref(r))
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    output::write_file(path, &bytes).map_err(|e| {
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!("cannot write the HTML report {}: {e}", path.display()),
+        )
+    })?;
+    output::note(&format!("wrote the HTML report to {}", path.display()));
+    Ok(())
+}
+
 /// Prints the results in the chosen format, then writes the logs (all of them or none).
 pub fn emit(
     exporter: &dyn Exporter,
@@ -457,6 +494,9 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     for (path, kind, _) in &log_files {
         check_writable_path(log_flag(*kind), path).map_err(|e| anyhow!(e))?;
     }
+    if let Some(p) = &a.html {
+        check_writable_path("--html", p).map_err(|e| anyhow!(e))?;
+    }
     let mut outputs: Vec<Named<'_>> = dest
         .file()
         .map(|path| Named {
@@ -489,10 +529,24 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         })
         .collect();
     check_outputs(&outputs, &log_named)?;
+    if let Some(path) = &a.html {
+        let html = [Named {
+            role: "--html",
+            path,
+        }];
+        check_outputs(&html, &outputs)?;
+        check_outputs(&html, &log_named)?;
+    }
     outputs.extend(log_named.iter().map(|n| Named {
         role: n.role,
         path: n.path,
     }));
+    if let Some(path) = &a.html {
+        outputs.push(Named {
+            role: "--html",
+            path,
+        });
+    }
     if let Some(path) = &a.verify_map {
         check_writable_path("--verify-map", path).map_err(|e| anyhow!(e))?;
         outputs.push(Named {
@@ -550,12 +604,18 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         })
         .map_err(engine_failure)?;
         keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
+        let exporter: Box<dyn Exporter> = if a.out.format() == Format::Html {
+            Box::new(html_exporter(Some(&t)))
+        } else {
+            exporter
+        };
         emit(
             exporter.as_ref(),
             &dest,
             &log_files,
             std::slice::from_ref(&result),
         )?;
+        write_html(a.html.as_deref(), Some(&t), &result)?;
         return Ok(exit_code_for(&result));
     }
 
@@ -605,5 +665,6 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         &log_files,
         std::slice::from_ref(&out.result),
     )?;
+    write_html(a.html.as_deref(), None, &out.result)?;
     Ok(exit_code_for(&out.result))
 }

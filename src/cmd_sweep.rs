@@ -84,47 +84,10 @@ pub struct ReportArgs {
     /// (DIR/SWEEP/TARGET[-stripe-S]/BS/RW-QD-JOBS.json; see docs/FIO.md). Created if missing.
     #[arg(long, value_name = "DIR")]
     pub fio_json: Option<PathBuf>,
-}
-
-/// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
-const STUDIES: [(&str, &str, &str); 2] = [
-    (
-        "stripe",
-        "single drive vs RAID 0 of two, stripes 4k–128k, 4 workloads × QD 1–32 (144 points)",
-        include_str!("studies/stripe.toml"),
-    ),
-    (
-        "alignment",
-        "4 KiB random writes at 4 KiB vs 512 B alignment on rmw and remap controllers",
-        include_str!("studies/alignment.toml"),
-    ),
-];
-
-/// `ssdlab study`: a built-in simulated study.
-#[derive(Args, Debug)]
-pub struct StudyArgs {
-    /// Which study: stripe or alignment.
-    #[arg(default_value = "stripe")]
-    name: String,
-    /// Drive preset for studies of one drive model (the stripe study; default vertex450-128g).
-    /// The alignment study compares its own set of drives.
-    #[arg(long)]
-    preset: Option<String>,
-    /// Results store (SQLite; a study resumes from it when it exists). Default, in the current
-    /// directory: ssdlab-study-stripe-PRESET.sqlite for the stripe study
-    /// (ssdlab-study-stripe-vertex450-128g.sqlite with the default preset),
-    /// ssdlab-study-alignment.sqlite for the alignment study.
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
-    /// Parallel workers (default: as many cores as the memory estimate allows).
-    #[arg(long, value_parser = positive_usize)]
-    jobs: Option<usize>,
-    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
-    #[arg(long)]
-    mix: Option<String>,
-    /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
-    max_memory: Option<u64>,
+    /// Also write an HTML report (charts, findings, tables, the sweep file) to FILE; see
+    /// docs/REPORTS.md. Never the store.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
@@ -345,7 +308,7 @@ impl PointRunner {
 struct Interrupted;
 
 /// The exit code of a failure while checking a sweep: 128 + signal when it was stopped, else 2.
-fn check_failure(e: anyhow::Error) -> Failure {
+pub(crate) fn check_failure(e: anyhow::Error) -> Failure {
     let code = if e.downcast_ref::<Interrupted>().is_some() {
         signals::exit_code()
     } else {
@@ -355,14 +318,14 @@ fn check_failure(e: anyhow::Error) -> Failure {
 }
 
 /// What checking a sweep found out: how many simulated points may run at once.
-struct Checked {
-    jobs: usize,
+pub(crate) struct Checked {
+    pub jobs: usize,
 }
 
 /// Checks every point before anything is created, and chooses the parallelism of the simulated
 /// points from the memory estimate. With `n` points at a time the runner holds at most `n + 1`
 /// cached drive states (points run grouped by state) and `n` working copies of one.
-fn check_sweep(
+pub(crate) fn check_sweep(
     spec: &SweepSpec,
     runner: &PointRunner,
     jobs: Option<usize>,
@@ -499,7 +462,7 @@ fn sweep_presets(spec: &SweepSpec) -> Vec<PathBuf> {
 /// Checks the files of a sweep against each other: the store is none of the sweep's files, and no
 /// real target (which the sweep may write) is the sweep file or a preset file it reads. Also that
 /// the store can be created or written.
-fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
+pub(crate) fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
     if db.exists() {
         // An existing store may be read-only (a finished sweep re-runs and reports without
         // writing); the store itself decides. It must be a regular file.
@@ -714,73 +677,8 @@ pub fn run_spec(
 }
 
 /// Where a study's store goes without --db (named in `study --help`).
-fn study_db(spec: &SweepSpec) -> PathBuf {
+pub(crate) fn study_db(spec: &SweepSpec) -> PathBuf {
     PathBuf::from(format!("ssdlab-{}.sqlite", spec.name))
-}
-
-/// `ssdlab study`.
-pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
-    let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
-        let known: Vec<String> = STUDIES
-            .iter()
-            .map(|s| format!("{} ({})", s.0, s.1))
-            .collect();
-        return Err(anyhow!(
-            "unknown study '{}'; built-in studies: {}",
-            a.name,
-            known.join(", ")
-        )
-        .into());
-    };
-    let mix = a.mix.as_deref().map(parse_mix).transpose()?;
-    let uses_preset = template.contains("@PRESET@");
-    if let (false, Some(p)) = (uses_preset, &a.preset) {
-        return Err(anyhow!(
-            "--preset {p}: the {name} study compares its own set of drives; --preset applies to the stripe study"
-        )
-        .into());
-    }
-    let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
-    if uses_preset {
-        if preset_file(preset).is_some() {
-            return Err(anyhow!(
-                "--preset {preset}: the built-in studies take a preset name (see `ssdlab drives`)"
-            )
-            .into());
-        }
-        ssdlab_ssdsim::load_preset(preset).map_err(|e| anyhow!("--preset: {e}"))?;
-    }
-    let text = template.replace("@PRESET@", preset);
-    let spec = SweepSpec::parse(&text, Path::new("."))
-        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
-    if let Some(m) = &mix {
-        spec.check_mix(m)?;
-    }
-    let db = a.db.clone().unwrap_or_else(|| study_db(&spec));
-    check_db(&db, &spec, None)?;
-    let runner = PointRunner::new(false, a.max_memory);
-    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
-    let code = run_spec(
-        &spec,
-        &db,
-        checked.jobs,
-        false,
-        &|p| runner.run(p),
-        signals::stop_flag(),
-    )?;
-    if code != 0 {
-        return Ok(code);
-    }
-    let report = ReportArgs {
-        db,
-        csv: None,
-        mix: a.mix,
-        qd: None,
-        sweep: Some(spec.name.clone()),
-        json: false,
-        fio_json: None,
-    };
-    cmd_report(report)
 }
 
 /// `ssdlab report DB`.
@@ -822,6 +720,18 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     if let Some(dir) = &a.fio_json {
         check_fio_json_dir(dir, &a.db)?;
     }
+    if let Some(h) = &a.html {
+        let mut others: Vec<(String, PathBuf)> = vec![("the results store".into(), a.db.clone())];
+        for x in ["-journal", "-wal", "-shm"] {
+            let mut n = a.db.clone().into_os_string();
+            n.push(x);
+            others.push(("a file of the results store".into(), PathBuf::from(n)));
+        }
+        if let Some(c) = csv.as_ref().and_then(Dest::file) {
+            others.push(("--csv".into(), c.to_path_buf()));
+        }
+        crate::cmd_study::check_html(h, &others)?;
+    }
     let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
     let mut sweeps = store.sweeps().map_err(store_failure)?;
     if let Some(name) = &a.sweep {
@@ -854,6 +764,15 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
     let mut mix_errors = Vec::new();
+    let mut page = ssdlab_chart::Page::new(&match sweeps.as_slice() {
+        [s] => format!("ssdlab report: {}", s.name),
+        _ => format!("ssdlab report: {}", a.db.display()),
+    });
+    page.meta(&format!(
+        "Written by ssdlab {} from the results store {}.",
+        ssdlab_report::html::VERSION,
+        a.db.display()
+    ));
     for s in &sweeps {
         let points = store.points(s.id)?;
         let analysis = Analysis::new(&s.name, &points);
@@ -872,7 +791,31 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         if let Some(r) = &recs {
             text.push_str(&render_mix(r, style));
         }
+        let parsed = SweepSpec::parse(&s.spec_toml, Path::new(".")).ok();
+        let infos = parsed
+            .as_ref()
+            .map(crate::cmd_study::target_infos)
+            .unwrap_or_default();
+        let findings = analysis.findings(&infos);
+        if !findings.is_empty() {
+            text.push_str("\nFindings\n");
+            for f in &findings {
+                text.push_str(&format!("  - {f}\n"));
+            }
+        }
         text.push('\n');
+        if a.html.is_some() {
+            ssdlab_sweep::sweep_sections(
+                &mut page,
+                &ssdlab_sweep::SweepHtml {
+                    analysis: &analysis,
+                    sweep_toml: &s.spec_toml,
+                    description: parsed.as_ref().and_then(|p| p.description.as_deref()),
+                    mix: recs.as_deref(),
+                    targets: &infos,
+                },
+            );
+        }
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
     }
     if let Some(dir) = &a.fio_json {
@@ -883,6 +826,28 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     }
     if !runs.is_empty() {
         text.push_str(&render_runs(&runs, style));
+    }
+    if let Some(h) = &a.html {
+        for r in &runs {
+            if let Some(res) = store.run_result(r.id).map_err(store_failure)? {
+                ssdlab_report::html::run_sections(
+                    &mut page,
+                    &res,
+                    &format!("Stored run {}: {}", r.id, r.label),
+                );
+            }
+        }
+        output::write_file(h, page.finish().as_bytes()).map_err(|e| {
+            Failure::new(
+                EXIT_FAILED,
+                anyhow!("cannot write the HTML report {}: {e}", h.display()),
+            )
+        })?;
+        output::note(&format!(
+            "wrote the HTML report to {} ({} charts)",
+            h.display(),
+            page.chart_count()
+        ));
     }
 
     if let Some(dest) = &csv {
@@ -1036,8 +1001,6 @@ fn export_fio_json(
 
 #[cfg(test)]
 mod study_help_tests {
-    use super::*;
-
     /// `study --help` names the store each study really writes with the default preset.
     #[test]
     fn help_names_the_default_stores() {
@@ -1048,10 +1011,8 @@ mod study_help_tests {
             .render_long_help()
             .to_string();
         let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
-        for (_, _, template) in STUDIES {
-            let text = template.replace("@PRESET@", "vertex450-128g");
-            let spec = SweepSpec::parse(&text, Path::new(".")).unwrap();
-            let db = study_db(&spec).display().to_string();
+        for name in ["study-stripe-vertex450-128g", "study-alignment"] {
+            let db = format!("ssdlab-{name}.sqlite");
             assert!(help.contains(&db), "{db} not in: {help}");
         }
     }

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cmd_layout;
 pub mod cmd_run;
+pub mod cmd_study;
 pub mod cmd_sweep;
 pub mod output;
 pub mod signals;

@@ -30,6 +30,7 @@ fn report_args(db: &Path) -> ReportArgs {
         sweep: None,
         json: false,
         fio_json: None,
+        html: None,
     }
 }
 

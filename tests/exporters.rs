@@ -101,8 +101,19 @@ fn csv() {
 }
 
 #[test]
-fn html_is_not_built_yet() {
-    assert!(exporter(Format::Html, TableStyle::Ascii).is_err());
+fn html() {
+    let html = export(Format::Html, TableStyle::Ascii);
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(!html.contains("<script"), "no scripts in the page");
+    // No link but the SVG namespace.
+    assert_eq!(
+        html.matches("http").count(),
+        html.matches("http://www.w3.org/2000/svg").count()
+    );
+    // 30 ms: no time series (the page says so), latency percentiles, one histogram per op kind.
+    assert!(html.contains("no time series is drawn"));
+    assert_eq!(html.matches("<svg").count(), 3);
+    insta::assert_snapshot!("html", html);
 }
 
 #[test]

@@ -331,12 +331,15 @@ fn log_paths_are_checked_before_the_run() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.path().join("y_iops.1.log").exists());
-    // --log-avg-msec without a log, and html (not built yet), are bad input.
+    // --log-avg-msec without a log, and --html naming the --output file, are bad input.
     let out = ssdlab(dir.path(), &["run", "--null", "--log-avg-msec", "500"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = ssdlab(dir.path(), &["run", "--null", "--output-format", "html"]);
+    let out = ssdlab(
+        dir.path(),
+        &["run", "--null", "--output", "r.html", "--html", "r.html"],
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not built yet"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--html"));
     let mut left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only the target file: {left:?}");
     left.clear();

@@ -8,7 +8,7 @@
 //! | `json` | [`JsonExporter`] | fio's JSON (`--output-format=json`) with ssdlab's extras |
 //! | `json+` | [`JsonExporter`] | fio's JSON+ (latency histograms as `bins`) |
 //! | `csv` | [`CsvExporter`] | one row per run and op kind |
-//! | `html` | not built yet: [`exporter`] answers [`ExportError::NotBuilt`] |
+//! | `html` | [`crate::html::HtmlExporter`] | one self-contained HTML page with SVG charts |
 //!
 //! Log files are exporters too ([`LogExporter`], one per file: kind and job), listed by
 //! [`crate::logs::LogRequest::files`]. A new format (HTML, fio's normal text output) is one more
@@ -29,9 +29,6 @@ pub trait Exporter {
 /// Why an export cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    /// The format is named but its exporter does not exist yet.
-    #[error("--output-format {0} is not built yet; use table, json, json+ or csv")]
-    NotBuilt(&'static str),
     #[error("cannot format CSV: {0}")]
     Csv(#[from] csv::Error),
 }
@@ -43,7 +40,7 @@ pub enum Format {
     Json,
     JsonPlus,
     Csv,
-    /// A self-contained HTML report (not built yet).
+    /// A self-contained HTML report (charts as inline SVG).
     Html,
 }
 
@@ -93,7 +90,7 @@ pub fn exporter(format: Format, table_style: TableStyle) -> Result<Box<dyn Expor
             flavor: Flavor::JsonPlus,
         }),
         Format::Csv => Box::new(CsvExporter),
-        Format::Html => return Err(ExportError::NotBuilt("html")),
+        Format::Html => Box::new(crate::html::HtmlExporter::default()),
     })
 }
 
@@ -239,8 +236,7 @@ mod tests {
             assert_eq!(f.as_str().parse::<Format>().unwrap(), f);
         }
         assert!("xml".parse::<Format>().unwrap_err().contains("json+"));
-        let e = exporter(Format::Html, TableStyle::Unicode).err().unwrap();
-        assert!(e.to_string().contains("not built yet"), "{e}");
+        assert!(exporter(Format::Html, TableStyle::Unicode).is_ok());
         assert!(exporter(Format::JsonPlus, TableStyle::Ascii).is_ok());
     }
 

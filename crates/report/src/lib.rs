@@ -8,6 +8,7 @@ pub mod csv;
 pub mod export;
 pub mod fio_json;
 pub mod fio_plot;
+pub mod html;
 pub mod json;
 pub mod logs;
 pub mod store;

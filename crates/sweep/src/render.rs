@@ -169,7 +169,7 @@ pub fn render_analysis(a: &Analysis, style: TableStyle) -> String {
                 "Workload",
                 "Best stripe",
                 "Gain (geo-mean over QDs)",
-                "Runner-up",
+                "Margin",
                 "Best per QD",
             ]
             .map(String::from)
@@ -189,25 +189,74 @@ pub fn render_analysis(a: &Analysis, style: TableStyle) -> String {
             );
             t.add_row(vec![
                 TCell::new(&b.workload),
-                right(format_size(b.stripe)),
+                right(if b.tied.len() > 1 {
+                    format!(
+                        "{} (tie: {})",
+                        format_size(b.stripe),
+                        crate::analysis::list_sizes(&b.tied)
+                    )
+                } else {
+                    format_size(b.stripe)
+                }),
                 right(
                     b.ratio
                         .map(|r| format!("{r:.2}x ({})", pct(r)))
                         .unwrap_or_else(|| "-".into()),
                 ),
-                right(
-                    b.runner_up
-                        .map(|(s, rel)| {
-                            format!("{} ({:.1}% lower)", format_size(s), (1.0 - rel) * 100.0)
-                        })
-                        .unwrap_or_else(|| "-".into()),
-                ),
+                right(match (b.margin, b.runner_up) {
+                    (Some((next, m)), _) => {
+                        format!("{:.1}% ahead of {}", m * 100.0, format_size(next))
+                    }
+                    (None, Some(_)) => format!("all tie (within {:.0}%)", b.tie_margin * 100.0),
+                    (None, None) => "-".into(),
+                }),
                 TCell::new(per_qd),
             ]);
         }
         out.push_str(&format!("\n{target}: best stripe per workload\n{t}\n"));
     }
-    if a.array_targets().is_empty() && a.done > 0 {
+    for (aligned, unaligned) in a.alignment_pairs() {
+        for &q in &a.qds {
+            let mut t = table(
+                [
+                    "Target".to_string(),
+                    format!("{unaligned} MB/s"),
+                    format!("{aligned} MB/s"),
+                    "Aligned / unaligned".to_string(),
+                ]
+                .to_vec(),
+                style,
+            );
+            let mut any = false;
+            for label in a.target_labels() {
+                let get = |w: &str| {
+                    a.cells
+                        .iter()
+                        .find(|c| c.target_label == label && c.workload == w && c.qd == q)
+                        .map(|c| c.mb_s)
+                };
+                let (Some(al), Some(un)) = (get(&aligned), get(&unaligned)) else {
+                    continue;
+                };
+                any = true;
+                t.add_row(vec![
+                    TCell::new(&label),
+                    right(format!("{un:.1}")),
+                    right(format!("{al:.1}")),
+                    right(if un > 0.0 {
+                        format!("{:.2}x", al / un)
+                    } else {
+                        "-".into()
+                    }),
+                ]);
+            }
+            if any {
+                out.push_str(&format!("\nAlignment at QD {q}\n{t}\n"));
+            }
+        }
+    }
+    let has_baseline = a.cells.iter().any(|c| c.baseline);
+    if a.array_targets().is_empty() && has_baseline && a.done > 0 {
         out.push_str("\nNo RAID 0 targets in this sweep: nothing to compare with the baseline.\n");
     }
     out
