@@ -202,6 +202,7 @@ impl WorkloadArgs {
             pattern: self.pattern.unwrap_or_default(),
             seed: self.seed,
             verify: self.verify,
+            ..Default::default()
         };
         spec.validate()?;
         Ok(spec)

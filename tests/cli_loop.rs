@@ -293,8 +293,15 @@ fn sweep_on_a_block_device_needs_allow_destroy() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--allow-destroy"), "{err}");
     assert!(!dir.path().join("dev.sqlite").exists(), "no store");
-    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 0), "nothing written");
+    assert!(
+        std::fs::read(&img).unwrap().iter().all(|&b| b == 0),
+        "nothing written"
+    );
     let out = run(&["--allow-destroy"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(dir.path().join("dev.sqlite").exists());
 }

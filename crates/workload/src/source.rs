@@ -1,0 +1,142 @@
+//! Where a worker's operations come from: generated ([`OpGen`], a closed loop that issues as
+//! soon as a slot is free) or replayed from a recorded trace ([`Replay`], each op with the gap
+//! to the previous issue, ending with the trace).
+//!
+//! An enum rather than a trait object, so the engine's hot loop stays monomorphic and a source
+//! can be cloned (the simulator runs a copy one op ahead to prefetch).
+
+use crate::gen::{Op, OpGen};
+use crate::replay::Trace;
+use std::sync::Arc;
+
+/// The next operation of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Next {
+    pub op: Op,
+    /// Issue no earlier than this long after the previous op of this source was issued
+    /// (0 = as soon as a slot is free).
+    pub gap_ns: u64,
+}
+
+/// A cursor over a shared, loaded trace.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    trace: Arc<Trace>,
+    next: usize,
+    /// Added to every offset (the region's start on the target).
+    base: u64,
+}
+
+impl Replay {
+    /// Replays `trace` from its first op, every offset shifted by `base`.
+    pub fn new(trace: Arc<Trace>, base: u64) -> Replay {
+        Replay {
+            trace,
+            next: 0,
+            base,
+        }
+    }
+
+    /// Ops not issued yet.
+    pub fn remaining(&self) -> usize {
+        self.trace.ops.len() - self.next
+    }
+}
+
+/// A worker's op source.
+#[derive(Debug, Clone)]
+pub enum OpSource {
+    Generated(OpGen),
+    Replay(Replay),
+}
+
+impl OpSource {
+    /// The next op, or `None` when the source is exhausted (only a replay ends).
+    #[inline]
+    pub fn next(&mut self) -> Option<Next> {
+        match self {
+            OpSource::Generated(g) => Some(Next {
+                op: g.next_op(),
+                gap_ns: 0,
+            }),
+            OpSource::Replay(r) => {
+                let t = r.trace.ops.get(r.next)?;
+                r.next += 1;
+                Some(Next {
+                    op: Op {
+                        kind: t.kind,
+                        offset: r.base + t.offset,
+                        len: t.len as u64,
+                    },
+                    gap_ns: t.gap_ns,
+                })
+            }
+        }
+    }
+
+    /// True for sources whose ops carry gaps (a replay that was not told to skip them).
+    pub fn is_timed(&self) -> bool {
+        matches!(self, OpSource::Replay(r) if r.trace.ops.iter().any(|o| o.gap_ns > 0))
+    }
+}
+
+impl OpSource {
+    /// Worker `worker`'s source for `spec` on the region `[start, start+span)`: a replay of
+    /// `trace` (offsets from `start`) when one is given, else the generator.
+    pub fn for_worker(
+        spec: &crate::WorkloadSpec,
+        trace: Option<&Arc<Trace>>,
+        start: u64,
+        span: u64,
+        worker: u32,
+    ) -> OpSource {
+        match trace {
+            Some(t) => OpSource::Replay(Replay::new(Arc::clone(t), start)),
+            None => OpSource::Generated(OpGen::new(spec, start, span, worker)),
+        }
+    }
+}
+
+impl From<OpGen> for OpSource {
+    fn from(g: OpGen) -> Self {
+        OpSource::Generated(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{ReplaySpec, Trace};
+    use crate::spec::WorkloadSpec;
+    use crate::OpKind;
+    use std::path::Path;
+
+    #[test]
+    fn generated_never_ends_replay_does() {
+        let mut g: OpSource = OpGen::new(&WorkloadSpec::default(), 0, 1 << 20, 0).into();
+        assert!(!g.is_timed());
+        for _ in 0..1000 {
+            assert_eq!(g.next().unwrap().gap_ns, 0);
+        }
+        let t = Trace::parse(
+            b"fio version 3 iolog\n0 f add\n10 f read 0 4096\n30 f write 4096 512\n",
+            Path::new("t"),
+            &ReplaySpec::new("t"),
+        )
+        .unwrap();
+        let mut r = OpSource::Replay(Replay::new(Arc::new(t), 1 << 20));
+        assert!(r.is_timed());
+        let a = r.next().unwrap();
+        assert_eq!(
+            (a.op.kind, a.op.offset, a.gap_ns),
+            (OpKind::Read, 1 << 20, 10_000)
+        );
+        let b = r.next().unwrap();
+        assert_eq!(
+            (b.op.kind, b.op.len, b.gap_ns),
+            (OpKind::Write, 512, 20_000)
+        );
+        assert!(r.next().is_none());
+        assert!(r.next().is_none());
+    }
+}
