@@ -102,16 +102,13 @@ impl IologTarget {
             for r in &mut readers {
                 heads.push(next_line(r)?);
             }
-            loop {
-                let Some(i) = heads
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, h)| h.as_ref().map(|(t, _)| (*t, i)))
-                    .min()
-                    .map(|(_, i)| i)
-                else {
-                    break;
-                };
+            while let Some(i) = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.as_ref().map(|(t, _)| (*t, i)))
+                .min()
+                .map(|(_, i)| i)
+            {
                 let (_, line) = heads[i].take().expect("chosen above");
                 out.write_all(line.as_bytes())?;
                 out.write_all(b"\n")?;

@@ -388,7 +388,7 @@ impl Job<'_> {
                 let mut r = Recording {
                     inner: b,
                     part: p,
-                    file: *file,
+                    file,
                     t0,
                 };
                 let o = self.go(&mut r, source, rec, log);

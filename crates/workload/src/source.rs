@@ -50,10 +50,12 @@ pub enum OpSource {
     Replay(Replay),
 }
 
-impl OpSource {
+impl Iterator for OpSource {
+    type Item = Next;
+
     /// The next op, or `None` when the source is exhausted (only a replay ends).
     #[inline]
-    pub fn next(&mut self) -> Option<Next> {
+    fn next(&mut self) -> Option<Next> {
         match self {
             OpSource::Generated(g) => Some(Next {
                 op: g.next_op(),
@@ -73,7 +75,9 @@ impl OpSource {
             }
         }
     }
+}
 
+impl OpSource {
     /// True for sources whose ops carry gaps (a replay that was not told to skip them).
     pub fn is_timed(&self) -> bool {
         matches!(self, OpSource::Replay(r) if r.trace.ops.iter().any(|o| o.gap_ns > 0))
