@@ -40,6 +40,9 @@ enum Cmd {
     Report(crate::cmd_sweep::ReportArgs),
     /// Run a built-in simulated study (a classic review test) and print its report.
     Study(crate::cmd_sweep::StudyArgs),
+    /// Run fio job files or an fio command line (--name=x --rw=randread …) on real targets, or
+    /// on a simulated drive or array (--sim).
+    Fio(Box<crate::cmd_fio::FioArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -110,8 +113,8 @@ pub struct WorkloadArgs {
     /// I/O pattern: read, write, randread, randwrite, rw, randrw.
     #[arg(long, default_value = "randread", value_parser = rw_arg)]
     rw: RwMode,
-    /// Percentage of reads in a mixed workload (rw/randrw); default 50.
-    #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
+    /// Percentage of reads in a mixed workload (rw/randrw); default 50..
+    #[arg(long, visible_alias = "rwmixread", value_parser = pct_arg, allow_hyphen_values = true)]
     read_pct: Option<u8>,
     /// Percentage of random offsets (fio's percentage_random); default from --rw.
     #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
@@ -125,17 +128,18 @@ pub struct WorkloadArgs {
     /// Start of the region on the target.
     #[arg(long, default_value = "0", value_parser = size_arg, allow_hyphen_values = true)]
     offset: u64,
-    /// Length of the region; default from --offset to the end of the target.
-    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
+    /// Length of the region; default from --offset to the end of the target..
+    #[arg(long, visible_alias = "size", value_parser = positive_size_arg, allow_hyphen_values = true)]
     span: Option<u64>,
-    /// Outstanding I/Os per worker (queue depth).
-    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
+    /// Outstanding I/Os per worker (queue depth)..
+    #[arg(long, visible_alias = "iodepth", default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     qd: u32,
-    /// Number of workers.
-    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
+    /// Number of workers..
+    #[arg(long, visible_alias = "numjobs", default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     jobs: u32,
-    /// Stop after this much measured time (500ms, 30s, 3m). Default 10s when no stop is given.
-    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
+    /// Stop after this much measured time (500ms, 30s, 3m; a bare number is seconds). Default
+    /// 10s when no stop is given..
+    #[arg(long, visible_alias = "runtime", value_parser = duration_arg, allow_hyphen_values = true)]
     time: Option<u64>,
     /// Stop after this many I/Os (all workers together).
     #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
@@ -275,10 +279,122 @@ pub fn one_line(msg: &str) -> String {
     }
 }
 
+/// fio option names `ssdlab run` knows under another name, and what to use instead.
+const FIO_NAMES: &[(&str, &str)] = &[
+    ("bs", "--bs"),
+    ("blocksize", "--bs"),
+    ("ba", "--align"),
+    ("blockalign", "--align"),
+    ("rwmixwrite", "--read-pct (100 minus the write share)"),
+    ("percentage_random", "--random-pct"),
+    ("randseed", "--seed"),
+    ("ramp_time", "--ramp"),
+    ("number_ios", "--ios"),
+    ("io_size", "--bytes"),
+    ("io_limit", "--bytes"),
+    ("ioengine", "--engine auto|io_uring|sync"),
+    ("direct", "it uses O_DIRECT unless --buffered"),
+    ("buffered", "--buffered"),
+    (
+        "time_based",
+        "it runs for --time (default 10s) unless --ios or --bytes ends it first",
+    ),
+    ("timeout", "--time"),
+    ("iodepth_batch", "--submit-batch"),
+    ("iodepth_batch_submit", "--submit-batch"),
+    ("readwrite", "--rw"),
+    ("zero_buffers", "--pattern zeros"),
+    (
+        "refill_buffers",
+        "its default --pattern random refills every write",
+    ),
+    ("buffer_compress_percentage", "--pattern compress:N"),
+    ("hipri", "--hipri"),
+    ("sqthread_poll", "--sqthread-poll"),
+    ("fixedbufs", "--fixedbufs on"),
+    ("registerfiles", "--registerfiles on"),
+    (
+        "name",
+        "runs have no names (ssdlab fio takes fio's command line as it is)",
+    ),
+];
+
+/// A one-line answer to an option `ssdlab run` (or another command) does not know: the nearest
+/// option of that command, or what a fio option is called here.
+fn unknown_option_message(cmd: &clap::Command, sub: Option<&str>, arg: &str) -> String {
+    let key = arg.trim_start_matches('-');
+    let key = key.split_once('=').map(|(k, _)| k).unwrap_or(key);
+    let sc = sub.and_then(|n| cmd.find_subcommand(n)).unwrap_or(cmd);
+    let longs: Vec<String> = sc
+        .get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let dashed = key.replace('_', "-");
+    let mut hint = if longs.contains(&dashed) {
+        Some(format!("--{dashed}"))
+    } else {
+        None
+    };
+    if hint.is_none() && sub == Some("run") {
+        if let Some((_, to)) = FIO_NAMES.iter().find(|(f, _)| *f == key) {
+            if to.starts_with("--") {
+                hint = Some(format!("{to} (fio's --{key})"));
+            } else {
+                return format!("fio's --{key} is not an option of ssdlab run: {to}");
+            }
+        }
+    }
+    if hint.is_none() {
+        hint = longs
+            .iter()
+            .map(|l| (ssdlab_fiojob::options::edit_distance(&dashed, l), l))
+            .filter(|(d, l)| *d <= 2.max(l.len() / 4))
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, l)| format!("--{l}"));
+    }
+    let mut msg = format!("unknown option {}", arg.split('=').next().unwrap_or(arg));
+    if let Some(h) = hint {
+        msg.push_str(&format!("; did you mean {h}?"));
+    }
+    if sub == Some("run") && ssdlab_fiojob::options::is_fio_option(key) {
+        msg.push_str(" (ssdlab fio takes fio's options as they are)");
+    }
+    msg
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `ssdlab fio` takes fio's own options (--name=x --rw=…): they are split off before clap
+    // sees the arguments.
+    let (args, fio_args) = crate::cmd_fio::split_argv(std::env::args_os().collect());
+    let sub = args.get(1).and_then(|a| a.to_str()).map(String::from);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+            let arg = e
+                .get(clap::error::ContextKind::InvalidArg)
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            let cmd = <Cli as clap::CommandFactory>::command();
+            output::note(&format!(
+                "error: {}",
+                unknown_option_message(&cmd, sub.as_deref(), &arg)
+            ));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        Err(e) => e.exit(),
+    };
     crate::signals::install();
     let res = match cli.cmd {
+        Cmd::Fio(mut a) => {
+            a.fio_args = fio_args;
+            crate::cmd_fio::cmd_fio(*a)
+        }
         Cmd::Run(a) => crate::cmd_run::cmd_run(*a),
         Cmd::Drives(a) => cmd_drives(a),
         Cmd::Layout(a) => crate::cmd_layout::cmd_layout(a),

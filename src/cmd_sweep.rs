@@ -428,6 +428,11 @@ fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
             }
         }
     }
+    for w in &spec.workloads {
+        if let Some(r) = &w.spec.replay {
+            v.push((format!("workload '{}' trace", w.name), r.trace.clone()));
+        }
+    }
     v
 }
 

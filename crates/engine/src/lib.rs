@@ -26,8 +26,8 @@ pub use engine_loop::{
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, IologTarget};
 pub use real::{
-    check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member, RealJob,
-    RealOptions, RealTarget, RunOutput,
+    build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,
+    RealJob, RealOptions, RealTarget, RunOutput,
 };
 pub use sim::{
     build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate,

@@ -93,6 +93,12 @@ pub struct RunOutput {
     pub notes: Vec<String>,
     /// Each worker on its own (only with [`RealOptions::per_worker`]).
     pub workers: Vec<RunResult>,
+    /// What `result` was built from (to merge jobs reported together, or to list their
+    /// latency bins): all workers' recorder, and how the run ended.
+    pub recorder: Recorder,
+    pub outcome: LoopOutcome,
+    /// The recorders behind `workers`.
+    pub worker_recorders: Vec<Recorder>,
 }
 
 /// One job of a group run on real targets: a workload, where it goes and how.
@@ -1216,6 +1222,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         let mut outcome = LoopOutcome::default();
         let mut members: Vec<MemberStats> = Vec::new();
         let mut worker_results = Vec::new();
+        let mut worker_recorders = Vec::new();
         for (rec, out, ms) in &workers {
             merged_rec.merge(rec);
             outcome = crate::engine_loop::merge_outcomes(&[outcome, *out]);
@@ -1230,6 +1237,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 let mut r = build_result(&one, desc.clone(), rec, *out, started, cpu_usage.clone());
                 r.members = ms.clone();
                 worker_results.push(r);
+                worker_recorders.push(rec.clone());
             }
         }
         if let Some(t) = &job.iolog {
@@ -1255,6 +1263,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             result,
             notes: if j == 0 { notes.clone() } else { Vec::new() },
             workers: worker_results,
+            recorder: merged_rec,
+            outcome,
+            worker_recorders,
         });
     }
     if let Some(e) = iolog_error {
@@ -1291,7 +1302,7 @@ pub(crate) fn max_ios(spec: &WorkloadSpec) -> Option<u64> {
 }
 
 /// Turns a merged recorder into the result every front end shows.
-pub(crate) fn build_result(
+pub fn build_result(
     spec: &WorkloadSpec,
     target: TargetDesc,
     rec: &Recorder,

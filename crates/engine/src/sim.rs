@@ -456,6 +456,10 @@ pub struct SimOutput {
     pub result: RunResult,
     /// Each worker on its own (only with [`SimOptions::per_worker`]).
     pub workers: Vec<RunResult>,
+    /// What `result` was built from (see [`crate::RunOutput::recorder`]).
+    pub recorder: Recorder,
+    pub outcome: LoopOutcome,
+    pub worker_recorders: Vec<Recorder>,
 }
 
 /// A simulated drive or array that keeps its state and its virtual clock from one group of jobs
@@ -655,6 +659,10 @@ impl SimSession {
             details.push(("drives".into(), target.drives.to_string()));
             details.push(("stripe".into(), format_size(m.chunk())));
         }
+        // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed
+        // give a byte-identical result: the group's start on the virtual clock (0 for the
+        // first) stands in.
+        let started = self.now / 1_000_000;
         let members = if target.drives > 1 {
             backend.member_stats()
         } else {
@@ -686,15 +694,20 @@ impl SimSession {
                 .collect();
             let out: LoopOutcome =
                 merge_outcomes(&mine.iter().map(|&i| outs[i]).collect::<Vec<_>>());
-            // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed
-            // give a byte-identical result.
             let finish = |rec: &Recorder, out: LoopOutcome| {
-                let mut r = build_result(job.spec, desc.clone(), rec, out, 0, CpuUsage::default());
+                let mut r = build_result(
+                    job.spec,
+                    desc.clone(),
+                    rec,
+                    out,
+                    started,
+                    CpuUsage::default(),
+                );
                 r.members = members.clone();
                 r.device = device.clone();
                 r
             };
-            let (result, workers) = if opts.per_worker {
+            let (result, workers, recorder, worker_recorders) = if opts.per_worker {
                 let mut merged = Recorder::default();
                 for &i in &mine {
                     merged.merge(&recs[i]);
@@ -717,11 +730,23 @@ impl SimSession {
                         r
                     })
                     .collect();
-                (finish(&merged, out), workers)
+                let wr = mine.iter().map(|&i| recs[i].clone()).collect();
+                (finish(&merged, out), workers, merged, wr)
             } else {
-                (finish(&recs[j], out), Vec::new())
+                (
+                    finish(&recs[j], out),
+                    Vec::new(),
+                    recs[j].clone(),
+                    Vec::new(),
+                )
             };
-            results.push(SimOutput { result, workers });
+            results.push(SimOutput {
+                result,
+                workers,
+                recorder,
+                outcome: out,
+                worker_recorders,
+            });
         }
         Ok(results)
     }

@@ -211,6 +211,8 @@ pub struct Parser<'e> {
     env: &'e dyn Env,
     /// Only these sections (fio's `--section`); globals always.
     pub only: Vec<String>,
+    /// Every file read through `include`.
+    included: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl<'e> Parser<'e> {
@@ -218,7 +220,13 @@ impl<'e> Parser<'e> {
         Parser {
             env,
             only: Vec::new(),
+            included: Default::default(),
         }
+    }
+
+    /// The files read through `include` so far (inputs of the command).
+    pub fn included(&self) -> Vec<PathBuf> {
+        self.included.borrow().clone()
     }
 
     /// Reads the job file at `path` (file `file_index` of the command).
@@ -357,6 +365,7 @@ impl<'e> Parser<'e> {
             .env
             .read(&path)
             .map_err(|e| err(format!("include {}: {e}", path.display())))?;
+        self.included.borrow_mut().push(path.clone());
         let text = String::from_utf8_lossy(&data);
         let file: Arc<str> = Arc::from(path.display().to_string().as_str());
         stack.push(path);

@@ -319,6 +319,18 @@ impl Recorder {
         levels
     }
 
+    /// The completion-latency histogram of one op kind as `(ns, count)` per non-empty bin, in
+    /// value order (fio's JSON+ `clat_ns.bins`; ssdlab's bins are hdrhistogram's, 3 significant
+    /// digits, each named by its lowest value).
+    pub fn clat_bins(&self, kind: OpKind) -> Vec<(u64, u64)> {
+        self.kinds[kind.index()]
+            .clat
+            .to_histogram()
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
     /// Total I/Os of all kinds.
     pub fn total_ios(&self) -> u64 {
         self.kinds.iter().map(|k| k.ios).sum()
@@ -426,6 +438,24 @@ fn lat_summary(h: &Histogram<u64>, with_percentiles: bool) -> LatSummary {
         } else {
             Vec::new()
         },
+    }
+}
+
+#[cfg(test)]
+mod bin_tests {
+    use super::*;
+
+    #[test]
+    fn clat_bins_count_every_completion() {
+        let mut r = Recorder::default();
+        for v in [100u64, 100, 2_000, 1_500_000] {
+            r.record(OpKind::Read, 4096, 0, v, 0);
+        }
+        let bins = r.clat_bins(OpKind::Read);
+        assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), 4);
+        assert_eq!(bins[0], (100, 2));
+        assert!(bins.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(r.clat_bins(OpKind::Write).is_empty());
     }
 }
 
