@@ -562,6 +562,7 @@ impl Drop for UringBackend {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
 
     fn ring_available() -> bool {
         crate::io_uring_available()
@@ -627,6 +628,163 @@ mod tests {
         // Dropping with I/O queued but never submitted is fine too.
         r.push(0, Dir::Read, 0, 4096).unwrap();
         drop(r);
+    }
+
+    /// Writes a pattern through the ring and reads it back: the options change the path, not
+    /// the data.
+    fn round_trip(opts: &RingOptions) -> io::Result<UringBackend> {
+        let (keep, file) = file_with(1 << 16);
+        let mut r = UringBackend::new_with(file, 2, 4096, 4096, opts)?;
+        r.buffer(0).unwrap().fill(0xab);
+        r.push(0, Dir::Write, 8192, 4096)?;
+        r.submit_and_wait(1)?;
+        let mut got = Vec::new();
+        while got.is_empty() {
+            r.reap(|slot, _, res| got.push((slot, res)));
+        }
+        assert_eq!(got, vec![(0, 4096)]);
+        r.buffer(1).unwrap().fill(0);
+        r.push(1, Dir::Read, 8192, 4096)?;
+        r.submit_and_wait(1)?;
+        got.clear();
+        while got.is_empty() {
+            r.reap(|slot, _, res| got.push((slot, res)));
+        }
+        assert_eq!(got, vec![(1, 4096)]);
+        assert!(r.buffer(1).unwrap().iter().all(|&b| b == 0xab));
+        drop(keep);
+        Ok(r)
+    }
+
+    #[test]
+    fn fixed_buffers_and_registered_files_on_and_off() {
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        for fixed in [FixedBufs::Auto, FixedBufs::On, FixedBufs::Off] {
+            for files in [true, false] {
+                let opts = RingOptions {
+                    fixed_bufs: fixed,
+                    register_files: files,
+                    ..RingOptions::default()
+                };
+                let r = match round_trip(&opts) {
+                    Ok(r) => r,
+                    // Registering buffers needs locked memory; `On` says so instead of
+                    // falling back.
+                    Err(e) if fixed == FixedBufs::On => {
+                        assert!(e.to_string().contains("fixed buffers"), "{e}");
+                        continue;
+                    }
+                    Err(e) => panic!("{opts:?}: {e}"),
+                };
+                assert_eq!(r.fixed_files(), files);
+                match fixed {
+                    FixedBufs::On => assert!(r.fixed_buffers()),
+                    FixedBufs::Off => assert!(!r.fixed_buffers()),
+                    FixedBufs::Auto => {}
+                }
+            }
+        }
+        // More buffers than can be registered: On refuses, Auto falls back.
+        let (_keep, file) = file_with(4096);
+        let opts = RingOptions {
+            fixed_bufs: FixedBufs::On,
+            ..RingOptions::default()
+        };
+        let e = UringBackend::new_with(file, MAX_REGISTERED_BUFFERS + 1, 512, 512, &opts)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("at most"), "{e}");
+    }
+
+    #[test]
+    fn sqpoll_ring_does_io() {
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        let opts = RingOptions {
+            sqpoll: true,
+            ..RingOptions::default()
+        };
+        match round_trip(&opts) {
+            Ok(_) => {}
+            // Before Linux 5.11 SQPOLL needs privileges: refused with the reason.
+            Err(e) => assert!(e.to_string().contains("SQPOLL"), "{e}"),
+        }
+        check_ring_with(8, 8, &opts).ok();
+    }
+
+    #[test]
+    fn polled_io_on_a_device_without_poll_queues_fails_per_io() {
+        // Why ssdlab checks queue/io_poll before a --hipri run: the kernel builds the IOPOLL
+        // ring but fails every I/O on a device without poll queues (EOPNOTSUPP).
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p");
+        std::fs::write(&path, vec![1u8; 1 << 16]).unwrap();
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+        else {
+            eprintln!("skipping: no O_DIRECT here");
+            return;
+        };
+        let opts = RingOptions {
+            iopoll: true,
+            ..RingOptions::default()
+        };
+        let Ok(mut r) = UringBackend::new_with(file, 1, 4096, 4096, &opts) else {
+            return;
+        };
+        r.push(0, Dir::Read, 0, 4096).unwrap();
+        r.submit_and_wait(1).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..1000 {
+            r.reap(|_, _, res| got.push(res));
+            if !got.is_empty() {
+                break;
+            }
+            r.submit_and_wait_timeout(Duration::from_millis(1)).unwrap();
+        }
+        // Either the device polls (4096) or the kernel says it cannot.
+        assert!(
+            got == vec![4096] || got == vec![-libc::EOPNOTSUPP],
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn timed_waits_return_at_their_deadline() {
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        let (_keep, file) = file_with(1 << 16);
+        let mut r = UringBackend::new(file, 1, 4096, 4096).unwrap();
+        // Nothing in flight: at once.
+        let t = Instant::now();
+        r.submit_and_wait_timeout(Duration::from_secs(5)).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1));
+        // One read: back with its completion, long before the timeout.
+        r.push(0, Dir::Read, 0, 4096).unwrap();
+        let t = Instant::now();
+        r.submit_and_wait_timeout(Duration::from_secs(5)).unwrap();
+        let mut n = 0;
+        while n == 0 {
+            n = r.reap(|_, _, _| {});
+            if n == 0 {
+                r.submit_and_wait_timeout(Duration::from_millis(10))
+                    .unwrap();
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
