@@ -418,7 +418,8 @@ fn replays_keep_the_recorded_timing_unless_told_not_to() {
     let img = d.path().join("rep.img");
     std::fs::write(&img, vec![1u8; 1 << 20]).unwrap();
     let trace = spaced_trace(d.path(), "t.log", "/somewhere/else", 2000, 40);
-    let runtime = |extra: &[&str]| -> (u64, u64) {
+    let slow = spaced_trace(d.path(), "slow.log", "/somewhere/else", 20_000, 11);
+    let runtime_of = |trace: &Path, extra: &[&str]| -> (u64, u64) {
         let mut args = vec![
             "--name=r".to_string(),
             format!("--read_iolog={}", trace.display()),
@@ -435,6 +436,7 @@ fn replays_keep_the_recorded_timing_unless_told_not_to() {
             j["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000,
         )
     };
+    let runtime = |extra: &[&str]| runtime_of(&trace, extra);
     // 40 ops, 39 gaps of 2 ms: about 78 ms.
     let (n, ms) = runtime(&[]);
     assert_eq!(n, 40);
@@ -445,10 +447,12 @@ fn replays_keep_the_recorded_timing_unless_told_not_to() {
         fast < ms && (30..200).contains(&fast),
         "{fast} ms vs {ms} ms"
     );
-    // No stall: as fast as the file allows.
-    let (n, quick) = runtime(&["--replay_no_stall=1"]);
-    assert_eq!(n, 40);
-    assert!(quick < 40, "{quick} ms");
+    // No stall: as fast as the file allows (11 reads recorded over 200 ms).
+    let (n, quick) = runtime_of(&slow, &["--replay_no_stall=1"]);
+    assert_eq!(n, 11);
+    assert!(quick < 100, "{quick} ms");
+    let (_, stalled) = runtime_of(&slow, &[]);
+    assert!(stalled >= 195, "{stalled} ms");
     // Without replay_redirect the trace's own file is the target; it must exist or get a size.
     let out = ssdlab(d.path())
         .args([

@@ -275,7 +275,7 @@ fn exit_2_means_nothing_was_written() {
         ),
         (
             &[
-                "run", "--target", "a.img", "--span", "64g", "--bs", "1g", "--qd", "4096",
+                "run", "--target", "a.img", "--span", "1g", "--bs", "1g", "--qd", "4096",
             ],
             "I/O buffers",
         ),
