@@ -778,3 +778,124 @@ fn iologs_round_trip_with_fio() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["jobs"][0]["read"]["total_ios"], 150);
 }
+
+#[test]
+fn includes_env_sections_and_parse_only() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "common.inc", "; shared options\nsize=2m\nbs=8k\n");
+    let f = write(
+        d.path(),
+        "main.fio",
+        "[global]\ninclude common.inc\nfilename=${SSDLAB_TEST_FILE}\nnumber_ios=64\n\
+         [a]\nrw=randread\n[b]\nrw=write\nstonewall\n",
+    );
+    let run = |args: &[&str]| {
+        ssdlab(d.path())
+            .env("SSDLAB_TEST_FILE", "inc.img")
+            .arg("fio")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // --parse-only checks everything and runs nothing.
+    let out = run(&["--parse-only", f.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("wave 0: a") && text.contains("wave 1: b"),
+        "{text}"
+    );
+    assert!(text.contains("randread 8 KiB"), "{text}");
+    assert!(!d.path().join("inc.img").exists(), "nothing created");
+    // --section picks jobs.
+    let out = run(&["--section", "b", "--json", f.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jobs(&v).len(), 1);
+    assert_eq!(jobs(&v)[0]["jobname"], "b");
+    assert_eq!(ios(&jobs(&v)[0], "write"), 64);
+    assert_eq!(jobs(&v)[0]["write"]["io_bytes"], 64 * 8192);
+    // An unset variable is refused with its line; an included file is an input.
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["SSDLAB_TEST_FILE", "main.fio line 3"],
+    );
+    let out = ssdlab(d.path())
+        .env("SSDLAB_TEST_FILE", "inc.img")
+        .args(["fio", "--output", "common.inc", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("included"));
+}
+
+#[test]
+fn a_sweep_replays_a_trace_on_each_target() {
+    let d = tempfile::tempdir().unwrap();
+    spaced_trace(d.path(), "t.log", "/data/x", 100, 300);
+    let sweep = write(
+        d.path(),
+        "s.toml",
+        "name = \"tr\"\ntime = \"1s\"\nqd = [1, 4]\n\
+         [[workload]]\nname = \"rec\"\ntrace = \"t.log\"\n\
+         [[workload]]\nname = \"rec-fast\"\ntrace = \"t.log\"\nno_stall = true\n\
+         [[target]]\nsim = \"vertex450-128g\"\n\
+         [[target]]\nsim = \"vertex450-128g\"\ndrives = 2\nstripes = [\"16k\"]\n",
+    );
+    let out = ssdlab(d.path())
+        .args(["sweep", sweep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ssdlab(d.path())
+        .args(["report", "tr.sqlite", "--csv", "-"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2, "{csv}");
+    // Recorded at 100 µs apart, 300 reads take ~30 ms: ~10,000 IOPS whatever the QD; without
+    // stalls far more.
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let iops: f64 = f[7].parse().unwrap();
+        if f[4] == "rec" {
+            assert!((9_000.0..11_000.0).contains(&iops), "{line}");
+        } else {
+            assert!(iops > 20_000.0, "{line}");
+        }
+    }
+    // A trace workload takes no rw/bs, and trace options need a trace.
+    let bad = write(
+        d.path(),
+        "bad.toml",
+        "name = \"b\"\ntime = \"1s\"\nqd = [1]\n[[workload]]\nname = \"w\"\ntrace = \"t.log\"\nbs = \"4k\"\n[[target]]\nsim = \"vertex450-128g\"\n",
+    );
+    refused(
+        d.path(),
+        &["sweep", bad.to_str().unwrap()],
+        &["bs", "trace workload"],
+    );
+    let bad = write(
+        d.path(),
+        "bad2.toml",
+        "name = \"b\"\ntime = \"1s\"\nqd = [1]\n[[workload]]\nname = \"w\"\nrw = \"read\"\nbs = \"4k\"\nno_stall = true\n[[target]]\nsim = \"vertex450-128g\"\n",
+    );
+    refused(
+        d.path(),
+        &["sweep", bad.to_str().unwrap()],
+        &["no_stall", "trace"],
+    );
+}
