@@ -210,6 +210,15 @@ impl SyncBackend {
     }
 }
 
+impl Drop for SyncBackend {
+    fn drop(&mut self) {
+        self.txs.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,15 +253,6 @@ mod tests {
                 b.reap(|slot, res, _| got.push((slot, res)));
             }
             assert!(b.buffer(0).unwrap().iter().all(|&x| x == 0x11));
-        }
-    }
-}
-
-impl Drop for SyncBackend {
-    fn drop(&mut self) {
-        self.txs.clear();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
         }
     }
 }
