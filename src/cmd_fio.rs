@@ -508,18 +508,28 @@ fn plan_units(
             continue;
         }
         // One file shared by the clones, or (without filename=) a file per clone, named as
-        // fio names it: JOB.CLONE.0 in the directory.
-        let files: Vec<(PathBuf, u32)> = match &s.filename {
-            Some(f) => vec![(in_directory(s, &split_filenames(f).concat()), clones)],
+        // fio names it: JOB.CLONE.0 in the directory. With offset_increment each clone has its
+        // own region (clone k at offset + k × increment).
+        let files: Vec<(PathBuf, u32, u32)> = match &s.filename {
+            Some(f) if s.offset_increment.is_some() => (0..clones)
+                .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
+                .collect(),
+            Some(f) => vec![(in_directory(s, &split_filenames(f).concat()), clones, 0)],
             None => (0..clones)
-                .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1))
+                .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1, c))
                 .collect(),
         };
-        for (path, n) in files {
+        for (path, n, clone) in files {
             let info = ssdlab_target::probe(&path).map_err(|e| anyhow!("job {name}: {e}"))?;
             let what = path.display().to_string();
             let total = info.exists.then_some(info.size);
-            let (off, span) = region(s, total, &what, name)?;
+            let (mut off, span) = region(s, total, &what, name)?;
+            if let Some(inc) = s.offset_increment {
+                if matches!(inc, Size::Percent(_)) && total.is_none() {
+                    bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
+                }
+                off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
+            }
             let spec = s.workload(off, span, n, seed);
             let mut o = opts(0);
             o.per_worker = per_worker(j) && n > 1;
@@ -680,13 +690,18 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         if let Some(t) = &u.iolog {
             let name = js.jobs[u.job].name.as_str();
             if let Some(other) = logs.insert(&t.path, name) {
-                if other != name {
-                    return Err(anyhow!(
+                return Err(anyhow!(if other != name {
+                    format!(
                         "write_iolog {}: jobs {other} and {name} both write it (fio: give each job its own)",
                         t.path.display()
                     )
-                    .into());
-                }
+                } else {
+                    format!(
+                        "write_iolog {}: the clones of job {name} have regions or files of their own (no filename=, or offset_increment): ssdlab records one run per log",
+                        t.path.display()
+                    )
+                })
+                .into());
             }
             ssdlab_engine::check_iolog_target(&t.path).map_err(|e| anyhow!(e))?;
         }

@@ -238,7 +238,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "u.fio",
-        "[global]\nfilename=never-made\nsize=1m\nbssplit=4k/50:64k/50\n[a]\nrw=randread\nrate_iops=500\nnumjobs=2\n",
+        "[global]\nfilename=never-made\nsize=1m\nbssplit=4k/50:64k/50\n[a]\nrw=randread\nthinktime=500\nnumjobs=2\n",
     );
     let err = refused(
         d.path(),
@@ -246,7 +246,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
         &[
             "bssplit",
             "u.fio line 4",
-            "rate_iops",
+            "thinktime",
             "u.fio line 7",
             "--ignore-unsupported",
         ],
@@ -268,7 +268,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "i.fio",
-        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nrate_iops=500\nnumber_ios=50\n",
+        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nthinktime=500\nnumber_ios=50\n",
     );
     let out = ssdlab(d.path())
         .args(["fio", "--ignore-unsupported", "--json", f.to_str().unwrap()])
@@ -277,7 +277,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("ignoring") && err.contains("rate_iops"),
+        err.contains("ignoring") && err.contains("thinktime"),
         "{err}"
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -897,5 +897,48 @@ fn a_sweep_replays_a_trace_on_each_target() {
         d.path(),
         &["sweep", bad.to_str().unwrap()],
         &["no_stall", "trace"],
+    );
+}
+
+#[test]
+fn rate_iops_paces_and_offset_increment_splits_regions() {
+    let d = tempfile::tempdir().unwrap();
+    // 200 IOPS for 100 reads: about half a second, on a file and on a preset.
+    let f = write(
+        d.path(),
+        "rate.fio",
+        "[r]\nfilename=rate.img\nsize=4m\nrw=randread\nrate_iops=200\nnumber_ios=100\n\
+         ioengine=io_uring\ndirect=1\niodepth=4\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = &jobs(&v)[0];
+    assert_eq!(ios(j, "read"), 100);
+    let ms = j["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000;
+    assert!((480..800).contains(&ms), "{ms} ms");
+    let v = fio_json(d.path(), &["--sim", "vertex450-128g", f.to_str().unwrap()]);
+    let ms = jobs(&v)[0]["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000;
+    assert!((495..=500).contains(&ms), "{ms} ms");
+    // offset_increment: each clone writes its own quarter.
+    let f = write(
+        d.path(),
+        "inc.fio",
+        "[w]\nfilename=inc.img\nsize=1m\noffset_increment=1m\nnumjobs=4\nrw=write\nbs=64k\n\
+         ioengine=io_uring\ndirect=1\nwrite_iolog=inc.log\n",
+    );
+    refused(d.path(), &["fio", f.to_str().unwrap()], &["write_iolog"]);
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("write_iolog=inc.log\n", "");
+    std::fs::write(&f, text).unwrap();
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 4);
+    let offsets: Vec<u64> = jobs(&v)
+        .iter()
+        .map(|j| j["ssdlab"]["target"]["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, vec![0, 1 << 20, 2 << 20, 3 << 20]);
+    assert_eq!(
+        std::fs::metadata(d.path().join("inc.img")).unwrap().len(),
+        4 << 20
     );
 }

@@ -440,7 +440,7 @@ pub fn run_streams<B: Backend>(
                 s.measured = measured;
                 let st = &mut ss[si];
                 st.pending = None;
-                st.base = if next.gap_ns > 0 && st.waited {
+                st.base = if next.gap_ns > 0 && (st.waited || next.catch_up) {
                     due
                 } else {
                     now

@@ -478,3 +478,55 @@ fn units_keep_their_own_stop_conditions() {
     assert_eq!(recs[1].summary(OpKind::Read, 3 * MS).ios, 30);
     assert_eq!(b.max_inflight, 3);
 }
+
+#[test]
+fn a_rate_catches_up_after_falling_behind() {
+    // One op per 100 µs at QD 1, but the device takes 250 µs: a late op does not move the
+    // schedule (unlike a replay), so the source issues as fast as the device allows.
+    let spec = WorkloadSpec {
+        pace_ns: 100 * US,
+        ..spec(RwMode::Randread, 1, 1)
+    };
+    let mut b = Scripted::new(250 * US);
+    let ctl = Control::new(0, None, Some(10));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 1,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, (0..10).map(|i| i * 250).collect::<Vec<_>>());
+    // A fast device: exactly one op per period.
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, None, Some(10));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 1,
+        unit: 0,
+        rec: 0,
+    }];
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, (0..10).map(|i| i * 100).collect::<Vec<_>>());
+}

@@ -177,6 +177,12 @@ pub struct Settings {
     pub new_group: bool,
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// `rate_iops` per direction.
+    pub rate_iops: [Option<u64>; 3],
+    /// `rate` (bytes/s) per direction.
+    pub rate: [Option<u64>; 3],
+    /// Clone k starts at `offset + k × offset_increment`.
+    pub offset_increment: Option<Size>,
 }
 
 impl Default for Settings {
@@ -233,6 +239,9 @@ impl Default for Settings {
             new_group: false,
             wait_for: None,
             group_reporting: false,
+            rate_iops: [None; 3],
+            rate: [None; 3],
+            offset_increment: None,
         }
     }
 }
@@ -580,6 +589,16 @@ impl Settings {
             | "libaio_vectored" | "readfua" | "writefua" => {
                 only_default(key, v, &["0"], "an engine option ssdlab does not implement")?
             }
+            "rate_iops" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::int(s))?;
+                self.rate_iops = l.map(|x| x.filter(|&n| n > 0));
+            }
+            "rate" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
+                self.rate = l.map(|x| x.filter(|&n| n > 0));
+            }
+            "rate_process" => only_default(key, v, &["linear"], "ssdlab paces I/O linearly")?,
+            "offset_increment" => self.offset_increment = Some(size(&need(v, key)?)?),
             "stonewall" => self.stonewall = flag(v)?,
             "new_group" => self.new_group = flag(v)?,
             "wait_for" => self.wait_for = Some(need(v, key)?),
@@ -692,6 +711,22 @@ impl Settings {
                 ),
             ));
         }
+        let rated =
+            self.rate_iops.iter().any(Option::is_some) || self.rate.iter().any(Option::is_some);
+        if rated && self.read_iolog.is_some() {
+            out.push((
+                None,
+                unsupported("rate or rate_iops while replaying a trace"),
+            ));
+        }
+        if rated && self.mode.reads() && self.mode.writes() {
+            out.push((
+                None,
+                unsupported(
+                    "rate or rate_iops of a mixed read/write job (fio caps each direction)",
+                ),
+            ));
+        }
         if self.verify && self.read_iolog.is_some() {
             out.push((None, unsupported("verify while replaying a trace")));
         }
@@ -731,6 +766,21 @@ impl Settings {
             1
         } else {
             self.iodepth
+        }
+    }
+
+    /// The period between two ops of one clone for `rate_iops`/`rate` (the smaller wins), 0 for
+    /// none.
+    pub fn pace_ns(&self) -> u64 {
+        let d = self.ddir();
+        let by_iops = self.rate_iops[d].map(|n| 1_000_000_000 / n.max(1));
+        let by_bw = self.rate[d].map(|b| {
+            ((self.block_size() as u128 * 1_000_000_000) / b.max(1) as u128).min(u64::MAX as u128)
+                as u64
+        });
+        match (by_iops, by_bw) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b).unwrap_or(0),
         }
     }
 
@@ -829,6 +879,7 @@ impl Settings {
             random_every,
             seq_skip,
             replay: None,
+            pace_ns: self.pace_ns(),
         }
     }
 
@@ -874,6 +925,7 @@ impl Settings {
             random_every: 1,
             seq_skip: 0,
             replay: Some(replay),
+            pace_ns: 0,
         }
     }
 }
@@ -1243,7 +1295,7 @@ mod tests {
     #[test]
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
-            "[global]\nbssplit=4k/50:8k/50\n[a]\nrate_iops=100\nrw=randread\n\
+            "[global]\nbssplit=4k/50:8k/50\n[a]\nthinktime=100\nrw=randread\n\
              bsrange=4k-16k\nrw=trim\ncpus_allowed=0-3\n",
         )
         .unwrap();
@@ -1256,14 +1308,14 @@ mod tests {
             keys,
             vec![
                 ("bssplit", 2),
-                ("rate_iops", 4),
+                ("thinktime", 4),
                 ("bsrange", 6),
                 ("rw", 7),
                 ("cpus_allowed", 8)
             ]
         );
         // An unsupported global option is named once, not once per job.
-        let js = jobs("[global]\nrate_iops=5\n[a]\n[b]\n").unwrap();
+        let js = jobs("[global]\nthinktime=5\n[a]\n[b]\n").unwrap();
         assert_eq!(js.unsupported.len(), 1);
         // Only a default value of some options is fine.
         let js = jobs("[a]\nfsync=0\nnrfiles=1\nunlink=0\nrw_sequencer=sequential\n").unwrap();
@@ -1354,6 +1406,28 @@ mod tests {
         assert!(js.jobs[1].settings.stonewall);
         let waves: Vec<usize> = js.jobs.iter().map(|j| j.wave).collect();
         assert_eq!(waves, vec![0, 1, 1]);
+    }
+
+    #[test]
+    fn rates_and_offset_increments() {
+        let js = jobs(
+            "[a]\nrw=randread\nrate_iops=500\n[b]\nrw=write\nbs=64k\nrate=1m\n\
+             [c]\nrw=randrw\nrate_iops=100\n[d]\nnumjobs=4\noffset_increment=1g\n",
+        )
+        .unwrap();
+        assert_eq!(js.jobs[0].settings.pace_ns(), 2_000_000);
+        assert_eq!(
+            js.jobs[0].settings.workload(0, 1 << 30, 1, 1).pace_ns,
+            2_000_000
+        );
+        // 1 MiB/s in 64 KiB writes: 16 per second.
+        assert_eq!(js.jobs[1].settings.pace_ns(), 62_500_000);
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert!(js.unsupported[0].why.contains("mixed"));
+        assert_eq!(
+            js.jobs[3].settings.offset_increment,
+            Some(Size::Bytes(1 << 30))
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Where a worker's operations come from: generated ([`OpGen`], a closed loop that issues as
-//! soon as a slot is free) or replayed from a recorded trace ([`Replay`], each op with the gap
-//! to the previous issue, ending with the trace).
+//! soon as a slot is free), generated at a fixed rate (fio's `rate_iops`: one op per period, on
+//! an absolute schedule that catches up when behind), or replayed from a recorded trace
+//! ([`Replay`], each op with the gap to the previous issue, ending with the trace).
 //!
 //! An enum rather than a trait object, so the engine's hot loop stays monomorphic and a source
 //! can be cloned (the simulator runs a copy one op ahead to prefetch).
@@ -16,6 +17,10 @@ pub struct Next {
     /// Issue no earlier than this long after the previous op of this source was issued
     /// (0 = as soon as a slot is free).
     pub gap_ns: u64,
+    /// Gaps count from the previous op's *due* time even when it was issued late, so a source
+    /// that fell behind catches up (a rate); otherwise a late op moves the schedule (a replay,
+    /// as fio's `iolog_delay`).
+    pub catch_up: bool,
 }
 
 /// A cursor over a shared, loaded trace.
@@ -47,6 +52,12 @@ impl Replay {
 #[derive(Debug, Clone)]
 pub enum OpSource {
     Generated(OpGen),
+    /// Generated ops, one per `period_ns` (the first at once).
+    Paced {
+        gen: OpGen,
+        period_ns: u64,
+        started: bool,
+    },
     Replay(Replay),
 }
 
@@ -60,7 +71,21 @@ impl Iterator for OpSource {
             OpSource::Generated(g) => Some(Next {
                 op: g.next_op(),
                 gap_ns: 0,
+                catch_up: false,
             }),
+            OpSource::Paced {
+                gen,
+                period_ns,
+                started,
+            } => {
+                let gap_ns = if *started { *period_ns } else { 0 };
+                *started = true;
+                Some(Next {
+                    op: gen.next_op(),
+                    gap_ns,
+                    catch_up: true,
+                })
+            }
             OpSource::Replay(r) => {
                 let t = r.trace.ops.get(r.next)?;
                 r.next += 1;
@@ -71,6 +96,7 @@ impl Iterator for OpSource {
                         len: t.len as u64,
                     },
                     gap_ns: t.gap_ns,
+                    catch_up: false,
                 })
             }
         }
@@ -78,9 +104,14 @@ impl Iterator for OpSource {
 }
 
 impl OpSource {
-    /// True for sources whose ops carry gaps (a replay that was not told to skip them).
+    /// True for sources whose ops carry gaps (a rate, or a replay that was not told to skip
+    /// them).
     pub fn is_timed(&self) -> bool {
-        matches!(self, OpSource::Replay(r) if r.trace.ops.iter().any(|o| o.gap_ns > 0))
+        match self {
+            OpSource::Generated(_) => false,
+            OpSource::Paced { .. } => true,
+            OpSource::Replay(r) => r.trace.ops.iter().any(|o| o.gap_ns > 0),
+        }
     }
 }
 
@@ -96,6 +127,11 @@ impl OpSource {
     ) -> OpSource {
         match trace {
             Some(t) => OpSource::Replay(Replay::new(Arc::clone(t), start)),
+            None if spec.pace_ns > 0 => OpSource::Paced {
+                gen: OpGen::new(spec, start, span, worker),
+                period_ns: spec.pace_ns,
+                started: false,
+            },
             None => OpSource::Generated(OpGen::new(spec, start, span, worker)),
         }
     }
@@ -142,5 +178,16 @@ mod tests {
         );
         assert!(r.next().is_none());
         assert!(r.next().is_none());
+        // A rate: the first op at once, then one per period, catching up.
+        let spec = WorkloadSpec {
+            pace_ns: 2_000_000,
+            ..Default::default()
+        };
+        let mut p = OpSource::for_worker(&spec, None, 0, 1 << 20, 0);
+        assert!(p.is_timed());
+        let gaps: Vec<(u64, bool)> = (0..3)
+            .map(|_| p.next().map(|n| (n.gap_ns, n.catch_up)).unwrap())
+            .collect();
+        assert_eq!(gaps, vec![(0, true), (2_000_000, true), (2_000_000, true)]);
     }
 }

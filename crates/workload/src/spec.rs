@@ -167,6 +167,10 @@ pub struct WorkloadSpec {
     /// highest op, share of reads) so the target checks see what the replay will do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplaySpec>,
+    /// Issue one op per this many ns per worker, catching up when behind (fio's `rate_iops`);
+    /// 0 = as fast as the queue depth allows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pace_ns: u64,
 }
 
 impl Default for WorkloadSpec {
@@ -193,6 +197,7 @@ impl Default for WorkloadSpec {
             random_every: 1,
             seq_skip: 0,
             replay: None,
+            pace_ns: 0,
         }
     }
 }
