@@ -590,7 +590,7 @@ impl Settings {
                 only_default(key, v, &["0"], "an engine option ssdlab does not implement")?
             }
             "rate_iops" => {
-                let l = value::per_ddir(&need(v, key)?, |s| value::int(s))?;
+                let l = value::per_ddir(&need(v, key)?, value::int)?;
                 self.rate_iops = l.map(|x| x.filter(|&n| n > 0));
             }
             "rate" => {
