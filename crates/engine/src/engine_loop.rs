@@ -154,8 +154,11 @@ struct SlotState {
     t_submit: u64,
     /// When the slot's last I/O completed (the run start before its first).
     freed_at: u64,
-    /// The stream owning the slot.
+    /// The stream owning the slot, its unit and recorder (kept here so the hot path reads
+    /// one cache line per slot).
     stream: u32,
+    unit: u32,
+    rec: u32,
     measured: bool,
 }
 
@@ -290,6 +293,8 @@ pub fn run_streams<B: Backend>(
             t_submit: 0,
             freed_at: start,
             stream: owner[slot as usize],
+            unit: streams[owner[slot as usize] as usize].unit as u32,
+            rec: streams[owner[slot as usize] as usize].rec as u32,
             measured: false,
         })
         .collect();
@@ -352,24 +357,38 @@ pub fn run_streams<B: Backend>(
                     keep.push(slot);
                     continue;
                 }
-                let si = state[slot as usize].stream as usize;
-                let u = streams[si].unit;
+                let (si, u) = {
+                    let s = &state[slot as usize];
+                    (s.stream as usize, s.unit as usize)
+                };
                 if us[u].stopping || ss[si].exhausted {
                     keep.push(slot);
                     continue;
                 }
-                if ss[si].pending.is_none() {
-                    ss[si].pending = streams[si].source.next();
-                    ss[si].waited = false;
-                    if ss[si].pending.is_none() {
+                // The op: one held back earlier (its time had not come), else the source's next
+                // (a generator's inline: the hot path).
+                let next = if ss[si].pending.is_some() {
+                    ss[si].pending.take().expect("checked")
+                } else {
+                    let n = match &mut streams[si].source {
+                        OpSource::Generated(g) => Some(Next {
+                            op: g.next_op(),
+                            gap_ns: 0,
+                            catch_up: false,
+                        }),
+                        other => other.next(),
+                    };
+                    let Some(n) = n else {
                         ss[si].exhausted = true;
                         keep.push(slot);
                         continue;
-                    }
-                }
-                let next = ss[si].pending.expect("set above");
+                    };
+                    ss[si].waited = false;
+                    n
+                };
                 let due = ss[si].base.saturating_add(next.gap_ns);
                 if next.gap_ns > 0 && due > now {
+                    ss[si].pending = Some(next);
                     ss[si].waited = true;
                     wake = wake.min(due).min(us[u].deadline);
                     keep.push(slot);
@@ -390,6 +409,7 @@ pub fn run_streams<B: Backend>(
                         if us[u].allowance == 0 {
                             us[u].stopping = true;
                             us[u].out.budget_done = true;
+                            ss[si].pending = Some(next);
                             keep.push(slot);
                             continue;
                         }
@@ -432,6 +452,7 @@ pub fn run_streams<B: Backend>(
                     if measured {
                         us[u].allowance += 1;
                     }
+                    ss[si].pending = Some(next);
                     keep.push(slot);
                     continue;
                 }
@@ -439,7 +460,6 @@ pub fn run_streams<B: Backend>(
                 s.t_issue = t_issue;
                 s.measured = measured;
                 let st = &mut ss[si];
-                st.pending = None;
                 st.base = if next.gap_ns > 0 && (st.waited || next.catch_up) {
                     due
                 } else {
@@ -529,7 +549,7 @@ pub fn run_streams<B: Backend>(
             let s = &*s;
             let si = s.stream as usize;
             ss[si].inflight -= 1;
-            let (u, r) = (streams[si].unit, streams[si].rec);
+            let (u, r) = (s.unit as usize, s.rec as usize);
             let ctl = units[u].ctl;
             let data = &units[u].data;
             let rec = &mut recs[r];
