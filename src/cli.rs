@@ -4,7 +4,9 @@
 use crate::output::{self, Dest};
 use anyhow::anyhow;
 use clap::{Args, Parser, Subcommand};
+use ssdlab_report::{Exporter, Format, TableStyle};
 use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,11 +40,34 @@ enum Cmd {
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
     Report(crate::cmd_sweep::ReportArgs),
-    /// Run a built-in simulated study (a classic review test) and print its report.
+    /// Run a built-in simulated study (a classic review test) into a results store in the
+    /// current directory (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite;
+    /// --db to choose) and print its report.
     Study(crate::cmd_sweep::StudyArgs),
     /// Run fio job files or an fio command line (--name=x --rw=randread …) on real targets, or
     /// on a simulated drive or array (--sim).
     Fio(Box<crate::cmd_fio::FioArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of ssdlab or of one of its commands to stdout.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+struct ManArgs {
+    /// A command (run, sweep, report, …) for its own page; none for ssdlab(1).
+    command: Option<String>,
+}
+
+/// The command-line definition (for completions, manual pages and their tests).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[derive(Args, Debug)]
@@ -213,12 +238,27 @@ impl WorkloadArgs {
     }
 }
 
+fn format_arg(s: &str) -> Result<Format, String> {
+    s.parse::<Format>()
+}
+
 /// How results are printed.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print one JSON document in fio's shape (ssdlab's extras under "ssdlab").
-    #[arg(long)]
+    /// Output format: table (the default), json (fio's JSON with ssdlab's extras under
+    /// "ssdlab"), json+ (fio's JSON+: adds the latency histograms), csv (one row per op kind),
+    /// normal (fio's normal text), html (not built yet).
+    #[arg(long, value_name = "FORMAT", value_parser = format_arg, conflicts_with_all = ["json", "json_plus"])]
+    pub output_format: Option<Format>,
+    /// Same as --output-format json.
+    #[arg(long, conflicts_with = "json_plus")]
     pub json: bool,
+    /// Same as --output-format json+.
+    #[arg(long)]
+    pub json_plus: bool,
+    /// Table borders: auto (Unicode on a terminal, ASCII otherwise; the default), unicode, ascii.
+    #[arg(long, value_name = "STYLE", value_parser = ["auto", "unicode", "ascii"])]
+    pub table_style: Option<String>,
     /// Write the output to FILE instead of stdout ("-": stdout). Never a file the command reads.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -227,6 +267,48 @@ pub struct OutputArgs {
 impl OutputArgs {
     pub fn dest(&self) -> Dest {
         Dest::from_arg(self.output.as_deref())
+    }
+
+    /// The format asked for (table when none is).
+    pub fn format(&self) -> Format {
+        match (self.output_format, self.json, self.json_plus) {
+            (Some(f), _, _) => f,
+            (None, true, _) => Format::Json,
+            (None, _, true) => Format::JsonPlus,
+            _ => Format::Table,
+        }
+    }
+
+    /// The table style: ASCII unless the table goes to a terminal (or as asked).
+    pub fn table_style(&self) -> TableStyle {
+        match self.table_style.as_deref() {
+            Some("unicode") => TableStyle::Unicode,
+            Some("ascii") => TableStyle::Ascii,
+            _ if self.dest() == Dest::Stdout && std::io::stdout().is_terminal() => {
+                TableStyle::Unicode
+            }
+            _ => TableStyle::Ascii,
+        }
+    }
+
+    /// The exporter of the chosen format; a format not built yet is bad input.
+    pub fn exporter(&self) -> anyhow::Result<Box<dyn Exporter>> {
+        if self.table_style.is_some() && self.format() != Format::Table {
+            return Err(anyhow!(
+                "--table-style applies to --output-format table, not {}",
+                self.format().as_str()
+            ));
+        }
+        Ok(ssdlab_report::exporter(self.format(), self.table_style())?)
+    }
+}
+
+/// Unicode table borders when stdout is a terminal, plain ASCII otherwise.
+pub fn auto_table_style() -> TableStyle {
+    if std::io::stdout().is_terminal() {
+        TableStyle::Unicode
+    } else {
+        TableStyle::Ascii
     }
 }
 
@@ -253,6 +335,21 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
             err: e.into(),
         }
     }
+}
+
+/// The longest error message printed (a message quoting a huge input is cut).
+const MAX_ERROR: usize = 1000;
+
+/// `s` cut to at most `max` bytes (at a character boundary), with an ellipsis when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
 }
 
 /// Makes one line of a (possibly multi-line) error message: the source snippets some parsers
@@ -369,6 +466,7 @@ fn unknown_option_message(cmd: &clap::Command, sub: Option<&str>, arg: &str) -> 
 }
 
 pub fn main() -> ExitCode {
+    ssdlab_io::memory::limit_malloc_arenas();
     // `ssdlab fio` takes fio's own options (--name=x --rw=…): they are split off before clap
     // sees the arguments.
     let (args, fio_args) = crate::cmd_fio::split_argv(std::env::args_os().collect());
@@ -380,14 +478,13 @@ pub fn main() -> ExitCode {
                 .get(clap::error::ContextKind::InvalidArg)
                 .map(|v| v.to_string())
                 .unwrap_or_default();
-            let cmd = <Cli as clap::CommandFactory>::command();
             output::note(&format!(
-                "error: {}",
-                unknown_option_message(&cmd, sub.as_deref(), &arg)
+                "error: {} (see --help)",
+                unknown_option_message(&command(), sub.as_deref(), &arg)
             ));
             return ExitCode::from(EXIT_BAD_INPUT);
         }
-        Err(e) => e.exit(),
+        Err(e) => return clap_failure(e),
     };
     crate::signals::install();
     let res = match cli.cmd {
@@ -401,14 +498,95 @@ pub fn main() -> ExitCode {
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
         Cmd::Study(a) => crate::cmd_sweep::cmd_study(a),
+        Cmd::Completions(a) => cmd_completions(a),
+        Cmd::Man(a) => cmd_man(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            output::note(&format!("error: {}", one_line(&format!("{:#}", f.err))));
+            output::note(&format!(
+                "error: {}",
+                truncate(&one_line(&format!("{:#}", f.err)), MAX_ERROR)
+            ));
             ExitCode::from(f.code)
         }
     }
+}
+
+/// Help and version go to stdout as clap prints them; a usage error becomes one line on stderr
+/// (exit 2), like every other error.
+fn clap_failure(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(if e.use_stderr() { EXIT_BAD_INPUT } else { 0 })
+        }
+        _ => {
+            let text = e.render().to_string();
+            let mut lines = text.lines().map(str::trim).skip_while(|l| l.is_empty());
+            let first = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error:")
+                .trim();
+            let mut msg = first.to_string();
+            if msg.ends_with(':') {
+                // "the following required arguments were not provided:" + an indented list.
+                let items: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
+                msg.push(' ');
+                msg.push_str(&items.join(", "));
+            }
+            // Keep clap's suggestion ("tip: a similar argument exists: '--iodepth'").
+            if let Some(tip) = text.lines().map(str::trim).find(|l| l.starts_with("tip:")) {
+                msg.push_str("; ");
+                msg.push_str(tip.trim_start_matches("tip:").trim());
+            }
+            output::note(&format!("error: {msg} (see --help)"));
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn cmd_completions(a: CompletionsArgs) -> Result<u8, Failure> {
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut command(), "ssdlab", &mut out);
+    output::stdout(&String::from_utf8_lossy(&out)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
+}
+
+/// The manual page of ssdlab (`None`) or of one of its commands, generated from the same
+/// definition `--help` prints.
+pub fn man_page(command_name: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    let mut cmd = command();
+    cmd.build();
+    let page = match command_name {
+        None => cmd,
+        Some(name) => {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let sub = cmd
+                .find_subcommand(name)
+                .ok_or_else(|| anyhow!("no command '{name}' (commands: {})", names.join(", ")))?
+                .clone();
+            // clap names are &'static str; one page is made per process.
+            let page_name: &'static str = Box::leak(format!("ssdlab-{name}").into_boxed_str());
+            sub.name(page_name)
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    Ok(out)
+}
+
+fn cmd_man(a: ManArgs) -> Result<u8, Failure> {
+    let page = man_page(a.command.as_deref())?;
+    output::stdout(&String::from_utf8_lossy(&page)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
 }
 
 fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {

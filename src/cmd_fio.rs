@@ -12,9 +12,8 @@
 
 use crate::cli::{positive_size_arg, positive_u32, size_arg, Failure, EXIT_BAD_INPUT};
 use crate::cmd_run::{engine_failure, exit_code_for, preset_file, sim_target};
-use crate::fio_output::{self, Entry, Format, Report};
 use crate::output::{self, check_writable_path, Dest};
-use crate::signals;
+use crate::{signals, status};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
@@ -23,10 +22,11 @@ use ssdlab_engine::{
 };
 use ssdlab_fiojob::job::split_filenames;
 use ssdlab_fiojob::{options, Engine, Job, JobSet, Settings, Size, SystemEnv};
+use ssdlab_report::{exporter, FioJob, Format, Report, ReportJob, TableStyle};
 use ssdlab_stats::{Recorder, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::replay::{TraceFile, TraceShape};
-use ssdlab_workload::{OpKind, ReplaySpec, Trace, WorkloadSpec};
+use ssdlab_workload::{ReplaySpec, Trace, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ pub struct FioArgs {
     #[arg(long, conflicts_with = "output_format")]
     pub json_plus: bool,
     /// fio's output format: normal (the default), json or json+.
-    #[arg(long, value_name = "FORMAT", value_parser = Format::parse)]
+    #[arg(long, value_name = "FORMAT", value_parser = fio_format)]
     pub output_format: Option<Format>,
     /// Write the report to FILE ("-": stdout). Never a file the command reads.
     #[arg(long, value_name = "FILE")]
@@ -190,6 +190,22 @@ struct Measured {
     recorder: Recorder,
     outcome: LoopOutcome,
     workers: Vec<(RunResult, Recorder)>,
+}
+
+/// fio's `--output-format` names (several may be given comma-separated in fio; ssdlab prints
+/// one): normal, json, json+.
+fn fio_format(s: &str) -> Result<Format, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    match parts.as_slice() {
+        ["normal"] => Ok(Format::Normal),
+        ["json"] => Ok(Format::Json),
+        ["json+"] => Ok(Format::JsonPlus),
+        ["terse"] => Err("--output-format=terse is not supported (normal, json, json+)".into()),
+        [o] => Err(format!("--output-format={o}: normal, json or json+")),
+        _ => Err(format!(
+            "--output-format={s}: ssdlab prints one format at a time (normal, json or json+)"
+        )),
+    }
 }
 
 fn format_of(a: &FioArgs) -> Format {
@@ -821,50 +837,35 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         let idx: Vec<usize> = (0..units.len())
             .filter(|&i| js.jobs[units[i].job].wave == w)
             .collect();
-        let got: Result<Vec<Measured>, Failure> = match &mut session {
-            Some(sess) => {
-                let jobs: Vec<SimJob<'_>> = idx
-                    .iter()
-                    .map(|&i| SimJob {
-                        spec: &units[i].spec,
-                        iolog: units[i].iolog.clone(),
-                    })
-                    .collect();
-                let any_per_worker = idx.iter().any(|&i| per_worker(&js.jobs[units[i].job]));
-                sess.run(
-                    &jobs,
-                    &SimOptions {
-                        stop: Some(signals::stop_flag()),
-                        max_memory: a.max_memory,
-                        per_worker: any_per_worker,
-                    },
-                )
-                .map(|outs| {
-                    outs.into_iter()
-                        .map(|o| Measured {
-                            result: o.result,
-                            recorder: o.recorder,
-                            outcome: o.outcome,
-                            workers: o.workers.into_iter().zip(o.worker_recorders).collect(),
-                        })
-                        .collect()
-                })
-                .map_err(engine_failure)
-            }
-            None => {
-                let jobs: Vec<RealJob<'_>> = idx
-                    .iter()
-                    .map(|&i| {
-                        let (t, o) = units[i].real.as_ref().expect("real unit");
-                        RealJob {
+        let Some(&lead) = idx.first() else {
+            continue;
+        };
+        // The status line of `ssdlab run` (on a terminal): the wave's jobs report together;
+        // its ETA follows the wave's first job.
+        let simulated = session.is_some();
+        let got: Result<Vec<Measured>, Failure> = status::with_status_line(
+            &units[lead].spec,
+            simulated,
+            |progress| match &mut session {
+                Some(sess) => {
+                    let jobs: Vec<SimJob<'_>> = idx
+                        .iter()
+                        .map(|&i| SimJob {
                             spec: &units[i].spec,
-                            target: t,
-                            opts: o,
                             iolog: units[i].iolog.clone(),
-                        }
-                    })
-                    .collect();
-                ssdlab_engine::run_real_jobs(&jobs)
+                        })
+                        .collect();
+                    let any_per_worker = idx.iter().any(|&i| per_worker(&js.jobs[units[i].job]));
+                    sess.run(
+                        &jobs,
+                        &SimOptions {
+                            stop: Some(signals::stop_flag()),
+                            max_memory: a.max_memory,
+                            per_worker: any_per_worker,
+                            log: None,
+                            progress,
+                        },
+                    )
                     .map(|outs| {
                         outs.into_iter()
                             .map(|o| Measured {
@@ -876,8 +877,47 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                             .collect()
                     })
                     .map_err(engine_failure)
-            }
-        };
+                }
+                None => {
+                    let opts: Vec<RealOptions<'_>> = idx
+                        .iter()
+                        .map(|&i| RealOptions {
+                            progress,
+                            ..units[i].real.as_ref().expect("real unit").1.clone()
+                        })
+                        .collect();
+                    let jobs: Vec<RealJob<'_>> = idx
+                        .iter()
+                        .zip(&opts)
+                        .map(|(&i, o)| {
+                            let (t, _) = units[i].real.as_ref().expect("real unit");
+                            RealJob {
+                                spec: &units[i].spec,
+                                target: t,
+                                opts: o,
+                                iolog: units[i].iolog.clone(),
+                            }
+                        })
+                        .collect();
+                    ssdlab_engine::run_real_jobs(&jobs)
+                        .map(|outs| {
+                            outs.into_iter()
+                                .map(|o| Measured {
+                                    result: o.result,
+                                    recorder: o.recorder,
+                                    outcome: o.outcome,
+                                    workers: o
+                                        .workers
+                                        .into_iter()
+                                        .zip(o.worker_recorders)
+                                        .collect(),
+                                })
+                                .collect()
+                        })
+                        .map_err(engine_failure)
+                }
+            },
+        );
         match got {
             Ok(ms) => {
                 for (&i, m) in idx.iter().zip(ms) {
@@ -918,6 +958,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                     );
                     r.verify = v.result.verify.clone();
                     r.members = m.result.members.clone();
+                    r.disk_util = m.result.disk_util.clone();
                     m.result = r;
                     m.workers.clear();
                 }
@@ -933,10 +974,23 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     }
 
     // 6. The report.
-    let report = build_report(&js, &units, &measured);
-    let text = fio_output::render(&report, format);
-    if !report.entries.is_empty() {
-        dest.write(&text).map_err(|e| {
+    let entries = build_report(&js, &units, &measured);
+    let report = Report {
+        jobs: entries
+            .iter()
+            .map(|(result, fio)| ReportJob {
+                result,
+                fio: Some(fio),
+            })
+            .collect(),
+        global_options: &js.global_options,
+    };
+    // The one exporter of each format, as `ssdlab run` uses them.
+    let bytes = exporter(format, TableStyle::Ascii)
+        .and_then(|x| x.export(&report))
+        .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, e))?;
+    if !entries.is_empty() {
+        dest.write_bytes(&bytes).map_err(|e| {
             Failure::new(
                 crate::cli::EXIT_FAILED,
                 anyhow!("cannot write the report: {e}"),
@@ -946,10 +1000,9 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     if let Some(f) = failure {
         return Err(f);
     }
-    let code = report
-        .entries
+    let code = entries
         .iter()
-        .map(|e| exit_code_for(&e.result))
+        .map(|(r, _)| exit_code_for(r))
         .max()
         .unwrap_or(0);
     if signals::stopped() {
@@ -973,7 +1026,11 @@ struct Building {
 /// The report entries, by fio's rule (`stat.c`): every clone of a job without
 /// `group_reporting` is an entry of its own; a job with it joins the entry before it when that
 /// is of the same reporting group, else starts one.
-fn build_report(js: &JobSet, units: &[Unit], measured: &[Option<Measured>]) -> Report {
+fn build_report(
+    js: &JobSet,
+    units: &[Unit],
+    measured: &[Option<Measured>],
+) -> Vec<(RunResult, FioJob)> {
     let mut built: Vec<Building> = Vec::new();
     for (i, u) in units.iter().enumerate() {
         let Some(m) = &measured[i] else { continue };
@@ -1023,7 +1080,7 @@ fn build_report(js: &JobSet, units: &[Unit], measured: &[Option<Measured>]) -> R
             });
         }
     }
-    let entries = built
+    built
         .into_iter()
         .map(|b| {
             let j = &js.jobs[b.job];
@@ -1040,6 +1097,7 @@ fn build_report(js: &JobSet, units: &[Unit], measured: &[Option<Measured>]) -> R
                     b.first.cpu.clone(),
                 );
                 r.members = b.first.members.clone();
+                r.disk_util = b.first.disk_util.clone();
                 r.device = b.first.device.clone();
                 r.verify = b.first.verify.clone();
                 r.errors = b.errors;
@@ -1059,26 +1117,19 @@ fn build_report(js: &JobSet, units: &[Unit], measured: &[Option<Measured>]) -> R
                         .find(|(k, _)| k == "description")
                 })
                 .map(|(_, v)| v.clone());
-            Entry {
-                name: j.name.clone(),
-                group: b.group,
-                members: b.members,
-                bins: [
-                    b.recorder.clat_bins(OpKind::Read),
-                    b.recorder.clat_bins(OpKind::Write),
-                    b.recorder.clat_bins(OpKind::Trim),
-                ],
+            (
                 result,
-                options: j.options.clone(),
-                description,
-                header: header(j, &units[b.unit].label),
-            }
+                FioJob {
+                    name: j.name.clone(),
+                    group: b.group,
+                    members: b.members,
+                    options: j.options.clone(),
+                    description,
+                    header: header(j, &units[b.unit].label),
+                },
+            )
         })
-        .collect();
-    Report {
-        entries,
-        global_options: js.global_options.clone(),
-    }
+        .collect()
 }
 
 #[cfg(test)]

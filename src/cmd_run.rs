@@ -13,12 +13,17 @@ use crate::cli::{
 };
 use crate::output::{self, check_writable_path, Dest};
 use crate::signals;
+use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
     EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimOptions, SimTarget,
 };
-use ssdlab_stats::RunResult;
+use ssdlab_report::export::LogExporter;
+use ssdlab_report::logs::LogKind;
+use ssdlab_report::logs::LogRequest;
+use ssdlab_report::Exporter;
+use ssdlab_stats::{LogConfig, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::parse_size;
 use std::path::{Path, PathBuf};
@@ -29,8 +34,8 @@ const DEFAULT_STRIPE: u64 = 512 << 10;
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// File or block device to test. A missing file is created (needs --span); a short one is
-    /// extended with data; nothing is ever truncated..
-    #[arg(long, visible_alias = "filename", value_name = "PATH", required_unless_present_any = ["null", "raid0", "sim"], conflicts_with_all = ["null", "raid0", "sim"])]
+    /// extended with data; nothing is ever truncated.
+    #[arg(long, visible_alias = "filename", value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
     target: Option<PathBuf>,
     /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
     #[arg(long, conflicts_with_all = ["raid0", "sim"])]
@@ -104,6 +109,13 @@ pub struct RunArgs {
     /// named after the target's identity.
     #[arg(long, value_name = "FILE", requires = "verify")]
     verify_map: Option<PathBuf>,
+    /// Also keep the result in this results store (created if missing), next to sweeps, for
+    /// `ssdlab report`.
+    #[arg(long, value_name = "DB")]
+    store: Option<PathBuf>,
+    /// The label of the stored run (default: the target and the workload).
+    #[arg(long, value_name = "TEXT", requires = "store")]
+    label: Option<String>,
     /// Refuse to start when the run's memory estimate (I/O buffers, simulated drives) is above
     /// SIZE; the system's available memory and limits always apply.
     #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
@@ -113,10 +125,86 @@ pub struct RunArgs {
     inject_fault: Option<ssdlab_engine::FaultPlan>,
     #[command(flatten)]
     out: OutputArgs,
+    #[command(flatten)]
+    logs: LogArgs,
+}
+
+/// fio's time-series logs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LogArgs {
+    /// Write fio's bandwidth log: NAME_bw.<job>.log per job (KiB/s per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_bw_log: Option<PathBuf>,
+    /// Write fio's IOPS log: NAME_iops.<job>.log per job.
+    #[arg(long, value_name = "NAME")]
+    pub write_iops_log: Option<PathBuf>,
+    /// Write fio's latency logs: NAME_lat.<job>.log, NAME_clat.<job>.log and NAME_slat.<job>.log
+    /// per job (mean ns per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_lat_log: Option<PathBuf>,
+    /// Averaging window of the logs in milliseconds (fio's log_avg_msec; default 1000). With a
+    /// bandwidth or IOPS log, the run's bw_*/iops_* statistics use the same windows, as in fio.
+    #[arg(long, value_name = "MSEC", value_parser = log_avg_arg)]
+    pub log_avg_msec: Option<u64>,
+}
+
+fn log_avg_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
+        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
+    }
+}
+
+impl LogArgs {
+    /// The logs asked for (checked: --log-avg-msec needs a log).
+    pub fn request(&self) -> Result<Option<(LogRequest, u64)>> {
+        let req = LogRequest {
+            bw: self.write_bw_log.clone(),
+            iops: self.write_iops_log.clone(),
+            lat: self.write_lat_log.clone(),
+        };
+        if !req.any() {
+            if self.log_avg_msec.is_some() {
+                bail!("--log-avg-msec applies to logs: give --write-bw-log, --write-iops-log or --write-lat-log");
+            }
+            return Ok(None);
+        }
+        for (flag, p) in [
+            ("--write-bw-log", &req.bw),
+            ("--write-iops-log", &req.iops),
+            ("--write-lat-log", &req.lat),
+        ] {
+            if let Some(p) = p {
+                if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') {
+                    bail!(
+                        "{flag} '{}': give a file name prefix (NAME or DIR/NAME)",
+                        p.display()
+                    );
+                }
+            }
+        }
+        Ok(Some((req, self.log_avg_msec.unwrap_or(1000))))
+    }
+
+    /// What the engine keeps for these logs over a run of `spec`.
+    pub fn config(req: &LogRequest, msec: u64, spec: &ssdlab_workload::WorkloadSpec) -> LogConfig {
+        let interval_ns = msec.saturating_mul(1_000_000);
+        LogConfig {
+            interval_ns,
+            bw: req.bw.is_some(),
+            iops: req.iops.is_some(),
+            reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
+        }
+    }
 }
 
 /// Refuses flags that do not apply to the chosen target, instead of ignoring them.
 fn check_flags(a: &RunArgs) -> Result<()> {
+    if a.target.is_none() && !a.null && a.raid0.is_empty() && a.sim.is_none() {
+        bail!("no target: give --target FILE|DEVICE, --raid0 A,B[,…], --null or --sim PRESET");
+    }
     let sim_only = [
         ("--drives", a.drives.is_some()),
         ("--state", a.state.is_some()),
@@ -208,16 +296,32 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// A preset given as a path to a TOML file (as opposed to a built-in name).
+/// A preset given as a path to a TOML file (as opposed to a built-in name): it ends in `.toml`
+/// or contains a `/`.
 pub fn preset_file(name: &str) -> Option<&Path> {
-    let p = Path::new(name);
-    ((name.ends_with(".toml") || name.contains('/')) && p.exists()).then_some(p)
+    (name.ends_with(".toml") || name.contains('/')).then_some(Path::new(name))
 }
 
-/// Loads a preset by name, or a preset TOML file when the argument is a path to one.
+/// Largest preset file read (real ones are a few KiB).
+const MAX_PRESET_FILE: u64 = 1 << 20;
+
+/// Loads a preset by name, or a preset TOML file when the argument is a path to one. The file
+/// must be a regular file of reasonable size (a FIFO or a device is never opened).
 pub fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
     match preset_file(name) {
-        Some(p) => ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}")),
+        Some(p) => {
+            let m = std::fs::metadata(p).map_err(|e| anyhow!("preset file {name}: {e}"))?;
+            if !m.is_file() {
+                bail!("preset file {name}: not a regular file");
+            }
+            if m.len() > MAX_PRESET_FILE {
+                bail!(
+                    "preset file {name}: {} bytes; a preset file is at most {MAX_PRESET_FILE}",
+                    m.len()
+                );
+            }
+            ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}"))
+        }
         None => ssdlab_ssdsim::load_preset(name).map_err(|e| anyhow!("{e}")),
     }
 }
@@ -272,17 +376,25 @@ pub fn exit_code_for(r: &RunResult) -> u8 {
     }
 }
 
-fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
-    let text = if json {
-        ssdlab_report::fio_json_string(results)
-    } else {
-        results
-            .iter()
-            .map(ssdlab_report::render_table)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    dest.write(&text).map_err(|e| {
+fn log_flag(kind: LogKind) -> &'static str {
+    match kind {
+        LogKind::Bw => "--write-bw-log",
+        LogKind::Iops => "--write-iops-log",
+        _ => "--write-lat-log",
+    }
+}
+
+/// Prints the results in the chosen format, then writes the logs (all of them or none).
+pub fn emit(
+    exporter: &dyn Exporter,
+    dest: &Dest,
+    logs: &[(PathBuf, LogKind, u32)],
+    results: &[RunResult],
+) -> Result<(), Failure> {
+    let bytes = exporter
+        .serialize(results)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    dest.write_bytes(&bytes).map_err(|e| {
         let what = match dest {
             Dest::Stdout => "stdout".to_string(),
             Dest::File(p) => p.display().to_string(),
@@ -291,7 +403,53 @@ fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
             EXIT_FAILED,
             anyhow!("cannot write the results to {what}: {e}"),
         )
-    })
+    })?;
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let files = logs
+        .iter()
+        .map(|(path, kind, job)| {
+            let bytes = LogExporter {
+                kind: *kind,
+                job: *job,
+            }
+            .serialize(results)
+            .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+            Ok((path.clone(), bytes))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    output::write_files(&files)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
+    output::note(&format!(
+        "wrote {} log file{} ({} …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        files[0].0.display()
+    ));
+    Ok(())
+}
+
+/// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
+fn keep(
+    store: &mut Option<ssdlab_report::store::Store>,
+    path: Option<&Path>,
+    label: Option<&str>,
+    r: &RunResult,
+) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    if store.is_none() {
+        *store = Some(
+            ssdlab_report::store::Store::open(path).map_err(|e| Failure::new(EXIT_FAILED, e))?,
+        );
+    }
+    let Some(st) = store else { return Ok(()) };
+    let label = label
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{} {}", r.target.name, r.spec.summary()));
+    st.insert_run(&label, r)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(())
 }
 
 fn real_target(a: &RunArgs) -> Result<RealTarget> {
@@ -321,9 +479,21 @@ fn real_target(a: &RunArgs) -> Result<RealTarget> {
 pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     check_flags(&a)?;
     let spec = a.workload.to_spec()?;
+    let exporter = a.out.exporter()?;
     let dest = a.out.dest();
     if let Some(p) = dest.file() {
         check_writable_path("--output", p).map_err(|e| anyhow!(e))?;
+    }
+    let logs = a.logs.request()?;
+    let log_files: Vec<(PathBuf, LogKind, u32)> = logs
+        .as_ref()
+        .map(|(req, _)| req.files(spec.jobs))
+        .unwrap_or_default();
+    let log_config = logs
+        .as_ref()
+        .map(|(req, msec)| LogArgs::config(req, *msec, &spec));
+    for (path, kind, _) in &log_files {
+        check_writable_path(log_flag(*kind), path).map_err(|e| anyhow!(e))?;
     }
     let mut outputs: Vec<Named<'_>> = dest
         .file()
@@ -333,6 +503,34 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         })
         .into_iter()
         .collect();
+    if let Some(path) = &a.store {
+        if !path.exists() {
+            check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
+        } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(anyhow!(
+                "--store {}: exists and is not a regular file",
+                path.display()
+            )
+            .into());
+        }
+        outputs.push(Named {
+            role: "--store",
+            path,
+        });
+    }
+    // --output must not be one of the log files either.
+    let log_named: Vec<Named<'_>> = log_files
+        .iter()
+        .map(|(path, kind, _)| Named {
+            role: log_flag(*kind),
+            path,
+        })
+        .collect();
+    check_outputs(&outputs, &log_named)?;
+    outputs.extend(log_named.iter().map(|n| Named {
+        role: n.role,
+        path: n.path,
+    }));
     if let Some(path) = &a.verify_map {
         check_writable_path("--verify-map", path).map_err(|e| anyhow!(e))?;
         outputs.push(Named {
@@ -341,6 +539,18 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         });
     }
     let stop = Some(signals::stop_flag());
+    // An existing store that is not an ssdlab store (or damaged, or read-only) is refused before
+    // the run; a missing one is created only once there is a result to keep.
+    let mut store = match &a.store {
+        Some(p) if p.exists() => {
+            let st =
+                ssdlab_report::store::Store::open(p).map_err(crate::cmd_sweep::store_failure)?;
+            st.require_writable("the run must be stored")
+                .map_err(crate::cmd_sweep::store_failure)?;
+            Some(st)
+        }
+        _ => None,
+    };
 
     if let Some(name) = &a.sim {
         let inputs: Vec<Named<'_>> = preset_file(name)
@@ -364,17 +574,27 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             a.state.as_deref().unwrap_or("fresh"),
             adapter,
         )?;
-        let result = ssdlab_engine::run_sim(
-            &spec,
-            &t,
-            &SimOptions {
-                stop,
-                max_memory: a.max_memory,
-                ..Default::default()
-            },
-        )
+        let result = status::with_status_line(&spec, true, |progress| {
+            ssdlab_engine::run_sim(
+                &spec,
+                &t,
+                &SimOptions {
+                    stop,
+                    max_memory: a.max_memory,
+                    log: log_config,
+                    progress,
+                    ..Default::default()
+                },
+            )
+        })
         .map_err(engine_failure)?;
-        emit(a.out.json, &dest, std::slice::from_ref(&result))?;
+        keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
+        emit(
+            exporter.as_ref(),
+            &dest,
+            &log_files,
+            std::slice::from_ref(&result),
+        )?;
         return Ok(exit_code_for(&result));
     }
 
@@ -415,9 +635,24 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         stop,
         max_memory: a.max_memory,
         verify_map: a.verify_map.as_deref(),
+        log: log_config,
         ..Default::default()
     };
-    let out = ssdlab_engine::run_real(&spec, &target, &opts).map_err(engine_failure)?;
-    emit(a.out.json, &dest, std::slice::from_ref(&out.result))?;
+    let out = status::with_status_line(&spec, false, |progress| {
+        ssdlab_engine::run_real(&spec, &target, &RealOptions { progress, ..opts })
+    })
+    .map_err(engine_failure)?;
+    keep(
+        &mut store,
+        a.store.as_deref(),
+        a.label.as_deref(),
+        &out.result,
+    )?;
+    emit(
+        exporter.as_ref(),
+        &dest,
+        &log_files,
+        std::slice::from_ref(&out.result),
+    )?;
     Ok(exit_code_for(&out.result))
 }

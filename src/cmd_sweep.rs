@@ -80,6 +80,10 @@ pub struct ReportArgs {
     /// Print the analysis as one JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also write one fio JSON file per finished point under DIR, laid out for fio-plot
+    /// (DIR/SWEEP/TARGET[-stripe-S]/BS/RW-QD-JOBS.json; see docs/FIO.md). Created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub fio_json: Option<PathBuf>,
 }
 
 /// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
@@ -102,11 +106,14 @@ pub struct StudyArgs {
     /// Which study: stripe or alignment.
     #[arg(default_value = "stripe")]
     name: String,
-    /// Drive preset for studies of one drive model (the stripe study).
-    #[arg(long, default_value = "vertex450-128g")]
-    preset: String,
-    /// Results store; default ssdlab-study-<study>-<preset>.sqlite in the current directory
-    /// (ssdlab-study-alignment.sqlite for the alignment study); resumes if present.
+    /// Drive preset for studies of one drive model (the stripe study; default vertex450-128g).
+    /// The alignment study compares its own set of drives.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Results store (SQLite; a study resumes from it when it exists). Default, in the current
+    /// directory: ssdlab-study-stripe-PRESET.sqlite for the stripe study
+    /// (ssdlab-study-stripe-vertex450-128g.sqlite with the default preset),
+    /// ssdlab-study-alignment.sqlite for the alignment study.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
     /// Parallel workers (default: as many cores as the memory estimate allows).
@@ -298,15 +305,28 @@ impl PointRunner {
 
     /// Checks one point as its run would, without running or writing anything; returns the
     /// memory its simulated drives take (0 for real points) and the key of its drive state.
-    fn check(&self, p: &Point) -> Result<(u64, Option<String>)> {
+    /// `targets` caches the built simulated targets (loading a preset is the costly part).
+    fn check(
+        &self,
+        p: &Point,
+        targets: &mut HashMap<(String, Option<u64>), SimTarget>,
+    ) -> Result<(u64, Option<String>)> {
         let what = || format!("point {}", p.describe());
         match &p.target {
             PointTarget::Sim { .. } => {
-                let t = Self::sim_target(p)
-                    .with_context(|| format!("target '{}'", p.target_label))?
-                    .ok_or_else(|| anyhow!("not a simulated point"))?;
-                ssdlab_engine::check_sim_run(&p.spec, &t, self.max_memory).with_context(what)?;
-                Ok((ssdlab_engine::sim_memory_estimate(&t), Self::state_key(p)))
+                let key = (
+                    serde_json::to_string(&p.target).unwrap_or_default(),
+                    p.stripe,
+                );
+                if !targets.contains_key(&key) {
+                    let t = Self::sim_target(p)
+                        .with_context(|| format!("target '{}'", p.target_label))?
+                        .ok_or_else(|| anyhow!("not a simulated point"))?;
+                    targets.insert(key.clone(), t);
+                }
+                let t = &targets[&key];
+                ssdlab_engine::check_sim_run(&p.spec, t, self.max_memory).with_context(what)?;
+                Ok((ssdlab_engine::sim_memory_estimate(t), Self::state_key(p)))
             }
             PointTarget::Real { paths } => {
                 let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;
@@ -316,6 +336,21 @@ impl PointRunner {
             }
         }
     }
+}
+
+/// The sweep was stopped by a signal while it was being checked (nothing was created).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted while checking the sweep; nothing was created or run")]
+struct Interrupted;
+
+/// The exit code of a failure while checking a sweep: 128 + signal when it was stopped, else 2.
+fn check_failure(e: anyhow::Error) -> Failure {
+    let code = if e.downcast_ref::<Interrupted>().is_some() {
+        signals::exit_code()
+    } else {
+        EXIT_BAD_INPUT
+    };
+    Failure::new(code, e)
 }
 
 /// What checking a sweep found out: how many simulated points may run at once.
@@ -343,11 +378,23 @@ fn check_sweep(
                     .map_or("more than 2^64".to_string(), |n| n.to_string())
             )
         })?;
+    spec.check_real_paths()?;
+    let has_real = spec.targets.iter().any(|t| !t.kind.is_sim());
+    if runner.allow_destroy && !has_real {
+        bail!("--allow-destroy applies to real targets, and this sweep simulates every target");
+    }
+    if jobs.is_some() && has_real && spec.targets.iter().all(|t| !t.kind.is_sim()) {
+        bail!("--jobs sets how many simulated points run at once, and this sweep has none (real points always run one at a time)");
+    }
     let mut states: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut largest = 0u64;
     let mut sims = 0u64;
+    let mut targets = HashMap::new();
     for p in spec.points_iter() {
-        let (mem, state) = runner.check(&p)?;
+        if signals::stopped() {
+            bail!(Interrupted);
+        }
+        let (mem, state) = runner.check(&p, &mut targets)?;
         if let Some(k) = state {
             sims += 1;
             largest = largest.max(mem);
@@ -373,10 +420,12 @@ fn check_sweep(
     if fit(1) > limit.bytes {
         bail!(
             "sweep '{}' needs about {} of memory even one point at a time (a cached drive state and \
-             a working copy, {} each), more than {} allows ({}); use smaller drives",
+             a working copy, {} each, and {} for its {count} points), more than {} allows ({}); \
+             use smaller drives or fewer points",
             spec.name,
             size(fit(1)),
             size(largest),
+            size(bookkeeping),
             limit.source,
             size(limit.bytes)
         );
@@ -436,27 +485,61 @@ fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
     v
 }
 
-/// Checks that the store is not one of the sweep's inputs and can be a file.
+/// The preset files (presets given as paths) the sweep's simulated targets read.
+fn sweep_presets(spec: &SweepSpec) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for t in &spec.targets {
+        if let PointTarget::Sim { preset, .. } = &t.kind {
+            if let Some(p) = preset_file(preset) {
+                if !v.iter().any(|x| x == p) {
+                    v.push(p.to_path_buf());
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Checks the files of a sweep against each other: the store is none of the sweep's files, and no
+/// real target (which the sweep may write) is the sweep file or a preset file it reads. Also that
+/// the store can be created or written.
 fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
-    check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
-    let ins = sweep_inputs(spec);
-    let mut inputs: Vec<Named<'_>> = ins
+    if db.exists() {
+        // An existing store may be read-only (a finished sweep re-runs and reports without
+        // writing); the store itself decides. It must be a regular file.
+        if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) {
+            bail!("--db {}: exists and is not a regular file", db.display());
+        }
+    } else {
+        check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
+    }
+    let targets = sweep_inputs(spec);
+    let presets = sweep_presets(spec);
+    let mut reads: Vec<Named<'_>> = presets
         .iter()
-        .map(|(role, path)| Named { role, path })
+        .map(|path| Named {
+            role: "a preset file of the sweep",
+            path,
+        })
         .collect();
     if let Some(f) = sweep_file {
-        inputs.push(Named {
+        reads.push(Named {
             role: "the sweep file",
             path: f,
         });
     }
+    let mut all = reads.clone();
+    all.extend(targets.iter().map(|(role, path)| Named { role, path }));
     check_outputs(
         &[Named {
             role: "the results store",
             path: db,
         }],
-        &inputs,
+        &all,
     )?;
+    for (role, path) in &targets {
+        check_outputs(&[Named { role, path }], &reads)?;
+    }
     Ok(())
 }
 
@@ -479,7 +562,7 @@ pub fn sweep_with(
         a.db.clone()
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
     check_db(&db, &spec, Some(&a.file))?;
-    let checked = check_sweep(&spec, runner, a.jobs, a.max_memory)?;
+    let checked = check_sweep(&spec, runner, a.jobs, a.max_memory).map_err(check_failure)?;
     run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop)
 }
 
@@ -508,12 +591,14 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
         let points = spec.points();
         sims = points.iter().filter(|p| p.is_sim()).count() as u64;
         reals = points.len() as u64 - sims;
-        out.write_all(render_points(&points, status.as_ref()).as_bytes())
-            .map_err(write_err)?;
+        out.write_all(
+            render_points(&points, status.as_ref(), crate::cli::auto_table_style()).as_bytes(),
+        )
+        .map_err(write_err)?;
     } else {
         writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
         for p in spec.points_iter() {
-            if output::stdout_closed() {
+            if output::stdout_closed() || signals::stopped() {
                 break;
             }
             if p.is_sim() {
@@ -558,7 +643,7 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
 
 /// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
 /// writing results, so it is not bad input.
-fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
+pub fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
     let code = if e.is_io_failure() {
         EXIT_FAILED
     } else {
@@ -632,6 +717,11 @@ pub fn run_spec(
     })
 }
 
+/// Where a study's store goes without --db (named in `study --help`).
+fn study_db(spec: &SweepSpec) -> PathBuf {
+    PathBuf::from(format!("ssdlab-{}.sqlite", spec.name))
+}
+
 /// `ssdlab study`.
 pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
@@ -647,26 +737,33 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         .into());
     };
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
-    if preset_file(&a.preset).is_some() {
+    let uses_preset = template.contains("@PRESET@");
+    if let (false, Some(p)) = (uses_preset, &a.preset) {
         return Err(anyhow!(
-            "--preset {}: the built-in studies take a preset name (see `ssdlab drives`)",
-            a.preset
+            "--preset {p}: the {name} study compares its own set of drives; --preset applies to the stripe study"
         )
         .into());
     }
-    ssdlab_ssdsim::load_preset(&a.preset).map_err(|e| anyhow!("--preset: {e}"))?;
-    let text = template.replace("@PRESET@", &a.preset);
+    let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
+    if uses_preset {
+        if preset_file(preset).is_some() {
+            return Err(anyhow!(
+                "--preset {preset}: the built-in studies take a preset name (see `ssdlab drives`)"
+            )
+            .into());
+        }
+        ssdlab_ssdsim::load_preset(preset).map_err(|e| anyhow!("--preset: {e}"))?;
+    }
+    let text = template.replace("@PRESET@", preset);
     let spec = SweepSpec::parse(&text, Path::new("."))
         .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
     if let Some(m) = &mix {
         spec.check_mix(m)?;
     }
-    let db =
-        a.db.clone()
-            .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
+    let db = a.db.clone().unwrap_or_else(|| study_db(&spec));
     check_db(&db, &spec, None)?;
     let runner = PointRunner::new(false, a.max_memory);
-    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory)?;
+    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
     let code = run_spec(
         &spec,
         &db,
@@ -685,6 +782,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         qd: None,
         sweep: Some(spec.name.clone()),
         json: false,
+        fio_json: None,
     };
     cmd_report(report)
 }
@@ -701,16 +799,32 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
     if let Some(p) = csv.as_ref().and_then(Dest::file) {
         check_writable_path("--csv", p).map_err(|e| anyhow!(e))?;
+        let side: Vec<PathBuf> = ["-journal", "-wal", "-shm"]
+            .iter()
+            .map(|x| {
+                let mut n = a.db.clone().into_os_string();
+                n.push(x);
+                PathBuf::from(n)
+            })
+            .collect();
+        let mut stores = vec![Named {
+            role: "the results store",
+            path: &a.db,
+        }];
+        stores.extend(side.iter().map(|path| Named {
+            role: "a file of the results store",
+            path,
+        }));
         check_outputs(
             &[Named {
                 role: "--csv",
                 path: p,
             }],
-            &[Named {
-                role: "the results store",
-                path: &a.db,
-            }],
+            &stores,
         )?;
+    }
+    if let Some(dir) = &a.fio_json {
+        check_fio_json_dir(dir, &a.db)?;
     }
     let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
     let mut sweeps = store.sweeps().map_err(store_failure)?;
@@ -739,6 +853,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         return Err(anyhow!("{} holds no sweeps and no runs yet", a.db.display()).into());
     }
 
+    let style = crate::cli::auto_table_style();
     let mut text = String::new();
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
@@ -757,18 +872,21 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             },
             None => None,
         };
-        text.push_str(&render_analysis(&analysis));
+        text.push_str(&render_analysis(&analysis, style));
         if let Some(r) = &recs {
-            text.push_str(&render_mix(r));
+            text.push_str(&render_mix(r, style));
         }
         text.push('\n');
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
+    }
+    if let Some(dir) = &a.fio_json {
+        export_fio_json(&store, &sweeps, dir, &a.db)?;
     }
     if mix.is_some() && !sweeps.is_empty() && mix_errors.len() == sweeps.len() {
         return Err(anyhow!("{}", mix_errors.join("; ")).into());
     }
     if !runs.is_empty() {
-        text.push_str(&render_runs(&runs));
+        text.push_str(&render_runs(&runs, style));
     }
 
     if let Some(dest) = &csv {
@@ -795,4 +913,150 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     };
     output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(0)
+}
+
+/// `--fio-json DIR` must be a directory (or a name for one to create in an existing directory).
+fn check_fio_json_dir(dir: &Path, db: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => bail!(
+            "--fio-json {}: exists and is not a directory",
+            dir.display()
+        ),
+        Ok(_) => {}
+        Err(_) => {
+            let parent = dir
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                bail!(
+                    "--fio-json {}: directory {} does not exist",
+                    dir.display(),
+                    parent.display()
+                );
+            }
+        }
+    }
+    if std::fs::canonicalize(dir).ok() == std::fs::canonicalize(db).ok() && dir.exists() {
+        bail!("--fio-json {} is the results store", dir.display());
+    }
+    Ok(())
+}
+
+/// Writes one fio JSON per finished point of `sweeps` under `dir` (all files or none).
+fn export_fio_json(
+    store: &Store,
+    sweeps: &[ssdlab_report::store::SweepRow],
+    dir: &Path,
+    db: &Path,
+) -> Result<(), Failure> {
+    use ssdlab_report::fio_plot::{layout, PlotPoint};
+    let mut results: Vec<(ssdlab_report::store::StoredPoint, String, RunResult)> = Vec::new();
+    for s in sweeps {
+        for p in store.points(s.id)? {
+            if let Some(r) = store.result(&p.record.key).map_err(store_failure)? {
+                results.push((p, s.name.clone(), r));
+            }
+        }
+    }
+    let repeated: std::collections::HashSet<String> = results
+        .iter()
+        .filter(|(p, _, _)| p.record.repeat > 0)
+        .map(|(_, s, _)| s.clone())
+        .collect();
+    let points: Vec<PlotPoint<'_>> = results
+        .iter()
+        .map(|(p, sweep, r)| PlotPoint {
+            sweep,
+            target: &p.record.target_label,
+            stripe: p.record.stripe,
+            workload: &p.record.workload_name,
+            spec: &r.spec,
+            repeat: p.record.repeat,
+            repeated: repeated.contains(sweep),
+        })
+        .collect();
+    let paths: Vec<PathBuf> = layout(&points).into_iter().map(|p| dir.join(p)).collect();
+    // Never over the store (a store named like one of the files, inside DIR).
+    let named: Vec<Named<'_>> = paths
+        .iter()
+        .map(|path| Named {
+            role: "--fio-json",
+            path,
+        })
+        .collect();
+    check_outputs(
+        &named,
+        &[Named {
+            role: "the results store",
+            path: db,
+        }],
+    )?;
+    let files: Vec<(PathBuf, Vec<u8>)> = paths
+        .into_iter()
+        .zip(&results)
+        .map(|(path, (_, _, r))| {
+            (
+                path,
+                ssdlab_report::fio_json_string(std::slice::from_ref(r)).into_bytes(),
+            )
+        })
+        .collect();
+    // Create the directories (remembering which were new, to take them back on failure).
+    let mut created: Vec<PathBuf> = Vec::new();
+    let fail = |created: &[PathBuf], e: std::io::Error| {
+        for d in created.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!(
+                "cannot write the fio JSON files under {}: {e}",
+                dir.display()
+            ),
+        )
+    };
+    for (path, _) in &files {
+        let parent = path.parent().unwrap_or(dir);
+        let missing: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        for d in missing.into_iter().rev() {
+            std::fs::create_dir(&d).map_err(|e| fail(&created, e))?;
+            created.push(d);
+        }
+    }
+    output::write_files(&files).map_err(|e| fail(&created, e))?;
+    output::note(&format!(
+        "wrote {} fio JSON file{} under {} (fio-plot -i DIR/SWEEP/TARGET/BS …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        dir.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod study_help_tests {
+    use super::*;
+
+    /// `study --help` names the store each study really writes with the default preset.
+    #[test]
+    fn help_names_the_default_stores() {
+        let mut cmd = crate::cli::command();
+        let help = cmd
+            .find_subcommand_mut("study")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (_, _, template) in STUDIES {
+            let text = template.replace("@PRESET@", "vertex450-128g");
+            let spec = SweepSpec::parse(&text, Path::new(".")).unwrap();
+            let db = study_db(&spec).display().to_string();
+            assert!(help.contains(&db), "{db} not in: {help}");
+        }
+    }
 }

@@ -8,6 +8,6 @@ pub mod cmd_fio;
 pub mod cmd_layout;
 pub mod cmd_run;
 pub mod cmd_sweep;
-pub mod fio_output;
 pub mod output;
 pub mod signals;
+pub mod status;

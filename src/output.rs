@@ -18,11 +18,16 @@ pub fn note(msg: &str) {
 /// Writes `text` to stdout. A closed pipe is not an error: the reader has what it wanted, and
 /// nothing more is written.
 pub fn stdout(text: &str) -> io::Result<()> {
+    stdout_bytes(text.as_bytes())
+}
+
+/// Writes `bytes` to stdout, with the closed-pipe rule of [`stdout`].
+pub fn stdout_bytes(bytes: &[u8]) -> io::Result<()> {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return Ok(());
     }
     let mut so = io::stdout().lock();
-    match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+    match so.write_all(bytes).and_then(|_| so.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
             Ok(())
@@ -114,62 +119,68 @@ impl Dest {
 
     /// Writes `text` to the destination.
     pub fn write(&self, text: &str) -> io::Result<()> {
+        self.write_bytes(text.as_bytes())
+    }
+
+    /// Writes `bytes` to the destination.
+    pub fn write_bytes(&self, bytes: &[u8]) -> io::Result<()> {
         match self {
-            Dest::Stdout => stdout(text),
-            Dest::File(p) => write_file(p, text.as_bytes()),
+            Dest::Stdout => stdout_bytes(bytes),
+            Dest::File(p) => write_file(p, bytes),
         }
     }
 }
 
 /// Checks that `path` can be written as a regular file (`flag` names it in errors) before any
-/// work starts.
+/// work starts: see [`ssdlab_target::resolve_output`] (links followed, directory writable, not a
+/// pseudo-filesystem), and never inside ssdlab's verify-map directory.
 pub fn check_writable_path(flag: &str, path: &Path) -> Result<(), String> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => Err(format!(
-            "{flag} {}: exists and is not a regular file",
+    let dest = ssdlab_target::resolve_output(flag, path).map_err(|e| e.to_string())?;
+    if ssdlab_target::written::is_in_map_dir(&dest) {
+        return Err(format!(
+            "{flag} {}: is inside ssdlab's verify-map directory; choose another place",
             path.display()
-        )),
-        Ok(_) => Ok(()),
-        Err(_) => {
-            let parent = parent_dir(path);
-            if parent.is_dir() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{flag} {}: directory {} does not exist",
-                    path.display(),
-                    parent.display()
-                ))
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` whole or not at all (a new file next to it, renamed into place); a
+/// symbolic link at `path` is written through, never replaced.
+pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dest = ssdlab_target::resolve_output("output", path)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    ssdlab_target::outfile::write_whole(&dest, bytes)
+}
+
+/// Writes a set of files all or nothing as far as the filesystem allows: each into a temporary
+/// file next to it (symbolic links written through, as [`write_file`]), and only when every one
+/// is complete are they renamed into place; if a rename fails, the files this call newly created
+/// are removed again (a file that existed before keeps whichever content it has).
+pub fn write_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+    let with_path =
+        |path: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut temps = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let dest = ssdlab_target::resolve_output("output", path)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let existed = dest.exists();
+        let mut tmp =
+            ssdlab_target::outfile::AtomicFile::create(&dest).map_err(|e| with_path(path, e))?;
+        tmp.write_all(bytes).map_err(|e| with_path(path, e))?;
+        temps.push((path, dest, existed, tmp));
+    }
+    let mut placed: Vec<PathBuf> = Vec::new();
+    for (path, dest, existed, tmp) in temps {
+        if let Err(e) = tmp.commit() {
+            for p in placed {
+                let _ = std::fs::remove_file(p);
             }
+            return Err(with_path(path, e));
+        }
+        if !existed {
+            placed.push(dest);
         }
     }
-}
-
-fn parent_dir(path: &Path) -> PathBuf {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// Writes `bytes` to `path`: into a new temporary file next to it, then renamed over it, so the
-/// old content stays whole until the new one is complete.
-pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = parent_dir(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_data()?;
-    // Keep the permissions of a file being replaced.
-    if let Ok(m) = std::fs::metadata(path) {
-        let _ = tmp.as_file().set_permissions(m.permissions());
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

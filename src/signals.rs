@@ -39,6 +39,12 @@ fn name(sig: i32) -> &'static str {
 /// Installs the handlers; a thread waits for the signals (nothing runs in signal context but
 /// signal-hook's own safe forwarding).
 pub fn install() {
+    // A file-size limit (`ulimit -f`) must make writes fail with EFBIG — so a layout is given
+    // back — instead of killing ssdlab half way through one: handle SIGXFSZ (by noting it).
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(AtomicBool::new(false)),
+    );
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         crate::output::note("cannot install signal handlers; Ctrl-C will end ssdlab at once");
         return;

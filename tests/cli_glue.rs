@@ -29,6 +29,7 @@ fn report_args(db: &Path) -> ReportArgs {
         qd: None,
         sweep: None,
         json: false,
+        fio_json: None,
     }
 }
 

@@ -224,6 +224,14 @@ fn exit_2_means_nothing_was_written() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     fs::write(dir.join("short.img"), vec![7u8; 65536]).unwrap();
+    // A big sparse file: an existing target needs no layout, so the memory check is what refuses.
+    let sparse = fs::File::create(dir.join("sparse.img")).unwrap();
+    sparse.set_len(8 << 30).unwrap();
+    drop(sparse);
+    let sparse_mtime = fs::metadata(dir.join("sparse.img"))
+        .unwrap()
+        .modified()
+        .unwrap();
     let cases: &[(&[&str], &str)] = &[
         (
             &["run", "--target", "a.img", "--span", "4m", "--bs", "1000"],
@@ -275,7 +283,15 @@ fn exit_2_means_nothing_was_written() {
         ),
         (
             &[
-                "run", "--target", "a.img", "--span", "1g", "--bs", "1g", "--qd", "4096",
+                "run",
+                "--target",
+                "sparse.img",
+                "--rw",
+                "write",
+                "--bs",
+                "1g",
+                "--qd",
+                "4096",
             ],
             "I/O buffers",
         ),
@@ -383,8 +399,15 @@ fn exit_2_means_nothing_was_written() {
     for (args, needle) in cases {
         let o = ssdlab(dir, args);
         assert_refused(&o, needle, &args.join(" "));
-        assert_eq!(listing(dir), vec!["short.img"], "{}", args.join(" "));
+        assert_eq!(
+            listing(dir),
+            vec!["short.img", "sparse.img"],
+            "{}",
+            args.join(" ")
+        );
         assert_eq!(fs::read(dir.join("short.img")).unwrap(), vec![7u8; 65536]);
+        let m = fs::metadata(dir.join("sparse.img")).unwrap();
+        assert_eq!((m.len(), m.modified().unwrap()), (8 << 30, sparse_mtime));
     }
 }
 
@@ -463,6 +486,7 @@ fn layout_of_a_huge_range_streams() {
     let mut child = Command::new(bin())
         .current_dir(d.path())
         .args(["layout", "--members", "1t,1t", "--stripe", "4k", "0", "2t"])
+        .arg("--no-headers")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -725,4 +749,349 @@ fn sweeps_are_checked_before_the_store_exists() {
     let o = ssdlab(dir, &["study", "--mix", "4k-randred=1"]);
     assert_refused(&o, "4k-randread", "study --mix typo");
     assert_eq!(listing(dir), vec!["s.toml"]);
+}
+
+#[test]
+fn outputs_write_through_links_and_need_a_real_writable_place() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    fs::write(dir.join("real.txt"), b"old").unwrap();
+    std::os::unix::fs::symlink("real.txt", dir.join("link")).unwrap();
+    std::os::unix::fs::symlink("made.txt", dir.join("dangling")).unwrap();
+    for (out, dest) in [("link", "real.txt"), ("dangling", "made.txt")] {
+        let o = ssdlab(
+            dir,
+            &["run", "--null", "--ios", "10", "--json", "--output", out],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            fs::symlink_metadata(dir.join(out))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{out} is still a link"
+        );
+        let text = fs::read_to_string(dir.join(dest)).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        let mode = fs::metadata(dir.join(dest)).unwrap().permissions();
+        use std::os::unix::fs::PermissionsExt;
+        assert_ne!(mode.mode() & 0o777, 0o600, "not a private temp file's mode");
+    }
+    // Pseudo files are refused before the run (`-` is stdout).
+    for out in ["/dev/stdout", "/proc/self/fd/1"] {
+        let o = ssdlab(
+            dir,
+            &[
+                "run", "--target", "w.img", "--span", "1m", "--rw", "write", "--ios", "5",
+                "--output", out,
+            ],
+        );
+        assert_refused(&o, "not a place for files", out);
+        assert!(!dir.join("w.img").exists());
+    }
+    // Nothing may be written into the verify-map directory.
+    let state = dir.join(".state/verify");
+    fs::create_dir_all(&state).unwrap();
+    let o = ssdlab(
+        dir,
+        &[
+            "run",
+            "--null",
+            "--ios",
+            "5",
+            "--output",
+            state.join("x.map").to_str().unwrap(),
+        ],
+    );
+    assert_refused(&o, "verify-map directory", "output into the map directory");
+}
+
+#[test]
+fn sweeps_never_write_their_own_files() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let preset =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/x25e-64g.toml"))
+            .unwrap();
+    fs::write(dir.join("p.toml"), &preset).unwrap();
+    fs::write(dir.join("a.img"), vec![3u8; 1 << 20]).unwrap();
+    let cases = [
+        ("path = \"s.toml\"", "the sweep file"),
+        (
+            "members = [\"a.img\", \"s.toml\"]\nstripes = [\"64k\"]",
+            "the sweep file",
+        ),
+        ("path = \"p.toml\"", "a preset file of the sweep"),
+        ("path = \"missing.img\"", "missing.img"),
+    ];
+    for (target, needle) in cases {
+        let body = format!(
+            "name = \"s\"\ntime = \"20ms\"\nqd = [1]\nworkloads = [\"4k-randwrite\"]\nspan = \"1m\"\n\
+             [[target]]\nsim = \"./p.toml\"\n[[target]]\n{target}\n"
+        );
+        fs::write(dir.join("s.toml"), &body).unwrap();
+        let o = ssdlab(dir, &["sweep", "s.toml"]);
+        assert_refused(&o, needle, target);
+        assert_eq!(fs::read_to_string(dir.join("s.toml")).unwrap(), body);
+        assert_eq!(fs::read_to_string(dir.join("p.toml")).unwrap(), preset);
+        assert_eq!(listing(dir), vec!["a.img", "p.toml", "s.toml"], "{target}");
+    }
+}
+
+#[test]
+fn more_memory_refusals() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let o = ssdlab(
+        dir,
+        &[
+            "run",
+            "--sim",
+            "x25e-64g",
+            "--drives",
+            "4294967295",
+            "--stripe",
+            "64k",
+            "--time",
+            "10ms",
+        ],
+    );
+    assert_refused(&o, "simulated drives", "--drives 2^32-1");
+    let o = Command::new("sh")
+        .current_dir(dir)
+        .args(["-c", "ulimit -v 2097152 && exec \"$0\" run --sim x25e-64g --time 50ms --qd 65536 --jobs 4096"])
+        .arg(bin())
+        .output()
+        .unwrap();
+    assert_refused(
+        &o,
+        "outstanding I/Os",
+        "simulated qd × jobs under ulimit -v 2G",
+    );
+    let o = Command::new("sh")
+        .current_dir(dir)
+        .env("SSDLAB_STATE_DIR", dir.join(".state"))
+        .args(["-c", "ulimit -v 524288 && exec \"$0\" run --target n.img --span 8m --engine sync --qd 4096 --time 100ms"])
+        .arg(bin())
+        .output()
+        .unwrap();
+    assert_refused(&o, "need about", "4096 sync threads under ulimit -v 512M");
+    assert!(!dir.join("n.img").exists());
+}
+
+#[test]
+fn verify_maps_stay_truthful() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let write = |extra: &[&str]| {
+        let mut a = vec![
+            "run", "--target", "g.img", "--span", "8m", "--rw", "write", "--bs", "4k", "--ios",
+            "2048", "--verify",
+        ];
+        a.extend_from_slice(extra);
+        ssdlab(dir, &a)
+    };
+    let read = || {
+        ssdlab(
+            dir,
+            &[
+                "run",
+                "--target",
+                "g.img",
+                "--rw",
+                "read",
+                "--bs",
+                "4k",
+                "--ios",
+                "2048",
+                "--verify",
+                "--json",
+                "--continue-on-error",
+            ],
+        )
+    };
+    let o = write(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A plain write (no --verify) over part of it: no false alarm afterwards.
+    let o = ssdlab(
+        dir,
+        &[
+            "run",
+            "--target",
+            "g.img",
+            "--rw",
+            "randwrite",
+            "--ios",
+            "500",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = read();
+    assert!(
+        o.status.success(),
+        "plain write then verifying read: {}",
+        stderr(&o)
+    );
+    // A verifying write killed half way (SIGKILL: it cannot record): no false alarm either.
+    let o = write(&["--seed", "1"]);
+    assert!(o.status.success());
+    let child = Command::new(bin())
+        .current_dir(dir)
+        .env("SSDLAB_STATE_DIR", dir.join(".state"))
+        .args([
+            "run",
+            "--target",
+            "g.img",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--time",
+            "20s",
+            "--verify",
+            "--seed",
+            "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(unsafe_kill(child.id(), 9));
+    let _ = child.wait_with_output();
+    let o = read();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["jobs"][0]["ssdlab"]["verify"]["sectors_bad"],
+        0,
+        "{}",
+        stderr(&o)
+    );
+    // Two verifying writes at once on disjoint halves: both recorded.
+    let spawn = |off: &str| {
+        Command::new(bin())
+            .current_dir(dir)
+            .env("SSDLAB_STATE_DIR", dir.join(".state"))
+            .args([
+                "run", "--target", "g.img", "--offset", off, "--span", "4m", "--rw", "write",
+                "--bs", "4k", "--ios", "1024", "--verify", "--seed", "3",
+            ])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn("0"));
+        let b = s.spawn(|| spawn("4m"));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert!(a.status.success() && b.status.success());
+    let o = read();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["jobs"][0]["ssdlab"]["verify"]["sectors_bad"],
+        0,
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(v["jobs"][0]["ssdlab"]["verify"]["sectors_ok"], 2048 * 8);
+    // A map that cannot be saved is refused before the first byte: a --verify-map in a missing
+    // directory, and a state directory that is a file.
+    fs::write(dir.join("blocker"), b"x").unwrap();
+    let o = ssdlab(
+        dir,
+        &[
+            "run",
+            "--target",
+            "h.img",
+            "--span",
+            "1m",
+            "--rw",
+            "write",
+            "--ios",
+            "5",
+            "--verify",
+            "--verify-map",
+            "blocker/m.map",
+        ],
+    );
+    assert_refused(&o, "does not exist", "--verify-map in a missing directory");
+    let o = Command::new(bin())
+        .current_dir(dir)
+        .env("SSDLAB_STATE_DIR", dir.join("blocker"))
+        .args([
+            "run", "--target", "h.img", "--span", "1m", "--rw", "write", "--ios", "5", "--verify",
+        ])
+        .output()
+        .unwrap();
+    assert_refused(&o, "cannot be saved", "state directory is a file");
+    assert!(!dir.join("h.img").exists());
+}
+
+#[test]
+fn usage_errors_and_odd_inputs_are_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let cases: &[&[&str]] = &[
+        &["run", "--qd", "0"],
+        &["run", "--null", "--sim", "x"],
+        &["run", "--seed", "-1"],
+        &["layout"],
+        &["run"],
+        &["report", "s.sqlite", "--qd", "1"],
+        &["run", "--target", "f", "--verify-map", "m.map"],
+        &["study", "alignment", "--preset", "c300-256g"],
+        &["run", "--sim", "./nonexistent.toml"],
+    ];
+    for args in cases {
+        let o = ssdlab(dir, args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", args.join(" "));
+        assert_eq!(err.lines().count(), 1, "{}: {err}", args.join(" "));
+        assert!(err.starts_with("ssdlab: error: "), "{err}");
+    }
+    // A FIFO as a preset file is refused, never opened (which would block).
+    let fifo = dir.join("f.toml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let o = ssdlab(dir, &["run", "--sim", "./f.toml", "--time", "10ms"]);
+    assert_refused(&o, "not a regular file", "FIFO preset");
+    // A huge input is not echoed whole.
+    fs::write(dir.join("huge.toml"), vec![0u8; 2 << 20]).unwrap();
+    let o = ssdlab(dir, &["run", "--sim", "./huge.toml"]);
+    assert_refused(&o, "at most", "huge preset file");
+    assert!(stderr(&o).len() < 2000);
+}
+
+#[test]
+fn layout_and_sweep_checks_stop_on_the_first_signal() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, took) = signal_after(
+        &["layout", "--members", "1t,1t", "--stripe", "512", "0", "2t"],
+        d.path(),
+        Duration::from_millis(300),
+        2,
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn a_file_size_limit_gives_the_layout_back() {
+    let d = tempfile::tempdir().unwrap();
+    let o = Command::new("sh")
+        .current_dir(d.path())
+        .env("SSDLAB_STATE_DIR", d.path().join(".state"))
+        .args([
+            "-c",
+            "ulimit -f 1024 && exec \"$0\" run --target x.img --span 8m --time 100ms",
+        ])
+        .arg(bin())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("removed the file this run created"));
+    assert!(!d.path().join("x.img").exists());
 }

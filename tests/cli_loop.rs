@@ -248,7 +248,14 @@ fn raid0_over_loop_devices() {
     let ver = &v["jobs"][0]["ssdlab"]["verify"];
     assert_eq!(ver["sectors_bad"], 0);
     assert!(ver["sectors_ok"].as_u64().unwrap() > 0);
-    assert_eq!(v["disk_util"].as_array().unwrap().len(), 2);
+    // The kernel's counters of both loop devices, then the array and its two members.
+    let du = v["disk_util"].as_array().unwrap();
+    assert_eq!(du.len(), 5, "{du:?}");
+    for d in &du[..2] {
+        assert!(d["name"].as_str().unwrap().starts_with("loop"), "{d}");
+        assert!(d["read_ios"].as_u64().unwrap() > 0, "{d}");
+    }
+    assert!(du[2].get("aggr_read_ios").is_some());
 
     let mixed = format!("{},{}", l0.dev.display(), l4k.dev.display());
     let out = ssdlab_run(&["--raid0", &mixed, "--stripe", "16k", "--ios", "10"]);
@@ -304,4 +311,51 @@ fn sweep_on_a_block_device_needs_allow_destroy() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(dir.path().join("dev.sqlite").exists());
+}
+
+/// A file that backs a loop device, and a device that backs another loop device, are in use:
+/// writes to them are refused (they would corrupt what the loop device serves).
+#[test]
+fn loop_backing_stores_are_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("backing.img");
+    std::fs::write(&img, vec![5u8; 16 << 20]).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => return skip(&format!("loop backing test: {why}")),
+    };
+    let out = ssdlab_run(&[
+        "--target",
+        img.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--ios",
+        "10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("backing store of loop device"), "{err}");
+    // Reading it is fine.
+    let out = ssdlab_run(&["--target", img.to_str().unwrap(), "--ios", "10"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A loop device over the first loop device: the first one is in use.
+    let upper = Loop::attach(&lo.dev).expect("a loop device over a loop device");
+    let out = ssdlab_run(&[
+        "--target",
+        lo.dev.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--ios",
+        "10",
+        "--allow-destroy",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("backing store of loop device"), "{err}");
+    drop(upper);
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 5));
 }

@@ -11,6 +11,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Wall time a wait may block before the loop looks at the stop flags again.
 const WAIT_SLICE_NS: u64 = 100_000_000;
+/// How often (backend clock) a loop adds what it measured to the shared [`Progress`].
+const PROGRESS_NS: u64 = 100_000_000;
+
+/// What the workers of a run measured so far, for a status line: updated by each loop every
+/// 100 ms of its clock (not per I/O), read from another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Measured I/Os and bytes completed, all kinds.
+    pub ios: AtomicU64,
+    pub bytes: AtomicU64,
+    /// The furthest measured time any worker has reached, ns on the backend clock (virtual
+    /// time for simulated runs).
+    pub t_ns: AtomicU64,
+}
 
 /// Stop conditions and shared state of one run (shared by all workers of the run).
 #[derive(Debug)]
@@ -28,6 +42,8 @@ pub struct Control<'a> {
     /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
     /// what was measured, marked interrupted.
     pub stop: Option<&'a AtomicBool>,
+    /// Where the loops report what they measured so far (for a status line).
+    pub progress: Option<&'a Progress>,
 }
 
 impl<'a> Control<'a> {
@@ -39,7 +55,14 @@ impl<'a> Control<'a> {
             continue_on_error: false,
             error_stop: AtomicBool::new(false),
             stop: None,
+            progress: None,
         }
+    }
+
+    /// The same control, reporting its progress to `progress`.
+    pub fn with_progress(mut self, progress: Option<&'a Progress>) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// The same control, stopped by `stop` from outside.
@@ -98,6 +121,12 @@ pub struct LoopOutcome {
     pub source_done: bool,
 }
 
+/// fio's errno for a transfer that moved fewer bytes than asked (its `td->error` for an I/O that
+/// cannot be completed).
+const EIO: i32 = 5;
+/// fio's errno for data that fails verification (`EILSEQ`).
+const EILSEQ: i32 = 84;
+
 fn errno_text(errno: i64) -> String {
     let e = std::io::Error::from_raw_os_error(errno as i32);
     let name = match errno as i32 {
@@ -113,6 +142,23 @@ fn errno_text(errno: i64) -> String {
         e.to_string()
     } else {
         format!("{name}: {e}")
+    }
+}
+
+/// The backend itself failed (not one I/O of the target): the failure is recorded once and
+/// every unit stops, marked stopped on error.
+#[cold]
+fn backend_failure(rec: &mut Recorder, us: &mut [UnitState], e: &std::io::Error) {
+    rec.record_error(
+        OpKind::Read,
+        0,
+        0,
+        e.raw_os_error().unwrap_or(EIO),
+        format!("backend failure: {e}"),
+    );
+    for st in us {
+        st.stopping = true;
+        st.out.stopped_on_error = true;
     }
 }
 
@@ -159,6 +205,8 @@ struct SlotState {
     stream: u32,
     unit: u32,
     rec: u32,
+    /// The stream's job number among those of its recorder (which logs tell apart).
+    job: u32,
     measured: bool,
 }
 
@@ -281,6 +329,15 @@ pub fn run_streams<B: Backend>(
             }
         }
     }
+    // A stream's job number within its recorder: the streams before it with the same one.
+    let job_of: Vec<u32> = (0..streams.len())
+        .map(|i| {
+            streams[..i]
+                .iter()
+                .filter(|s| s.rec == streams[i].rec)
+                .count() as u32
+        })
+        .collect();
     let start = backend.now();
     let mut state: Vec<SlotState> = (0..nslots)
         .map(|slot| SlotState {
@@ -295,6 +352,7 @@ pub fn run_streams<B: Backend>(
             stream: owner[slot as usize],
             unit: streams[owner[slot as usize] as usize].unit as u32,
             rec: streams[owner[slot as usize] as usize].rec as u32,
+            job: job_of[owner[slot as usize] as usize],
             measured: false,
         })
         .collect();
@@ -326,9 +384,28 @@ pub fn run_streams<B: Backend>(
     let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
     let mut inflight: u32 = 0;
     let mut measuring_any = false;
+    // Scratch per recorder: measured I/Os pushed this round, completions reaped at once.
+    let one_rec = recs.len() == 1;
+    let mut per_rec: Vec<u64> = vec![0; recs.len()];
+    // Measured so far and not yet added to each unit's progress (a status line), and when the
+    // loop next hands it over (every PROGRESS_NS of the backend clock, not per I/O).
+    let mut prog: Vec<(u64, u64)> = vec![(0, 0); units.len()];
+    let mut next_progress = start;
 
     loop {
         let now = backend.now();
+        if now >= next_progress {
+            for (u, (ios, bytes)) in prog.iter_mut().enumerate() {
+                if let Some(p) = units[u].ctl.progress {
+                    p.ios.fetch_add(std::mem::take(ios), Ordering::Relaxed);
+                    p.bytes.fetch_add(std::mem::take(bytes), Ordering::Relaxed);
+                    if now >= us[u].t0 {
+                        p.t_ns.fetch_max(now - us[u].t0, Ordering::Relaxed);
+                    }
+                }
+            }
+            next_progress = now.saturating_add(PROGRESS_NS);
+        }
         // Stop conditions, unit by unit.
         for (u, st) in us.iter_mut().enumerate() {
             if st.stopping {
@@ -481,24 +558,43 @@ pub fn run_streams<B: Backend>(
                 for &slot in &issued {
                     state[slot as usize].t_submit = t_submit;
                 }
+                // fio's iodepth_level is the depth of one job (stream), also when several
+                // share this loop.
                 for (i, st) in ss.iter_mut().enumerate() {
                     if st.pushed_now > 0 {
                         let s = &streams[i];
                         if now >= us[s.unit].t0 {
                             recs[s.rec].record_depth(st.inflight, st.pushed_now as u64);
+                            per_rec[s.rec] += st.pushed_now as u64;
                         }
                         st.pushed_now = 0;
+                    }
+                }
+                // How the backend hands these to the kernel: in batches of `batch` as they are
+                // pushed, the rest with the wait (fio's iodepth_submit).
+                let batch = backend.submit_batch() as u64;
+                for (r, n) in per_rec.iter_mut().enumerate() {
+                    let pushed = std::mem::take(n);
+                    if pushed == 0 {
+                        continue;
+                    }
+                    match pushed.checked_div(batch) {
+                        None => recs[r].record_submit(pushed),
+                        Some(full) => {
+                            for _ in 0..full {
+                                recs[r].record_submit(batch);
+                            }
+                            if pushed % batch > 0 {
+                                recs[r].record_submit(pushed % batch);
+                            }
+                        }
                     }
                 }
             }
             if let Some((e, r)) = push_error {
                 // The backend refused an I/O (not an I/O error of the target): stop everything
                 // and drain what is in flight.
-                recs[r].record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
-                for st in &mut us {
-                    st.stopping = true;
-                    st.out.stopped_on_error = true;
-                }
+                backend_failure(&mut recs[r], &mut us, &e);
             }
         }
         // A unit whose every stream has ended (a replay at the end of its trace) stops.
@@ -532,15 +628,29 @@ pub fn run_streams<B: Backend>(
         };
         if let Err(e) = waited {
             // The backend itself failed (not one I/O): count it as an error and stop.
-            recs[0].record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
-            for st in &mut us {
-                st.stopping = true;
-                st.out.stopped_on_error = true;
-            }
+            backend_failure(&mut recs[0], &mut us, &e);
             break;
         }
         cqes.clear();
         backend.reap(&mut cqes);
+        // fio's iodepth_complete: completions reaped at once, per recorder.
+        if one_rec {
+            if measuring_any {
+                recs[0].record_complete(cqes.len() as u64);
+            }
+        } else {
+            for c in &cqes {
+                let s = &state[c.slot as usize];
+                if s.measured {
+                    per_rec[s.rec as usize] += 1;
+                }
+            }
+            for (r, n) in per_rec.iter_mut().enumerate() {
+                if *n > 0 {
+                    recs[r].record_complete(std::mem::take(n));
+                }
+            }
+        }
         for c in &cqes {
             let s = &mut state[c.slot as usize];
             inflight -= 1;
@@ -566,13 +676,21 @@ pub fn run_streams<B: Backend>(
                 ss[si].last_completion = t;
             }
             if c.res < 0 {
-                rec.record_error(s.op.kind, s.op.offset, s.op.len, errno_text(-c.res));
+                rec.record_error(
+                    s.op.kind,
+                    s.op.offset,
+                    s.op.len,
+                    (-c.res) as i32,
+                    errno_text(-c.res),
+                );
                 if !ctl.continue_on_error {
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
                 continue;
             }
             let bytes = c.res as u64;
+            prog[u].0 += 1;
+            prog[u].1 += bytes;
             if let (Some(seed), OpKind::Read) = (data.verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
                     let known = data.known;
@@ -590,6 +708,7 @@ pub fn run_streams<B: Backend>(
                             OpKind::Read,
                             at,
                             verify::SECTOR as u64,
+                            EILSEQ,
                             format!("verify: sector {why}"),
                         );
                         if !ctl.continue_on_error {
@@ -599,6 +718,7 @@ pub fn run_streams<B: Backend>(
                 }
             }
             rec.record(
+                s.job,
                 s.op.kind,
                 bytes,
                 s.t_submit - s.t_issue,
@@ -611,6 +731,7 @@ pub fn run_streams<B: Backend>(
                     s.op.kind,
                     s.op.offset,
                     s.op.len,
+                    EIO,
                     format!(
                         "short {}: {bytes} of {} bytes",
                         s.op.kind.as_str(),
@@ -621,6 +742,12 @@ pub fn run_streams<B: Backend>(
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
             }
+        }
+    }
+    for (u, (ios, bytes)) in prog.into_iter().enumerate() {
+        if let Some(p) = units[u].ctl.progress {
+            p.ios.fetch_add(ios, Ordering::Relaxed);
+            p.bytes.fetch_add(bytes, Ordering::Relaxed);
         }
     }
     let end = backend.now();

@@ -21,7 +21,7 @@ mod stripe;
 
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
-    merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, Stream, Unit,
+    merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, Progress, Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, IologTarget};
@@ -154,7 +154,8 @@ impl EngineError {
         match self {
             EngineError::Layout(LayoutError::Refused(_)) => ErrorClass::BadInput,
             EngineError::Layout(LayoutError::Interrupted { .. }) => ErrorClass::Interrupted,
-            EngineError::Layout(LayoutError::Failed { .. }) => ErrorClass::Failed,
+            EngineError::Layout(LayoutError::Failed { .. })
+            | EngineError::Layout(LayoutError::RefusedAfter { .. }) => ErrorClass::Failed,
             EngineError::Setup { wrote: true, .. } => ErrorClass::Failed,
             EngineError::Iolog(_) => ErrorClass::Failed,
             _ => ErrorClass::BadInput,

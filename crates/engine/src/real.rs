@@ -10,7 +10,8 @@ use crate::stripe::StripeAdapter;
 use crate::{EngineError, Invalid};
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, UringBackend};
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
+use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, open_target_shared, PathId, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
@@ -64,6 +65,10 @@ pub struct RealOptions<'a> {
     pub ring: RingOptions,
     /// Also return each worker's own result (fio without `group_reporting`).
     pub per_worker: bool,
+    /// Keep time-series logs (per job and window) in the result.
+    pub log: Option<LogConfig>,
+    /// Report what the run measured so far here (for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 impl Default for RealOptions<'_> {
@@ -82,6 +87,8 @@ impl Default for RealOptions<'_> {
             verify_map: None,
             ring: RingOptions::default(),
             per_worker: false,
+            log: None,
+            progress: None,
         }
     }
 }
@@ -180,6 +187,9 @@ impl Backend for UringAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
     }
+    fn submit_batch(&self) -> u32 {
+        self.ring.submit_batch()
+    }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.ring.buffer(slot)
     }
@@ -222,6 +232,10 @@ struct SyncAdapter {
 impl Backend for SyncAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
+    }
+    /// Each I/O goes to its thread as it is pushed (fio's sync engines: one I/O per submission).
+    fn submit_batch(&self) -> u32 {
+        1
     }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.pool.buffer(slot)
@@ -430,12 +444,19 @@ impl Job<'_> {
     }
 }
 
+/// The written-map of a target: where it lives, the target's identity, and what it says.
+struct MapCtx {
+    path: PathBuf,
+    key: String,
+    map: WrittenMap,
+}
+
 /// Loads the written-map of the target (`--verify-map`, or the default place for its identity).
 fn load_verify_map(
     infos: &[ssdlab_target::TargetInfo],
     stripe: Option<u64>,
     opts: &RealOptions<'_>,
-) -> Result<(PathBuf, WrittenMap), EngineError> {
+) -> Result<MapCtx, EngineError> {
     let key = written::target_key(infos, stripe).map_err(|e| {
         EngineError::VerifyMap(written::MapError::Io {
             path: infos.first().map(|i| i.path.clone()).unwrap_or_default(),
@@ -447,7 +468,34 @@ fn load_verify_map(
         None => written::default_map_path(&key)?,
     };
     let map = WrittenMap::load(&path, &key)?;
-    Ok((path, map))
+    Ok(MapCtx { path, key, map })
+}
+
+/// A write run without `--verify` on a target that has a written-map: what it writes is no longer
+/// known, so its region is forgotten before it starts (a best effort: a failure is a note).
+fn forget_for_plain_write(plan: &Plan, stripe: Option<u64>, opts: &RealOptions<'_>) {
+    if plan.paths.is_empty() || !plan.paths.iter().all(|p| p.info.exists) {
+        return; // targets created by this run have no map
+    }
+    let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
+    let Ok(key) = written::target_key(&infos, stripe) else {
+        return;
+    };
+    let path = match opts.verify_map {
+        Some(p) => p.to_path_buf(),
+        None => match written::default_map_path(&key) {
+            Ok(p) => p,
+            Err(_) => return,
+        },
+    };
+    if !path.exists() {
+        return;
+    }
+    if let Err(e) = WrittenMap::update(&path, &key, |m| m.forget(plan.start, plan.span)) {
+        (opts.on_note)(&format!(
+            "{e}; a later verifying read may report this run's writes as corruption"
+        ));
+    }
 }
 
 /// Which engine a plan runs with, after checking it can: null, sync or io_uring.
@@ -569,10 +617,21 @@ fn ring_flag(r: &RingOptions) -> Option<&'static str> {
 
 /// Memory one worker needs besides its I/O buffers (latency histograms, series, slot state).
 const WORKER_OVERHEAD: u64 = 4 << 20;
+/// Memory (address space) one thread of the sync engine takes: its stack, guard page and the
+/// signal stack the runtime gives every thread.
+const SYNC_THREAD_BYTES: u64 = 192 << 10;
+/// What a run needs besides its estimate: the binary, the runtime, allocator arenas, results.
+pub(crate) const MEMORY_MARGIN: u64 = 64 << 20;
 
-/// The run's memory estimate (I/O buffers of every slot, per-worker bookkeeping, verify maps,
-/// the trace of a replay) and what it is made of.
-fn memory_need(spec: &WorkloadSpec, plan: &Plan, trace: Option<&Trace>) -> (u64, String) {
+/// The run's memory estimate (I/O buffers of every slot, per-worker bookkeeping, the threads of
+/// the sync engine, verify maps, the trace of a replay; not [`MEMORY_MARGIN`]) and what it is
+/// made of.
+fn memory_need(
+    spec: &WorkloadSpec,
+    plan: &Plan,
+    engine: &str,
+    trace: Option<&Trace>,
+) -> (u64, String) {
     let buffers = if plan.is_null() {
         0
     } else {
@@ -586,8 +645,13 @@ fn memory_need(spec: &WorkloadSpec, plan: &Plan, trace: Option<&Trace>) -> (u64,
     } else {
         0
     };
+    let threads = if engine == "sync" {
+        spec.total_qd() * SYNC_THREAD_BYTES
+    } else {
+        0
+    };
     let trace_bytes = trace.map_or(0, |t| t.memory());
-    let need = buffers + maps + trace_bytes + WORKER_OVERHEAD * spec.jobs as u64;
+    let need = buffers + maps + threads + trace_bytes + WORKER_OVERHEAD * spec.jobs as u64;
     let mut what = format!(
         "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
         spec.total_qd(),
@@ -732,8 +796,8 @@ fn plan_real(
             return Err(Invalid::TrimOnReal { trims }.into());
         }
     }
-    let (need, what) = memory_need(spec, &plan, trace.as_deref());
-    check_budget(&what, need, opts.max_memory)?;
+    let (need, what) = memory_need(spec, &plan, engine, trace.as_deref());
+    check_budget(&what, need.saturating_add(MEMORY_MARGIN), opts.max_memory)?;
     Ok(Planned {
         plan,
         engine,
@@ -752,7 +816,7 @@ fn plan_jobs(jobs: &[RealJob<'_>], notes: &mut Vec<String>) -> Result<Vec<Planne
         if jobs.iter().any(|j| j.spec.verify) {
             return Err(Invalid::VerifyConcurrent.into());
         }
-        let need: u64 = planned.iter().map(|p| p.need).sum();
+        let need: u64 = planned.iter().map(|p| p.need).sum::<u64>() + MEMORY_MARGIN;
         check_budget(
             &format!("{} jobs running together", jobs.len()),
             need,
@@ -817,7 +881,16 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         RealTarget::Raid0 { stripe, .. } => Some(*stripe),
         _ => None,
     };
-    let mut verify_map: Option<(PathBuf, WrittenMap)> = None;
+    // Its place is checked before anything is written too (a place where it cannot be saved is
+    // bad input).
+    let mut verify_map: Option<MapCtx> = None;
+    if verify_job && jobs[0].spec.writes() {
+        let place = match jobs[0].opts.verify_map {
+            Some(p) => p.to_path_buf(),
+            None => written::state_dir()?.join("verify").join("probe.map"),
+        };
+        written::check_map_location(&place)?;
+    }
     if verify_job && planned[0].plan.paths.iter().all(|p| p.info.exists) {
         let infos: Vec<_> = planned[0]
             .plan
@@ -869,6 +942,12 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     if jobs.len() > 1 {
         ssdlab_target::check_free_space(&merged.paths)?;
     }
+    // Jobs that write without --verify: what they write is no longer known to the map.
+    for (j, p) in jobs.iter().zip(&planned) {
+        if j.spec.writes() && !j.spec.verify {
+            forget_for_plain_write(&p.plan, stripe_of(j.target), j.opts);
+        }
+    }
 
     // The first write: lay out files that are missing or short (undone on drop unless committed).
     let note_sink = std::cell::RefCell::new(Vec::new());
@@ -887,11 +966,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             jobs[0].opts,
         )?);
     }
-    if let (true, Some((path, map))) = (verify_job && jobs[0].spec.writes(), &verify_map) {
+    if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
         // Crash guard: until this run records what it wrote, its region is unknown.
-        let mut guard = map.clone();
-        guard.forget(planned[0].plan.start, planned[0].plan.span);
-        if let Err(e) = guard.save(path) {
+        let (start, span) = (planned[0].plan.start, planned[0].plan.span);
+        if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(start, span)) {
             (shared.on_note)(&format!(
                 "{e}; a crash during this run could leave it stale"
             ));
@@ -982,12 +1060,22 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         .iter()
         .map(|j| {
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
-                .with_stop(j.opts.stop);
+                .with_stop(j.opts.stop)
+                .with_progress(j.opts.progress);
             c.continue_on_error = j.opts.continue_on_error;
             c
         })
         .collect();
     let nworkers: usize = jobs.iter().map(|j| j.spec.jobs as usize).sum();
+    // The number (from 1) of each job's first worker, as logs name them (fio's job numbers).
+    let first_worker: Vec<u32> = jobs
+        .iter()
+        .scan(1u32, |next, j| {
+            let first = *next;
+            *next += j.spec.jobs;
+            Some(first)
+        })
+        .collect();
     let gate = Gate::new(nworkers);
     let cpu_window = CpuWindow::default();
     let started = SystemTime::now()
@@ -995,6 +1083,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let ru0 = cpu::rusage_self();
+    let watched: Vec<&std::path::Path> = laid.infos.iter().map(|i| i.path.as_path()).collect();
+    let disks = DiskWatch::start(&watched);
     let names: Vec<Vec<String>> = jobs
         .iter()
         .zip(&planned)
@@ -1005,7 +1095,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             _ => p.plan.paths.iter().map(|pp| pp.name.clone()).collect(),
         })
         .collect();
-    let known = verify_map.as_ref().map(|(_, m)| m);
+    let known = verify_map.as_ref().map(|c| &c.map);
     // (job, worker) → what the worker brought back.
     let results: Vec<(usize, io::Result<WorkerOut>)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
@@ -1018,6 +1108,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             let file_name: &str = job.iolog.as_ref().map_or("", |t| t.file_name.as_str());
             for (w, (mut fs, part)) in files.into_iter().zip(job_parts).enumerate() {
                 let (ctl, gate, cpu_window, names) = (&ctls[j], &gate, &cpu_window, &names[j]);
+                let first_worker = &first_worker;
                 let plan = &pl.plan;
                 let engine = pl.engine;
                 let trace = pl.trace.clone();
@@ -1031,7 +1122,12 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                             plan.span,
                             w as u32,
                         );
-                        let rec = Recorder::default();
+                        let rec = Recorder::with_log(
+                            opts.log,
+                            first_worker[j] + w as u32,
+                            1,
+                            spec.stop.time_ns.unwrap_or(0),
+                        );
                         let bs = spec.bs as usize;
                         let align = plan.buf_align;
                         let work = Job {
@@ -1189,13 +1285,15 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         };
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
+    let disk_util = disk_util(disks.finish());
     laid.commit();
-    if let (true, Some((path, mut map))) = (verify_job && jobs[0].spec.writes(), verify_map) {
-        map.record(jobs[0].spec.seed, &write_log);
-        match map.save(&path) {
-            Ok(()) => (shared.on_note)(&format!(
+    if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
+        // Merged under the map's lock with what concurrent runs recorded meanwhile.
+        let seed = jobs[0].spec.seed;
+        match WrittenMap::update(&ctx.path, &ctx.key, |m| m.record(seed, &write_log)) {
+            Ok(map) => (shared.on_note)(&format!(
                 "verify map {}: {} sectors written by this run; {map}",
-                path.display(),
+                ctx.path.display(),
                 write_log.written_sectors()
             )),
             Err(e) => (shared.on_note)(&format!(
@@ -1256,6 +1354,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             cpu_usage.clone(),
         );
         result.members = members;
+        // The kernel's counters of every device the group used (fio reports them per run).
+        result.disk_util = disk_util.clone();
         if job.spec.verify {
             result.verify = Some(merged_rec.verify.clone());
         }
@@ -1272,6 +1372,31 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         return Err(EngineError::Iolog(e));
     }
     Ok(outputs)
+}
+
+/// The kernel's counters of the devices under the targets, as the result carries them.
+fn disk_util(deltas: Vec<DiskDelta>) -> Vec<DiskUtil> {
+    deltas
+        .into_iter()
+        .map(|d| {
+            let c = d.counters;
+            DiskUtil {
+                name: d.disk.name,
+                read_ios: c.ios[0],
+                write_ios: c.ios[1],
+                read_merges: c.merges[0],
+                write_merges: c.merges[1],
+                read_sectors: c.sectors[0],
+                write_sectors: c.sectors[1],
+                read_ticks_ms: c.ticks[0],
+                write_ticks_ms: c.ticks[1],
+                io_ticks_ms: c.io_ticks,
+                in_queue_ms: c.time_in_queue,
+                msec: d.msec,
+                slaves: d.disk.slaves,
+            }
+        })
+        .collect()
 }
 
 /// Adds one worker's member statistics. Counts and ticks add up; busy time is the largest of the
@@ -1310,19 +1435,7 @@ pub fn build_result(
     timestamp_ms: u64,
     cpu: CpuUsage,
 ) -> RunResult {
-    let total_sub: u64 = rec.depth_counts.iter().sum();
-    let iodepth_level = DEPTH_LEVELS
-        .iter()
-        .zip(rec.depth_counts.iter())
-        .map(|(k, &c)| {
-            let pct = if total_sub == 0 {
-                0.0
-            } else {
-                100.0 * c as f64 / total_sub as f64
-            };
-            (k.to_string(), pct)
-        })
-        .collect();
+    let depth = rec.depth_levels();
     RunResult {
         spec: spec.clone(),
         target,
@@ -1335,12 +1448,16 @@ pub fn build_result(
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
         cpu,
-        iodepth_level,
+        iodepth_level: depth.level,
+        iodepth_submit: depth.submit,
+        iodepth_complete: depth.complete,
         latency_levels: rec.latency_levels(),
         errors: rec.error_records.clone(),
         series: rec.series(out.runtime_ns),
         members: Vec::new(),
         verify: None,
         device: None,
+        disk_util: Vec::new(),
+        logs: rec.job_logs(out.runtime_ns),
     }
 }

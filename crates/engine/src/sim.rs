@@ -294,6 +294,10 @@ pub struct SimOptions<'a> {
     pub max_memory: Option<u64>,
     /// Also return each worker's own result (fio without `group_reporting`).
     pub per_worker: bool,
+    /// Keep time-series logs (per job and window, on virtual time) in the result.
+    pub log: Option<ssdlab_stats::LogConfig>,
+    /// Report what the run measured so far here (virtual time; for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 /// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
@@ -313,6 +317,21 @@ pub fn run_sim(
 
 /// Checks a simulated target (drive config, drive count, memory) before anything is built.
 pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(), EngineError> {
+    check_sim_memory(target, 0, max_memory)
+}
+
+/// Memory per outstanding simulated I/O in the engine and the simulator: slot state, the parent
+/// of its pieces, event-queue entries, completions.
+const SIM_SLOT_BYTES: u64 = 256;
+
+/// Checks a simulated target and the run's memory: every drive's tables, the engine's per-slot
+/// state for `slots` outstanding I/Os (`--qd` × `--jobs` of every job), and a fixed margin for
+/// the rest.
+fn check_sim_memory(
+    target: &SimTarget,
+    slots: u64,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
     target.drive.validate()?;
     if target.drives == 0 {
         return Err(Invalid::NoDrives.into());
@@ -320,16 +339,25 @@ pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(
     if target.drives > 1 && target.stripe.is_none() {
         return Err(Invalid::SimArrayNeedsStripe.into());
     }
-    check_budget(
-        &format!(
+    let what = if slots > 0 {
+        format!(
+            "{} simulated drive{} of {} (mapping tables and block state) and {slots} outstanding I/Os",
+            target.drives,
+            if target.drives == 1 { "" } else { "s" },
+            target.name
+        )
+    } else {
+        format!(
             "{} simulated drive{} of {} (mapping tables and block state)",
             target.drives,
             if target.drives == 1 { "" } else { "s" },
             target.name
-        ),
-        sim_memory_estimate(target),
-        max_memory,
-    )?;
+        )
+    };
+    let need = sim_memory_estimate(target)
+        .saturating_add(slots.saturating_mul(SIM_SLOT_BYTES))
+        .saturating_add(crate::real::MEMORY_MARGIN);
+    check_budget(&what, need, max_memory)?;
     Ok(())
 }
 
@@ -370,10 +398,8 @@ fn sim_geometry(
     if spec.verify {
         return Err(Invalid::VerifyOnSim.into());
     }
-    target.drive.validate()?;
-    if target.drives == 0 {
-        return Err(Invalid::NoDrives.into());
-    }
+    // Memory first: an array of a billion drives is refused before its stripe map is built.
+    check_sim_memory(target, spec.total_qd(), None)?;
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -419,8 +445,9 @@ pub fn check_sim_run(
     target: &SimTarget,
     max_memory: Option<u64>,
 ) -> Result<(), EngineError> {
+    check_sim_memory(target, spec.total_qd(), max_memory)?;
     sim_geometry(spec, target)?;
-    check_sim_target(target, max_memory)
+    Ok(())
 }
 
 /// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
@@ -431,8 +458,8 @@ pub fn run_sim_prepared(
     prepared: Option<Simulator>,
     opts: &SimOptions<'_>,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
+    check_sim_memory(target, spec.total_qd(), opts.max_memory)?;
     sim_geometry(spec, target)?;
-    check_sim_target(target, opts.max_memory)?;
     let mut session = match prepared {
         Some(sim) => SimSession::from_prepared(target, sim),
         None => SimSession::new(target, spec.seed, opts.max_memory)?,
@@ -513,6 +540,9 @@ impl SimSession {
         } else {
             format!("the simulated drive {}", target.name)
         };
+        // Memory for every job's outstanding I/Os together, before anything is built.
+        let slots: u64 = jobs.iter().map(|j| j.spec.total_qd()).sum();
+        check_sim_memory(&target, slots, opts.max_memory)?;
         let mut geo = Vec::with_capacity(jobs.len());
         let mut map = None;
         let mut size = 0;
@@ -581,6 +611,7 @@ impl SimSession {
             .map(|j| {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                     .with_stop(opts.stop)
+                    .with_progress(opts.progress)
             })
             .collect();
         let units: Vec<Unit<'_>> = jobs
@@ -601,7 +632,20 @@ impl SimSession {
         } else {
             jobs.len()
         };
-        let mut recs: Vec<Recorder> = (0..nrecs).map(|_| Recorder::default()).collect();
+        // Logs number the workers of all jobs from 1, in order (fio's job numbers).
+        let mut recs: Vec<Recorder> = Vec::with_capacity(nrecs);
+        let mut first = 1u32;
+        for j in jobs {
+            let expected = j.spec.stop.time_ns.unwrap_or(0);
+            if opts.per_worker {
+                for w in 0..j.spec.jobs {
+                    recs.push(Recorder::with_log(opts.log, first + w, 1, expected));
+                }
+            } else {
+                recs.push(Recorder::with_log(opts.log, first, j.spec.jobs, expected));
+            }
+            first += j.spec.jobs;
+        }
         let logged = jobs.iter().any(|j| j.iolog.is_some());
         let outs = if logged {
             // Every job's I/O goes to its own log: one part per job.
@@ -788,6 +832,9 @@ impl Backend for SimRecording<'_> {
     }
     fn mark_measurement_start(&mut self) {
         self.inner.mark_measurement_start()
+    }
+    fn submit_batch(&self) -> u32 {
+        self.inner.submit_batch()
     }
     fn member_stats(&mut self) -> Vec<MemberStats> {
         self.inner.member_stats()

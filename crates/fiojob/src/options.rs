@@ -497,21 +497,7 @@ pub fn no_effect(key: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
-/// Levenshtein distance in characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
+pub use ssdlab_workload::edit_distance;
 
 /// The fio option nearest to a mistyped `key`, if one is near enough to be a plausible typo.
 pub fn suggest(key: &str) -> Option<&'static str> {

@@ -81,10 +81,12 @@ enum Outcome {
     Failed(String),
 }
 
-fn run_one(runner: &PointRunner<'_>, p: &Point) -> Outcome {
+fn run_one(runner: &PointRunner<'_>, p: &Point, interrupted: &AtomicBool) -> Outcome {
     match catch_unwind(AssertUnwindSafe(|| runner(p))) {
         Ok(Ok(r)) if r.interrupted => Outcome::Abandoned,
         Ok(Ok(r)) => Outcome::Finished(Box::new(r)),
+        // A point stopped by Ctrl-C (during its file layout, say) is abandoned, not failed.
+        Ok(Err(_)) if interrupted.load(Ordering::SeqCst) => Outcome::Abandoned,
         Ok(Err(e)) => Outcome::Failed(e.to_string()),
         Err(panic) => {
             let msg = panic
@@ -224,7 +226,7 @@ pub fn run_sweep(
                     }
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(p) = sims.get(i) else { break };
-                    let o = run_one(runner, p);
+                    let o = run_one(runner, p, opts.interrupted);
                     if !matches!(o, Outcome::Finished(_)) {
                         // A failure stops the sweep; an abandoned run means Ctrl-C.
                         stop.store(true, Ordering::SeqCst);
@@ -288,7 +290,7 @@ pub fn run_sweep(
             break;
         }
         bar.set_message(p.describe());
-        let o = run_one(runner, p);
+        let o = run_one(runner, p, opts.interrupted);
         if !tally.record(p, o)? {
             go_on = false;
         }

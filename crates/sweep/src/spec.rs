@@ -226,21 +226,7 @@ const SHORTHAND_MODES: [(&str, RwMode); 8] = [
     ("write", RwMode::Write),
 ];
 
-/// Levenshtein distance (chars).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
+pub use ssdlab_workload::edit_distance;
 
 /// The candidate nearest to `word`, if it is near enough to be a plausible typo.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -261,6 +247,9 @@ pub fn parse_shorthand(name: &str) -> Option<(RwMode, u64)> {
     let rw = SHORTHAND_MODES.iter().find(|(m, _)| *m == mode)?.1;
     Some((rw, bs))
 }
+
+/// Largest sweep file read (real ones are a few KiB).
+const MAX_SWEEP_FILE: u64 = 1 << 20;
 
 /// Longest sweep name (it names the default store file).
 const MAX_NAME: usize = 100;
@@ -322,6 +311,15 @@ impl SweepSpec {
             return Err(SweepError::File {
                 path: path.display().to_string(),
                 why: "not a regular file".into(),
+            });
+        }
+        if meta.len() > MAX_SWEEP_FILE {
+            return Err(SweepError::File {
+                path: path.display().to_string(),
+                why: format!(
+                    "{} bytes; a sweep file is at most {MAX_SWEEP_FILE}",
+                    meta.len()
+                ),
             });
         }
         let text = std::fs::read_to_string(path).map_err(|e| SweepError::File {
@@ -407,10 +405,11 @@ impl SweepSpec {
                             .copied()
                             .chain(generated.iter().map(String::as_str)),
                     )
+                    .filter(|n| !n.eq_ignore_ascii_case(w.trim()))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| {
                         format!(
-                            "; shorthands are <size>-<mode> such as {} (modes: {})",
+                            "; shorthands are <size>-<mode> with a size above 0, such as {} (modes: {})",
                             SHORTHANDS.join(", "),
                             SHORTHAND_MODES.map(|m| m.0).join(", ")
                         )
@@ -631,6 +630,12 @@ impl SweepSpec {
             seed: w.seed.unwrap_or(base.seed),
             ..base.clone()
         };
+        if w.pattern.is_some() && !spec.writes() {
+            return Err(SweepError::field(
+                &field("pattern"),
+                format!("sets the data written, and rw = \"{rw}\" writes nothing"),
+            ));
+        }
         if let Some(t) = &w.time {
             let t = dur(&field("time"), t)?;
             if t == 0 {

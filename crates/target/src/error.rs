@@ -31,6 +31,10 @@ pub enum Refusal {
     OtherSignature { type_name: String, usage: String },
     /// `open(O_EXCL)` failed with `EBUSY`.
     Exclusive,
+    /// A loop device reads and writes through it (it is that device's backing store).
+    BacksLoop { device: String },
+    /// The file is an active swap file.
+    SwapFile,
 }
 
 fn its(partition: &Option<String>) -> String {
@@ -75,6 +79,11 @@ impl fmt::Display for Refusal {
                 "blkid finds a {type_name} signature ({usage}) on it (use a device without data)"
             ),
             Refusal::Exclusive => write!(f, "it is opened exclusively by another program"),
+            Refusal::BacksLoop { device } => write!(
+                f,
+                "it is the backing store of loop device {device}, which is in use"
+            ),
+            Refusal::SwapFile => write!(f, "it is in use as a swap file"),
         }
     }
 }
@@ -96,6 +105,10 @@ pub enum DeviceError {
     ParentNotDirectory { path: PathBuf, parent: PathBuf },
     #[error("{}: does not exist", path.display())]
     NotFound { path: PathBuf },
+    #[error("{}: no such device (ssdlab never creates files under /dev)", path.display())]
+    NoSuchDevice { path: PathBuf },
+    #[error("{}: is on a read-only filesystem", path.display())]
+    ReadOnly { path: PathBuf },
     #[error("{}: is a dangling symbolic link", path.display())]
     DanglingSymlink { path: PathBuf },
     #[error("{}: is a directory", path.display())]
@@ -144,6 +157,8 @@ impl DeviceError {
             | DeviceError::ParentMissing { path, .. }
             | DeviceError::ParentNotDirectory { path, .. }
             | DeviceError::NotFound { path }
+            | DeviceError::NoSuchDevice { path }
+            | DeviceError::ReadOnly { path }
             | DeviceError::DanglingSymlink { path }
             | DeviceError::IsDirectory { path }
             | DeviceError::NotRegularOrBlock { path, .. }

@@ -65,6 +65,10 @@ pub enum Cleanup {
     Truncated(u64),
     /// Giving the file back failed too (the reason).
     Failed(String),
+    /// Nothing was written to this file.
+    Untouched,
+    /// What happened to this file, and to the files laid out before it in the same run.
+    Also { first: Box<Cleanup>, others: String },
 }
 
 impl fmt::Display for Cleanup {
@@ -75,6 +79,13 @@ impl fmt::Display for Cleanup {
                 write!(f, "gave the file back its original length ({n} bytes)")
             }
             Cleanup::Failed(why) => write!(f, "and could not give the file back: {why}"),
+            Cleanup::Untouched => write!(f, "nothing was written to it"),
+            Cleanup::Also { first, others } => {
+                write!(
+                    f,
+                    "{first}; the files laid out before it were given back ({others})"
+                )
+            }
         }
     }
 }
@@ -93,6 +104,10 @@ pub enum LayoutError {
         err: io::Error,
         cleanup: Cleanup,
     },
+    /// A later file of the same layout was refused after earlier ones had been laid out; those
+    /// were given back as `cleanup` says.
+    #[error("{err}; {cleanup}")]
+    RefusedAfter { err: DeviceError, cleanup: Cleanup },
     /// The stop flag was raised (Ctrl-C, SIGTERM); the file was given back as `cleanup` says.
     #[error("{}: laying out was interrupted; {cleanup}", path.display())]
     Interrupted { path: PathBuf, cleanup: Cleanup },

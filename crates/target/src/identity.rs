@@ -82,6 +82,132 @@ fn parent_dir(p: &Path) -> PathBuf {
     }
 }
 
+/// Why a path cannot be written as an output file.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputPathError {
+    #[error("{flag} {}: exists and is not a regular file", path.display())]
+    NotRegular { flag: String, path: PathBuf },
+    #[error("{flag} {}: directory {} does not exist", path.display(), dir.display())]
+    NoDirectory {
+        flag: String,
+        path: PathBuf,
+        dir: PathBuf,
+    },
+    #[error("{flag} {}: cannot write in {}: {why}", path.display(), dir.display())]
+    NotWritable {
+        flag: String,
+        path: PathBuf,
+        dir: PathBuf,
+        why: String,
+    },
+    #[error("{flag} {}: is on {fs}, not a place for files{hint}", path.display())]
+    Pseudo {
+        flag: String,
+        path: PathBuf,
+        fs: &'static str,
+        hint: &'static str,
+    },
+    #[error("{flag} {}: too many levels of symbolic links", path.display())]
+    LinkLoop { flag: String, path: PathBuf },
+}
+
+/// Where writing to `path` really lands: symbolic links are followed (a dangling one to the file a
+/// write through it would create), so an output replaces the file a link points to, never the
+/// link itself. The result is checked as a place for a regular file: an existing non-file, a
+/// missing or unwritable directory, a read-only filesystem, or a kernel pseudo-filesystem
+/// (`/proc/self/fd/1`, `/dev/stdout`: use `-` for stdout) is refused. `flag` names the option
+/// in errors. Nothing is created.
+pub fn resolve_output(flag: &str, path: &Path) -> Result<PathBuf, OutputPathError> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&p).map_err(|e| OutputPathError::NotWritable {
+                    flag: flag.to_string(),
+                    path: path.to_path_buf(),
+                    dir: parent_dir(&p),
+                    why: format!("cannot read the link: {e}"),
+                })?;
+                p = if to.is_absolute() {
+                    to
+                } else {
+                    parent_dir(&p).join(to)
+                };
+            }
+            Ok(m) => {
+                if !m.file_type().is_file() {
+                    return Err(OutputPathError::NotRegular {
+                        flag: flag.to_string(),
+                        path: path.to_path_buf(),
+                    });
+                }
+                check_dir(flag, path, &parent_dir(&p))?;
+                return Ok(p);
+            }
+            Err(_) => {
+                let dir = parent_dir(&p);
+                if !dir.is_dir() {
+                    return Err(OutputPathError::NoDirectory {
+                        flag: flag.to_string(),
+                        path: path.to_path_buf(),
+                        dir,
+                    });
+                }
+                check_dir(flag, path, &dir)?;
+                return Ok(p);
+            }
+        }
+    }
+    Err(OutputPathError::LinkLoop {
+        flag: flag.to_string(),
+        path: path.to_path_buf(),
+    })
+}
+
+/// A directory ssdlab may create files in: not a pseudo-filesystem or `/dev`, writable, not on a
+/// read-only filesystem.
+fn check_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), OutputPathError> {
+    if let Err(crate::DeviceError::PseudoFilesystem { fs, .. }) =
+        crate::probe::check_not_pseudo(path, dir)
+    {
+        return Err(OutputPathError::Pseudo {
+            flag: flag.to_string(),
+            path: path.to_path_buf(),
+            fs,
+            hint: if fs == "procfs" {
+                " (use - for stdout)"
+            } else {
+                ""
+            },
+        });
+    }
+    if fs::canonicalize(dir).is_ok_and(|d| d.starts_with("/dev")) {
+        return Err(OutputPathError::Pseudo {
+            flag: flag.to_string(),
+            path: path.to_path_buf(),
+            fs: "/dev",
+            hint: " (use - for stdout)",
+        });
+    }
+    let not_writable = |why: String| OutputPathError::NotWritable {
+        flag: flag.to_string(),
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+        why,
+    };
+    if let Ok(st) = rustix::fs::statvfs(dir) {
+        if st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
+            return Err(not_writable("read-only filesystem".into()));
+        }
+    }
+    rustix::fs::access(
+        dir,
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+    )
+    .map_err(|e| not_writable(e.to_string()))?;
+    Ok(())
+}
+
 /// A path given to a command and the role it plays there ("--target", "RAID 0 member", "store",
 /// "sweep file"…).
 #[derive(Debug, Clone)]

@@ -185,12 +185,18 @@ impl Plan {
         for p in &self.paths {
             match p.lay_out_to {
                 Some(n) if !p.info.exists || p.info.size < n => {
-                    on_note(&format!(
-                        "laying out {}: {} → {}",
-                        p.info.path.display(),
-                        format_size(p.info.size),
-                        format_size(n)
-                    ));
+                    let (from, to) = (format_size(p.info.size), format_size(n));
+                    on_note(&if from == to {
+                        // Too close for the rounded sizes to differ: say it in bytes.
+                        format!(
+                            "laying out {}: {} → {} bytes",
+                            p.info.path.display(),
+                            p.info.size,
+                            n
+                        )
+                    } else {
+                        format!("laying out {}: {from} → {to}", p.info.path.display())
+                    });
                     match lay_out(&p.info, n, stop) {
                         Ok(l) => {
                             done.infos.push(l.info);
@@ -218,6 +224,10 @@ fn with_earlier(e: LayoutError, earlier: Vec<(PathBuf, Cleanup)>) -> LayoutError
         .iter()
         .map(|(p, c)| format!("{}: {c}", p.display()))
         .collect();
+    let with = |c: Cleanup| Cleanup::Also {
+        first: Box::new(c),
+        others: extra.join("; "),
+    };
     match e {
         LayoutError::Failed {
             path,
@@ -228,23 +238,21 @@ fn with_earlier(e: LayoutError, earlier: Vec<(PathBuf, Cleanup)>) -> LayoutError
             path,
             what,
             err,
-            cleanup: merge_cleanup(cleanup, &extra),
+            cleanup: with(cleanup),
         },
         LayoutError::Interrupted { path, cleanup } => LayoutError::Interrupted {
             path,
-            cleanup: merge_cleanup(cleanup, &extra),
+            cleanup: with(cleanup),
         },
-        LayoutError::Refused(d) => LayoutError::Failed {
-            path: d.path().map(Path::to_path_buf).unwrap_or_default(),
-            what: "cannot lay out",
-            err: std::io::Error::other(d.to_string()),
-            cleanup: Cleanup::Failed(format!("earlier members given back: {}", extra.join("; "))),
+        LayoutError::Refused(err) => LayoutError::RefusedAfter {
+            err,
+            cleanup: Cleanup::Also {
+                first: Box::new(Cleanup::Untouched),
+                others: extra.join("; "),
+            },
         },
+        other @ LayoutError::RefusedAfter { .. } => other,
     }
-}
-
-fn merge_cleanup(c: Cleanup, extra: &[String]) -> Cleanup {
-    Cleanup::Failed(format!("{c}; earlier members: {}", extra.join("; ")))
 }
 
 /// Files laid out for a run: fresh probes, in plan order, and what to undo.
@@ -315,6 +323,40 @@ fn check_direct_alignment(
     Ok(())
 }
 
+/// Checks that a file can be written (created in its directory when missing): not under `/dev`,
+/// not on a read-only filesystem, and writable by this user.
+fn check_writable_place(info: &TargetInfo) -> Result<(), DeviceError> {
+    let path = info.path.as_path();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !info.exists && std::fs::canonicalize(&dir).is_ok_and(|d| d.starts_with("/dev")) {
+        return Err(DeviceError::NoSuchDevice {
+            path: path.to_path_buf(),
+        });
+    }
+    let on = if info.exists { path } else { dir.as_path() };
+    if rustix::fs::statvfs(on)
+        .is_ok_and(|st| st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
+    {
+        return Err(DeviceError::ReadOnly {
+            path: path.to_path_buf(),
+        });
+    }
+    let want = if info.exists {
+        rustix::fs::Access::WRITE_OK
+    } else {
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK
+    };
+    if rustix::fs::access(on, want).is_err() {
+        return Err(DeviceError::PermissionDenied {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// Probes one path, checks write safety, and decides how large a file must be laid out.
 fn plan_path(
     path: &Path,
@@ -333,6 +375,9 @@ fn plan_path(
             (None, info.size)
         }
         TargetKind::File => {
+            if writes {
+                crate::safety::check_file_writable(&info)?;
+            }
             let needed = match needed {
                 Some(n) => n,
                 None if info.exists && info.size > 0 => info.size,
@@ -344,6 +389,9 @@ fn plan_path(
                 }
             };
             let grow = !info.exists || info.size < needed;
+            if grow || writes {
+                check_writable_place(&info)?;
+            }
             (grow.then_some(needed), info.size.max(needed))
         }
     };

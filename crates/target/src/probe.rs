@@ -374,6 +374,29 @@ pub(crate) fn open_existing_regular(path: &Path, flags: OFlags) -> Result<OwnedF
     })
 }
 
+/// How long an `O_EXCL` open of a block device retries `EBUSY`.
+///
+/// The kernel drops the exclusive claim of a block device at the last `fput` of its file, and
+/// when an io_uring ring had the file (in flight or registered) that happens in the ring's
+/// teardown work after `close` returns. Without a grace period, the run after a run on the same
+/// device (the next sweep point) would find its own previous claim and refuse.
+const EXCLUSIVE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `open(path, flags)` with `O_EXCL` in `flags`, retrying `EBUSY` for [`EXCLUSIVE_GRACE`].
+pub(crate) fn open_exclusive(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match rustix::fs::open(path, flags, Mode::empty()) {
+            Err(Errno::BUSY) if start.elapsed() < EXCLUSIVE_GRACE => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Opens a probed target for I/O.
 ///
 /// `O_RDONLY` or `O_RDWR` (never `O_CREAT`/`O_TRUNC`), `O_CLOEXEC`, `O_DIRECT` when `direct`
@@ -443,7 +466,12 @@ fn open_target_with(
     if exclusive && write && info.kind == TargetKind::BlockDevice {
         flags |= OFlags::EXCL;
     }
-    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| match e {
+    let fd = if flags.contains(OFlags::EXCL) {
+        open_exclusive(path, flags)
+    } else {
+        rustix::fs::open(path, flags, Mode::empty())
+    }
+    .map_err(|e| match e {
         Errno::INVAL if direct => DeviceError::DirectUnsupported {
             path: path.to_path_buf(),
         },

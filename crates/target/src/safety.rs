@@ -11,6 +11,7 @@ use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 // ---------------------------------------------------------------------------------------------
@@ -143,6 +144,59 @@ fn check_swap(nodes: &[DevNode]) -> Option<Refusal> {
     None
 }
 
+/// The first loop device whose backing store matches `is_it` (given the backing file's metadata),
+/// from `/sys/block/loop*/loop/backing_file`.
+fn loop_backed_by(is_it: impl Fn(&std::fs::Metadata) -> bool) -> Option<String> {
+    let rd = std::fs::read_dir("/sys/block").ok()?;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Some(backing) = read_trimmed(&e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let backing = backing.trim_end_matches(" (deleted)");
+        if let Ok(m) = std::fs::metadata(backing) {
+            if is_it(&m) {
+                return Some(format!("/dev/{name}"));
+            }
+        }
+    }
+    None
+}
+
+/// The checks for writing to an existing regular file: not the backing store of a loop device,
+/// not an active swap file (both would corrupt what the kernel serves from it).
+pub fn check_file_writable(info: &TargetInfo) -> Result<(), DeviceError> {
+    if info.kind != TargetKind::File || !info.exists {
+        return Ok(());
+    }
+    let path = info.path.as_path();
+    let Ok(me) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let same = |m: &std::fs::Metadata| m.is_file() && m.dev() == me.dev() && m.ino() == me.ino();
+    let refuse = |reason| DeviceError::Refused {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if let Some(device) = loop_backed_by(same) {
+        return Err(refuse(Refusal::BacksLoop { device }));
+    }
+    if let Ok(text) = std::fs::read_to_string("/proc/swaps") {
+        for line in text.lines().skip(1) {
+            let Some(name) = line.split_whitespace().next() else {
+                continue;
+            };
+            if std::fs::metadata(unescape_proc_field(name)).is_ok_and(|m| same(&m)) {
+                return Err(refuse(Refusal::SwapFile));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_holders(nodes: &[DevNode]) -> Option<Refusal> {
     for node in nodes {
         let Ok(rd) = std::fs::read_dir(node.sys.join("holders")) else {
@@ -260,6 +314,15 @@ pub fn check_block_device_writable_with(
     if let Some(r) = check_holders(&nodes) {
         return Err(refuse(r));
     }
+    if let Some(device) = loop_backed_by(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_block_device()
+            && nodes.iter().any(|n| {
+                (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())) == (n.major, n.minor)
+            })
+    }) {
+        return Err(refuse(Refusal::BacksLoop { device }));
+    }
     if !part_names.is_empty() {
         return Err(refuse(Refusal::Partitions(part_names)));
     }
@@ -295,10 +358,9 @@ pub fn check_block_device_writable_with(
         return Err(refuse(Refusal::Signature(sig)));
     }
 
-    match rustix::fs::open(
+    match crate::probe::open_exclusive(
         path,
         OFlags::RDONLY | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
     ) {
         Ok(fd) => {
             drop(fd);

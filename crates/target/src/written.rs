@@ -40,6 +40,10 @@ pub enum MapError {
     },
     #[error("no place for verify maps: set SSDLAB_STATE_DIR, XDG_STATE_HOME or HOME, or give --verify-map FILE")]
     NoStateDir,
+    #[error("verify map {}: cannot be saved there: {why}; give --verify-map FILE or set SSDLAB_STATE_DIR", path.display())]
+    Unwritable { path: PathBuf, why: String },
+    #[error("verify map {}: another verifying run on this target holds it; wait for it to end", path.display())]
+    Busy { path: PathBuf },
 }
 
 /// The sectors one run wrote and the ones whose writes failed (left unknown).
@@ -148,6 +152,40 @@ impl WrittenMap {
         }
     }
 
+    /// Loads the map at `path` under an exclusive lock (a `.lock` file next to it), applies `f`
+    /// and saves it, so concurrent runs on one target merge their changes instead of the last
+    /// save winning. Returns the map as saved.
+    pub fn update(
+        path: &Path,
+        key: &str,
+        f: impl FnOnce(&mut WrittenMap),
+    ) -> Result<WrittenMap, MapError> {
+        let io_err = |err| MapError::Io {
+            path: path.to_path_buf(),
+            err,
+        };
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+        let mut lock_name = path.file_name().unwrap_or_default().to_os_string();
+        lock_name.push(".lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(lock_name))
+            .map_err(io_err)?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| io_err(e.into()))?;
+        let mut map = WrittenMap::load(path, key)?;
+        f(&mut map);
+        map.save(path)?;
+        drop(lock);
+        Ok(map)
+    }
+
     /// Reads the map at `path` for the target `key`; a missing file is an empty map.
     pub fn load(path: &Path, key: &str) -> Result<WrittenMap, MapError> {
         let io_err = |err| MapError::Io {
@@ -207,7 +245,7 @@ impl WrittenMap {
     }
 
     /// Writes the map to `path` atomically (a temporary file next to it, then rename), creating
-    /// its directory.
+    /// its directory; a symbolic link at `path` is written through.
     pub fn save(&self, path: &Path) -> Result<(), MapError> {
         let io_err = |err| MapError::Io {
             path: path.to_path_buf(),
@@ -218,12 +256,14 @@ impl WrittenMap {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io_err)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".verify-map.")
-            .tempfile_in(dir)
-            .map_err(io_err)?;
+        let dest =
+            crate::identity::resolve_output("verify map", path).map_err(|e| MapError::Io {
+                path: path.to_path_buf(),
+                err: io::Error::other(e.to_string()),
+            })?;
+        let mut out = crate::outfile::AtomicFile::create(&dest).map_err(io_err)?;
         {
-            let mut w = io::BufWriter::new(tmp.as_file_mut());
+            let mut w = io::BufWriter::new(out.file());
             w.write_all(MAGIC).map_err(io_err)?;
             w.write_all(&VERSION.to_le_bytes()).map_err(io_err)?;
             w.write_all(&(self.key.len() as u32).to_le_bytes())
@@ -237,8 +277,7 @@ impl WrittenMap {
             }
             w.flush().map_err(io_err)?;
         }
-        tmp.as_file().sync_data().map_err(io_err)?;
-        tmp.persist(path).map_err(|e| io_err(e.error))?;
+        out.commit().map_err(io_err)?;
         Ok(())
     }
 }
@@ -266,6 +305,64 @@ pub fn state_dir() -> Result<PathBuf, MapError> {
     var("HOME")
         .map(|h| h.join(".local/state/ssdlab"))
         .ok_or(MapError::NoStateDir)
+}
+
+/// True when `path` (resolved) lies in the default verify-map directory, where no other output
+/// may go.
+pub fn is_in_map_dir(path: &Path) -> bool {
+    let Ok(dir) = state_dir().map(|d| d.join("verify")) else {
+        return false;
+    };
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::canonicalize(parent).is_ok_and(|p| p == dir)
+}
+
+/// Checks, before a verifying write run starts, that its map can be saved at `path`: the nearest
+/// existing directory on the way must be writable and not on a read-only filesystem.
+pub fn check_map_location(path: &Path) -> Result<(), MapError> {
+    let mut dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p.to_path_buf(),
+            _ => {
+                dir = PathBuf::from(".");
+                break;
+            }
+        }
+    }
+    let bad = |why: String| MapError::Unwritable {
+        path: path.to_path_buf(),
+        why,
+    };
+    if !dir.is_dir() {
+        return Err(bad(format!("{} is not a directory", dir.display())));
+    }
+    if let Ok(st) = rustix::fs::statvfs(&dir) {
+        if st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
+            return Err(bad(format!(
+                "{} is on a read-only filesystem",
+                dir.display()
+            )));
+        }
+    }
+    rustix::fs::access(
+        &dir,
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+    )
+    .map_err(|e| bad(format!("cannot write in {}: {e}", dir.display())))?;
+    if path.exists() {
+        crate::identity::resolve_output("verify map", path).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// The default place of the map of the target with identity `key`.

@@ -23,4 +23,6 @@ pub use pattern::{Pattern, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
 pub use source::{Next, OpSource, Replay};
 pub use spec::{RwMode, SpecError, StopCondition, WorkloadSpec};
-pub use units::{format_duration, format_size, parse_duration, parse_size, UnitError};
+pub use units::{
+    edit_distance, format_duration, format_size, parse_duration, parse_size, UnitError,
+};

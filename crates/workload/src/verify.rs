@@ -6,10 +6,10 @@
 //!
 //! - a sector known to be written must carry a valid header for its offset and that seed; a
 //!   zeroed or garbage sector, or one whose magic was damaged, is corruption;
-//! - a sector with our magic must have a valid CRC and its own offset, and (when nothing is known
-//!   about it) the run's seed;
-//! - a sector that nobody recorded and that has no magic was never written by a verifying run
-//!   (reported separately, not as an error).
+//! - a sector with our magic must have a valid CRC and its own offset;
+//! - a sector that nobody recorded and that has no magic, or a valid header of another run, is
+//!   not known to be current (reported separately as "unwritten", not as an error: a map that was
+//!   lost, or a run killed before it recorded, must not turn intact data into false alarms).
 //!
 //! Layout of a sector: `[0..4) "SSDV" | [4..8) crc32c of [8..512) | [8..16) logical offset |
 //! [16..24) generation | [24..32) seed | [32..512) filler`, integers little-endian.
@@ -118,6 +118,12 @@ pub fn check_known(
                 found: u64_at(8..16),
             })
         } else if u64_at(24..32) != expected.unwrap_or(seed) {
+            if expected.is_none() {
+                // A valid header of another run that nobody recorded (its map was lost, or a
+                // run was killed before it could record): intact, but not known to be current.
+                out.unwritten += 1;
+                continue;
+            }
             Some(BadSector::Seed {
                 found: u64_at(24..32),
             })
@@ -149,11 +155,9 @@ mod tests {
         let c = check(&buf, 4096, 42);
         assert_eq!(c.bad, 8);
         assert_eq!(c.first_bad, Some((4096, BadSector::Offset { found: 8192 })));
-        // Foreign seed.
-        assert!(matches!(
-            check(&buf, 8192, 43).first_bad,
-            Some((_, BadSector::Seed { .. }))
-        ));
+        // A valid header of another run nobody recorded: intact but not known to be current.
+        let c = check(&buf, 8192, 43);
+        assert_eq!((c.ok, c.unwritten, c.bad), (0, 8, 0));
         // Corruption of one byte in the third sector.
         buf[2 * 512 + 100] ^= 1;
         let c = check(&buf, 8192, 42);
@@ -192,7 +196,8 @@ mod tests {
             c.first_bad,
             Some((_, BadSector::Seed { found: 7 }))
         ));
-        // Unknown sectors keep the old rules.
+        // Unknown sectors: no header or another run's valid header is not corruption.
         assert_eq!(check_known(&[0u8; 512], 0, 7, |_| None).unwritten, 1);
+        assert_eq!(check_known(&buf[..512], 0, 99, |_| None).unwritten, 1);
     }
 }

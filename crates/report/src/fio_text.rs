@@ -1,142 +1,12 @@
-//! What `ssdlab fio` prints: fio's JSON (`--output-format=json`), JSON+ (`json+`: the JSON with
-//! every completion-latency bin) and fio's normal text (`show_thread_status_normal` and the
-//! group summary of fio's `stat.c`). All output of `ssdlab fio` is made here, from
-//! [`Report`] entries, so it can move behind a shared exporter interface as a whole.
-//!
-//! The JSON is `ssdlab_report::fio_json`'s document with the fio job's own name, reporting
-//! group, "job options" and the top-level "global options" put in.
+//! fio's normal text output (`--output-format normal`; `ssdlab fio`'s default): fio's
+//! `show_thread_status_normal`, the run status of each reporting group and the disk stats of
+//! fio's `stat.c`, from a [`Report`]. fio jobs appear under their own names and groups; plain
+//! runs are named after their spec, in group 0.
 
-use serde_json::{json, Map, Value};
+use crate::export::Report;
+use crate::fio_json::job_name;
 use ssdlab_stats::{OpSummary, RunResult};
 use ssdlab_workload::OpKind;
-
-/// The output formats of `ssdlab fio`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Normal,
-    Json,
-    JsonPlus,
-}
-
-impl Format {
-    /// fio's `--output-format` names (several may be given comma-separated; ssdlab prints one).
-    pub fn parse(s: &str) -> Result<Format, String> {
-        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-        let one = |p: &str| match p {
-            "normal" => Ok(Format::Normal),
-            "json" => Ok(Format::Json),
-            "json+" => Ok(Format::JsonPlus),
-            "terse" => {
-                Err("--output-format=terse is not supported (normal, json, json+)".to_string())
-            }
-            o => Err(format!("--output-format={o}: normal, json or json+")),
-        };
-        match parts.as_slice() {
-            [p] => one(p),
-            _ => Err(format!(
-                "--output-format={s}: ssdlab prints one format at a time (normal, json or json+)"
-            )),
-        }
-    }
-}
-
-/// One entry of the report: a job, a clone of one, or a reporting group.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub name: String,
-    pub group: u32,
-    /// Clones reported together.
-    pub members: u32,
-    pub result: RunResult,
-    /// `(ns, count)` completion-latency bins per kind (read, write, trim) for JSON+.
-    pub bins: [Vec<(u64, u64)>; 3],
-    /// The job's own options as written.
-    pub options: Vec<(String, String)>,
-    pub description: Option<String>,
-    /// fio's one-line job description (`name: (g=0): rw=…`).
-    pub header: String,
-}
-
-/// Everything `ssdlab fio` reports.
-#[derive(Debug, Clone, Default)]
-pub struct Report {
-    pub entries: Vec<Entry>,
-    pub global_options: Vec<(String, String)>,
-}
-
-/// The report in `format`.
-pub fn render(report: &Report, format: Format) -> String {
-    match format {
-        Format::Normal => normal(report),
-        Format::Json | Format::JsonPlus => {
-            let mut s = serde_json::to_string_pretty(&json(report, format == Format::JsonPlus))
-                .expect("JSON values serialise");
-            s.push('\n');
-            s
-        }
-    }
-}
-
-fn options_obj(opts: &[(String, String)]) -> Value {
-    let mut m = Map::new();
-    for (k, v) in opts {
-        m.insert(k.clone(), Value::String(v.clone()));
-    }
-    Value::Object(m)
-}
-
-/// fio's JSON document (JSON+ with `plus`).
-pub fn json(report: &Report, plus: bool) -> Value {
-    let results: Vec<RunResult> = report.entries.iter().map(|e| e.result.clone()).collect();
-    let mut doc = ssdlab_report::fio_json(&results);
-    if let Some(jobs) = doc.get_mut("jobs").and_then(Value::as_array_mut) {
-        for (j, e) in jobs.iter_mut().zip(&report.entries) {
-            j["jobname"] = json!(e.name);
-            j["groupid"] = json!(e.group);
-            // When the job started: ms since the epoch (simulated drives: of virtual time).
-            j["job_start"] = json!(e.result.timestamp_ms);
-            j["job options"] = options_obj(&e.options);
-            if let Some(d) = &e.description {
-                j["desc"] = json!(d);
-            }
-            if plus {
-                for (kind, bins) in OpKind::ALL.iter().zip(&e.bins) {
-                    let b: Map<String, Value> = bins
-                        .iter()
-                        .map(|(v, c)| (v.to_string(), json!(c)))
-                        .collect();
-                    if let Some(clat) = j
-                        .get_mut(kind.as_str())
-                        .and_then(|o| o.get_mut("clat_ns"))
-                        .and_then(Value::as_object_mut)
-                    {
-                        clat.insert("bins".into(), Value::Object(b));
-                    }
-                }
-            }
-        }
-    }
-    // Members of a simulated array appear once, not once per job.
-    if let Some(du) = doc.get_mut("disk_util").and_then(Value::as_array_mut) {
-        let mut seen = std::collections::HashSet::new();
-        du.retain(|d| seen.insert(d["name"].as_str().unwrap_or_default().to_string()));
-    }
-    if !report.global_options.is_empty() {
-        if let Some(obj) = doc.as_object_mut() {
-            // fio puts "global options" right after "time".
-            let mut out = Map::new();
-            for (k, v) in std::mem::take(obj) {
-                let is_time = k == "time";
-                out.insert(k, v);
-                if is_time {
-                    out.insert("global options".into(), options_obj(&report.global_options));
-                }
-            }
-            *obj = out;
-        }
-    }
-    doc
-}
 
 /// fio's `num2str`: at most `maxlen` digits, then a unit prefix (k, M, G… or Ki, Mi, Gi…).
 pub fn num2str(num: u64, maxlen: usize, pow2: bool, unit: &str) -> String {
@@ -261,10 +131,13 @@ fn ddir_status(out: &mut String, name: &str, o: &OpSummary) {
     lat_line(out, "clat", &o.clat);
     lat_line(out, " lat", &o.lat);
     percentiles(out, "clat", &o.clat);
-    if o.samples > 0 {
-        let kib = |b: f64| b / 1024.0;
-        let (mut min, mut max, mut mean, mut dev) =
-            (kib(o.bw_min), kib(o.bw_max), kib(o.bw_mean), kib(o.bw_dev));
+    if o.bw_samples > 0 {
+        let (mut min, mut max, mut mean, mut dev) = (
+            o.bw_min_kib as f64,
+            o.bw_max_kib as f64,
+            o.bw_mean_kib,
+            o.bw_dev_kib,
+        );
         let mut unit = "KiB";
         if mean > 1024.0 * 1024.0 {
             min /= 1024.0;
@@ -275,8 +148,10 @@ fn ddir_status(out: &mut String, name: &str, o: &OpSummary) {
         }
         out.push_str(&format!(
             "   bw ({unit:>5}/s): min={:5}, max={:5}, per=100.00%, avg={mean:5.02}, stdev={dev:5.02}, samples={}\n",
-            min as u64, max as u64, o.samples
+            min as u64, max as u64, o.bw_samples
         ));
+    }
+    if o.samples > 0 {
         out.push_str(&format!(
             "   iops        : min={:5}, max={:5}, avg={:5.02}, stdev={:5.02}, samples={}\n",
             o.iops_min as u64, o.iops_max as u64, o.iops_mean, o.iops_stddev, o.samples
@@ -315,21 +190,72 @@ fn depth_line(levels: &[(String, f64)]) -> String {
     )
 }
 
-/// fio's normal text.
-pub fn normal(report: &Report) -> String {
+/// The one-line description fio prints before a job starts, for a run that is not an fio job.
+fn run_header(r: &RunResult, name: &str) -> String {
+    let bs = format!("{}B-{}B", r.spec.bs, r.spec.bs);
+    format!(
+        "{name}: (g=0): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={}, iodepth={}",
+        r.spec.rw,
+        if r.target.engine.is_empty() {
+            r.target.kind.as_str()
+        } else {
+            r.target.engine.as_str()
+        },
+        r.spec.qd
+    )
+}
+
+/// One entry of the text: a run with its fio name, group, clones and header.
+struct Entry<'a> {
+    r: &'a RunResult,
+    name: String,
+    group: u32,
+    members: u32,
+    description: Option<&'a str>,
+    header: String,
+}
+
+/// fio's normal text (`show_thread_status_normal`, the group summary and the disk stats of
+/// fio's `stat.c`).
+pub fn normal_text(report: &Report<'_>) -> String {
+    let entries: Vec<Entry<'_>> = report
+        .jobs
+        .iter()
+        .map(|j| match j.fio {
+            Some(f) => Entry {
+                r: j.result,
+                name: f.name.clone(),
+                group: f.group,
+                members: f.members,
+                description: f.description.as_deref(),
+                header: f.header.clone(),
+            },
+            None => {
+                let name = job_name(j.result);
+                Entry {
+                    r: j.result,
+                    header: run_header(j.result, &name),
+                    name,
+                    group: 0,
+                    members: j.result.spec.jobs,
+                    description: None,
+                }
+            }
+        })
+        .collect();
     let mut out = String::new();
     // One line per job (not per clone), as fio starts them.
     let mut seen = std::collections::HashSet::new();
-    for e in &report.entries {
+    for e in &entries {
         if seen.insert(e.header.as_str()) {
             out.push_str(&e.header);
             out.push('\n');
         }
     }
     out.push_str(concat!("ssdlab-", env!("CARGO_PKG_VERSION"), "\n\n"));
-    for e in &report.entries {
-        let r = &e.result;
-        let err = if r.errors.is_empty() { 0 } else { 5 };
+    for e in &entries {
+        let r = e.r;
+        let err = r.errors.first().map_or(0, |x| x.errno);
         let state = if r.interrupted { " (interrupted)" } else { "" };
         out.push_str(&format!(
             "{}: (groupid={}, jobs={}): err={err:2}: {}{state}\n",
@@ -338,7 +264,7 @@ pub fn normal(report: &Report) -> String {
             e.members,
             target_text(r)
         ));
-        if let Some(d) = &e.description {
+        if let Some(d) = e.description {
             out.push_str(&format!("  Description  : [{d}]\n"));
         }
         for (kind, o) in [("read", &r.read), ("write", &r.write), ("trim", &r.trim)] {
@@ -397,11 +323,11 @@ pub fn normal(report: &Report) -> String {
         ));
     }
     // Run status per reporting group.
-    let mut groups: Vec<u32> = report.entries.iter().map(|e| e.group).collect();
+    let mut groups: Vec<u32> = entries.iter().map(|e| e.group).collect();
     groups.dedup();
     for g in groups {
         out.push_str(&format!("\nRun status group {g} (all jobs):\n"));
-        let es: Vec<&Entry> = report.entries.iter().filter(|e| e.group == g).collect();
+        let es: Vec<&Entry<'_>> = entries.iter().filter(|e| e.group == g).collect();
         for (label, kind) in [
             ("   READ", OpKind::Read),
             ("  WRITE", OpKind::Write),
@@ -409,7 +335,7 @@ pub fn normal(report: &Report) -> String {
         ] {
             let ops: Vec<&OpSummary> = es
                 .iter()
-                .map(|e| e.result.op(kind))
+                .map(|e| e.r.op(kind))
                 .filter(|o| o.ios > 0)
                 .collect();
             if ops.is_empty() {
@@ -445,25 +371,46 @@ pub fn normal(report: &Report) -> String {
             ));
         }
     }
-    // Members of arrays (fio's disk stats), once each.
+    // fio's disk stats: the kernel's devices, then the members of arrays, once each.
     let mut seen = std::collections::HashSet::new();
-    let members: Vec<&ssdlab_stats::MemberStats> = report
-        .entries
-        .iter()
-        .flat_map(|e| e.result.members.iter())
-        .filter(|m| seen.insert(m.name.clone()))
-        .collect();
-    if !members.is_empty() {
+    let mut lines = Vec::new();
+    for e in &entries {
+        for d in &e.r.disk_util {
+            if seen.insert(d.name.clone()) {
+                lines.push(format!(
+                    "  {}: ios={}/{}, sectors={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+                    d.name,
+                    d.read_ios,
+                    d.write_ios,
+                    d.read_sectors,
+                    d.write_sectors,
+                    d.read_merges,
+                    d.write_merges,
+                    d.read_ticks_ms,
+                    d.write_ticks_ms,
+                    d.in_queue_ms,
+                    d.util()
+                ));
+            }
+        }
+        for m in &e.r.members {
+            if seen.insert(m.name.clone()) {
+                lines.push(format!(
+                    "  {}: ios={}/{}, ticks={}/{}",
+                    m.name,
+                    m.read_ios,
+                    m.write_ios,
+                    m.read_ticks_ns / 1_000_000,
+                    m.write_ticks_ns / 1_000_000
+                ));
+            }
+        }
+    }
+    if !lines.is_empty() {
         out.push_str("\nDisk stats (read/write):\n");
-        for m in members {
-            out.push_str(&format!(
-                "  {}: ios={}/{}, ticks={}/{}\n",
-                m.name,
-                m.read_ios,
-                m.write_ios,
-                m.read_ticks_ns / 1_000_000,
-                m.write_ticks_ns / 1_000_000
-            ));
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
         }
     }
     out
@@ -501,10 +448,10 @@ mod tests {
     }
 
     #[test]
-    fn formats() {
-        assert_eq!(Format::parse("json").unwrap(), Format::Json);
-        assert_eq!(Format::parse("json+").unwrap(), Format::JsonPlus);
-        assert!(Format::parse("terse").is_err());
-        assert!(Format::parse("json,normal").is_err());
+    fn a_plain_run_reads_like_fio() {
+        let r = RunResult::default();
+        let text = normal_text(&Report::of_runs(std::slice::from_ref(&r)));
+        assert!(text.contains("(groupid=0, jobs=1): err= 0"), "{text}");
+        assert!(text.contains("IO depths    :"), "{text}");
     }
 }
