@@ -45,6 +45,9 @@ enum Cmd {
     /// (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite; --db to choose), print
     /// its report and findings, and write its HTML report (--html to choose where).
     Study(crate::cmd_study::StudyArgs),
+    /// Run fio job files or an fio command line (--name=x --rw=randread …) on real targets, or
+    /// on a simulated drive or array (--sim).
+    Fio(Box<crate::cmd_fio::FioArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of ssdlab or of one of its commands to stdout.
@@ -136,8 +139,8 @@ pub struct WorkloadArgs {
     /// I/O pattern: read, write, randread, randwrite, rw, randrw.
     #[arg(long, default_value = "randread", value_parser = rw_arg)]
     rw: RwMode,
-    /// Percentage of reads in a mixed workload (rw/randrw); default 50.
-    #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
+    /// Percentage of reads in a mixed workload (rw/randrw); default 50..
+    #[arg(long, visible_alias = "rwmixread", value_parser = pct_arg, allow_hyphen_values = true)]
     read_pct: Option<u8>,
     /// Percentage of random offsets (fio's percentage_random); default from --rw.
     #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
@@ -151,17 +154,18 @@ pub struct WorkloadArgs {
     /// Start of the region on the target.
     #[arg(long, default_value = "0", value_parser = size_arg, allow_hyphen_values = true)]
     offset: u64,
-    /// Length of the region; default from --offset to the end of the target.
-    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
+    /// Length of the region; default from --offset to the end of the target..
+    #[arg(long, visible_alias = "size", value_parser = positive_size_arg, allow_hyphen_values = true)]
     span: Option<u64>,
-    /// Outstanding I/Os per worker (queue depth).
-    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
+    /// Outstanding I/Os per worker (queue depth)..
+    #[arg(long, visible_alias = "iodepth", default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     qd: u32,
-    /// Number of workers.
-    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
+    /// Number of workers..
+    #[arg(long, visible_alias = "numjobs", default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     jobs: u32,
-    /// Stop after this much measured time (500ms, 30s, 3m). Default 10s when no stop is given.
-    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
+    /// Stop after this much measured time (500ms, 30s, 3m; a bare number is seconds). Default
+    /// 10s when no stop is given..
+    #[arg(long, visible_alias = "runtime", value_parser = duration_arg, allow_hyphen_values = true)]
     time: Option<u64>,
     /// Stop after this many I/Os (all workers together).
     #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
@@ -228,6 +232,7 @@ impl WorkloadArgs {
             pattern: self.pattern.unwrap_or_default(),
             seed: self.seed,
             verify: self.verify,
+            ..Default::default()
         };
         spec.validate()?;
         Ok(spec)
@@ -243,7 +248,8 @@ fn format_arg(s: &str) -> Result<Format, String> {
 pub struct OutputArgs {
     /// Output format: table (the default), json (fio's JSON with ssdlab's extras under
     /// "ssdlab"), json+ (fio's JSON+: adds the latency histograms), csv (one row per op kind),
-    /// html (one self-contained page with charts; see docs/REPORTS.md).
+    /// normal (fio's normal text), html (one self-contained page with charts; see
+    /// docs/REPORTS.md).
     #[arg(long, value_name = "FORMAT", value_parser = format_arg, conflicts_with_all = ["json", "json_plus"])]
     pub output_format: Option<Format>,
     /// Same as --output-format json.
@@ -372,14 +378,122 @@ pub fn one_line(msg: &str) -> String {
     }
 }
 
+/// fio option names `ssdlab run` knows under another name, and what to use instead.
+const FIO_NAMES: &[(&str, &str)] = &[
+    ("bs", "--bs"),
+    ("blocksize", "--bs"),
+    ("ba", "--align"),
+    ("blockalign", "--align"),
+    ("rwmixwrite", "--read-pct (100 minus the write share)"),
+    ("percentage_random", "--random-pct"),
+    ("randseed", "--seed"),
+    ("ramp_time", "--ramp"),
+    ("number_ios", "--ios"),
+    ("io_size", "--bytes"),
+    ("io_limit", "--bytes"),
+    ("ioengine", "--engine auto|io_uring|sync"),
+    ("direct", "it uses O_DIRECT unless --buffered"),
+    ("buffered", "--buffered"),
+    (
+        "time_based",
+        "it runs for --time (default 10s) unless --ios or --bytes ends it first",
+    ),
+    ("timeout", "--time"),
+    ("iodepth_batch", "--submit-batch"),
+    ("iodepth_batch_submit", "--submit-batch"),
+    ("readwrite", "--rw"),
+    ("zero_buffers", "--pattern zeros"),
+    (
+        "refill_buffers",
+        "its default --pattern random refills every write",
+    ),
+    ("buffer_compress_percentage", "--pattern compress:N"),
+    ("hipri", "--hipri"),
+    ("sqthread_poll", "--sqthread-poll"),
+    ("fixedbufs", "--fixedbufs on"),
+    ("registerfiles", "--registerfiles on"),
+    (
+        "name",
+        "runs have no names (ssdlab fio takes fio's command line as it is)",
+    ),
+];
+
+/// A one-line answer to an option `ssdlab run` (or another command) does not know: the nearest
+/// option of that command, or what a fio option is called here.
+fn unknown_option_message(cmd: &clap::Command, sub: Option<&str>, arg: &str) -> String {
+    let key = arg.trim_start_matches('-');
+    let key = key.split_once('=').map(|(k, _)| k).unwrap_or(key);
+    let sc = sub.and_then(|n| cmd.find_subcommand(n)).unwrap_or(cmd);
+    let longs: Vec<String> = sc
+        .get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let dashed = key.replace('_', "-");
+    let mut hint = if longs.contains(&dashed) {
+        Some(format!("--{dashed}"))
+    } else {
+        None
+    };
+    if hint.is_none() && sub == Some("run") {
+        if let Some((_, to)) = FIO_NAMES.iter().find(|(f, _)| *f == key) {
+            if to.starts_with("--") {
+                hint = Some(format!("{to} (fio's --{key})"));
+            } else {
+                return format!("fio's --{key} is not an option of ssdlab run: {to}");
+            }
+        }
+    }
+    if hint.is_none() {
+        hint = longs
+            .iter()
+            .map(|l| (ssdlab_fiojob::options::edit_distance(&dashed, l), l))
+            .filter(|(d, l)| *d <= 2.max(l.len() / 4))
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, l)| format!("--{l}"));
+    }
+    let mut msg = format!("unknown option {}", arg.split('=').next().unwrap_or(arg));
+    if let Some(h) = hint {
+        msg.push_str(&format!("; did you mean {h}?"));
+    }
+    if sub == Some("run") && ssdlab_fiojob::options::is_fio_option(key) {
+        msg.push_str(" (ssdlab fio takes fio's options as they are)");
+    }
+    msg
+}
+
 pub fn main() -> ExitCode {
     ssdlab_io::memory::limit_malloc_arenas();
-    let cli = match Cli::try_parse() {
+    // `ssdlab fio` takes fio's own options (--name=x --rw=…): they are split off before clap
+    // sees the arguments.
+    let (args, fio_args) = crate::cmd_fio::split_argv(std::env::args_os().collect());
+    let sub = args.get(1).and_then(|a| a.to_str()).map(String::from);
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+            let arg = e
+                .get(clap::error::ContextKind::InvalidArg)
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            output::note(&format!(
+                "error: {} (see --help)",
+                unknown_option_message(&command(), sub.as_deref(), &arg)
+            ));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
         Err(e) => return clap_failure(e),
     };
     crate::signals::install();
     let res = match cli.cmd {
+        Cmd::Fio(mut a) => {
+            a.fio_args = fio_args;
+            crate::cmd_fio::cmd_fio(*a)
+        }
         Cmd::Run(a) => crate::cmd_run::cmd_run(*a),
         Cmd::Drives(a) => cmd_drives(a),
         Cmd::Layout(a) => crate::cmd_layout::cmd_layout(a),

@@ -36,7 +36,7 @@ const DEFAULT_STRIPE: u64 = 512 << 10;
 pub struct RunArgs {
     /// File or block device to test. A missing file is created (needs --span); a short one is
     /// extended with data; nothing is ever truncated.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
+    #[arg(long, visible_alias = "filename", value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
     target: Option<PathBuf>,
     /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
     #[arg(long, conflicts_with_all = ["raid0", "sim"])]
@@ -82,6 +82,23 @@ pub struct RunArgs {
     /// 0 = one system call per batch of refills.
     #[arg(long, value_name = "N")]
     submit_batch: Option<u32>,
+    /// io_uring: poll for completions instead of waiting for interrupts (IORING_SETUP_IOPOLL,
+    /// fio's hipri). Needs O_DIRECT and a device with poll queues (NVMe with poll_queues=N);
+    /// refused otherwise.
+    #[arg(long)]
+    hipri: bool,
+    /// io_uring: a kernel thread takes submissions from the ring, so submitting needs no system
+    /// call (IORING_SETUP_SQPOLL, fio's sqthread_poll). Its CPU time is not in ssdlab's figures.
+    #[arg(long)]
+    sqthread_poll: bool,
+    /// io_uring: registered (fixed) buffers: auto (when the kernel allows; the default), on
+    /// (refuse when it cannot), off (fio's fixedbufs=0).
+    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    fixedbufs: Option<String>,
+    /// io_uring: register the target files with the ring: on (the default) or off (fio's
+    /// registerfiles=0).
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    registerfiles: Option<String>,
     /// Allow writes to a block device (devices with a filesystem, partitions or users are still refused).
     #[arg(long)]
     allow_destroy: bool,
@@ -206,6 +223,10 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         ("--engine", a.engine.is_some()),
         ("--buffered", a.buffered),
         ("--submit-batch", a.submit_batch.is_some()),
+        ("--hipri", a.hipri),
+        ("--sqthread-poll", a.sqthread_poll),
+        ("--fixedbufs", a.fixedbufs.is_some()),
+        ("--registerfiles", a.registerfiles.is_some()),
         ("--allow-destroy", a.allow_destroy),
         ("--continue-on-error", a.continue_on_error),
         ("--verify-map", a.verify_map.is_some()),
@@ -240,6 +261,10 @@ fn check_flags(a: &RunArgs) -> Result<()> {
             ("--engine", a.engine.is_some()),
             ("--buffered", a.buffered),
             ("--submit-batch", a.submit_batch.is_some()),
+            ("--hipri", a.hipri),
+            ("--sqthread-poll", a.sqthread_poll),
+            ("--fixedbufs", a.fixedbufs.is_some()),
+            ("--registerfiles", a.registerfiles.is_some()),
             ("--allow-destroy", a.allow_destroy),
         ] {
             if on {
@@ -247,8 +272,21 @@ fn check_flags(a: &RunArgs) -> Result<()> {
             }
         }
     }
-    if a.submit_batch.is_some() && a.engine.as_deref() == Some("sync") {
-        bail!("--submit-batch applies to the io_uring engine, not to --engine sync");
+    if a.engine.as_deref() == Some("sync") {
+        for (f, on) in [
+            ("--submit-batch", a.submit_batch.is_some()),
+            ("--hipri", a.hipri),
+            ("--sqthread-poll", a.sqthread_poll),
+            ("--fixedbufs", a.fixedbufs.is_some()),
+            ("--registerfiles", a.registerfiles.is_some()),
+        ] {
+            if on {
+                bail!("{f} applies to the io_uring engine, not to --engine sync");
+            }
+        }
+    }
+    if a.hipri && a.buffered {
+        bail!("--hipri (polled completions) needs O_DIRECT: it cannot be used with --buffered");
     }
     Ok(())
 }
@@ -599,6 +637,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                     max_memory: a.max_memory,
                     log: log_config,
                     progress,
+                    ..Default::default()
                 },
             )
         })
@@ -643,6 +682,16 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         on_note: output::note,
         fault: a.inject_fault,
         submit_batch: a.submit_batch.unwrap_or(1),
+        ring: ssdlab_engine::RingOptions {
+            iopoll: a.hipri,
+            sqpoll: a.sqthread_poll,
+            fixed_bufs: match a.fixedbufs.as_deref() {
+                Some("on") => ssdlab_engine::FixedBufs::On,
+                Some("off") => ssdlab_engine::FixedBufs::Off,
+                _ => ssdlab_engine::FixedBufs::Auto,
+            },
+            register_files: a.registerfiles.as_deref() != Some("off"),
+        },
         stop,
         max_memory: a.max_memory,
         verify_map: a.verify_map.as_deref(),

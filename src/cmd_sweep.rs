@@ -252,8 +252,7 @@ impl PointRunner {
                     &SimOptions {
                         stop: Some(self.stop),
                         max_memory: self.max_memory,
-                        log: None,
-                        progress: None,
+                        ..Default::default()
                     },
                 )
                 .map_err(Into::into)
@@ -439,6 +438,11 @@ fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
             for p in paths {
                 v.push((format!("target '{}'", t.label), p.clone()));
             }
+        }
+    }
+    for w in &spec.workloads {
+        if let Some(r) = &w.spec.replay {
+            v.push((format!("workload '{}' trace", w.name), r.trace.clone()));
         }
     }
     v

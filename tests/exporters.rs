@@ -6,7 +6,7 @@
 use ssdlab_engine::{run_sim, SimOptions, SimTarget};
 use ssdlab_report::export::LogExporter;
 use ssdlab_report::logs::LogRequest;
-use ssdlab_report::{exporter, Exporter, Format, TableStyle};
+use ssdlab_report::{exporter, Exporter, FioJob, Format, Report, ReportJob, TableStyle};
 use ssdlab_stats::{LogConfig, RunResult};
 use ssdlab_workload::{Pattern, RwMode, StopCondition, WorkloadSpec};
 use std::sync::OnceLock;
@@ -33,6 +33,7 @@ fn run() -> &'static RunResult {
             pattern: Pattern::Random,
             seed: 7,
             verify: false,
+            ..Default::default()
         };
         let target = SimTarget {
             name: "vertex450-128g".into(),
@@ -114,6 +115,65 @@ fn html() {
     assert!(html.contains("no time series is drawn"));
     assert_eq!(html.matches("<svg").count(), 3);
     insta::assert_snapshot!("html", html);
+}
+
+#[test]
+fn normal() {
+    let text = export(Format::Normal, TableStyle::Ascii);
+    assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
+    insta::assert_snapshot!("normal", text);
+}
+
+/// `ssdlab fio` hands the exporters each run with its fio job: the same writers name, group
+/// and describe it as fio does.
+#[test]
+fn fio_jobs_keep_their_names_groups_and_options() {
+    let job = FioJob {
+        name: "oltp".into(),
+        group: 3,
+        members: 2,
+        options: vec![
+            ("rw".into(), "randrw".into()),
+            ("iodepth".into(), "4".into()),
+        ],
+        description: Some("mixed".into()),
+        header: "oltp: (g=3): rw=randrw".into(),
+    };
+    let global = vec![("ioengine".to_string(), "io_uring".to_string())];
+    let report = Report {
+        jobs: vec![ReportJob {
+            result: run(),
+            fio: Some(&job),
+        }],
+        global_options: &global,
+    };
+    let out = |f| {
+        let b = exporter(f, TableStyle::Ascii)
+            .unwrap()
+            .export(&report)
+            .unwrap();
+        String::from_utf8(b).unwrap()
+    };
+    let json = out(Format::Json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let j = &v["jobs"][0];
+    assert_eq!(j["jobname"], "oltp");
+    assert_eq!(j["groupid"], 3);
+    assert!(j["job_start"].is_u64());
+    assert_eq!(j["job options"]["rw"], "randrw");
+    assert_eq!(j["desc"], "mixed");
+    assert_eq!(v["global options"]["ioengine"], "io_uring");
+    // fio's order: "global options" right after "time", "job_start" right after "groupid".
+    let at = |k: &str| json.find(&format!("\"{k}\"")).unwrap();
+    assert!(at("time") < at("global options") && at("global options") < at("jobs"));
+    assert!(at("groupid") < at("job_start") && at("job_start") < at("error"));
+    let text = out(Format::Normal);
+    assert!(text.starts_with("oltp: (g=3): rw=randrw\n"), "{text}");
+    assert!(text.contains("oltp: (groupid=3, jobs=2): err= 0"), "{text}");
+    assert!(text.contains("Description  : [mixed]"), "{text}");
+    assert!(text.contains("Run status group 3 (all jobs):"), "{text}");
+}
+
 }
 
 #[test]

@@ -8,22 +8,86 @@
 //! | `json` | [`JsonExporter`] | fio's JSON (`--output-format=json`) with ssdlab's extras |
 //! | `json+` | [`JsonExporter`] | fio's JSON+ (latency histograms as `bins`) |
 //! | `csv` | [`CsvExporter`] | one row per run and op kind |
+//! | `normal` | [`NormalExporter`] | fio's normal text output |
 //! | `html` | [`crate::html::HtmlExporter`] | one self-contained HTML page with SVG charts |
 //!
 //! Log files are exporters too ([`LogExporter`], one per file: kind and job), listed by
-//! [`crate::logs::LogRequest::files`]. A new format (HTML, fio's normal text output) is one more
-//! [`Format`] variant and one more implementation; nothing else changes.
+//! [`crate::logs::LogRequest::files`]. A new format is one more [`Format`] variant and one more
+//! implementation; nothing else changes.
+//!
+//! Every exporter takes a [`Report`]: the runs, each with how fio names and groups it when it
+//! came from an fio job (`ssdlab fio`: the job's name, reporting group, options as written).
+//! `ssdlab run`, sweeps and `report --fio-json` pass bare results ([`Exporter::serialize`]);
+//! their jobs are named after their spec.
 
-use crate::fio_json::{fio_json, Flavor};
+use crate::fio_json::{fio_json_report, Flavor};
+use crate::fio_text::normal_text;
 use crate::logs::{render_log, LogKind};
 use crate::table::{render_table_styled, TableStyle};
 use ssdlab_stats::RunResult;
 use ssdlab_workload::OpKind;
 
+/// How one run appears in fio's outputs when it is an fio job (or a clone of one, or a
+/// reporting group of them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FioJob {
+    /// The job's name (fio's `jobname`).
+    pub name: String,
+    /// Its reporting group (`groupid`).
+    pub group: u32,
+    /// Clones reported together (fio's `jobs=` of the normal text).
+    pub members: u32,
+    /// The job's own options as written (fio's "job options").
+    pub options: Vec<(String, String)>,
+    /// fio's `description`.
+    pub description: Option<String>,
+    /// fio's one-line job description (`name: (g=0): rw=…`), printed first by the normal text.
+    pub header: String,
+}
+
+/// One run of a [`Report`].
+#[derive(Debug, Clone, Copy)]
+pub struct ReportJob<'a> {
+    pub result: &'a RunResult,
+    /// `Some` for fio jobs; plain runs are named after their spec.
+    pub fio: Option<&'a FioJob>,
+}
+
+/// What an exporter turns into one output: the runs, in order, and the `[global]` options of
+/// fio job files (fio's "global options"; empty for plain runs).
+#[derive(Debug, Clone, Default)]
+pub struct Report<'a> {
+    pub jobs: Vec<ReportJob<'a>>,
+    pub global_options: &'a [(String, String)],
+}
+
+impl<'a> Report<'a> {
+    /// Plain runs (no fio job behind them).
+    pub fn of_runs(results: &'a [RunResult]) -> Report<'a> {
+        Report {
+            jobs: results
+                .iter()
+                .map(|result| ReportJob { result, fio: None })
+                .collect(),
+            global_options: &[],
+        }
+    }
+
+    /// The results, in order.
+    pub fn results(&self) -> impl Iterator<Item = &'a RunResult> + '_ {
+        self.jobs.iter().map(|j| j.result)
+    }
+}
+
 /// Something that turns finished runs into the bytes of one output.
 pub trait Exporter {
-    /// The output for `results` (one document for all of them).
-    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError>;
+    /// The output for `report` (one document for all its runs).
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError>;
+
+    /// The output for plain runs.
+    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError> {
+        self.export(&Report::of_runs(results))
+    }
 }
 
 /// Why an export cannot be made.
@@ -40,17 +104,20 @@ pub enum Format {
     Json,
     JsonPlus,
     Csv,
+    /// fio's normal text output.
+    Normal,
     /// A self-contained HTML report (charts as inline SVG).
     Html,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Table,
         Format::Json,
         Format::JsonPlus,
         Format::Csv,
+        Format::Normal,
         Format::Html,
     ];
 
@@ -61,6 +128,7 @@ impl Format {
             Format::Json => "json",
             Format::JsonPlus => "json+",
             Format::Csv => "csv",
+            Format::Normal => "normal",
             Format::Html => "html",
         }
     }
@@ -90,6 +158,7 @@ pub fn exporter(format: Format, table_style: TableStyle) -> Result<Box<dyn Expor
             flavor: Flavor::JsonPlus,
         }),
         Format::Csv => Box::new(CsvExporter),
+        Format::Normal => Box::new(NormalExporter),
         Format::Html => Box::new(crate::html::HtmlExporter::default()),
     })
 }
@@ -100,9 +169,9 @@ pub struct TableExporter {
 }
 
 impl Exporter for TableExporter {
-    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError> {
-        Ok(results
-            .iter()
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
+        Ok(report
+            .results()
             .map(|r| render_table_styled(r, self.style))
             .collect::<Vec<_>>()
             .join("\n")
@@ -116,8 +185,19 @@ pub struct JsonExporter {
 }
 
 impl Exporter for JsonExporter {
-    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError> {
-        Ok(fio_json(results, self.flavor).to_fio_string().into_bytes())
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
+        Ok(fio_json_report(report, self.flavor)
+            .to_fio_string()
+            .into_bytes())
+    }
+}
+
+/// fio's normal text: each job's block, the run status of each reporting group, disk stats.
+pub struct NormalExporter;
+
+impl Exporter for NormalExporter {
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
+        Ok(normal_text(report).into_bytes())
     }
 }
 
@@ -156,10 +236,10 @@ pub const RUN_CSV_COLUMNS: [&str; 27] = [
 pub struct CsvExporter;
 
 impl Exporter for CsvExporter {
-    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError> {
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(RUN_CSV_COLUMNS)?;
-        for r in results {
+        for r in report.results() {
             for kind in OpKind::ALL {
                 let o = r.op(kind);
                 if o.ios == 0 && o.errors == 0 {
@@ -217,9 +297,9 @@ pub struct LogExporter {
 }
 
 impl Exporter for LogExporter {
-    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError> {
-        Ok(results
-            .iter()
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
+        Ok(report
+            .results()
             .map(|r| render_log(r, self.kind, self.job))
             .collect::<String>()
             .into_bytes())

@@ -12,6 +12,7 @@
 //!   stripe set or simulated array, an entry for the array (its I/Os, with the members'
 //!   averages in fio's `aggr_*` keys) followed by one entry per member.
 
+use crate::export::{FioJob, Report};
 use crate::json::Json;
 use ssdlab_stats::{LatSummary, OpSummary, RunResult};
 use ssdlab_workload::{format_size, Pattern};
@@ -180,7 +181,16 @@ fn first_errno(r: &RunResult) -> i64 {
     r.errors.first().map_or(0, |e| e.errno as i64)
 }
 
-fn job_obj(r: &RunResult, flavor: Flavor) -> Json {
+/// fio's "job options": every value a string, in the order given.
+fn options_obj(opts: &[(String, String)]) -> Json {
+    Json::Obj(
+        opts.iter()
+            .map(|(k, v)| (k.clone(), Json::Str(v.clone())))
+            .collect(),
+    )
+}
+
+fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     let runtime_ms = r.runtime_ns / 1_000_000;
     let cpu_pct = |ns: u64| {
         if r.runtime_ns == 0 {
@@ -208,16 +218,31 @@ fn job_obj(r: &RunResult, flavor: Flavor) -> Json {
         "verify": r.verify,
         "device": r.device,
     });
-    Json::obj()
-        .with("jobname", job_name(r))
-        .with("groupid", 0u64)
-        .with("error", first_errno(r))
-        .with("eta", 0u64)
-        .with(
-            "elapsed",
-            (r.runtime_ns + r.ramp_ns).div_ceil(1_000_000_000),
-        )
-        .with("job options", job_options(r))
+    let mut job = match fio {
+        // An fio job: its own name and group, when it started (ms since the epoch; simulated
+        // drives: of virtual time), its options as written.
+        Some(f) => Json::obj()
+            .with("jobname", f.name.as_str())
+            .with("groupid", f.group as u64)
+            .with("job_start", r.timestamp_ms),
+        None => Json::obj()
+            .with("jobname", job_name(r))
+            .with("groupid", 0u64),
+    };
+    job.push("error", first_errno(r));
+    job.push("eta", 0u64);
+    job.push(
+        "elapsed",
+        (r.runtime_ns + r.ramp_ns).div_ceil(1_000_000_000),
+    );
+    job.push(
+        "job options",
+        match fio {
+            Some(f) => options_obj(&f.options),
+            None => job_options(r),
+        },
+    );
+    let mut job = job
         .with("read", op_obj(&r.read, flavor))
         .with("write", op_obj(&r.write, flavor))
         .with("trim", op_obj(&r.trim, flavor))
@@ -248,8 +273,12 @@ fn job_obj(r: &RunResult, flavor: Flavor) -> Json {
         .with("latency_depth", r.spec.qd)
         .with("latency_target", 0u64)
         .with("latency_percentile", 100.0)
-        .with("latency_window", 0u64)
-        .with("ssdlab", Json::from(&ssdlab))
+        .with("latency_window", 0u64);
+    // fio adds the description after the latency target's fields.
+    if let Some(d) = fio.and_then(|f| f.description.as_deref()) {
+        job.push("desc", d);
+    }
+    job.with("ssdlab", Json::from(&ssdlab))
 }
 
 /// The counters of one `disk_util` entry.
@@ -364,20 +393,41 @@ fn disk_util(r: &RunResult) -> Vec<Json> {
 
 /// One fio-shaped JSON document for a set of runs (one job each).
 pub fn fio_json(results: &[RunResult], flavor: Flavor) -> Json {
-    let ts_ms = results.first().map(|r| r.timestamp_ms).unwrap_or(0);
+    fio_json_report(&Report::of_runs(results), flavor)
+}
+
+/// One fio-shaped JSON document for a report: one job per entry (fio jobs under their own
+/// names and groups), fio's "global options" when the job files had any, and every device
+/// of `disk_util` once.
+pub fn fio_json_report(report: &Report<'_>, flavor: Flavor) -> Json {
+    let ts_ms = report.results().next().map(|r| r.timestamp_ms).unwrap_or(0);
     let mut doc = Json::obj()
         .with("fio version", concat!("ssdlab-", env!("CARGO_PKG_VERSION")))
         .with("timestamp", ts_ms / 1000)
         .with("timestamp_ms", ts_ms)
-        .with("time", format_time(ts_ms / 1000))
-        .with(
-            "jobs",
-            results
-                .iter()
-                .map(|r| job_obj(r, flavor))
-                .collect::<Vec<_>>(),
-        );
-    let disks: Vec<Json> = results.iter().flat_map(disk_util).collect();
+        .with("time", format_time(ts_ms / 1000));
+    // fio leaves "global options" out when there are none.
+    if !report.global_options.is_empty() {
+        doc.push("global options", options_obj(report.global_options));
+    }
+    doc.push(
+        "jobs",
+        report
+            .jobs
+            .iter()
+            .map(|j| job_obj(j.result, j.fio, flavor))
+            .collect::<Vec<_>>(),
+    );
+    // Jobs that ran together share devices (and a simulated array's members): each once.
+    let mut seen = std::collections::HashSet::new();
+    let disks: Vec<Json> = report
+        .results()
+        .flat_map(disk_util)
+        .filter(|d| match d.get("name") {
+            Some(Json::Str(n)) => seen.insert(n.clone()),
+            _ => true,
+        })
+        .collect();
     // fio leaves disk_util out when it watched no device.
     if !disks.is_empty() {
         doc.push("disk_util", disks);

@@ -3,7 +3,7 @@
 //! histogram, then tables of the numbers, the exact workload spec, the target and (given by the
 //! caller) the preset parameters of simulated drives, and the ssdlab version.
 
-use crate::export::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter, Report};
 use crate::table::{fmt_count, fmt_lat};
 use ssdlab_chart::{Chart, Histogram, LineChart, Page, Scale, Series};
 use ssdlab_stats::{LatSummary, RunResult};
@@ -20,8 +20,8 @@ pub struct HtmlExporter {
 }
 
 impl Exporter for HtmlExporter {
-    fn serialize(&self, results: &[RunResult]) -> Result<Vec<u8>, ExportError> {
-        Ok(run_page(results, &self.appendix).into_bytes())
+    fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
+        Ok(run_page(report, &self.appendix).into_bytes())
     }
 }
 
@@ -295,26 +295,46 @@ pub fn run_sections(page: &mut Page, r: &RunResult, heading: &str) {
     }
 }
 
-/// The page of one or more runs.
-pub fn run_page(results: &[RunResult], appendix: &[(String, String)]) -> String {
-    let title = match results {
-        [r] => format!(
-            "ssdlab run: {} on {} {}",
-            r.spec.summary(),
-            r.target.kind,
-            r.target.name
-        ),
-        _ => format!("ssdlab: {} runs", results.len()),
+/// The page of one or more runs (fio jobs are headed by their job names).
+pub fn run_page(report: &Report<'_>, appendix: &[(String, String)]) -> String {
+    let jobs = &report.jobs;
+    let title = match jobs.as_slice() {
+        [j] => {
+            let r = j.result;
+            match j.fio {
+                Some(f) => format!(
+                    "ssdlab fio job {}: {} on {} {}",
+                    f.name,
+                    r.spec.summary(),
+                    r.target.kind,
+                    r.target.name
+                ),
+                None => format!(
+                    "ssdlab run: {} on {} {}",
+                    r.spec.summary(),
+                    r.target.kind,
+                    r.target.name
+                ),
+            }
+        }
+        _ => format!("ssdlab: {} runs", jobs.len()),
     };
     let mut page = Page::new(&title);
     page.meta(&format!(
         "Written by ssdlab {VERSION}. Simulated runs are deterministic: the same workload, preset and seed give the same numbers."
     ));
-    for (i, r) in results.iter().enumerate() {
-        let heading = if results.len() == 1 {
-            "Results".to_string()
-        } else {
-            format!("Run {}: {} on {}", i + 1, r.spec.summary(), r.target.name)
+    for (i, j) in jobs.iter().enumerate() {
+        let r = j.result;
+        let heading = match (jobs.len(), j.fio) {
+            (1, _) => "Results".to_string(),
+            (_, Some(f)) => format!(
+                "Job {} (group {}): {} on {}",
+                f.name,
+                f.group,
+                r.spec.summary(),
+                r.target.name
+            ),
+            (_, None) => format!("Run {}: {} on {}", i + 1, r.spec.summary(), r.target.name),
         };
         run_sections(&mut page, r, &heading);
     }
@@ -338,7 +358,8 @@ mod tests {
 
     #[test]
     fn empty_run_still_renders() {
-        let html = run_page(&[RunResult::default()], &[]);
+        let runs = [RunResult::default()];
+        let html = run_page(&Report::of_runs(&runs), &[]);
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(!html.contains("<script"));
     }

@@ -9,12 +9,13 @@ pub mod export;
 pub mod fio_json;
 pub mod fio_plot;
 pub mod html;
+pub mod fio_text;
 pub mod json;
 pub mod logs;
 pub mod store;
 pub mod table;
 
-pub use export::{exporter, ExportError, Exporter, Format};
-pub use fio_json::{fio_json, fio_json_plus_string, fio_json_string, Flavor};
+pub use export::{exporter, ExportError, Exporter, FioJob, Format, Report, ReportJob};
+pub use fio_json::{fio_json, fio_json_plus_string, fio_json_report, fio_json_string, Flavor};
 pub use store::{Store, StoreError};
 pub use table::{render_table, render_table_styled, TableStyle};

@@ -41,8 +41,13 @@ pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
 pub use fill::{lay_out, Cleanup, Laid, LayoutError, Undo};
 pub use identity::{check_outputs, resolve_output, Named, OutputPathError, PathId, SameFile};
-pub use plan::{plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget};
-pub use probe::{is_block_device, open_target, probe, TargetInfo, TargetKind};
+pub use plan::{
+    check_free_space, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget,
+};
+pub use probe::{
+    device_node, is_block_device, open_target, open_target_shared, polled_io, probe, TargetInfo,
+    TargetKind,
+};
 pub use safety::{
     check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,
     unescape_proc_field, Checked,
