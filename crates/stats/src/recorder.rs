@@ -329,19 +329,23 @@ impl Recorder {
         self.kinds.iter().map(|k| k.errors).sum()
     }
 
-    /// The per-interval series, trimmed to `runtime_ns` (a last partial interval is kept).
+    /// The per-interval series over `runtime_ns`: every full interval, each labelled with its
+    /// end; a last partial interval is kept only when it covers at least half an interval, and
+    /// then labelled with its true end and rated over its true length. A shorter tail (the drain
+    /// of a time-based run's last I/Os, often a few microseconds) is left out: a rate over it
+    /// would be extrapolated from a handful of completions. Its I/Os still count in the totals.
     pub fn series(&self, runtime_ns: u64) -> Vec<SeriesPoint> {
-        let n = runtime_ns.div_ceil(self.interval_ns) as usize;
-        (0..n.max(self.series.len().min(n)))
+        let full = runtime_ns / self.interval_ns;
+        let rest = runtime_ns % self.interval_ns;
+        let n = (full + (rest > 0 && rest * 2 >= self.interval_ns) as u64) as usize;
+        (0..n)
             .map(|i| {
                 let b = self.series.get(i).copied().unwrap_or_default();
                 let start = i as u64 * self.interval_ns;
-                let len = (runtime_ns.saturating_sub(start))
-                    .min(self.interval_ns)
-                    .max(1);
+                let len = (runtime_ns - start).min(self.interval_ns);
                 let per_s = 1e9 / len as f64;
                 SeriesPoint {
-                    t_ms: (start + len) / 1_000_000,
+                    t_ms: (start + len).div_ceil(1_000_000),
                     read_iops: b.ios[0] as f64 * per_s,
                     write_iops: b.ios[1] as f64 * per_s,
                     trim_iops: b.ios[2] as f64 * per_s,
@@ -451,6 +455,26 @@ mod tests {
         let p50 = s.clat.percentiles.iter().find(|p| p.0 == 50.0).unwrap().1;
         assert!((1495..=1505).contains(&p50), "{p50}");
         assert_eq!(r.series(2_000_000_000).len(), 2);
+    }
+
+    #[test]
+    fn series_drops_a_short_tail_and_rates_a_long_one_over_its_length() {
+        let mut r = Recorder::default();
+        // 1000 completions per second for 2.6 s, then a few in a 3 µs drain
+        for i in 0..2600u64 {
+            r.record(OpKind::Read, 4096, 0, 10, i * 1_000_000);
+        }
+        let s = r.series(2_600_000_000);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[1].t_ms, 2000);
+        assert_eq!(s[2].t_ms, 2600);
+        assert!((s[2].read_iops - 1000.0).abs() < 1e-6, "{}", s[2].read_iops);
+        for i in 0..3u64 {
+            r.record(OpKind::Read, 4096, 0, 10, 2_600_000_000 + i * 1000);
+        }
+        let s = r.series(3_000_003_000);
+        assert_eq!(s.len(), 3, "a 3 µs tail is not a point");
+        assert_eq!(s.last().unwrap().t_ms, 3000);
     }
 
     #[test]
