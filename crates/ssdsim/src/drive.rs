@@ -170,6 +170,7 @@ impl Drive {
 
     /// A host command arrives at `now` (events before `now` have been processed).
     pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
+        self.sched.now = now;
         let u = self.ftl.g.d_unit.div(cmd.offset) as usize;
         prefetch(self.ftl.map.l2p.raw(), u);
         if cmd.kind == OpKind::Write && u < self.ftl.map.l2p.len() {
@@ -264,6 +265,7 @@ impl Drive {
 
     #[cold]
     fn start_queued(&mut self, sh: &mut Shared, t: u64) {
+        self.sched.now = t;
         if let Some(q) = self.host.wait.pop_front() {
             let e = self.host.alloc().expect("a slot was just freed");
             self.start(sh, e, t, q.tag, q.seq, q.cmd);
@@ -331,6 +333,7 @@ impl Drive {
                 bytes: nand_b,
                 host_bytes: host_b as u32,
                 next: NIL,
+                enq: 0,
             };
         }
         self.host.cmds[e as usize].remaining = pages;
@@ -556,6 +559,7 @@ impl Drive {
                     bytes: old_cost * 512,
                     host_bytes: 0,
                     next: NIL,
+                    enq: 0,
                 };
                 self.ftl.groups[gid as usize].deps += 1;
                 rmw_reads += 1;
@@ -700,6 +704,7 @@ impl Drive {
     /// Flush timer: a partly filled host group is programmed once no host data has arrived for
     /// `coalesce_ns` (a saturated drive keeps filling its groups instead).
     pub(crate) fn flush_timer(&mut self, sh: &mut Shared, now: u64) {
+        self.sched.now = now;
         self.ctl.flush_at = u64::MAX;
         let hg = self.ftl.host_group;
         if hg == NIL || self.ftl.groups[hg as usize].sectors == 0 {
@@ -766,6 +771,11 @@ impl Drive {
             };
             let tx = self.sched.take(d, class, prev);
             if let Some(a) = self.audit.as_mut() {
+                // work conservation: the die starts the transaction the moment both were free
+                let since = self.sched.dies[d].idle_since.max(tx.ready).max(tx.enq);
+                a.check(since == now, || {
+                    format!("die {d}: idle from {since} until it started a transaction at {now}")
+                });
                 a.check(tx.ready <= now, || {
                     format!(
                         "die {d}: transaction starts at {now} before it is ready ({})",
@@ -1112,6 +1122,7 @@ impl Drive {
 
     /// A wake-up of die `d` at `now`.
     pub(crate) fn die_wake(&mut self, sh: &mut Shared, d: usize, now: u64) {
+        self.sched.now = now;
         let die = &mut self.sched.dies[d];
         if die.wake != now {
             return; // superseded by an earlier wake-up
@@ -1127,6 +1138,7 @@ impl Drive {
 
     /// The operation of die `d` (payload of the event: generation and die) ends at `now`.
     pub(crate) fn die_done(&mut self, sh: &mut Shared, payload: u64, now: u64) {
+        self.sched.now = now;
         let d = (payload & ((1 << DIE_BITS) - 1)) as usize;
         let gen = payload >> DIE_BITS;
         let die = &mut self.sched.dies[d];
@@ -1134,6 +1146,7 @@ impl Drive {
             return; // a suspended operation's old completion
         }
         die.busy = false;
+        die.idle_since = now;
         self.sched.set_end(d, 0);
         let op = self.sched.dies[d].op;
         match op.kind {

@@ -72,6 +72,8 @@ pub(crate) struct Tx {
     pub bytes: u32,
     /// Bytes the host receives (host reads).
     pub host_bytes: u32,
+    /// When it was queued (audits).
+    pub enq: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -113,6 +115,8 @@ pub(crate) struct Die {
     pub wake: u64,
     pub susp: Option<Suspended>,
     pub dirty: bool,
+    /// When the die last became free (audits).
+    pub idle_since: u64,
     pub meter: Meter,
 }
 
@@ -131,6 +135,7 @@ impl Default for Die {
             wake: u64::MAX,
             susp: None,
             dirty: false,
+            idle_since: 0,
             meter: Meter::default(),
         }
     }
@@ -160,6 +165,8 @@ pub(crate) struct Sched {
     pub dirty: Vec<u32>,
     pub read_priority: bool,
     pub suspend_min: u64,
+    /// The drive's current time (stamps queued transactions).
+    pub now: u64,
 }
 
 impl Sched {
@@ -198,6 +205,7 @@ impl Sched {
             dirty: try_vec_with_capacity(dies, "die state")?,
             read_priority,
             suspend_min,
+            now: 0,
         })
     }
 
@@ -214,6 +222,7 @@ impl Sched {
             (self.txs.len() - 1) as u32
         };
         tx.next = NIL;
+        tx.enq = self.now;
         self.txs[i as usize] = tx;
         let die = &mut self.dies[d];
         let l = &mut die.q[class];
