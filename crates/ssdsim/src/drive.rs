@@ -11,7 +11,7 @@
 use crate::config::{DriveConfig, Interface};
 use crate::controller::Controller;
 use crate::counters::{Audit, AuditReport, DriveCounters, RawCounters, Utilisation};
-use crate::events::{ev, Calendar, EventQueue, EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE};
+use crate::events::{ev, Agenda, Calendar, EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE};
 use crate::ftl::alloc::HOST_RESERVE;
 use crate::ftl::mapping::UNMAPPED;
 use crate::ftl::{try_vec, try_vec_with_capacity, AllocError, Ftl, ERASING, NIL};
@@ -27,7 +27,7 @@ use crate::{HostCmd, OpKind};
 /// State shared by all drives behind one host adapter.
 #[derive(Clone)]
 pub(crate) struct Shared {
-    pub heap: EventQueue,
+    pub heap: Agenda,
     pub seq: u64,
     pub uplink: Uplink,
 }
@@ -241,7 +241,8 @@ impl Drive {
     #[inline]
     fn complete(&mut self, sh: &mut Shared, e: u32, t: u64) {
         let seq = self.host.cmds[e as usize].seq;
-        sh.heap.push(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
+        sh.heap
+            .push_completion(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
     }
 
     /// The completion of command slot `e` is delivered at `t`: the slot frees (a command

@@ -4,8 +4,8 @@ use crate::config::{ConfigError, DriveConfig};
 use crate::counters::AuditReport;
 use crate::drive::{Drive, Shared};
 use crate::events::{
-    ev, ev_drive, ev_kind, ev_payload, Calendar, EventQueue, EV_ADAPTER_DONE, EV_ARRIVE,
-    EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
+    ev, ev_drive, ev_kind, ev_payload, Agenda, Calendar, EV_ADAPTER_DONE, EV_ARRIVE, EV_DIE_DONE,
+    EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
 };
 use crate::ftl::AllocError;
 use crate::host::Uplink;
@@ -109,7 +109,7 @@ impl Simulator {
         Ok(Simulator {
             drives,
             sh: Shared {
-                heap: EventQueue::with_capacity(cap),
+                heap: Agenda::with_capacity(cap, n_drives * drive.host.queue_depth as usize + 64),
                 seq: 0,
                 uplink: Uplink {
                     bps: adapter.uplink_bytes_per_sec.unwrap_or(0),
@@ -179,7 +179,7 @@ impl Simulator {
         if bypass {
             self.sh
                 .heap
-                .push(t, seq, ev(EV_ADAPTER_DONE, drive as u32, i as u64));
+                .push_completion(t, seq, ev(EV_ADAPTER_DONE, drive as u32, i as u64));
         } else {
             self.sh.push(t, ev(EV_ARRIVE, drive as u32, i as u64));
         }
