@@ -1,23 +1,19 @@
-//! Command-line parsing and dispatch.
+//! Command-line definition and dispatch: parse → validated plan → library call → print → exit
+//! code. The commands live in their own modules (`cmd_run`, `cmd_sweep`, `cmd_layout`).
 
-use anyhow::{anyhow, Context, Result};
+use crate::output::{self, Dest};
+use anyhow::anyhow;
 use clap::{Args, Parser, Subcommand};
-use ssdlab_engine::{EngineChoice, Member, RealOptions, RealTarget, SimTarget};
-use ssdlab_stats::RunResult;
+use ssdlab_report::{Exporter, Format, TableStyle};
 use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Raised by the signal handler: runs drain and report, sweeps stop starting points.
-static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Exit code for bad input (usage errors, unusable targets).
-const EXIT_BAD_INPUT: u8 = 2;
-/// Exit code when the run finished but I/O errors happened.
-const EXIT_IO_ERRORS: u8 = 1;
-/// Exit code when the run was interrupted with Ctrl-C (results are still printed).
-const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code for bad input (usage errors, unusable targets): nothing was written.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code when the run finished but I/O errors happened, or something failed after writing.
+pub const EXIT_FAILED: u8 = 1;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -35,50 +31,40 @@ struct Cli {
 enum Cmd {
     /// Run one workload against a file, a block device, a RAID 0 stripe set, the null target, or a
     /// simulated drive or array (--sim).
-    Run(Box<RunArgs>),
+    Run(Box<crate::cmd_run::RunArgs>),
     /// List the simulated drive presets with their sources.
     Drives(DrivesArgs),
     /// Show where a logical range of a RAID 0 array lands on its members (md raid0 layout).
-    Layout(LayoutArgs),
+    Layout(crate::cmd_layout::LayoutArgs),
     /// Run a sweep file (targets × stripes × workloads × queue depths) into a results store.
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
     Report(crate::cmd_sweep::ReportArgs),
-    /// Run a built-in simulated study (a classic review test) and print its report.
-    Study(StudyArgs),
+    /// Run a built-in simulated study (a classic review test) into a results store in the
+    /// current directory (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite;
+    /// --db to choose) and print its report.
+    Study(crate::cmd_sweep::StudyArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of ssdlab or of one of its commands to stdout.
+    Man(ManArgs),
 }
 
-/// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
-const STUDIES: [(&str, &str, &str); 2] = [
-    (
-        "stripe",
-        "single drive vs RAID 0 of two, stripes 4k–128k, 4 workloads × QD 1–32 (144 points)",
-        include_str!("studies/stripe.toml"),
-    ),
-    (
-        "alignment",
-        "4 KiB random writes at 4 KiB vs 512 B alignment on rmw and remap controllers",
-        include_str!("studies/alignment.toml"),
-    ),
-];
+#[derive(Args, Debug)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    shell: clap_complete::Shell,
+}
 
 #[derive(Args, Debug)]
-struct StudyArgs {
-    /// Which study: stripe or alignment.
-    #[arg(default_value = "stripe")]
-    name: String,
-    /// Drive preset for studies of one drive model (the stripe study).
-    #[arg(long, default_value = "vertex450-128g")]
-    preset: String,
-    /// Results store; default ssdlab-<study>.sqlite in the current directory (resumes if present).
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
-    /// Parallel workers (default: all cores).
-    #[arg(long, value_parser = positive_u32)]
-    jobs: Option<u32>,
-    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
-    #[arg(long)]
-    mix: Option<String>,
+struct ManArgs {
+    /// A command (run, sweep, report, …) for its own page; none for ssdlab(1).
+    command: Option<String>,
+}
+
+/// The command-line definition (for completions, manual pages and their tests).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[derive(Args, Debug)]
@@ -88,33 +74,11 @@ struct DrivesArgs {
     json: bool,
 }
 
-#[derive(Args, Debug)]
-struct LayoutArgs {
-    /// Member sizes, in order (e.g. 1t,1t or 120g,120g,250g).
-    #[arg(long, value_delimiter = ',', required = true, value_parser = positive_size_arg)]
-    members: Vec<u64>,
-    /// Stripe (chunk) size.
-    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
-    stripe: u64,
-    /// Block size the stripe must be a multiple of.
-    #[arg(long, default_value = "512", value_parser = positive_size_arg)]
-    block_size: u64,
-    /// Logical offset of the range.
-    #[arg(value_parser = size_arg, allow_hyphen_values = true)]
-    offset: u64,
-    /// Length of the range.
-    #[arg(value_parser = positive_size_arg, allow_hyphen_values = true)]
-    len: u64,
-    /// Print JSON instead of lines.
-    #[arg(long)]
-    json: bool,
-}
-
-fn size_arg(s: &str) -> Result<u64, String> {
+pub fn size_arg(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
-fn positive_size_arg(s: &str) -> Result<u64, String> {
+pub fn positive_size_arg(s: &str) -> Result<u64, String> {
     match parse_size(s) {
         Ok(0) => Err(format!("'{s}' must be greater than 0")),
         Ok(v) => Ok(v),
@@ -122,7 +86,7 @@ fn positive_size_arg(s: &str) -> Result<u64, String> {
     }
 }
 
-fn duration_arg(s: &str) -> Result<u64, String> {
+pub fn duration_arg(s: &str) -> Result<u64, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
@@ -133,8 +97,16 @@ fn pct_arg(s: &str) -> Result<u8, String> {
     }
 }
 
-fn positive_u32(s: &str) -> Result<u32, String> {
+pub fn positive_u32(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
+        Ok(0) => Err(format!("'{s}' must be greater than 0")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a positive whole number")),
+    }
+}
+
+pub fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
         Ok(0) => Err(format!("'{s}' must be greater than 0")),
         Ok(v) => Ok(v),
         Err(_) => Err(format!("'{s}' is not a positive whole number")),
@@ -154,12 +126,12 @@ fn rw_arg(s: &str) -> Result<RwMode, String> {
 }
 
 fn pattern_arg(s: &str) -> Result<Pattern, String> {
-    s.parse::<Pattern>()
+    s.parse::<Pattern>().map_err(|e| e.to_string())
 }
 
 /// The workload options shared by every command that runs I/O.
 #[derive(Args, Debug, Clone)]
-struct WorkloadArgs {
+pub struct WorkloadArgs {
     /// I/O pattern: read, write, randread, randwrite, rw, randrw.
     #[arg(long, default_value = "randread", value_parser = rw_arg)]
     rw: RwMode,
@@ -199,19 +171,19 @@ struct WorkloadArgs {
     /// Warm-up time excluded from the results.
     #[arg(long, default_value = "0", value_parser = duration_arg, allow_hyphen_values = true)]
     ramp: u64,
-    /// Data written: random (refilled per write), zeros, repeat[:BYTE], compress:N.
-    #[arg(long, default_value = "random", value_parser = pattern_arg)]
-    pattern: Pattern,
+    /// Data written: random (refilled per write; the default), zeros, repeat[:BYTE], compress:N.
+    #[arg(long, value_parser = pattern_arg)]
+    pattern: Option<Pattern>,
     /// Seed of the offset and data streams (same seed → same offsets).
     #[arg(long, default_value_t = 0x5eed_1ab5)]
     seed: u64,
     /// Writes carry per-sector headers (offset, generation, seed, CRC32C); reads check them.
     #[arg(long)]
-    verify: bool,
+    pub verify: bool,
 }
 
 impl WorkloadArgs {
-    fn to_spec(&self) -> Result<WorkloadSpec> {
+    pub fn to_spec(&self) -> anyhow::Result<WorkloadSpec> {
         let read_pct = match (self.rw.fixed_read_pct(), self.read_pct) {
             (Some(_), Some(_)) => {
                 return Err(anyhow!(ssdlab_workload::SpecError::ReadPctFixed(self.rw)))
@@ -219,6 +191,19 @@ impl WorkloadArgs {
             (Some(fixed), None) => fixed,
             (None, given) => given.unwrap_or(50),
         };
+        if let Some(p) = self.pattern {
+            if read_pct == 100 {
+                return Err(anyhow!(
+                    "--pattern sets the data written, and --rw {} writes nothing",
+                    self.rw
+                ));
+            }
+            if self.verify {
+                return Err(anyhow!(
+                    "--pattern {p} and --verify both decide the data written; choose one"
+                ));
+            }
+        }
         let mut stop = StopCondition {
             time_ns: self.time,
             ios: self.ios,
@@ -239,7 +224,7 @@ impl WorkloadArgs {
             jobs: self.jobs,
             stop,
             ramp_ns: self.ramp,
-            pattern: self.pattern,
+            pattern: self.pattern.unwrap_or_default(),
             seed: self.seed,
             verify: self.verify,
         };
@@ -248,83 +233,94 @@ impl WorkloadArgs {
     }
 }
 
-/// How results are printed.
-#[derive(Args, Debug, Clone)]
-struct OutputArgs {
-    /// Print one JSON document in fio's shape (ssdlab's extras under "ssdlab").
-    #[arg(long)]
-    json: bool,
-    /// Write the output to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    output: Option<PathBuf>,
+fn format_arg(s: &str) -> Result<Format, String> {
+    s.parse::<Format>()
 }
 
-#[derive(Args, Debug)]
-struct RunArgs {
-    /// File or block device to test. A missing file is created (needs --span); a short one is
-    /// extended with data; nothing is ever truncated.
-    #[arg(long, value_name = "PATH", required_unless_present_any = ["null", "raid0", "sim"], conflicts_with_all = ["null", "raid0", "sim"])]
-    target: Option<PathBuf>,
-    /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
-    #[arg(long, conflicts_with_all = ["raid0", "sim"])]
-    null: bool,
-    /// Simulate a drive: a preset name (see `ssdlab drives`) or a preset TOML file.
-    #[arg(long, value_name = "PRESET", conflicts_with = "raid0")]
-    sim: Option<String>,
-    /// Number of simulated drives; more than one builds a RAID 0 array with --stripe.
-    #[arg(long, default_value = "1", value_parser = positive_u32, requires = "sim")]
-    drives: u32,
-    /// State of the simulated drive before the run: fresh (trimmed), full, steady (random-written).
-    #[arg(long, default_value = "fresh", requires = "sim")]
-    state: String,
-    /// Override a preset parameter, e.g. --set ftl.mapping_unit=512 --set nand.channels=4.
-    #[arg(long = "set", value_name = "KEY=VALUE", requires = "sim")]
-    sets: Vec<String>,
-    /// Shared uplink bandwidth of the simulated host adapter in bytes/s (e.g. 1600m for DMI 1.0).
-    #[arg(long, value_parser = positive_size_arg, requires = "sim")]
-    uplink: Option<u64>,
-    /// Per-request driver/adapter overhead of the simulated host adapter.
-    #[arg(long, default_value = "0", value_parser = duration_arg, requires = "sim")]
-    adapter_overhead: u64,
-    /// TRIM does not reach the simulated array's members (old chipset RAID).
-    #[arg(long, requires = "sim")]
-    no_trim_passthrough: bool,
-    /// A userspace RAID 0 stripe set over these members (files, block devices, or null:SIZE),
-    /// laid out like Linux md raid0.
-    #[arg(long, value_name = "A,B[,C…]", value_delimiter = ',')]
-    raid0: Vec<String>,
-    /// Stripe (chunk) size of --raid0 or of a simulated array (mdadm's default is 512k).
-    #[arg(long, default_value = "512k", value_parser = size_arg, allow_hyphen_values = true)]
-    stripe: u64,
-    #[command(flatten)]
-    workload: WorkloadArgs,
-    /// I/O engine: auto (io_uring, else sync), io_uring, sync.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "io_uring", "sync"])]
-    engine: String,
-    /// Go through the page cache instead of O_DIRECT.
+/// How results are printed.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Output format: table (the default), json (fio's JSON with ssdlab's extras under
+    /// "ssdlab"), json+ (fio's JSON+: adds the latency histograms), csv (one row per op kind),
+    /// html (not built yet).
+    #[arg(long, value_name = "FORMAT", value_parser = format_arg, conflicts_with_all = ["json", "json_plus"])]
+    pub output_format: Option<Format>,
+    /// Same as --output-format json.
+    #[arg(long, conflicts_with = "json_plus")]
+    pub json: bool,
+    /// Same as --output-format json+.
     #[arg(long)]
-    buffered: bool,
-    /// io_uring: submit as soon as N I/Os are queued (fio's iodepth_batch_submit); 0 = one system
-    /// call per batch of refills.
-    #[arg(long, default_value = "1", value_name = "N")]
-    submit_batch: u32,
-    /// Allow writes to a block device (devices with a filesystem, partitions or users are still refused).
-    #[arg(long)]
-    allow_destroy: bool,
-    /// Keep going after I/O errors (they are counted and reported).
-    #[arg(long)]
-    continue_on_error: bool,
-    /// Inject a fault for testing error handling: eio@N, enospc@N, short@N (N-th I/O; +EVERY repeats).
-    #[arg(long, hide = true, value_parser = |s: &str| s.parse::<ssdlab_engine::FaultPlan>())]
-    inject_fault: Option<ssdlab_engine::FaultPlan>,
-    #[command(flatten)]
-    out: OutputArgs,
+    pub json_plus: bool,
+    /// Table borders: auto (Unicode on a terminal, ASCII otherwise; the default), unicode, ascii.
+    #[arg(long, value_name = "STYLE", value_parser = ["auto", "unicode", "ascii"])]
+    pub table_style: Option<String>,
+    /// Write the output to FILE instead of stdout ("-": stdout). Never a file the command reads.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    pub fn dest(&self) -> Dest {
+        Dest::from_arg(self.output.as_deref())
+    }
+
+    /// The format asked for (table when none is).
+    pub fn format(&self) -> Format {
+        match (self.output_format, self.json, self.json_plus) {
+            (Some(f), _, _) => f,
+            (None, true, _) => Format::Json,
+            (None, _, true) => Format::JsonPlus,
+            _ => Format::Table,
+        }
+    }
+
+    /// The table style: ASCII unless the table goes to a terminal (or as asked).
+    pub fn table_style(&self) -> TableStyle {
+        match self.table_style.as_deref() {
+            Some("unicode") => TableStyle::Unicode,
+            Some("ascii") => TableStyle::Ascii,
+            _ if self.dest() == Dest::Stdout && std::io::stdout().is_terminal() => {
+                TableStyle::Unicode
+            }
+            _ => TableStyle::Ascii,
+        }
+    }
+
+    /// The exporter of the chosen format; a format not built yet is bad input.
+    pub fn exporter(&self) -> anyhow::Result<Box<dyn Exporter>> {
+        if self.table_style.is_some() && self.format() != Format::Table {
+            return Err(anyhow!(
+                "--table-style applies to --output-format table, not {}",
+                self.format().as_str()
+            ));
+        }
+        Ok(ssdlab_report::exporter(self.format(), self.table_style())?)
+    }
+}
+
+/// Unicode table borders when stdout is a terminal, plain ASCII otherwise.
+pub fn auto_table_style() -> TableStyle {
+    if std::io::stdout().is_terminal() {
+        TableStyle::Unicode
+    } else {
+        TableStyle::Ascii
+    }
 }
 
 /// A failure with the exit code it maps to.
-struct Failure {
-    code: u8,
-    err: anyhow::Error,
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub err: anyhow::Error,
+}
+
+impl Failure {
+    pub fn new(code: u8, err: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code,
+            err: err.into(),
+        }
+    }
 }
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
@@ -336,252 +332,148 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
     }
 }
 
+/// The longest error message printed (a message quoting a huge input is cut).
+const MAX_ERROR: usize = 1000;
+
+/// `s` cut to at most `max` bytes (at a character boundary), with an ellipsis when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
+/// Makes one line of a (possibly multi-line) error message: the source snippets some parsers
+/// print (`  |`, `3 | text`, `  ^`) are dropped, the other lines are joined.
+pub fn one_line(msg: &str) -> String {
+    let is_snippet = |l: &str| {
+        let t = l.trim_start();
+        let rest = t
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start();
+        rest.starts_with('|')
+            || (!t.is_empty() && t.chars().all(|c| c == '^' || c == ' ' || c == '~'))
+    };
+    let parts: Vec<&str> = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .filter(|l| !is_snippet(l))
+        .collect();
+    match parts.split_first() {
+        None => String::new(),
+        Some((first, [])) => first.to_string(),
+        Some((first, rest)) => format!("{first}: {}", rest.join("; ")),
+    }
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    install_interrupt_handler();
+    ssdlab_io::memory::limit_malloc_arenas();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return clap_failure(e),
+    };
+    crate::signals::install();
     let res = match cli.cmd {
-        Cmd::Run(a) => cmd_run(*a),
+        Cmd::Run(a) => crate::cmd_run::cmd_run(*a),
         Cmd::Drives(a) => cmd_drives(a),
-        Cmd::Layout(a) => cmd_layout(a),
-        Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep_checked(a, &run_point, &STOP, &|s| {
-            s.check_presets(&ssdlab_ssdsim::preset_names())
-                .map_err(Into::into)
-        })
-        .map_err(Failure::from),
-        Cmd::Report(a) => crate::cmd_sweep::cmd_report(a).map_err(Failure::from),
-        Cmd::Study(a) => cmd_study(a),
+        Cmd::Layout(a) => crate::cmd_layout::cmd_layout(a),
+        Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
+        Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
+        Cmd::Study(a) => crate::cmd_sweep::cmd_study(a),
+        Cmd::Completions(a) => cmd_completions(a),
+        Cmd::Man(a) => cmd_man(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("ssdlab: error: {:#}", f.err);
+            output::note(&format!(
+                "error: {}",
+                truncate(&one_line(&format!("{:#}", f.err)), MAX_ERROR)
+            ));
             ExitCode::from(f.code)
         }
     }
 }
 
-fn install_interrupt_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if STOP.load(std::sync::atomic::Ordering::SeqCst) {
-            // A second Ctrl-C: give up at once.
-            std::process::exit(EXIT_INTERRUPTED as i32);
+/// Help and version go to stdout as clap prints them; a usage error becomes one line on stderr
+/// (exit 2), like every other error.
+fn clap_failure(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(if e.use_stderr() { EXIT_BAD_INPUT } else { 0 })
         }
-        eprintln!("ssdlab: interrupted; draining in-flight I/O and printing results so far (Ctrl-C again to quit at once)");
-        STOP.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
-}
-
-/// Checks that an output path is creatable as a regular file before any work starts.
-fn check_output_path(path: &Path) -> Result<()> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => Err(anyhow!(
-            "--output {}: exists and is not a regular file",
-            path.display()
-        )),
-        Ok(_) => Ok(()),
-        Err(_) => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if parent.is_dir() {
-                Ok(())
-            } else {
-                Err(anyhow!(
-                    "--output {}: directory {} does not exist",
-                    path.display(),
-                    parent.display()
-                ))
+        _ => {
+            let text = e.render().to_string();
+            let mut lines = text.lines().map(str::trim).skip_while(|l| l.is_empty());
+            let first = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error:")
+                .trim();
+            let mut msg = first.to_string();
+            if msg.ends_with(':') {
+                // "the following required arguments were not provided:" + an indented list.
+                let items: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
+                msg.push(' ');
+                msg.push_str(&items.join(", "));
             }
+            // Keep clap's suggestion ("tip: a similar argument exists: '--iodepth'").
+            if let Some(tip) = text.lines().map(str::trim).find(|l| l.starts_with("tip:")) {
+                msg.push_str("; ");
+                msg.push_str(tip.trim_start_matches("tip:").trim());
+            }
+            output::note(&format!("error: {msg} (see --help)"));
+            ExitCode::from(EXIT_BAD_INPUT)
         }
     }
 }
 
-fn emit(out: &OutputArgs, results: &[RunResult]) -> Result<()> {
-    let text = if out.json {
-        ssdlab_report::fio_json_string(results)
-    } else {
-        results
-            .iter()
-            .map(ssdlab_report::render_table)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    match &out.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
-        }
-        None => {
-            let mut so = std::io::stdout().lock();
-            so.write_all(text.as_bytes())
-                .and_then(|_| so.flush())
-                .context("cannot write to stdout")
-        }
-    }
+fn cmd_completions(a: CompletionsArgs) -> Result<u8, Failure> {
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut command(), "ssdlab", &mut out);
+    output::stdout(&String::from_utf8_lossy(&out)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
 }
 
-fn exit_code_for(r: &RunResult) -> u8 {
-    if r.interrupted {
-        EXIT_INTERRUPTED
-    } else if !r.errors.is_empty() {
-        EXIT_IO_ERRORS
-    } else {
-        0
-    }
-}
-
-/// Loads a preset by name, or a preset TOML file when the argument is a path to one.
-fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
-    let p = Path::new(name);
-    if (name.ends_with(".toml") || name.contains('/')) && p.exists() {
-        ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}"))
-    } else {
-        ssdlab_ssdsim::load_preset(name).map_err(|e| anyhow!("{e}"))
-    }
-}
-
-fn sim_target(
-    name: &str,
-    sets: &[(String, String)],
-    drives: u32,
-    stripe: Option<u64>,
-    state: &str,
-    adapter: ssdlab_ssdsim::AdapterConfig,
-) -> Result<SimTarget> {
-    let mut drive = load_drive(name)?;
-    for (k, v) in sets {
-        drive.set(k, v).map_err(|e| anyhow!("--set {k}={v}: {e}"))?;
-    }
-    let state: ssdlab_ssdsim::Precondition = state.parse().map_err(|e| anyhow!("--state: {e}"))?;
-    Ok(SimTarget {
-        name: name.to_string(),
-        drive,
-        drives: drives as usize,
-        stripe: if drives > 1 { stripe } else { None },
-        adapter,
-        state,
-    })
-}
-
-type SimCell = std::sync::Arc<std::sync::OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
-
-/// Preconditioned simulators by drive state, shared by the sweep's worker threads.
-fn sim_cache() -> &'static std::sync::Mutex<std::collections::HashMap<String, SimCell>> {
-    static CACHE: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, SimCell>>,
-    > = std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-/// Runs one sweep point, simulated or real.
-fn run_point(p: &ssdlab_sweep::Point) -> Result<RunResult, String> {
-    use ssdlab_sweep::spec::PointTarget;
-    match &p.target {
-        PointTarget::Sim {
-            preset,
-            drives,
-            state,
-            overrides,
-        } => {
-            let sets: Vec<(String, String)> = overrides
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
+/// The manual page of ssdlab (`None`) or of one of its commands, generated from the same
+/// definition `--help` prints.
+pub fn man_page(command_name: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    let mut cmd = command();
+    cmd.build();
+    let page = match command_name {
+        None => cmd,
+        Some(name) => {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
                 .collect();
-            let t = sim_target(
-                preset,
-                &sets,
-                *drives,
-                p.stripe,
-                state.as_str(),
-                ssdlab_ssdsim::AdapterConfig::passthrough(),
-            )
-            .map_err(|e| format!("{e:#}"))?;
-            // Build and precondition each distinct drive state once per process; every point
-            // starts from a clone of it (the same state a fresh build would give).
-            let key = format!(
-                "{preset}|{overrides:?}|{drives}|{}|{}",
-                state.as_str(),
-                p.spec.seed
-            );
-            let cell = {
-                let mut cache = sim_cache().lock().unwrap_or_else(|e| e.into_inner());
-                std::sync::Arc::clone(cache.entry(key).or_default())
-            };
-            let template = cell.get_or_init(|| {
-                ssdlab_engine::build_sim(&t, p.spec.seed, None).map_err(|e| e.to_string())
-            });
-            let sim = template.as_ref().map_err(|e| e.clone())?.clone();
-            ssdlab_engine::run_sim_prepared(
-                &p.spec,
-                &t,
-                Some(sim),
-                &ssdlab_engine::SimOptions {
-                    stop: Some(&STOP),
-                    max_memory: None,
-                },
-            )
-            .map_err(|e| e.to_string())
+            let sub = cmd
+                .find_subcommand(name)
+                .ok_or_else(|| anyhow!("no command '{name}' (commands: {})", names.join(", ")))?
+                .clone();
+            // clap names are &'static str; one page is made per process.
+            let page_name: &'static str = Box::leak(format!("ssdlab-{name}").into_boxed_str());
+            sub.name(page_name)
         }
-        PointTarget::Real { paths } => {
-            let target = if paths.len() == 1 {
-                RealTarget::Path(paths[0].clone())
-            } else {
-                RealTarget::Raid0 {
-                    members: paths.iter().cloned().map(Member::Path).collect(),
-                    stripe: p.stripe.ok_or("a RAID 0 point needs a stripe size")?,
-                }
-            };
-            let opts = RealOptions {
-                on_note: |n| eprintln!("ssdlab: {n}"),
-                ..Default::default()
-            };
-            ssdlab_engine::run_real(&p.spec, &target, &opts)
-                .map(|o| o.result)
-                .map_err(|e| e.to_string())
-        }
-    }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    Ok(out)
 }
 
-fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
-    let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
-        let known: Vec<String> = STUDIES
-            .iter()
-            .map(|s| format!("{} ({})", s.0, s.1))
-            .collect();
-        return Err(anyhow!(
-            "unknown study '{}'; built-in studies: {}",
-            a.name,
-            known.join(", ")
-        )
-        .into());
-    };
-    ssdlab_ssdsim::load_preset(&a.preset).map_err(|e| anyhow!("--preset: {e}"))?;
-    let text = template.replace("@PRESET@", &a.preset);
-    let spec = ssdlab_sweep::SweepSpec::parse(&text, Path::new("."))
-        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
-    let db =
-        a.db.clone()
-            .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
-    let code = crate::cmd_sweep::run_spec(
-        &spec,
-        &db,
-        a.jobs.map(|j| j as usize),
-        false,
-        &run_point,
-        &STOP,
-    )?;
-    if code != 0 {
-        return Ok(code);
-    }
-    let report = crate::cmd_sweep::ReportArgs {
-        db,
-        csv: None,
-        mix: a.mix,
-        qd: None,
-        sweep: Some(spec.name.clone()),
-        json: false,
-    };
-    Ok(crate::cmd_sweep::cmd_report(report)?)
+fn cmd_man(a: ManArgs) -> Result<u8, Failure> {
+    let page = man_page(a.command.as_deref())?;
+    output::stdout(&String::from_utf8_lossy(&page)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
 }
 
 fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {
@@ -605,105 +497,22 @@ fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {
         }
         s
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(0)
 }
 
-fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
-    let map = ssdlab_layout::StripeMap::new(&a.members, a.stripe, a.block_size)
-        .map_err(|e| anyhow!("--stripe: {e}"))?;
-    let pieces: Vec<_> = map
-        .try_split(a.offset, a.len)
-        .map_err(|e| anyhow!("{e}"))?
-        .collect();
-    let text = if a.json {
-        serde_json::to_string_pretty(&serde_json::json!({
-            "size": map.size(),
-            "stripe": map.chunk(),
-            "zones": map.zones(),
-            "pieces": pieces,
-        }))? + "\n"
-    } else {
-        pieces
-            .iter()
-            .map(|p| format!("{} {} {}\n", p.member, p.member_offset, p.len))
-            .collect()
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(0)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
-    let spec = a.workload.to_spec()?;
-    if let Some(p) = &a.out.output {
-        check_output_path(p)?;
+    #[test]
+    fn one_line_drops_snippets() {
+        let toml = "TOML parse error at line 3, column 7\n  |\n3 | qd = [1,\n  |       ^\ninvalid array\nexpected `]`\n";
+        assert_eq!(
+            one_line(toml),
+            "TOML parse error at line 3, column 7: invalid array; expected `]`"
+        );
+        assert_eq!(one_line("plain"), "plain");
+        assert_eq!(one_line("a\n\nb"), "a: b");
     }
-    if let Some(name) = &a.sim {
-        let sets = a
-            .sets
-            .iter()
-            .map(|kv| {
-                kv.split_once('=')
-                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                    .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let stripe = Some(a.stripe);
-        let adapter = ssdlab_ssdsim::AdapterConfig {
-            uplink_bytes_per_sec: a.uplink,
-            per_request_overhead_ns: a.adapter_overhead,
-            trim_passthrough: !a.no_trim_passthrough,
-        };
-        let t = sim_target(name, &sets, a.drives, stripe, &a.state, adapter)?;
-        let result = ssdlab_engine::run_sim(
-            &spec,
-            &t,
-            &ssdlab_engine::SimOptions {
-                stop: Some(&STOP),
-                max_memory: None,
-            },
-        )?;
-        emit(&a.out, std::slice::from_ref(&result))?;
-        return Ok(exit_code_for(&result));
-    }
-    let target = if !a.raid0.is_empty() {
-        let members = a
-            .raid0
-            .iter()
-            .map(|m| match m.strip_prefix("null:") {
-                Some(size) => parse_size(size)
-                    .map(Member::Null)
-                    .map_err(|e| anyhow!("--raid0 member {m}: {e}")),
-                None if m.is_empty() => Err(anyhow!("--raid0: empty member name")),
-                None => Ok(Member::Path(PathBuf::from(m))),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        RealTarget::Raid0 {
-            members,
-            stripe: a.stripe,
-        }
-    } else {
-        match &a.target {
-            Some(p) => RealTarget::Path(p.clone()),
-            None => RealTarget::Null,
-        }
-    };
-    let opts = RealOptions {
-        engine: match a.engine.as_str() {
-            "io_uring" => EngineChoice::IoUring,
-            "sync" => EngineChoice::Sync,
-            _ => EngineChoice::Auto,
-        },
-        direct: !a.buffered,
-        allow_destroy: a.allow_destroy,
-        continue_on_error: a.continue_on_error,
-        on_note: |n| eprintln!("ssdlab: {n}"),
-        fault: a.inject_fault,
-        submit_batch: a.submit_batch,
-        stop: Some(&STOP),
-        ..Default::default()
-    };
-    let out = ssdlab_engine::run_real(&spec, &target, &opts)?;
-    emit(&a.out, std::slice::from_ref(&out.result))?;
-    Ok(exit_code_for(&out.result))
 }

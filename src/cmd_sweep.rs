@@ -1,40 +1,38 @@
-//! `ssdlab sweep FILE.toml` and `ssdlab report DB`: glue between the command line and
-//! `ssdlab-sweep` / the results store. Running one point (simulated or real) is the caller's
-//! `runner`; this file only parses, plans, prints and maps outcomes to exit codes.
+//! `ssdlab sweep FILE.toml`, `ssdlab study NAME` and `ssdlab report DB`: glue between the command
+//! line, `ssdlab-sweep` and the results store.
+//!
+//! Before the store is created, every point of the sweep is checked as `ssdlab run` would check
+//! it (workload, preset and overrides, array geometry, real targets and their safety, memory), the
+//! output path is checked against the sweep file and every real target, and the parallelism is
+//! chosen from the memory estimate. Only then does anything get written.
 
+use crate::cli::{positive_size_arg, positive_usize, Failure, EXIT_BAD_INPUT, EXIT_FAILED};
+use crate::cmd_run::{preset_file, sim_target};
+use crate::output::{self, check_writable_path, Dest, StdoutStream};
+use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use ssdlab_engine::{Member, RealOptions, RealTarget, SimOptions, SimTarget};
 use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
+use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
     parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis, Point,
     RunOpts, SweepSpec,
 };
+use ssdlab_target::{check_outputs, Named};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// Exit code when some points failed (they are retried by the next run).
-const EXIT_POINT_FAILED: u8 = 1;
-/// Exit code when the sweep was interrupted with Ctrl-C (finished points are kept).
-const EXIT_INTERRUPTED: u8 = 130;
-
-fn positive_usize(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(0) => Err(format!("'{s}' must be greater than 0")),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!("'{s}' is not a positive whole number")),
-    }
-}
-
-fn positive_u32(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err(format!("'{s}' must be greater than 0")),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!("'{s}' is not a positive whole number")),
-    }
-}
+/// Most points one sweep may expand to.
+pub const MAX_POINTS: u64 = 1_000_000;
+/// Above this many points a dry run lists plain lines instead of a table.
+const TABLE_POINTS: u64 = 10_000;
+/// Memory one point's bookkeeping takes while the sweep runs (spec, key, record, result).
+const POINT_BYTES: u64 = 8 << 10;
 
 /// `ssdlab sweep`: run a sweep file into a results store (resumes where it stopped).
 #[derive(Args, Debug, Clone)]
@@ -45,28 +43,36 @@ pub struct SweepArgs {
     /// is created; an existing one must be an ssdlab store of this schema version.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// Parallel workers for simulated points (default: all cores). Real points always run one at
-    /// a time.
+    /// Parallel workers for simulated points (default: as many cores as the memory estimate
+    /// allows). Real points always run one at a time.
     #[arg(long, value_name = "N", value_parser = positive_usize)]
     pub jobs: Option<usize>,
     /// List the points (with their status when the store exists) and run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Allow writes to block devices named in the sweep (devices with a filesystem, partitions
+    /// or users are still refused).
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Refuse to start when the memory estimate (simulated drives of the parallel points, I/O
+    /// buffers) is above SIZE; the system's available memory and limits always apply.
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    pub max_memory: Option<u64>,
 }
 
 /// `ssdlab report`: gains over the baseline, best stripes and a mix recommendation.
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// The results store written by `ssdlab sweep` (or `ssdlab run --store`).
+    /// The results store written by `ssdlab sweep` or `ssdlab study`.
     pub db: PathBuf,
-    /// Also export one row per point as CSV to FILE ("-": CSV only, to stdout).
+    /// Also export one row per point as CSV to FILE ("-": CSV only, to stdout). Never the store.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Recommend a stripe for a workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
     #[arg(long, value_name = "WEIGHTS")]
     pub mix: Option<String>,
     /// Judge the mix at this queue depth only (default: geometric mean over all QDs).
-    #[arg(long, value_name = "QD", value_parser = positive_u32, requires = "mix")]
+    #[arg(long, value_name = "QD", value_parser = crate::cli::positive_u32, requires = "mix")]
     pub qd: Option<u32>,
     /// Only this sweep (default: every sweep in the store).
     #[arg(long, value_name = "NAME")]
@@ -74,6 +80,383 @@ pub struct ReportArgs {
     /// Print the analysis as one JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also write one fio JSON file per finished point under DIR, laid out for fio-plot
+    /// (DIR/SWEEP/TARGET[-stripe-S]/BS/RW-QD-JOBS.json; see docs/FIO.md). Created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub fio_json: Option<PathBuf>,
+}
+
+/// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
+const STUDIES: [(&str, &str, &str); 2] = [
+    (
+        "stripe",
+        "single drive vs RAID 0 of two, stripes 4k–128k, 4 workloads × QD 1–32 (144 points)",
+        include_str!("studies/stripe.toml"),
+    ),
+    (
+        "alignment",
+        "4 KiB random writes at 4 KiB vs 512 B alignment on rmw and remap controllers",
+        include_str!("studies/alignment.toml"),
+    ),
+];
+
+/// `ssdlab study`: a built-in simulated study.
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// Which study: stripe or alignment.
+    #[arg(default_value = "stripe")]
+    name: String,
+    /// Drive preset for studies of one drive model (the stripe study; default vertex450-128g).
+    /// The alignment study compares its own set of drives.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Results store (SQLite; a study resumes from it when it exists). Default, in the current
+    /// directory: ssdlab-study-stripe-PRESET.sqlite for the stripe study
+    /// (ssdlab-study-stripe-vertex450-128g.sqlite with the default preset),
+    /// ssdlab-study-alignment.sqlite for the alignment study.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Parallel workers (default: as many cores as the memory estimate allows).
+    #[arg(long, value_parser = positive_usize)]
+    jobs: Option<usize>,
+    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
+    #[arg(long)]
+    mix: Option<String>,
+    /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    max_memory: Option<u64>,
+}
+
+type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
+
+/// Runs the points of a sweep: simulated ones from a cached, preconditioned drive state (built
+/// once per distinct state, cloned per point), real ones with the sweep's safety options.
+///
+/// The cache keeps at most `capacity` states (least recently used go first, never one a running
+/// point still holds); the sweep runs simulated points grouped by state ([`PointRunner::state_key`]),
+/// so a few states at a time suffice and an evicted state is rarely needed again (it is rebuilt,
+/// identically, if it is).
+pub struct PointRunner {
+    cache: Mutex<StateCache>,
+    allow_destroy: bool,
+    max_memory: Option<u64>,
+    stop: &'static AtomicBool,
+}
+
+#[derive(Default)]
+struct StateCache {
+    cells: HashMap<String, (SimCell, u64)>,
+    clock: u64,
+    capacity: usize,
+}
+
+impl StateCache {
+    fn get(&mut self, key: String) -> SimCell {
+        self.clock += 1;
+        let now = self.clock;
+        let cell = {
+            let e = self.cells.entry(key).or_default();
+            e.1 = now;
+            Arc::clone(&e.0)
+        };
+        // Evict the least recently used states no running point holds.
+        while self.cells.len() > self.capacity.max(1) {
+            let victim = self
+                .cells
+                .iter()
+                .filter(|(_, (c, _))| Arc::strong_count(c) == 1)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone());
+            match victim {
+                Some(k) => {
+                    self.cells.remove(&k);
+                }
+                None => break,
+            }
+        }
+        cell
+    }
+}
+
+impl PointRunner {
+    pub fn new(allow_destroy: bool, max_memory: Option<u64>) -> PointRunner {
+        PointRunner {
+            cache: Mutex::new(StateCache {
+                capacity: 1,
+                ..Default::default()
+            }),
+            allow_destroy,
+            max_memory,
+            stop: signals::stop_flag(),
+        }
+    }
+
+    /// How many drive states the cache may keep (one per parallel point, plus one).
+    pub fn set_capacity(&self, states: usize) {
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .capacity = states.max(1);
+    }
+
+    /// The drive state a simulated point starts from (preset, overrides, drives, state, seed);
+    /// `None` for real points.
+    pub fn state_key(p: &Point) -> Option<String> {
+        match &p.target {
+            PointTarget::Sim {
+                preset,
+                drives,
+                state,
+                overrides,
+            } => Some(format!(
+                "{preset}|{overrides:?}|{drives}|{}|{}",
+                state.as_str(),
+                p.spec.seed
+            )),
+            PointTarget::Real { .. } => None,
+        }
+    }
+
+    fn real_options(&self) -> RealOptions<'static> {
+        RealOptions {
+            on_note: output::note,
+            allow_destroy: self.allow_destroy,
+            max_memory: self.max_memory,
+            stop: Some(self.stop),
+            ..Default::default()
+        }
+    }
+
+    /// The real target of a point.
+    fn real_target(p: &Point, paths: &[PathBuf]) -> Result<RealTarget, String> {
+        Ok(if paths.len() == 1 {
+            RealTarget::Path(paths[0].clone())
+        } else {
+            RealTarget::Raid0 {
+                members: paths.iter().cloned().map(Member::Path).collect(),
+                stripe: p.stripe.ok_or("a RAID 0 point needs a stripe size")?,
+            }
+        })
+    }
+
+    fn sim_target(p: &Point) -> Result<Option<SimTarget>> {
+        let PointTarget::Sim {
+            preset,
+            drives,
+            state,
+            overrides,
+        } = &p.target
+        else {
+            return Ok(None);
+        };
+        let sets: Vec<(String, String)> = overrides
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        sim_target(
+            preset,
+            &sets,
+            *drives,
+            p.stripe,
+            state.as_str(),
+            ssdlab_ssdsim::AdapterConfig::passthrough(),
+        )
+        .map(Some)
+    }
+
+    /// Runs one point.
+    pub fn run(&self, p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
+        match &p.target {
+            PointTarget::Sim { .. } => {
+                let t = Self::sim_target(p)
+                    .map_err(|e| format!("{e:#}"))?
+                    .ok_or("not a simulated point")?;
+                let key = Self::state_key(p).ok_or("not a simulated point")?;
+                let cell = self
+                    .cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(key);
+                let template = cell.get_or_init(|| {
+                    ssdlab_engine::build_sim(&t, p.spec.seed, self.max_memory)
+                        .map_err(|e| e.to_string())
+                });
+                let sim = template.as_ref().map_err(|e| e.clone())?.clone();
+                ssdlab_engine::run_sim_prepared(
+                    &p.spec,
+                    &t,
+                    Some(sim),
+                    &SimOptions {
+                        stop: Some(self.stop),
+                        max_memory: self.max_memory,
+                        log: None,
+                        progress: None,
+                    },
+                )
+                .map_err(Into::into)
+            }
+            PointTarget::Real { paths } => {
+                let target = Self::real_target(p, paths)?;
+                ssdlab_engine::run_real(&p.spec, &target, &self.real_options())
+                    .map(|o| o.result)
+                    .map_err(Into::into)
+            }
+        }
+    }
+
+    /// Checks one point as its run would, without running or writing anything; returns the
+    /// memory its simulated drives take (0 for real points) and the key of its drive state.
+    /// `targets` caches the built simulated targets (loading a preset is the costly part).
+    fn check(
+        &self,
+        p: &Point,
+        targets: &mut HashMap<(String, Option<u64>), SimTarget>,
+    ) -> Result<(u64, Option<String>)> {
+        let what = || format!("point {}", p.describe());
+        match &p.target {
+            PointTarget::Sim { .. } => {
+                let key = (
+                    serde_json::to_string(&p.target).unwrap_or_default(),
+                    p.stripe,
+                );
+                if !targets.contains_key(&key) {
+                    let t = Self::sim_target(p)
+                        .with_context(|| format!("target '{}'", p.target_label))?
+                        .ok_or_else(|| anyhow!("not a simulated point"))?;
+                    targets.insert(key.clone(), t);
+                }
+                let t = &targets[&key];
+                ssdlab_engine::check_sim_run(&p.spec, t, self.max_memory).with_context(what)?;
+                Ok((ssdlab_engine::sim_memory_estimate(t), Self::state_key(p)))
+            }
+            PointTarget::Real { paths } => {
+                let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;
+                ssdlab_engine::check_real(&p.spec, &target, &self.real_options())
+                    .map_err(|e| anyhow!("{}: {e}", what()))?;
+                Ok((0, None))
+            }
+        }
+    }
+}
+
+/// The sweep was stopped by a signal while it was being checked (nothing was created).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted while checking the sweep; nothing was created or run")]
+struct Interrupted;
+
+/// The exit code of a failure while checking a sweep: 128 + signal when it was stopped, else 2.
+fn check_failure(e: anyhow::Error) -> Failure {
+    let code = if e.downcast_ref::<Interrupted>().is_some() {
+        signals::exit_code()
+    } else {
+        EXIT_BAD_INPUT
+    };
+    Failure::new(code, e)
+}
+
+/// What checking a sweep found out: how many simulated points may run at once.
+struct Checked {
+    jobs: usize,
+}
+
+/// Checks every point before anything is created, and chooses the parallelism of the simulated
+/// points from the memory estimate. With `n` points at a time the runner holds at most `n + 1`
+/// cached drive states (points run grouped by state) and `n` working copies of one.
+fn check_sweep(
+    spec: &SweepSpec,
+    runner: &PointRunner,
+    jobs: Option<usize>,
+    max_memory: Option<u64>,
+) -> Result<Checked> {
+    let count = spec
+        .point_count()
+        .filter(|&n| n <= MAX_POINTS)
+        .ok_or_else(|| {
+            anyhow!(
+                "sweep '{}' has {} points, more than the {MAX_POINTS} one sweep may have; split it",
+                spec.name,
+                spec.point_count()
+                    .map_or("more than 2^64".to_string(), |n| n.to_string())
+            )
+        })?;
+    spec.check_real_paths()?;
+    let has_real = spec.targets.iter().any(|t| !t.kind.is_sim());
+    if runner.allow_destroy && !has_real {
+        bail!("--allow-destroy applies to real targets, and this sweep simulates every target");
+    }
+    if jobs.is_some() && has_real && spec.targets.iter().all(|t| !t.kind.is_sim()) {
+        bail!("--jobs sets how many simulated points run at once, and this sweep has none (real points always run one at a time)");
+    }
+    let mut states: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut largest = 0u64;
+    let mut sims = 0u64;
+    let mut targets = HashMap::new();
+    for p in spec.points_iter() {
+        if signals::stopped() {
+            bail!(Interrupted);
+        }
+        let (mem, state) = runner.check(&p, &mut targets)?;
+        if let Some(k) = state {
+            sims += 1;
+            largest = largest.max(mem);
+            states.insert(k);
+        }
+    }
+    let bookkeeping = count * POINT_BYTES;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = jobs.unwrap_or(cores).max(1);
+    let chosen = |n: usize| {
+        runner.set_capacity(n + 1);
+        Ok(Checked { jobs: n })
+    };
+    if sims == 0 {
+        return chosen(want);
+    }
+    let cached = |n: u64| (n + 1).min(states.len() as u64);
+    let fit = |n: u64| bookkeeping + (cached(n) + n) * largest;
+    let Some(limit) = ssdlab_io::memory::limit(max_memory) else {
+        return chosen(want);
+    };
+    let size = ssdlab_workload::format_size;
+    if fit(1) > limit.bytes {
+        bail!(
+            "sweep '{}' needs about {} of memory even one point at a time (a cached drive state and \
+             a working copy, {} each, and {} for its {count} points), more than {} allows ({}); \
+             use smaller drives or fewer points",
+            spec.name,
+            size(fit(1)),
+            size(largest),
+            size(bookkeeping),
+            limit.source,
+            size(limit.bytes)
+        );
+    }
+    let fits = (1..=cores.max(want) as u64)
+        .take_while(|&n| fit(n) <= limit.bytes)
+        .last()
+        .unwrap_or(1) as usize;
+    match jobs {
+        Some(j) if fit(j as u64) > limit.bytes => bail!(
+            "--jobs {j}: {j} simulated points at once need about {}, more than {} allows ({}); \
+             at most {fits} fit",
+            size(fit(j as u64)),
+            limit.source,
+            size(limit.bytes)
+        ),
+        Some(j) => chosen(j),
+        None => {
+            let n = cores.min(fits).max(1);
+            if n < cores {
+                output::note(&format!(
+                    "running {n} simulated points at a time (not {cores}): each needs about {} and {} allows {}",
+                    size(2 * largest),
+                    limit.source,
+                    size(limit.bytes)
+                ));
+            }
+            chosen(n)
+        }
+    }
 }
 
 /// Where the store of a sweep goes when `--db` is not given.
@@ -85,89 +468,218 @@ pub fn default_db_path(file: &Path, spec: &SweepSpec) -> PathBuf {
     dir.join(spec.default_db_name())
 }
 
-/// Runs `ssdlab sweep` with the built-in checks only (real paths exist).
-#[allow(dead_code)] // the binary uses cmd_sweep_checked; the sweep crate's CLI glue test uses this
-pub fn cmd_sweep(
-    a: SweepArgs,
-    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
-    interrupted: &AtomicBool,
-) -> Result<u8> {
-    cmd_sweep_checked(a, runner, interrupted, &|_| Ok(()))
+/// The real paths a sweep reads or writes, with their roles.
+fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
+    let mut v = Vec::new();
+    for t in &spec.targets {
+        if let PointTarget::Real { paths } = &t.kind {
+            for p in paths {
+                v.push((format!("target '{}'", t.label), p.clone()));
+            }
+        }
+    }
+    v
 }
 
-/// Runs `ssdlab sweep`; `check` validates the parsed sweep further before anything is created
-/// (for instance `spec.check_presets(&preset_names())`). Errors mean bad input (exit code 2);
-/// `Ok(1)` = some points failed, `Ok(130)` = interrupted, `Ok(0)` = every point is in the store.
-pub fn cmd_sweep_checked(
+/// The preset files (presets given as paths) the sweep's simulated targets read.
+fn sweep_presets(spec: &SweepSpec) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for t in &spec.targets {
+        if let PointTarget::Sim { preset, .. } = &t.kind {
+            if let Some(p) = preset_file(preset) {
+                if !v.iter().any(|x| x == p) {
+                    v.push(p.to_path_buf());
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Checks the files of a sweep against each other: the store is none of the sweep's files, and no
+/// real target (which the sweep may write) is the sweep file or a preset file it reads. Also that
+/// the store can be created or written.
+fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
+    if db.exists() {
+        // An existing store may be read-only (a finished sweep re-runs and reports without
+        // writing); the store itself decides. It must be a regular file.
+        if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) {
+            bail!("--db {}: exists and is not a regular file", db.display());
+        }
+    } else {
+        check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
+    }
+    let targets = sweep_inputs(spec);
+    let presets = sweep_presets(spec);
+    let mut reads: Vec<Named<'_>> = presets
+        .iter()
+        .map(|path| Named {
+            role: "a preset file of the sweep",
+            path,
+        })
+        .collect();
+    if let Some(f) = sweep_file {
+        reads.push(Named {
+            role: "the sweep file",
+            path: f,
+        });
+    }
+    let mut all = reads.clone();
+    all.extend(targets.iter().map(|(role, path)| Named { role, path }));
+    check_outputs(
+        &[Named {
+            role: "the results store",
+            path: db,
+        }],
+        &all,
+    )?;
+    for (role, path) in &targets {
+        check_outputs(&[Named { role, path }], &reads)?;
+    }
+    Ok(())
+}
+
+/// `ssdlab sweep`.
+pub fn cmd_sweep(a: SweepArgs) -> Result<u8, Failure> {
+    let runner = PointRunner::new(a.allow_destroy, a.max_memory);
+    sweep_with(a, &runner, &|p| runner.run(p), signals::stop_flag())
+}
+
+/// `ssdlab sweep` with the function that runs a point and the stop flag given (tests give a
+/// fake `run`). Every point is checked by `runner` as it would run it.
+pub fn sweep_with(
     a: SweepArgs,
-    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
-    interrupted: &AtomicBool,
-    check: &dyn Fn(&SweepSpec) -> Result<()>,
-) -> Result<u8> {
+    runner: &PointRunner,
+    run: &(dyn Fn(&Point) -> Result<RunResult, ssdlab_sweep::PointError> + Sync),
+    stop: &AtomicBool,
+) -> Result<u8, Failure> {
     let spec = SweepSpec::from_file(&a.file)?;
-    check(&spec)?;
     let db =
         a.db.clone()
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
-    run_spec(&spec, &db, a.jobs, a.dry_run, runner, interrupted)
+    check_db(&db, &spec, Some(&a.file))?;
+    let checked = check_sweep(&spec, runner, a.jobs, a.max_memory).map_err(check_failure)?;
+    run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop)
 }
 
-/// Runs a parsed sweep into the store at `db` (or lists its points with `dry_run`).
+/// Lists the points of a sweep (with their status when the store exists); never creates it.
+fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
+    let status: Option<HashMap<String, PointStatus>> = if db.exists() {
+        let store = Store::open_existing(db, true).map_err(store_failure)?;
+        let st = match store.sweep_by_name(&spec.name).map_err(store_failure)? {
+            Some(s) => store
+                .points(s.id)?
+                .into_iter()
+                .map(|p| (p.record.key, p.status))
+                .collect(),
+            None => HashMap::new(),
+        };
+        Some(st)
+    } else {
+        None
+    };
+    let count = spec.point_count().unwrap_or(u64::MAX);
+    let write_err =
+        |e: std::io::Error| Failure::new(EXIT_FAILED, anyhow!("cannot write to stdout: {e}"));
+    let mut out = StdoutStream::new();
+    let (mut sims, mut reals) = (0u64, 0u64);
+    if count <= TABLE_POINTS {
+        let points = spec.points();
+        sims = points.iter().filter(|p| p.is_sim()).count() as u64;
+        reals = points.len() as u64 - sims;
+        out.write_all(
+            render_points(&points, status.as_ref(), crate::cli::auto_table_style()).as_bytes(),
+        )
+        .map_err(write_err)?;
+    } else {
+        writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
+        for p in spec.points_iter() {
+            if output::stdout_closed() || signals::stopped() {
+                break;
+            }
+            if p.is_sim() {
+                sims += 1;
+            } else {
+                reals += 1;
+            }
+            let st = status
+                .as_ref()
+                .map(|s| s.get(&p.key).map_or("new", |x| x.as_str()))
+                .unwrap_or("-");
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{st}",
+                p.seq,
+                &p.key[..12],
+                p.target_label,
+                p.stripe
+                    .map(ssdlab_workload::format_size)
+                    .unwrap_or_else(|| "-".into()),
+                p.workload_name,
+                p.qd,
+                p.repeat + 1
+            )
+            .map_err(write_err)?;
+        }
+    }
+    writeln!(
+        out,
+        "{count} points ({sims} sim, {reals} real); store {}{}",
+        db.display(),
+        if status.is_some() {
+            ""
+        } else {
+            " (not created yet)"
+        }
+    )
+    .map_err(write_err)?;
+    out.finish().map_err(write_err)?;
+    Ok(0)
+}
+
+/// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
+/// writing results, so it is not bad input.
+pub fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
+    let code = if e.is_io_failure() {
+        EXIT_FAILED
+    } else {
+        EXIT_BAD_INPUT
+    };
+    Failure::new(code, e)
+}
+
+/// Runs a checked sweep into the store at `db` (or lists its points with `dry_run`).
 pub fn run_spec(
     spec: &SweepSpec,
     db: &Path,
-    jobs: Option<usize>,
-    dry_run: bool,
-    runner: &(dyn Fn(&Point) -> Result<RunResult, String> + Sync),
-    interrupted: &AtomicBool,
-) -> Result<u8> {
-    let points = spec.points();
-
-    if dry_run {
-        // Never creates the store; shows progress when it exists.
-        let status: Option<HashMap<String, PointStatus>> = if db.exists() {
-            let store = Store::open_existing(db, true)?;
-            let st = match store.sweep_by_name(&spec.name)? {
-                Some(s) => store
-                    .points(s.id)?
-                    .into_iter()
-                    .map(|p| (p.record.key, p.status))
-                    .collect(),
-                None => HashMap::new(),
-            };
-            Some(st)
-        } else {
-            None
-        };
-        let mut text = render_points(&points, status.as_ref());
-        text.push_str(&format!(
-            "{} points ({} sim, {} real); store {}{}\n",
-            points.len(),
-            points.iter().filter(|p| p.is_sim()).count(),
-            points.iter().filter(|p| !p.is_sim()).count(),
-            db.display(),
-            if status.is_some() {
-                ""
-            } else {
-                " (not created yet)"
-            }
-        ));
-        write_stdout(&text)?;
-        return Ok(0);
+    jobs: usize,
+    dry: bool,
+    runner: &(dyn Fn(&Point) -> Result<RunResult, ssdlab_sweep::PointError> + Sync),
+    stop: &AtomicBool,
+) -> Result<u8, Failure> {
+    if dry {
+        return dry_run(spec, db);
     }
-
-    spec.check_real_paths()?;
-    let mut store = Store::open(db)?;
+    let mut store = Store::open(db).map_err(store_failure)?;
     let summary = run_sweep(
         spec,
         &mut store,
         runner,
         RunOpts {
-            jobs: jobs.unwrap_or(0),
-            interrupted,
+            jobs,
+            interrupted: stop,
             progress: true,
+            group: Some(&|p: &Point| PointRunner::state_key(p).unwrap_or_default()),
         },
-    )?;
+    )
+    .map_err(|e| {
+        let code = if e.is_io_failure() {
+            EXIT_FAILED
+        } else {
+            EXIT_BAD_INPUT
+        };
+        Failure::new(code, e)
+    })?;
     let mut text = format!(
         "sweep {}: {} points: {} run now, {} already in the store, {} failed, {} remaining ({:.1} s)\n",
         spec.name,
@@ -178,9 +690,6 @@ pub fn run_spec(
         summary.remaining,
         summary.wall.as_secs_f64()
     );
-    if let Some((point, err)) = &summary.first_error {
-        text.push_str(&format!("first failure: {point}: {err}\n"));
-    }
     if summary.interrupted {
         text.push_str(&format!(
             "interrupted: {} points remain; run the same command again to resume\n",
@@ -194,65 +703,132 @@ pub fn run_spec(
         db.display(),
         db.display()
     ));
-    write_stdout(&text)?;
+    output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(if summary.interrupted {
-        EXIT_INTERRUPTED
+        signals::exit_code()
     } else if summary.remaining > 0 {
-        EXIT_POINT_FAILED
+        EXIT_FAILED
     } else {
         0
     })
 }
 
-fn write_stdout(text: &str) -> Result<()> {
-    let mut so = std::io::stdout().lock();
-    so.write_all(text.as_bytes())
-        .and_then(|_| so.flush())
-        .context("cannot write to stdout")
+/// Where a study's store goes without --db (named in `study --help`).
+fn study_db(spec: &SweepSpec) -> PathBuf {
+    PathBuf::from(format!("ssdlab-{}.sqlite", spec.name))
 }
 
-/// Checks that a CSV output path can be written as a regular file.
-fn check_csv_path(path: &Path) -> Result<()> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            bail!("--csv {}: exists and is not a regular file", path.display())
-        }
-        Ok(_) => Ok(()),
-        Err(_) => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if parent.is_dir() {
-                Ok(())
-            } else {
-                bail!(
-                    "--csv {}: directory {} does not exist",
-                    path.display(),
-                    parent.display()
-                )
-            }
-        }
+/// `ssdlab study`.
+pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
+    let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
+        let known: Vec<String> = STUDIES
+            .iter()
+            .map(|s| format!("{} ({})", s.0, s.1))
+            .collect();
+        return Err(anyhow!(
+            "unknown study '{}'; built-in studies: {}",
+            a.name,
+            known.join(", ")
+        )
+        .into());
+    };
+    let mix = a.mix.as_deref().map(parse_mix).transpose()?;
+    let uses_preset = template.contains("@PRESET@");
+    if let (false, Some(p)) = (uses_preset, &a.preset) {
+        return Err(anyhow!(
+            "--preset {p}: the {name} study compares its own set of drives; --preset applies to the stripe study"
+        )
+        .into());
     }
+    let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
+    if uses_preset {
+        if preset_file(preset).is_some() {
+            return Err(anyhow!(
+                "--preset {preset}: the built-in studies take a preset name (see `ssdlab drives`)"
+            )
+            .into());
+        }
+        ssdlab_ssdsim::load_preset(preset).map_err(|e| anyhow!("--preset: {e}"))?;
+    }
+    let text = template.replace("@PRESET@", preset);
+    let spec = SweepSpec::parse(&text, Path::new("."))
+        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
+    if let Some(m) = &mix {
+        spec.check_mix(m)?;
+    }
+    let db = a.db.clone().unwrap_or_else(|| study_db(&spec));
+    check_db(&db, &spec, None)?;
+    let runner = PointRunner::new(false, a.max_memory);
+    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
+    let code = run_spec(
+        &spec,
+        &db,
+        checked.jobs,
+        false,
+        &|p| runner.run(p),
+        signals::stop_flag(),
+    )?;
+    if code != 0 {
+        return Ok(code);
+    }
+    let report = ReportArgs {
+        db,
+        csv: None,
+        mix: a.mix,
+        qd: None,
+        sweep: Some(spec.name.clone()),
+        json: false,
+        fio_json: None,
+    };
+    cmd_report(report)
 }
 
 /// `ssdlab report DB`.
-pub fn cmd_report(a: ReportArgs) -> Result<u8> {
-    let csv_stdout = a.csv.as_deref() == Some(Path::new("-"));
-    if csv_stdout && a.json {
-        bail!("--csv - and --json both write to stdout; choose one (or give --csv a file)");
+pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
+    let csv = a.csv.as_deref().map(|p| Dest::from_arg(Some(p)));
+    if matches!(csv, Some(Dest::Stdout)) && a.json {
+        return Err(anyhow!(
+            "--csv - and --json both write to stdout; choose one (or give --csv a file)"
+        )
+        .into());
     }
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
-    if let Some(p) = a.csv.as_deref().filter(|_| !csv_stdout) {
-        check_csv_path(p)?;
+    if let Some(p) = csv.as_ref().and_then(Dest::file) {
+        check_writable_path("--csv", p).map_err(|e| anyhow!(e))?;
+        let side: Vec<PathBuf> = ["-journal", "-wal", "-shm"]
+            .iter()
+            .map(|x| {
+                let mut n = a.db.clone().into_os_string();
+                n.push(x);
+                PathBuf::from(n)
+            })
+            .collect();
+        let mut stores = vec![Named {
+            role: "the results store",
+            path: &a.db,
+        }];
+        stores.extend(side.iter().map(|path| Named {
+            role: "a file of the results store",
+            path,
+        }));
+        check_outputs(
+            &[Named {
+                role: "--csv",
+                path: p,
+            }],
+            &stores,
+        )?;
     }
-    let store = Store::open_existing(&a.db, true)?;
-    let mut sweeps = store.sweeps()?;
+    if let Some(dir) = &a.fio_json {
+        check_fio_json_dir(dir, &a.db)?;
+    }
+    let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
+    let mut sweeps = store.sweeps().map_err(store_failure)?;
     if let Some(name) = &a.sweep {
         let names: Vec<String> = sweeps.iter().map(|s| s.name.clone()).collect();
         sweeps.retain(|s| &s.name == name);
         if sweeps.is_empty() {
-            bail!(
+            return Err(anyhow!(
                 "{} has no sweep '{name}' (it has: {})",
                 a.db.display(),
                 if names.is_empty() {
@@ -260,7 +836,8 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
                 } else {
                     names.join(", ")
                 }
-            );
+            )
+            .into());
         }
     }
     let runs = if a.sweep.is_none() {
@@ -269,9 +846,10 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
         Vec::new()
     };
     if sweeps.is_empty() && runs.is_empty() {
-        bail!("{} holds no sweeps and no runs yet", a.db.display());
+        return Err(anyhow!("{} holds no sweeps and no runs yet", a.db.display()).into());
     }
 
+    let style = crate::cli::auto_table_style();
     let mut text = String::new();
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
@@ -290,45 +868,191 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8> {
             },
             None => None,
         };
-        text.push_str(&render_analysis(&analysis));
+        text.push_str(&render_analysis(&analysis, style));
         if let Some(r) = &recs {
-            text.push_str(&render_mix(r));
+            text.push_str(&render_mix(r, style));
         }
         text.push('\n');
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
     }
+    if let Some(dir) = &a.fio_json {
+        export_fio_json(&store, &sweeps, dir, &a.db)?;
+    }
     if mix.is_some() && !sweeps.is_empty() && mix_errors.len() == sweeps.len() {
-        return Err(anyhow!("{}", mix_errors.join("; ")));
+        return Err(anyhow!("{}", mix_errors.join("; ")).into());
     }
     if !runs.is_empty() {
-        text.push_str(&render_runs(&runs));
+        text.push_str(&render_runs(&runs, style));
     }
 
-    if let Some(path) = &a.csv {
-        if csv_stdout {
-            let so = std::io::stdout().lock();
-            ssdlab_report::csv::write_points_csv(so, &csv_rows)
-                .context("cannot write CSV to stdout")?;
-            return Ok(0);
+    if let Some(dest) = &csv {
+        let mut buf = Vec::new();
+        ssdlab_report::csv::write_points_csv(&mut buf, &csv_rows).context("cannot format CSV")?;
+        let text = String::from_utf8_lossy(&buf);
+        dest.write(&text)
+            .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the CSV: {e}")))?;
+        match dest {
+            Dest::Stdout => return Ok(0),
+            Dest::File(p) => {
+                output::note(&format!("wrote {} rows to {}", csv_rows.len(), p.display()))
+            }
         }
-        let f = std::fs::File::create(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        ssdlab_report::csv::write_points_csv(std::io::BufWriter::new(f), &csv_rows)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!(
-            "ssdlab: wrote {} rows to {}",
-            csv_rows.len(),
-            path.display()
-        );
     }
-    if a.json {
+    let doc = if a.json {
         let doc = serde_json::json!({ "sweeps": json_sweeps, "runs": runs });
-        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         for e in &mix_errors {
             text.push_str(&format!("note: {e}\n"));
         }
-        write_stdout(&text)?;
-    }
+        text
+    };
+    output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(0)
+}
+
+/// `--fio-json DIR` must be a directory (or a name for one to create in an existing directory).
+fn check_fio_json_dir(dir: &Path, db: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => bail!(
+            "--fio-json {}: exists and is not a directory",
+            dir.display()
+        ),
+        Ok(_) => {}
+        Err(_) => {
+            let parent = dir
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                bail!(
+                    "--fio-json {}: directory {} does not exist",
+                    dir.display(),
+                    parent.display()
+                );
+            }
+        }
+    }
+    if std::fs::canonicalize(dir).ok() == std::fs::canonicalize(db).ok() && dir.exists() {
+        bail!("--fio-json {} is the results store", dir.display());
+    }
+    Ok(())
+}
+
+/// Writes one fio JSON per finished point of `sweeps` under `dir` (all files or none).
+fn export_fio_json(
+    store: &Store,
+    sweeps: &[ssdlab_report::store::SweepRow],
+    dir: &Path,
+    db: &Path,
+) -> Result<(), Failure> {
+    use ssdlab_report::fio_plot::{layout, PlotPoint};
+    let mut results: Vec<(ssdlab_report::store::StoredPoint, String, RunResult)> = Vec::new();
+    for s in sweeps {
+        for p in store.points(s.id)? {
+            if let Some(r) = store.result(&p.record.key).map_err(store_failure)? {
+                results.push((p, s.name.clone(), r));
+            }
+        }
+    }
+    let repeated: std::collections::HashSet<String> = results
+        .iter()
+        .filter(|(p, _, _)| p.record.repeat > 0)
+        .map(|(_, s, _)| s.clone())
+        .collect();
+    let points: Vec<PlotPoint<'_>> = results
+        .iter()
+        .map(|(p, sweep, r)| PlotPoint {
+            sweep,
+            target: &p.record.target_label,
+            stripe: p.record.stripe,
+            workload: &p.record.workload_name,
+            spec: &r.spec,
+            repeat: p.record.repeat,
+            repeated: repeated.contains(sweep),
+        })
+        .collect();
+    let paths: Vec<PathBuf> = layout(&points).into_iter().map(|p| dir.join(p)).collect();
+    // Never over the store (a store named like one of the files, inside DIR).
+    let named: Vec<Named<'_>> = paths
+        .iter()
+        .map(|path| Named {
+            role: "--fio-json",
+            path,
+        })
+        .collect();
+    check_outputs(
+        &named,
+        &[Named {
+            role: "the results store",
+            path: db,
+        }],
+    )?;
+    let files: Vec<(PathBuf, Vec<u8>)> = paths
+        .into_iter()
+        .zip(&results)
+        .map(|(path, (_, _, r))| {
+            (
+                path,
+                ssdlab_report::fio_json_string(std::slice::from_ref(r)).into_bytes(),
+            )
+        })
+        .collect();
+    // Create the directories (remembering which were new, to take them back on failure).
+    let mut created: Vec<PathBuf> = Vec::new();
+    let fail = |created: &[PathBuf], e: std::io::Error| {
+        for d in created.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!(
+                "cannot write the fio JSON files under {}: {e}",
+                dir.display()
+            ),
+        )
+    };
+    for (path, _) in &files {
+        let parent = path.parent().unwrap_or(dir);
+        let missing: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        for d in missing.into_iter().rev() {
+            std::fs::create_dir(&d).map_err(|e| fail(&created, e))?;
+            created.push(d);
+        }
+    }
+    output::write_files(&files).map_err(|e| fail(&created, e))?;
+    output::note(&format!(
+        "wrote {} fio JSON file{} under {} (fio-plot -i DIR/SWEEP/TARGET/BS …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        dir.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod study_help_tests {
+    use super::*;
+
+    /// `study --help` names the store each study really writes with the default preset.
+    #[test]
+    fn help_names_the_default_stores() {
+        let mut cmd = crate::cli::command();
+        let help = cmd
+            .find_subcommand_mut("study")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (_, _, template) in STUDIES {
+            let text = template.replace("@PRESET@", "vertex450-128g");
+            let spec = SweepSpec::parse(&text, Path::new(".")).unwrap();
+            let db = study_db(&spec).display().to_string();
+            assert!(help.contains(&db), "{db} not in: {help}");
+        }
+    }
 }

@@ -1,12 +1,10 @@
 //! ssdlab: measure real drives and simulate SSDs and RAID 0 arrays with one workload model.
 //!
-//! This binary is glue only: parse arguments, build a validated plan, call the libraries, print.
-
-mod cli;
-mod cmd_sweep;
+//! This binary is glue only (see `src/lib.rs`): parse arguments, build a validated plan, call the
+//! libraries, print.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    cli::main()
+    ssdlab::cli::main()
 }

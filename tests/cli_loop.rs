@@ -1,5 +1,6 @@
 //! `ssdlab run` on a real block device: a loop device created and removed by the test itself.
-//! Skips (with a printed reason) where loop devices cannot be attached.
+//! Skips (with a printed reason) where loop devices cannot be attached — except under
+//! `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1` (CI runs as root), where that is a failure.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -48,13 +49,47 @@ impl Drop for Loop {
     }
 }
 
+/// Skips a test that cannot run here, saying why; a failure when CI requires it to run.
+fn skip(reason: &str) {
+    assert!(
+        std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+        "{reason}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test to run"
+    );
+    eprintln!("skipping: {reason}");
+}
+
+/// A state directory for the verify maps of this test process.
+fn state_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 fn ssdlab_run(args: &[&str]) -> std::process::Output {
     Command::cargo_bin("ssdlab")
         .unwrap()
+        .env("SSDLAB_STATE_DIR", state_dir())
         .arg("run")
         .args(args)
         .output()
         .unwrap()
+}
+
+/// Puts an ext4 filesystem on an image file (before it is attached, so no one holds the
+/// device); the reason when that is not possible.
+fn mkfs_ext4(img: &Path) -> Result<(), String> {
+    let out = Sys::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(img)
+        .output()
+        .map_err(|e| format!("mkfs.ext4 cannot be run: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "mkfs.ext4 failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
 }
 
 #[test]
@@ -66,10 +101,7 @@ fn loop_device_reads_writes_and_safety() {
     std::fs::write(&img, &pattern).unwrap();
     let lo = match Loop::attach(&img) {
         Ok(l) => l,
-        Err(why) => {
-            eprintln!("skipping loop device test: {why}");
-            return;
-        }
+        Err(why) => return skip(&format!("loop device test: {why}")),
     };
     let dev = lo.dev.to_str().unwrap();
 
@@ -134,26 +166,26 @@ fn loop_device_reads_writes_and_safety() {
     assert_ne!(&after[4 << 20..8 << 20], &pattern[4 << 20..8 << 20]);
 
     // A device holding a filesystem is refused even with --allow-destroy.
-    let mkfs = Sys::new("mkfs.ext4").args(["-q", "-F"]).arg(dev).status();
-    match mkfs {
-        Ok(s) if s.success() => {
-            let before = std::fs::read(&img).unwrap();
-            let out = ssdlab_run(&[
-                "--target",
-                dev,
-                "--rw",
-                "randwrite",
-                "--ios",
-                "10",
-                "--allow-destroy",
-            ]);
-            assert_eq!(out.status.code(), Some(2));
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("ext4"), "{err}");
-            assert_eq!(std::fs::read(&img).unwrap(), before, "nothing written");
-        }
-        _ => eprintln!("skipping filesystem refusal on the CLI: mkfs.ext4 is not available"),
+    drop(lo);
+    if let Err(why) = mkfs_ext4(&img) {
+        return skip(&format!("filesystem refusal on the CLI: {why}"));
     }
+    let lo = Loop::attach(&img).expect("the image attached a moment ago attaches again");
+    let dev = lo.dev.to_str().unwrap();
+    let before = std::fs::read(&img).unwrap();
+    let out = ssdlab_run(&[
+        "--target",
+        dev,
+        "--rw",
+        "randwrite",
+        "--ios",
+        "10",
+        "--allow-destroy",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ext4"), "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), before, "nothing written");
 }
 
 #[test]
@@ -177,8 +209,7 @@ fn raid0_over_loop_devices() {
                 .flatten()
                 .next()
                 .unwrap_or_default();
-            eprintln!("skipping RAID 0 loop device test: {why}");
-            return;
+            return skip(&format!("RAID 0 loop device test: {why}"));
         }
     };
     let pair = format!("{},{}", l0.dev.display(), l1.dev.display());
@@ -217,11 +248,114 @@ fn raid0_over_loop_devices() {
     let ver = &v["jobs"][0]["ssdlab"]["verify"];
     assert_eq!(ver["sectors_bad"], 0);
     assert!(ver["sectors_ok"].as_u64().unwrap() > 0);
-    assert_eq!(v["disk_util"].as_array().unwrap().len(), 2);
+    // The kernel's counters of both loop devices, then the array and its two members.
+    let du = v["disk_util"].as_array().unwrap();
+    assert_eq!(du.len(), 5, "{du:?}");
+    for d in &du[..2] {
+        assert!(d["name"].as_str().unwrap().starts_with("loop"), "{d}");
+        assert!(d["read_ios"].as_u64().unwrap() > 0, "{d}");
+    }
+    assert!(du[2].get("aggr_read_ios").is_some());
 
     let mixed = format!("{},{}", l0.dev.display(), l4k.dev.display());
     let out = ssdlab_run(&["--raid0", &mixed, "--stripe", "16k", "--ios", "10"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("different logical block sizes"), "{err}");
+}
+
+/// A sweep that would write to a block device needs `--allow-destroy`, checked before the store
+/// is created; with it, the sweep runs.
+#[test]
+fn sweep_on_a_block_device_needs_allow_destroy() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("sweep-disk.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => return skip(&format!("sweep on a loop device: {why}")),
+    };
+    let sweep = dir.path().join("dev.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "name = \"dev\"\ntime = \"200ms\"\nqd = [1, 2]\nworkloads = [\"4k-randwrite\"]\n\
+             [[target]]\npath = \"{}\"\n",
+            lo.dev.display()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::cargo_bin("ssdlab")
+            .unwrap()
+            .env("SSDLAB_STATE_DIR", state_dir())
+            .arg("sweep")
+            .arg(&sweep)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--allow-destroy"), "{err}");
+    assert!(!dir.path().join("dev.sqlite").exists(), "no store");
+    assert!(
+        std::fs::read(&img).unwrap().iter().all(|&b| b == 0),
+        "nothing written"
+    );
+    let out = run(&["--allow-destroy"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("dev.sqlite").exists());
+}
+
+/// A file that backs a loop device, and a device that backs another loop device, are in use:
+/// writes to them are refused (they would corrupt what the loop device serves).
+#[test]
+fn loop_backing_stores_are_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("backing.img");
+    std::fs::write(&img, vec![5u8; 16 << 20]).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => return skip(&format!("loop backing test: {why}")),
+    };
+    let out = ssdlab_run(&[
+        "--target",
+        img.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--ios",
+        "10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("backing store of loop device"), "{err}");
+    // Reading it is fine.
+    let out = ssdlab_run(&["--target", img.to_str().unwrap(), "--ios", "10"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A loop device over the first loop device: the first one is in use.
+    let upper = Loop::attach(&lo.dev).expect("a loop device over a loop device");
+    let out = ssdlab_run(&[
+        "--target",
+        lo.dev.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--ios",
+        "10",
+        "--allow-destroy",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("backing store of loop device"), "{err}");
+    drop(upper);
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 5));
 }

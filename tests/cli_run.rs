@@ -56,16 +56,13 @@ fn null_target_json_is_fio_shaped() {
     let v = run_json(&[
         "--null", "--rw", "randread", "--bs", "4k", "--qd", "32", "--ios", "200000",
     ]);
-    for k in [
-        "fio version",
-        "timestamp",
-        "timestamp_ms",
-        "time",
-        "jobs",
-        "disk_util",
-    ] {
+    for k in ["fio version", "timestamp", "timestamp_ms", "time", "jobs"] {
         assert!(v.get(k).is_some(), "missing top-level {k}");
     }
+    assert!(
+        v.get("disk_util").is_none(),
+        "no device: fio leaves disk_util out"
+    );
     let j = job(&v);
     let r = &j["read"];
     assert_eq!(r["total_ios"], 200_000);
@@ -437,20 +434,40 @@ fn bad_input_gives_clean_errors() {
 #[cfg(unix)]
 #[test]
 fn permission_denied_is_clean() {
-    // Root bypasses permissions; only meaningful for other users.
-    if rustix_is_root() {
-        eprintln!("skipping permission test: running as root, which bypasses file permissions");
-        return;
-    }
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let f = dir.path().join("ro.img");
     std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
-    assert_bad_input(
-        &["run", "--target", f.to_str().unwrap()],
-        "permission denied",
-    );
+    let bin = assert_cmd::cargo::cargo_bin("ssdlab");
+    // Root bypasses permissions: run ssdlab as the unprivileged user `nobody` (65534) then.
+    let out = if rustix_is_root() {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .args(["run", "--target", f.to_str().unwrap()])
+            .output()
+    } else {
+        std::process::Command::new(&bin)
+            .args(["run", "--target", f.to_str().unwrap()])
+            .output()
+    };
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            assert!(
+                std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+                "setpriv cannot be run ({e}), and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test"
+            );
+            eprintln!("skipping permission test: setpriv cannot be run: {e}");
+            return;
+        }
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 fn rustix_is_root() -> bool {

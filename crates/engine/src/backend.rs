@@ -35,6 +35,11 @@ pub trait Backend {
     /// Called once when the measured part of the run starts (after the ramp), so backends that
     /// keep their own counters can reset them.
     fn mark_measurement_start(&mut self) {}
+    /// How pushed operations reach the kernel, for fio's `iodepth_submit`: in batches of this
+    /// many as they are pushed (the rest with the next wait); 0 = all with the next wait.
+    fn submit_batch(&self) -> u32 {
+        0
+    }
     /// Per-member statistics of a stripe set (empty for single targets).
     fn member_stats(&mut self) -> Vec<MemberStats> {
         Vec::new()

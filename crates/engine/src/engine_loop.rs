@@ -2,11 +2,26 @@
 
 use crate::backend::{Backend, Cqe};
 use ssdlab_stats::Recorder;
+use ssdlab_target::written::{WriteLog, WrittenMap};
 use ssdlab_workload::{verify, Op, OpGen, OpKind, Pattern};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Wall time a wait may block before the loop looks at the stop flags again.
 const WAIT_SLICE_NS: u64 = 100_000_000;
+/// How often (backend clock) a loop adds what it measured to the shared [`Progress`].
+const PROGRESS_NS: u64 = 100_000_000;
+
+/// What the workers of a run measured so far, for a status line: updated by each loop every
+/// 100 ms of its clock (not per I/O), read from another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Measured I/Os and bytes completed, all kinds.
+    pub ios: AtomicU64,
+    pub bytes: AtomicU64,
+    /// The furthest measured time any worker has reached, ns on the backend clock (virtual
+    /// time for simulated runs).
+    pub t_ns: AtomicU64,
+}
 
 /// Stop conditions and shared state of one run (shared by all workers of the run).
 #[derive(Debug)]
@@ -24,6 +39,8 @@ pub struct Control<'a> {
     /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
     /// what was measured, marked interrupted.
     pub stop: Option<&'a AtomicBool>,
+    /// Where the loops report what they measured so far (for a status line).
+    pub progress: Option<&'a Progress>,
 }
 
 impl<'a> Control<'a> {
@@ -35,7 +52,14 @@ impl<'a> Control<'a> {
             continue_on_error: false,
             error_stop: AtomicBool::new(false),
             stop: None,
+            progress: None,
         }
+    }
+
+    /// The same control, reporting its progress to `progress`.
+    pub fn with_progress(mut self, progress: Option<&'a Progress>) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// The same control, stopped by `stop` from outside.
@@ -97,6 +121,12 @@ struct SlotState {
     measured: bool,
 }
 
+/// fio's errno for a transfer that moved fewer bytes than asked (its `td->error` for an I/O that
+/// cannot be completed).
+const EIO: i32 = 5;
+/// fio's errno for data that fails verification (`EILSEQ`).
+const EILSEQ: i32 = 84;
+
 fn errno_text(errno: i64) -> String {
     let e = std::io::Error::from_raw_os_error(errno as i32);
     let name = match errno as i32 {
@@ -117,28 +147,36 @@ fn errno_text(errno: i64) -> String {
 
 /// What writes put into their buffers and what reads check.
 #[derive(Debug, Clone, Copy)]
-pub struct DataOpts {
+pub struct DataOpts<'a> {
     pub pattern: Pattern,
     /// Seed of the data stream (independent of the offset stream).
     pub pattern_seed: u64,
     /// `Some(run seed)`: writes carry verification headers and reads check them.
     pub verify: Option<u64>,
+    /// What earlier verifying runs wrote: reads hold every sector it knows to a valid header.
+    pub known: Option<&'a WrittenMap>,
 }
 
 /// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
 ///
 /// `gens` holds one generator per worker sharing this backend; worker `w` owns slots
 /// `w·qd .. (w+1)·qd`. Writes get data according to `pattern` when the backend carries data.
+/// With `log`, every write that completes (also during the ramp) is logged, and every failed one
+/// marked, for the written-map of verifying runs.
 pub fn run_loop<B: Backend>(
     backend: &mut B,
     gens: &mut [OpGen],
     qd: u32,
-    data: DataOpts,
+    data: DataOpts<'_>,
     ctl: &Control,
     rec: &mut Recorder,
+    mut log: Option<&mut WriteLog>,
 ) -> LoopOutcome {
     let DataOpts {
-        pattern, verify, ..
+        pattern,
+        verify,
+        known,
+        ..
     } = data;
     let nslots = gens.len() as u32 * qd;
     let mut pattern_rng = ssdlab_workload::rng::Rng::new(data.pattern_seed);
@@ -170,16 +208,31 @@ pub fn run_loop<B: Backend>(
     let mut free: Vec<u32> = (0..nslots).rev().collect();
     let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
     let mut inflight: u32 = 0;
+    // In flight per worker, and pushed per worker in the current batch: fio's iodepth_level is
+    // the depth of one job, also when several share this loop (simulated runs).
+    // (Only kept when there are several: one worker's depth is `inflight`.)
+    let multi = gens.len() > 1;
+    let mut inflight_by: Vec<u32> = vec![0; gens.len()];
+    let mut pushed_by: Vec<u32> = vec![0; gens.len()];
     let t0 = start + ctl.ramp_ns;
     let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
     let mut out = LoopOutcome::default();
     let mut stopping = false;
     let mut measuring = false;
     let mut last_completion = t0;
+    // Measured so far and not yet added to the shared progress.
+    let (mut prog_ios, mut prog_bytes, mut next_progress) = (0u64, 0u64, t0);
 
     loop {
         if !stopping {
             let now = backend.now();
+            if let Some(p) = ctl.progress.filter(|_| now >= next_progress) {
+                p.ios.fetch_add(prog_ios, Ordering::Relaxed);
+                p.bytes.fetch_add(prog_bytes, Ordering::Relaxed);
+                p.t_ns.fetch_max(now.saturating_sub(t0), Ordering::Relaxed);
+                (prog_ios, prog_bytes) = (0, 0);
+                next_progress = now + PROGRESS_NS;
+            }
             if now >= deadline {
                 stopping = true;
             } else if ctl.stop_requested() {
@@ -241,6 +294,9 @@ pub fn run_loop<B: Backend>(
                         s.t_issue = t_issue;
                         s.measured = measured;
                         pushed += 1;
+                        if multi {
+                            pushed_by[s.worker as usize] += 1;
+                        }
                     }
                     // The pushed slots are the last `pushed` of the batch.
                     let issued_from = free.len() - pushed;
@@ -250,13 +306,43 @@ pub fn run_loop<B: Backend>(
                     }
                     free.truncate(issued_from);
                     inflight += pushed as u32;
-                    if measured && pushed > 0 {
+                    if multi {
+                        for (w, n) in pushed_by.iter_mut().enumerate() {
+                            inflight_by[w] += *n;
+                            if measured && *n > 0 {
+                                rec.record_depth(inflight_by[w], *n as u64);
+                            }
+                            *n = 0;
+                        }
+                    } else if measured && pushed > 0 {
                         rec.record_depth(inflight, pushed as u64);
+                    }
+                    if measured && pushed > 0 {
+                        // How the backend hands these to the kernel: in batches of `batch`
+                        // as they are pushed, the rest with the wait (fio's iodepth_submit).
+                        let (pushed, batch) = (pushed as u64, backend.submit_batch() as u64);
+                        match pushed.checked_div(batch) {
+                            None => rec.record_submit(pushed),
+                            Some(full) => {
+                                for _ in 0..full {
+                                    rec.record_submit(batch);
+                                }
+                                if pushed % batch > 0 {
+                                    rec.record_submit(pushed % batch);
+                                }
+                            }
+                        }
                     }
                     if let Some(e) = push_error {
                         // The backend refused an I/O (not an I/O error of the target): stop and
                         // drain what is in flight.
-                        rec.record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
+                        rec.record_error(
+                            OpKind::Read,
+                            0,
+                            0,
+                            e.raw_os_error().unwrap_or(EIO),
+                            format!("backend failure: {e}"),
+                        );
                         out.stopped_on_error = true;
                         stopping = true;
                     }
@@ -268,18 +354,35 @@ pub fn run_loop<B: Backend>(
         }
         if let Err(e) = backend.submit_wait(1, WAIT_SLICE_NS) {
             // The backend itself failed (not one I/O): count the in-flight ops as errors and stop.
-            rec.record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
+            rec.record_error(
+                OpKind::Read,
+                0,
+                0,
+                e.raw_os_error().unwrap_or(EIO),
+                format!("backend failure: {e}"),
+            );
             out.stopped_on_error = true;
             break;
         }
         cqes.clear();
         backend.reap(&mut cqes);
+        if measuring {
+            rec.record_complete(cqes.len() as u64);
+        }
         for c in &cqes {
             let s = &mut state[c.slot as usize];
             inflight -= 1;
+            if multi {
+                inflight_by[s.worker as usize] -= 1;
+            }
             free.push(c.slot);
             s.freed_at = c.t_ns;
             let s = &*s;
+            if let (Some(log), OpKind::Write) = (log.as_deref_mut(), s.op.kind) {
+                let done = c.res.clamp(0, s.op.len as i64) as u64;
+                log.wrote(s.op.offset, done);
+                log.failed(s.op.offset + done, s.op.len - done);
+            }
             if !s.measured {
                 continue;
             }
@@ -288,17 +391,29 @@ pub fn run_loop<B: Backend>(
                 last_completion = t;
             }
             if c.res < 0 {
-                rec.record_error(s.op.kind, s.op.offset, s.op.len, errno_text(-c.res));
+                rec.record_error(
+                    s.op.kind,
+                    s.op.offset,
+                    s.op.len,
+                    (-c.res) as i32,
+                    errno_text(-c.res),
+                );
                 if !ctl.continue_on_error {
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
                 continue;
             }
             let bytes = c.res as u64;
+            prog_ios += 1;
+            prog_bytes += bytes;
             if let (Some(seed), OpKind::Read) = (verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
-                    let got =
-                        verify::check(&buf[..bytes.min(s.op.len) as usize], s.op.offset, seed);
+                    let got = verify::check_known(
+                        &buf[..bytes.min(s.op.len) as usize],
+                        s.op.offset,
+                        seed,
+                        |at| known.and_then(|m| m.seed_of(at)),
+                    );
                     rec.verify.sectors_ok += got.ok;
                     rec.verify.sectors_unwritten += got.unwritten;
                     rec.verify.sectors_bad += got.bad;
@@ -307,6 +422,7 @@ pub fn run_loop<B: Backend>(
                             OpKind::Read,
                             at,
                             verify::SECTOR as u64,
+                            EILSEQ,
                             format!("verify: sector {why}"),
                         );
                         if !ctl.continue_on_error {
@@ -316,6 +432,7 @@ pub fn run_loop<B: Backend>(
                 }
             }
             rec.record(
+                s.worker,
                 s.op.kind,
                 bytes,
                 s.t_submit - s.t_issue,
@@ -328,6 +445,7 @@ pub fn run_loop<B: Backend>(
                     s.op.kind,
                     s.op.offset,
                     s.op.len,
+                    EIO,
                     format!(
                         "short {}: {bytes} of {} bytes",
                         s.op.kind.as_str(),
@@ -339,6 +457,10 @@ pub fn run_loop<B: Backend>(
                 }
             }
         }
+    }
+    if let Some(p) = ctl.progress {
+        p.ios.fetch_add(prog_ios, Ordering::Relaxed);
+        p.bytes.fetch_add(prog_bytes, Ordering::Relaxed);
     }
     if ctl.error_stop.load(Ordering::Relaxed) && !out.interrupted {
         out.stopped_on_error = true;

@@ -23,12 +23,16 @@ pub struct FaultPlan {
     pub every: Option<u64>,
 }
 
+/// A fault plan that cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fault '{0}': use KIND@N or KIND@N+EVERY with KIND eio, enospc or short")]
+pub struct FaultPlanError(String);
+
 impl FromStr for FaultPlan {
-    type Err = String;
+    type Err = FaultPlanError;
     /// `eio@100`, `enospc@5`, `short@1`, `eio@100+50` (the 100th and every 50th after it).
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad =
-            || format!("fault '{s}': use KIND@N or KIND@N+EVERY with KIND eio, enospc or short");
+    fn from_str(s: &str) -> Result<Self, FaultPlanError> {
+        let bad = || FaultPlanError(s.to_string());
         let (kind, rest) = s.split_once('@').ok_or_else(bad)?;
         let kind = match kind.to_ascii_lowercase().as_str() {
             "eio" => FaultKind::Eio,
@@ -91,6 +95,9 @@ impl<B: Backend> Backend for FaultBackend<B> {
     }
     fn mark_measurement_start(&mut self) {
         self.inner.mark_measurement_start()
+    }
+    fn submit_batch(&self) -> u32 {
+        self.inner.submit_batch()
     }
     fn member_stats(&mut self) -> Vec<ssdlab_stats::MemberStats> {
         self.inner.member_stats()

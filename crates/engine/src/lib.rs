@@ -18,12 +18,12 @@ mod sim;
 mod stripe;
 
 pub use backend::{Backend, Cqe};
-pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
-pub use fault::{FaultBackend, FaultKind, FaultPlan};
-pub use real::{run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
+pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome, Progress};
+pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
+pub use real::{check_real, run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
 pub use sim::{
-    build_sim, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate, SimOptions,
-    SimTarget,
+    build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate,
+    SimOptions, SimTarget,
 };
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
@@ -92,6 +92,9 @@ pub enum EngineError {
     /// Laying out files failed or was interrupted (what was written is given back).
     #[error(transparent)]
     Layout(LayoutError),
+    /// The written-map of `--verify` cannot be read (or belongs to another target).
+    #[error(transparent)]
+    VerifyMap(#[from] ssdlab_target::written::MapError),
     /// The engine could not be set up after the files were laid out (they are given back).
     #[error("{message}{}", cleanup_text(cleanup))]
     Setup {
@@ -114,9 +117,50 @@ impl EngineError {
         match self {
             EngineError::Layout(LayoutError::Refused(_)) => ErrorClass::BadInput,
             EngineError::Layout(LayoutError::Interrupted { .. }) => ErrorClass::Interrupted,
-            EngineError::Layout(LayoutError::Failed { .. }) => ErrorClass::Failed,
+            EngineError::Layout(LayoutError::Failed { .. })
+            | EngineError::Layout(LayoutError::RefusedAfter { .. }) => ErrorClass::Failed,
             EngineError::Setup { wrote: true, .. } => ErrorClass::Failed,
             _ => ErrorClass::BadInput,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_target::{DeviceError, LayoutError};
+
+    #[test]
+    fn error_classes() {
+        let bad: EngineError = Invalid::VerifyNeedsData.into();
+        assert_eq!(bad.class(), ErrorClass::BadInput);
+        let refused = EngineError::Layout(LayoutError::Refused(DeviceError::EmptyPath));
+        assert_eq!(refused.class(), ErrorClass::BadInput);
+        let failed = EngineError::Layout(LayoutError::Failed {
+            path: "x".into(),
+            what: "cannot extend the file",
+            err: std::io::Error::from_raw_os_error(28),
+            cleanup: Cleanup::Removed,
+        });
+        assert_eq!(failed.class(), ErrorClass::Failed);
+        assert!(failed
+            .to_string()
+            .contains("removed the file this run created"));
+        let stopped = EngineError::Layout(LayoutError::Interrupted {
+            path: "x".into(),
+            cleanup: Cleanup::Truncated(4096),
+        });
+        assert_eq!(stopped.class(), ErrorClass::Interrupted);
+        let setup = |wrote| EngineError::Setup {
+            message: "cannot set up io_uring: x".into(),
+            wrote,
+            cleanup: vec![("a.img".into(), Cleanup::Removed)],
+        };
+        assert_eq!(setup(false).class(), ErrorClass::BadInput);
+        assert_eq!(setup(true).class(), ErrorClass::Failed);
+        assert_eq!(
+            setup(true).to_string(),
+            "cannot set up io_uring: x; a.img: removed the file this run created"
+        );
     }
 }

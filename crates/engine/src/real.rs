@@ -8,12 +8,15 @@ use crate::stripe::StripeAdapter;
 use crate::{EngineError, Invalid};
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, SyncBackend, UringBackend};
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
+use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
+use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
 use std::fs::File;
 use std::io;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -53,6 +56,13 @@ pub struct RealOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Refuse runs whose memory estimate is above this (besides what the system has).
     pub max_memory: Option<u64>,
+    /// Where the written-map of `--verify` runs lives (default: under the state directory,
+    /// named after the target's identity).
+    pub verify_map: Option<&'a std::path::Path>,
+    /// Keep time-series logs (per job and window) in the result.
+    pub log: Option<LogConfig>,
+    /// Report what the run measured so far here (for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 impl Default for RealOptions<'_> {
@@ -68,6 +78,9 @@ impl Default for RealOptions<'_> {
             submit_batch: 1,
             stop: None,
             max_memory: None,
+            verify_map: None,
+            log: None,
+            progress: None,
         }
     }
 }
@@ -131,6 +144,9 @@ impl Backend for UringAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
     }
+    fn submit_batch(&self) -> u32 {
+        self.ring.submit_batch()
+    }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.ring.buffer(slot)
     }
@@ -163,6 +179,10 @@ struct SyncAdapter {
 impl Backend for SyncAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
+    }
+    /// Each I/O goes to its thread as it is pushed (fio's sync engines: one I/O per submission).
+    fn submit_batch(&self) -> u32 {
+        1
     }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.pool.buffer(slot)
@@ -269,12 +289,14 @@ struct Job<'a> {
     cpu: &'a CpuWindow,
     ctl: &'a Control<'a>,
     qd: u32,
-    data: DataOpts,
+    data: DataOpts<'a>,
     fault: Option<FaultPlan>,
+    /// Log the writes (for the written-map of a verifying run).
+    log_writes: bool,
 }
 
 /// What a worker brings back.
-type WorkerOut = (Recorder, LoopOutcome, Vec<MemberStats>);
+type WorkerOut = (Recorder, LoopOutcome, Vec<MemberStats>, Option<WriteLog>);
 
 impl Job<'_> {
     /// Waits for all workers, then runs the loop; a failed setup releases the others and stops them.
@@ -288,18 +310,19 @@ impl Job<'_> {
             Ok(mut b) => {
                 self.cpu.start(self.gate);
                 let slots = gens.len() as u32 * self.qd;
+                let mut log = self.log_writes.then(WriteLog::default);
                 let out = match self.fault {
                     Some(plan) => {
                         let mut fb = FaultBackend::new(b, plan, slots);
-                        let o = self.go(&mut fb, gens, &mut rec);
+                        let o = self.go(&mut fb, gens, &mut rec, log.as_mut());
                         (o, fb.member_stats())
                     }
                     None => {
-                        let o = self.go(&mut b, gens, &mut rec);
+                        let o = self.go(&mut b, gens, &mut rec, log.as_mut());
                         (o, b.member_stats())
                     }
                 };
-                Ok((rec, out.0, out.1))
+                Ok((rec, out.0, out.1, log))
             }
             Err(e) => {
                 self.ctl.error_stop.store(true, Ordering::SeqCst);
@@ -309,10 +332,70 @@ impl Job<'_> {
         }
     }
 
-    fn go<B: Backend>(&self, b: &mut B, gens: &mut [OpGen], rec: &mut Recorder) -> LoopOutcome {
-        let out = run_loop(b, gens, self.qd, self.data, self.ctl, rec);
+    fn go<B: Backend>(
+        &self,
+        b: &mut B,
+        gens: &mut [OpGen],
+        rec: &mut Recorder,
+        log: Option<&mut WriteLog>,
+    ) -> LoopOutcome {
+        let out = run_loop(b, gens, self.qd, self.data, self.ctl, rec, log);
         self.cpu.finish();
         out
+    }
+}
+
+/// The written-map of a target: where it lives, the target's identity, and what it says.
+struct MapCtx {
+    path: PathBuf,
+    key: String,
+    map: WrittenMap,
+}
+
+/// Loads the written-map of the target (`--verify-map`, or the default place for its identity).
+fn load_verify_map(
+    infos: &[ssdlab_target::TargetInfo],
+    stripe: Option<u64>,
+    opts: &RealOptions<'_>,
+) -> Result<MapCtx, EngineError> {
+    let key = written::target_key(infos, stripe).map_err(|e| {
+        EngineError::VerifyMap(written::MapError::Io {
+            path: infos.first().map(|i| i.path.clone()).unwrap_or_default(),
+            err: e,
+        })
+    })?;
+    let path = match opts.verify_map {
+        Some(p) => p.to_path_buf(),
+        None => written::default_map_path(&key)?,
+    };
+    let map = WrittenMap::load(&path, &key)?;
+    Ok(MapCtx { path, key, map })
+}
+
+/// A write run without `--verify` on a target that has a written-map: what it writes is no longer
+/// known, so its region is forgotten before it starts (a best effort: a failure is a note).
+fn forget_for_plain_write(plan: &Plan, stripe: Option<u64>, opts: &RealOptions<'_>) {
+    if plan.paths.is_empty() || !plan.paths.iter().all(|p| p.info.exists) {
+        return; // targets created by this run have no map
+    }
+    let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
+    let Ok(key) = written::target_key(&infos, stripe) else {
+        return;
+    };
+    let path = match opts.verify_map {
+        Some(p) => p.to_path_buf(),
+        None => match written::default_map_path(&key) {
+            Ok(p) => p,
+            Err(_) => return,
+        },
+    };
+    if !path.exists() {
+        return;
+    }
+    if let Err(e) = WrittenMap::update(&path, &key, |m| m.forget(plan.start, plan.span)) {
+        (opts.on_note)(&format!(
+            "{e}; a later verifying read may report this run's writes as corruption"
+        ));
     }
 }
 
@@ -371,9 +454,9 @@ fn choose_engine(
                 return Err(Invalid::UringNeededForStripe { why });
             }
             let engine = sync_ok()?;
-            let note = format!("{why}; using the sync engine (one thread per outstanding I/O)");
-            (opts.on_note)(&note);
-            notes.push(note);
+            notes.push(format!(
+                "{why}; using the sync engine (one thread per outstanding I/O)"
+            ));
             Ok(engine)
         }
     }
@@ -381,17 +464,39 @@ fn choose_engine(
 
 /// Memory one worker needs besides its I/O buffers (latency histograms, series, slot state).
 const WORKER_OVERHEAD: u64 = 4 << 20;
+/// Memory (address space) one thread of the sync engine takes: its stack, guard page and the
+/// signal stack the runtime gives every thread.
+const SYNC_THREAD_BYTES: u64 = 192 << 10;
+/// What a run needs besides its estimate: the binary, the runtime, allocator arenas, results.
+pub(crate) const MEMORY_MARGIN: u64 = 64 << 20;
 
 /// Checks the run's memory estimate (I/O buffers of every slot, per-worker bookkeeping) against
 /// what the system (and `--max-memory`) allows.
-fn check_memory(spec: &WorkloadSpec, plan: &Plan, opts: &RealOptions<'_>) -> Result<(), Invalid> {
+fn check_memory(
+    spec: &WorkloadSpec,
+    plan: &Plan,
+    engine: &str,
+    opts: &RealOptions<'_>,
+) -> Result<(), Invalid> {
     let buffers = if plan.is_null() {
         0
     } else {
         let align = plan.buf_align.max(4096) as u64;
         spec.bs.div_ceil(align) * align * spec.total_qd()
     };
-    let need = buffers + WORKER_OVERHEAD * spec.jobs as u64;
+    // --verify: the written-map (a bit per sector at worst), its crash-guard copy, and each
+    // worker's log of what it wrote.
+    let maps = if spec.verify {
+        plan.span.div_ceil(4096) * (2 + spec.jobs as u64)
+    } else {
+        0
+    };
+    let threads = if engine == "sync" {
+        spec.total_qd() * SYNC_THREAD_BYTES
+    } else {
+        0
+    };
+    let need = buffers + maps + threads + WORKER_OVERHEAD * spec.jobs as u64 + MEMORY_MARGIN;
     check_budget(
         &format!(
             "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
@@ -478,16 +583,23 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
     }
 }
 
-/// Runs `spec` against a real target and returns the merged result of all workers.
-///
-/// Everything that can be checked is checked before the first byte is written: the targets
-/// ([`ssdlab_target::plan`]), the engine and its limits, the memory estimate. Only then are files
-/// laid out; if the run cannot start after that, the layout is given back.
-pub fn run_real(
+/// Everything [`run_real`] checks before it writes anything (targets, engine and its limits,
+/// memory), without writing: for validating the points of a sweep before it starts.
+pub fn check_real(
     spec: &WorkloadSpec,
     target: &RealTarget,
     opts: &RealOptions<'_>,
-) -> Result<RunOutput, EngineError> {
+) -> Result<(), EngineError> {
+    plan_real(spec, target, opts, &mut Vec::new()).map(|_| ())
+}
+
+/// The checks of [`run_real`] before the first write: returns the plan and the engine.
+fn plan_real(
+    spec: &WorkloadSpec,
+    target: &RealTarget,
+    opts: &RealOptions<'_>,
+    notes: &mut Vec<String>,
+) -> Result<(Plan, &'static str), EngineError> {
     spec.validate()?;
     let plan = ssdlab_target::plan(
         spec,
@@ -501,9 +613,49 @@ pub fn run_real(
     if spec.verify && plan.is_null() {
         return Err(Invalid::VerifyNeedsData.into());
     }
+    notes.extend(plan.paths.iter().flat_map(|p| p.notes.iter().cloned()));
+    let engine = choose_engine(spec, &plan, opts, notes)?;
+    check_memory(spec, &plan, engine, opts)?;
+    Ok((plan, engine))
+}
+
+/// Runs `spec` against a real target and returns the merged result of all workers.
+///
+/// Everything that can be checked is checked before the first byte is written: the targets
+/// ([`ssdlab_target::plan`]), the engine and its limits, the memory estimate. Only then are files
+/// laid out; if the run cannot start after that, the layout is given back.
+pub fn run_real(
+    spec: &WorkloadSpec,
+    target: &RealTarget,
+    opts: &RealOptions<'_>,
+) -> Result<RunOutput, EngineError> {
     let mut notes = Vec::new();
-    let engine = choose_engine(spec, &plan, opts, &mut notes)?;
-    check_memory(spec, &plan, opts)?;
+    let (plan, engine) = plan_real(spec, target, opts, &mut notes)?;
+    for n in &notes {
+        (opts.on_note)(n);
+    }
+    let stripe = match target {
+        RealTarget::Raid0 { stripe, .. } => Some(*stripe),
+        _ => None,
+    };
+    // The written-map of --verify: its place is checked and it is read before anything is
+    // written (a map of another target, one that cannot be read, or a place where it cannot be
+    // saved is bad input). Targets created by this run have none yet.
+    let mut verify_map: Option<MapCtx> = None;
+    if spec.verify && spec.writes() {
+        let place = match opts.verify_map {
+            Some(p) => p.to_path_buf(),
+            None => written::state_dir()?.join("verify").join("probe.map"),
+        };
+        written::check_map_location(&place)?;
+    }
+    if spec.verify && plan.paths.iter().all(|p| p.info.exists) {
+        let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
+        verify_map = Some(load_verify_map(&infos, stripe, opts)?);
+    }
+    if spec.writes() && !spec.verify {
+        forget_for_plain_write(&plan, stripe, opts);
+    }
 
     // The first write: lay out files that are missing or short (undone on drop unless committed).
     let note_sink = std::cell::RefCell::new(Vec::new());
@@ -514,6 +666,18 @@ pub fn run_real(
         })
         .map_err(EngineError::Layout)?;
     notes.extend(note_sink.into_inner());
+    if spec.verify && verify_map.is_none() {
+        verify_map = Some(load_verify_map(&laid.infos, stripe, opts)?);
+    }
+    if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
+        // Crash guard: until this run records what it wrote, its region is unknown.
+        if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(plan.start, plan.span))
+        {
+            (opts.on_note)(&format!(
+                "{e}; a crash during this run could leave it stale"
+            ));
+        }
+    }
     let wrote = laid.wrote();
     let setup_failed = |laid: &mut ssdlab_target::LaidOut, message: String| EngineError::Setup {
         message,
@@ -535,8 +699,9 @@ pub fn run_real(
         files.push(fs);
     }
     let ctl = {
-        let mut c =
-            Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
+        let mut c = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
+            .with_stop(opts.stop)
+            .with_progress(opts.progress);
         c.continue_on_error = opts.continue_on_error;
         c
     };
@@ -547,6 +712,8 @@ pub fn run_real(
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let ru0 = cpu::rusage_self();
+    let watched: Vec<&std::path::Path> = laid.infos.iter().map(|i| i.path.as_path()).collect();
+    let disks = DiskWatch::start(&watched);
     let names: Vec<String> = match target {
         RealTarget::Raid0 { members, .. } if plan.is_null() => {
             (0..members.len()).map(|i| format!("null{i}")).collect()
@@ -557,11 +724,17 @@ pub fn run_real(
         let mut handles = Vec::new();
         for (w, mut fs) in files.into_iter().enumerate() {
             let (ctl, gate, cpu_window, plan, names) = (&ctl, &gate, &cpu_window, &plan, &names);
+            let known = verify_map.as_ref().map(|c| &c.map);
             let h = std::thread::Builder::new()
                 .name(format!("ssdlab-worker-{w}"))
                 .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
                     let mut gens = vec![OpGen::new(spec, plan.start, plan.span, w as u32)];
-                    let rec = Recorder::default();
+                    let rec = Recorder::with_log(
+                        opts.log,
+                        w as u32 + 1,
+                        1,
+                        spec.stop.time_ns.unwrap_or(0),
+                    );
                     let bs = spec.bs as usize;
                     let align = plan.buf_align;
                     let job = Job {
@@ -573,8 +746,10 @@ pub fn run_real(
                             pattern: spec.pattern,
                             pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
                             verify: spec.verify.then_some(spec.seed),
+                            known,
                         },
                         fault: opts.fault,
+                        log_writes: spec.verify && spec.writes(),
                     };
                     let origin = Instant::now();
                     match (&plan.map, engine) {
@@ -668,9 +843,13 @@ pub fn run_real(
     let mut outcome = LoopOutcome::default();
     let mut members: Vec<MemberStats> = Vec::new();
     let mut setup_error = None;
+    let mut write_log = WriteLog::default();
     for r in results {
         match r {
-            Ok((rec, out, ms)) => {
+            Ok((rec, out, ms, log)) => {
+                if let Some(l) = log {
+                    write_log.merge(&l);
+                }
                 merged.merge(&rec);
                 outcome.runtime_ns = outcome.runtime_ns.max(out.runtime_ns);
                 outcome.ramp_ns = outcome.ramp_ns.max(out.ramp_ns);
@@ -691,7 +870,21 @@ pub fn run_real(
         };
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
+    let disk_util = disk_util(disks.finish());
     laid.commit();
+    if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
+        // Merged under the map's lock with what concurrent runs recorded meanwhile.
+        match WrittenMap::update(&ctx.path, &ctx.key, |m| m.record(spec.seed, &write_log)) {
+            Ok(map) => (opts.on_note)(&format!(
+                "verify map {}: {} sectors written by this run; {map}",
+                ctx.path.display(),
+                write_log.written_sectors()
+            )),
+            Err(e) => (opts.on_note)(&format!(
+                "{e}; a later verifying read cannot tell lost data from unwritten sectors"
+            )),
+        }
+    }
     let ru = cpu_window
         .usage()
         .unwrap_or_else(|| cpu::rusage_self().since(&ru0));
@@ -712,10 +905,36 @@ pub fn run_real(
         },
     );
     result.members = members;
+    result.disk_util = disk_util;
     if spec.verify {
         result.verify = Some(merged.verify.clone());
     }
     Ok(RunOutput { result, notes })
+}
+
+/// The kernel's counters of the devices under the targets, as the result carries them.
+fn disk_util(deltas: Vec<DiskDelta>) -> Vec<DiskUtil> {
+    deltas
+        .into_iter()
+        .map(|d| {
+            let c = d.counters;
+            DiskUtil {
+                name: d.disk.name,
+                read_ios: c.ios[0],
+                write_ios: c.ios[1],
+                read_merges: c.merges[0],
+                write_merges: c.merges[1],
+                read_sectors: c.sectors[0],
+                write_sectors: c.sectors[1],
+                read_ticks_ms: c.ticks[0],
+                write_ticks_ms: c.ticks[1],
+                io_ticks_ms: c.io_ticks,
+                in_queue_ms: c.time_in_queue,
+                msec: d.msec,
+                slaves: d.disk.slaves,
+            }
+        })
+        .collect()
 }
 
 /// Adds one worker's member statistics. Counts and ticks add up; busy time is the largest of the
@@ -754,19 +973,7 @@ pub(crate) fn build_result(
     timestamp_ms: u64,
     cpu: CpuUsage,
 ) -> RunResult {
-    let total_sub: u64 = rec.depth_counts.iter().sum();
-    let iodepth_level = DEPTH_LEVELS
-        .iter()
-        .zip(rec.depth_counts.iter())
-        .map(|(k, &c)| {
-            let pct = if total_sub == 0 {
-                0.0
-            } else {
-                100.0 * c as f64 / total_sub as f64
-            };
-            (k.to_string(), pct)
-        })
-        .collect();
+    let depth = rec.depth_levels();
     RunResult {
         spec: spec.clone(),
         target,
@@ -779,12 +986,16 @@ pub(crate) fn build_result(
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
         cpu,
-        iodepth_level,
+        iodepth_level: depth.level,
+        iodepth_submit: depth.submit,
+        iodepth_complete: depth.complete,
         latency_levels: rec.latency_levels(),
         errors: rec.error_records.clone(),
         series: rec.series(out.runtime_ns),
         members: Vec::new(),
         verify: None,
         device: None,
+        disk_util: Vec::new(),
+        logs: rec.job_logs(out.runtime_ns),
     }
 }

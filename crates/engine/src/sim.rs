@@ -235,6 +235,10 @@ pub struct SimOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Refuse to build drives whose memory estimate is above this (besides what the system has).
     pub max_memory: Option<u64>,
+    /// Keep time-series logs (per job and window, on virtual time) in the result.
+    pub log: Option<ssdlab_stats::LogConfig>,
+    /// Report what the run measured so far here (virtual time; for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 /// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
@@ -254,6 +258,20 @@ pub fn run_sim(
 
 /// Checks a simulated target (drive config, drive count, memory) before anything is built.
 pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(), EngineError> {
+    check_sim_memory(target, None, max_memory)
+}
+
+/// Memory per outstanding simulated I/O in the engine and the simulator: slot state, the parent
+/// of its pieces, event-queue entries, completions.
+const SIM_SLOT_BYTES: u64 = 256;
+
+/// Checks a simulated target and, with `spec`, the run's memory: every drive's tables, the
+/// engine's per-slot state for `--qd` × `--jobs`, and a fixed margin for the rest.
+fn check_sim_memory(
+    target: &SimTarget,
+    spec: Option<&WorkloadSpec>,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
     target.drive.validate()?;
     if target.drives == 0 {
         return Err(Invalid::NoDrives.into());
@@ -261,16 +279,26 @@ pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(
     if target.drives > 1 && target.stripe.is_none() {
         return Err(Invalid::SimArrayNeedsStripe.into());
     }
-    check_budget(
-        &format!(
+    let slots = spec.map_or(0, |s| s.total_qd());
+    let what = if slots > 0 {
+        format!(
+            "{} simulated drive{} of {} (mapping tables and block state) and {slots} outstanding I/Os",
+            target.drives,
+            if target.drives == 1 { "" } else { "s" },
+            target.name
+        )
+    } else {
+        format!(
             "{} simulated drive{} of {} (mapping tables and block state)",
             target.drives,
             if target.drives == 1 { "" } else { "s" },
             target.name
-        ),
-        sim_memory_estimate(target),
-        max_memory,
-    )?;
+        )
+    };
+    let need = sim_memory_estimate(target)
+        .saturating_add(slots.saturating_mul(SIM_SLOT_BYTES))
+        .saturating_add(crate::real::MEMORY_MARGIN);
+    check_budget(&what, need, max_memory)?;
     Ok(())
 }
 
@@ -301,19 +329,18 @@ pub fn build_sim(
     })
 }
 
-/// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
-/// and the spec's seed, e.g. a clone of a cached preconditioned state) when given.
-pub fn run_sim_prepared(
+/// Checks a workload against a simulated target without building anything: the workload, the
+/// array's stripe map, the region and the sector alignment. Returns (map, start, span, size).
+fn sim_geometry(
     spec: &WorkloadSpec,
     target: &SimTarget,
-    prepared: Option<Simulator>,
-    opts: &SimOptions<'_>,
-) -> Result<ssdlab_stats::RunResult, EngineError> {
+) -> Result<(Option<StripeMap>, u64, u64, u64), EngineError> {
     spec.validate()?;
     if spec.verify {
         return Err(Invalid::VerifyOnSim.into());
     }
-    check_sim_target(target, opts.max_memory)?;
+    // Memory first: an array of a billion drives is refused before its stripe map is built.
+    check_sim_memory(target, Some(spec), None)?;
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -349,6 +376,31 @@ pub fn run_sim_prepared(
             .into());
         }
     }
+    Ok((map, start, span, size))
+}
+
+/// Everything [`run_sim`] checks before it builds the drives (workload, geometry, memory),
+/// without building them: for validating the points of a sweep before it starts.
+pub fn check_sim_run(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
+    check_sim_memory(target, Some(spec), max_memory)?;
+    sim_geometry(spec, target)?;
+    Ok(())
+}
+
+/// Like [`run_sim`], starting from `prepared` (a simulator from [`build_sim`] for the same target
+/// and the spec's seed, e.g. a clone of a cached preconditioned state) when given.
+pub fn run_sim_prepared(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    prepared: Option<Simulator>,
+    opts: &SimOptions<'_>,
+) -> Result<ssdlab_stats::RunResult, EngineError> {
+    check_sim_memory(target, Some(spec), opts.max_memory)?;
+    let (map, start, span, size) = sim_geometry(spec, target)?;
     let sim = match prepared {
         Some(sim) => sim,
         None => build_sim(target, spec.seed, opts.max_memory)?,
@@ -386,8 +438,10 @@ pub fn run_sim_prepared(
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };
-    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
-    let mut rec = Recorder::default();
+    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
+        .with_stop(opts.stop)
+        .with_progress(opts.progress);
+    let mut rec = Recorder::with_log(opts.log, 1, spec.jobs, spec.stop.time_ns.unwrap_or(0));
     // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a
     // byte-identical result.
     let started = 0;
@@ -395,8 +449,9 @@ pub fn run_sim_prepared(
         pattern: spec.pattern,
         pattern_seed: worker_seed(spec.seed, 0),
         verify: None,
+        known: None,
     };
-    let out = run_loop(&mut backend, &mut gens, spec.qd, data, &ctl, &mut rec);
+    let out = run_loop(&mut backend, &mut gens, spec.qd, data, &ctl, &mut rec, None);
     let mut details = vec![
         ("state".to_string(), target.state.to_string()),
         (

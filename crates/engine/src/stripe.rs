@@ -115,6 +115,10 @@ impl Backend for StripeAdapter {
         self.origin.elapsed().as_nanos() as u64
     }
 
+    fn submit_batch(&self) -> u32 {
+        self.ring.as_ref().map_or(0, |r| r.submit_batch())
+    }
+
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.ring.as_mut()?.buffer(slot)
     }

@@ -81,9 +81,53 @@ fn address_space_room() -> Option<u64> {
     Some((lim as u64).saturating_sub(used))
 }
 
+/// Keeps glibc from reserving a 64 MiB malloc arena per thread (up to eight per core): under an
+/// address-space limit (`ulimit -v`) those reservations, not real use, would exhaust it. Four
+/// arenas are plenty for ssdlab's few allocating threads.
+pub fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes an allocator tunable; called before threads allocate.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+    }
+}
+
+/// How long a reading of the system's memory is reused (checking a million sweep points must
+/// not read `/proc` a million times).
+const REUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The memory this process may still allocate (see the module docs), capped by `user` when
-/// given; `None` when nothing is known (no `/proc`).
+/// given; `None` when nothing is known (no `/proc`). Readings are reused for a quarter second.
 pub fn limit(user: Option<u64>) -> Option<MemoryLimit> {
+    use std::sync::Mutex;
+    use std::time::Instant;
+    static LAST: Mutex<Option<(Instant, Option<MemoryLimit>)>> = Mutex::new(None);
+    let system = {
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        match *last {
+            Some((at, v)) if at.elapsed() < REUSE => v,
+            _ => {
+                let v = system_limit();
+                *last = Some((Instant::now(), v));
+                v
+            }
+        }
+    };
+    match (system, user) {
+        (Some(s), Some(u)) if u < s.bytes => Some(MemoryLimit {
+            bytes: u,
+            source: LimitSource::User,
+        }),
+        (None, Some(u)) => Some(MemoryLimit {
+            bytes: u,
+            source: LimitSource::User,
+        }),
+        (s, _) => s,
+    }
+}
+
+/// The system's limit, read now.
+fn system_limit() -> Option<MemoryLimit> {
     let mut best: Option<MemoryLimit> = None;
     let mut consider = |bytes: Option<u64>, source| {
         if let Some(bytes) = bytes {
@@ -95,7 +139,6 @@ pub fn limit(user: Option<u64>) -> Option<MemoryLimit> {
     consider(mem_available(), LimitSource::Available);
     consider(cgroup_room(), LimitSource::Cgroup);
     consider(address_space_room(), LimitSource::AddressSpace);
-    consider(user, LimitSource::User);
     best
 }
 

@@ -260,6 +260,11 @@ impl UringBackend {
         self.submit_batch = n as usize;
     }
 
+    /// The batch set by [`set_submit_batch`](Self::set_submit_batch).
+    pub fn submit_batch(&self) -> u32 {
+        self.submit_batch as u32
+    }
+
     /// Submits everything queued and waits until at least `min` completions are available (never
     /// more than are in flight). One system call.
     ///

@@ -6,23 +6,50 @@
 //! `user_version` is the schema version, and the `meta` table repeats both in words. A file that is
 //! not SQLite, or SQLite without our application id, is refused; so is a store of another schema
 //! version (never silently misread).
+//!
+//! Safety under concurrency and faults (details in `docs/STORE.md`):
+//! * a new store is built in a temporary file beside the target and published with a hard link
+//!   (or a no-replace rename), so a store file is either absent or complete, and two processes
+//!   creating the same store at once both end up with the one that was published first;
+//! * every connection waits up to [`BUSY_TIMEOUT`] for a lock, and every write transaction takes
+//!   the write lock when it begins (`BEGIN IMMEDIATE`), so concurrent writers queue up;
+//! * a store that cannot be written (read-only file system, immutable file, no permission) opens
+//!   read-only, and the methods that would write only do so when something actually changes;
+//! * opening checks the file's size against its header, runs `PRAGMA quick_check` and checks
+//!   every stored value's type, text encoding and JSON, so a damaged store is refused
+//!   ([`StoreError::Corrupt`]) instead of being reported from;
+//! * a full disk or an I/O error is [`StoreError::Io`] ([`StoreError::is_io_failure`]), distinct
+//!   from bad input; the transaction that hit it is rolled back.
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::types::ValueRef;
+use rusqlite::{
+    params, Connection, DatabaseName, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior,
+};
 use serde::{Deserialize, Serialize};
 use ssdlab_stats::RunResult;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 /// `PRAGMA application_id` of every ssdlab store: the ASCII bytes "SSDL".
 pub const APPLICATION_ID: i32 = 0x5353_444C;
 /// The schema version this build reads and writes.
 pub const SCHEMA_VERSION: i32 = 1;
+/// How long a connection waits for a lock held by another connection or process before it gives
+/// up with "database is locked".
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// Why a store could not be opened or used.
+///
+/// Every message is complete on its own and names the file: the cause (SQLite's, the JSON
+/// parser's or the file system's message) is part of the message and deliberately not exposed as
+/// [`std::error::Error::source`], so printing the error with its source chain (`anyhow`'s `{:#}`)
+/// never repeats text.
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error("{path} is not an ssdlab results store ({why})")]
@@ -38,22 +65,49 @@ pub enum StoreError {
     },
     #[error("{path} does not exist")]
     Missing { path: String },
+    /// A problem with the path or the request (directory missing, permission denied, a point that
+    /// belongs to another sweep…): bad input, nothing was written.
     #[error("{path}: {why}")]
     Path { path: String, why: String },
-    #[error("results store {path}: {source}")]
-    Sqlite {
-        path: String,
-        #[source]
-        source: rusqlite::Error,
-    },
-    #[error("results store {path}: stored JSON cannot be read: {source}")]
+    /// The file system or the device failed: disk full (`SQLITE_FULL`, `ENOSPC`, `EDQUOT`), an I/O
+    /// error (`SQLITE_IOERR*`, `EIO`), or the store file exists but cannot be opened
+    /// (`SQLITE_CANTOPEN`). The transaction that hit it was rolled back; once the cause is fixed, a
+    /// later run resumes. See [`StoreError::is_io_failure`].
+    #[error("results store {path}: I/O failure: {why}")]
+    Io { path: String, why: String },
+    /// The file is an ssdlab store but it is damaged (truncated, overwritten, inconsistent); it is
+    /// not read.
+    #[error(
+        "{path} is damaged and was not read ({why}); restore it from a copy or re-run the sweep \
+         into a new file"
+    )]
+    Corrupt { path: String, why: String },
+    /// The store cannot be written (read-only file system, immutable file, no write permission)
+    /// and something needs writing; nothing was written.
+    #[error(
+        "{path} is read-only (read-only file system, immutable file or no write permission), \
+         but {need}"
+    )]
+    ReadOnly { path: String, need: String },
+    /// Any other SQLite error.
+    #[error("results store {path}: {err}")]
+    Sqlite { path: String, err: rusqlite::Error },
+    #[error("results store {path}: stored JSON cannot be read: {err}")]
     Json {
         path: String,
-        #[source]
-        source: serde_json::Error,
+        err: serde_json::Error,
     },
     #[error("results store {path}: no point with key {key}")]
     UnknownPoint { path: String, key: String },
+}
+
+impl StoreError {
+    /// True when the error is a failure of the file system or the device (disk full, quota, I/O
+    /// error, an existing store that cannot be opened) rather than bad input: the CLI reports it
+    /// with exit code 1. The store stays consistent; a later run resumes.
+    pub fn is_io_failure(&self) -> bool {
+        matches!(self, StoreError::Io { .. })
+    }
 }
 
 /// Status of a sweep point in the store.
@@ -258,22 +312,214 @@ CREATE TABLE runs (
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The store cannot be written (opened read-only, or the file could only be opened that way).
+    read_only: bool,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("read_only", &self.read_only)
+            .finish()
     }
+}
+
+/// The type a stored column must have (checked on open).
+#[derive(Clone, Copy)]
+enum Col {
+    Int,
+    OptInt,
+    Num,
+    Text,
+    OptText,
+    Json,
+}
+
+/// Every column of every table, with its type: the content check made on open.
+const COLUMNS: &[(&str, &[(&str, Col)])] = &[
+    ("meta", &[("key", Col::Text), ("value", Col::Text)]),
+    (
+        "sweeps",
+        &[
+            ("id", Col::Int),
+            ("name", Col::Text),
+            ("spec_toml", Col::Text),
+            ("created_ms", Col::Int),
+            ("updated_ms", Col::Int),
+        ],
+    ),
+    (
+        "points",
+        &[
+            ("sweep_id", Col::Int),
+            ("point_key", Col::Text),
+            ("seq", Col::Int),
+            ("target_label", Col::Text),
+            ("target_json", Col::Json),
+            ("baseline", Col::Int),
+            ("baseline_label", Col::OptText),
+            ("workload_name", Col::Text),
+            ("workload_json", Col::Json),
+            ("qd", Col::Int),
+            ("stripe", Col::OptInt),
+            ("drives", Col::Int),
+            ("repeat", Col::Int),
+            ("status", Col::Text),
+            ("error", Col::OptText),
+        ],
+    ),
+    (
+        "results",
+        &[
+            ("point_key", Col::Text),
+            ("finished_ms", Col::Int),
+            ("iops", Col::Num),
+            ("read_iops", Col::Num),
+            ("write_iops", Col::Num),
+            ("mb_s", Col::Num),
+            ("lat_mean_ns", Col::Num),
+            ("lat_p99_ns", Col::Num),
+            ("result_json", Col::Json),
+        ],
+    ),
+    (
+        "runs",
+        &[
+            ("id", Col::Int),
+            ("label", Col::Text),
+            ("target_kind", Col::Text),
+            ("target_name", Col::Text),
+            ("workload", Col::Text),
+            ("finished_ms", Col::Int),
+            ("iops", Col::Num),
+            ("read_iops", Col::Num),
+            ("write_iops", Col::Num),
+            ("mb_s", Col::Num),
+            ("lat_mean_ns", Col::Num),
+            ("lat_p99_ns", Col::Num),
+            ("result_json", Col::Json),
+        ],
+    ),
+];
+
+/// What is wrong with one stored value, if anything.
+fn check_value(v: ValueRef<'_>, col: Col) -> Option<&'static str> {
+    let text = |b: &[u8]| {
+        std::str::from_utf8(b)
+            .is_err()
+            .then_some("is not valid UTF-8 text")
+    };
+    match (col, v) {
+        (Col::Int | Col::OptInt, ValueRef::Integer(_)) => None,
+        (Col::OptInt | Col::OptText, ValueRef::Null) => None,
+        (Col::Num, ValueRef::Integer(_)) => None,
+        (Col::Num, ValueRef::Real(x)) if x.is_finite() => None,
+        (Col::Num, ValueRef::Real(_)) => Some("is not a finite number"),
+        (Col::Text | Col::OptText, ValueRef::Text(b)) => text(b),
+        (Col::Json, ValueRef::Text(b)) => text(b).or_else(|| {
+            serde_json::from_slice::<serde::de::IgnoredAny>(b)
+                .is_err()
+                .then_some("is not valid JSON")
+        }),
+        (Col::Int | Col::OptInt, _) => Some("is not an integer"),
+        (Col::Num, _) => Some("is not a number"),
+        (Col::Text | Col::OptText | Col::Json, _) => Some("is not text"),
+    }
+}
+
+/// A temporary file beside a store being created; removed (with any journal SQLite left beside
+/// it) when dropped, whatever happened.
+struct TempStore {
+    path: PathBuf,
+}
+
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl TempStore {
+    /// Creates `.NAME.ssdlab-tmp-PID-N` in `dir` (never anywhere else), with `O_EXCL`.
+    fn create(target: &Path, dir: &Path, name: &OsStr) -> Result<TempStore, StoreError> {
+        // Keep the temporary name within NAME_MAX however long the store's name is.
+        let name: String = name.to_string_lossy().chars().take(120).collect();
+        loop {
+            let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!(".{name}.ssdlab-tmp-{}-{n}", std::process::id()));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(TempStore { path }),
+                // Left by a process with the same id (another PID namespace): take the next name.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1_000_000 => {}
+                Err(e) => return Err(io_err(target, "cannot create", e)),
+            }
+        }
+    }
+}
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Gives the complete store `tmp` the name `target` without ever replacing an existing file.
+/// Returns false when `target` already exists (another process published its store first).
+fn publish(tmp: &Path, target: &Path) -> Result<bool, StoreError> {
+    publish_with(tmp, target, |a, b| std::fs::hard_link(a, b))
+}
+
+/// [`publish`] with the hard link made by `link` (tests fake a file system without links).
+fn publish_with(
+    tmp: &Path,
+    target: &Path,
+    link: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
+) -> Result<bool, StoreError> {
+    let link_err = match link(tmp, target) {
+        Ok(()) => return Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => e,
+    };
+    // No hard links here (FAT, some FUSE file systems): an atomic rename that never replaces.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
+        match renameat_with(CWD, tmp, CWD, target, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(true),
+            Err(Errno::EXIST) => return Ok(false),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {}
+            // The rename is supported but failed: its error says why (no space, no permission…).
+            Err(e) => return Err(io_err(target, "cannot create", e.into())),
+        }
+    }
+    Err(io_err(
+        target,
+        "cannot create (the file system supports neither hard links nor no-replace renames)",
+        link_err,
+    ))
 }
 
 impl Store {
     /// Opens a store for writing; a missing file (and only a missing file) is created with the
-    /// current schema. Anything that is not a regular file is refused.
+    /// current schema. Anything that is not a regular file is refused. A store that cannot be
+    /// opened for writing (read-only file system, immutable file, no write permission) is opened
+    /// read-only ([`Store::is_read_only`]): reading works, and the writing methods succeed as long
+    /// as nothing actually needs writing.
+    ///
+    /// Safe against other processes doing the same at the same time: the store is built in a
+    /// temporary file beside `path` and published atomically, so every opener sees either no file
+    /// or a complete store.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         match std::fs::metadata(path) {
             Ok(_) => Self::open_mode(path, false),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::create(path),
-            Err(e) => Err(path_err(path, format!("cannot read: {e}"))),
+            Err(e) => Err(io_err(path, "cannot read", e)),
         }
     }
 
@@ -284,7 +530,7 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Missing {
                 path: path.display().to_string(),
             }),
-            Err(e) => Err(path_err(path, format!("cannot read: {e}"))),
+            Err(e) => Err(io_err(path, "cannot read", e)),
         }
     }
 
@@ -292,7 +538,11 @@ impl Store {
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().map_err(|e| sql_err(&path, e))?;
-        let mut s = Store { conn, path };
+        let mut s = Store {
+            conn,
+            path,
+            read_only: false,
+        };
         s.init_schema()?;
         Ok(s)
     }
@@ -300,6 +550,24 @@ impl Store {
     /// Where the store lives.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// True when the store cannot be written: opened read-only, or on a read-only file system, or
+    /// the file is immutable or not writable by this user.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// `Err(StoreError::ReadOnly)` naming `need` (what would have to be written) when the store
+    /// cannot be written.
+    pub fn require_writable(&self, need: &str) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly {
+                path: self.path.display().to_string(),
+                need: need.to_string(),
+            });
+        }
+        Ok(())
     }
 
     fn create(path: &Path) -> Result<Store, StoreError> {
@@ -313,24 +581,44 @@ impl Store {
                 format!("directory {} does not exist", parent.display()),
             ));
         }
-        // create_new: a regular file, and only if nothing is there (no race with another creator).
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| path_err(path, format!("cannot create: {e}")))?;
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| sql_err(path, e))?;
-        let mut s = Store {
-            conn,
-            path: path.to_path_buf(),
+        let Some(name) = path.file_name() else {
+            return Err(path_err(path, "not a file name".into()));
         };
-        s.configure()?;
-        s.init_schema()?;
-        Ok(s)
+        let tmp = TempStore::create(path, parent, name)?;
+        {
+            let conn = Connection::open_with_flags(
+                &tmp.path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| sql_err(path, e))?;
+            let mut s = Store {
+                conn,
+                path: path.to_path_buf(),
+                read_only: false,
+            };
+            s.configure()?;
+            // Nobody else sees the temporary file, and it is thrown away on any error: no
+            // journal, no syncs while building it, one sync before it is published.
+            s.conn
+                .execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+                .map_err(|e| sql_err(path, e))?;
+            s.init_schema()?;
+            s.conn.close().map_err(|(_, e)| sql_err(path, e))?;
+            std::fs::File::open(&tmp.path)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| io_err(path, "cannot create", e))?;
+        }
+        if publish(&tmp.path, path)? {
+            drop(tmp);
+            // Make the new name durable (best effort: not every file system syncs directories).
+            if let Ok(d) = std::fs::File::open(parent) {
+                let _ = d.sync_all();
+            }
+        } else {
+            // Another process created the store first: use theirs.
+            drop(tmp);
+        }
+        Self::open_mode(path, false)
     }
 
     fn open_mode(path: &Path, read_only: bool) -> Result<Store, StoreError> {
@@ -338,8 +626,7 @@ impl Store {
             path: path.display().to_string(),
             why: why.to_string(),
         };
-        let meta =
-            std::fs::metadata(path).map_err(|e| path_err(path, format!("cannot read: {e}")))?;
+        let meta = std::fs::metadata(path).map_err(|e| io_err(path, "cannot read", e))?;
         if !meta.is_file() {
             return Err(not_store("not a regular file"));
         }
@@ -349,63 +636,107 @@ impl Store {
         let mut head = [0u8; 16];
         {
             use std::io::Read;
-            let mut f = std::fs::File::open(path)
-                .map_err(|e| path_err(path, format!("cannot open: {e}")))?;
+            let mut f = std::fs::File::open(path).map_err(|e| io_err(path, "cannot open", e))?;
             let n = f
                 .read(&mut head)
-                .map_err(|e| path_err(path, format!("cannot read: {e}")))?;
+                .map_err(|e| io_err(path, "cannot read", e))?;
             if n < 16 || &head != SQLITE_MAGIC {
                 return Err(not_store("not an SQLite database"));
             }
         }
+        // Read-write when possible; SQLite itself falls back to read-only when the file cannot be
+        // opened for writing (EROFS, EPERM, EACCES).
         let flags = if read_only {
             OpenFlags::SQLITE_OPEN_READ_ONLY
         } else {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
-        let s = Store {
+        let mut s = Store {
             conn,
             path: path.to_path_buf(),
+            read_only,
         };
         s.configure()?;
-        let app: i32 = s
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| match e {
-                rusqlite::Error::SqliteFailure(f, _)
-                    if f.code == rusqlite::ErrorCode::NotADatabase =>
-                {
-                    not_store("not an SQLite database")
-                }
-                e => sql_err(path, e),
-            })?;
-        if app != APPLICATION_ID {
+        if !read_only {
+            s.read_only = s
+                .conn
+                .is_readonly(DatabaseName::Main)
+                .map_err(|e| s.sql(e))?;
+        }
+        s.check()?;
+        Ok(s)
+    }
+
+    /// Errors while identifying and checking a store on open.
+    fn open_err(&self, e: rusqlite::Error) -> StoreError {
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => StoreError::NotAStore {
+                path: self.path.display().to_string(),
+                why: "not an SQLite database".into(),
+            },
+            _ => self.sql(e),
+        }
+    }
+
+    fn corrupt(&self, why: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.display().to_string(),
+            why: one_line(&why),
+        }
+    }
+
+    /// Identifies the store and checks its integrity, in one read transaction (so that no writer
+    /// commits in between).
+    fn check(&self) -> Result<(), StoreError> {
+        let path = self.path.as_path();
+        let not_store = |why: &str| StoreError::NotAStore {
+            path: path.display().to_string(),
+            why: why.to_string(),
+        };
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.sql(e))?;
+        let pragma = |name: &str| -> Result<i64, StoreError> {
+            tx.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                .map_err(|e| self.open_err(e))
+        };
+        let app = pragma("application_id")?;
+        if app != i64::from(APPLICATION_ID) {
             return Err(not_store(&format!(
                 "SQLite application id {app:#x}, ssdlab stores have {APPLICATION_ID:#x}"
             )));
         }
-        let version: i32 = s
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| sql_err(path, e))?;
-        if version != SCHEMA_VERSION {
+        let version = pragma("user_version")?;
+        if version != i64::from(SCHEMA_VERSION) {
             return Err(StoreError::Version {
                 path: path.display().to_string(),
-                found: version,
+                found: version as i32,
                 expected: SCHEMA_VERSION,
             });
         }
+        // A file shorter than its header says has lost data (SQLite would read zeros there).
+        let (page_size, page_count) = (pragma("page_size")?, pragma("page_count")?);
+        let len = std::fs::metadata(path)
+            .map_err(|e| io_err(path, "cannot read", e))?
+            .len();
+        let declared = page_size.saturating_mul(page_count);
+        if (len as i64) < declared {
+            return Err(self.corrupt(format!(
+                "the file is truncated: {len} bytes, its header declares {page_count} pages of \
+                 {page_size} bytes"
+            )));
+        }
         // The meta table must agree with the header.
-        let meta_version: Option<String> = s
-            .conn
+        let meta_version: Option<String> = tx
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
                 [],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| not_store(&format!("meta table unreadable: {e}")))?;
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => self.sql(e),
+                _ => not_store(&format!("meta table unreadable: {e}")),
+            })?;
         match meta_version.as_deref().map(str::parse::<i32>) {
             Some(Ok(v)) if v == SCHEMA_VERSION => {}
             Some(Ok(v)) => {
@@ -417,19 +748,98 @@ impl Store {
             }
             _ => return Err(not_store("meta.schema_version is missing")),
         }
-        Ok(s)
+        // The b-trees, free list and constraints.
+        let problems: Vec<String> = {
+            let mut q = tx
+                .prepare("PRAGMA quick_check(3)")
+                .map_err(|e| self.sql(e))?;
+            let rows = q.query_map([], |r| r.get(0)).map_err(|e| self.sql(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))?
+        };
+        if problems != ["ok"] {
+            return Err(self.corrupt(format!("integrity check: {}", problems.join("; "))));
+        }
+        self.check_contents(&tx)?;
+        tx.commit().map_err(|e| self.sql(e))
+    }
+
+    /// Every stored value has its column's type, text is UTF-8, JSON parses, and the tables refer
+    /// to each other consistently. SQLite keeps no checksums, so this is what catches most damage
+    /// inside stored values (it cannot catch a changed digit that leaves everything well-formed).
+    fn check_contents(&self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+        // A table or column that is missing is damage too (SQLITE_ERROR "no such table").
+        let content = |e: rusqlite::Error| match e.sqlite_error_code() {
+            Some(ErrorCode::Unknown) => self.corrupt(format!("unexpected tables: {e}")),
+            _ => self.sql(e),
+        };
+        for (table, cols) in COLUMNS {
+            let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+            let mut q = tx
+                .prepare(&format!("SELECT rowid, {} FROM {table}", names.join(", ")))
+                .map_err(content)?;
+            let mut rows = q.query([]).map_err(content)?;
+            while let Some(r) = rows.next().map_err(content)? {
+                for (i, (name, col)) in cols.iter().enumerate() {
+                    let v = r.get_ref(i + 1).map_err(content)?;
+                    if let Some(problem) = check_value(v, *col) {
+                        let rowid: i64 = r.get(0).map_err(content)?;
+                        return Err(
+                            self.corrupt(format!("{table}.{name} of row {rowid} {problem}"))
+                        );
+                    }
+                }
+            }
+        }
+        let consistency = [
+            (
+                "SELECT point_key FROM points WHERE status NOT IN ('pending','done','failed','stale')",
+                "has an unknown status",
+            ),
+            (
+                "SELECT point_key FROM points p WHERE status = 'done'
+                   AND NOT EXISTS (SELECT 1 FROM results r WHERE r.point_key = p.point_key)",
+                "is done but has no result",
+            ),
+            (
+                "SELECT point_key FROM results r
+                   WHERE NOT EXISTS (SELECT 1 FROM points p WHERE p.point_key = r.point_key)",
+                "has a result but no point",
+            ),
+            (
+                "SELECT point_key FROM points p
+                   WHERE NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = p.sweep_id)",
+                "belongs to no sweep",
+            ),
+        ];
+        for (sql, problem) in consistency {
+            let bad: Option<String> = tx
+                .query_row(&format!("{sql} LIMIT 1"), [], |r| r.get(0))
+                .optional()
+                .map_err(content)?;
+            if let Some(key) = bad {
+                return Err(self.corrupt(format!("point {key} {problem}")));
+            }
+        }
+        Ok(())
     }
 
     fn configure(&self) -> Result<(), StoreError> {
         self.conn
-            .busy_timeout(std::time::Duration::from_secs(10))
+            .busy_handler(Some(wait_for_lock))
             .map_err(|e| self.sql(e))?;
-        Ok(())
+        // SQLite's own temporary tables and sort files stay in memory: nothing is written
+        // anywhere but beside the store.
+        self.conn
+            .execute_batch("PRAGMA temp_store = MEMORY;")
+            .map_err(|e| self.sql(e))
     }
 
     fn init_schema(&mut self) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| sql_err(&path, e))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sql_err(&path, e))?;
         tx.execute_batch(SCHEMA_V1).map_err(|e| sql_err(&path, e))?;
         tx.execute_batch(&format!(
             "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
@@ -451,6 +861,15 @@ impl Store {
         sql_err(&self.path, e)
     }
 
+    /// A write transaction that holds the write lock from its start (`BEGIN IMMEDIATE`): waits
+    /// for other writers instead of failing half-way with "database is locked".
+    fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sql_err(&path, e))
+    }
+
     /// A value from the `meta` table.
     pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.conn
@@ -460,8 +879,25 @@ impl Store {
     }
 
     /// Records that sweep `name` is being run with `spec_toml`; returns its id (the same id when
-    /// the sweep is already in the store).
+    /// the sweep is already in the store). Writes nothing when the sweep is stored with the same
+    /// text; safe when another process does the same at once (an upsert).
     pub fn begin_sweep(&mut self, name: &str, spec_toml: &str) -> Result<i64, StoreError> {
+        let stored: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT id, spec_toml FROM sweeps WHERE name = ?1",
+                [name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        match &stored {
+            Some((id, spec)) if spec == spec_toml => return Ok(*id),
+            Some(_) => self.require_writable(&format!(
+                "the sweep file of '{name}' changed and must be stored"
+            ))?,
+            None => self.require_writable(&format!("sweep '{name}' is not in it yet"))?,
+        }
         let now = now_ms();
         self.conn
             .query_row(
@@ -475,17 +911,24 @@ impl Store {
     }
 
     /// Makes the store's points of sweep `sweep_id` match `points` (one transaction): new points
-    /// are added as pending, known ones keep their results (status done when a result exists),
-    /// points of this sweep that are no longer listed become stale. Returns the keys already
-    /// finished.
+    /// are added as pending, known ones keep their results (status done when a result exists) or
+    /// their failure, points of this sweep that are no longer listed become stale. Returns the
+    /// keys already finished. Writes nothing when the store already matches (so a finished sweep
+    /// can be re-run on a read-only store); safe when another process syncs the same sweep at once.
     pub fn sync_points(
         &mut self,
         sweep_id: i64,
         points: &[PointRecord],
     ) -> Result<HashSet<String>, StoreError> {
+        if let Some(done) = self.synced(sweep_id, points)? {
+            return Ok(done);
+        }
+        self.require_writable(&format!(
+            "the points of sweep id {sweep_id} changed and must be stored"
+        ))?;
         let path = self.path.clone();
         let e = |err| sql_err(&path, err);
-        let tx = self.conn.transaction().map_err(e)?;
+        let tx = self.write_tx()?;
         {
             let mut other = tx
                 .prepare("SELECT sweep_id FROM points WHERE point_key = ?1")
@@ -503,11 +946,6 @@ impl Store {
                                       ELSE 'pending' END",
                 )
                 .map_err(e)?;
-            tx.execute(
-                "UPDATE points SET status = 'stale' WHERE sweep_id = ?1",
-                [sweep_id],
-            )
-            .map_err(e)?;
             for p in points {
                 let owner: Option<i64> = other
                     .query_row([&p.key], |r| r.get(0))
@@ -538,6 +976,28 @@ impl Store {
                 ])
                 .map_err(e)?;
             }
+            // Points of this sweep that the sweep no longer produces.
+            let listed: HashSet<&str> = points.iter().map(|p| p.key.as_str()).collect();
+            let known: Vec<String> = {
+                let mut q = tx
+                    .prepare(
+                        "SELECT point_key FROM points WHERE sweep_id = ?1 AND status != 'stale'",
+                    )
+                    .map_err(e)?;
+                let rows = q.query_map([sweep_id], |r| r.get(0)).map_err(e)?;
+                rows.collect::<Result<_, _>>().map_err(e)?
+            };
+            let mut stale = tx
+                .prepare("UPDATE points SET status = 'stale' WHERE point_key = ?1")
+                .map_err(e)?;
+            for k in known.iter().filter(|k| !listed.contains(k.as_str())) {
+                stale.execute([k]).map_err(e)?;
+            }
+            tx.execute(
+                "UPDATE sweeps SET updated_ms = ?2 WHERE id = ?1",
+                params![sweep_id, now_ms()],
+            )
+            .map_err(e)?;
         }
         let done = {
             let mut q = tx
@@ -552,16 +1012,90 @@ impl Store {
         Ok(done)
     }
 
-    /// Writes the result of a finished point in its own transaction.
+    /// The finished keys when the stored points of `sweep_id` already are what
+    /// [`Store::sync_points`] would make of them; None when something must be written.
+    fn synced(
+        &self,
+        sweep_id: i64,
+        points: &[PointRecord],
+    ) -> Result<Option<HashSet<String>>, StoreError> {
+        struct Row {
+            seq: i64,
+            baseline: bool,
+            baseline_label: Option<String>,
+            status: PointStatus,
+            has_result: bool,
+        }
+        let e = |err| self.sql(err);
+        let tx = self.conn.unchecked_transaction().map_err(e)?;
+        let stored: HashMap<String, Row> = {
+            let mut q = tx
+                .prepare(
+                    "SELECT p.point_key, p.seq, p.baseline, p.baseline_label, p.status,
+                            EXISTS (SELECT 1 FROM results r WHERE r.point_key = p.point_key)
+                     FROM points p WHERE p.sweep_id = ?1",
+                )
+                .map_err(e)?;
+            let rows = q
+                .query_map([sweep_id], |r| {
+                    let status: String = r.get(4)?;
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        Row {
+                            seq: r.get(1)?,
+                            baseline: r.get(2)?,
+                            baseline_label: r.get(3)?,
+                            status: PointStatus::parse(&status),
+                            has_result: r.get(5)?,
+                        },
+                    ))
+                })
+                .map_err(e)?;
+            rows.collect::<Result<_, _>>().map_err(e)?
+        };
+        tx.commit().map_err(e)?;
+        let mut done = HashSet::new();
+        for p in points {
+            let Some(row) = stored.get(&p.key) else {
+                return Ok(None);
+            };
+            let want = if row.has_result {
+                PointStatus::Done
+            } else if row.status == PointStatus::Failed {
+                PointStatus::Failed
+            } else {
+                PointStatus::Pending
+            };
+            if row.status != want
+                || row.seq != p.seq
+                || row.baseline != p.baseline
+                || row.baseline_label != p.baseline_label
+            {
+                return Ok(None);
+            }
+            if row.has_result {
+                done.insert(p.key.clone());
+            }
+        }
+        let listed: HashSet<&str> = points.iter().map(|p| p.key.as_str()).collect();
+        let unlisted_live = stored
+            .iter()
+            .any(|(k, r)| r.status != PointStatus::Stale && !listed.contains(k.as_str()));
+        Ok(if unlisted_live { None } else { Some(done) })
+    }
+
+    /// Writes the result of a finished point in its own transaction (replacing the result of the
+    /// same point stored meanwhile by another process, if any).
     pub fn record_result(&mut self, key: &str, result: &RunResult) -> Result<(), StoreError> {
+        self.require_writable(&format!("the result of point {key} must be stored"))?;
         let json = serde_json::to_string(result).map_err(|e| StoreError::Json {
             path: self.path.display().to_string(),
-            source: e,
+            err: e,
         })?;
         let s = ResultSummary::of(result, now_ms());
         let path = self.path.clone();
         let e = |err| sql_err(&path, err);
-        let tx = self.conn.transaction().map_err(e)?;
+        let tx = self.write_tx()?;
         let n = tx
             .execute(
                 "UPDATE points SET status = 'done', error = NULL WHERE point_key = ?1",
@@ -575,8 +1109,13 @@ impl Store {
             });
         }
         tx.execute(
-            "INSERT OR REPLACE INTO results(point_key, finished_ms, iops, read_iops, write_iops, mb_s,
-                lat_mean_ns, lat_p99_ns, result_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO results(point_key, finished_ms, iops, read_iops, write_iops, mb_s,
+                lat_mean_ns, lat_p99_ns, result_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT(point_key) DO UPDATE SET finished_ms = excluded.finished_ms,
+                iops = excluded.iops, read_iops = excluded.read_iops,
+                write_iops = excluded.write_iops, mb_s = excluded.mb_s,
+                lat_mean_ns = excluded.lat_mean_ns, lat_p99_ns = excluded.lat_p99_ns,
+                result_json = excluded.result_json",
             params![
                 key,
                 s.finished_ms,
@@ -590,18 +1129,37 @@ impl Store {
             ],
         )
         .map_err(e)?;
+        tx.execute(
+            "UPDATE sweeps SET updated_ms = ?2
+             WHERE id = (SELECT sweep_id FROM points WHERE point_key = ?1)",
+            params![key, s.finished_ms],
+        )
+        .map_err(e)?;
         tx.commit().map_err(e)
     }
 
-    /// Marks a point failed with its error (it is retried on the next run).
+    /// Marks a point failed with its error (it is retried on the next run); a point that is
+    /// already done (for instance finished meanwhile by another process) stays done.
     pub fn record_failure(&mut self, key: &str, error: &str) -> Result<(), StoreError> {
-        self.conn
+        self.require_writable(&format!("the failure of point {key} must be stored"))?;
+        let path = self.path.clone();
+        let e = |err| sql_err(&path, err);
+        let tx = self.write_tx()?;
+        let n = tx
             .execute(
                 "UPDATE points SET status = 'failed', error = ?2 WHERE point_key = ?1 AND status != 'done'",
                 params![key, error],
             )
-            .map_err(|e| self.sql(e))?;
-        Ok(())
+            .map_err(e)?;
+        if n > 0 {
+            tx.execute(
+                "UPDATE sweeps SET updated_ms = ?2
+                 WHERE id = (SELECT sweep_id FROM points WHERE point_key = ?1)",
+                params![key, now_ms()],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)
     }
 
     /// All sweeps, oldest first.
@@ -697,7 +1255,7 @@ impl Store {
             .transpose()
             .map_err(|e| StoreError::Json {
                 path: self.path.display().to_string(),
-                source: e,
+                err: e,
             })
     }
 
@@ -715,9 +1273,10 @@ impl Store {
 
     /// Stores the result of a single run (`ssdlab run --store`); returns its id.
     pub fn insert_run(&mut self, label: &str, result: &RunResult) -> Result<i64, StoreError> {
+        self.require_writable("a run must be stored")?;
         let json = serde_json::to_string(result).map_err(|e| StoreError::Json {
             path: self.path.display().to_string(),
-            source: e,
+            err: e,
         })?;
         let s = ResultSummary::of(result, now_ms());
         self.conn
@@ -789,7 +1348,7 @@ impl Store {
             .transpose()
             .map_err(|e| StoreError::Json {
                 path: self.path.display().to_string(),
-                source: e,
+                err: e,
             })
     }
 
@@ -800,10 +1359,70 @@ impl Store {
     }
 }
 
+/// The busy handler of every connection: while another connection holds the lock, try again
+/// every 1–10 ms (a lock is usually held for one point's transaction, a few milliseconds), for
+/// [`BUSY_TIMEOUT`] in all; then the statement fails with "database is locked". (SQLite's own
+/// `busy_timeout` handler sleeps up to 100 ms between tries, which makes concurrent writers slow.)
+fn wait_for_lock(tries: i32) -> bool {
+    let n = u64::try_from(tries).unwrap_or(0);
+    let waited_ms = if n < 10 {
+        n * (n + 1) / 2
+    } else {
+        55 + (n - 10) * 10
+    };
+    if u128::from(waited_ms) >= BUSY_TIMEOUT.as_millis() {
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis((n + 1).min(10)));
+    true
+}
+
+/// An SQLite error, classified: I/O failures, damage and refused writes get their own variants.
 fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
-    StoreError::Sqlite {
-        path: path.display().to_string(),
-        source: e,
+    let p = path.display().to_string();
+    let why = || match e.sqlite_error() {
+        Some(f) if f.extended_code != (f.extended_code & 0xff) => {
+            one_line(&format!("{e} (SQLite error {})", f.extended_code))
+        }
+        _ => one_line(&e.to_string()),
+    };
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull | ErrorCode::SystemIoFailure) => StoreError::Io {
+            path: p,
+            why: why(),
+        },
+        // The store is there, yet it (or its journal) cannot be opened.
+        Some(ErrorCode::CannotOpen) if path.exists() => StoreError::Io {
+            path: p,
+            why: why(),
+        },
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
+            path: p,
+            why: why(),
+        },
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnly {
+            path: p,
+            need: format!("a write was refused ({})", why()),
+        },
+        _ => StoreError::Sqlite { path: p, err: e },
+    }
+}
+
+/// A file-system error while opening or creating `path`: disk full, quota and EIO are I/O
+/// failures, everything else (permission denied, read-only file system…) is a path problem.
+fn io_err(path: &Path, what: &str, e: std::io::Error) -> StoreError {
+    use rustix::io::Errno;
+    let failure = matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    ) || [Errno::NOSPC, Errno::IO, Errno::DQUOT]
+        .iter()
+        .any(|c| e.raw_os_error() == Some(c.raw_os_error()));
+    let (path, why) = (path.display().to_string(), format!("{what}: {e}"));
+    if failure {
+        StoreError::Io { path, why }
+    } else {
+        StoreError::Path { path, why }
     }
 }
 
@@ -812,6 +1431,11 @@ fn path_err(path: &Path, why: String) -> StoreError {
         path: path.display().to_string(),
         why,
     }
+}
+
+/// Messages are printed on one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -971,5 +1595,260 @@ mod tests {
         }
         let e = Store::open(&p).unwrap_err().to_string();
         assert!(e.contains("schema version 3"), "{e}");
+    }
+
+    /// Formats `e` the way the CLI does and checks that no text is printed twice: no link of the
+    /// source chain repeats another, `cause` appears exactly once, and all of it is one line.
+    fn assert_printed_once(e: StoreError, cause: &str) {
+        let chain: Vec<String> =
+            std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+                .map(|e| e.to_string())
+                .collect();
+        let full = format!("{:#}", anyhow::Error::from(e));
+        assert_eq!(full.matches(cause).count(), 1, "{cause:?} in {full:?}");
+        for (i, a) in chain.iter().enumerate() {
+            for b in &chain[i + 1..] {
+                assert!(!a.contains(b.as_str()), "{full:?} repeats {b:?}");
+            }
+        }
+        assert!(!full.contains('\n'), "{full:?}");
+        assert!(full.contains("r.sqlite"), "{full:?} does not name the file");
+    }
+
+    #[test]
+    fn every_error_prints_its_cause_once() {
+        let p = Path::new("r.sqlite");
+        let s = || p.display().to_string();
+        let sql = Connection::open_in_memory()
+            .unwrap()
+            .execute("INSERT INTO nowhere VALUES (1)", [])
+            .unwrap_err();
+        let sql_text = sql.to_string();
+        assert!(sql_text.contains("nowhere"), "{sql_text}");
+        let json = serde_json::from_str::<RunResult>("{ not json").unwrap_err();
+        let json_text = json.to_string();
+        let io = std::io::Error::from_raw_os_error(rustix::io::Errno::NOSPC.raw_os_error());
+        let io_text = io.to_string();
+        let cases = [
+            (
+                StoreError::NotAStore {
+                    path: s(),
+                    why: "not an SQLite database".into(),
+                },
+                "not an SQLite database".to_string(),
+            ),
+            (
+                StoreError::Version {
+                    path: s(),
+                    found: 7,
+                    expected: 1,
+                },
+                "schema version 7".to_string(),
+            ),
+            (StoreError::Missing { path: s() }, "does not exist".into()),
+            (
+                path_err(p, "directory x does not exist".into()),
+                "directory x does not exist".into(),
+            ),
+            (io_err(p, "cannot create", io), io_text),
+            (
+                StoreError::Corrupt {
+                    path: s(),
+                    why: "integrity check: page 3 is never used".into(),
+                },
+                "page 3 is never used".into(),
+            ),
+            (
+                StoreError::ReadOnly {
+                    path: s(),
+                    need: "2 points still need to run".into(),
+                },
+                "2 points still need to run".into(),
+            ),
+            (sql_err(p, sql), sql_text),
+            (
+                StoreError::Json {
+                    path: s(),
+                    err: json,
+                },
+                json_text,
+            ),
+            (
+                StoreError::UnknownPoint {
+                    path: s(),
+                    key: "abc123".into(),
+                },
+                "abc123".into(),
+            ),
+        ];
+        for (e, cause) in cases {
+            assert_printed_once(e, &cause);
+        }
+    }
+
+    #[test]
+    fn io_failures_are_told_from_bad_input() {
+        use rusqlite::ffi;
+        let dir = tempfile::tempdir().unwrap();
+        let existing = dir.path().join("r.sqlite");
+        std::fs::write(&existing, "x").unwrap();
+        let missing = dir.path().join("missing.sqlite");
+        let code = |c: i32| rusqlite::Error::SqliteFailure(ffi::Error::new(c), None);
+        let io = |c: rustix::io::Errno| std::io::Error::from_raw_os_error(c.raw_os_error());
+        use rustix::io::Errno;
+        for (e, io_failure) in [
+            (sql_err(&existing, code(ffi::SQLITE_FULL)), true),
+            (sql_err(&existing, code(ffi::SQLITE_IOERR)), true),
+            (sql_err(&existing, code(ffi::SQLITE_IOERR_WRITE)), true),
+            (sql_err(&existing, code(ffi::SQLITE_IOERR_FSYNC)), true),
+            (sql_err(&existing, code(ffi::SQLITE_CANTOPEN)), true),
+            (sql_err(&missing, code(ffi::SQLITE_CANTOPEN)), false),
+            (sql_err(&existing, code(ffi::SQLITE_CONSTRAINT)), false),
+            (sql_err(&existing, code(ffi::SQLITE_BUSY)), false),
+            (sql_err(&existing, code(ffi::SQLITE_CORRUPT)), false),
+            (sql_err(&existing, code(ffi::SQLITE_READONLY)), false),
+            (io_err(&existing, "cannot create", io(Errno::NOSPC)), true),
+            (io_err(&existing, "cannot create", io(Errno::IO)), true),
+            (io_err(&existing, "cannot create", io(Errno::DQUOT)), true),
+            (io_err(&existing, "cannot create", io(Errno::ACCESS)), false),
+            (io_err(&existing, "cannot create", io(Errno::ROFS)), false),
+            (
+                StoreError::Corrupt {
+                    path: "x".into(),
+                    why: "y".into(),
+                },
+                false,
+            ),
+        ] {
+            assert_eq!(e.is_io_failure(), io_failure, "{e}");
+            assert_eq!(matches!(e, StoreError::Io { .. }), io_failure, "{e}");
+        }
+        assert!(matches!(
+            sql_err(&existing, code(ffi::SQLITE_CORRUPT)),
+            StoreError::Corrupt { .. }
+        ));
+        assert!(matches!(
+            sql_err(&existing, code(ffi::SQLITE_READONLY)),
+            StoreError::ReadOnly { .. }
+        ));
+        // The extended code is named: "disk I/O error (SQLite error 778)".
+        let e = sql_err(&existing, code(ffi::SQLITE_IOERR_WRITE)).to_string();
+        assert!(e.contains("I/O failure") && e.contains("778"), "{e}");
+    }
+
+    /// A store opened read-only serves a finished sweep again without writing; anything that
+    /// would write is refused with a clear error and leaves the file as it was.
+    #[test]
+    fn read_only_store_reruns_a_finished_sweep_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.sqlite");
+        let pts = [rec("a", 0), rec("b", 1)];
+        {
+            let mut s = Store::open(&p).unwrap();
+            assert!(!s.is_read_only());
+            let id = s.begin_sweep("study", "spec").unwrap();
+            s.sync_points(id, &pts).unwrap();
+            s.record_result("a", &result(1.0)).unwrap();
+            s.record_result("b", &result(2.0)).unwrap();
+        }
+        let before = std::fs::read(&p).unwrap();
+        let mut s = Store::open_existing(&p, true).unwrap();
+        assert!(s.is_read_only());
+        let id = s.begin_sweep("study", "spec").unwrap();
+        let done = s.sync_points(id, &pts).unwrap();
+        assert_eq!(done, HashSet::from(["a".to_string(), "b".to_string()]));
+        assert_eq!(s.points(id).unwrap().len(), 2);
+        s.require_writable("nothing").map(|_| ()).unwrap_err();
+        for e in [
+            s.begin_sweep("study", "spec, changed").unwrap_err(),
+            s.begin_sweep("other", "spec").unwrap_err(),
+            s.sync_points(id, &[rec("a", 0)]).unwrap_err(),
+            s.sync_points(id, &[rec("a", 0), rec("b", 1), rec("c", 2)])
+                .unwrap_err(),
+            s.record_result("a", &result(3.0)).unwrap_err(),
+            s.record_failure("a", "boom").unwrap_err(),
+            s.insert_run("x", &result(3.0)).unwrap_err(),
+        ] {
+            assert!(matches!(e, StoreError::ReadOnly { .. }), "{e}");
+            assert!(e.to_string().contains("is read-only"), "{e}");
+        }
+        drop(s);
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+
+    /// Re-syncing an unchanged sweep writes nothing; a failed point keeps its failure until it
+    /// runs again; points dropped from the sweep become stale and come back when listed again.
+    #[test]
+    fn sync_writes_only_changes_and_keeps_failures() {
+        let mut s = Store::open_in_memory().unwrap();
+        let id = s.begin_sweep("study", "spec").unwrap();
+        let pts = [rec("a", 0), rec("b", 1), rec("c", 2)];
+        s.sync_points(id, &pts).unwrap();
+        s.record_result("a", &result(1.0)).unwrap();
+        s.record_failure("b", "boom").unwrap();
+        let changes = |s: &Store| s.conn.total_changes();
+        let before = changes(&s);
+        assert_eq!(s.begin_sweep("study", "spec").unwrap(), id);
+        let done = s.sync_points(id, &pts).unwrap();
+        assert_eq!(done, HashSet::from(["a".to_string()]));
+        assert_eq!(changes(&s), before, "an unchanged sweep must write nothing");
+        let status = |s: &Store| -> Vec<(String, PointStatus, Option<String>)> {
+            s.points(id)
+                .unwrap()
+                .into_iter()
+                .map(|p| (p.record.key, p.status, p.error))
+                .collect()
+        };
+        assert_eq!(
+            status(&s),
+            [
+                ("a".into(), PointStatus::Done, None),
+                ("b".into(), PointStatus::Failed, Some("boom".into())),
+                ("c".into(), PointStatus::Pending, None),
+            ]
+        );
+        // Drop "c", reorder: a write.
+        s.sync_points(id, &[rec("b", 0), rec("a", 1)]).unwrap();
+        assert!(changes(&s) > before);
+        assert_eq!(
+            status(&s),
+            [
+                ("b".into(), PointStatus::Failed, Some("boom".into())),
+                ("a".into(), PointStatus::Done, None),
+                ("c".into(), PointStatus::Stale, None),
+            ]
+        );
+        s.sync_points(id, &pts).unwrap();
+        assert_eq!(status(&s)[2], ("c".into(), PointStatus::Pending, None));
+        // A failure never overrides a result stored meanwhile (by another process, say).
+        s.record_failure("a", "late").unwrap();
+        assert_eq!(status(&s)[0], ("a".into(), PointStatus::Done, None));
+    }
+
+    /// Without hard links (FAT, some FUSE file systems) the store is published with a no-replace
+    /// rename: the first creator wins, a later one finds the name taken and nothing is replaced.
+    #[test]
+    fn publish_falls_back_to_a_no_replace_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let no_links = |_: &Path, _: &Path| -> std::io::Result<()> {
+            Err(std::io::Error::from_raw_os_error(
+                rustix::io::Errno::PERM.raw_os_error(),
+            ))
+        };
+        let target = dir.path().join("r.sqlite");
+        let (a, b) = (dir.path().join("a.tmp"), dir.path().join("b.tmp"));
+        std::fs::write(&a, "first").unwrap();
+        std::fs::write(&b, "second").unwrap();
+        assert!(publish_with(&a, &target, no_links).unwrap());
+        assert!(!a.exists());
+        assert!(!publish_with(&b, &target, no_links).unwrap());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "first");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "second");
+        // With links: the same outcome, the temporary name stays for the caller to remove.
+        let target = dir.path().join("s.sqlite");
+        assert!(publish(&b, &target).unwrap());
+        std::fs::write(&a, "third").unwrap();
+        assert!(!publish(&a, &target).unwrap());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "second");
     }
 }

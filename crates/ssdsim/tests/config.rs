@@ -105,3 +105,55 @@ fn bad_simulator_args() {
         other => panic!("expected a config error, got {:?}", other.err()),
     }
 }
+
+mod fuzz {
+    use proptest::prelude::*;
+    use ssdlab_ssdsim::{load_preset, DriveConfig};
+
+    fn base() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../presets/c300-256g.toml"
+        ))
+        .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Arbitrary text as a preset file: a clean error or a config that validates or says
+        /// why not; never a panic.
+        #[test]
+        fn arbitrary_preset_text(s in "\\PC{0,300}") {
+            if let Ok(c) = DriveConfig::from_toml_str(&s) {
+                let _ = c.validate();
+                let _ = c.memory_estimate();
+            }
+        }
+
+        /// A real preset with a few bytes changed (the likely hand edits).
+        #[test]
+        fn mutated_presets(pos in 0usize..4000, cut in 0usize..6, ins in "[0-9a-z_.=\" \\n-]{0,6}") {
+            let mut s = base();
+            let mut p = pos.min(s.len());
+            while !s.is_char_boundary(p) { p -= 1; }
+            let mut end = (p + cut).min(s.len());
+            while !s.is_char_boundary(end) { end -= 1; }
+            s.replace_range(p..end, &ins);
+            if let Ok(c) = DriveConfig::from_toml_str(&s) {
+                if c.validate().is_ok() {
+                    let _ = c.memory_estimate();
+                }
+            }
+        }
+
+        /// `--set` with arbitrary keys and values on a real preset.
+        #[test]
+        fn arbitrary_overrides(key in "[a-z_.]{0,30}", value in "\\PC{0,20}") {
+            let mut c = load_preset("x25e-64g").unwrap();
+            if c.set(&key, &value).is_ok() {
+                let _ = c.validate();
+            }
+        }
+    }
+}

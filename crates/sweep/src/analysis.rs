@@ -504,6 +504,11 @@ pub fn parse_mix(s: &str) -> Result<Vec<(String, f64)>, SweepError> {
                 "weight of {w} must be greater than 0"
             )));
         }
+        if x > 1e9 {
+            return Err(SweepError::Mix(format!(
+                "weight {x} of {w} is too large; weights are relative (0.7, 70 and 70% mean the same)"
+            )));
+        }
         if out.iter().any(|o| o.0 == w) {
             return Err(SweepError::Mix(format!("{w} is listed twice")));
         }

@@ -16,7 +16,7 @@ pub mod spec;
 pub use analysis::{parse_mix, Analysis, BestStripe, Cell, MixRecommendation};
 pub use point::Point;
 pub use render::{render_analysis, render_mix, render_points, render_runs};
-pub use runner::{run_sweep, PointRunner, RunOpts, SweepSummary};
+pub use runner::{run_sweep, PointError, PointRunner, RunOpts, SweepSummary};
 pub use spec::{DriveState, NamedWorkload, PointTarget, SweepSpec, TargetSpec, SHORTHANDS};
 
 use ssdlab_report::store::StoreError;
@@ -24,6 +24,9 @@ use std::path::Path;
 use thiserror::Error;
 
 /// Errors of sweep files, mixes and sweep runs.
+///
+/// Like [`StoreError`], every message is complete on its own: a wrapped cause is part of the
+/// message and not exposed as [`std::error::Error::source`], so `{:#}` never repeats text.
 #[derive(Debug, Error)]
 pub enum SweepError {
     /// Not valid TOML, or an unknown/missing key (the message names it).
@@ -33,11 +36,11 @@ pub enum SweepError {
     Field { field: String, why: String },
     #[error("{path}: {why}")]
     File { path: String, why: String },
-    #[error("{path}: {source}")]
+    /// An error in the sweep file `path` (the message names the file, then the error).
+    #[error("{path}: {error}")]
     InFile {
         path: String,
-        #[source]
-        source: Box<SweepError>,
+        error: Box<SweepError>,
     },
     #[error("target '{label}': {why}")]
     Target { label: String, why: String },
@@ -48,6 +51,13 @@ pub enum SweepError {
 }
 
 impl SweepError {
+    /// True when the results store failed on the file system or the device (disk full, I/O
+    /// error): [`StoreError::is_io_failure`]. The CLI reports it with exit code 1, not as bad
+    /// input.
+    pub fn is_io_failure(&self) -> bool {
+        matches!(self, SweepError::Store(e) if e.is_io_failure())
+    }
+
     pub(crate) fn field(field: &str, why: impl Into<String>) -> SweepError {
         SweepError::Field {
             field: field.to_string(),
@@ -58,7 +68,94 @@ impl SweepError {
     pub(crate) fn in_file(self, path: &Path) -> SweepError {
         SweepError::InFile {
             path: path.display().to_string(),
-            source: Box::new(self),
+            error: Box::new(self),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_report::store::Store;
+
+    /// Formats `e` the way the CLI does (`{:#}`: the message, then its source chain) and checks
+    /// that no text is printed twice.
+    fn assert_printed_once(e: SweepError, cause: &str) {
+        let chain: Vec<String> =
+            std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+                .map(|e| e.to_string())
+                .collect();
+        let full = format!("{:#}", anyhow::Error::from(e));
+        assert_eq!(full.matches(cause).count(), 1, "{cause:?} in {full:?}");
+        for (i, a) in chain.iter().enumerate() {
+            for b in &chain[i + 1..] {
+                assert!(!a.contains(b.as_str()), "{full:?} repeats {b:?}");
+            }
+        }
+        assert!(!full.contains('\n'), "{full:?}");
+    }
+
+    #[test]
+    fn every_error_prints_its_cause_once() {
+        let field = || SweepError::field("qd", "must be at least 1");
+        // A real SQLite error from the store: its table is gone.
+        let store = Store::open_in_memory().unwrap();
+        store.connection().execute_batch("DROP TABLE runs").unwrap();
+        let sqlite = store.runs().unwrap_err();
+        let sqlite_cause = sqlite.to_string();
+        assert!(
+            sqlite_cause.contains("no such table: runs"),
+            "{sqlite_cause}"
+        );
+        let cases = [
+            (SweepError::Toml("unknown key 'wrkload'".into()), "wrkload"),
+            (field(), "must be at least 1"),
+            (
+                SweepError::File {
+                    path: "s.toml".into(),
+                    why: "cannot read: permission denied".into(),
+                },
+                "permission denied",
+            ),
+            (field().in_file(Path::new("s.toml")), "must be at least 1"),
+            (field().in_file(Path::new("s.toml")), "s.toml"),
+            (
+                SweepError::Target {
+                    label: "a+b raid0".into(),
+                    why: "b.img does not exist".into(),
+                },
+                "b.img does not exist",
+            ),
+            (
+                SweepError::Mix("the mix is empty".into()),
+                "the mix is empty",
+            ),
+            (
+                SweepError::Store(StoreError::Io {
+                    path: "r.sqlite".into(),
+                    why: "database or disk is full".into(),
+                }),
+                "database or disk is full",
+            ),
+            (SweepError::Store(sqlite), "no such table: runs"),
+        ];
+        for (e, cause) in cases {
+            assert_printed_once(e, cause);
+        }
+    }
+
+    #[test]
+    fn io_failures_of_the_store_are_told_apart() {
+        let io = SweepError::Store(StoreError::Io {
+            path: "r.sqlite".into(),
+            why: "database or disk is full".into(),
+        });
+        assert!(io.is_io_failure());
+        let ro = SweepError::Store(StoreError::ReadOnly {
+            path: "r.sqlite".into(),
+            need: "2 points still need to run".into(),
+        });
+        assert!(!ro.is_io_failure());
+        assert!(!SweepError::field("qd", "must be at least 1").is_io_failure());
     }
 }

@@ -112,45 +112,64 @@ fn point_key(p: &Point) -> String {
 }
 
 impl SweepSpec {
+    /// How many points the sweep expands to (`None` when the count overflows), computed without
+    /// expanding it.
+    pub fn point_count(&self) -> Option<u64> {
+        let per_target = (self.workloads.len() as u64)
+            .checked_mul(self.qds.len() as u64)?
+            .checked_mul(self.repeats as u64)?;
+        self.targets.iter().try_fold(0u64, |acc, t| {
+            acc.checked_add(per_target.checked_mul(t.stripes.len().max(1) as u64)?)
+        })
+    }
+
     /// The points of the sweep in their fixed order: target, stripe, workload, QD, repeat.
     pub fn points(&self) -> Vec<Point> {
-        let mut out = Vec::new();
-        for t in &self.targets {
-            let stripes: Vec<Option<u64>> = if t.stripes.is_empty() {
-                vec![None]
-            } else {
-                t.stripes.iter().copied().map(Some).collect()
-            };
-            for stripe in stripes {
-                for w in &self.workloads {
-                    for &qd in &self.qds {
-                        for repeat in 0..self.repeats {
-                            let mut spec = w.spec.clone();
-                            spec.qd = qd;
-                            spec.seed = spec.seed.wrapping_add(repeat as u64);
-                            let mut p = Point {
-                                key: String::new(),
-                                seq: out.len(),
-                                sweep: self.name.clone(),
-                                target_label: t.label.clone(),
-                                target: t.kind.clone(),
-                                baseline: t.baseline,
-                                baseline_label: t.baseline_label.clone(),
-                                workload_name: w.name.clone(),
-                                spec,
-                                qd,
-                                stripe,
-                                drives: t.kind.drives(),
-                                repeat,
-                            };
-                            p.key = point_key(&p);
-                            out.push(p);
-                        }
-                    }
-                }
-            }
-        }
-        out
+        self.points_iter().collect()
+    }
+
+    /// The points one at a time, in the order of [`SweepSpec::points`], without holding them all.
+    pub fn points_iter(&self) -> impl Iterator<Item = Point> + '_ {
+        let repeats = self.repeats;
+        self.targets
+            .iter()
+            .flat_map(|t| {
+                let stripes: Vec<Option<u64>> = if t.stripes.is_empty() {
+                    vec![None]
+                } else {
+                    t.stripes.iter().copied().map(Some).collect()
+                };
+                stripes.into_iter().map(move |stripe| (t, stripe))
+            })
+            .flat_map(move |(t, stripe)| {
+                self.workloads
+                    .iter()
+                    .flat_map(move |w| self.qds.iter().map(move |&qd| (t, stripe, w, qd)))
+            })
+            .flat_map(move |(t, stripe, w, qd)| (0..repeats).map(move |r| (t, stripe, w, qd, r)))
+            .enumerate()
+            .map(|(seq, (t, stripe, w, qd, repeat))| {
+                let mut spec = w.spec.clone();
+                spec.qd = qd;
+                spec.seed = spec.seed.wrapping_add(repeat as u64);
+                let mut p = Point {
+                    key: String::new(),
+                    seq,
+                    sweep: self.name.clone(),
+                    target_label: t.label.clone(),
+                    target: t.kind.clone(),
+                    baseline: t.baseline,
+                    baseline_label: t.baseline_label.clone(),
+                    workload_name: w.name.clone(),
+                    spec,
+                    qd,
+                    stripe,
+                    drives: t.kind.drives(),
+                    repeat,
+                };
+                p.key = point_key(&p);
+                p
+            })
     }
 }
 

@@ -1,15 +1,14 @@
 //! `ssdlab report` as text: comfy-table tables of gains, best stripes and the mix recommendation.
 
 use crate::analysis::{Analysis, MixRecommendation};
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell as TCell, CellAlignment, Table};
 use ssdlab_report::store::RunRow;
-use ssdlab_report::table::{fmt_count, fmt_lat};
+use ssdlab_report::table::{fmt_count, fmt_lat, TableStyle};
 use ssdlab_workload::format_size;
 
-fn table(header: Vec<String>) -> Table {
+fn table(header: Vec<String>, style: TableStyle) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    t.load_preset(style.preset());
     t.set_header(header);
     t
 }
@@ -47,7 +46,7 @@ fn qd_ranges(items: impl Iterator<Item = (u32, u64)>) -> String {
 }
 
 /// The whole report of one sweep.
-pub fn render_analysis(a: &Analysis) -> String {
+pub fn render_analysis(a: &Analysis, style: TableStyle) -> String {
     let mut out = format!("Sweep {}: {} points, {} done", a.sweep, a.points, a.done);
     let pending = a.points - a.done - a.failed;
     if pending > 0 || a.failed > 0 {
@@ -76,6 +75,7 @@ pub fn render_analysis(a: &Analysis) -> String {
             ["Workload", "QD", "IOPS", "MB/s", "Mean lat", "p99 lat"]
                 .map(String::from)
                 .to_vec(),
+            style,
         );
         for w in &a.workloads {
             for &q in &a.qds {
@@ -121,7 +121,7 @@ pub fn render_analysis(a: &Analysis) -> String {
                 .iter()
                 .map(|s| format!("stripe {}", format_size(*s))),
         );
-        let mut t = table(header);
+        let mut t = table(header, style);
         for w in &a.workloads {
             for &q in &a.qds {
                 let cells: Vec<_> = stripes
@@ -174,6 +174,7 @@ pub fn render_analysis(a: &Analysis) -> String {
             ]
             .map(String::from)
             .to_vec(),
+            style,
         );
         for b in a
             .best_per_workload
@@ -213,7 +214,7 @@ pub fn render_analysis(a: &Analysis) -> String {
 }
 
 /// The mix recommendation(s).
-pub fn render_mix(recs: &[MixRecommendation]) -> String {
+pub fn render_mix(recs: &[MixRecommendation], style: TableStyle) -> String {
     if recs.is_empty() {
         return "\nNo array target has results for every workload of the mix.\n".into();
     }
@@ -223,6 +224,7 @@ pub fn render_mix(recs: &[MixRecommendation]) -> String {
             ["Stripe", "Mix score (rel. to best)", "Weighted gain"]
                 .map(String::from)
                 .to_vec(),
+            style,
         );
         for (s, rel, ratio) in &r.ranking {
             t.add_row(vec![
@@ -246,13 +248,14 @@ pub fn render_mix(recs: &[MixRecommendation]) -> String {
 }
 
 /// Stored single runs (`ssdlab run --store`).
-pub fn render_runs(runs: &[RunRow]) -> String {
+pub fn render_runs(runs: &[RunRow], style: TableStyle) -> String {
     let mut t = table(
         [
             "Id", "Label", "Target", "Workload", "IOPS", "MB/s", "Mean lat", "p99 lat",
         ]
         .map(String::from)
         .to_vec(),
+        style,
     );
     for r in runs {
         t.add_row(vec![
@@ -274,6 +277,7 @@ pub fn render_runs(runs: &[RunRow]) -> String {
 pub fn render_points(
     points: &[crate::Point],
     status: Option<&std::collections::HashMap<String, ssdlab_report::store::PointStatus>>,
+    style: TableStyle,
 ) -> String {
     let mut header: Vec<String> = ["#", "Key", "Target", "Stripe", "Workload", "QD", "Repeat"]
         .map(String::from)
@@ -281,7 +285,7 @@ pub fn render_points(
     if status.is_some() {
         header.push("Status".into());
     }
-    let mut t = table(header);
+    let mut t = table(header, style);
     for p in points {
         let mut row = vec![
             right(p.seq.to_string()),

@@ -15,10 +15,13 @@ use std::time::{Duration, Instant};
 
 /// The function that runs one point. It must be deterministic for simulated points (same point →
 /// same result) and should return early with `interrupted = true` when Ctrl-C was pressed.
-pub type PointRunner<'a> = dyn Fn(&Point) -> Result<RunResult, String> + Sync + 'a;
+pub type PointRunner<'a> = dyn Fn(&Point) -> Result<RunResult, PointError> + Sync + 'a;
+
+/// Why one point could not run (the runner's own error type, boxed).
+pub type PointError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How to run a sweep.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct RunOpts<'a> {
     /// Parallel workers for simulated points; 0 = all cores (`available_parallelism`).
     pub jobs: usize,
@@ -27,6 +30,20 @@ pub struct RunOpts<'a> {
     pub interrupted: &'a AtomicBool,
     /// Draw a progress bar on stderr (only when stderr is a terminal).
     pub progress: bool,
+    /// Run simulated points grouped by this key (stable within a group), e.g. the drive state
+    /// they start from, so a runner that caches states needs only a few at a time. Results are
+    /// stored by point key, so the order changes nothing in the store.
+    pub group: Option<&'a (dyn Fn(&Point) -> String + Sync)>,
+}
+
+impl std::fmt::Debug for RunOpts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOpts")
+            .field("jobs", &self.jobs)
+            .field("progress", &self.progress)
+            .field("grouped", &self.group.is_some())
+            .finish()
+    }
 }
 
 /// How a sweep run went.
@@ -64,11 +81,13 @@ enum Outcome {
     Failed(String),
 }
 
-fn run_one(runner: &PointRunner<'_>, p: &Point) -> Outcome {
+fn run_one(runner: &PointRunner<'_>, p: &Point, interrupted: &AtomicBool) -> Outcome {
     match catch_unwind(AssertUnwindSafe(|| runner(p))) {
         Ok(Ok(r)) if r.interrupted => Outcome::Abandoned,
         Ok(Ok(r)) => Outcome::Finished(Box::new(r)),
-        Ok(Err(e)) => Outcome::Failed(e),
+        // A point stopped by Ctrl-C (during its file layout, say) is abandoned, not failed.
+        Ok(Err(_)) if interrupted.load(Ordering::SeqCst) => Outcome::Abandoned,
+        Ok(Err(e)) => Outcome::Failed(e.to_string()),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<&str>()
@@ -102,8 +121,15 @@ impl Tally<'_> {
             Outcome::Failed(e) => {
                 self.store.record_failure(&p.key, &e)?;
                 self.failed += 1;
-                self.bar
-                    .suspend(|| eprintln!("ssdlab: point failed: {}: {e}", p.describe()));
+                self.bar.suspend(|| {
+                    // A closed stderr must not end the sweep.
+                    use std::io::Write;
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "ssdlab: point failed: {}: {e}",
+                        p.describe()
+                    );
+                });
                 if self.first_error.is_none() {
                     self.first_error = Some((p.describe(), e));
                 }
@@ -136,6 +162,11 @@ fn progress_bar(len: u64, show: bool) -> ProgressBar {
 /// run); real points run strictly one at a time, after the simulated ones. Every finished point is
 /// written in its own transaction at once. The first failure stops the sweep (no new point starts);
 /// failed points are retried by the next run.
+///
+/// Nothing is written when every point is already in the store, so a finished sweep can be re-run
+/// on a read-only store; with points to run, a read-only store is refused before any point runs.
+/// Two processes may run the same sweep into the same store at once: both finish, and a point
+/// that both ran holds the result stored last.
 pub fn run_sweep(
     spec: &SweepSpec,
     store: &mut Store,
@@ -149,7 +180,20 @@ pub fn run_sweep(
     let done = store.sync_points(sweep_id, &records)?;
     let pending: Vec<&Point> = points.iter().filter(|p| !done.contains(&p.key)).collect();
     let skipped = points.len() - pending.len();
-    let (sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
+    if !pending.is_empty() {
+        // A read-only store can still be reported from, and re-running a finished sweep on it
+        // works (nothing to write); anything else is refused before a point runs.
+        store.require_writable(&format!(
+            "{} of the {} points of sweep '{}' still need to run",
+            pending.len(),
+            points.len(),
+            spec.name
+        ))?;
+    }
+    let (mut sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
+    if let Some(group) = opts.group {
+        sims.sort_by_cached_key(|p| group(p));
+    }
 
     let bar = progress_bar(pending.len() as u64, opts.progress);
     let mut tally = Tally {
@@ -182,7 +226,7 @@ pub fn run_sweep(
                     }
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(p) = sims.get(i) else { break };
-                    let o = run_one(runner, p);
+                    let o = run_one(runner, p, opts.interrupted);
                     if !matches!(o, Outcome::Finished(_)) {
                         // A failure stops the sweep; an abandoned run means Ctrl-C.
                         stop.store(true, Ordering::SeqCst);
@@ -246,7 +290,7 @@ pub fn run_sweep(
             break;
         }
         bar.set_message(p.describe());
-        let o = run_one(runner, p);
+        let o = run_one(runner, p, opts.interrupted);
         if !tally.record(p, o)? {
             go_on = false;
         }

@@ -248,6 +248,31 @@ pub fn parse_shorthand(name: &str) -> Option<(RwMode, u64)> {
     Some((rw, bs))
 }
 
+/// Largest sweep file read (real ones are a few KiB).
+const MAX_SWEEP_FILE: u64 = 1 << 20;
+
+/// Longest sweep name (it names the default store file).
+const MAX_NAME: usize = 100;
+
+/// A sweep name is used as a file name (the default store) and in reports: it must be a plain
+/// name, not a path.
+fn check_name(name: &str) -> Result<(), SweepError> {
+    let why = if name.is_empty() {
+        "must not be empty".to_string()
+    } else if name.len() > MAX_NAME {
+        format!("is {} bytes long; use at most {MAX_NAME}", name.len())
+    } else if name.contains(['/', '\\']) {
+        format!("'{name}' is a path; use a plain name (the store is NAME.sqlite)")
+    } else if name.starts_with('.') {
+        format!("'{name}' starts with a dot; use a plain name")
+    } else if name.chars().any(char::is_control) {
+        "contains control characters".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(SweepError::field("name", why))
+}
+
 fn dur(field: &str, s: &str) -> Result<u64, SweepError> {
     parse_duration(s).map_err(|e| SweepError::field(field, e.to_string()))
 }
@@ -288,6 +313,15 @@ impl SweepSpec {
                 why: "not a regular file".into(),
             });
         }
+        if meta.len() > MAX_SWEEP_FILE {
+            return Err(SweepError::File {
+                path: path.display().to_string(),
+                why: format!(
+                    "{} bytes; a sweep file is at most {MAX_SWEEP_FILE}",
+                    meta.len()
+                ),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|e| SweepError::File {
             path: path.display().to_string(),
             why: e.to_string(),
@@ -304,9 +338,7 @@ impl SweepSpec {
         let raw: RawSweep =
             toml::from_str(text).map_err(|e| SweepError::Toml(e.to_string().trim().to_string()))?;
         let name = raw.name.trim().to_string();
-        if name.is_empty() {
-            return Err(SweepError::field("name", "must not be empty"));
-        }
+        check_name(&name)?;
         let time_ns = dur("time", &raw.time)?;
         if time_ns == 0 {
             return Err(SweepError::field("time", "must be greater than 0"));
@@ -373,10 +405,11 @@ impl SweepSpec {
                             .copied()
                             .chain(generated.iter().map(String::as_str)),
                     )
+                    .filter(|n| !n.eq_ignore_ascii_case(w.trim()))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| {
                         format!(
-                            "; shorthands are <size>-<mode> such as {} (modes: {})",
+                            "; shorthands are <size>-<mode> with a size above 0, such as {} (modes: {})",
                             SHORTHANDS.join(", "),
                             SHORTHAND_MODES.map(|m| m.0).join(", ")
                         )
@@ -486,12 +519,18 @@ impl SweepSpec {
             pattern: match &w.pattern {
                 Some(p) => p
                     .parse::<Pattern>()
-                    .map_err(|e| SweepError::field(&field("pattern"), e))?,
+                    .map_err(|e| SweepError::field(&field("pattern"), e.to_string()))?,
                 None => Pattern::Random,
             },
             seed: w.seed.unwrap_or(base.seed),
             ..base.clone()
         };
+        if w.pattern.is_some() && !spec.writes() {
+            return Err(SweepError::field(
+                &field("pattern"),
+                format!("sets the data written, and rw = \"{rw}\" writes nothing"),
+            ));
+        }
         if let Some(t) = &w.time {
             let t = dur(&field("time"), t)?;
             if t == 0 {
@@ -799,6 +838,23 @@ impl SweepSpec {
                         why: format!("unknown preset '{preset}'{hint}"),
                     });
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every workload of a mix (see [`crate::parse_mix`]) is one of this sweep's.
+    pub fn check_mix(&self, mix: &[(String, f64)]) -> Result<(), SweepError> {
+        let names: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
+        for (w, _) in mix {
+            if !names.contains(&w.as_str()) {
+                let hint = nearest(w, names.iter().copied())
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_else(|| format!(" (the sweep has {})", names.join(", ")));
+                return Err(SweepError::Mix(format!(
+                    "workload '{w}' is not in sweep '{}'{hint}",
+                    self.name
+                )));
             }
         }
         Ok(())

@@ -26,6 +26,7 @@ fn opts(jobs: usize, flag: &AtomicBool) -> RunOpts<'_> {
         jobs,
         interrupted: flag,
         progress: false,
+        group: None,
     }
 }
 
@@ -463,7 +464,7 @@ fn a_failed_point_stops_the_sweep_and_is_retried() {
     let bad_key = spec.points()[5].key.clone();
     let failing = |p: &Point| {
         if p.key == bad_key {
-            Err("stripe 4 KiB is smaller than the preset's page".to_string())
+            Err("stripe 4 KiB is smaller than the preset's page".into())
         } else {
             fake_runner(p)
         }
@@ -659,4 +660,100 @@ fn csv_rows_carry_per_point_gains() {
     let mut out = Vec::new();
     ssdlab_report::csv::write_points_csv(&mut out, &rows).unwrap();
     assert_eq!(String::from_utf8(out).unwrap().lines().count(), 289);
+}
+
+const SMALL: &str = r#"
+name = "small"
+time = "1s"
+qd = [1, 4]
+workloads = ["4k-randread", "128k-seqwrite"]
+
+[[target]]
+sim = "vertex450-128g"
+
+[[target]]
+sim = "vertex450-128g"
+drives = 2
+stripes = ["16k", "64k"]
+"#;
+
+/// Two runs of the same sweep into the same new store file at once (two connections, as two
+/// `ssdlab sweep` processes would have): both finish, and the store holds every point once.
+#[test]
+fn two_runs_of_one_sweep_into_one_new_store_both_finish() {
+    let spec = parse(SMALL).unwrap();
+    let n = spec.points().len();
+    for i in 0..6 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("small.sqlite");
+        let go = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            let runs: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let flag = AtomicBool::new(false);
+                        go.wait();
+                        let mut store = Store::open(&db)?;
+                        run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag))
+                    })
+                })
+                .collect();
+            for r in runs {
+                let summary = r
+                    .join()
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("iteration {i}: {e}"));
+                assert!(summary.complete(), "iteration {i}: {summary:?}");
+            }
+        });
+        let store = Store::open_existing(&db, true).unwrap();
+        assert_eq!(store.sweeps().unwrap().len(), 1);
+        let pts = store.points(store.sweeps().unwrap()[0].id).unwrap();
+        assert_eq!(pts.len(), n);
+        for p in &pts {
+            assert_eq!(p.status, PointStatus::Done, "iteration {i}: {p:?}");
+        }
+        let files = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(files, 1, "iteration {i}: files left beside the store");
+    }
+}
+
+/// A store opened read-only: a finished sweep runs again (nothing to do, nothing written); a
+/// sweep with points left is refused before any point runs.
+#[test]
+fn read_only_store_reruns_a_finished_sweep_only() {
+    let spec = parse(SMALL).unwrap();
+    let flag = AtomicBool::new(false);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("small.sqlite");
+    let mut store = Store::open(&db).unwrap();
+    run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+    let other = parse(&SMALL.replace("\"small\"", "\"other\"")).unwrap();
+    let half = |p: &Point| {
+        if p.seq >= 3 {
+            Err("later".into())
+        } else {
+            fake_runner(p)
+        }
+    };
+    run_sweep(&other, &mut store, &half, opts(1, &flag)).unwrap();
+    drop(store);
+    let before = std::fs::read(&db).unwrap();
+
+    let mut ro = Store::open_existing(&db, true).unwrap();
+    let calls = AtomicUsize::new(0);
+    let counting = |p: &Point| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    let s = run_sweep(&spec, &mut ro, &counting, opts(2, &flag)).unwrap();
+    assert_eq!((s.ran, s.skipped, s.remaining), (0, spec.points().len(), 0));
+    let e = run_sweep(&other, &mut ro, &counting, opts(2, &flag)).unwrap_err();
+    assert!(
+        e.to_string().contains("is read-only") && e.to_string().contains("still need to run"),
+        "{e}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    drop(ro);
+    assert_eq!(std::fs::read(&db).unwrap(), before);
 }

@@ -12,9 +12,12 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use ssdlab_target::{
-    check_block_device_writable, is_block_device, lay_out, open_target, probe, DeviceError,
-    LayoutError, Refusal, SignatureClass, TargetInfo, TargetKind,
+    check_block_device_writable, check_block_device_writable_with, is_block_device, lay_out,
+    open_target, probe, Blkid, DeviceError, LayoutError, Refusal, SignatureClass, TargetInfo,
+    TargetKind,
 };
+
+mod common;
 
 /// Loop devices and mounts are machine-global: run those tests one at a time.
 static LOOP_LOCK: Mutex<()> = Mutex::new(());
@@ -32,7 +35,13 @@ fn prepare_file(info: &TargetInfo, needed: u64) -> Result<TargetInfo, DeviceErro
     }
 }
 
+/// Skips a test that cannot run here, saying why; under `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1`
+/// (CI, as root) a skip is a failure instead.
 fn skip(reason: &str) {
+    assert!(
+        std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+        "{reason}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test to run"
+    );
     eprintln!("skipping: {reason}");
 }
 
@@ -68,7 +77,17 @@ impl LoopDev {
                 dev.display()
             ));
         }
-        Ok(LoopDev { dev })
+        let lo = LoopDev { dev };
+        if partscan {
+            // Kernels built without the partition parsers leave the table unread: let partx
+            // (util-linux) read it in user space and add the partitions through BLKPG.
+            let name = lo.name();
+            let has_p1 = || Path::new(&format!("/sys/block/{name}/{name}p1")).exists();
+            if !has_p1() {
+                let _ = Command::new("partx").arg("-a").arg(&lo.dev).output();
+            }
+        }
+        Ok(lo)
     }
 
     fn name(&self) -> String {
@@ -130,7 +149,7 @@ fn mkfs_ext4(img: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn refusal(r: Result<(), DeviceError>) -> (Refusal, String) {
+fn refusal<T: std::fmt::Debug>(r: Result<T, DeviceError>) -> (Refusal, String) {
     match r {
         Err(e @ DeviceError::Refused { .. }) => {
             let msg = e.to_string();
@@ -522,4 +541,183 @@ fn direct_io_alignment_on_the_temp_filesystem() {
     assert!(info.logical_block_size >= 512 && info.logical_block_size.is_power_of_two());
     let f = open_target(&info, true, true).unwrap();
     assert_eq!(f.metadata().unwrap().len(), MIB);
+}
+
+/// With SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 (CI) a test that cannot run fails instead of skipping.
+/// Motherboard-RAID members (Intel RST, DDF) attached as loop devices are refused — by blkid
+/// where it is installed and by the built-in detector alone — and nothing is written.
+#[test]
+fn raid_member_loop_devices_are_refused() {
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let size = 40 * MIB;
+    for (name, img, want) in [
+        (
+            "isw",
+            common::isw(size),
+            "it is a member of an Intel RST (isw) RAID set (isw_raid_member)",
+        ),
+        (
+            "ddf",
+            common::ddf(size),
+            "it is a member of a SNIA DDF RAID set (ddf_raid_member)",
+        ),
+    ] {
+        let path = img.write(dir.path(), &format!("{name}.img"));
+        let before = fs::read(&path).unwrap();
+        let lo = match LoopDev::attach(&path, false) {
+            Ok(lo) => lo,
+            Err(e) => return skip(&e),
+        };
+        let info = probe(&lo.dev).unwrap();
+        let system = Blkid::system();
+        if system.program().is_none() {
+            skip("blkid is not installed");
+        }
+        for (judge, blkid) in [("blkid", system), ("built-in", Blkid::none())] {
+            let (r, msg) = refusal(check_block_device_writable_with(&info, true, &blkid));
+            assert!(
+                matches!(r, Refusal::Signature(s) if s.class == SignatureClass::RaidMember),
+                "{name} ({judge}): {msg}"
+            );
+            assert_eq!(
+                msg,
+                format!("{}: refusing to write: {want}", lo.dev.display()),
+                "{name} ({judge})"
+            );
+        }
+        let (_, msg) = refusal(check_block_device_writable(&info, true));
+        assert!(msg.ends_with(want), "{msg}");
+        drop(lo);
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            before,
+            "{name}: the image is untouched"
+        );
+    }
+}
+
+/// A blank device is accepted; when blkid cannot answer, the note says the built-in detector
+/// decided alone.
+#[test]
+fn blank_loop_device_without_blkid_gets_a_note() {
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "blank-note.img", 8 * MIB, &[]);
+    let lo = match LoopDev::attach(&img, false) {
+        Ok(lo) => lo,
+        Err(e) => return skip(&e),
+    };
+    let info = probe(&lo.dev).unwrap();
+    let checked = check_block_device_writable_with(&info, true, &Blkid::none()).unwrap();
+    assert_eq!(
+        checked.notes,
+        vec![format!(
+            "{}: blkid is not installed; only the built-in signature detector looked for data on it",
+            lo.dev.display()
+        )]
+    );
+    if Blkid::system().program().is_some() {
+        let checked = check_block_device_writable(&info, true).unwrap();
+        assert!(checked.notes.is_empty(), "{:?}", checked.notes);
+    }
+}
+
+/// A small tmpfs mounted for a test, unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Result<Tmpfs, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "ssdlab-test"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount -t tmpfs failed (root needed): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs { dir })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// ENOSPC while laying out (the space the plan saw is gone): a file this layout created is
+/// removed, an extended file gets its original length and bytes back.
+#[test]
+fn a_full_filesystem_during_layout_is_given_back() {
+    let t = match Tmpfs::mount("8m") {
+        Ok(t) => t,
+        Err(e) => return skip(&e),
+    };
+    let d = t.dir.path();
+    let p = d.join("new.img");
+    let e = lay_out(&probe(&p).unwrap(), 32 * MIB, None).unwrap_err();
+    match &e {
+        LayoutError::Failed { err, cleanup, .. } => {
+            assert_eq!(err.raw_os_error(), Some(libc_enospc()), "{e}");
+            assert_eq!(*cleanup, ssdlab_target::Cleanup::Removed, "{e}");
+        }
+        other => panic!("expected a failed layout, got {other}"),
+    }
+    assert!(!e.nothing_written());
+    assert!(!p.exists());
+    let q = d.join("old.img");
+    let data: Vec<u8> = (0..MIB as u32).map(|i| (i % 241) as u8).collect();
+    fs::write(&q, &data).unwrap();
+    let e = lay_out(&probe(&q).unwrap(), 32 * MIB, None).unwrap_err();
+    assert!(
+        matches!(&e, LayoutError::Failed { cleanup: ssdlab_target::Cleanup::Truncated(n), .. } if *n == MIB),
+        "{e}"
+    );
+    assert_eq!(fs::read(&q).unwrap(), data);
+    // The space is free again.
+    let st = rustix_statvfs(d);
+    assert!(st > 6 * MIB, "{st}");
+}
+
+/// A raised stop flag interrupts a layout, which gives the file back.
+#[test]
+fn an_interrupted_layout_is_given_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.img");
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let e = lay_out(&probe(&p).unwrap(), 64 * MIB, Some(&stop)).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            LayoutError::Interrupted {
+                cleanup: ssdlab_target::Cleanup::Removed,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(!p.exists());
+}
+
+fn libc_enospc() -> i32 {
+    28
+}
+
+/// Free bytes on the filesystem of `p`.
+fn rustix_statvfs(p: &Path) -> u64 {
+    let out = Command::new("stat")
+        .args(["-f", "-c", "%a %S"])
+        .arg(p)
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    let mut it = s.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+    it.next().unwrap() * it.next().unwrap()
 }

@@ -14,6 +14,6 @@ pub mod units;
 pub mod verify;
 
 pub use gen::{Op, OpGen, OpKind};
-pub use pattern::Pattern;
+pub use pattern::{Pattern, PatternError};
 pub use spec::{RwMode, SpecError, StopCondition, WorkloadSpec};
 pub use units::{format_duration, format_size, parse_duration, parse_size, UnitError};

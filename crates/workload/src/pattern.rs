@@ -32,9 +32,20 @@ impl fmt::Display for Pattern {
     }
 }
 
+/// A `--pattern` that cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("pattern '{0}': repeat byte must be 0..255 or 0x00..0xff")]
+    RepeatByte(String),
+    #[error("pattern '{0}': compress:N needs N in 0..100")]
+    CompressPct(String),
+    #[error("unknown pattern '{0}' (use random, zeros, repeat[:BYTE] or compress:N)")]
+    Unknown(String),
+}
+
 impl FromStr for Pattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = PatternError;
+    fn from_str(s: &str) -> Result<Self, PatternError> {
         let s = s.trim();
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
@@ -51,21 +62,19 @@ impl FromStr for Pattern {
             };
             return parsed
                 .map(Pattern::Repeat)
-                .ok_or_else(|| format!("pattern '{s}': repeat byte must be 0..255 or 0x00..0xff"));
+                .ok_or_else(|| PatternError::RepeatByte(s.to_string()));
         }
         if let Some(v) = lower.strip_prefix("compress:") {
             let n: u8 = v
                 .trim_end_matches('%')
                 .parse()
-                .map_err(|_| format!("pattern '{s}': compress:N needs N in 0..100"))?;
+                .map_err(|_| PatternError::CompressPct(s.to_string()))?;
             if n > 100 {
-                return Err(format!("pattern '{s}': compress:N needs N in 0..100"));
+                return Err(PatternError::CompressPct(s.to_string()));
             }
             return Ok(Pattern::Compress(n));
         }
-        Err(format!(
-            "unknown pattern '{s}' (use random, zeros, repeat[:BYTE] or compress:N)"
-        ))
+        Err(PatternError::Unknown(s.to_string()))
     }
 }
 

@@ -69,7 +69,7 @@ pub fn fake_result(p: &Point) -> RunResult {
     r
 }
 
-pub fn fake_runner(p: &Point) -> Result<RunResult, String> {
+pub fn fake_runner(p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
     Ok(fake_result(p))
 }
 
@@ -88,3 +88,76 @@ sim = "vertex450-128g"
 drives = 2
 stripes = ["4k", "16k", "64k", "128k", "256k"]
 "#;
+
+/// True when the privileged tests (mounting a tmpfs) can run; as root they always must. Without
+/// root they are skipped with a message, unless `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1`.
+pub fn privileged(test: &str) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    // "Uid: real effective saved fs"
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1).map(str::to_string));
+    if euid.as_deref() == Some("0") {
+        return true;
+    }
+    let why = format!("{test}: needs root to mount a small tmpfs");
+    if std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1") {
+        panic!("{why}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires it");
+    }
+    eprintln!("skipped {why} (set SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 to make this a failure)");
+    false
+}
+
+/// A tmpfs mounted on a fresh temporary directory; unmounted when dropped.
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+fn mount(args: &[&str], dir: &std::path::Path) {
+    let out = std::process::Command::new("mount")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run mount: {e}"));
+    assert!(
+        out.status.success(),
+        "mount {args:?} {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Tmpfs {
+    pub fn new(size: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        mount(
+            &["-t", "tmpfs", "-o", &format!("size={size}"), "ssdlab-test"],
+            dir.path(),
+        );
+        Tmpfs { dir }
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    pub fn remount(&self, opts: &str) {
+        mount(&["-o", &format!("remount,{opts}")], self.path());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let ok = std::process::Command::new("umount")
+            .arg(self.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.path())
+                .status();
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! Laying out regular files: create (never truncate) and extend with real data, interruptibly,
+//! with an undo record so a run that cannot go on gives the filesystem back what it took.
+//!
+//! - A missing file is created with `O_CREAT|O_EXCL` (mode 0644, never `O_TRUNC`).
+//! - A short file is extended by writing pseudo-random non-zero data from its current end
+//!   (1 MiB chunks, synced every [`SYNC_EVERY`] bytes so the final sync is short and Ctrl-C is
+//!   noticed within a second). Existing bytes are never touched and the file never shrinks below
+//!   its original length.
+//! - When writing fails (ENOSPC, EIO) or the stop flag is raised, the file is given back: removed
+//!   when this call created it, cut back to its original length when it extended it.
+//! - [`Undo`] lets a caller roll back a layout that succeeded, when the run cannot start after all.
+
+use crate::error::DeviceError;
+use crate::probe::{
+    file_type_of, open_existing_regular, probe, statx_fd, wrong_type, TargetInfo, TargetKind,
+};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Fill chunk size when extending a file.
+const FILL_CHUNK: usize = 1 << 20;
+
+/// Cheap xorshift64 generator for non-zero fill data.
+pub(crate) struct XorShift(pub(crate) u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// Pseudo-random bytes, none of them zero (so the file is neither sparse nor trivially
+    /// compressible by the filesystem or a device).
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next().to_le_bytes();
+            for (d, s) in chunk.iter_mut().zip(v) {
+                *d = if s == 0 { 0x5A } else { s };
+            }
+        }
+    }
+}
+
+/// Data written between two syncs while laying out (bounds the dirty data, so the final sync and
+/// an interrupt are quick).
+pub const SYNC_EVERY: u64 = 128 << 20;
+
+/// How a file that could not be laid out was given back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cleanup {
+    /// The file this run created was removed.
+    Removed,
+    /// The file was cut back to its original length (bytes).
+    Truncated(u64),
+    /// Giving the file back failed too (the reason).
+    Failed(String),
+    /// Nothing was written to this file.
+    Untouched,
+    /// What happened to this file, and to the files laid out before it in the same run.
+    Also { first: Box<Cleanup>, others: String },
+}
+
+impl fmt::Display for Cleanup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cleanup::Removed => write!(f, "removed the file this run created"),
+            Cleanup::Truncated(n) => {
+                write!(f, "gave the file back its original length ({n} bytes)")
+            }
+            Cleanup::Failed(why) => write!(f, "and could not give the file back: {why}"),
+            Cleanup::Untouched => write!(f, "nothing was written to it"),
+            Cleanup::Also { first, others } => {
+                write!(
+                    f,
+                    "{first}; the files laid out before it were given back ({others})"
+                )
+            }
+        }
+    }
+}
+
+/// Why laying out a file failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// Refused before anything was written (the path is not a regular file, cannot be created…).
+    #[error(transparent)]
+    Refused(#[from] DeviceError),
+    /// Writing failed part way; the file was given back as `cleanup` says.
+    #[error("{}: {what}: {err}; {cleanup}", path.display())]
+    Failed {
+        path: PathBuf,
+        what: &'static str,
+        err: io::Error,
+        cleanup: Cleanup,
+    },
+    /// A later file of the same layout was refused after earlier ones had been laid out; those
+    /// were given back as `cleanup` says.
+    #[error("{err}; {cleanup}")]
+    RefusedAfter { err: DeviceError, cleanup: Cleanup },
+    /// The stop flag was raised (Ctrl-C, SIGTERM); the file was given back as `cleanup` says.
+    #[error("{}: laying out was interrupted; {cleanup}", path.display())]
+    Interrupted { path: PathBuf, cleanup: Cleanup },
+}
+
+impl LayoutError {
+    /// True when nothing on disk was changed (the error came before the first byte).
+    pub fn nothing_written(&self) -> bool {
+        matches!(self, LayoutError::Refused(_))
+    }
+}
+
+/// What a layout changed, to give it back ([`Undo::undo`]) when the run cannot start after all.
+#[derive(Debug)]
+pub struct Undo {
+    path: PathBuf,
+    file: File,
+    /// `None`: this layout created the file; `Some(n)`: it extended it from `n` bytes.
+    original_len: Option<u64>,
+    dev: u64,
+    ino: u64,
+}
+
+impl Undo {
+    /// The path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Gives the file back: removes it if this layout created it (and the path still names the
+    /// same file), or cuts it back to its original length.
+    pub fn undo(self) -> Cleanup {
+        match self.original_len {
+            Some(n) => match self.file.set_len(n).and_then(|_| self.file.sync_data()) {
+                Ok(()) => Cleanup::Truncated(n),
+                Err(e) => Cleanup::Failed(format!("cannot cut it back to {n} bytes: {e}")),
+            },
+            None => {
+                // Remove only what we created: the path must still name our inode.
+                match std::fs::symlink_metadata(&self.path) {
+                    Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {
+                        match std::fs::remove_file(&self.path) {
+                            Ok(()) => Cleanup::Removed,
+                            Err(e) => Cleanup::Failed(format!("cannot remove it: {e}")),
+                        }
+                    }
+                    Ok(_) => Cleanup::Failed("the path now names another file; left alone".into()),
+                    Err(e) => Cleanup::Failed(format!("cannot inspect it: {e}")),
+                }
+            }
+        }
+    }
+}
+
+/// A laid-out file: its fresh probe, and the undo record when something was written.
+#[derive(Debug)]
+pub struct Laid {
+    pub info: TargetInfo,
+    pub undo: Option<Undo>,
+}
+
+/// Makes sure a regular file exists and is at least `needed_size` bytes long (see the module
+/// docs). `stop` is polled between chunks. Returns a fresh [`probe`] and, when the file was
+/// created or extended, the [`Undo`] record. Anything that is not a regular file is refused.
+pub fn lay_out(
+    info: &TargetInfo,
+    needed_size: u64,
+    stop: Option<&AtomicBool>,
+) -> Result<Laid, LayoutError> {
+    let path = info.path.as_path();
+    if info.kind != TargetKind::File {
+        return Err(DeviceError::NotRegularFile {
+            path: path.to_path_buf(),
+        }
+        .into());
+    }
+    // Re-probe: never trust a possibly stale `info` before writing.
+    let now = probe(path)?;
+    if now.kind != TargetKind::File {
+        return Err(DeviceError::NotRegularFile {
+            path: path.to_path_buf(),
+        }
+        .into());
+    }
+    if now.exists && now.size >= needed_size {
+        return Ok(Laid {
+            info: now,
+            undo: None,
+        });
+    }
+    let common = OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+    let (fd, created): (OwnedFd, bool) = if now.exists {
+        (open_existing_regular(path, common)?, false)
+    } else {
+        match rustix::fs::open(
+            path,
+            common | OFlags::CREATE | OFlags::EXCL,
+            Mode::from_raw_mode(0o644),
+        ) {
+            Ok(fd) => (fd, true),
+            // Someone created it between the probe and now: treat it as existing.
+            Err(Errno::EXIST) => (open_existing_regular(path, common)?, false),
+            Err(e) => return Err(DeviceError::io(path, "cannot create", e).into()),
+        }
+    };
+    let stx = match statx_fd(&fd) {
+        Ok(stx) => stx,
+        Err(e) => {
+            let file = File::from(fd);
+            if created {
+                let _ = std::fs::remove_file(path);
+            }
+            drop(file);
+            return Err(DeviceError::io(path, "cannot inspect", e).into());
+        }
+    };
+    if file_type_of(&stx) != FileType::RegularFile {
+        return Err(wrong_type(path, file_type_of(&stx)).into());
+    }
+    let file = File::from(fd);
+    let meta = file
+        .metadata()
+        .map_err(|e| DeviceError::io(path, "cannot inspect", e))?;
+    let original = stx.stx_size;
+    let undo = Undo {
+        path: path.to_path_buf(),
+        file,
+        original_len: (!created).then_some(original),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    let mut len = original;
+    let mut since_sync = 0u64;
+    let mut rng = XorShift((0x9E37_79B9_7F4A_7C15 ^ len.rotate_left(17) ^ needed_size) | 1);
+    let mut buf = vec![0u8; FILL_CHUNK];
+    let fail = |undo: Undo, what: &'static str, err: io::Error| LayoutError::Failed {
+        path: path.to_path_buf(),
+        what,
+        err,
+        cleanup: undo.undo(),
+    };
+    while len < needed_size {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(LayoutError::Interrupted {
+                path: path.to_path_buf(),
+                cleanup: undo.undo(),
+            });
+        }
+        let n = (needed_size - len).min(FILL_CHUNK as u64) as usize;
+        rng.fill(&mut buf[..n]);
+        if let Err(e) = undo.file.write_all_at(&buf[..n], len) {
+            return Err(fail(undo, "cannot extend the file", e));
+        }
+        len += n as u64;
+        since_sync += n as u64;
+        if since_sync >= SYNC_EVERY {
+            since_sync = 0;
+            if let Err(e) = undo.file.sync_data() {
+                return Err(fail(undo, "cannot sync the file", e));
+            }
+        }
+    }
+    if let Err(e) = undo.file.sync_data() {
+        return Err(fail(undo, "cannot sync the file", e));
+    }
+    match probe(path) {
+        Ok(info) => Ok(Laid {
+            info,
+            undo: Some(undo),
+        }),
+        Err(e) => {
+            let _ = undo.undo();
+            Err(e.into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xorshift_fill_is_nonzero() {
+        let mut b = vec![0u8; 4099];
+        XorShift(1).fill(&mut b);
+        assert!(b.iter().all(|&x| x != 0));
+    }
+}

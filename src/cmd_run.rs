@@ -1,0 +1,609 @@
+//! `ssdlab run`: one workload on a file, block device, stripe set, the null target, or a
+//! simulated drive or array.
+//!
+//! Order of business: every flag is checked against the others (contradictions are refused, not
+//! ignored), the output path is checked against every input (no output may name a target, member
+//! or preset file), then the engine plans the targets (nothing written yet), lays files out, and
+//! runs. Exit codes: 0, 1 (I/O errors, or a failure after something was written), 2 (bad input,
+//! nothing written), 128 + signal (interrupted; results so far are printed).
+
+use crate::cli::{
+    positive_size_arg, positive_u32, size_arg, Failure, OutputArgs, WorkloadArgs, EXIT_BAD_INPUT,
+    EXIT_FAILED,
+};
+use crate::output::{self, check_writable_path, Dest};
+use crate::signals;
+use crate::status;
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use ssdlab_engine::{
+    EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimOptions, SimTarget,
+};
+use ssdlab_report::export::LogExporter;
+use ssdlab_report::logs::LogKind;
+use ssdlab_report::logs::LogRequest;
+use ssdlab_report::Exporter;
+use ssdlab_stats::{LogConfig, RunResult};
+use ssdlab_target::{check_outputs, Named};
+use ssdlab_workload::parse_size;
+use std::path::{Path, PathBuf};
+
+/// mdadm's default chunk, used for arrays given without --stripe.
+const DEFAULT_STRIPE: u64 = 512 << 10;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// File or block device to test. A missing file is created (needs --span); a short one is
+    /// extended with data; nothing is ever truncated.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
+    target: Option<PathBuf>,
+    /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
+    #[arg(long, conflicts_with_all = ["raid0", "sim"])]
+    null: bool,
+    /// Simulate a drive: a preset name (see `ssdlab drives`) or a preset TOML file.
+    #[arg(long, value_name = "PRESET", conflicts_with = "raid0")]
+    sim: Option<String>,
+    /// Number of simulated drives (default 1); more than one builds a RAID 0 array.
+    #[arg(long, value_parser = positive_u32)]
+    drives: Option<u32>,
+    /// State of the simulated drive before the run: fresh (trimmed; the default), full, steady
+    /// (random-written).
+    #[arg(long)]
+    state: Option<String>,
+    /// Override a preset parameter, e.g. --set ftl.mapping_unit=512 --set nand.channels=4.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Shared uplink bandwidth of the simulated host adapter in bytes/s (e.g. 1600m for DMI 1.0).
+    #[arg(long, value_parser = positive_size_arg)]
+    uplink: Option<u64>,
+    /// Per-request driver/adapter overhead of the simulated host adapter (default 0).
+    #[arg(long, value_parser = crate::cli::duration_arg)]
+    adapter_overhead: Option<u64>,
+    /// TRIM does not reach the simulated array's members (old chipset RAID).
+    #[arg(long)]
+    no_trim_passthrough: bool,
+    /// A userspace RAID 0 stripe set over these members (files, block devices, or null:SIZE),
+    /// laid out like Linux md raid0.
+    #[arg(long, value_name = "A,B[,C…]", value_delimiter = ',')]
+    raid0: Vec<String>,
+    /// Stripe (chunk) size of --raid0 or of a simulated array (default 512k, mdadm's).
+    #[arg(long, value_parser = size_arg, allow_hyphen_values = true)]
+    stripe: Option<u64>,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// I/O engine for real targets: auto (io_uring, else sync; the default), io_uring, sync.
+    #[arg(long, value_parser = ["auto", "io_uring", "sync"])]
+    engine: Option<String>,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    buffered: bool,
+    /// io_uring: submit as soon as N I/Os are queued (fio's iodepth_batch_submit; default 1);
+    /// 0 = one system call per batch of refills.
+    #[arg(long, value_name = "N")]
+    submit_batch: Option<u32>,
+    /// Allow writes to a block device (devices with a filesystem, partitions or users are still refused).
+    #[arg(long)]
+    allow_destroy: bool,
+    /// Keep going after I/O errors (they are counted and reported).
+    #[arg(long)]
+    continue_on_error: bool,
+    /// Where --verify keeps its written-map (which sectors verifying writes wrote, with which
+    /// seed); default: under $SSDLAB_STATE_DIR, $XDG_STATE_HOME/ssdlab or ~/.local/state/ssdlab,
+    /// named after the target's identity.
+    #[arg(long, value_name = "FILE", requires = "verify")]
+    verify_map: Option<PathBuf>,
+    /// Also keep the result in this results store (created if missing), next to sweeps, for
+    /// `ssdlab report`.
+    #[arg(long, value_name = "DB")]
+    store: Option<PathBuf>,
+    /// The label of the stored run (default: the target and the workload).
+    #[arg(long, value_name = "TEXT", requires = "store")]
+    label: Option<String>,
+    /// Refuse to start when the run's memory estimate (I/O buffers, simulated drives) is above
+    /// SIZE; the system's available memory and limits always apply.
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    max_memory: Option<u64>,
+    /// Inject a fault for testing error handling: eio@N, enospc@N, short@N (N-th I/O; +EVERY repeats).
+    #[arg(long, hide = true, value_parser = |s: &str| s.parse::<ssdlab_engine::FaultPlan>().map_err(|e| e.to_string()))]
+    inject_fault: Option<ssdlab_engine::FaultPlan>,
+    #[command(flatten)]
+    out: OutputArgs,
+    #[command(flatten)]
+    logs: LogArgs,
+}
+
+/// fio's time-series logs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LogArgs {
+    /// Write fio's bandwidth log: NAME_bw.<job>.log per job (KiB/s per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_bw_log: Option<PathBuf>,
+    /// Write fio's IOPS log: NAME_iops.<job>.log per job.
+    #[arg(long, value_name = "NAME")]
+    pub write_iops_log: Option<PathBuf>,
+    /// Write fio's latency logs: NAME_lat.<job>.log, NAME_clat.<job>.log and NAME_slat.<job>.log
+    /// per job (mean ns per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_lat_log: Option<PathBuf>,
+    /// Averaging window of the logs in milliseconds (fio's log_avg_msec; default 1000). With a
+    /// bandwidth or IOPS log, the run's bw_*/iops_* statistics use the same windows, as in fio.
+    #[arg(long, value_name = "MSEC", value_parser = log_avg_arg)]
+    pub log_avg_msec: Option<u64>,
+}
+
+fn log_avg_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
+        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
+    }
+}
+
+impl LogArgs {
+    /// The logs asked for (checked: --log-avg-msec needs a log).
+    pub fn request(&self) -> Result<Option<(LogRequest, u64)>> {
+        let req = LogRequest {
+            bw: self.write_bw_log.clone(),
+            iops: self.write_iops_log.clone(),
+            lat: self.write_lat_log.clone(),
+        };
+        if !req.any() {
+            if self.log_avg_msec.is_some() {
+                bail!("--log-avg-msec applies to logs: give --write-bw-log, --write-iops-log or --write-lat-log");
+            }
+            return Ok(None);
+        }
+        for (flag, p) in [
+            ("--write-bw-log", &req.bw),
+            ("--write-iops-log", &req.iops),
+            ("--write-lat-log", &req.lat),
+        ] {
+            if let Some(p) = p {
+                if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') {
+                    bail!(
+                        "{flag} '{}': give a file name prefix (NAME or DIR/NAME)",
+                        p.display()
+                    );
+                }
+            }
+        }
+        Ok(Some((req, self.log_avg_msec.unwrap_or(1000))))
+    }
+
+    /// What the engine keeps for these logs over a run of `spec`.
+    pub fn config(req: &LogRequest, msec: u64, spec: &ssdlab_workload::WorkloadSpec) -> LogConfig {
+        let interval_ns = msec.saturating_mul(1_000_000);
+        LogConfig {
+            interval_ns,
+            bw: req.bw.is_some(),
+            iops: req.iops.is_some(),
+            reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
+        }
+    }
+}
+
+/// Refuses flags that do not apply to the chosen target, instead of ignoring them.
+fn check_flags(a: &RunArgs) -> Result<()> {
+    if a.target.is_none() && !a.null && a.raid0.is_empty() && a.sim.is_none() {
+        bail!("no target: give --target FILE|DEVICE, --raid0 A,B[,…], --null or --sim PRESET");
+    }
+    let sim_only = [
+        ("--drives", a.drives.is_some()),
+        ("--state", a.state.is_some()),
+        ("--set", !a.sets.is_empty()),
+        ("--uplink", a.uplink.is_some()),
+        ("--adapter-overhead", a.adapter_overhead.is_some()),
+        ("--no-trim-passthrough", a.no_trim_passthrough),
+    ];
+    let real_only = [
+        ("--engine", a.engine.is_some()),
+        ("--buffered", a.buffered),
+        ("--submit-batch", a.submit_batch.is_some()),
+        ("--allow-destroy", a.allow_destroy),
+        ("--continue-on-error", a.continue_on_error),
+        ("--verify-map", a.verify_map.is_some()),
+    ];
+    if a.sim.is_some() {
+        if let Some((f, _)) = real_only.iter().find(|(_, on)| *on) {
+            bail!("{f} applies to real targets, not to simulated drives (--sim)");
+        }
+        let array = a.drives.unwrap_or(1) > 1;
+        if a.stripe.is_some() && !array {
+            bail!("--stripe applies to arrays: give --drives N (N > 1) with --sim");
+        }
+        if a.no_trim_passthrough && !array {
+            bail!("--no-trim-passthrough applies to simulated arrays (--drives N, N > 1)");
+        }
+        return Ok(());
+    }
+    if let Some((f, _)) = sim_only.iter().find(|(_, on)| *on) {
+        bail!("{f} applies to simulated drives (--sim PRESET), not to real or null targets");
+    }
+    if a.raid0.is_empty() && a.stripe.is_some() {
+        bail!("--stripe applies to arrays: give --raid0 A,B[,…] (or --sim PRESET --drives N)");
+    }
+    let null_members = !a.raid0.is_empty() && a.raid0.iter().all(|m| m.starts_with("null:"));
+    if a.null || null_members {
+        let what = if a.null {
+            "the null target"
+        } else {
+            "null members"
+        };
+        for (f, on) in [
+            ("--engine", a.engine.is_some()),
+            ("--buffered", a.buffered),
+            ("--submit-batch", a.submit_batch.is_some()),
+            ("--allow-destroy", a.allow_destroy),
+        ] {
+            if on {
+                bail!("{f} has no effect on {what}: it does no I/O");
+            }
+        }
+    }
+    if a.submit_batch.is_some() && a.engine.as_deref() == Some("sync") {
+        bail!("--submit-batch applies to the io_uring engine, not to --engine sync");
+    }
+    Ok(())
+}
+
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
+    sets.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))
+        })
+        .collect()
+}
+
+/// A preset given as a path to a TOML file (as opposed to a built-in name): it ends in `.toml`
+/// or contains a `/`.
+pub fn preset_file(name: &str) -> Option<&Path> {
+    (name.ends_with(".toml") || name.contains('/')).then_some(Path::new(name))
+}
+
+/// Largest preset file read (real ones are a few KiB).
+const MAX_PRESET_FILE: u64 = 1 << 20;
+
+/// Loads a preset by name, or a preset TOML file when the argument is a path to one. The file
+/// must be a regular file of reasonable size (a FIFO or a device is never opened).
+pub fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
+    match preset_file(name) {
+        Some(p) => {
+            let m = std::fs::metadata(p).map_err(|e| anyhow!("preset file {name}: {e}"))?;
+            if !m.is_file() {
+                bail!("preset file {name}: not a regular file");
+            }
+            if m.len() > MAX_PRESET_FILE {
+                bail!(
+                    "preset file {name}: {} bytes; a preset file is at most {MAX_PRESET_FILE}",
+                    m.len()
+                );
+            }
+            ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}"))
+        }
+        None => ssdlab_ssdsim::load_preset(name).map_err(|e| anyhow!("{e}")),
+    }
+}
+
+/// A simulated target with its overrides applied and validated.
+pub fn sim_target(
+    name: &str,
+    sets: &[(String, String)],
+    drives: u32,
+    stripe: Option<u64>,
+    state: &str,
+    adapter: ssdlab_ssdsim::AdapterConfig,
+) -> Result<SimTarget> {
+    let mut drive = load_drive(name)?;
+    for (k, v) in sets {
+        drive.set(k, v).map_err(|e| anyhow!("--set {k}={v}: {e}"))?;
+    }
+    drive.validate()?;
+    let state: ssdlab_ssdsim::Precondition = state.parse().map_err(|e| anyhow!("--state: {e}"))?;
+    Ok(SimTarget {
+        name: name.to_string(),
+        drive,
+        drives: drives as usize,
+        stripe: if drives > 1 {
+            Some(stripe.unwrap_or(DEFAULT_STRIPE))
+        } else {
+            None
+        },
+        adapter,
+        state,
+    })
+}
+
+/// The exit code and message of an engine error.
+pub fn engine_failure(e: EngineError) -> Failure {
+    let code = match e.class() {
+        ErrorClass::BadInput => EXIT_BAD_INPUT,
+        ErrorClass::Failed => EXIT_FAILED,
+        ErrorClass::Interrupted => signals::exit_code(),
+    };
+    Failure::new(code, e)
+}
+
+/// The exit code of a finished run.
+pub fn exit_code_for(r: &RunResult) -> u8 {
+    if r.interrupted {
+        signals::exit_code()
+    } else if !r.errors.is_empty() {
+        EXIT_FAILED
+    } else {
+        0
+    }
+}
+
+fn log_flag(kind: LogKind) -> &'static str {
+    match kind {
+        LogKind::Bw => "--write-bw-log",
+        LogKind::Iops => "--write-iops-log",
+        _ => "--write-lat-log",
+    }
+}
+
+/// Prints the results in the chosen format, then writes the logs (all of them or none).
+pub fn emit(
+    exporter: &dyn Exporter,
+    dest: &Dest,
+    logs: &[(PathBuf, LogKind, u32)],
+    results: &[RunResult],
+) -> Result<(), Failure> {
+    let bytes = exporter
+        .serialize(results)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    dest.write_bytes(&bytes).map_err(|e| {
+        let what = match dest {
+            Dest::Stdout => "stdout".to_string(),
+            Dest::File(p) => p.display().to_string(),
+        };
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!("cannot write the results to {what}: {e}"),
+        )
+    })?;
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let files = logs
+        .iter()
+        .map(|(path, kind, job)| {
+            let bytes = LogExporter {
+                kind: *kind,
+                job: *job,
+            }
+            .serialize(results)
+            .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+            Ok((path.clone(), bytes))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    output::write_files(&files)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
+    output::note(&format!(
+        "wrote {} log file{} ({} …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        files[0].0.display()
+    ));
+    Ok(())
+}
+
+/// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
+fn keep(
+    store: &mut Option<ssdlab_report::store::Store>,
+    path: Option<&Path>,
+    label: Option<&str>,
+    r: &RunResult,
+) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    if store.is_none() {
+        *store = Some(
+            ssdlab_report::store::Store::open(path).map_err(|e| Failure::new(EXIT_FAILED, e))?,
+        );
+    }
+    let Some(st) = store else { return Ok(()) };
+    let label = label
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{} {}", r.target.name, r.spec.summary()));
+    st.insert_run(&label, r)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(())
+}
+
+fn real_target(a: &RunArgs) -> Result<RealTarget> {
+    if !a.raid0.is_empty() {
+        let members = a
+            .raid0
+            .iter()
+            .map(|m| match m.strip_prefix("null:") {
+                Some(size) => parse_size(size)
+                    .map(Member::Null)
+                    .map_err(|e| anyhow!("--raid0 member {m}: {e}")),
+                None if m.is_empty() => Err(anyhow!("--raid0: empty member name")),
+                None => Ok(Member::Path(PathBuf::from(m))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(RealTarget::Raid0 {
+            members,
+            stripe: a.stripe.unwrap_or(DEFAULT_STRIPE),
+        });
+    }
+    Ok(match &a.target {
+        Some(p) => RealTarget::Path(p.clone()),
+        None => RealTarget::Null,
+    })
+}
+
+pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
+    check_flags(&a)?;
+    let spec = a.workload.to_spec()?;
+    let exporter = a.out.exporter()?;
+    let dest = a.out.dest();
+    if let Some(p) = dest.file() {
+        check_writable_path("--output", p).map_err(|e| anyhow!(e))?;
+    }
+    let logs = a.logs.request()?;
+    let log_files: Vec<(PathBuf, LogKind, u32)> = logs
+        .as_ref()
+        .map(|(req, _)| req.files(spec.jobs))
+        .unwrap_or_default();
+    let log_config = logs
+        .as_ref()
+        .map(|(req, msec)| LogArgs::config(req, *msec, &spec));
+    for (path, kind, _) in &log_files {
+        check_writable_path(log_flag(*kind), path).map_err(|e| anyhow!(e))?;
+    }
+    let mut outputs: Vec<Named<'_>> = dest
+        .file()
+        .map(|path| Named {
+            role: "--output",
+            path,
+        })
+        .into_iter()
+        .collect();
+    if let Some(path) = &a.store {
+        if !path.exists() {
+            check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
+        } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(anyhow!(
+                "--store {}: exists and is not a regular file",
+                path.display()
+            )
+            .into());
+        }
+        outputs.push(Named {
+            role: "--store",
+            path,
+        });
+    }
+    // --output must not be one of the log files either.
+    let log_named: Vec<Named<'_>> = log_files
+        .iter()
+        .map(|(path, kind, _)| Named {
+            role: log_flag(*kind),
+            path,
+        })
+        .collect();
+    check_outputs(&outputs, &log_named)?;
+    outputs.extend(log_named.iter().map(|n| Named {
+        role: n.role,
+        path: n.path,
+    }));
+    if let Some(path) = &a.verify_map {
+        check_writable_path("--verify-map", path).map_err(|e| anyhow!(e))?;
+        outputs.push(Named {
+            role: "--verify-map",
+            path,
+        });
+    }
+    let stop = Some(signals::stop_flag());
+    // An existing store that is not an ssdlab store (or damaged, or read-only) is refused before
+    // the run; a missing one is created only once there is a result to keep.
+    let mut store = match &a.store {
+        Some(p) if p.exists() => {
+            let st =
+                ssdlab_report::store::Store::open(p).map_err(crate::cmd_sweep::store_failure)?;
+            st.require_writable("the run must be stored")
+                .map_err(crate::cmd_sweep::store_failure)?;
+            Some(st)
+        }
+        _ => None,
+    };
+
+    if let Some(name) = &a.sim {
+        let inputs: Vec<Named<'_>> = preset_file(name)
+            .map(|path| Named {
+                role: "the preset file",
+                path,
+            })
+            .into_iter()
+            .collect();
+        check_outputs(&outputs, &inputs)?;
+        let adapter = ssdlab_ssdsim::AdapterConfig {
+            uplink_bytes_per_sec: a.uplink,
+            per_request_overhead_ns: a.adapter_overhead.unwrap_or(0),
+            trim_passthrough: !a.no_trim_passthrough,
+        };
+        let t = sim_target(
+            name,
+            &parse_sets(&a.sets)?,
+            a.drives.unwrap_or(1),
+            a.stripe,
+            a.state.as_deref().unwrap_or("fresh"),
+            adapter,
+        )?;
+        let result = status::with_status_line(&spec, true, |progress| {
+            ssdlab_engine::run_sim(
+                &spec,
+                &t,
+                &SimOptions {
+                    stop,
+                    max_memory: a.max_memory,
+                    log: log_config,
+                    progress,
+                },
+            )
+        })
+        .map_err(engine_failure)?;
+        keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
+        emit(
+            exporter.as_ref(),
+            &dest,
+            &log_files,
+            std::slice::from_ref(&result),
+        )?;
+        return Ok(exit_code_for(&result));
+    }
+
+    let target = real_target(&a)?;
+    let role = if matches!(target, RealTarget::Raid0 { .. }) {
+        "RAID 0 member"
+    } else {
+        "--target"
+    };
+    let inputs: Vec<Named<'_>> = target
+        .paths()
+        .into_iter()
+        .map(|path| Named { role, path })
+        .collect();
+    check_outputs(&outputs, &inputs)?;
+    let opts = RealOptions {
+        engine: match a.engine.as_deref() {
+            Some("io_uring") => EngineChoice::IoUring,
+            Some("sync") => EngineChoice::Sync,
+            _ => EngineChoice::Auto,
+        },
+        direct: !a.buffered,
+        allow_destroy: a.allow_destroy,
+        continue_on_error: a.continue_on_error,
+        on_note: output::note,
+        fault: a.inject_fault,
+        submit_batch: a.submit_batch.unwrap_or(1),
+        stop,
+        max_memory: a.max_memory,
+        verify_map: a.verify_map.as_deref(),
+        log: log_config,
+        ..Default::default()
+    };
+    let out = status::with_status_line(&spec, false, |progress| {
+        ssdlab_engine::run_real(&spec, &target, &RealOptions { progress, ..opts })
+    })
+    .map_err(engine_failure)?;
+    keep(
+        &mut store,
+        a.store.as_deref(),
+        a.label.as_deref(),
+        &out.result,
+    )?;
+    emit(
+        exporter.as_ref(),
+        &dest,
+        &log_files,
+        std::slice::from_ref(&out.result),
+    )?;
+    Ok(exit_code_for(&out.result))
+}

@@ -1,0 +1,12 @@
+//! The `ssdlab` command line: argument parsing, validation and output around the libraries
+//! (`ssdlab-engine`, `ssdlab-target`, `ssdlab-sweep`, `ssdlab-report`, …). A library target so
+//! the command glue can be tested directly (`tests/cli_glue.rs`); `src/main.rs` only calls
+//! [`cli::main`].
+
+pub mod cli;
+pub mod cmd_layout;
+pub mod cmd_run;
+pub mod cmd_sweep;
+pub mod output;
+pub mod signals;
+pub mod status;

@@ -1,0 +1,186 @@
+//! Where output goes: stdout carries only the requested output, diagnostics go to stderr, and a
+//! closed pipe on either never crashes ssdlab (`ssdlab … | head -1` stops quietly, like ripgrep).
+//! Output files are written next to their final name and renamed into place, so a failed write
+//! never leaves half a file, and never over a file the command reads (checked by the caller with
+//! `ssdlab_target::check_outputs`).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Prints `ssdlab: MSG` on stderr; errors (a closed stderr) are ignored.
+pub fn note(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "ssdlab: {msg}");
+}
+
+/// Writes `text` to stdout. A closed pipe is not an error: the reader has what it wanted, and
+/// nothing more is written.
+pub fn stdout(text: &str) -> io::Result<()> {
+    stdout_bytes(text.as_bytes())
+}
+
+/// Writes `bytes` to stdout, with the closed-pipe rule of [`stdout`].
+pub fn stdout_bytes(bytes: &[u8]) -> io::Result<()> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut so = io::stdout().lock();
+    match so.write_all(bytes).and_then(|_| so.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// A writer on stdout for streamed output (large listings), with the same closed-pipe rule.
+pub struct StdoutStream {
+    inner: io::BufWriter<io::Stdout>,
+}
+
+impl StdoutStream {
+    pub fn new() -> StdoutStream {
+        StdoutStream {
+            inner: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+        }
+    }
+
+    /// Finishes the stream (flushes); a closed pipe is fine.
+    pub fn finish(mut self) -> io::Result<()> {
+        quiet_pipe(self.inner.flush())
+    }
+}
+
+impl Default for StdoutStream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn quiet_pipe(r: io::Result<()>) -> io::Result<()> {
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+impl Write for StdoutStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                STDOUT_CLOSED.store(true, Ordering::Relaxed);
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        quiet_pipe(self.inner.flush())
+    }
+}
+
+/// True once stdout turned out to be a closed pipe (streams can stop early).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// An output destination given on the command line: a file, or stdout for `-` (or nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dest {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Dest {
+    pub fn from_arg(p: Option<&Path>) -> Dest {
+        match p {
+            None => Dest::Stdout,
+            Some(p) if p == Path::new("-") => Dest::Stdout,
+            Some(p) => Dest::File(p.to_path_buf()),
+        }
+    }
+
+    /// The file, when it is one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Dest::File(p) => Some(p),
+            Dest::Stdout => None,
+        }
+    }
+
+    /// Writes `text` to the destination.
+    pub fn write(&self, text: &str) -> io::Result<()> {
+        self.write_bytes(text.as_bytes())
+    }
+
+    /// Writes `bytes` to the destination.
+    pub fn write_bytes(&self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Dest::Stdout => stdout_bytes(bytes),
+            Dest::File(p) => write_file(p, bytes),
+        }
+    }
+}
+
+/// Checks that `path` can be written as a regular file (`flag` names it in errors) before any
+/// work starts: see [`ssdlab_target::resolve_output`] (links followed, directory writable, not a
+/// pseudo-filesystem), and never inside ssdlab's verify-map directory.
+pub fn check_writable_path(flag: &str, path: &Path) -> Result<(), String> {
+    let dest = ssdlab_target::resolve_output(flag, path).map_err(|e| e.to_string())?;
+    if ssdlab_target::written::is_in_map_dir(&dest) {
+        return Err(format!(
+            "{flag} {}: is inside ssdlab's verify-map directory; choose another place",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` whole or not at all (a new file next to it, renamed into place); a
+/// symbolic link at `path` is written through, never replaced.
+pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dest = ssdlab_target::resolve_output("output", path)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    ssdlab_target::outfile::write_whole(&dest, bytes)
+}
+
+/// Writes a set of files all or nothing as far as the filesystem allows: each into a temporary
+/// file next to it (symbolic links written through, as [`write_file`]), and only when every one
+/// is complete are they renamed into place; if a rename fails, the files this call newly created
+/// are removed again (a file that existed before keeps whichever content it has).
+pub fn write_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+    let with_path =
+        |path: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut temps = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let dest = ssdlab_target::resolve_output("output", path)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let existed = dest.exists();
+        let mut tmp =
+            ssdlab_target::outfile::AtomicFile::create(&dest).map_err(|e| with_path(path, e))?;
+        tmp.write_all(bytes).map_err(|e| with_path(path, e))?;
+        temps.push((path, dest, existed, tmp));
+    }
+    let mut placed: Vec<PathBuf> = Vec::new();
+    for (path, dest, existed, tmp) in temps {
+        if let Err(e) = tmp.commit() {
+            for p in placed {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(with_path(path, e));
+        }
+        if !existed {
+            placed.push(dest);
+        }
+    }
+    Ok(())
+}
