@@ -80,7 +80,7 @@ pub fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
         )
         .map_err(write_err)?;
         for p in pieces {
-            if output::stdout_closed() {
+            if output::stdout_closed() || crate::signals::stopped() {
                 break;
             }
             writeln!(
