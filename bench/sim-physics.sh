@@ -5,7 +5,7 @@
 # Cases: qd-rmw (C300, full, 512-byte-aligned 4 KiB random writes over QD), gc-write (128 GB steady
 # state, 4 KiB random writes QD 32 for 200 s), gc-mix (the same drive, 70/30 random read/write
 # QD 4 for 60 s), seqread (128 KiB sequential reads over QD, full drive), qd-write (4 KiB random
-# writes at QD 1/2/4, fresh drive), series (QD 1 random reads for 2 s and
+# writes at QD 1/2/4, full drive), series (QD 1 random reads for 2 s and
 # 2.6 s: the last interval).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +57,8 @@ if dev:
     if dev.get("nand_programs"):
         cmds = dev.get("nand_program_cmds")
         parts.append(f"WA {dev['write_amplification']:.2f}, gc runs {dev['gc_runs']}"
-                     + (f", pages per program command {dev['nand_programs']/cmds:.2f}" if cmds else ""))
+                     + (f", pages per program command {dev['nand_programs']/cmds:.2f}" if cmds else "")
+                     + f", die time per programmed page {sum(dev['per_die_busy_ns'])/dev['nand_programs']/1e3:,.0f} us")
 print(" | ".join(parts))
 EOF
 }
@@ -85,9 +86,9 @@ for c in $CASES; do
       show "$out/seq$q.json" "QD $q"
     done ;;
   qd-write)
-    echo "== vertex450-128g, fresh drive, 4 KiB random writes over 8 GiB, 10 s"
+    echo "== vertex450-128g, full drive (pSLC region used up), 4 KiB random writes, 10 s"
     for q in 1 2 4; do
-      run "w$q" --sim vertex450-128g --rw randwrite --bs 4k --span 8GiB --qd "$q" --time 10s
+      run "w$q" --sim vertex450-128g --state full --rw randwrite --bs 4k --qd "$q" --time 10s
       show "$out/w$q.json" "QD $q"
     done ;;
   series)
