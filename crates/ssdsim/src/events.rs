@@ -342,8 +342,8 @@ mod tests {
             if !(x >> 33).is_multiple_of(3) || h.is_empty() {
                 seq += 1;
                 // completions mostly in order, sometimes earlier than the latest
-                let t = now + (x >> 40) % 100 + if x % 7 == 0 { 0 } else { 50 };
-                if x % 2 == 0 {
+                let t = now + (x >> 40) % 100 + if x.is_multiple_of(7) { 0 } else { 50 };
+                if x.is_multiple_of(2) {
                     a.push_completion(t, seq, x);
                 } else {
                     a.push(t, seq, x);
