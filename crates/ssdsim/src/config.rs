@@ -354,9 +354,65 @@ impl DriveConfig {
         if n.channels as u64 * n.dies_per_channel as u64 > 1 << 20 {
             return err("nand.dies_per_channel", "at most 2^20 dies per drive");
         }
+        // Upper bounds far above any real part: a time in hours or a link of a few bytes per
+        // second would send the simulated clock (and everything sized by it) past any use.
+        const SECOND: u64 = 1_000_000_000;
+        let c = &self.controller;
+        let f = &self.ftl;
+        for (field, v, limit) in [
+            ("nand.t_r_ns", n.t_r_ns, SECOND),
+            ("nand.t_prog_ns", n.t_prog_ns, SECOND),
+            ("nand.t_prog_upper_ns", n.t_prog_upper_ns, SECOND),
+            ("nand.t_bers_ns", n.t_bers_ns, SECOND),
+            ("ftl.pslc_t_prog_ns", f.pslc_t_prog_ns, SECOND),
+            ("ftl.pslc_t_r_ns", f.pslc_t_r_ns, SECOND),
+            ("host.cmd_overhead_ns", self.host.cmd_overhead_ns, SECOND),
+            ("controller.fw_read_ns", c.fw_read_ns, SECOND),
+            ("controller.fw_write_ns", c.fw_write_ns, SECOND),
+            ("controller.fw_trim_ns", c.fw_trim_ns, SECOND),
+            (
+                "controller.fw_read_per_unit_ns",
+                c.fw_read_per_unit_ns,
+                SECOND,
+            ),
+            (
+                "controller.fw_write_per_unit_ns",
+                c.fw_write_per_unit_ns,
+                SECOND,
+            ),
+            ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
+            ("controller.coalesce_ns", c.coalesce_ns, 10 * SECOND),
+            ("nand.t_suspend_ns", n.t_suspend_ns, SECOND),
+            ("nand.t_resume_ns", n.t_resume_ns, SECOND),
+            (
+                "sched.suspend_min_remaining_ns",
+                self.sched.suspend_min_remaining_ns,
+                SECOND,
+            ),
+        ] {
+            if v > limit {
+                return err(field, format!("must be at most {limit} ns ({v} given)"));
+            }
+        }
+        for (field, v) in [
+            ("rated.seq_read_mb_s", self.rated.seq_read_mb_s),
+            ("rated.seq_write_mb_s", self.rated.seq_write_mb_s),
+            ("rated.rand_read_iops", self.rated.rand_read_iops),
+            ("rated.rand_write_iops", self.rated.rand_write_iops),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return err(
+                    field,
+                    format!("must be a finite number >= 0 (0 = unknown), not {v}"),
+                );
+            }
+        }
         let h = &self.host;
-        if h.link_bytes_per_sec == 0 {
-            return err("host.link_bytes_per_sec", "must be > 0");
+        if h.link_bytes_per_sec < 1_000_000 {
+            return err(
+                "host.link_bytes_per_sec",
+                "must be at least 1000000 (1 MB/s)",
+            );
         }
         if h.queue_depth == 0 {
             return err("host.queue_depth", "must be at least 1");
@@ -367,11 +423,9 @@ impl DriveConfig {
         if h.queue_depth > 65536 {
             return err("host.queue_depth", "at most 65536");
         }
-        let c = &self.controller;
         if c.fw_units == 0 || c.fw_units > 64 {
             return err("controller.fw_units", "must be 1..=64");
         }
-        let f = &self.ftl;
         let mu = f.mapping_unit;
         if mu == 0 || !mu.is_multiple_of(512) {
             return err("ftl.mapping_unit", "must be a non-zero multiple of 512");

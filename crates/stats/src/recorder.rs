@@ -205,6 +205,11 @@ pub const STAT_WINDOW_NS: u64 = 500_000_000;
 /// Length of one point of the per-interval series (two statistics windows).
 pub const SERIES_NS: u64 = 1_000_000_000;
 const _: () = assert!(SERIES_NS.is_multiple_of(STAT_WINDOW_NS));
+/// The most statistics windows a recorder keeps (about 12 days of measured time, 96 MiB).
+/// Completions later than that (a simulated run whose virtual time runs away) still count in
+/// every total and histogram, but go to one overflow window that no series or interval
+/// statistic reports, so memory stays bounded whatever the clock says.
+pub const MAX_WINDOWS: usize = 1 << 21;
 
 /// What one worker (or a merge of workers) recorded.
 #[derive(Debug, Clone)]
@@ -347,13 +352,22 @@ impl Recorder {
     /// Makes the window holding `t_rel` the current one (growing the series to it).
     #[cold]
     fn enter_window(&mut self, t_rel: u64) {
-        let idx = (t_rel / STAT_WINDOW_NS) as usize;
+        let idx = (t_rel / STAT_WINDOW_NS).min(MAX_WINDOWS as u64) as usize;
         if idx >= self.windows.len() {
             self.windows.resize(idx + 1, Bucket::default());
         }
         self.cur = idx;
         self.cur_start = idx as u64 * STAT_WINDOW_NS;
-        self.cur_end = self.cur_start.saturating_add(STAT_WINDOW_NS);
+        self.cur_end = if idx == MAX_WINDOWS {
+            u64::MAX
+        } else {
+            self.cur_start.saturating_add(STAT_WINDOW_NS)
+        };
+    }
+
+    /// The reported windows (without the overflow window).
+    fn reported_windows(&self) -> &[Bucket] {
+        &self.windows[..self.windows.len().min(MAX_WINDOWS)]
     }
 
     /// Notes that a short transfer happened (already recorded with the bytes it moved).
@@ -486,11 +500,13 @@ impl Recorder {
         const PER: usize = (SERIES_NS / STAT_WINDOW_NS) as usize;
         let full = runtime_ns / SERIES_NS;
         let rest = runtime_ns % SERIES_NS;
-        let n = (full + (rest > 0 && rest * 2 >= SERIES_NS) as u64) as usize;
+        // Never more points than the windows kept (see [`MAX_WINDOWS`]).
+        let n = (full + (rest > 0 && rest * 2 >= SERIES_NS) as u64).min((MAX_WINDOWS / PER) as u64)
+            as usize;
         (0..n)
             .map(|i| {
                 let mut b = Bucket::default();
-                for w in self.windows.iter().skip(i * PER).take(PER) {
+                for w in self.reported_windows().iter().skip(i * PER).take(PER) {
                     for k in 0..3 {
                         b.ios[k] += w.ios[k];
                         b.bytes[k] += w.bytes[k];
@@ -532,7 +548,7 @@ impl Recorder {
         match self.log.as_ref().filter(|_| use_log) {
             Some(log) => {
                 let len = log.config.interval_ns;
-                let full = (runtime_ns / len) as usize;
+                let full = (runtime_ns / len).min(crate::log::MAX_LOG_WINDOWS as u64) as usize;
                 let mut w = log.merged_windows();
                 w.resize(full.max(w.len()), Default::default());
                 (
@@ -544,10 +560,10 @@ impl Recorder {
                 )
             }
             None => {
-                let full = (runtime_ns / STAT_WINDOW_NS) as usize;
+                let full = (runtime_ns / STAT_WINDOW_NS).min(MAX_WINDOWS as u64) as usize;
                 let v = (0..full)
                     .map(|i| {
-                        let b = self.windows.get(i).copied().unwrap_or_default();
+                        let b = self.reported_windows().get(i).copied().unwrap_or_default();
                         (b.ios[k], b.bytes[k])
                     })
                     .collect();
@@ -627,6 +643,27 @@ fn lat_summary(hist: &LatHist) -> LatSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runaway_clock_keeps_memory_bounded_and_totals_exact() {
+        // A completion a century into the run (a simulated drive with absurd timings).
+        let mut r = Recorder::default();
+        let far = 100 * 365 * 86_400 * 1_000_000_000u64;
+        r.record(0, OpKind::Write, 4096, 10, 20, 1_000_000);
+        r.record(0, OpKind::Write, 4096, 10, 20, far);
+        r.record(0, OpKind::Write, 4096, 10, 20, far + 1);
+        assert_eq!(r.windows.len(), MAX_WINDOWS + 1);
+        assert_eq!(r.kinds[OpKind::Write.index()].ios, 3);
+        let series = r.series(far + 2);
+        assert_eq!(series.len(), MAX_WINDOWS / 2);
+        let in_series: f64 = series.iter().map(|p| p.write_iops).sum();
+        assert_eq!(
+            in_series, 1.0,
+            "only the completion inside the kept windows"
+        );
+        let s = r.summary(OpKind::Write, far + 2);
+        assert_eq!(s.ios, 3);
+    }
 
     #[test]
     fn record_and_summarise() {
