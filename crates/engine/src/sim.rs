@@ -261,6 +261,8 @@ impl Backend for SimBackend {
     }
 
     fn mark_measurement_start(&mut self) {
+        // device counters and utilisation cover the measured window only
+        self.sim.reset_counters();
         for (m, _, since) in &mut self.members {
             *m = MemberStats {
                 name: std::mem::take(&mut m.name),

@@ -45,6 +45,21 @@ pub enum UnalignedPolicy {
     Remap,
 }
 
+/// How the FTL picks the block to collect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// The closed block with the fewest valid sectors (the classic choice of SSD firmware).
+    #[default]
+    Greedy,
+    /// Rosenblum & Ousterhout's cost-benefit: the highest `(1 - u) · age / (1 + u)`, where `u`
+    /// is the valid fraction and `age` the time since the block was last written.
+    CostBenefit,
+    /// Greedy among `ftl.gc_d_choices` blocks drawn at random (the d-choices family analysed by
+    /// Van Houdt); cheap for very large planes.
+    DChoices,
+}
+
 /// Host link.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -134,6 +149,16 @@ pub struct FtlConfig {
     /// the user capacity.
     #[serde(default = "default_steady")]
     pub steady_overwrite: f64,
+    /// Victim selection: `greedy` (default), `cost-benefit` or `d-choices`.
+    #[serde(default)]
+    pub gc_policy: GcPolicy,
+    /// Blocks sampled per victim choice under `d-choices`.
+    #[serde(default = "default_d")]
+    pub gc_d_choices: u32,
+}
+
+fn default_d() -> u32 {
+    8
 }
 
 fn default_steady() -> f64 {
@@ -162,6 +187,64 @@ pub struct NandConfig {
     pub t_prog_upper_ns: u64,
     /// Block erase time, ns.
     pub t_bers_ns: u64,
+    /// Multi-plane (two-plane) read, program and erase commands: one page per plane at the
+    /// same page index run in one array operation. Off: planes are operated one at a time.
+    #[serde(default = "yes")]
+    pub multi_plane: bool,
+    /// The part can suspend a page program to serve reads and resume it afterwards.
+    #[serde(default)]
+    pub program_suspend: bool,
+    /// The part can suspend a block erase to serve reads and resume it afterwards.
+    #[serde(default)]
+    pub erase_suspend: bool,
+    /// Time from the suspend command until the die accepts a read, ns.
+    #[serde(default = "default_t_suspend")]
+    pub t_suspend_ns: u64,
+    /// Extra array time a resumed program or erase needs (the interrupted step is redone), ns.
+    #[serde(default = "default_t_resume")]
+    pub t_resume_ns: u64,
+    /// At most this many suspensions of one program or erase (bounds its delay).
+    #[serde(default = "default_max_suspends")]
+    pub max_suspends: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_t_suspend() -> u64 {
+    20_000
+}
+fn default_t_resume() -> u64 {
+    20_000
+}
+fn default_max_suspends() -> u32 {
+    16
+}
+
+/// Flash transaction scheduler policy (the controller's back end).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedConfig {
+    /// Host reads go before host programs and background GC on each die (the usual firmware
+    /// policy). Off: host reads and host programs are served in the order they became ready.
+    #[serde(default = "yes")]
+    pub read_priority: bool,
+    /// A program or erase is suspended for a read only when at least this much of it remains, ns.
+    #[serde(default = "default_suspend_min")]
+    pub suspend_min_remaining_ns: u64,
+}
+
+fn default_suspend_min() -> u64 {
+    100_000
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            read_priority: true,
+            suspend_min_remaining_ns: default_suspend_min(),
+        }
+    }
 }
 
 /// Manufacturer ratings used by calibration (0 = unknown).
@@ -192,6 +275,8 @@ pub struct DriveConfig {
     pub ftl: FtlConfig,
     pub nand: NandConfig,
     #[serde(default)]
+    pub sched: SchedConfig,
+    #[serde(default)]
     pub rated: Rated,
 }
 
@@ -200,13 +285,13 @@ fn err(field: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
 }
 
 impl DriveConfig {
-    /// User capacity in bytes.
     /// Bytes of memory one simulated drive of this configuration allocates (mapping tables,
     /// block state, write-cache bookkeeping): what a command must budget before building it.
     pub fn memory_estimate(&self) -> u64 {
         crate::drive::Drive::memory_estimate(self, false)
     }
 
+    /// User capacity in bytes.
     pub fn user_capacity(&self) -> u64 {
         self.ftl.user_capacity_bytes
     }
@@ -263,6 +348,12 @@ impl DriveConfig {
         if n.t_bers_ns == 0 {
             return err("nand.t_bers_ns", "must be > 0");
         }
+        if n.max_suspends > 64 {
+            return err("nand.max_suspends", "must be 0..=64");
+        }
+        if n.channels as u64 * n.dies_per_channel as u64 > 1 << 20 {
+            return err("nand.dies_per_channel", "at most 2^20 dies per drive");
+        }
         // Upper bounds far above any real part: a time in hours or a link of a few bytes per
         // second would send the simulated clock (and everything sized by it) past any use.
         const SECOND: u64 = 1_000_000_000;
@@ -291,6 +382,13 @@ impl DriveConfig {
             ),
             ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
             ("controller.coalesce_ns", c.coalesce_ns, 10 * SECOND),
+            ("nand.t_suspend_ns", n.t_suspend_ns, SECOND),
+            ("nand.t_resume_ns", n.t_resume_ns, SECOND),
+            (
+                "sched.suspend_min_remaining_ns",
+                self.sched.suspend_min_remaining_ns,
+                SECOND,
+            ),
         ] {
             if v > limit {
                 return err(field, format!("must be at most {limit} ns ({v} given)"));
@@ -346,6 +444,9 @@ impl DriveConfig {
         }
         if f.gc_bg_free_blocks < f.gc_fg_free_blocks {
             return err("ftl.gc_bg_free_blocks", "must be >= gc_fg_free_blocks");
+        }
+        if f.gc_d_choices == 0 || f.gc_d_choices > 1024 {
+            return err("ftl.gc_d_choices", "must be 1..=1024");
         }
         if !(f.steady_overwrite >= 0.0 && f.steady_overwrite <= 10.0) {
             return err("ftl.steady_overwrite", "must be 0..=10");

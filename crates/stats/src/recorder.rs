@@ -491,13 +491,18 @@ impl Recorder {
         self.kinds.iter().map(|k| k.errors).sum()
     }
 
-    /// The per-second series, trimmed to `runtime_ns` (a last partial second is kept).
+    /// The per-second series over `runtime_ns`: every full second, each labelled with its end;
+    /// a last partial second is kept only when it covers at least half a second, and then
+    /// labelled with its true end and rated over its true length. A shorter tail (the drain of a
+    /// time-based run's last I/Os, often a few microseconds) is left out: a rate over it would be
+    /// extrapolated from a handful of completions. Its I/Os still count in the totals.
     pub fn series(&self, runtime_ns: u64) -> Vec<SeriesPoint> {
         const PER: usize = (SERIES_NS / STAT_WINDOW_NS) as usize;
+        let full = runtime_ns / SERIES_NS;
+        let rest = runtime_ns % SERIES_NS;
         // Never more points than the windows kept (see [`MAX_WINDOWS`]).
-        let n = runtime_ns
-            .div_ceil(SERIES_NS)
-            .min((MAX_WINDOWS / PER) as u64) as usize;
+        let n = (full + (rest > 0 && rest * 2 >= SERIES_NS) as u64).min((MAX_WINDOWS / PER) as u64)
+            as usize;
         (0..n)
             .map(|i| {
                 let mut b = Bucket::default();
@@ -508,10 +513,10 @@ impl Recorder {
                     }
                 }
                 let start = i as u64 * SERIES_NS;
-                let len = runtime_ns.saturating_sub(start).clamp(1, SERIES_NS);
+                let len = (runtime_ns - start).min(SERIES_NS);
                 let per_s = 1e9 / len as f64;
                 SeriesPoint {
-                    t_ms: (start + len) / 1_000_000,
+                    t_ms: (start + len).div_ceil(1_000_000),
                     read_iops: b.ios[0] as f64 * per_s,
                     write_iops: b.ios[1] as f64 * per_s,
                     trim_iops: b.ios[2] as f64 * per_s,
@@ -682,6 +687,26 @@ mod tests {
         let p50 = s.clat.percentiles.iter().find(|p| p.0 == 50.0).unwrap().1;
         assert!((1495..=1505).contains(&p50), "{p50}");
         assert_eq!(r.series(2_000_000_000).len(), 2);
+    }
+
+    #[test]
+    fn series_drops_a_short_tail_and_rates_a_long_one_over_its_length() {
+        let mut r = Recorder::default();
+        // 1000 completions per second for 2.6 s, then a few in a 3 µs drain
+        for i in 0..2600u64 {
+            r.record(0, OpKind::Read, 4096, 0, 10, i * 1_000_000);
+        }
+        let s = r.series(2_600_000_000);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[1].t_ms, 2000);
+        assert_eq!(s[2].t_ms, 2600);
+        assert!((s[2].read_iops - 1000.0).abs() < 1e-6, "{}", s[2].read_iops);
+        for i in 0..3u64 {
+            r.record(0, OpKind::Read, 4096, 0, 10, 2_600_000_000 + i * 1000);
+        }
+        let s = r.series(3_000_003_000);
+        assert_eq!(s.len(), 3, "a 3 µs tail is not a point");
+        assert_eq!(s.last().unwrap().t_ms, 3000);
     }
 
     #[test]
