@@ -187,10 +187,13 @@ fn the_same_job_file_runs_on_a_preset() {
         assert!(ios(j, "read") + ios(j, "write") > 0);
         assert_eq!(j["ssdlab"]["target"]["kind"], "sim");
     }
-    // Later jobs see what earlier ones wrote: the drive's counters keep growing, and the
-    // simulated clock runs on from job to job.
-    let writes = |j: &Value| j["ssdlab"]["device"][0]["host_writes"].as_u64().unwrap();
-    assert!(writes(&js[3]) > writes(&js[2]));
+    // Later jobs see what earlier ones wrote (the counters cover each job's own window, the
+    // mapped space is the drive's state), and the simulated clock runs on from job to job.
+    let dev = |j: &Value, k: &str| j["ssdlab"]["device"][0][k].as_u64().unwrap();
+    assert_eq!(dev(&js[0], "host_writes"), 0);
+    assert!(dev(&js[2], "host_writes") > 0);
+    assert!(dev(&js[2], "mapped_bytes") > dev(&js[0], "mapped_bytes"));
+    assert!(dev(&js[3], "mapped_bytes") >= dev(&js[2], "mapped_bytes"));
     for w in js.windows(2) {
         assert!(w[1]["job_start"].as_u64() > w[0]["job_start"].as_u64());
     }

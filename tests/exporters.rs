@@ -174,8 +174,6 @@ fn fio_jobs_keep_their_names_groups_and_options() {
     assert!(text.contains("Run status group 3 (all jobs):"), "{text}");
 }
 
-}
-
 #[test]
 fn logs() {
     let req = LogRequest {
