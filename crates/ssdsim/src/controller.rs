@@ -7,9 +7,9 @@
 //! requests the data from the host then); it leaves when its page group has been programmed.
 
 use crate::config::DriveConfig;
-use crate::ftl::{try_deque, try_vec, AllocError};
+use crate::events::Ring;
+use crate::ftl::{try_vec, AllocError};
 use crate::nand::Meter;
-use std::collections::VecDeque;
 
 #[derive(Clone)]
 pub(crate) struct Controller {
@@ -27,7 +27,7 @@ pub(crate) struct Controller {
     pub cache_used: u64,
     /// Write commands waiting for buffer space (or for a block to write into), and TRIMs
     /// behind them, in order.
-    pub waiters: VecDeque<u32>,
+    pub waiters: Ring<u32>,
     /// A partly filled page group is programmed this long after the last host data arrived.
     pub coalesce: u64,
     /// Arrival of the latest host write data.
@@ -39,7 +39,7 @@ pub(crate) struct Controller {
 
 impl Controller {
     pub(crate) fn memory_estimate(cfg: &DriveConfig) -> u64 {
-        cfg.controller.fw_units as u64 * (8 + 8) + cfg.host.queue_depth as u64 * 4
+        cfg.controller.fw_units as u64 * (8 + 8) + cfg.host.queue_depth as u64 * 8
     }
 
     pub(crate) fn try_new(cfg: &DriveConfig) -> Result<Controller, AllocError> {
@@ -56,7 +56,14 @@ impl Controller {
             remap_cost: c.remap_cost_ns,
             cache_cap: c.cache_bytes,
             cache_used: 0,
-            waiters: try_deque(cfg.host.queue_depth as usize, "write-buffer queue")?,
+            waiters: {
+                let mut w = Ring::default();
+                // twice the queue depth: the queue slides its items down rarely
+                let n = 2 * cfg.host.queue_depth as usize;
+                w.try_reserve(n)
+                    .map_err(|_| AllocError::new("write-buffer queue", n * 4))?;
+                w
+            },
             coalesce: c.coalesce_ns,
             last_arrival: 0,
             flush_at: u64::MAX,

@@ -58,6 +58,9 @@ pub(crate) struct Drive {
     /// Start of the measurement window.
     w0: u64,
     write_seq: u32,
+    /// No compression, no per-unit NAND costs, no version tracking, a write-back buffer:
+    /// whole-unit writes take [`Drive::admit_whole`].
+    plain: bool,
     c: RawCounters,
     audit: Option<Box<Audit>>,
 }
@@ -105,8 +108,11 @@ impl Drive {
                 .map_err(|_| AllocError::new("channel timelines", 8 * 16))?;
             channels.push(c);
         }
+        let ctl = Controller::try_new(cfg)?;
+        let plain = !tracking && ftl.map.cost.is_empty() && !ctl.compression && ctl.cache_cap > 0;
         Ok(Drive {
             idx,
+            plain,
             sched: Sched::try_new(
                 dies,
                 txs,
@@ -121,7 +127,7 @@ impl Drive {
                 cfg.host.cmd_overhead_ns,
                 cfg.host.queue_depth as usize,
             )?,
-            ctl: Controller::try_new(cfg)?,
+            ctl,
             ch_meter: try_vec(Meter::default(), ftl.g.channels, "channel timelines")?,
             channels,
             last_host_die: dies - 1,
@@ -169,6 +175,7 @@ impl Drive {
     }
 
     /// A host command arrives at `now` (events before `now` have been processed).
+    #[inline(always)]
     pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
         self.sched.now = now;
         let u = self.ftl.g.d_unit.div(cmd.offset) as usize;
@@ -189,6 +196,7 @@ impl Drive {
         self.service(sh, now);
     }
 
+    #[inline(always)]
     fn start(&mut self, sh: &mut Shared, e: u32, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
         let off = cmd.offset.min(self.ftl.user_bytes);
         let len = cmd.len.min(self.ftl.user_bytes - off);
@@ -393,7 +401,7 @@ impl Drive {
     /// Whether a write of `len` bytes at `off` can enter the buffer now: there is buffer space,
     /// and the host stream has room for all its units (the open group, block sets with pages
     /// left, or dies that may open one without touching the GC reserve).
-    #[inline]
+    #[inline(always)]
     fn can_admit(&self, off: u64, len: u64) -> bool {
         if !self.ctl.fits(len) {
             return false;
@@ -405,11 +413,13 @@ impl Drive {
         if f.host_group != NIL {
             // whole (uncompressed) units that still fit: the worst case
             let gr = &f.groups[f.host_group as usize];
-            let (ps, us, spp) = (g.page_sectors, g.us, g.spp);
-            let upp = (ps / us).min(spp) as u64;
+            let upp = g.upp as u64;
             let mut room = (g.planes as u64).saturating_sub(gr.plane as u64 + 1) * upp;
             if (gr.plane as usize) < g.planes {
-                room += ((ps - gr.fill) / us).min(spp - gr.slots) as u64;
+                room += g
+                    .d_us
+                    .div((g.page_sectors - gr.fill) as u64)
+                    .min((g.spp - gr.slots) as u64);
             }
             if room >= need {
                 return true;
@@ -424,7 +434,7 @@ impl Drive {
     fn host_has_room(&self, mut need: u64) -> bool {
         let f = &self.ftl;
         let g = &f.g;
-        let per_page = g.planes as u64 * (g.page_sectors / g.us).min(g.spp) as u64;
+        let per_page = g.planes as u64 * g.upp as u64;
         for d in 0..g.dies {
             let w = &f.host_wp[d];
             let mut room = 0;
@@ -494,7 +504,11 @@ impl Drive {
         let mut waiting_on = 0u32;
         let mut rmw_reads = 0u32;
         let mut last_gid = NIL;
-        for u in u0..u1 {
+        let whole = self.plain && g.d_us.rem(s0) == 0 && g.d_us.rem(s1) == 0;
+        if whole {
+            self.admit_whole(u0, u1, t_data, now);
+        }
+        for u in if whole { 0..0 } else { u0..u1 } {
             let a = s0.max(u * us) - u * us;
             let b = s1.min((u + 1) * us) - u * us;
             let full = a == 0 && b == us;
@@ -588,9 +602,35 @@ impl Drive {
         }
     }
 
+    /// [`Drive::admit`] of whole units on a plain drive (no compression, no per-unit costs, no
+    /// version tracking, write-back buffer): the same steps without the general case's
+    /// partial-unit, read-modify-write and write-through handling.
+    #[inline]
+    fn admit_whole(&mut self, u0: u64, u1: u64, t_data: u64, now: u64) {
+        let us = self.ftl.g.us;
+        let bytes = us as u64 * 512;
+        for u in u0..u1 {
+            let l = u as usize;
+            let old = self.ftl.map.l2p.get(l);
+            if old != UNMAPPED {
+                if self.ftl.is_buffered(old) {
+                    self.ftl.c.cache_write_hits += 1;
+                }
+                self.ftl.invalidate(l, old);
+            } else {
+                self.ftl.mapped_units += 1;
+            }
+            let (slot, gid, gfull) = self.place_host(us, t_data, bytes, now);
+            self.ftl.map_unit(l, slot, us);
+            if gfull {
+                self.seal_host(gid, now);
+            }
+        }
+    }
+
     /// Puts one unit into the host stream (opening a group on the best die when needed);
     /// returns its slot, its group and whether the group is now full.
-    #[inline]
+    #[inline(always)]
     fn place_host(
         &mut self,
         cost: u32,
@@ -629,7 +669,9 @@ impl Drive {
         let mut best_key = u64::MAX;
         // (foreground GC, when a new host program could start) packed in one u64
         let key_of = |a: u64| (a & HI) | (a & !HI).max(now);
-        for d in (first..n).chain(0..first) {
+        // dies first..n, then 0..first
+        let mut d = first;
+        for _ in 0..n {
             let key = key_of(avail[d]);
             if key < best_key && self.ftl.host_can_use(d) {
                 best_key = key;
@@ -637,6 +679,10 @@ impl Drive {
                 if key == now {
                     break;
                 }
+            }
+            d += 1;
+            if d == n {
+                d = 0;
             }
         }
         if best == usize::MAX {
@@ -723,8 +769,14 @@ impl Drive {
 
     /// Looks at every die whose queues changed: an idle die starts work, a busy die may be
     /// suspended for a read, or wakes when a queued transaction becomes ready.
-    #[inline]
+    #[inline(always)]
     fn service(&mut self, sh: &mut Shared, now: u64) {
+        if !self.ftl.changed.is_empty() || !self.sched.dirty.is_empty() {
+            self.service_dies(sh, now);
+        }
+    }
+
+    fn service_dies(&mut self, sh: &mut Shared, now: u64) {
         // dies whose blocks changed: GC mode, and GC when they need it
         while let Some(d) = self.ftl.changed.pop() {
             let d = d as usize;

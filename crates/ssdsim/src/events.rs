@@ -7,7 +7,137 @@
 //! scheduled in time order: appending one costs a compare instead of heap sifts, and the pop
 //! order stays exactly that of one heap.
 
-use std::collections::VecDeque;
+/// A FIFO of `Copy` items in one `Vec` with a moving head: cheaper than a `VecDeque` (no
+/// index wrapping) for the short queues of the hot path. Popped slots at the front are reused
+/// by sliding the live items down when a push finds the vector full, so a queue whose length
+/// stays within its capacity never allocates (sliding moves at most that many items, and
+/// happens once per capacity's worth of pushes when the queue runs near full).
+#[derive(Clone)]
+pub(crate) struct Ring<T> {
+    v: Vec<T>,
+    head: usize,
+}
+
+impl<T> Default for Ring<T> {
+    fn default() -> Self {
+        Ring {
+            v: Vec::new(),
+            head: 0,
+        }
+    }
+}
+
+impl<T: Copy> Ring<T> {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Ring {
+            v: Vec::with_capacity(n),
+            head: 0,
+        }
+    }
+
+    /// Reserves room for `n` more items, or fails without aborting.
+    pub(crate) fn try_reserve(
+        &mut self,
+        n: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.v.try_reserve(n)
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.v.len() - self.head
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.v.len() == self.head
+    }
+
+    #[inline]
+    pub(crate) fn front(&self) -> Option<&T> {
+        self.v.get(self.head)
+    }
+
+    #[inline]
+    pub(crate) fn back(&self) -> Option<&T> {
+        if self.is_empty() {
+            None
+        } else {
+            self.v.last()
+        }
+    }
+
+    #[inline]
+    pub(crate) fn back_mut(&mut self) -> Option<&mut T> {
+        if self.is_empty() {
+            None
+        } else {
+            self.v.last_mut()
+        }
+    }
+
+    #[inline]
+    pub(crate) fn pop_front(&mut self) -> Option<T> {
+        let x = *self.v.get(self.head)?;
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        }
+        Some(x)
+    }
+
+    #[inline]
+    pub(crate) fn push_back(&mut self, x: T) {
+        if self.v.len() == self.v.capacity() && self.head > 0 {
+            self.slide();
+        }
+        self.v.push(x);
+    }
+
+    #[cold]
+    fn slide(&mut self) {
+        self.v.drain(..self.head);
+        self.head = 0;
+    }
+
+    /// The live items, front first.
+    #[inline]
+    pub(crate) fn as_slice(&self) -> &[T] {
+        &self.v[self.head..]
+    }
+
+    #[inline]
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.v[self.head..]
+    }
+
+    pub(crate) fn insert(&mut self, i: usize, x: T) {
+        if self.v.len() == self.v.capacity() && self.head > 0 {
+            self.slide();
+        }
+        self.v.insert(self.head + i, x);
+    }
+
+    pub(crate) fn remove(&mut self, i: usize) -> T {
+        self.v.remove(self.head + i)
+    }
+}
+
+impl<T: Copy> std::ops::Index<usize> for Ring<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.as_slice()[i]
+    }
+}
+
+impl<T: Copy> std::ops::IndexMut<usize> for Ring<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.as_mut_slice()[i]
+    }
+}
 
 // Event tags: kind (3 bits) | drive (13 bits) | payload (48 bits).
 pub(crate) const EV_HOST_DONE: u64 = 0;
@@ -130,7 +260,7 @@ impl EventQueue {
 #[derive(Clone, Default)]
 pub(crate) struct Agenda {
     heap: EventQueue,
-    fifo: VecDeque<Ev>,
+    fifo: Ring<Ev>,
 }
 
 /// How far back a completion may be inserted into the FIFO.
@@ -140,7 +270,7 @@ impl Agenda {
     pub(crate) fn with_capacity(heap: usize, fifo: usize) -> Self {
         Agenda {
             heap: EventQueue::with_capacity(heap),
-            fifo: VecDeque::with_capacity(fifo),
+            fifo: Ring::with_capacity(fifo),
         }
     }
 
@@ -150,17 +280,23 @@ impl Agenda {
     }
 
     /// Adds a host completion (nearly always later than the ones already queued).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push_completion(&mut self, t: u64, seq: u64, tag: u64) {
         let ev = Ev {
             key: (t as u128) << 64 | seq as u128,
             tag,
         };
-        let n = self.fifo.len();
-        if n == 0 || self.fifo[n - 1].key <= ev.key {
-            self.fifo.push_back(ev);
-            return;
+        match self.fifo.back() {
+            Some(last) if last.key > ev.key => self.insert_completion(ev),
+            _ => self.fifo.push_back(ev),
         }
+    }
+
+    /// A completion earlier than the last one queued: into the FIFO when it goes at most
+    /// [`FIFO_SCAN`] places back, otherwise into the heap.
+    #[cold]
+    fn insert_completion(&mut self, ev: Ev) {
+        let n = self.fifo.len();
         let mut i = n - 1;
         while i > 0 && n - i < FIFO_SCAN && self.fifo[i - 1].key > ev.key {
             i -= 1;
@@ -168,7 +304,7 @@ impl Agenda {
         if (i == 0 || self.fifo[i - 1].key <= ev.key) && n - i < FIFO_SCAN {
             self.fifo.insert(i, ev);
         } else {
-            self.heap.push(t, seq, tag);
+            self.heap.push((ev.key >> 64) as u64, ev.key as u64, ev.tag);
         }
     }
 
@@ -205,7 +341,7 @@ impl Agenda {
 /// the near future (a few intervals: adjacent bookings merge).
 #[derive(Clone, Default)]
 pub(crate) struct Calendar {
-    iv: VecDeque<(u64, u64)>,
+    iv: Ring<(u64, u64)>,
 }
 
 impl Calendar {
@@ -251,7 +387,7 @@ impl Calendar {
 
     #[cold]
     fn book_slow(&mut self, t: u64, dur: u64) -> (u64, u64) {
-        let mut i = self.iv.partition_point(|iv| iv.1 <= t);
+        let mut i = self.iv.as_slice().partition_point(|iv| iv.1 <= t);
         let mut s = t;
         while i < self.iv.len() {
             let (a, b) = self.iv[i];
@@ -280,6 +416,7 @@ impl Calendar {
     /// Busy time booked after `t`.
     pub(crate) fn busy_after(&self, t: u64) -> u64 {
         self.iv
+            .as_slice()
             .iter()
             .filter(|iv| iv.1 > t)
             .map(|iv| iv.1 - iv.0.max(t))
@@ -289,7 +426,7 @@ impl Calendar {
     /// The booked intervals (tests).
     #[cfg(test)]
     fn intervals(&self) -> Vec<(u64, u64)> {
-        self.iv.iter().copied().collect()
+        self.iv.as_slice().to_vec()
     }
 }
 

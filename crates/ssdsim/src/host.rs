@@ -140,7 +140,7 @@ impl Host {
 
     /// Moves `bytes` over the link no earlier than `t` (plus the command's protocol exchange
     /// when `overhead`), sharing the adapter's uplink; returns when the data has arrived.
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn xfer(
         &mut self,

@@ -69,6 +69,8 @@ pub(crate) struct Geometry {
     pub unit_bytes: u64,
     /// Mapping slots per page (units per page × pack factor).
     pub spp: u32,
+    /// Whole uncompressed units per page: `min(page_sectors / us, spp)`.
+    pub upp: u32,
     pub total_slots: usize,
     pub d_unit: Div,
     pub d_us: Div,
@@ -104,6 +106,7 @@ impl Geometry {
             us,
             unit_bytes: f.mapping_unit,
             spp,
+            upp: ((n.page_bytes / 512) as u32 / us).min(spp),
             total_slots: blocks * n.pages_per_block as usize * spp as usize,
             d_unit: Div::new(f.mapping_unit),
             d_us: Div::new(us as u64),

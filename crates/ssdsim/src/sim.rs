@@ -4,14 +4,13 @@ use crate::config::{ConfigError, DriveConfig};
 use crate::counters::AuditReport;
 use crate::drive::{Drive, Shared};
 use crate::events::{
-    ev, ev_drive, ev_kind, ev_payload, Agenda, Calendar, EV_ADAPTER_DONE, EV_ARRIVE, EV_DIE_DONE,
-    EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
+    ev, ev_drive, ev_kind, ev_payload, Agenda, Calendar, Ring, EV_ADAPTER_DONE, EV_ARRIVE,
+    EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
 };
 use crate::ftl::AllocError;
 use crate::host::Uplink;
 use crate::SimError;
 use crate::{AdapterConfig, DriveCounters, HostCmd, OpKind, Precondition};
-use std::collections::VecDeque;
 
 /// A command held by the host adapter (driver overhead, or a TRIM it completes itself).
 #[derive(Clone, Copy)]
@@ -34,7 +33,7 @@ pub struct Simulator {
     adapter: Vec<AdapterSlot>,
     adapter_slots: Vec<u32>,
     /// Completions delivered by the event loop, not yet returned (in time order).
-    ready: VecDeque<(u64, u64)>,
+    ready: Ring<(u64, u64)>,
     pending: usize,
     now: u64,
 }
@@ -102,7 +101,7 @@ impl Simulator {
             drives.push(d);
         }
         let cap = n_drives * Self::queue_len(drive);
-        let mut ready = VecDeque::new();
+        let mut ready = Ring::default();
         ready
             .try_reserve(n_drives * drive.host.queue_depth as usize * 2 + 64)
             .map_err(|_| AllocError::new("completion queue", cap * 16))?;

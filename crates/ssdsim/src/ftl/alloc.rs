@@ -193,7 +193,7 @@ impl Ftl {
 
     /// Puts a unit of `cost` sectors into group `id`; returns its slot, or `None` when the group
     /// is full. Sets `*full` when this unit filled the group's last page.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn group_put(
         &mut self,
         id: u32,
