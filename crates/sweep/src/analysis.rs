@@ -60,8 +60,9 @@ pub struct BestStripe {
     /// What counts as a tie, as a fraction of the score: 1 % on simulated points, the spread of
     /// the repeats on real ones (at least 1 %).
     pub tie_margin: f64,
-    /// The best stripe outside the tie and how far `stripe` is ahead of it, as a fraction
-    /// (None when every stripe ties or there is only one).
+    /// The best stripe outside the tie and how far the best stripe (the top of the tie) is ahead
+    /// of it, as a fraction: always more than `tie_margin` (None when every stripe ties or there
+    /// is only one).
     pub margin: Option<(u64, f64)>,
     /// Number of stripes compared.
     pub compared: usize,
@@ -74,8 +75,9 @@ pub const CONVENTIONAL_STRIPES: [u64; 4] = [16 << 10, 64 << 10, 128 << 10, 512 <
 
 /// Picks among `scores` (stripe, score), highest score first: the stripes within `tie` of the
 /// highest tie; the conventional default among them wins, else the highest. Returns (chosen,
-/// tied stripes smallest first, the best stripe outside the tie and the chosen one's margin
-/// over it).
+/// tied stripes smallest first, the best stripe outside the tie and the best score's margin
+/// over it). The margin is the top's, not the chosen one's: ties are not transitive, so a
+/// chosen stripe at the bottom of the tie may be less than the tie margin ahead of the next.
 pub type Pick = (u64, Vec<u64>, Option<(u64, f64)>);
 
 /// See [`Pick`].
@@ -91,12 +93,11 @@ pub fn pick_with_ties(scores: &[(u64, f64)], tie: f64) -> Option<Pick> {
         .find(|c| tied.contains(c))
         .unwrap_or(tied[0]);
     tied.sort_unstable();
-    let chosen_score = v.iter().find(|s| s.0 == chosen).map_or(top, |s| s.1);
     let margin = v
         .iter()
         .find(|s| !within(s.1))
         .filter(|s| s.1 > 0.0)
-        .map(|s| (s.0, chosen_score / s.1 - 1.0));
+        .map(|s| (s.0, top / s.1 - 1.0));
     Some((chosen, tied, margin))
 }
 
@@ -585,7 +586,8 @@ impl Analysis {
 }
 
 /// How a pick reads: `8 KiB is the best stripe, 3.2 % ahead of 16 KiB`, `32 KiB and 64 KiB tie
-/// for best (within 1 %); 64 KiB is picked as the conventional default, 3.2 % ahead of 16 KiB`,
+/// for best (within 1 %); 64 KiB is picked as the conventional default; the best of them is
+/// 3.2 % ahead of 16 KiB`,
 /// `the stripe size makes no difference (all 5 within 1 %); 16 KiB is picked as the
 /// conventional default`.
 pub fn pick_phrase(
@@ -619,7 +621,15 @@ pub fn pick_phrase(
         });
     }
     if let Some((next, m)) = margin {
-        s.push_str(&format!(", {:.1} % ahead of {}", m * 100.0, fs(next)));
+        if tied.len() > 1 {
+            s.push_str(&format!(
+                "; the best of them is {:.1} % ahead of {}",
+                m * 100.0,
+                fs(next)
+            ));
+        } else {
+            s.push_str(&format!(", {:.1} % ahead of {}", m * 100.0, fs(next)));
+        }
     }
     s
 }
@@ -700,9 +710,9 @@ mod tie_tests {
         assert_eq!(tied, [8 * K, 16 * K]);
         let (next, m) = m.unwrap();
         assert_eq!(next, 128 * K);
-        assert!((m - 99.5 / 90.0 + 1.0).abs() < 1e-12);
+        assert!((m - 100.0 / 90.0 + 1.0).abs() < 1e-12);
         let p = pick_phrase(c, &tied, 3, 0.01, Some((next, m)));
-        assert!(p.starts_with("8 KiB and 16 KiB tie for best (within 1 %); 16 KiB is picked as the conventional default"), "{p}");
+        assert_eq!(p, "8 KiB and 16 KiB tie for best (within 1 %); 16 KiB is picked as the conventional default; the best of them is 11.1 % ahead of 128 KiB");
         // A wider margin (the spread of real repeats) makes more ties.
         let (_, tied, m) = pick_with_ties(&scores, 0.15).unwrap();
         assert_eq!((tied.len(), m), (3, None));
@@ -717,5 +727,14 @@ mod tie_tests {
         assert_eq!((c, tied), (8 * K, vec![8 * K, 32 * K]));
         assert!(pick_phrase(c, &[8 * K, 32 * K], 3, 0.01, None).contains("as it scores highest"));
         assert!(pick_with_ties(&[], 0.01).is_none());
+        // Ties are not transitive: 128 KiB ties with 8 KiB (0.8 % behind) and 16 KiB is 1.2 %
+        // behind 8 KiB, outside the tie, though only 0.4 % behind 128 KiB. The margin is the
+        // tie's lead (over the tie margin), not the chosen stripe's.
+        let scores = [(8 * K, 100.0), (128 * K, 99.2), (16 * K, 98.8)];
+        let (c, tied, m) = pick_with_ties(&scores, 0.01).unwrap();
+        assert_eq!((c, tied), (128 * K, vec![8 * K, 128 * K]));
+        let (next, m) = m.unwrap();
+        assert_eq!(next, 16 * K);
+        assert!(m > 0.01, "{m}");
     }
 }

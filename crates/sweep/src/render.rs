@@ -204,6 +204,9 @@ pub fn render_analysis(a: &Analysis, style: TableStyle) -> String {
                         .unwrap_or_else(|| "-".into()),
                 ),
                 right(match (b.margin, b.runner_up) {
+                    (Some((next, m)), _) if b.tied.len() > 1 => {
+                        format!("tie {:.1}% ahead of {}", m * 100.0, format_size(next))
+                    }
                     (Some((next, m)), _) => {
                         format!("{:.1}% ahead of {}", m * 100.0, format_size(next))
                     }
