@@ -602,10 +602,18 @@ fn signals_end_runs_like_ctrl_c() {
 fn an_interrupted_layout_is_given_back() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
+    // Big enough that laying it out takes well over the 600 ms before the signal, small enough
+    // to pass the free-space check: 20 GiB, or half of what is free when less.
+    let span = format!("{}", (free_bytes(dir) / 2).min(20 << 30) & !((1 << 20) - 1));
+    assert!(
+        span.parse::<u64>().unwrap() >= 4 << 30,
+        "the test needs 8 GiB free under {}",
+        dir.display()
+    );
     // A file created by the run is removed.
     let (out, took) = signal_after(
         &[
-            "run", "--target", "big.img", "--span", "20g", "--time", "1s",
+            "run", "--target", "big.img", "--span", &span, "--time", "1s",
         ],
         dir,
         Duration::from_millis(600),
@@ -623,7 +631,7 @@ fn an_interrupted_layout_is_given_back() {
     fs::write(dir.join("grow.img"), &data).unwrap();
     let (out, _) = signal_after(
         &[
-            "run", "--target", "grow.img", "--span", "20g", "--time", "1s",
+            "run", "--target", "grow.img", "--span", &span, "--time", "1s",
         ],
         dir,
         Duration::from_millis(600),
@@ -631,6 +639,18 @@ fn an_interrupted_layout_is_given_back() {
     );
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     assert_eq!(fs::read(dir.join("grow.img")).unwrap(), data);
+}
+
+/// Free bytes for an unprivileged user on the filesystem of `p` (`stat -f`).
+fn free_bytes(p: &Path) -> u64 {
+    let out = Command::new("stat")
+        .args(["-f", "-c", "%a %S"])
+        .arg(p)
+        .output()
+        .expect("stat -f");
+    let s = String::from_utf8_lossy(&out.stdout);
+    let mut it = s.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+    it.next().unwrap() * it.next().unwrap()
 }
 
 #[test]
