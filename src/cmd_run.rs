@@ -407,6 +407,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             &SimOptions {
                 stop,
                 max_memory: a.max_memory,
+                ..Default::default()
             },
         )
         .map_err(engine_failure)?;

@@ -283,6 +283,7 @@ impl PointRunner {
                     &SimOptions {
                         stop: Some(self.stop),
                         max_memory: self.max_memory,
+                        ..Default::default()
                     },
                 )
                 .map_err(Into::into)

@@ -330,7 +330,11 @@ fn loop_backing_stores_are_in_use() {
     assert!(err.contains("backing store of loop device"), "{err}");
     // Reading it is fine.
     let out = ssdlab_run(&["--target", img.to_str().unwrap(), "--ios", "10"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A loop device over the first loop device: the first one is in use.
     let upper = Loop::attach(&lo.dev).expect("a loop device over a loop device");
     let out = ssdlab_run(&[

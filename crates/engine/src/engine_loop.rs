@@ -25,6 +25,10 @@ pub struct Control<'a> {
     /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
     /// what was measured, marked interrupted.
     pub stop: Option<&'a AtomicBool>,
+    /// Raised by whoever coordinates several runs (other ranks of a job: IOR's stonewalling, or
+    /// another rank's failure): stop issuing and drain like `stop`, but the run is not marked
+    /// interrupted; its outcome says `stonewalled`.
+    pub stonewall: Option<&'a AtomicBool>,
 }
 
 impl<'a> Control<'a> {
@@ -36,7 +40,18 @@ impl<'a> Control<'a> {
             continue_on_error: false,
             error_stop: AtomicBool::new(false),
             stop: None,
+            stonewall: None,
         }
+    }
+
+    /// The same control, also stopped (not interrupted) by `stonewall`.
+    pub fn with_stonewall(mut self, stonewall: Option<&'a AtomicBool>) -> Self {
+        self.stonewall = stonewall;
+        self
+    }
+
+    fn stonewalled(&self) -> bool {
+        self.stonewall.is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// The same control, stopped by `stop` from outside.
@@ -84,6 +99,8 @@ pub struct LoopOutcome {
     pub stopped_on_error: bool,
     /// The `--ios`/`--bytes` budget ran out (the run ended before any deadline).
     pub budget_done: bool,
+    /// Stopped by the stonewall flag ([`Control::stonewall`]) before its own end.
+    pub stonewalled: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -197,6 +214,9 @@ pub fn run_loop<B: Backend>(
             } else if ctl.error_stop.load(Ordering::Relaxed) {
                 stopping = true;
                 out.stopped_on_error = true;
+            } else if ctl.stonewalled() {
+                stopping = true;
+                out.stonewalled = true;
             }
             if !stopping && !free.is_empty() {
                 let measured = now >= t0;
@@ -365,7 +385,11 @@ pub fn run_loop<B: Backend>(
     out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(start));
     out.runtime_ns = if end <= t0 {
         0
-    } else if deadline != u64::MAX && !out.interrupted && !out.stopped_on_error && !out.budget_done
+    } else if deadline != u64::MAX
+        && !out.interrupted
+        && !out.stopped_on_error
+        && !out.budget_done
+        && !out.stonewalled
     {
         // Time-based: the measured time is the deadline plus the drain of the last I/Os.
         last_completion.max(deadline) - t0

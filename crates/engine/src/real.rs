@@ -5,10 +5,10 @@ use crate::backend::{Backend, Cqe};
 use crate::engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
 use crate::fault::{FaultBackend, FaultPlan};
 use crate::stripe::StripeAdapter;
-use crate::{EngineError, Invalid};
+use crate::{EngineError, Invalid, StartHook};
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, SyncBackend, UringBackend};
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc, DEPTH_LEVELS};
+use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
@@ -58,6 +58,10 @@ pub struct RealOptions<'a> {
     /// Where the written-map of `--verify` runs lives (default: under the state directory,
     /// named after the target's identity).
     pub verify_map: Option<&'a std::path::Path>,
+    /// Called when every worker is ready, before the measured phase (see [`StartHook`]).
+    pub start_hook: Option<StartHook<'a>>,
+    /// Raised from outside to stop the run without marking it interrupted (stonewalling).
+    pub stonewall: Option<&'a AtomicBool>,
 }
 
 impl Default for RealOptions<'_> {
@@ -74,6 +78,8 @@ impl Default for RealOptions<'_> {
             stop: None,
             max_memory: None,
             verify_map: None,
+            start_hook: None,
+            stonewall: None,
         }
     }
 }
@@ -83,6 +89,9 @@ impl Default for RealOptions<'_> {
 pub struct RunOutput {
     pub result: RunResult,
     pub notes: Vec<String>,
+    /// The merged recorder the result was built from (histograms, series), for merging with
+    /// other runs' recorders exactly.
+    pub recorder: Recorder,
 }
 
 fn now_ns(origin: &Instant) -> u64 {
@@ -199,39 +208,74 @@ impl Backend for SyncAdapter {
 /// sync engine's I/O threads are included.
 /// Where workers wait for each other before the I/O phase: like `std::sync::Barrier`, but the
 /// main thread can open it when a worker could not even be started.
-struct Gate {
-    state: Mutex<(usize, bool)>,
+struct Gate<'h> {
+    /// (arrived, opened without everyone, workers that failed to set up, refused by the hook)
+    state: Mutex<GateState>,
     cv: Condvar,
     n: usize,
+    hook: Option<StartHook<'h>>,
 }
 
-impl Gate {
-    fn new(n: usize) -> Gate {
+#[derive(Default)]
+struct GateState {
+    arrived: usize,
+    aborted: bool,
+    failed: usize,
+    refused: Option<String>,
+}
+
+impl<'h> Gate<'h> {
+    fn new(n: usize, hook: Option<StartHook<'h>>) -> Gate<'h> {
         Gate {
-            state: Mutex::new((0, false)),
+            state: Mutex::new(GateState::default()),
             cv: Condvar::new(),
             n,
+            hook,
         }
     }
 
-    /// Arrives and waits for the others (or an abort); true for the last to arrive.
-    fn arrive(&self) -> bool {
+    /// Arrives (`ok`: this worker's backend is set up) and waits for the others (or an abort).
+    /// The last to arrive calls the start hook before letting everyone go. Returns whether this
+    /// worker was the last, or the hook's refusal.
+    fn arrive(&self, ok: bool) -> Result<bool, String> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.0 += 1;
-        if st.0 == self.n {
-            self.cv.notify_all();
-            return true;
+        st.arrived += 1;
+        if !ok {
+            st.failed += 1;
         }
-        while st.0 < self.n && !st.1 {
+        if st.arrived == self.n {
+            if let Some(hook) = self.hook {
+                let all_ok = st.failed == 0 && !st.aborted;
+                drop(st);
+                let verdict = (hook.0)(all_ok);
+                st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = verdict {
+                    st.refused = Some(e);
+                }
+            }
+            st.arrived = usize::MAX; // opened
+            self.cv.notify_all();
+            return st.refused.clone().map_or(Ok(true), Err);
+        }
+        while st.arrived != usize::MAX && !st.aborted {
             st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        false
+        st.refused.clone().map_or(Ok(false), Err)
+    }
+
+    /// The start hook's refusal, if it refused.
+    fn refused(&self) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .refused
+            .clone()
     }
 
     /// Lets everyone waiting go (the run is off).
     fn abort(&self) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.1 = true;
+        st.aborted = true;
         self.cv.notify_all();
     }
 }
@@ -247,10 +291,18 @@ impl CpuWindow {
     /// A worker with a working backend: counts itself in, waits for all workers at `barrier`
     /// and opens the window (once, in the barrier's leader). Counting in before the barrier
     /// means the window closes only when the last of them is done.
-    fn start(&self, gate: &Gate) {
+    fn start(&self, gate: &Gate) -> Result<(), String> {
         self.running.fetch_add(1, Ordering::SeqCst);
-        if gate.arrive() {
-            *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
+        match gate.arrive(true) {
+            Ok(true) => {
+                *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
+                Ok(())
+            }
+            Ok(false) => Ok(()),
+            Err(e) => {
+                self.running.fetch_sub(1, Ordering::SeqCst);
+                Err(e)
+            }
         }
     }
 
@@ -271,7 +323,7 @@ impl CpuWindow {
 
 /// What one worker thread needs to run its loop once its backend is built.
 struct Job<'a> {
-    gate: &'a Gate,
+    gate: &'a Gate<'a>,
     cpu: &'a CpuWindow,
     ctl: &'a Control<'a>,
     qd: u32,
@@ -279,6 +331,22 @@ struct Job<'a> {
     fault: Option<FaultPlan>,
     /// Log the writes (for the written-map of a verifying run).
     log_writes: bool,
+}
+
+/// The start hook refused the run (carried as a worker's error).
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn is_refusal(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<Refused>())
 }
 
 /// What a worker brings back.
@@ -294,7 +362,11 @@ impl Job<'_> {
     ) -> io::Result<WorkerOut> {
         match backend {
             Ok(mut b) => {
-                self.cpu.start(self.gate);
+                if let Err(e) = self.cpu.start(self.gate) {
+                    // The start hook refused: no I/O at all.
+                    self.ctl.error_stop.store(true, Ordering::SeqCst);
+                    return Err(io::Error::other(Refused(e)));
+                }
                 let slots = gens.len() as u32 * self.qd;
                 let mut log = self.log_writes.then(WriteLog::default);
                 let out = match self.fault {
@@ -312,7 +384,7 @@ impl Job<'_> {
             }
             Err(e) => {
                 self.ctl.error_stop.store(true, Ordering::SeqCst);
-                self.gate.arrive();
+                let _ = self.gate.arrive(false);
                 Err(e)
             }
         }
@@ -685,12 +757,13 @@ pub fn run_real(
         files.push(fs);
     }
     let ctl = {
-        let mut c =
-            Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
+        let mut c = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
+            .with_stop(opts.stop)
+            .with_stonewall(opts.stonewall);
         c.continue_on_error = opts.continue_on_error;
         c
     };
-    let gate = Gate::new(spec.jobs as usize);
+    let gate = Gate::new(spec.jobs as usize, opts.start_hook);
     let cpu_window = CpuWindow::default();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -822,7 +895,14 @@ pub fn run_real(
     let mut members: Vec<MemberStats> = Vec::new();
     let mut setup_error = None;
     let mut write_log = WriteLog::default();
+    // Whether every worker's error is the start hook's refusal (none failed on its own).
+    let mut all_refused = true;
     for r in results {
+        if let Err(e) = &r {
+            if !is_refusal(e) {
+                all_refused = false;
+            }
+        }
         match r {
             Ok((rec, out, ms, log)) => {
                 if let Some(l) = log {
@@ -834,10 +914,21 @@ pub fn run_real(
                 outcome.interrupted |= out.interrupted;
                 outcome.stopped_on_error |= out.stopped_on_error;
                 outcome.budget_done |= out.budget_done;
+                outcome.stonewalled |= out.stonewalled;
                 merge_members(&mut members, ms);
             }
+            Err(e) if is_refusal(&e) && setup_error.is_some() => {}
             Err(e) => setup_error = Some(e),
         }
+    }
+    let refused = gate.refused();
+    if let (Some(why), None) = (&refused, &setup_error) {
+        // Cannot happen (a refusal fails every worker), but never run on after one.
+        return Err(setup_failed(&mut laid, why.clone()));
+    }
+    if let Some(why) = refused.filter(|_| all_refused) {
+        // Every worker set up fine and the start hook said no: no I/O was issued.
+        return Err(setup_failed(&mut laid, why));
     }
     if let Some(e) = setup_error {
         // A worker could not set up its engine: no I/O was issued by anyone.
@@ -885,7 +976,11 @@ pub fn run_real(
     if spec.verify {
         result.verify = Some(merged.verify.clone());
     }
-    Ok(RunOutput { result, notes })
+    Ok(RunOutput {
+        result,
+        notes,
+        recorder: merged,
+    })
 }
 
 /// Adds one worker's member statistics. Counts and ticks add up; busy time is the largest of the
@@ -924,19 +1019,7 @@ pub(crate) fn build_result(
     timestamp_ms: u64,
     cpu: CpuUsage,
 ) -> RunResult {
-    let total_sub: u64 = rec.depth_counts.iter().sum();
-    let iodepth_level = DEPTH_LEVELS
-        .iter()
-        .zip(rec.depth_counts.iter())
-        .map(|(k, &c)| {
-            let pct = if total_sub == 0 {
-                0.0
-            } else {
-                100.0 * c as f64 / total_sub as f64
-            };
-            (k.to_string(), pct)
-        })
-        .collect();
+    let iodepth_level = rec.iodepth_levels();
     RunResult {
         spec: spec.clone(),
         target,
@@ -948,6 +1031,7 @@ pub(crate) fn build_result(
         timestamp_ms,
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
+        stonewalled: out.stonewalled,
         cpu,
         iodepth_level,
         latency_levels: rec.latency_levels(),

@@ -4,7 +4,7 @@
 use crate::backend::{Backend, Cqe};
 use crate::engine_loop::{run_loop, Control, DataOpts};
 use crate::real::{build_result, check_budget, max_ios};
-use crate::{EngineError, Invalid};
+use crate::{EngineError, Invalid, StartHook};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
     AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator,
@@ -233,6 +233,11 @@ pub struct SimOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Refuse to build drives whose memory estimate is above this (besides what the system has).
     pub max_memory: Option<u64>,
+    /// Called when the drives are built and preconditioned, before the measured phase (see
+    /// [`StartHook`]).
+    pub start_hook: Option<StartHook<'a>>,
+    /// Raised from outside to stop the run without marking it interrupted (stonewalling).
+    pub stonewall: Option<&'a AtomicBool>,
 }
 
 /// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
@@ -393,6 +398,17 @@ pub fn run_sim_prepared(
     prepared: Option<Simulator>,
     opts: &SimOptions<'_>,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
+    run_sim_recorded(spec, target, prepared, opts).map(|(r, _)| r)
+}
+
+/// Like [`run_sim_prepared`], also returning the recorder the result was built from (for merging
+/// it exactly with other runs').
+pub fn run_sim_recorded(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    prepared: Option<Simulator>,
+    opts: &SimOptions<'_>,
+) -> Result<(ssdlab_stats::RunResult, Recorder), EngineError> {
     check_sim_memory(target, Some(spec), opts.max_memory)?;
     let (map, start, span, size) = sim_geometry(spec, target)?;
     let sim = match prepared {
@@ -432,7 +448,16 @@ pub fn run_sim_prepared(
         ready: Vec::with_capacity(slots as usize),
         members: names.into_iter().map(|m| (m, 0, 0)).collect(),
     };
-    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec)).with_stop(opts.stop);
+    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
+        .with_stop(opts.stop)
+        .with_stonewall(opts.stonewall);
+    if let Some(hook) = opts.start_hook {
+        (hook.0)(true).map_err(|message| EngineError::Setup {
+            message,
+            wrote: false,
+            cleanup: Vec::new(),
+        })?;
+    }
     let mut rec = Recorder::default();
     // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a
     // byte-identical result.
@@ -476,5 +501,5 @@ pub fn run_sim_prepared(
     }
     // Counters are plain numbers: serialising them cannot fail.
     result.device = serde_json::to_value(backend.sim.counters()).ok();
-    Ok(result)
+    Ok((result, rec))
 }

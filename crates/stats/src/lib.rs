@@ -5,7 +5,7 @@
 mod recorder;
 mod result;
 
-pub use recorder::{KindRecorder, Recorder, DEPTH_LEVELS};
+pub use recorder::{DecodeError, KindRecorder, Recorder, DEPTH_LEVELS};
 pub use result::{
     CpuUsage, IoErrorRecord, LatLevels, LatSummary, MemberStats, OpSummary, RunResult, SeriesPoint,
     TargetDesc, VerifySummary, PERCENTILES,

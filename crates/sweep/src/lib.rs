@@ -16,7 +16,9 @@ pub mod spec;
 pub use analysis::{parse_mix, Analysis, BestStripe, Cell, MixRecommendation};
 pub use point::Point;
 pub use render::{render_analysis, render_mix, render_points, render_runs};
-pub use runner::{run_sweep, PointError, PointRunner, RunOpts, SweepSummary};
+pub use runner::{
+    run_one, run_sweep, PointError, PointOutcome, PointPool, PointRunner, RunOpts, SweepSummary,
+};
 pub use spec::{DriveState, NamedWorkload, PointTarget, SweepSpec, TargetSpec, SHORTHANDS};
 
 use ssdlab_report::store::StoreError;
