@@ -7,6 +7,7 @@
 use crate::transport::{Tag, Transport};
 use serde::{Deserialize, Serialize};
 use ssdlab_sweep::{run_one, Point, PointOutcome, PointPool, PointRunner, SweepError};
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, TryRecvError};
@@ -34,9 +35,37 @@ enum Work {
 
 /// Rank 0's side: a [`PointPool`] over every rank (rank 0 itself on a thread).
 pub struct Dispatcher<'a, T: Transport> {
-    pub t: &'a T,
+    t: &'a T,
     /// The drive state a point starts from (points of one state go to the same rank when they can).
-    pub group: Option<&'a (dyn Fn(&Point) -> String + Sync)>,
+    group: Option<&'a (dyn Fn(&Point) -> String + Sync)>,
+    /// The ranks told to stop (rank 0 is never asked).
+    released: RefCell<Vec<bool>>,
+}
+
+impl<'a, T: Transport> Dispatcher<'a, T> {
+    pub fn new(t: &'a T, group: Option<&'a (dyn Fn(&Point) -> String + Sync)>) -> Self {
+        let mut released = vec![false; t.size()];
+        released[0] = true;
+        Dispatcher {
+            t,
+            group,
+            released: RefCell::new(released),
+        }
+    }
+
+    /// Tells every rank not told yet that there is nothing for it (the sweep had nothing to run,
+    /// or stopped before handing out points): answers its first request with `Stop`. Must be
+    /// called once the sweep is over, on every path, so no rank waits forever.
+    pub fn release_all(&self) {
+        let mut released = self.released.borrow_mut();
+        for r in 1..self.t.size() {
+            if !released[r] {
+                let _ = self.t.recv(r, TAG_ASK);
+                self.t.send(r, TAG_WORK, &json(&Work::Stop));
+                released[r] = true;
+            }
+        }
+    }
 }
 
 /// The next point for worker `w`: one of the group it works on, else one of the group with the
@@ -81,8 +110,7 @@ impl<T: Transport> PointPool for Dispatcher<'_, T> {
             .collect();
         let mut affinity = vec![None; n];
         let mut busy: Vec<Option<usize>> = vec![None; n];
-        let mut released = vec![false; n];
-        released[0] = true;
+        let mut released = self.released.borrow_mut();
         let mut stopping = false;
         let mut aborted = false;
         let mut result = Ok(());
