@@ -207,7 +207,6 @@ pub fn run_job<T: Transport>(
             .recv()
             .unwrap_or_else(|_| Err("the job ended before the run started".into()))
     };
-    let t_end: Option<Instant>;
     let mut stopped_by: Option<String> = None;
     let local: LocalRun = std::thread::scope(|s| {
         let hook = &hook;
@@ -343,10 +342,8 @@ pub fn run_job<T: Transport>(
                     stop_sent = true;
                     stopped_by = Some(format!("{} {text}", who(r, &hosts[r])));
                     apply(interrupt);
-                    for peer in 1..t.size() {
-                        if !done[peer] {
-                            t.send(peer, TAG_CTRL, &to_json(&Ctrl::Stop { interrupt }));
-                        }
+                    for (peer, _) in done.iter().enumerate().skip(1).filter(|(_, &d)| !d) {
+                        t.send(peer, TAG_CTRL, &to_json(&Ctrl::Stop { interrupt }));
                     }
                 }
                 if done.iter().all(|&d| d) {
@@ -375,7 +372,7 @@ pub fn run_job<T: Transport>(
         }
         out
     });
-    t_end = Some(Instant::now());
+    let t_end = Some(Instant::now());
 
     // 4. Results: histograms merged up the tree, the ranks' reports gathered.
     let (recorder, outcome) = match local {

@@ -78,13 +78,13 @@ pub fn segment(
     unit: u64,
 ) -> Result<(u64, u64), String> {
     let n = ranks as u64;
-    if total % n != 0 {
+    if !total.is_multiple_of(n) {
         return Err(format!(
             "--segment-per-rank: the region of {total} bytes does not divide into {ranks} equal segments; give a --span that is a multiple of {ranks}"
         ));
     }
     let span = total / n;
-    if span == 0 || span % unit.max(1) != 0 {
+    if span == 0 || !span.is_multiple_of(unit.max(1)) {
         return Err(format!(
             "--segment-per-rank: each of the {ranks} segments would be {span} bytes, not a multiple of {unit} (--align); give a --span that is a multiple of {}",
             n * unit.max(1)
