@@ -4,7 +4,9 @@
 use crate::output::{self, Dest};
 use anyhow::anyhow;
 use clap::{Args, Parser, Subcommand};
+use ssdlab_report::{Exporter, Format, TableStyle};
 use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,8 +40,35 @@ enum Cmd {
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
     Report(crate::cmd_sweep::ReportArgs),
-    /// Run a built-in simulated study (a classic review test) and print its report.
-    Study(crate::cmd_sweep::StudyArgs),
+    /// Run a built-in study (a classic review test; simulated, or the stripe study on real
+    /// members with --target) into a results store in the current directory
+    /// (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite; --db to choose), print
+    /// its report and findings, and write its HTML report (--html to choose where).
+    Study(crate::cmd_study::StudyArgs),
+    /// Run fio job files or an fio command line (--name=x --rw=randread …) on real targets, or
+    /// on a simulated drive or array (--sim).
+    Fio(Box<crate::cmd_fio::FioArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of ssdlab or of one of its commands to stdout.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+struct ManArgs {
+    /// A command (run, sweep, report, …) for its own page; none for ssdlab(1).
+    command: Option<String>,
+}
+
+/// The command-line definition (for completions, manual pages and their tests).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[derive(Args, Debug)]
@@ -110,8 +139,8 @@ pub struct WorkloadArgs {
     /// I/O pattern: read, write, randread, randwrite, rw, randrw.
     #[arg(long, default_value = "randread", value_parser = rw_arg)]
     rw: RwMode,
-    /// Percentage of reads in a mixed workload (rw/randrw); default 50.
-    #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
+    /// Percentage of reads in a mixed workload (rw/randrw); default 50..
+    #[arg(long, visible_alias = "rwmixread", value_parser = pct_arg, allow_hyphen_values = true)]
     read_pct: Option<u8>,
     /// Percentage of random offsets (fio's percentage_random); default from --rw.
     #[arg(long, value_parser = pct_arg, allow_hyphen_values = true)]
@@ -125,17 +154,18 @@ pub struct WorkloadArgs {
     /// Start of the region on the target.
     #[arg(long, default_value = "0", value_parser = size_arg, allow_hyphen_values = true)]
     offset: u64,
-    /// Length of the region; default from --offset to the end of the target.
-    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
+    /// Length of the region; default from --offset to the end of the target..
+    #[arg(long, visible_alias = "size", value_parser = positive_size_arg, allow_hyphen_values = true)]
     span: Option<u64>,
-    /// Outstanding I/Os per worker (queue depth).
-    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
+    /// Outstanding I/Os per worker (queue depth)..
+    #[arg(long, visible_alias = "iodepth", default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     qd: u32,
-    /// Number of workers.
-    #[arg(long, default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
+    /// Number of workers..
+    #[arg(long, visible_alias = "numjobs", default_value = "1", value_parser = positive_u32, allow_hyphen_values = true)]
     jobs: u32,
-    /// Stop after this much measured time (500ms, 30s, 3m). Default 10s when no stop is given.
-    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
+    /// Stop after this much measured time (500ms, 30s, 3m; a bare number is seconds). Default
+    /// 10s when no stop is given..
+    #[arg(long, visible_alias = "runtime", value_parser = duration_arg, allow_hyphen_values = true)]
     time: Option<u64>,
     /// Stop after this many I/Os (all workers together).
     #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
@@ -207,6 +237,7 @@ impl WorkloadArgs {
             pattern: self.pattern.unwrap_or_default(),
             seed: self.seed,
             verify: self.verify,
+            ..Default::default()
         };
         spec.validate()?;
         Ok(spec)
@@ -222,12 +253,28 @@ pub fn budget_ios(spec: &WorkloadSpec) -> Option<u64> {
     }
 }
 
+fn format_arg(s: &str) -> Result<Format, String> {
+    s.parse::<Format>()
+}
+
 /// How results are printed.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print one JSON document in fio's shape (ssdlab's extras under "ssdlab").
-    #[arg(long)]
+    /// Output format: table (the default), json (fio's JSON with ssdlab's extras under
+    /// "ssdlab"), json+ (fio's JSON+: adds the latency histograms), csv (one row per op kind),
+    /// normal (fio's normal text), html (one self-contained page with charts; see
+    /// docs/REPORTS.md).
+    #[arg(long, value_name = "FORMAT", value_parser = format_arg, conflicts_with_all = ["json", "json_plus"])]
+    pub output_format: Option<Format>,
+    /// Same as --output-format json.
+    #[arg(long, conflicts_with = "json_plus")]
     pub json: bool,
+    /// Same as --output-format json+.
+    #[arg(long)]
+    pub json_plus: bool,
+    /// Table borders: auto (Unicode on a terminal, ASCII otherwise; the default), unicode, ascii.
+    #[arg(long, value_name = "STYLE", value_parser = ["auto", "unicode", "ascii"])]
+    pub table_style: Option<String>,
     /// Write the output to FILE instead of stdout ("-": stdout). Never a file the command reads.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -236,6 +283,48 @@ pub struct OutputArgs {
 impl OutputArgs {
     pub fn dest(&self) -> Dest {
         Dest::from_arg(self.output.as_deref())
+    }
+
+    /// The format asked for (table when none is).
+    pub fn format(&self) -> Format {
+        match (self.output_format, self.json, self.json_plus) {
+            (Some(f), _, _) => f,
+            (None, true, _) => Format::Json,
+            (None, _, true) => Format::JsonPlus,
+            _ => Format::Table,
+        }
+    }
+
+    /// The table style: ASCII unless the table goes to a terminal (or as asked).
+    pub fn table_style(&self) -> TableStyle {
+        match self.table_style.as_deref() {
+            Some("unicode") => TableStyle::Unicode,
+            Some("ascii") => TableStyle::Ascii,
+            _ if self.dest() == Dest::Stdout && std::io::stdout().is_terminal() => {
+                TableStyle::Unicode
+            }
+            _ => TableStyle::Ascii,
+        }
+    }
+
+    /// The exporter of the chosen format.
+    pub fn exporter(&self) -> anyhow::Result<Box<dyn Exporter>> {
+        if self.table_style.is_some() && self.format() != Format::Table {
+            return Err(anyhow!(
+                "--table-style applies to --output-format table, not {}",
+                self.format().as_str()
+            ));
+        }
+        Ok(ssdlab_report::exporter(self.format(), self.table_style())?)
+    }
+}
+
+/// Unicode table borders when stdout is a terminal, plain ASCII otherwise.
+pub fn auto_table_style() -> TableStyle {
+    if std::io::stdout().is_terminal() {
+        TableStyle::Unicode
+    } else {
+        TableStyle::Ascii
     }
 }
 
@@ -303,29 +392,139 @@ pub fn one_line(msg: &str) -> String {
     }
 }
 
+/// fio option names `ssdlab run` knows under another name, and what to use instead.
+const FIO_NAMES: &[(&str, &str)] = &[
+    ("bs", "--bs"),
+    ("blocksize", "--bs"),
+    ("ba", "--align"),
+    ("blockalign", "--align"),
+    ("rwmixwrite", "--read-pct (100 minus the write share)"),
+    ("percentage_random", "--random-pct"),
+    ("randseed", "--seed"),
+    ("ramp_time", "--ramp"),
+    ("number_ios", "--ios"),
+    ("io_size", "--bytes"),
+    ("io_limit", "--bytes"),
+    ("ioengine", "--engine auto|io_uring|sync"),
+    ("direct", "it uses O_DIRECT unless --buffered"),
+    ("buffered", "--buffered"),
+    (
+        "time_based",
+        "it runs for --time (default 10s) unless --ios or --bytes ends it first",
+    ),
+    ("timeout", "--time"),
+    ("iodepth_batch", "--submit-batch"),
+    ("iodepth_batch_submit", "--submit-batch"),
+    ("readwrite", "--rw"),
+    ("zero_buffers", "--pattern zeros"),
+    (
+        "refill_buffers",
+        "its default --pattern random refills every write",
+    ),
+    ("buffer_compress_percentage", "--pattern compress:N"),
+    ("hipri", "--hipri"),
+    ("sqthread_poll", "--sqthread-poll"),
+    ("fixedbufs", "--fixedbufs on"),
+    ("registerfiles", "--registerfiles on"),
+    (
+        "name",
+        "runs have no names (ssdlab fio takes fio's command line as it is)",
+    ),
+];
+
+/// A one-line answer to an option `ssdlab run` (or another command) does not know: the nearest
+/// option of that command, or what a fio option is called here.
+fn unknown_option_message(cmd: &clap::Command, sub: Option<&str>, arg: &str) -> String {
+    let key = arg.trim_start_matches('-');
+    let key = key.split_once('=').map(|(k, _)| k).unwrap_or(key);
+    let sc = sub.and_then(|n| cmd.find_subcommand(n)).unwrap_or(cmd);
+    let longs: Vec<String> = sc
+        .get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let dashed = key.replace('_', "-");
+    let mut hint = if longs.contains(&dashed) {
+        Some(format!("--{dashed}"))
+    } else {
+        None
+    };
+    if hint.is_none() && sub == Some("run") {
+        if let Some((_, to)) = FIO_NAMES.iter().find(|(f, _)| *f == key) {
+            if to.starts_with("--") {
+                hint = Some(format!("{to} (fio's --{key})"));
+            } else {
+                return format!("fio's --{key} is not an option of ssdlab run: {to}");
+            }
+        }
+    }
+    if hint.is_none() {
+        hint = longs
+            .iter()
+            .map(|l| (ssdlab_fiojob::options::edit_distance(&dashed, l), l))
+            .filter(|(d, l)| *d <= 2.max(l.len() / 4))
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, l)| format!("--{l}"));
+    }
+    let mut msg = format!("unknown option {}", arg.split('=').next().unwrap_or(arg));
+    if let Some(h) = hint {
+        msg.push_str(&format!("; did you mean {h}?"));
+    }
+    if sub == Some("run") && ssdlab_fiojob::options::is_fio_option(key) {
+        msg.push_str(" (ssdlab fio takes fio's options as they are)");
+    }
+    msg
+}
+
 pub fn main() -> ExitCode {
     ssdlab_io::memory::limit_malloc_arenas();
-    let cli = match Cli::try_parse() {
+    // `ssdlab fio` takes fio's own options (--name=x --rw=…): they are split off before clap
+    // sees the arguments.
+    let (args, fio_args) = crate::cmd_fio::split_argv(std::env::args_os().collect());
+    let sub = args.get(1).and_then(|a| a.to_str()).map(String::from);
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+            let arg = e
+                .get(clap::error::ContextKind::InvalidArg)
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            output::note(&format!(
+                "error: {} (see --help)",
+                unknown_option_message(&command(), sub.as_deref(), &arg)
+            ));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
         Err(e) => return clap_failure(e),
     };
     let ranks = ssdlab_cluster::launched_by_mpi();
     // Under mpirun only rank 0 speaks.
     crate::signals::install(ranks.is_some_and(|(rank, _)| rank != 0));
     if let Some((rank, size)) = ranks {
-        return main_ranks(cli.cmd, rank, size);
+        return main_ranks(cli.cmd, fio_args, rank, size);
     }
-    finish(run_cmd(cli.cmd))
+    finish(run_cmd(cli.cmd, fio_args))
 }
 
-fn run_cmd(cmd: Cmd) -> Result<u8, Failure> {
+fn run_cmd(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv) -> Result<u8, Failure> {
     match cmd {
+        Cmd::Fio(mut a) => {
+            a.fio_args = fio_args;
+            crate::cmd_fio::cmd_fio(*a)
+        }
         Cmd::Run(a) => crate::cmd_run::cmd_run(*a),
         Cmd::Drives(a) => cmd_drives(a),
         Cmd::Layout(a) => crate::cmd_layout::cmd_layout(a),
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
-        Cmd::Study(a) => crate::cmd_sweep::cmd_study(a),
+        Cmd::Study(a) => crate::cmd_study::cmd_study(a),
+        Cmd::Completions(a) => cmd_completions(a),
+        Cmd::Man(a) => cmd_man(a),
     }
 }
 
@@ -346,9 +545,9 @@ fn finish(res: Result<u8, Failure>) -> ExitCode {
 /// Started by an MPI launcher as rank `rank` of `size`, in a build without MPI: one rank alone
 /// runs as usual; more would be independent copies, so they are refused (rank 0 says why).
 #[cfg(not(feature = "mpi"))]
-fn main_ranks(cmd: Cmd, rank: usize, size: usize) -> ExitCode {
+fn main_ranks(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv, rank: usize, size: usize) -> ExitCode {
     if size <= 1 {
-        return finish(run_cmd(cmd));
+        return finish(run_cmd(cmd, fio_args));
     }
     if rank == 0 {
         output::note(&format!(
@@ -361,7 +560,7 @@ fn main_ranks(cmd: Cmd, rank: usize, size: usize) -> ExitCode {
 /// One rank of an MPI job: `run` and `sweep` run on every rank together; other commands run
 /// only in a job of one rank. Every rank ends with rank 0's exit code; only rank 0 prints.
 #[cfg(feature = "mpi")]
-fn main_ranks(cmd: Cmd, rank: usize, _size: usize) -> ExitCode {
+fn main_ranks(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv, rank: usize, _size: usize) -> ExitCode {
     let mpi = match ssdlab_cluster::mpi_rt::Mpi::init() {
         Ok(m) => m,
         Err(e) => {
@@ -375,15 +574,18 @@ fn main_ranks(cmd: Cmd, rank: usize, _size: usize) -> ExitCode {
     let res = match cmd {
         Cmd::Run(a) => crate::cmd_run::run_on_ranks(*a, &mpi, &me),
         Cmd::Sweep(a) => crate::cmd_sweep::sweep_on_ranks(a, &mpi, &me),
-        other if me.size == 1 => run_cmd(other),
+        other if me.size == 1 => run_cmd(other, fio_args),
         other => Err(Failure::new(
             EXIT_BAD_INPUT,
             anyhow!(
                 "ssdlab {} does not run on several ranks (only run and sweep do); start it without mpirun",
                 match other {
+                    Cmd::Fio(_) => "fio",
                     Cmd::Drives(_) => "drives",
                     Cmd::Layout(_) => "layout",
                     Cmd::Report(_) => "report",
+                    Cmd::Completions(_) => "completions",
+                    Cmd::Man(_) => "man",
                     _ => "study",
                 }
             ),
@@ -441,6 +643,45 @@ fn clap_failure(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+fn cmd_completions(a: CompletionsArgs) -> Result<u8, Failure> {
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut command(), "ssdlab", &mut out);
+    output::stdout(&String::from_utf8_lossy(&out)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
+}
+
+/// The manual page of ssdlab (`None`) or of one of its commands, generated from the same
+/// definition `--help` prints.
+pub fn man_page(command_name: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    let mut cmd = command();
+    cmd.build();
+    let page = match command_name {
+        None => cmd,
+        Some(name) => {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let sub = cmd
+                .find_subcommand(name)
+                .ok_or_else(|| anyhow!("no command '{name}' (commands: {})", names.join(", ")))?
+                .clone();
+            // clap names are &'static str; one page is made per process.
+            let page_name: &'static str = Box::leak(format!("ssdlab-{name}").into_boxed_str());
+            sub.name(page_name)
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    Ok(out)
+}
+
+fn cmd_man(a: ManArgs) -> Result<u8, Failure> {
+    let page = man_page(a.command.as_deref())?;
+    output::stdout(&String::from_utf8_lossy(&page)).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
 }
 
 fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {

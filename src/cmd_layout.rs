@@ -25,9 +25,13 @@ pub struct LayoutArgs {
     /// Length of the range.
     #[arg(value_parser = positive_size_arg, allow_hyphen_values = true)]
     len: u64,
-    /// Print JSON instead of lines.
+    /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Leave out the header line and the column padding: one "MEMBER OFFSET LENGTH" line per
+    /// piece, separated by single spaces (for scripts).
+    #[arg(long, short = 'n', conflicts_with = "json")]
+    no_headers: bool,
 }
 
 pub fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
@@ -56,12 +60,35 @@ pub fn cmd_layout(a: LayoutArgs) -> Result<u8, Failure> {
             serde_json::to_writer(&mut out, &p)?;
         }
         out.write_all(b"\n]}\n").map_err(write_err)?;
-    } else {
+    } else if a.no_headers {
         for p in pieces {
             if output::stdout_closed() || crate::signals::stopped() {
                 break;
             }
             writeln!(out, "{} {} {}", p.member, p.member_offset, p.len).map_err(write_err)?;
+        }
+    } else {
+        // Column widths from the largest values any piece can have, so the table streams.
+        let digits = |v: u64| v.to_string().len();
+        let w_member = digits(a.members.len().saturating_sub(1) as u64).max("member".len());
+        let w_offset = digits(a.members.iter().copied().max().unwrap_or(0)).max("offset".len());
+        let w_len = digits(map.chunk().min(a.len)).max("length".len());
+        writeln!(
+            out,
+            "{:>w_member$} {:>w_offset$} {:>w_len$}",
+            "member", "offset", "length"
+        )
+        .map_err(write_err)?;
+        for p in pieces {
+            if output::stdout_closed() || crate::signals::stopped() {
+                break;
+            }
+            writeln!(
+                out,
+                "{:>w_member$} {:>w_offset$} {:>w_len$}",
+                p.member, p.member_offset, p.len
+            )
+            .map_err(write_err)?;
         }
     }
     out.finish().map_err(write_err)?;

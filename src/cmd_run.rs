@@ -13,12 +13,18 @@ use crate::cli::{
 };
 use crate::output::{self, check_writable_path, Dest};
 use crate::signals;
+use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
     EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimOptions, SimTarget,
 };
-use ssdlab_stats::RunResult;
+use ssdlab_report::export::LogExporter;
+use ssdlab_report::html::HtmlExporter;
+use ssdlab_report::logs::LogKind;
+use ssdlab_report::logs::LogRequest;
+use ssdlab_report::{Exporter, Format};
+use ssdlab_stats::{LogConfig, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::parse_size;
 use std::path::{Path, PathBuf};
@@ -30,7 +36,7 @@ const DEFAULT_STRIPE: u64 = 512 << 10;
 pub struct RunArgs {
     /// File or block device to test. A missing file is created (needs --span); a short one is
     /// extended with data; nothing is ever truncated.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
+    #[arg(long, visible_alias = "filename", value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
     target: Option<PathBuf>,
     /// Use the null target: I/O completes at once; measures ssdlab's own overhead.
     #[arg(long, conflicts_with_all = ["raid0", "sim"])]
@@ -76,6 +82,23 @@ pub struct RunArgs {
     /// 0 = one system call per batch of refills.
     #[arg(long, value_name = "N")]
     submit_batch: Option<u32>,
+    /// io_uring: poll for completions instead of waiting for interrupts (IORING_SETUP_IOPOLL,
+    /// fio's hipri). Needs O_DIRECT and a device with poll queues (NVMe with poll_queues=N);
+    /// refused otherwise.
+    #[arg(long)]
+    hipri: bool,
+    /// io_uring: a kernel thread takes submissions from the ring, so submitting needs no system
+    /// call (IORING_SETUP_SQPOLL, fio's sqthread_poll). Its CPU time is not in ssdlab's figures.
+    #[arg(long)]
+    sqthread_poll: bool,
+    /// io_uring: registered (fixed) buffers: auto (when the kernel allows; the default), on
+    /// (refuse when it cannot), off (fio's fixedbufs=0).
+    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    fixedbufs: Option<String>,
+    /// io_uring: register the target files with the ring: on (the default) or off (fio's
+    /// registerfiles=0).
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    registerfiles: Option<String>,
     /// Allow writes to a block device (devices with a filesystem, partitions or users are still refused).
     #[arg(long)]
     allow_destroy: bool,
@@ -113,6 +136,84 @@ pub struct RunArgs {
     inject_fault: Option<ssdlab_engine::FaultPlan>,
     #[command(flatten)]
     out: OutputArgs,
+    /// Also write an HTML report of the run to FILE: IOPS and bandwidth over time, latency
+    /// percentiles and histogram, the workload and the target (docs/REPORTS.md). Never a file
+    /// the command reads.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    #[command(flatten)]
+    logs: LogArgs,
+}
+
+/// fio's time-series logs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LogArgs {
+    /// Write fio's bandwidth log: NAME_bw.<job>.log per job (KiB/s per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_bw_log: Option<PathBuf>,
+    /// Write fio's IOPS log: NAME_iops.<job>.log per job.
+    #[arg(long, value_name = "NAME")]
+    pub write_iops_log: Option<PathBuf>,
+    /// Write fio's latency logs: NAME_lat.<job>.log, NAME_clat.<job>.log and NAME_slat.<job>.log
+    /// per job (mean ns per window).
+    #[arg(long, value_name = "NAME")]
+    pub write_lat_log: Option<PathBuf>,
+    /// Averaging window of the logs in milliseconds (fio's log_avg_msec; default 1000). With a
+    /// bandwidth or IOPS log, the run's bw_*/iops_* statistics use the same windows, as in fio.
+    #[arg(long, value_name = "MSEC", value_parser = log_avg_arg)]
+    pub log_avg_msec: Option<u64>,
+}
+
+fn log_avg_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
+        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
+    }
+}
+
+impl LogArgs {
+    /// The logs asked for (checked: --log-avg-msec needs a log).
+    pub fn request(&self) -> Result<Option<(LogRequest, u64)>> {
+        let req = LogRequest {
+            bw: self.write_bw_log.clone(),
+            iops: self.write_iops_log.clone(),
+            lat: self.write_lat_log.clone(),
+        };
+        if !req.any() {
+            if self.log_avg_msec.is_some() {
+                bail!("--log-avg-msec applies to logs: give --write-bw-log, --write-iops-log or --write-lat-log");
+            }
+            return Ok(None);
+        }
+        for (flag, p) in [
+            ("--write-bw-log", &req.bw),
+            ("--write-iops-log", &req.iops),
+            ("--write-lat-log", &req.lat),
+        ] {
+            if let Some(p) = p {
+                if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') {
+                    bail!(
+                        "{flag} '{}': give a file name prefix (NAME or DIR/NAME)",
+                        p.display()
+                    );
+                }
+            }
+        }
+        Ok(Some((req, self.log_avg_msec.unwrap_or(1000))))
+    }
+
+    /// What the engine keeps for these logs over a run of `spec`.
+    pub fn config(req: &LogRequest, msec: u64, spec: &ssdlab_workload::WorkloadSpec) -> LogConfig {
+        let interval_ns = msec.saturating_mul(1_000_000);
+        LogConfig {
+            interval_ns,
+            bw: req.bw.is_some(),
+            iops: req.iops.is_some(),
+            reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
+        }
+    }
 }
 
 /// Refuses flags that do not apply to the chosen target, instead of ignoring them.
@@ -135,6 +236,10 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         ("--engine", a.engine.is_some()),
         ("--buffered", a.buffered),
         ("--submit-batch", a.submit_batch.is_some()),
+        ("--hipri", a.hipri),
+        ("--sqthread-poll", a.sqthread_poll),
+        ("--fixedbufs", a.fixedbufs.is_some()),
+        ("--registerfiles", a.registerfiles.is_some()),
         ("--allow-destroy", a.allow_destroy),
         ("--continue-on-error", a.continue_on_error),
         ("--verify-map", a.verify_map.is_some()),
@@ -169,6 +274,10 @@ fn check_flags(a: &RunArgs) -> Result<()> {
             ("--engine", a.engine.is_some()),
             ("--buffered", a.buffered),
             ("--submit-batch", a.submit_batch.is_some()),
+            ("--hipri", a.hipri),
+            ("--sqthread-poll", a.sqthread_poll),
+            ("--fixedbufs", a.fixedbufs.is_some()),
+            ("--registerfiles", a.registerfiles.is_some()),
             ("--allow-destroy", a.allow_destroy),
         ] {
             if on {
@@ -176,8 +285,21 @@ fn check_flags(a: &RunArgs) -> Result<()> {
             }
         }
     }
-    if a.submit_batch.is_some() && a.engine.as_deref() == Some("sync") {
-        bail!("--submit-batch applies to the io_uring engine, not to --engine sync");
+    if a.engine.as_deref() == Some("sync") {
+        for (f, on) in [
+            ("--submit-batch", a.submit_batch.is_some()),
+            ("--hipri", a.hipri),
+            ("--sqthread-poll", a.sqthread_poll),
+            ("--fixedbufs", a.fixedbufs.is_some()),
+            ("--registerfiles", a.registerfiles.is_some()),
+        ] {
+            if on {
+                bail!("{f} applies to the io_uring engine, not to --engine sync");
+            }
+        }
+    }
+    if a.hipri && a.buffered {
+        bail!("--hipri (polled completions) needs O_DIRECT: it cannot be used with --buffered");
     }
     Ok(())
 }
@@ -273,17 +395,56 @@ pub fn exit_code_for(r: &RunResult) -> u8 {
     }
 }
 
-fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
-    let text = if json {
-        ssdlab_report::fio_json_string(results)
-    } else {
-        results
-            .iter()
-            .map(ssdlab_report::render_table)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    dest.write(&text).map_err(|e| {
+fn log_flag(kind: LogKind) -> &'static str {
+    match kind {
+        LogKind::Bw => "--write-bw-log",
+        LogKind::Iops => "--write-iops-log",
+        _ => "--write-lat-log",
+    }
+}
+
+/// The HTML exporter of a run, with the preset of a simulated target as an appendix.
+fn html_exporter(sim: Option<&SimTarget>) -> HtmlExporter {
+    HtmlExporter {
+        appendix: sim
+            .map(|t| {
+                (
+                    format!("Preset {} (the simulated drive's parameters)", t.name),
+                    serde_json::to_string_pretty(&t.drive).unwrap_or_default(),
+                )
+            })
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// Writes the `--html` report of a run.
+fn write_html(path: Option<&Path>, sim: Option<&SimTarget>, r: &RunResult) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    let bytes = html_exporter(sim)
+        .serialize(std::slice::from_ref(r))
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    output::write_file(path, &bytes).map_err(|e| {
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!("cannot write the HTML report {}: {e}", path.display()),
+        )
+    })?;
+    output::note(&format!("wrote the HTML report to {}", path.display()));
+    Ok(())
+}
+
+/// Prints the results in the chosen format, then writes the logs (all of them or none).
+pub fn emit(
+    exporter: &dyn Exporter,
+    dest: &Dest,
+    logs: &[(PathBuf, LogKind, u32)],
+    results: &[RunResult],
+) -> Result<(), Failure> {
+    let bytes = exporter
+        .serialize(results)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    dest.write_bytes(&bytes).map_err(|e| {
         let what = match dest {
             Dest::Stdout => "stdout".to_string(),
             Dest::File(p) => p.display().to_string(),
@@ -292,7 +453,31 @@ fn emit(json: bool, dest: &Dest, results: &[RunResult]) -> Result<(), Failure> {
             EXIT_FAILED,
             anyhow!("cannot write the results to {what}: {e}"),
         )
-    })
+    })?;
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let files = logs
+        .iter()
+        .map(|(path, kind, job)| {
+            let bytes = LogExporter {
+                kind: *kind,
+                job: *job,
+            }
+            .serialize(results)
+            .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+            Ok((path.clone(), bytes))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    output::write_files(&files)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
+    output::note(&format!(
+        "wrote {} log file{} ({} …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        files[0].0.display()
+    ));
+    Ok(())
 }
 
 /// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
@@ -341,6 +526,20 @@ fn real_target(a: &RunArgs) -> Result<RealTarget> {
     })
 }
 
+/// The io_uring ring options of the command line.
+fn ring_options(a: &RunArgs) -> ssdlab_engine::RingOptions {
+    ssdlab_engine::RingOptions {
+        iopoll: a.hipri,
+        sqpoll: a.sqthread_poll,
+        fixed_bufs: match a.fixedbufs.as_deref() {
+            Some("on") => ssdlab_engine::FixedBufs::On,
+            Some("off") => ssdlab_engine::FixedBufs::Off,
+            _ => ssdlab_engine::FixedBufs::Auto,
+        },
+        register_files: a.registerfiles.as_deref() != Some("off"),
+    }
+}
+
 pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     check_flags(&a)?;
     if a.segment_per_rank || a.stonewall {
@@ -368,9 +567,24 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         }
     }
     let spec = a.workload.to_spec()?;
+    let exporter = a.out.exporter()?;
     let dest = a.out.dest();
     if let Some(p) = dest.file() {
         check_writable_path("--output", p).map_err(|e| anyhow!(e))?;
+    }
+    let logs = a.logs.request()?;
+    let log_files: Vec<(PathBuf, LogKind, u32)> = logs
+        .as_ref()
+        .map(|(req, _)| req.files(spec.jobs))
+        .unwrap_or_default();
+    let log_config = logs
+        .as_ref()
+        .map(|(req, msec)| LogArgs::config(req, *msec, &spec));
+    for (path, kind, _) in &log_files {
+        check_writable_path(log_flag(*kind), path).map_err(|e| anyhow!(e))?;
+    }
+    if let Some(p) = &a.html {
+        check_writable_path("--html", p).map_err(|e| anyhow!(e))?;
     }
     let mut outputs: Vec<Named<'_>> = dest
         .file()
@@ -392,6 +606,33 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         }
         outputs.push(Named {
             role: "--store",
+            path,
+        });
+    }
+    // --output must not be one of the log files either.
+    let log_named: Vec<Named<'_>> = log_files
+        .iter()
+        .map(|(path, kind, _)| Named {
+            role: log_flag(*kind),
+            path,
+        })
+        .collect();
+    check_outputs(&outputs, &log_named)?;
+    if let Some(path) = &a.html {
+        let html = [Named {
+            role: "--html",
+            path,
+        }];
+        check_outputs(&html, &outputs)?;
+        check_outputs(&html, &log_named)?;
+    }
+    outputs.extend(log_named.iter().map(|n| Named {
+        role: n.role,
+        path: n.path,
+    }));
+    if let Some(path) = &a.html {
+        outputs.push(Named {
+            role: "--html",
             path,
         });
     }
@@ -438,18 +679,33 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             a.state.as_deref().unwrap_or("fresh"),
             adapter,
         )?;
-        let result = ssdlab_engine::run_sim(
-            &spec,
-            &t,
-            &SimOptions {
-                stop,
-                max_memory: a.max_memory,
-                ..Default::default()
-            },
-        )
+        let result = status::with_status_line(&spec, true, |progress| {
+            ssdlab_engine::run_sim(
+                &spec,
+                &t,
+                &SimOptions {
+                    stop,
+                    max_memory: a.max_memory,
+                    log: log_config,
+                    progress,
+                    ..Default::default()
+                },
+            )
+        })
         .map_err(engine_failure)?;
         keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
-        emit(a.out.json, &dest, std::slice::from_ref(&result))?;
+        let exporter: Box<dyn Exporter> = if a.out.format() == Format::Html {
+            Box::new(html_exporter(Some(&t)))
+        } else {
+            exporter
+        };
+        emit(
+            exporter.as_ref(),
+            &dest,
+            &log_files,
+            std::slice::from_ref(&result),
+        )?;
+        write_html(a.html.as_deref(), Some(&t), &result)?;
         return Ok(exit_code_for(&result));
     }
 
@@ -477,19 +733,30 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         on_note: output::note,
         fault: a.inject_fault,
         submit_batch: a.submit_batch.unwrap_or(1),
+        ring: ring_options(&a),
         stop,
         max_memory: a.max_memory,
         verify_map: a.verify_map.as_deref(),
+        log: log_config,
         ..Default::default()
     };
-    let out = ssdlab_engine::run_real(&spec, &target, &opts).map_err(engine_failure)?;
+    let out = status::with_status_line(&spec, false, |progress| {
+        ssdlab_engine::run_real(&spec, &target, &RealOptions { progress, ..opts })
+    })
+    .map_err(engine_failure)?;
     keep(
         &mut store,
         a.store.as_deref(),
         a.label.as_deref(),
         &out.result,
     )?;
-    emit(a.out.json, &dest, std::slice::from_ref(&out.result))?;
+    emit(
+        exporter.as_ref(),
+        &dest,
+        &log_files,
+        std::slice::from_ref(&out.result),
+    )?;
+    write_html(a.html.as_deref(), None, &out.result)?;
     Ok(exit_code_for(&out.result))
 }
 
@@ -542,6 +809,7 @@ fn rank_real_options<'a>(
             .inject_fault
             .filter(|_| fault_rank().is_none_or(|r| r == me.rank)),
         submit_batch: a.submit_batch.unwrap_or(1),
+        ring: ring_options(a),
         stop: Some(signals::stop_flag()),
         max_memory,
         verify_map: a.verify_map.as_deref(),
@@ -605,8 +873,23 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
         ssdlab_io::memory::limit(a.max_memory).map(|l| l.bytes / me.local_size.max(1) as u64);
     let budget = crate::cli::budget_ios(&spec);
     let dest = a.out.dest();
+    if a.logs.request()?.is_some() {
+        return Err(anyhow!(
+            "--write-bw-log, --write-iops-log and --write-lat-log log the jobs of one process; they do not apply to runs on several ranks"
+        )
+        .into());
+    }
+    // --table-style with another format is refused on every rank alike.
+    a.out.exporter()?;
     let mut outputs: Vec<Named<'_>> = Vec::new();
     if me.rank == 0 {
+        if let Some(path) = &a.html {
+            check_writable_path("--html", path).map_err(|e| anyhow!(e))?;
+            outputs.push(Named {
+                role: "--html",
+                path,
+            });
+        }
         if let Some(p) = dest.file() {
             check_writable_path("--output", p).map_err(|e| anyhow!(e))?;
             outputs.push(Named {
@@ -836,6 +1119,7 @@ pub fn run_on_ranks<T: Transport>(a: RunArgs, t: &T, me: &RankInfo) -> Result<u8
                     max_memory: p.max_memory,
                     start_hook: Some(hook),
                     stonewall: Some(&halt),
+                    ..Default::default()
                 },
             ),
             RankTarget::Real(t) => {
@@ -872,19 +1156,28 @@ pub fn run_on_ranks<T: Transport>(a: RunArgs, t: &T, me: &RankInfo) -> Result<u8
         a.label.as_deref(),
         &job.aggregate,
     )?;
-    let text = if a.out.json {
-        job.fio_json_string()
-    } else {
-        format!(
-            "{}{}",
-            ssdlab_report::render_table(&job.aggregate),
-            job.render(RANK_ROWS)
-        )
+    let sim = plan.as_ref().and_then(|p| match &p.target {
+        RankTarget::Sim(t) => Some(t.as_ref()),
+        RankTarget::Real(_) => None,
+    });
+    let results = std::slice::from_ref(&job.aggregate);
+    let serialized = match a.out.format() {
+        // The aggregate, then the table of ranks (and hosts).
+        Format::Table => a.out.exporter()?.serialize(results).map(|mut b| {
+            b.extend_from_slice(job.render(RANK_ROWS).as_bytes());
+            b
+        }),
+        // fio's JSON of the aggregate, the ranks under its "ssdlab" object.
+        Format::Json => Ok(job.fio_json_string().into_bytes()),
+        Format::Html => html_exporter(sim).serialize(results),
+        _ => a.out.exporter()?.serialize(results),
     };
+    let bytes = serialized.map_err(|e| Failure::new(EXIT_FAILED, e))?;
     a.out
         .dest()
-        .write(&text)
+        .write_bytes(&bytes)
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the results: {e}")))?;
+    write_html(a.html.as_deref(), sim, &job.aggregate)?;
     for (_, f) in end.failures.iter().take(8) {
         output::note(&format!("error: {f}"));
     }

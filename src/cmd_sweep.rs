@@ -80,45 +80,14 @@ pub struct ReportArgs {
     /// Print the analysis as one JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
-}
-
-/// The built-in studies: name, description, sweep template (`@PRESET@` = the drive).
-const STUDIES: [(&str, &str, &str); 2] = [
-    (
-        "stripe",
-        "single drive vs RAID 0 of two, stripes 4k–128k, 4 workloads × QD 1–32 (144 points)",
-        include_str!("studies/stripe.toml"),
-    ),
-    (
-        "alignment",
-        "4 KiB random writes at 4 KiB vs 512 B alignment on rmw and remap controllers",
-        include_str!("studies/alignment.toml"),
-    ),
-];
-
-/// `ssdlab study`: a built-in simulated study.
-#[derive(Args, Debug)]
-pub struct StudyArgs {
-    /// Which study: stripe or alignment.
-    #[arg(default_value = "stripe")]
-    name: String,
-    /// Drive preset for studies of one drive model (the stripe study; default vertex450-128g).
-    /// The alignment study compares its own set of drives.
-    #[arg(long)]
-    preset: Option<String>,
-    /// Results store; default ssdlab-study-<study>-<preset>.sqlite in the current directory
-    /// (ssdlab-study-alignment.sqlite for the alignment study); resumes if present.
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
-    /// Parallel workers (default: as many cores as the memory estimate allows).
-    #[arg(long, value_parser = positive_usize)]
-    jobs: Option<usize>,
-    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
-    #[arg(long)]
-    mix: Option<String>,
-    /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
-    max_memory: Option<u64>,
+    /// Also write one fio JSON file per finished point under DIR, laid out for fio-plot
+    /// (DIR/SWEEP/TARGET[-stripe-S]/BS/RW-QD-JOBS.json; see docs/FIO.md). Created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub fio_json: Option<PathBuf>,
+    /// Also write an HTML report (charts, findings, tables, the sweep file) to FILE; see
+    /// docs/REPORTS.md. Never the store.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
@@ -338,7 +307,7 @@ impl PointRunner {
 struct Interrupted;
 
 /// The exit code of a failure while checking a sweep: 128 + signal when it was stopped, else 2.
-fn check_failure(e: anyhow::Error) -> Failure {
+pub(crate) fn check_failure(e: anyhow::Error) -> Failure {
     let code = if e.downcast_ref::<Interrupted>().is_some() {
         signals::exit_code()
     } else {
@@ -348,14 +317,14 @@ fn check_failure(e: anyhow::Error) -> Failure {
 }
 
 /// What checking a sweep found out: how many simulated points may run at once.
-struct Checked {
-    jobs: usize,
+pub(crate) struct Checked {
+    pub jobs: usize,
 }
 
 /// Checks every point before anything is created, and chooses the parallelism of the simulated
 /// points from the memory estimate. With `n` points at a time the runner holds at most `n + 1`
 /// cached drive states (points run grouped by state) and `n` working copies of one.
-fn check_sweep(
+pub(crate) fn check_sweep(
     spec: &SweepSpec,
     runner: &PointRunner,
     jobs: Option<usize>,
@@ -488,6 +457,11 @@ fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
             }
         }
     }
+    for w in &spec.workloads {
+        if let Some(r) = &w.spec.replay {
+            v.push((format!("workload '{}' trace", w.name), r.trace.clone()));
+        }
+    }
     v
 }
 
@@ -509,7 +483,7 @@ fn sweep_presets(spec: &SweepSpec) -> Vec<PathBuf> {
 /// Checks the files of a sweep against each other: the store is none of the sweep's files, and no
 /// real target (which the sweep may write) is the sweep file or a preset file it reads. Also that
 /// the store can be created or written.
-fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
+pub(crate) fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
     if db.exists() {
         // An existing store may be read-only (a finished sweep re-runs and reports without
         // writing); the store itself decides. It must be a regular file.
@@ -597,8 +571,10 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
         let points = spec.points();
         sims = points.iter().filter(|p| p.is_sim()).count() as u64;
         reals = points.len() as u64 - sims;
-        out.write_all(render_points(&points, status.as_ref()).as_bytes())
-            .map_err(write_err)?;
+        out.write_all(
+            render_points(&points, status.as_ref(), crate::cli::auto_table_style()).as_bytes(),
+        )
+        .map_err(write_err)?;
     } else {
         writeln!(out, "#\tkey\ttarget\tstripe\tworkload\tqd\trepeat\tstatus").map_err(write_err)?;
         for p in spec.points_iter() {
@@ -723,71 +699,9 @@ pub fn run_spec(
     })
 }
 
-/// `ssdlab study`.
-pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
-    let Some((name, _, template)) = STUDIES.iter().find(|s| s.0 == a.name) else {
-        let known: Vec<String> = STUDIES
-            .iter()
-            .map(|s| format!("{} ({})", s.0, s.1))
-            .collect();
-        return Err(anyhow!(
-            "unknown study '{}'; built-in studies: {}",
-            a.name,
-            known.join(", ")
-        )
-        .into());
-    };
-    let mix = a.mix.as_deref().map(parse_mix).transpose()?;
-    let uses_preset = template.contains("@PRESET@");
-    if let (false, Some(p)) = (uses_preset, &a.preset) {
-        return Err(anyhow!(
-            "--preset {p}: the {name} study compares its own set of drives; --preset applies to the stripe study"
-        )
-        .into());
-    }
-    let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
-    if uses_preset {
-        if preset_file(preset).is_some() {
-            return Err(anyhow!(
-                "--preset {preset}: the built-in studies take a preset name (see `ssdlab drives`)"
-            )
-            .into());
-        }
-        ssdlab_ssdsim::load_preset(preset).map_err(|e| anyhow!("--preset: {e}"))?;
-    }
-    let text = template.replace("@PRESET@", preset);
-    let spec = SweepSpec::parse(&text, Path::new("."))
-        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
-    if let Some(m) = &mix {
-        spec.check_mix(m)?;
-    }
-    let db =
-        a.db.clone()
-            .unwrap_or_else(|| PathBuf::from(format!("ssdlab-{}.sqlite", spec.name)));
-    check_db(&db, &spec, None)?;
-    let runner = PointRunner::new(false, a.max_memory);
-    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
-    let code = run_spec(
-        &spec,
-        &db,
-        checked.jobs,
-        false,
-        &|p| runner.run(p),
-        signals::stop_flag(),
-        None,
-    )?;
-    if code != 0 {
-        return Ok(code);
-    }
-    let report = ReportArgs {
-        db,
-        csv: None,
-        mix: a.mix,
-        qd: None,
-        sweep: Some(spec.name.clone()),
-        json: false,
-    };
-    cmd_report(report)
+/// Where a study's store goes without --db (named in `study --help`).
+pub(crate) fn study_db(spec: &SweepSpec) -> PathBuf {
+    PathBuf::from(format!("ssdlab-{}.sqlite", spec.name))
 }
 
 /// `ssdlab report DB`.
@@ -826,6 +740,21 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             &stores,
         )?;
     }
+    if let Some(dir) = &a.fio_json {
+        check_fio_json_dir(dir, &a.db)?;
+    }
+    if let Some(h) = &a.html {
+        let mut others: Vec<(String, PathBuf)> = vec![("the results store".into(), a.db.clone())];
+        for x in ["-journal", "-wal", "-shm"] {
+            let mut n = a.db.clone().into_os_string();
+            n.push(x);
+            others.push(("a file of the results store".into(), PathBuf::from(n)));
+        }
+        if let Some(c) = csv.as_ref().and_then(Dest::file) {
+            others.push(("--csv".into(), c.to_path_buf()));
+        }
+        crate::cmd_study::check_html(h, &others)?;
+    }
     let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
     let mut sweeps = store.sweeps().map_err(store_failure)?;
     if let Some(name) = &a.sweep {
@@ -853,10 +782,20 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         return Err(anyhow!("{} holds no sweeps and no runs yet", a.db.display()).into());
     }
 
+    let style = crate::cli::auto_table_style();
     let mut text = String::new();
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
     let mut mix_errors = Vec::new();
+    let mut page = ssdlab_chart::Page::new(&match sweeps.as_slice() {
+        [s] => format!("ssdlab report: {}", s.name),
+        _ => format!("ssdlab report: {}", a.db.display()),
+    });
+    page.meta(&format!(
+        "Written by ssdlab {} from the results store {}.",
+        ssdlab_report::html::VERSION,
+        a.db.display()
+    ));
     for s in &sweeps {
         let points = store.points(s.id)?;
         let analysis = Analysis::new(&s.name, &points);
@@ -871,18 +810,67 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             },
             None => None,
         };
-        text.push_str(&render_analysis(&analysis));
+        text.push_str(&render_analysis(&analysis, style));
         if let Some(r) = &recs {
-            text.push_str(&render_mix(r));
+            text.push_str(&render_mix(r, style));
+        }
+        let parsed = SweepSpec::parse(&s.spec_toml, Path::new(".")).ok();
+        let infos = parsed
+            .as_ref()
+            .map(crate::cmd_study::target_infos)
+            .unwrap_or_default();
+        let findings = analysis.findings(&infos);
+        if !findings.is_empty() {
+            text.push_str("\nFindings\n");
+            for f in &findings {
+                text.push_str(&format!("  - {f}\n"));
+            }
         }
         text.push('\n');
+        if a.html.is_some() {
+            ssdlab_sweep::sweep_sections(
+                &mut page,
+                &ssdlab_sweep::SweepHtml {
+                    analysis: &analysis,
+                    sweep_toml: &s.spec_toml,
+                    description: parsed.as_ref().and_then(|p| p.description.as_deref()),
+                    mix: recs.as_deref(),
+                    targets: &infos,
+                },
+            );
+        }
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
+    }
+    if let Some(dir) = &a.fio_json {
+        export_fio_json(&store, &sweeps, dir, &a.db)?;
     }
     if mix.is_some() && !sweeps.is_empty() && mix_errors.len() == sweeps.len() {
         return Err(anyhow!("{}", mix_errors.join("; ")).into());
     }
     if !runs.is_empty() {
-        text.push_str(&render_runs(&runs));
+        text.push_str(&render_runs(&runs, style));
+    }
+    if let Some(h) = &a.html {
+        for r in &runs {
+            if let Some(res) = store.run_result(r.id).map_err(store_failure)? {
+                ssdlab_report::html::run_sections(
+                    &mut page,
+                    &res,
+                    &format!("Stored run {}: {}", r.id, r.label),
+                );
+            }
+        }
+        output::write_file(h, page.finish().as_bytes()).map_err(|e| {
+            Failure::new(
+                EXIT_FAILED,
+                anyhow!("cannot write the HTML report {}: {e}", h.display()),
+            )
+        })?;
+        output::note(&format!(
+            "wrote the HTML report to {} ({} charts)",
+            h.display(),
+            page.chart_count()
+        ));
     }
 
     if let Some(dest) = &csv {
@@ -1014,4 +1002,146 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
     );
     pool.release_all();
     res
+}
+
+/// `--fio-json DIR` must be a directory (or a name for one to create in an existing directory).
+fn check_fio_json_dir(dir: &Path, db: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => bail!(
+            "--fio-json {}: exists and is not a directory",
+            dir.display()
+        ),
+        Ok(_) => {}
+        Err(_) => {
+            let parent = dir
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                bail!(
+                    "--fio-json {}: directory {} does not exist",
+                    dir.display(),
+                    parent.display()
+                );
+            }
+        }
+    }
+    if std::fs::canonicalize(dir).ok() == std::fs::canonicalize(db).ok() && dir.exists() {
+        bail!("--fio-json {} is the results store", dir.display());
+    }
+    Ok(())
+}
+
+/// Writes one fio JSON per finished point of `sweeps` under `dir` (all files or none).
+fn export_fio_json(
+    store: &Store,
+    sweeps: &[ssdlab_report::store::SweepRow],
+    dir: &Path,
+    db: &Path,
+) -> Result<(), Failure> {
+    use ssdlab_report::fio_plot::{layout, PlotPoint};
+    let mut results: Vec<(ssdlab_report::store::StoredPoint, String, RunResult)> = Vec::new();
+    for s in sweeps {
+        for p in store.points(s.id)? {
+            if let Some(r) = store.result(&p.record.key).map_err(store_failure)? {
+                results.push((p, s.name.clone(), r));
+            }
+        }
+    }
+    let repeated: std::collections::HashSet<String> = results
+        .iter()
+        .filter(|(p, _, _)| p.record.repeat > 0)
+        .map(|(_, s, _)| s.clone())
+        .collect();
+    let points: Vec<PlotPoint<'_>> = results
+        .iter()
+        .map(|(p, sweep, r)| PlotPoint {
+            sweep,
+            target: &p.record.target_label,
+            stripe: p.record.stripe,
+            workload: &p.record.workload_name,
+            spec: &r.spec,
+            repeat: p.record.repeat,
+            repeated: repeated.contains(sweep),
+        })
+        .collect();
+    let paths: Vec<PathBuf> = layout(&points).into_iter().map(|p| dir.join(p)).collect();
+    // Never over the store (a store named like one of the files, inside DIR).
+    let named: Vec<Named<'_>> = paths
+        .iter()
+        .map(|path| Named {
+            role: "--fio-json",
+            path,
+        })
+        .collect();
+    check_outputs(
+        &named,
+        &[Named {
+            role: "the results store",
+            path: db,
+        }],
+    )?;
+    let files: Vec<(PathBuf, Vec<u8>)> = paths
+        .into_iter()
+        .zip(&results)
+        .map(|(path, (_, _, r))| {
+            (
+                path,
+                ssdlab_report::fio_json_string(std::slice::from_ref(r)).into_bytes(),
+            )
+        })
+        .collect();
+    // Create the directories (remembering which were new, to take them back on failure).
+    let mut created: Vec<PathBuf> = Vec::new();
+    let fail = |created: &[PathBuf], e: std::io::Error| {
+        for d in created.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+        Failure::new(
+            EXIT_FAILED,
+            anyhow!(
+                "cannot write the fio JSON files under {}: {e}",
+                dir.display()
+            ),
+        )
+    };
+    for (path, _) in &files {
+        let parent = path.parent().unwrap_or(dir);
+        let missing: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        for d in missing.into_iter().rev() {
+            std::fs::create_dir(&d).map_err(|e| fail(&created, e))?;
+            created.push(d);
+        }
+    }
+    output::write_files(&files).map_err(|e| fail(&created, e))?;
+    output::note(&format!(
+        "wrote {} fio JSON file{} under {} (fio-plot -i DIR/SWEEP/TARGET/BS …)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        dir.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod study_help_tests {
+    /// `study --help` names the store each study really writes with the default preset.
+    #[test]
+    fn help_names_the_default_stores() {
+        let mut cmd = crate::cli::command();
+        let help = cmd
+            .find_subcommand_mut("study")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for name in ["study-stripe-vertex450-128g", "study-alignment"] {
+            let db = format!("ssdlab-{name}.sqlite");
+            assert!(help.contains(&db), "{db} not in: {help}");
+        }
+    }
 }

@@ -4,8 +4,11 @@
 //! [`cli::main`].
 
 pub mod cli;
+pub mod cmd_fio;
 pub mod cmd_layout;
 pub mod cmd_run;
+pub mod cmd_study;
 pub mod cmd_sweep;
 pub mod output;
 pub mod signals;
+pub mod status;

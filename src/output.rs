@@ -18,11 +18,16 @@ pub fn note(msg: &str) {
 /// Writes `text` to stdout. A closed pipe is not an error: the reader has what it wanted, and
 /// nothing more is written.
 pub fn stdout(text: &str) -> io::Result<()> {
+    stdout_bytes(text.as_bytes())
+}
+
+/// Writes `bytes` to stdout, with the closed-pipe rule of [`stdout`].
+pub fn stdout_bytes(bytes: &[u8]) -> io::Result<()> {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return Ok(());
     }
     let mut so = io::stdout().lock();
-    match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+    match so.write_all(bytes).and_then(|_| so.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
             Ok(())
@@ -114,9 +119,14 @@ impl Dest {
 
     /// Writes `text` to the destination.
     pub fn write(&self, text: &str) -> io::Result<()> {
+        self.write_bytes(text.as_bytes())
+    }
+
+    /// Writes `bytes` to the destination.
+    pub fn write_bytes(&self, bytes: &[u8]) -> io::Result<()> {
         match self {
-            Dest::Stdout => stdout(text),
-            Dest::File(p) => write_file(p, text.as_bytes()),
+            Dest::Stdout => stdout_bytes(bytes),
+            Dest::File(p) => write_file(p, bytes),
         }
     }
 }
@@ -141,4 +151,36 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dest = ssdlab_target::resolve_output("output", path)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     ssdlab_target::outfile::write_whole(&dest, bytes)
+}
+
+/// Writes a set of files all or nothing as far as the filesystem allows: each into a temporary
+/// file next to it (symbolic links written through, as [`write_file`]), and only when every one
+/// is complete are they renamed into place; if a rename fails, the files this call newly created
+/// are removed again (a file that existed before keeps whichever content it has).
+pub fn write_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+    let with_path =
+        |path: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut temps = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let dest = ssdlab_target::resolve_output("output", path)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let existed = dest.exists();
+        let mut tmp =
+            ssdlab_target::outfile::AtomicFile::create(&dest).map_err(|e| with_path(path, e))?;
+        tmp.write_all(bytes).map_err(|e| with_path(path, e))?;
+        temps.push((path, dest, existed, tmp));
+    }
+    let mut placed: Vec<PathBuf> = Vec::new();
+    for (path, dest, existed, tmp) in temps {
+        if let Err(e) = tmp.commit() {
+            for p in placed {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(with_path(path, e));
+        }
+        if !existed {
+            placed.push(dest);
+        }
+    }
+    Ok(())
 }

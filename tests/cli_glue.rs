@@ -29,6 +29,8 @@ fn report_args(db: &Path) -> ReportArgs {
         qd: None,
         sweep: None,
         json: false,
+        fio_json: None,
+        html: None,
     }
 }
 

@@ -486,6 +486,7 @@ fn layout_of_a_huge_range_streams() {
     let mut child = Command::new(bin())
         .current_dir(d.path())
         .args(["layout", "--members", "1t,1t", "--stripe", "4k", "0", "2t"])
+        .arg("--no-headers")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1093,4 +1094,35 @@ fn a_file_size_limit_gives_the_layout_back() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("removed the file this run created"));
     assert!(!d.path().join("x.img").exists());
+}
+
+#[test]
+fn absurd_drive_parameters_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (set, needle) in [
+        ("rated.rand_read_iops=nan", "rated.rand_read_iops"),
+        ("rated.seq_write_mb_s=-1", "rated.seq_write_mb_s"),
+        ("rated.seq_read_mb_s=inf", "rated.seq_read_mb_s"),
+        ("nand.t_prog_ns=100000000000", "nand.t_prog_ns"),
+        (
+            "controller.fw_write_ns=3600000000000",
+            "controller.fw_write_ns",
+        ),
+        ("host.link_bytes_per_sec=1", "host.link_bytes_per_sec"),
+    ] {
+        let out = ssdlab(
+            dir.path(),
+            &[
+                "run",
+                "--sim",
+                "vertex450-128g",
+                "--set",
+                set,
+                "--ios",
+                "100",
+            ],
+        );
+        assert_refused(&out, needle, set);
+    }
+    assert!(listing(dir.path()).is_empty());
 }

@@ -248,7 +248,14 @@ fn raid0_over_loop_devices() {
     let ver = &v["jobs"][0]["ssdlab"]["verify"];
     assert_eq!(ver["sectors_bad"], 0);
     assert!(ver["sectors_ok"].as_u64().unwrap() > 0);
-    assert_eq!(v["disk_util"].as_array().unwrap().len(), 2);
+    // The kernel's counters of both loop devices, then the array and its two members.
+    let du = v["disk_util"].as_array().unwrap();
+    assert_eq!(du.len(), 5, "{du:?}");
+    for d in &du[..2] {
+        assert!(d["name"].as_str().unwrap().starts_with("loop"), "{d}");
+        assert!(d["read_ios"].as_u64().unwrap() > 0, "{d}");
+    }
+    assert!(du[2].get("aggr_read_ios").is_some());
 
     let mixed = format!("{},{}", l0.dev.display(), l4k.dev.display());
     let out = ssdlab_run(&["--raid0", &mixed, "--stripe", "16k", "--ios", "10"]);

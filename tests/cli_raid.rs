@@ -55,8 +55,20 @@ fn verified_writes_through_a_stripe_set_reassemble_byte_identically() {
     let j = &v["jobs"][0];
     assert_eq!(j["write"]["io_bytes"], 3 << 20);
     let disk = v["disk_util"].as_array().unwrap();
-    assert_eq!(disk.len(), 3, "one disk_util entry per member");
-    let pieces: u64 = disk.iter().map(|d| d["write_ios"].as_u64().unwrap()).sum();
+    // The array (with its members' averages in fio's aggr_* keys), then one entry per member;
+    // before them the kernel's device under the files, when the filesystem has one.
+    let members: Vec<&Value> = disk
+        .iter()
+        .filter(|d| names.iter().any(|n| d["name"] == n.as_str()))
+        .collect();
+    assert_eq!(members.len(), 3, "one disk_util entry per member");
+    let array = disk.iter().find(|d| d["name"] == raid.as_str()).unwrap();
+    assert_eq!(array["write_ios"], 48);
+    assert_eq!(array["aggr_write_ios"], 64);
+    let pieces: u64 = members
+        .iter()
+        .map(|d| d["write_ios"].as_u64().unwrap())
+        .sum();
     assert_eq!(
         pieces,
         3 * 64,
@@ -127,7 +139,10 @@ fn stripe_set_over_null_members_and_member_stats() {
         "100000",
     ]);
     let disk = v["disk_util"].as_array().unwrap();
-    let ios: Vec<u64> = disk
+    // null members have no device: the array, then its two members
+    assert_eq!(disk.len(), 3);
+    assert_eq!(disk[0]["read_ios"], 100_000);
+    let ios: Vec<u64> = disk[1..]
         .iter()
         .map(|d| d["read_ios"].as_u64().unwrap())
         .collect();
@@ -244,6 +259,23 @@ fn layout_query() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "member  offset length\n     0   61440   4096\n     1       0   6144\n"
+    );
+    let out = ssdlab()
+        .args([
+            "layout",
+            "--members",
+            "1m,1m,1m",
+            "--stripe",
+            "64k",
+            "60k",
+            "10k",
+            "--no-headers",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         format!("0 {} 4096\n1 0 6144\n", 60 << 10)

@@ -56,16 +56,13 @@ fn null_target_json_is_fio_shaped() {
     let v = run_json(&[
         "--null", "--rw", "randread", "--bs", "4k", "--qd", "32", "--ios", "200000",
     ]);
-    for k in [
-        "fio version",
-        "timestamp",
-        "timestamp_ms",
-        "time",
-        "jobs",
-        "disk_util",
-    ] {
+    for k in ["fio version", "timestamp", "timestamp_ms", "time", "jobs"] {
         assert!(v.get(k).is_some(), "missing top-level {k}");
     }
+    assert!(
+        v.get("disk_util").is_none(),
+        "no device: fio leaves disk_util out"
+    );
     let j = job(&v);
     let r = &j["read"];
     assert_eq!(r["total_ios"], 200_000);

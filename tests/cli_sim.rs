@@ -159,7 +159,10 @@ fn simulated_array_and_bad_input() {
     ]);
     let j = &v["jobs"][0];
     assert_eq!(j["ssdlab"]["target"]["kind"], "sim-raid0");
-    assert_eq!(v["disk_util"].as_array().unwrap().len(), 2);
+    // the array with its members' averages (fio's aggr_*), then the two members
+    let du = v["disk_util"].as_array().unwrap();
+    assert_eq!(du.len(), 3);
+    assert!(du[0]["aggr_util"].as_f64().unwrap() > 0.0);
     assert_eq!(j["ssdlab"]["device"].as_array().unwrap().len(), 2);
 
     let bad = |args: &[&str], needle: &str| {

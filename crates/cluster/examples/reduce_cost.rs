@@ -20,7 +20,7 @@ fn recorder(seed: u64) -> Recorder {
         x ^= x << 17;
         // 2–50 µs with a long tail to a few ms
         let lat = 2_000 + (x % 48_000) + if x % 1000 == 0 { x % 5_000_000 } else { 0 };
-        r.record(OpKind::Read, 4096, 300 + x % 700, lat, i * 10_000);
+        r.record(0, OpKind::Read, 4096, 300 + x % 700, lat, i * 10_000);
     }
     r
 }

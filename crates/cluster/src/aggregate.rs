@@ -66,6 +66,9 @@ pub struct RankRun {
     pub verify: Option<VerifySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<Value>,
+    /// The kernel's counters of the devices under the rank's target (fio's `disk_util`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<ssdlab_stats::DiskUtil>,
     /// How many I/O errors the rank recorded (their first records travel with the histograms).
     pub error_count: u64,
 }
@@ -89,6 +92,7 @@ impl RankRun {
             members: r.members.clone(),
             verify: r.verify.clone(),
             device: r.device.clone(),
+            disk_util: r.disk_util.clone(),
             error_count: r.read.errors + r.write.errors + r.trim.errors,
         }
     }
@@ -222,6 +226,24 @@ pub fn aggregate(
         }
     }
     let hosts: std::collections::BTreeSet<&str> = ranks.iter().map(|r| r.host.as_str()).collect();
+    // The kernel's disk counters are per host: the first rank that ran on each host says them
+    // (ranks on one host see the same disks), named after the host when there are several.
+    let mut disk_util = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for rep in ranks {
+        let Ok(r) = &rep.outcome else { continue };
+        if !seen.insert(rep.host.as_str()) {
+            continue;
+        }
+        for d in &r.disk_util {
+            let mut d = d.clone();
+            if hosts.len() > 1 {
+                d.name = format!("{}:{}", rep.host, d.name);
+            }
+            disk_util.push(d);
+        }
+    }
+    let depth = rec.depth_levels();
     target
         .details
         .push(("ranks".into(), ranks.len().to_string()));
@@ -241,13 +263,18 @@ pub fn aggregate(
         stopped_on_error: runs.iter().any(|r| r.stopped_on_error),
         stonewalled: runs.iter().any(|r| r.stonewalled),
         cpu,
-        iodepth_level: rec.iodepth_levels(),
+        iodepth_level: depth.level,
+        iodepth_submit: depth.submit,
+        iodepth_complete: depth.complete,
         latency_levels: rec.latency_levels(),
         errors: rec.error_records.clone(),
         series: rec.series(runtime_ns),
         members,
         verify,
         device: (!devices.is_empty()).then_some(Value::Array(devices)),
+        disk_util,
+        // Time-series logs stay with each rank (a job on several ranks refuses them).
+        logs: Vec::new(),
     }
 }
 
@@ -581,13 +608,19 @@ impl JobResult {
     /// The fio-shaped JSON document: one job (the aggregate), the ranks under its `ssdlab`
     /// object as `cluster`.
     pub fn fio_json_string(&self) -> String {
-        let mut doc = ssdlab_report::fio_json(std::slice::from_ref(&self.aggregate));
-        if let Some(obj) = doc["jobs"][0]["ssdlab"].as_object_mut() {
-            obj.insert("cluster".into(), self.cluster_json());
+        use ssdlab_report::json::Json;
+        let mut doc = ssdlab_report::fio_json(
+            std::slice::from_ref(&self.aggregate),
+            ssdlab_report::fio_json::Flavor::Json,
+        );
+        let job = match doc.get_mut("jobs") {
+            Some(Json::Arr(jobs)) => jobs.first_mut(),
+            _ => None,
+        };
+        if let Some(ssdlab) = job.and_then(|j| j.get_mut("ssdlab")) {
+            ssdlab.push("cluster", Json::from(&self.cluster_json()));
         }
-        let mut s = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
-        s.push('\n');
-        s
+        doc.to_fio_string()
     }
 }
 

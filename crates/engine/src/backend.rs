@@ -30,11 +30,32 @@ pub trait Backend {
     /// Submits what was queued and waits until at least `min` completions are ready or
     /// `timeout_ns` of wall time passed.
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()>;
+    /// Submits what was queued and waits until a completion is ready or the backend's clock
+    /// reaches `deadline_ns`, whichever comes first; `inflight` is how many I/Os are in flight
+    /// (with none it only waits for the deadline). Backends on virtual time move their clock to
+    /// the deadline when nothing completes before it. The default, for wall-clock backends,
+    /// sleeps when nothing is in flight and otherwise calls [`Backend::submit_wait`] with the
+    /// time left (which must then honour its timeout).
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        let left = deadline_ns.saturating_sub(self.now());
+        if inflight > 0 {
+            return self.submit_wait(usize::from(left > 0), left);
+        }
+        if left > 0 {
+            std::thread::sleep(std::time::Duration::from_nanos(left));
+        }
+        Ok(())
+    }
     /// Appends ready completions to `out`.
     fn reap(&mut self, out: &mut Vec<Cqe>);
     /// Called once when the measured part of the run starts (after the ramp), so backends that
     /// keep their own counters can reset them.
     fn mark_measurement_start(&mut self) {}
+    /// How pushed operations reach the kernel, for fio's `iodepth_submit`: in batches of this
+    /// many as they are pushed (the rest with the next wait); 0 = all with the next wait.
+    fn submit_batch(&self) -> u32 {
+        0
+    }
     /// Per-member statistics of a stripe set (empty for single targets).
     fn member_stats(&mut self) -> Vec<MemberStats> {
         Vec::new()

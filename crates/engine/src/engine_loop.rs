@@ -1,13 +1,30 @@
-//! The closed loop itself, shared by every backend.
+//! The loop itself, shared by every backend: closed (a completion frees a slot, the next op is
+//! issued at once) for generated ops, open with stalls for replayed ones (an op waits for its
+//! gap after the previous issue, on the backend's clock: wall time for real targets, virtual
+//! time for simulated ones).
 
 use crate::backend::{Backend, Cqe};
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::{WriteLog, WrittenMap};
-use ssdlab_workload::{verify, Op, OpGen, OpKind, Pattern};
+use ssdlab_workload::{verify, Next, Op, OpGen, OpKind, OpSource, Pattern};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Wall time a wait may block before the loop looks at the stop flags again.
 const WAIT_SLICE_NS: u64 = 100_000_000;
+/// How often (backend clock) a loop adds what it measured to the shared [`Progress`].
+const PROGRESS_NS: u64 = 100_000_000;
+
+/// What the workers of a run measured so far, for a status line: updated by each loop every
+/// 100 ms of its clock (not per I/O), read from another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Measured I/Os and bytes completed, all kinds.
+    pub ios: AtomicU64,
+    pub bytes: AtomicU64,
+    /// The furthest measured time any worker has reached, ns on the backend clock (virtual
+    /// time for simulated runs).
+    pub t_ns: AtomicU64,
+}
 
 /// Stop conditions and shared state of one run (shared by all workers of the run).
 #[derive(Debug)]
@@ -29,6 +46,8 @@ pub struct Control<'a> {
     /// another rank's failure): stop issuing and drain like `stop`, but the run is not marked
     /// interrupted; its outcome says `stonewalled`.
     pub stonewall: Option<&'a AtomicBool>,
+    /// Where the loops report what they measured so far (for a status line).
+    pub progress: Option<&'a Progress>,
 }
 
 impl<'a> Control<'a> {
@@ -41,7 +60,14 @@ impl<'a> Control<'a> {
             error_stop: AtomicBool::new(false),
             stop: None,
             stonewall: None,
+            progress: None,
         }
+    }
+
+    /// The same control, reporting its progress to `progress`.
+    pub fn with_progress(mut self, progress: Option<&'a Progress>) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// The same control, also stopped (not interrupted) by `stonewall`.
@@ -62,6 +88,13 @@ impl<'a> Control<'a> {
 
     fn stop_requested(&self) -> bool {
         self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Gives back `n` claimed I/Os that were not issued.
+    fn unclaim(&self, n: u64) {
+        if n > 0 && self.budget.load(Ordering::Relaxed) != u64::MAX {
+            self.budget.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// Claims up to `want` measured I/Os from the budget.
@@ -101,19 +134,15 @@ pub struct LoopOutcome {
     pub budget_done: bool,
     /// Stopped by the stonewall flag ([`Control::stonewall`]) before its own end.
     pub stonewalled: bool,
+    /// Every source of the unit ended (a replay reached the end of its trace).
+    pub source_done: bool,
 }
 
-#[derive(Clone, Copy)]
-struct SlotState {
-    op: Op,
-    t_issue: u64,
-    t_submit: u64,
-    /// When the slot's last I/O completed (the run start before its first).
-    freed_at: u64,
-    /// The worker owning the slot (its generator).
-    worker: u32,
-    measured: bool,
-}
+/// fio's errno for a transfer that moved fewer bytes than asked (its `td->error` for an I/O that
+/// cannot be completed).
+const EIO: i32 = 5;
+/// fio's errno for data that fails verification (`EILSEQ`).
+const EILSEQ: i32 = 84;
 
 fn errno_text(errno: i64) -> String {
     let e = std::io::Error::from_raw_os_error(errno as i32);
@@ -133,6 +162,23 @@ fn errno_text(errno: i64) -> String {
     }
 }
 
+/// The backend itself failed (not one I/O of the target): the failure is recorded once and
+/// every unit stops, marked stopped on error.
+#[cold]
+fn backend_failure(rec: &mut Recorder, us: &mut [UnitState], e: &std::io::Error) {
+    rec.record_error(
+        OpKind::Read,
+        0,
+        0,
+        e.raw_os_error().unwrap_or(EIO),
+        format!("backend failure: {e}"),
+    );
+    for st in us {
+        st.stopping = true;
+        st.out.stopped_on_error = true;
+    }
+}
+
 /// What writes put into their buffers and what reads check.
 #[derive(Debug, Clone, Copy)]
 pub struct DataOpts<'a> {
@@ -143,6 +189,71 @@ pub struct DataOpts<'a> {
     pub verify: Option<u64>,
     /// What earlier verifying runs wrote: reads hold every sector it knows to a valid header.
     pub known: Option<&'a WrittenMap>,
+}
+
+/// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
+/// conditions and data it follows, and which recorder its completions go to.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    pub source: OpSource,
+    pub qd: u32,
+    /// Index into the `units` of [`run_streams`].
+    pub unit: usize,
+    /// Index into the `recs` of [`run_streams`].
+    pub rec: usize,
+}
+
+/// Streams that share stop conditions and data: one job of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Unit<'a> {
+    pub ctl: &'a Control<'a>,
+    pub data: DataOpts<'a>,
+}
+
+#[derive(Clone, Copy)]
+struct SlotState {
+    op: Op,
+    t_issue: u64,
+    t_submit: u64,
+    /// When the slot's last I/O completed (the run start before its first).
+    freed_at: u64,
+    /// The stream owning the slot, its unit and recorder (kept here so the hot path reads
+    /// one cache line per slot).
+    stream: u32,
+    unit: u32,
+    rec: u32,
+    /// The stream's job number among those of its recorder (which logs tell apart).
+    job: u32,
+    measured: bool,
+}
+
+/// Where a stream stands.
+#[derive(Clone, Copy, Default)]
+struct StreamState {
+    /// An op taken from the source and not issued yet (its time has not come).
+    pending: Option<Next>,
+    /// The source has nothing more.
+    exhausted: bool,
+    /// Gaps count from here: the previous op's due time when it was issued on time, its actual
+    /// issue time when it was late (fio's `iolog_delay`: oversleeping is made up for, a late
+    /// issue is not).
+    base: u64,
+    /// `pending` was seen not yet due, so it is issued on time once due.
+    waited: bool,
+    inflight: u32,
+    pushed_now: u32,
+    last_completion: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct UnitState {
+    t0: u64,
+    deadline: u64,
+    stopping: bool,
+    measuring: bool,
+    /// Measured I/Os claimed from the budget and not issued yet (given back after each round).
+    allowance: u64,
+    out: LoopOutcome,
 }
 
 /// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
@@ -158,25 +269,93 @@ pub fn run_loop<B: Backend>(
     data: DataOpts<'_>,
     ctl: &Control,
     rec: &mut Recorder,
-    mut log: Option<&mut WriteLog>,
+    log: Option<&mut WriteLog>,
 ) -> LoopOutcome {
-    let DataOpts {
-        pattern,
-        verify,
-        known,
-        ..
-    } = data;
-    let nslots = gens.len() as u32 * qd;
-    let mut pattern_rng = ssdlab_workload::rng::Rng::new(data.pattern_seed);
+    let mut streams: Vec<Stream> = gens
+        .iter()
+        .map(|g| Stream {
+            source: OpSource::Generated(g.clone()),
+            qd,
+            unit: 0,
+            rec: 0,
+        })
+        .collect();
+    let outs = run_streams(
+        backend,
+        &mut streams,
+        &[Unit { ctl, data }],
+        std::slice::from_mut(rec),
+        log,
+    );
+    merge_outcomes(&outs)
+}
+
+/// One outcome for several streams of a unit: the longest runtime, any flag.
+pub fn merge_outcomes(outs: &[LoopOutcome]) -> LoopOutcome {
+    let mut m = LoopOutcome::default();
+    for o in outs {
+        m.runtime_ns = m.runtime_ns.max(o.runtime_ns);
+        m.ramp_ns = m.ramp_ns.max(o.ramp_ns);
+        m.interrupted |= o.interrupted;
+        m.stopped_on_error |= o.stopped_on_error;
+        m.budget_done |= o.budget_done;
+        m.source_done |= o.source_done;
+        m.stonewalled |= o.stonewalled;
+    }
+    m
+}
+
+/// Runs `streams` on `backend` until every unit has stopped (its deadline, budget, an error, the
+/// stop flag, or the end of its sources), then drains what is in flight. Returns one outcome per
+/// stream.
+///
+/// Stream `i` owns the slots after those of streams `0..i` (`qd` each). Generated ops are issued
+/// as soon as a slot is free (exactly `qd` in flight); replayed ops also wait for their gap. An
+/// op's issue time — where its submission latency starts — is the moment its slot became free,
+/// or its due time when it had to wait for it, so time spent in the tool counts as submission
+/// latency and, for generated ops, slots are busy back to back (Little's law holds).
+pub fn run_streams<B: Backend>(
+    backend: &mut B,
+    streams: &mut [Stream],
+    units: &[Unit<'_>],
+    recs: &mut [Recorder],
+    mut log: Option<&mut WriteLog>,
+) -> Vec<LoopOutcome> {
+    assert!(streams
+        .iter()
+        .all(|s| s.unit < units.len() && s.rec < recs.len()));
+    let nslots: u32 = streams.iter().map(|s| s.qd).sum();
+    if nslots == 0 {
+        return vec![LoopOutcome::default(); streams.len()];
+    }
+    let mut owner: Vec<u32> = Vec::with_capacity(nslots as usize);
+    for (i, s) in streams.iter().enumerate() {
+        owner.extend(std::iter::repeat_n(i as u32, s.qd as usize));
+    }
+    let mut pattern_rngs: Vec<ssdlab_workload::rng::Rng> = units
+        .iter()
+        .map(|u| ssdlab_workload::rng::Rng::new(u.data.pattern_seed))
+        .collect();
     let mut generation: u64 = 0;
     // Fixed patterns are written once into every buffer; random ones are refilled per write.
-    if !pattern.refills() {
-        for slot in 0..nslots {
+    for slot in 0..nslots {
+        let u = streams[owner[slot as usize] as usize].unit;
+        let pattern = units[u].data.pattern;
+        if !pattern.refills() {
             if let Some(buf) = backend.buffer(slot) {
-                pattern.fill(&mut pattern_rng, buf);
+                pattern.fill(&mut pattern_rngs[u], buf);
             }
         }
     }
+    // A stream's job number within its recorder: the streams before it with the same one.
+    let job_of: Vec<u32> = (0..streams.len())
+        .map(|i| {
+            streams[..i]
+                .iter()
+                .filter(|s| s.rec == streams[i].rec)
+                .count() as u32
+        })
+        .collect();
     let start = backend.now();
     let mut state: Vec<SlotState> = (0..nslots)
         .map(|slot| SlotState {
@@ -188,127 +367,323 @@ pub fn run_loop<B: Backend>(
             t_issue: 0,
             t_submit: 0,
             freed_at: start,
-            worker: slot / qd,
+            stream: owner[slot as usize],
+            unit: streams[owner[slot as usize] as usize].unit as u32,
+            rec: streams[owner[slot as usize] as usize].rec as u32,
+            job: job_of[owner[slot as usize] as usize],
             measured: false,
         })
         .collect();
+    let mut ss: Vec<StreamState> = vec![
+        StreamState {
+            base: start,
+            ..Default::default()
+        };
+        streams.len()
+    ];
+    let mut us: Vec<UnitState> = units
+        .iter()
+        .map(|u| {
+            let t0 = start + u.ctl.ramp_ns;
+            UnitState {
+                t0,
+                deadline: u.ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX),
+                ..Default::default()
+            }
+        })
+        .collect();
+    for (i, s) in streams.iter().enumerate() {
+        ss[i].last_completion = us[s.unit].t0;
+    }
     // Idle slots; the next ones to issue are taken from the end.
     let mut free: Vec<u32> = (0..nslots).rev().collect();
+    let mut keep: Vec<u32> = Vec::with_capacity(nslots as usize);
+    let mut issued: Vec<u32> = Vec::with_capacity(nslots as usize);
     let mut cqes: Vec<Cqe> = Vec::with_capacity(nslots as usize * 2);
     let mut inflight: u32 = 0;
-    let t0 = start + ctl.ramp_ns;
-    let deadline = ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX);
-    let mut out = LoopOutcome::default();
-    let mut stopping = false;
-    let mut measuring = false;
-    let mut last_completion = t0;
+    let mut measuring_any = false;
+    // Scratch per recorder: measured I/Os pushed this round, completions reaped at once.
+    let one_rec = recs.len() == 1;
+    let mut per_rec: Vec<u64> = vec![0; recs.len()];
+    // Measured so far and not yet added to each unit's progress (a status line), and when the
+    // loop next hands it over (every PROGRESS_NS of the backend clock, not per I/O).
+    let mut prog: Vec<(u64, u64)> = vec![(0, 0); units.len()];
+    let mut next_progress = start;
 
     loop {
-        if !stopping {
-            let now = backend.now();
-            if now >= deadline {
-                stopping = true;
-            } else if ctl.stop_requested() {
-                stopping = true;
-                out.interrupted = true;
-            } else if ctl.error_stop.load(Ordering::Relaxed) {
-                stopping = true;
-                out.stopped_on_error = true;
-            } else if ctl.stonewalled() {
-                stopping = true;
-                out.stonewalled = true;
+        let now = backend.now();
+        if now >= next_progress {
+            for (u, (ios, bytes)) in prog.iter_mut().enumerate() {
+                if let Some(p) = units[u].ctl.progress {
+                    p.ios.fetch_add(std::mem::take(ios), Ordering::Relaxed);
+                    p.bytes.fetch_add(std::mem::take(bytes), Ordering::Relaxed);
+                    if now >= us[u].t0 {
+                        p.t_ns.fetch_max(now - us[u].t0, Ordering::Relaxed);
+                    }
+                }
             }
-            if !stopping && !free.is_empty() {
-                let measured = now >= t0;
-                if measured && !measuring {
-                    measuring = true;
+            next_progress = now.saturating_add(PROGRESS_NS);
+        }
+        // Stop conditions, unit by unit.
+        for (u, st) in us.iter_mut().enumerate() {
+            if st.stopping {
+                continue;
+            }
+            let ctl = units[u].ctl;
+            if now >= st.deadline {
+                st.stopping = true;
+            } else if ctl.stop_requested() {
+                st.stopping = true;
+                st.out.interrupted = true;
+            } else if ctl.error_stop.load(Ordering::Relaxed) {
+                st.stopping = true;
+                st.out.stopped_on_error = true;
+            } else if ctl.stonewalled() {
+                st.stopping = true;
+                st.out.stonewalled = true;
+            }
+        }
+        // Earliest time a waiting stream's op becomes due (or its unit's deadline).
+        let mut wake = u64::MAX;
+        if !free.is_empty() {
+            keep.clear();
+            issued.clear();
+            let mut push_error = None;
+            // Issue from the last free slot to the first (the order `pop` gives).
+            while let Some(slot) = free.pop() {
+                if push_error.is_some() {
+                    keep.push(slot);
+                    continue;
+                }
+                let (si, u) = {
+                    let s = &state[slot as usize];
+                    (s.stream as usize, s.unit as usize)
+                };
+                if us[u].stopping || ss[si].exhausted {
+                    keep.push(slot);
+                    continue;
+                }
+                // The op: one held back earlier (its time had not come), else the source's next
+                // (a generator's inline: the hot path).
+                let next = if ss[si].pending.is_some() {
+                    ss[si].pending.take().expect("checked")
+                } else {
+                    let n = match &mut streams[si].source {
+                        OpSource::Generated(g) => Some(Next {
+                            op: g.next_op(),
+                            gap_ns: 0,
+                            catch_up: false,
+                        }),
+                        other => other.next(),
+                    };
+                    let Some(n) = n else {
+                        ss[si].exhausted = true;
+                        keep.push(slot);
+                        continue;
+                    };
+                    ss[si].waited = false;
+                    n
+                };
+                let due = ss[si].base.saturating_add(next.gap_ns);
+                if next.gap_ns > 0 && due > now {
+                    ss[si].pending = Some(next);
+                    ss[si].waited = true;
+                    wake = wake.min(due).min(us[u].deadline);
+                    keep.push(slot);
+                    continue;
+                }
+                let measured = now >= us[u].t0;
+                if measured && !measuring_any {
+                    measuring_any = true;
                     backend.mark_measurement_start();
                 }
-                let n = if measured {
-                    ctl.claim(free.len() as u64) as usize
+                if measured {
+                    if !us[u].measuring {
+                        us[u].measuring = true;
+                    }
+                    if us[u].allowance == 0 {
+                        // Claim for every free slot at once (one atomic operation per round).
+                        us[u].allowance = units[u].ctl.claim(free.len() as u64 + 1);
+                        if us[u].allowance == 0 {
+                            us[u].stopping = true;
+                            us[u].out.budget_done = true;
+                            ss[si].pending = Some(next);
+                            keep.push(slot);
+                            continue;
+                        }
+                    }
+                    us[u].allowance -= 1;
+                }
+                let op = next.op;
+                let data = &units[u].data;
+                let s = &mut state[slot as usize];
+                // The op is issued when its slot became free (or when it became due, if it had
+                // to wait for that), so the time spent in the tool between a completion and the
+                // next submission counts as submission latency.
+                let t_issue = if next.gap_ns > 0 {
+                    s.freed_at.max(due)
                 } else {
-                    free.len()
-                };
-                if measured && n == 0 {
-                    stopping = true;
-                    out.budget_done = true;
-                } else {
-                    // Issue the last `n` free slots, last one first (the order `pop` gives).
-                    let first = free.len() - n;
-                    let mut pushed = 0usize;
-                    let mut push_error = None;
-                    for &slot in free[first..].iter().rev() {
-                        let s = &mut state[slot as usize];
-                        let op = gens[s.worker as usize].next_op();
-                        // The op is issued when its slot became free, so the time spent in the
-                        // tool between a completion and the next submission counts as submission
-                        // latency, and slots are busy back to back (Little's law holds exactly).
-                        let t_issue = s.freed_at.max(start).min(now);
-                        if op.kind == OpKind::Write && (pattern.refills() || verify.is_some()) {
-                            if let Some(buf) = backend.buffer(slot) {
-                                let buf = &mut buf[..op.len as usize];
-                                match verify {
-                                    Some(seed) => {
-                                        generation += 1;
-                                        verify::stamp(
-                                            buf,
-                                            op.offset,
-                                            generation,
-                                            seed,
-                                            &mut pattern_rng,
-                                        )
-                                    }
-                                    None => pattern.fill(&mut pattern_rng, buf),
-                                }
+                    s.freed_at
+                }
+                .max(start)
+                .min(now);
+                if op.kind == OpKind::Write && (data.pattern.refills() || data.verify.is_some()) {
+                    if let Some(buf) = backend.buffer(slot) {
+                        let buf = &mut buf[..op.len as usize];
+                        match data.verify {
+                            Some(seed) => {
+                                generation += 1;
+                                verify::stamp(
+                                    buf,
+                                    op.offset,
+                                    generation,
+                                    seed,
+                                    &mut pattern_rngs[u],
+                                )
                             }
+                            None => data.pattern.fill(&mut pattern_rngs[u], buf),
                         }
-                        if let Err(e) = backend.push(slot, &op) {
-                            push_error = Some(e);
-                            break;
-                        }
-                        s.op = op;
-                        s.t_issue = t_issue;
-                        s.measured = measured;
-                        pushed += 1;
-                    }
-                    // The pushed slots are the last `pushed` of the batch.
-                    let issued_from = free.len() - pushed;
-                    let t_submit = backend.now();
-                    for &slot in &free[issued_from..] {
-                        state[slot as usize].t_submit = t_submit;
-                    }
-                    free.truncate(issued_from);
-                    inflight += pushed as u32;
-                    if measured && pushed > 0 {
-                        rec.record_depth(inflight, pushed as u64);
-                    }
-                    if let Some(e) = push_error {
-                        // The backend refused an I/O (not an I/O error of the target): stop and
-                        // drain what is in flight.
-                        rec.record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
-                        out.stopped_on_error = true;
-                        stopping = true;
                     }
                 }
+                if let Err(e) = backend.push(slot, &op) {
+                    push_error = Some((e, streams[si].rec));
+                    if measured {
+                        us[u].allowance += 1;
+                    }
+                    ss[si].pending = Some(next);
+                    keep.push(slot);
+                    continue;
+                }
+                s.op = op;
+                s.t_issue = t_issue;
+                s.measured = measured;
+                let st = &mut ss[si];
+                st.base = if next.gap_ns > 0 && (st.waited || next.catch_up) {
+                    due
+                } else {
+                    now
+                };
+                st.inflight += 1;
+                st.pushed_now += 1;
+                inflight += 1;
+                issued.push(slot);
+            }
+            std::mem::swap(&mut free, &mut keep);
+            free.reverse();
+            // Unused claims go back to the budget.
+            for (u, st) in us.iter_mut().enumerate() {
+                units[u].ctl.unclaim(std::mem::take(&mut st.allowance));
+            }
+            if !issued.is_empty() {
+                let t_submit = backend.now();
+                for &slot in &issued {
+                    state[slot as usize].t_submit = t_submit;
+                }
+                // fio's iodepth_level is the depth of one job (stream), also when several
+                // share this loop.
+                for (i, st) in ss.iter_mut().enumerate() {
+                    if st.pushed_now > 0 {
+                        let s = &streams[i];
+                        if now >= us[s.unit].t0 {
+                            recs[s.rec].record_depth(st.inflight, st.pushed_now as u64);
+                            per_rec[s.rec] += st.pushed_now as u64;
+                        }
+                        st.pushed_now = 0;
+                    }
+                }
+                // How the backend hands these to the kernel: in batches of `batch` as they are
+                // pushed, the rest with the wait (fio's iodepth_submit).
+                let batch = backend.submit_batch() as u64;
+                for (r, n) in per_rec.iter_mut().enumerate() {
+                    let pushed = std::mem::take(n);
+                    if pushed == 0 {
+                        continue;
+                    }
+                    match pushed.checked_div(batch) {
+                        None => recs[r].record_submit(pushed),
+                        Some(full) => {
+                            for _ in 0..full {
+                                recs[r].record_submit(batch);
+                            }
+                            if pushed % batch > 0 {
+                                recs[r].record_submit(pushed % batch);
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some((e, r)) = push_error {
+                // The backend refused an I/O (not an I/O error of the target): stop everything
+                // and drain what is in flight.
+                backend_failure(&mut recs[r], &mut us, &e);
+            }
+        }
+        // A unit whose every stream has ended (a replay at the end of its trace) stops.
+        for (u, st) in us.iter_mut().enumerate() {
+            if !st.stopping
+                && streams
+                    .iter()
+                    .zip(&ss)
+                    .filter(|(s, _)| s.unit == u)
+                    .all(|(_, x)| x.exhausted)
+            {
+                st.stopping = true;
+                st.out.source_done = true;
             }
         }
         if inflight == 0 {
-            break;
+            if us.iter().all(|st| st.stopping) {
+                break;
+            }
+            if wake == u64::MAX {
+                // Nothing in flight and nothing waiting: every free slot belongs to a stopped
+                // unit or an ended stream; the checks above end the loop next time round.
+                continue;
+            }
         }
-        if let Err(e) = backend.submit_wait(1, WAIT_SLICE_NS) {
-            // The backend itself failed (not one I/O): count the in-flight ops as errors and stop.
-            rec.record_error(OpKind::Read, 0, 0, format!("backend failure: {e}"));
-            out.stopped_on_error = true;
+        let waited = if wake != u64::MAX {
+            let now = backend.now();
+            backend.wait_until(wake.min(now.saturating_add(WAIT_SLICE_NS)), inflight)
+        } else {
+            backend.submit_wait(1, WAIT_SLICE_NS)
+        };
+        if let Err(e) = waited {
+            // The backend itself failed (not one I/O): count it as an error and stop.
+            backend_failure(&mut recs[0], &mut us, &e);
             break;
         }
         cqes.clear();
         backend.reap(&mut cqes);
+        // fio's iodepth_complete: completions reaped at once, per recorder.
+        if one_rec {
+            if measuring_any {
+                recs[0].record_complete(cqes.len() as u64);
+            }
+        } else {
+            for c in &cqes {
+                let s = &state[c.slot as usize];
+                if s.measured {
+                    per_rec[s.rec as usize] += 1;
+                }
+            }
+            for (r, n) in per_rec.iter_mut().enumerate() {
+                if *n > 0 {
+                    recs[r].record_complete(std::mem::take(n));
+                }
+            }
+        }
         for c in &cqes {
             let s = &mut state[c.slot as usize];
             inflight -= 1;
             free.push(c.slot);
             s.freed_at = c.t_ns;
             let s = &*s;
+            let si = s.stream as usize;
+            ss[si].inflight -= 1;
+            let (u, r) = (s.unit as usize, s.rec as usize);
+            let ctl = units[u].ctl;
+            let data = &units[u].data;
+            let rec = &mut recs[r];
             if let (Some(log), OpKind::Write) = (log.as_deref_mut(), s.op.kind) {
                 let done = c.res.clamp(0, s.op.len as i64) as u64;
                 log.wrote(s.op.offset, done);
@@ -318,19 +693,28 @@ pub fn run_loop<B: Backend>(
                 continue;
             }
             let t = c.t_ns.max(s.t_submit);
-            if t > last_completion {
-                last_completion = t;
+            if t > ss[si].last_completion {
+                ss[si].last_completion = t;
             }
             if c.res < 0 {
-                rec.record_error(s.op.kind, s.op.offset, s.op.len, errno_text(-c.res));
+                rec.record_error(
+                    s.op.kind,
+                    s.op.offset,
+                    s.op.len,
+                    (-c.res) as i32,
+                    errno_text(-c.res),
+                );
                 if !ctl.continue_on_error {
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
                 continue;
             }
             let bytes = c.res as u64;
-            if let (Some(seed), OpKind::Read) = (verify, s.op.kind) {
+            prog[u].0 += 1;
+            prog[u].1 += bytes;
+            if let (Some(seed), OpKind::Read) = (data.verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
+                    let known = data.known;
                     let got = verify::check_known(
                         &buf[..bytes.min(s.op.len) as usize],
                         s.op.offset,
@@ -345,6 +729,7 @@ pub fn run_loop<B: Backend>(
                             OpKind::Read,
                             at,
                             verify::SECTOR as u64,
+                            EILSEQ,
                             format!("verify: sector {why}"),
                         );
                         if !ctl.continue_on_error {
@@ -354,11 +739,12 @@ pub fn run_loop<B: Backend>(
                 }
             }
             rec.record(
+                s.job,
                 s.op.kind,
                 bytes,
                 s.t_submit - s.t_issue,
                 t - s.t_submit,
-                t.saturating_sub(t0),
+                t.saturating_sub(us[u].t0),
             );
             if bytes < s.op.len {
                 rec.record_short(s.op.kind);
@@ -366,6 +752,7 @@ pub fn run_loop<B: Backend>(
                     s.op.kind,
                     s.op.offset,
                     s.op.len,
+                    EIO,
                     format!(
                         "short {}: {bytes} of {} bytes",
                         s.op.kind.as_str(),
@@ -378,23 +765,38 @@ pub fn run_loop<B: Backend>(
             }
         }
     }
-    if ctl.error_stop.load(Ordering::Relaxed) && !out.interrupted {
-        out.stopped_on_error = true;
+    for (u, (ios, bytes)) in prog.into_iter().enumerate() {
+        if let Some(p) = units[u].ctl.progress {
+            p.ios.fetch_add(ios, Ordering::Relaxed);
+            p.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
     let end = backend.now();
-    out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(start));
-    out.runtime_ns = if end <= t0 {
-        0
-    } else if deadline != u64::MAX
-        && !out.interrupted
-        && !out.stopped_on_error
-        && !out.budget_done
-        && !out.stonewalled
-    {
-        // Time-based: the measured time is the deadline plus the drain of the last I/Os.
-        last_completion.max(deadline) - t0
-    } else {
-        last_completion - t0
-    };
-    out
+    let mut outs = Vec::with_capacity(streams.len());
+    for (i, s) in streams.iter().enumerate() {
+        let st = &us[s.unit];
+        let ctl = units[s.unit].ctl;
+        let mut out = st.out;
+        if ctl.error_stop.load(Ordering::Relaxed) && !out.interrupted {
+            out.stopped_on_error = true;
+        }
+        out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(start));
+        let last = ss[i].last_completion;
+        out.runtime_ns = if end <= st.t0 {
+            0
+        } else if st.deadline != u64::MAX
+            && !out.interrupted
+            && !out.stopped_on_error
+            && !out.budget_done
+            && !out.source_done
+            && !out.stonewalled
+        {
+            // Time-based: the measured time is the deadline plus the drain of the last I/Os.
+            last.max(st.deadline) - st.t0
+        } else {
+            last.saturating_sub(st.t0)
+        };
+        outs.push(out);
+    }
+    outs
 }

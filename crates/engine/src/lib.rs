@@ -13,18 +13,27 @@
 mod backend;
 mod engine_loop;
 mod fault;
+mod iolog;
 mod real;
+mod replay;
 mod sim;
 mod stripe;
 
 pub use backend::{Backend, Cqe};
-pub use engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
+pub use engine_loop::{
+    merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, Progress, Stream, Unit,
+};
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
-pub use real::{check_real, run_real, EngineChoice, Member, RealOptions, RealTarget, RunOutput};
+pub use iolog::{check_iolog_target, IologTarget};
+pub use real::{
+    build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,
+    RealJob, RealOptions, RealTarget, RunOutput,
+};
 pub use sim::{
     build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, run_sim_recorded,
-    sim_memory_estimate, SimOptions, SimTarget,
+    sim_memory_estimate, SimJob, SimOptions, SimOutput, SimSession, SimTarget,
 };
+pub use ssdlab_io::{FixedBufs, RingOptions};
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
 use std::path::PathBuf;
@@ -78,6 +87,28 @@ pub enum Invalid {
     },
     #[error("--stripe {stripe}: {why}")]
     SimStripe { stripe: String, why: String },
+    #[error("the trace reaches {end} on {what}, beyond the region of {span} it replays into; use a larger target or region, or replay_scale/replay_align")]
+    TraceBeyond {
+        end: String,
+        span: String,
+        what: String,
+    },
+    #[error("the trace has {trims} trims, which ssdlab issues only to simulated drives; add replay_skip=trim to replay the rest on a real target")]
+    TrimOnReal { trims: u64 },
+    #[error("{flag} applies to the io_uring engine, not to the {engine} engine")]
+    RingOnly { flag: &'static str, engine: String },
+    #[error("hipri (polled completions, IORING_SETUP_IOPOLL) needs O_DIRECT: remove --buffered / direct=0")]
+    HipriBuffered,
+    #[error("hipri (polled completions, IORING_SETUP_IOPOLL): {why}")]
+    Hipri { why: String },
+    #[error("io_uring cannot be set up as asked: {err}")]
+    RingSetup { err: String },
+    #[error("--verify runs one job at a time on its target: jobs running together cannot verify")]
+    VerifyConcurrent,
+    #[error("{path}: {err}")]
+    Path { path: String, err: String },
+    #[error("{0}")]
+    Output(String),
 }
 
 /// How an error ends the command.
@@ -102,6 +133,12 @@ pub enum EngineError {
     Invalid(#[from] Invalid),
     #[error(transparent)]
     Sim(#[from] ssdlab_ssdsim::ConfigError),
+    /// The trace of a replay cannot be read or replayed.
+    #[error(transparent)]
+    Trace(#[from] ssdlab_workload::TraceError),
+    /// The run finished but its `write_iolog` could not be written.
+    #[error("{0}")]
+    Iolog(String),
     /// Laying out files failed or was interrupted (what was written is given back).
     #[error(transparent)]
     Layout(LayoutError),
@@ -133,6 +170,7 @@ impl EngineError {
             EngineError::Layout(LayoutError::Failed { .. })
             | EngineError::Layout(LayoutError::RefusedAfter { .. }) => ErrorClass::Failed,
             EngineError::Setup { wrote: true, .. } => ErrorClass::Failed,
+            EngineError::Iolog(_) => ErrorClass::Failed,
             _ => ErrorClass::BadInput,
         }
     }

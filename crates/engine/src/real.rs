@@ -2,22 +2,25 @@
 //! portable sync backend, one thread per worker.
 
 use crate::backend::{Backend, Cqe};
-use crate::engine_loop::{run_loop, Control, DataOpts, LoopOutcome};
+use crate::engine_loop::{run_streams, Control, DataOpts, LoopOutcome, Stream, Unit};
 use crate::fault::{FaultBackend, FaultPlan};
+use crate::iolog::{IologTarget, PartWriter, Recording};
+use crate::replay::load_trace;
 use crate::stripe::StripeAdapter;
 use crate::{EngineError, Invalid, StartHook};
 use ssdlab_io::memory::{self, MemoryLimit};
-use ssdlab_io::{cpu, ring, sync, Dir, SyncBackend, UringBackend};
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, UringBackend};
+use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
-use ssdlab_target::{open_target, Plan, PlanOptions, TargetKind};
+use ssdlab_target::{open_target, open_target_shared, PathId, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
-use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
+use ssdlab_workload::{format_size, Op, OpKind, OpSource, Trace, WorkloadSpec};
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use ssdlab_target::{Member, RealTarget};
@@ -62,6 +65,14 @@ pub struct RealOptions<'a> {
     pub start_hook: Option<StartHook<'a>>,
     /// Raised from outside to stop the run without marking it interrupted (stonewalling).
     pub stonewall: Option<&'a AtomicBool>,
+    /// io_uring ring options (fio `hipri`, `sqthread_poll`, `fixedbufs`, `registerfiles`).
+    pub ring: RingOptions,
+    /// Also return each worker's own result (fio without `group_reporting`).
+    pub per_worker: bool,
+    /// Keep time-series logs (per job and window) in the result.
+    pub log: Option<LogConfig>,
+    /// Report what the run measured so far here (for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 impl Default for RealOptions<'_> {
@@ -80,6 +91,10 @@ impl Default for RealOptions<'_> {
             verify_map: None,
             start_hook: None,
             stonewall: None,
+            ring: RingOptions::default(),
+            per_worker: false,
+            log: None,
+            progress: None,
         }
     }
 }
@@ -89,9 +104,24 @@ impl Default for RealOptions<'_> {
 pub struct RunOutput {
     pub result: RunResult,
     pub notes: Vec<String>,
-    /// The merged recorder the result was built from (histograms, series), for merging with
-    /// other runs' recorders exactly.
+    /// Each worker on its own (only with [`RealOptions::per_worker`]).
+    pub workers: Vec<RunResult>,
+    /// What `result` was built from (to merge jobs reported together, or to list their
+    /// latency bins): all workers' recorder, and how the run ended.
     pub recorder: Recorder,
+    pub outcome: LoopOutcome,
+    /// The recorders behind `workers`.
+    pub worker_recorders: Vec<Recorder>,
+}
+
+/// One job of a group run on real targets: a workload, where it goes and how.
+#[derive(Debug, Clone)]
+pub struct RealJob<'a> {
+    pub spec: &'a WorkloadSpec,
+    pub target: &'a RealTarget,
+    pub opts: &'a RealOptions<'a>,
+    /// fio's `write_iolog`: record every I/O the job issues.
+    pub iolog: Option<IologTarget>,
 }
 
 fn now_ns(origin: &Instant) -> u64 {
@@ -119,6 +149,13 @@ impl Backend for NullBackend {
     fn submit_wait(&mut self, _min: usize, _timeout_ns: u64) -> io::Result<()> {
         Ok(())
     }
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        if inflight == 0 {
+            let left = deadline_ns.saturating_sub(self.now());
+            std::thread::sleep(Duration::from_nanos(left));
+        }
+        Ok(())
+    }
     #[inline]
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         let t = now_ns(&self.origin);
@@ -130,10 +167,20 @@ impl Backend for NullBackend {
     }
 }
 
-fn dir(kind: OpKind) -> Dir {
+/// The error of an op real targets do not take (checked before a run; a safety net here).
+pub(crate) fn no_trims() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "trims are not issued to real targets",
+    )
+}
+
+#[inline]
+fn dir(kind: OpKind) -> io::Result<Dir> {
     match kind {
-        OpKind::Read => Dir::Read,
-        _ => Dir::Write,
+        OpKind::Read => Ok(Dir::Read),
+        OpKind::Write => Ok(Dir::Write),
+        OpKind::Trim => Err(no_trims()),
     }
 }
 
@@ -146,16 +193,29 @@ impl Backend for UringAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
     }
+    fn submit_batch(&self) -> u32 {
+        self.ring.submit_batch()
+    }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.ring.buffer(slot)
     }
     #[inline]
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
-        self.ring.push(slot, dir(op.kind), op.offset, op.len as u32)
+        self.ring
+            .push(slot, dir(op.kind)?, op.offset, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, _timeout_ns: u64) -> io::Result<()> {
         // no timeout needed: the ring's wait always ends with a completion
         self.ring.submit_and_wait(min)
+    }
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        let left = Duration::from_nanos(deadline_ns.saturating_sub(self.now()));
+        if inflight > 0 {
+            self.ring.submit_and_wait_timeout(left)
+        } else {
+            std::thread::sleep(left);
+            Ok(())
+        }
     }
     #[inline]
     fn reap(&mut self, out: &mut Vec<Cqe>) {
@@ -179,11 +239,16 @@ impl Backend for SyncAdapter {
     fn now(&mut self) -> u64 {
         now_ns(&self.origin)
     }
+    /// Each I/O goes to its thread as it is pushed (fio's sync engines: one I/O per submission).
+    fn submit_batch(&self) -> u32 {
+        1
+    }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.pool.buffer(slot)
     }
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
-        self.pool.push(slot, dir(op.kind), op.offset, op.len as u32)
+        self.pool
+            .push(slot, dir(op.kind)?, op.offset, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.pool.wait(min, Duration::from_nanos(timeout_ns));
@@ -331,6 +396,8 @@ struct Job<'a> {
     fault: Option<FaultPlan>,
     /// Log the writes (for the written-map of a verifying run).
     log_writes: bool,
+    /// fio's write_iolog: this worker's part and the file name its lines carry.
+    iolog: Option<(PartWriter, &'a str)>,
 }
 
 /// The start hook refused the run (carried as a worker's error).
@@ -350,37 +417,42 @@ fn is_refusal(e: &io::Error) -> bool {
 }
 
 /// What a worker brings back.
-type WorkerOut = (Recorder, LoopOutcome, Vec<MemberStats>, Option<WriteLog>);
+type WorkerOut = (
+    Recorder,
+    LoopOutcome,
+    Vec<MemberStats>,
+    Option<WriteLog>,
+    Option<PartWriter>,
+);
 
 impl Job<'_> {
     /// Waits for all workers, then runs the loop; a failed setup releases the others and stops them.
     fn run<B: Backend>(
-        &self,
+        mut self,
         backend: io::Result<B>,
-        gens: &mut [OpGen],
+        source: OpSource,
         mut rec: Recorder,
     ) -> io::Result<WorkerOut> {
         match backend {
-            Ok(mut b) => {
+            Ok(b) => {
+                if source.is_timed() {
+                    cpu::precise_timers();
+                }
                 if let Err(e) = self.cpu.start(self.gate) {
                     // The start hook refused: no I/O at all.
                     self.ctl.error_stop.store(true, Ordering::SeqCst);
                     return Err(io::Error::other(Refused(e)));
                 }
-                let slots = gens.len() as u32 * self.qd;
                 let mut log = self.log_writes.then(WriteLog::default);
-                let out = match self.fault {
+                let mut part = self.iolog.take();
+                let (out, members) = match self.fault {
                     Some(plan) => {
-                        let mut fb = FaultBackend::new(b, plan, slots);
-                        let o = self.go(&mut fb, gens, &mut rec, log.as_mut());
-                        (o, fb.member_stats())
+                        let fb = FaultBackend::new(b, plan, self.qd);
+                        self.logged(fb, &mut part, source, &mut rec, log.as_mut())
                     }
-                    None => {
-                        let o = self.go(&mut b, gens, &mut rec, log.as_mut());
-                        (o, b.member_stats())
-                    }
+                    None => self.logged(b, &mut part, source, &mut rec, log.as_mut()),
                 };
-                Ok((rec, out.0, out.1, log))
+                Ok((rec, out, members, log, part.map(|(p, _)| p)))
             }
             Err(e) => {
                 self.ctl.error_stop.store(true, Ordering::SeqCst);
@@ -390,16 +462,54 @@ impl Job<'_> {
         }
     }
 
+    /// Runs the loop on `b`, through the iolog recorder when there is one.
+    fn logged<B: Backend>(
+        &self,
+        mut b: B,
+        part: &mut Option<(PartWriter, &str)>,
+        source: OpSource,
+        rec: &mut Recorder,
+        log: Option<&mut WriteLog>,
+    ) -> (LoopOutcome, Vec<MemberStats>) {
+        match part {
+            Some((p, file)) => {
+                let t0 = b.now();
+                let mut r = Recording {
+                    inner: b,
+                    part: p,
+                    file,
+                    t0,
+                };
+                let o = self.go(&mut r, source, rec, log);
+                (o, r.member_stats())
+            }
+            None => {
+                let o = self.go(&mut b, source, rec, log);
+                (o, b.member_stats())
+            }
+        }
+    }
+
     fn go<B: Backend>(
         &self,
         b: &mut B,
-        gens: &mut [OpGen],
+        source: OpSource,
         rec: &mut Recorder,
         log: Option<&mut WriteLog>,
     ) -> LoopOutcome {
-        let out = run_loop(b, gens, self.qd, self.data, self.ctl, rec, log);
+        let mut streams = [Stream {
+            source,
+            qd: self.qd,
+            unit: 0,
+            rec: 0,
+        }];
+        let units = [Unit {
+            ctl: self.ctl,
+            data: self.data,
+        }];
+        let out = run_streams(b, &mut streams, &units, std::slice::from_mut(rec), log);
         self.cpu.finish();
-        out
+        out[0]
     }
 }
 
@@ -464,12 +574,25 @@ fn choose_engine(
     opts: &RealOptions<'_>,
     notes: &mut Vec<String>,
 ) -> Result<&'static str, Invalid> {
+    let ring_flag = ring_flag(&opts.ring);
     if plan.is_null() {
+        if let Some(flag) = ring_flag {
+            return Err(Invalid::RingOnly {
+                flag,
+                engine: "null".into(),
+            });
+        }
         return Ok("null");
     }
     let stripe = plan.map.is_some();
     let threads = spec.total_qd();
     let sync_ok = || -> Result<&'static str, Invalid> {
+        if let Some(flag) = ring_flag {
+            return Err(Invalid::RingOnly {
+                flag,
+                engine: "sync".into(),
+            });
+        }
         if threads > sync::MAX_SYNC_THREADS {
             return Err(Invalid::SyncThreads {
                 threads,
@@ -486,6 +609,28 @@ fn choose_engine(
         .unwrap_or(1);
     let inflight = (spec.qd as u64 * pieces).min(u32::MAX as u64) as u32;
     let ring_ok = || ring::check_ring(spec.qd, inflight);
+    let uring = |notes: &mut Vec<String>| -> Result<&'static str, Invalid> {
+        if opts.ring.iopoll {
+            if !opts.direct {
+                return Err(Invalid::HipriBuffered);
+            }
+            for p in &plan.paths {
+                ssdlab_target::polled_io(&p.info).map_err(|why| Invalid::Hipri { why })?;
+            }
+        }
+        if opts.ring.iopoll || opts.ring.sqpoll {
+            ring::check_ring_with(spec.qd, inflight, &opts.ring)
+                .map_err(|e| Invalid::RingSetup { err: e.to_string() })?;
+        }
+        if opts.ring.sqpoll {
+            notes.push(
+                "sqthread_poll: a kernel thread polls the submission queue (its CPU time is not \
+                 in this process's usr/sys figures)"
+                    .into(),
+            );
+        }
+        Ok("io_uring")
+    };
     match opts.engine {
         EngineChoice::Sync if stripe => Err(Invalid::StripeNeedsUring),
         EngineChoice::Sync => sync_ok(),
@@ -497,19 +642,22 @@ fn choose_engine(
                 qd: spec.qd,
                 err: e.to_string(),
             })?;
-            Ok("io_uring")
+            uring(notes)
         }
         EngineChoice::Auto => {
             let why = if !ssdlab_io::io_uring_available() {
                 "io_uring is not available here".to_string()
             } else {
                 match ring_ok() {
-                    Ok(()) => return Ok("io_uring"),
+                    Ok(()) => return uring(notes),
                     Err(e) => format!("io_uring cannot hold QD {} in one ring ({e})", spec.qd),
                 }
             };
             if stripe {
                 return Err(Invalid::UringNeededForStripe { why });
+            }
+            if ring_flag.is_some() {
+                return Err(Invalid::RingSetup { err: why });
             }
             let engine = sync_ok()?;
             notes.push(format!(
@@ -517,6 +665,22 @@ fn choose_engine(
             ));
             Ok(engine)
         }
+    }
+}
+
+/// The first ring option that differs from the default (for "applies to io_uring" errors).
+fn ring_flag(r: &RingOptions) -> Option<&'static str> {
+    let d = RingOptions::default();
+    if r.iopoll {
+        Some("hipri")
+    } else if r.sqpoll {
+        Some("sqthread_poll")
+    } else if r.fixed_bufs != d.fixed_bufs {
+        Some("fixedbufs")
+    } else if r.register_files != d.register_files {
+        Some("registerfiles")
+    } else {
+        None
     }
 }
 
@@ -528,14 +692,15 @@ const SYNC_THREAD_BYTES: u64 = 192 << 10;
 /// What a run needs besides its estimate: the binary, the runtime, allocator arenas, results.
 pub(crate) const MEMORY_MARGIN: u64 = 64 << 20;
 
-/// Checks the run's memory estimate (I/O buffers of every slot, per-worker bookkeeping) against
-/// what the system (and `--max-memory`) allows.
-fn check_memory(
+/// The run's memory estimate (I/O buffers of every slot, per-worker bookkeeping, the threads of
+/// the sync engine, verify maps, the trace of a replay; not [`MEMORY_MARGIN`]) and what it is
+/// made of.
+fn memory_need(
     spec: &WorkloadSpec,
     plan: &Plan,
     engine: &str,
-    opts: &RealOptions<'_>,
-) -> Result<(), Invalid> {
+    trace: Option<&Trace>,
+) -> (u64, String) {
     let buffers = if plan.is_null() {
         0
     } else {
@@ -554,18 +719,19 @@ fn check_memory(
     } else {
         0
     };
-    let need = buffers + maps + threads + WORKER_OVERHEAD * spec.jobs as u64 + MEMORY_MARGIN;
-    check_budget(
-        &format!(
-            "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
-            spec.total_qd(),
-            format_size(spec.bs),
-            spec.qd,
-            spec.jobs
-        ),
-        need,
-        opts.max_memory,
-    )
+    let trace_bytes = trace.map_or(0, |t| t.memory());
+    let need = buffers + maps + threads + trace_bytes + WORKER_OVERHEAD * spec.jobs as u64;
+    let mut what = format!(
+        "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
+        spec.total_qd(),
+        format_size(spec.bs),
+        spec.qd,
+        spec.jobs
+    );
+    if trace_bytes > 0 {
+        what.push_str(&format!(" and the trace ({})", format_size(trace_bytes)));
+    }
+    (need, what)
 }
 
 /// Refuses `need` bytes when the memory limit is lower.
@@ -651,13 +817,27 @@ pub fn check_real(
     plan_real(spec, target, opts, &mut Vec::new()).map(|_| ())
 }
 
-/// The checks of [`run_real`] before the first write: returns the plan and the engine.
+/// Everything [`run_real_jobs`] checks before it writes anything, for every job, without
+/// writing.
+pub fn check_real_jobs(jobs: &[RealJob<'_>]) -> Result<(), EngineError> {
+    plan_jobs(jobs, &mut Vec::new()).map(|_| ())
+}
+
+/// A job's targets, engine and trace, checked.
+struct Planned {
+    plan: Plan,
+    engine: &'static str,
+    trace: Option<Arc<Trace>>,
+    need: u64,
+}
+
+/// The checks of [`run_real`] before the first write.
 fn plan_real(
     spec: &WorkloadSpec,
     target: &RealTarget,
     opts: &RealOptions<'_>,
     notes: &mut Vec<String>,
-) -> Result<(Plan, &'static str), EngineError> {
+) -> Result<Planned, EngineError> {
     spec.validate()?;
     let plan = ssdlab_target::plan(
         spec,
@@ -673,8 +853,51 @@ fn plan_real(
     }
     notes.extend(plan.paths.iter().flat_map(|p| p.notes.iter().cloned()));
     let engine = choose_engine(spec, &plan, opts, notes)?;
-    check_memory(spec, &plan, engine, opts)?;
-    Ok((plan, engine))
+    let what = match target {
+        RealTarget::Null => "the null target".to_string(),
+        RealTarget::Path(p) => p.display().to_string(),
+        RealTarget::Raid0 { .. } => "the RAID 0 array".to_string(),
+    };
+    let trace = load_trace(spec, plan.span, &what)?;
+    if let Some(t) = &trace {
+        let trims = t.shape().trims;
+        if trims > 0 {
+            return Err(Invalid::TrimOnReal { trims }.into());
+        }
+    }
+    let (need, what) = memory_need(spec, &plan, engine, trace.as_deref());
+    check_budget(&what, need.saturating_add(MEMORY_MARGIN), opts.max_memory)?;
+    Ok(Planned {
+        plan,
+        engine,
+        trace,
+        need,
+    })
+}
+
+/// Plans every job, then checks what they need together (memory; verification alone).
+fn plan_jobs(jobs: &[RealJob<'_>], notes: &mut Vec<String>) -> Result<Vec<Planned>, EngineError> {
+    let mut planned = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        planned.push(plan_real(j.spec, j.target, j.opts, notes)?);
+    }
+    if jobs.len() > 1 {
+        if jobs.iter().any(|j| j.spec.verify) {
+            return Err(Invalid::VerifyConcurrent.into());
+        }
+        let need: u64 = planned.iter().map(|p| p.need).sum::<u64>() + MEMORY_MARGIN;
+        check_budget(
+            &format!("{} jobs running together", jobs.len()),
+            need,
+            jobs[0].opts.max_memory,
+        )?;
+    }
+    for j in jobs {
+        if let Some(t) = &j.iolog {
+            crate::iolog::check_iolog_target(&t.path).map_err(Invalid::Output)?;
+        }
+    }
+    Ok(planned)
 }
 
 /// Runs `spec` against a real target and returns the merged result of all workers.
@@ -687,51 +910,136 @@ pub fn run_real(
     target: &RealTarget,
     opts: &RealOptions<'_>,
 ) -> Result<RunOutput, EngineError> {
+    let mut out = run_real_jobs(&[RealJob {
+        spec,
+        target,
+        opts,
+        iolog: None,
+    }])?;
+    Ok(out.remove(0))
+}
+
+/// A file or device the jobs of a group use, opened once per direct-I/O setting: the first
+/// open (`O_EXCL` for a block device written to), then one per other setting.
+struct Opened {
+    files: Vec<(bool, File)>,
+}
+
+/// Runs `jobs` together (fio's jobs between two stonewalls), each with its own workers, and
+/// returns one output per job.
+///
+/// Every job is checked before anything is written; then the files all jobs need are laid out
+/// (each once, to the largest size any job needs), every path is opened once (a block device
+/// written to is held `O_EXCL` for the whole group) and shared by the workers, and all workers
+/// start together.
+pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError> {
+    let Some(first) = jobs.first() else {
+        return Ok(Vec::new());
+    };
+    let shared = first.opts;
     let mut notes = Vec::new();
-    let (plan, engine) = plan_real(spec, target, opts, &mut notes)?;
+    let planned = plan_jobs(jobs, &mut notes)?;
     for n in &notes {
-        (opts.on_note)(n);
+        (shared.on_note)(n);
     }
-    let stripe = match target {
+    // The written-map of --verify (a single job): read before anything is written (a map of
+    // another target, or one that cannot be read, is bad input). Targets created by this run
+    // have none yet.
+    let verify_job = jobs.len() == 1 && jobs[0].spec.verify;
+    let stripe_of = |t: &RealTarget| match t {
         RealTarget::Raid0 { stripe, .. } => Some(*stripe),
         _ => None,
     };
-    // The written-map of --verify: its place is checked and it is read before anything is
-    // written (a map of another target, one that cannot be read, or a place where it cannot be
-    // saved is bad input). Targets created by this run have none yet.
+    // Its place is checked before anything is written too (a place where it cannot be saved is
+    // bad input).
     let mut verify_map: Option<MapCtx> = None;
-    if spec.verify && spec.writes() {
-        let place = match opts.verify_map {
+    if verify_job && jobs[0].spec.writes() {
+        let place = match jobs[0].opts.verify_map {
             Some(p) => p.to_path_buf(),
             None => written::state_dir()?.join("verify").join("probe.map"),
         };
         written::check_map_location(&place)?;
     }
-    if spec.verify && plan.paths.iter().all(|p| p.info.exists) {
-        let infos: Vec<_> = plan.paths.iter().map(|p| p.info.clone()).collect();
-        verify_map = Some(load_verify_map(&infos, stripe, opts)?);
+    if verify_job && planned[0].plan.paths.iter().all(|p| p.info.exists) {
+        let infos: Vec<_> = planned[0]
+            .plan
+            .paths
+            .iter()
+            .map(|p| p.info.clone())
+            .collect();
+        verify_map = Some(load_verify_map(
+            &infos,
+            stripe_of(jobs[0].target),
+            jobs[0].opts,
+        )?);
     }
-    if spec.writes() && !spec.verify {
-        forget_for_plain_write(&plan, stripe, opts);
+
+    // The paths of all jobs, each once (by identity), laid out to the largest size asked.
+    let mut merged = planned[0].plan.clone();
+    merged.paths.clear();
+    let mut ids: Vec<PathId> = Vec::new();
+    let mut uses: Vec<Vec<usize>> = Vec::with_capacity(jobs.len());
+    let mut writes_to: Vec<bool> = Vec::new();
+    for (j, p) in planned.iter().enumerate() {
+        let mut mine = Vec::new();
+        for pp in &p.plan.paths {
+            let id = PathId::of(&pp.info.path).map_err(|e| Invalid::Path {
+                path: pp.info.path.display().to_string(),
+                err: e.to_string(),
+            })?;
+            let i = match ids.iter().position(|x| *x == id) {
+                Some(i) => {
+                    let m = &mut merged.paths[i];
+                    if let Some(to) = pp.lay_out_to {
+                        m.lay_out_to = Some(m.lay_out_to.unwrap_or(0).max(to));
+                        m.size = m.size.max(pp.size);
+                    }
+                    i
+                }
+                None => {
+                    ids.push(id);
+                    merged.paths.push(pp.clone());
+                    writes_to.push(false);
+                    ids.len() - 1
+                }
+            };
+            writes_to[i] |= jobs[j].spec.writes();
+            mine.push(i);
+        }
+        uses.push(mine);
+    }
+    if jobs.len() > 1 {
+        ssdlab_target::check_free_space(&merged.paths)?;
+    }
+    // Jobs that write without --verify: what they write is no longer known to the map.
+    for (j, p) in jobs.iter().zip(&planned) {
+        if j.spec.writes() && !j.spec.verify {
+            forget_for_plain_write(&p.plan, stripe_of(j.target), j.opts);
+        }
     }
 
     // The first write: lay out files that are missing or short (undone on drop unless committed).
     let note_sink = std::cell::RefCell::new(Vec::new());
-    let mut laid = plan
-        .lay_out(opts.stop, &|n: &str| {
-            (opts.on_note)(n);
+    let mut laid = merged
+        .lay_out(shared.stop, &|n: &str| {
+            (shared.on_note)(n);
             note_sink.borrow_mut().push(n.to_string());
         })
         .map_err(EngineError::Layout)?;
     notes.extend(note_sink.into_inner());
-    if spec.verify && verify_map.is_none() {
-        verify_map = Some(load_verify_map(&laid.infos, stripe, opts)?);
+    if verify_job && verify_map.is_none() {
+        let infos: Vec<_> = uses[0].iter().map(|&i| laid.infos[i].clone()).collect();
+        verify_map = Some(load_verify_map(
+            &infos,
+            stripe_of(jobs[0].target),
+            jobs[0].opts,
+        )?);
     }
-    if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
+    if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
         // Crash guard: until this run records what it wrote, its region is unknown.
-        if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(plan.start, plan.span))
-        {
-            (opts.on_note)(&format!(
+        let (start, span) = (planned[0].plan.start, planned[0].plan.span);
+        if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(start, span)) {
+            (shared.on_note)(&format!(
                 "{e}; a crash during this run could leave it stale"
             ));
         }
@@ -743,212 +1051,345 @@ pub fn run_real(
         cleanup: laid.undo(),
     };
 
-    // Open every worker's file descriptors before starting anything, so errors come out cleanly.
-    let writes = spec.writes();
-    let mut files: Vec<Vec<File>> = Vec::new();
-    for _ in 0..spec.jobs {
-        let mut fs = Vec::new();
-        for info in &laid.infos {
-            match open_target(info, writes, opts.direct) {
-                Ok(f) => fs.push(f),
+    // Open every path once (per direct-I/O setting) before starting anything, so errors come
+    // out cleanly; the workers get duplicates of these descriptors.
+    let mut opened: Vec<Opened> = ids.iter().map(|_| Opened { files: Vec::new() }).collect();
+    for (j, mine) in uses.iter().enumerate() {
+        let direct = jobs[j].opts.direct;
+        for &i in mine {
+            if opened[i].files.iter().any(|(d, _)| *d == direct) {
+                continue;
+            }
+            let info = &laid.infos[i];
+            let f = if opened[i].files.is_empty() {
+                open_target(info, writes_to[i], direct)
+            } else {
+                // The first open holds the device exclusively for the whole group.
+                open_target_shared(info, writes_to[i], direct)
+            };
+            match f {
+                Ok(f) => opened[i].files.push((direct, f)),
                 Err(e) => return Err(setup_failed(&mut laid, e.to_string())),
             }
         }
-        files.push(fs);
     }
-    let ctl = {
-        let mut c = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
-            .with_stop(opts.stop)
-            .with_stonewall(opts.stonewall);
-        c.continue_on_error = opts.continue_on_error;
-        c
-    };
-    let gate = Gate::new(spec.jobs as usize, opts.start_hook);
+    // Each worker's descriptors, in its job's path order.
+    let mut worker_files: Vec<Vec<Vec<File>>> = Vec::with_capacity(jobs.len());
+    for (j, mine) in uses.iter().enumerate() {
+        let direct = jobs[j].opts.direct;
+        let mut per_worker = Vec::new();
+        for _ in 0..jobs[j].spec.jobs {
+            let mut fs = Vec::new();
+            for &i in mine {
+                let (_, f) = opened[i]
+                    .files
+                    .iter()
+                    .find(|(d, _)| *d == direct)
+                    .expect("opened above");
+                match f.try_clone() {
+                    Ok(f) => fs.push(f),
+                    Err(e) => {
+                        return Err(setup_failed(
+                            &mut laid,
+                            format!("cannot duplicate a file descriptor: {e}"),
+                        ))
+                    }
+                }
+            }
+            per_worker.push(fs);
+        }
+        worker_files.push(per_worker);
+    }
+    // The iolog parts, one per worker.
+    let mut parts: Vec<Vec<Option<PartWriter>>> = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        let mut v = Vec::new();
+        for w in 0..j.spec.jobs as usize {
+            v.push(match &j.iolog {
+                Some(t) => match t.open_part(w) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        for (pv, j2) in parts.into_iter().zip(jobs) {
+                            if let Some(t2) = &j2.iolog {
+                                t2.abandon(pv.into_iter().flatten().collect());
+                            }
+                        }
+                        if let Some(t2) = &j.iolog {
+                            t2.abandon(v.into_iter().flatten().collect());
+                        }
+                        return Err(setup_failed(&mut laid, e.to_string()));
+                    }
+                },
+                None => None,
+            });
+        }
+        parts.push(v);
+    }
+    let ctls: Vec<Control<'_>> = jobs
+        .iter()
+        .map(|j| {
+            let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
+                .with_stop(j.opts.stop)
+                .with_progress(j.opts.progress)
+                .with_stonewall(j.opts.stonewall);
+            c.continue_on_error = j.opts.continue_on_error;
+            c
+        })
+        .collect();
+    let nworkers: usize = jobs.iter().map(|j| j.spec.jobs as usize).sum();
+    // The number (from 1) of each job's first worker, as logs name them (fio's job numbers).
+    let first_worker: Vec<u32> = jobs
+        .iter()
+        .scan(1u32, |next, j| {
+            let first = *next;
+            *next += j.spec.jobs;
+            Some(first)
+        })
+        .collect();
+    let gate = Gate::new(nworkers, shared.start_hook);
     let cpu_window = CpuWindow::default();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let ru0 = cpu::rusage_self();
-    let names: Vec<String> = match target {
-        RealTarget::Raid0 { members, .. } if plan.is_null() => {
-            (0..members.len()).map(|i| format!("null{i}")).collect()
-        }
-        _ => plan.paths.iter().map(|p| p.name.clone()).collect(),
-    };
-    let results: Vec<io::Result<WorkerOut>> = std::thread::scope(|scope| {
+    let watched: Vec<&std::path::Path> = laid.infos.iter().map(|i| i.path.as_path()).collect();
+    let disks = DiskWatch::start(&watched);
+    let names: Vec<Vec<String>> = jobs
+        .iter()
+        .zip(&planned)
+        .map(|(j, p)| match j.target {
+            RealTarget::Raid0 { members, .. } if p.plan.is_null() => {
+                (0..members.len()).map(|i| format!("null{i}")).collect()
+            }
+            _ => p.plan.paths.iter().map(|pp| pp.name.clone()).collect(),
+        })
+        .collect();
+    let known = verify_map.as_ref().map(|c| &c.map);
+    // (job, worker) → what the worker brought back.
+    let results: Vec<(usize, io::Result<WorkerOut>)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
-        for (w, mut fs) in files.into_iter().enumerate() {
-            let (ctl, gate, cpu_window, plan, names) = (&ctl, &gate, &cpu_window, &plan, &names);
-            let known = verify_map.as_ref().map(|c| &c.map);
-            let h = std::thread::Builder::new()
-                .name(format!("ssdlab-worker-{w}"))
-                .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
-                    let mut gens = vec![OpGen::new(spec, plan.start, plan.span, w as u32)];
-                    let rec = Recorder::default();
-                    let bs = spec.bs as usize;
-                    let align = plan.buf_align;
-                    let job = Job {
-                        gate,
-                        cpu: cpu_window,
-                        ctl,
-                        qd: spec.qd,
-                        data: DataOpts {
-                            pattern: spec.pattern,
-                            pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
-                            verify: spec.verify.then_some(spec.seed),
-                            known,
-                        },
-                        fault: opts.fault,
-                        log_writes: spec.verify && spec.writes(),
-                    };
-                    let origin = Instant::now();
-                    match (&plan.map, engine) {
-                        (Some(map), _) => {
-                            let ring = if fs.is_empty() {
-                                Ok(None)
-                            } else {
-                                let pieces = StripeAdapter::max_pieces(map, spec.bs) as u32;
-                                UringBackend::with_files(
-                                    fs,
+        let mut spawn_error = None;
+        'jobs: for (j, (files, job_parts)) in worker_files.into_iter().zip(parts).enumerate() {
+            let job = &jobs[j];
+            let spec = job.spec;
+            let opts = job.opts;
+            let pl = &planned[j];
+            let file_name: &str = job.iolog.as_ref().map_or("", |t| t.file_name.as_str());
+            for (w, (mut fs, part)) in files.into_iter().zip(job_parts).enumerate() {
+                let (ctl, gate, cpu_window, names) = (&ctls[j], &gate, &cpu_window, &names[j]);
+                let first_worker = &first_worker;
+                let plan = &pl.plan;
+                let engine = pl.engine;
+                let trace = pl.trace.clone();
+                let h = std::thread::Builder::new()
+                    .name(format!("ssdlab-worker-{j}.{w}"))
+                    .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
+                        let source = OpSource::for_worker(
+                            spec,
+                            trace.as_ref(),
+                            plan.start,
+                            plan.span,
+                            w as u32,
+                        );
+                        let rec = Recorder::with_log(
+                            opts.log,
+                            first_worker[j] + w as u32,
+                            1,
+                            spec.stop.time_ns.unwrap_or(0),
+                        );
+                        let bs = spec.bs as usize;
+                        let align = plan.buf_align;
+                        let work = Job {
+                            gate,
+                            cpu: cpu_window,
+                            ctl,
+                            qd: spec.qd,
+                            data: DataOpts {
+                                pattern: spec.pattern,
+                                pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
+                                verify: spec.verify.then_some(spec.seed),
+                                known,
+                            },
+                            fault: opts.fault,
+                            log_writes: spec.verify && spec.writes(),
+                            iolog: part.map(|p| (p, file_name)),
+                        };
+                        let origin = Instant::now();
+                        match (&plan.map, engine) {
+                            (Some(map), _) => {
+                                let ring = if fs.is_empty() {
+                                    Ok(None)
+                                } else {
+                                    let pieces = StripeAdapter::max_pieces(map, spec.bs) as u32;
+                                    UringBackend::with_files_opts(
+                                        fs,
+                                        spec.qd,
+                                        spec.qd.saturating_mul(pieces),
+                                        bs,
+                                        align,
+                                        &opts.ring,
+                                    )
+                                    .map(|mut r| {
+                                        r.set_submit_batch(opts.submit_batch);
+                                        Some(r)
+                                    })
+                                };
+                                work.run(
+                                    ring.map(|r| {
+                                        StripeAdapter::new(
+                                            origin,
+                                            map.clone(),
+                                            r,
+                                            spec.qd,
+                                            names.clone(),
+                                        )
+                                    }),
+                                    source,
+                                    rec,
+                                )
+                            }
+                            (None, "io_uring") => work.run(
+                                UringBackend::new_with(
+                                    fs.remove(0),
                                     spec.qd,
-                                    spec.qd.saturating_mul(pieces),
                                     bs,
                                     align,
+                                    &opts.ring,
                                 )
-                                .map(|mut r| {
-                                    r.set_submit_batch(opts.submit_batch);
-                                    Some(r)
-                                })
-                            };
-                            job.run(
-                                ring.map(|r| {
-                                    StripeAdapter::new(
-                                        origin,
-                                        map.clone(),
-                                        r,
-                                        spec.qd,
-                                        names.clone(),
-                                    )
+                                .map(|mut ring| {
+                                    ring.set_submit_batch(opts.submit_batch);
+                                    UringAdapter { origin, ring }
                                 }),
-                                &mut gens,
+                                source,
                                 rec,
-                            )
+                            ),
+                            (None, "sync") => work.run(
+                                SyncBackend::new(fs.remove(0), spec.qd, bs, align)
+                                    .map(|pool| SyncAdapter { origin, pool }),
+                                source,
+                                rec,
+                            ),
+                            _ => work.run(
+                                Ok(NullBackend {
+                                    origin,
+                                    pending: Vec::with_capacity(spec.qd as usize),
+                                }),
+                                source,
+                                rec,
+                            ),
                         }
-                        (None, "io_uring") => job.run(
-                            UringBackend::new(fs.remove(0), spec.qd, bs, align).map(|mut ring| {
-                                ring.set_submit_batch(opts.submit_batch);
-                                UringAdapter { origin, ring }
-                            }),
-                            &mut gens,
-                            rec,
-                        ),
-                        (None, "sync") => job.run(
-                            SyncBackend::new(fs.remove(0), spec.qd, bs, align)
-                                .map(|pool| SyncAdapter { origin, pool }),
-                            &mut gens,
-                            rec,
-                        ),
-                        _ => job.run(
-                            Ok(NullBackend {
-                                origin,
-                                pending: Vec::with_capacity(spec.qd as usize),
-                            }),
-                            &mut gens,
-                            rec,
-                        ),
+                    });
+                match h {
+                    Ok(h) => handles.push((j, h)),
+                    Err(e) => {
+                        spawn_error = Some(e);
+                        break 'jobs;
                     }
-                });
-            match h {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    // No thread, no I/O: stop the others, who wait at the gate for it.
-                    ctl.error_stop.store(true, Ordering::SeqCst);
-                    gate.abort();
-                    let mut out: Vec<io::Result<WorkerOut>> = handles
-                        .into_iter()
-                        .map(
-                            |h: std::thread::ScopedJoinHandle<'_, io::Result<WorkerOut>>| {
-                                h.join().unwrap_or_else(|_| {
-                                    Err(io::Error::other("a worker thread panicked"))
-                                })
-                            },
-                        )
-                        .collect();
-                    out.push(Err(io::Error::other(format!(
-                        "cannot start worker thread: {e}"
-                    ))));
-                    return out;
                 }
             }
         }
+        if let Some(e) = spawn_error {
+            // No thread, no I/O: stop the others, who wait at the gate for it.
+            for c in &ctls {
+                c.error_stop.store(true, Ordering::SeqCst);
+            }
+            gate.abort();
+            let mut out: Vec<(usize, io::Result<WorkerOut>)> = handles
+                .into_iter()
+                .map(|(j, h)| {
+                    (
+                        j,
+                        h.join()
+                            .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked"))),
+                    )
+                })
+                .collect();
+            out.push((
+                0,
+                Err(io::Error::other(format!("cannot start worker thread: {e}"))),
+            ));
+            return out;
+        }
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")))
+            .map(|(j, h)| {
+                (
+                    j,
+                    h.join()
+                        .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked"))),
+                )
             })
             .collect()
     });
-    let mut merged = Recorder::default();
-    let mut outcome = LoopOutcome::default();
-    let mut members: Vec<MemberStats> = Vec::new();
+    let mut per_job: Vec<Vec<(Recorder, LoopOutcome, Vec<MemberStats>)>> =
+        (0..jobs.len()).map(|_| Vec::new()).collect();
+    let mut job_parts: Vec<Vec<PartWriter>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     let mut setup_error = None;
     let mut write_log = WriteLog::default();
     // Whether every worker's error is the start hook's refusal (none failed on its own).
     let mut all_refused = true;
-    for r in results {
+    for (j, r) in results {
         if let Err(e) = &r {
             if !is_refusal(e) {
                 all_refused = false;
             }
         }
         match r {
-            Ok((rec, out, ms, log)) => {
+            Ok((rec, out, ms, log, part)) => {
                 if let Some(l) = log {
                     write_log.merge(&l);
                 }
-                merged.merge(&rec);
-                outcome.runtime_ns = outcome.runtime_ns.max(out.runtime_ns);
-                outcome.ramp_ns = outcome.ramp_ns.max(out.ramp_ns);
-                outcome.interrupted |= out.interrupted;
-                outcome.stopped_on_error |= out.stopped_on_error;
-                outcome.budget_done |= out.budget_done;
-                outcome.stonewalled |= out.stonewalled;
-                merge_members(&mut members, ms);
+                if let Some(p) = part {
+                    job_parts[j].push(p);
+                }
+                per_job[j].push((rec, out, ms));
             }
             Err(e) if is_refusal(&e) && setup_error.is_some() => {}
-            Err(e) => setup_error = Some(e),
+            Err(e) => setup_error = Some((j, e)),
         }
     }
-    let refused = gate.refused();
-    if let (Some(why), None) = (&refused, &setup_error) {
-        // Cannot happen (a refusal fails every worker), but never run on after one.
-        return Err(setup_failed(&mut laid, why.clone()));
-    }
-    if let Some(why) = refused.filter(|_| all_refused) {
-        // Every worker set up fine and the start hook said no: no I/O was issued.
+    // The start hook said no (every worker set up fine, or the only errors are its refusal): no
+    // I/O was issued by anyone.
+    let refusal = match (gate.refused(), &setup_error) {
+        (Some(why), None) => Some(why),
+        (Some(why), Some(_)) if all_refused => Some(why),
+        _ => None,
+    };
+    if let Some(why) = refusal {
+        for (parts, job) in job_parts.into_iter().zip(jobs) {
+            if let Some(t) = &job.iolog {
+                t.abandon(parts);
+            }
+        }
         return Err(setup_failed(&mut laid, why));
     }
-    if let Some(e) = setup_error {
+    if let Some((j, e)) = setup_error {
         // A worker could not set up its engine: no I/O was issued by anyone.
-        let what = match engine {
+        for (parts, job) in job_parts.into_iter().zip(jobs) {
+            if let Some(t) = &job.iolog {
+                t.abandon(parts);
+            }
+        }
+        let what = match planned[j].engine {
             "io_uring" => "cannot set up io_uring",
             "sync" => "cannot start I/O threads",
             _ => "cannot start the run",
         };
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
+    let disk_util = disk_util(disks.finish());
     laid.commit();
-    if let (true, Some(ctx)) = (spec.writes(), &verify_map) {
+    if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
         // Merged under the map's lock with what concurrent runs recorded meanwhile.
-        match WrittenMap::update(&ctx.path, &ctx.key, |m| m.record(spec.seed, &write_log)) {
-            Ok(map) => (opts.on_note)(&format!(
+        let seed = jobs[0].spec.seed;
+        match WrittenMap::update(&ctx.path, &ctx.key, |m| m.record(seed, &write_log)) {
+            Ok(map) => (shared.on_note)(&format!(
                 "verify map {}: {} sectors written by this run; {map}",
                 ctx.path.display(),
                 write_log.written_sectors()
             )),
-            Err(e) => (opts.on_note)(&format!(
+            Err(e) => (shared.on_note)(&format!(
                 "{e}; a later verifying read cannot tell lost data from unwritten sectors"
             )),
         }
@@ -956,31 +1397,99 @@ pub fn run_real(
     let ru = cpu_window
         .usage()
         .unwrap_or_else(|| cpu::rusage_self().since(&ru0));
-    let mut desc = target_desc(&plan, target);
-    desc.engine = engine.to_string();
-    let mut result = build_result(
-        spec,
-        desc,
-        &merged,
-        outcome,
-        started,
-        CpuUsage {
-            user_ns: ru.user_ns,
-            sys_ns: ru.sys_ns,
-            ctx: ru.nvcsw + ru.nivcsw,
-            majf: ru.majflt,
-            minf: ru.minflt,
-        },
-    );
-    result.members = members;
-    if spec.verify {
-        result.verify = Some(merged.verify.clone());
+    let cpu_usage = CpuUsage {
+        user_ns: ru.user_ns,
+        sys_ns: ru.sys_ns,
+        ctx: ru.nvcsw + ru.nivcsw,
+        majf: ru.majflt,
+        minf: ru.minflt,
+    };
+    let mut iolog_error = None;
+    let mut outputs = Vec::with_capacity(jobs.len());
+    for (j, workers) in per_job.into_iter().enumerate() {
+        let job = &jobs[j];
+        let pl = &planned[j];
+        let mut merged_rec = Recorder::default();
+        let mut outcome = LoopOutcome::default();
+        let mut members: Vec<MemberStats> = Vec::new();
+        let mut worker_results = Vec::new();
+        let mut worker_recorders = Vec::new();
+        for (rec, out, ms) in &workers {
+            merged_rec.merge(rec);
+            outcome = crate::engine_loop::merge_outcomes(&[outcome, *out]);
+            merge_members(&mut members, ms.clone());
+        }
+        let mut desc = target_desc(&pl.plan, job.target);
+        desc.engine = pl.engine.to_string();
+        if job.opts.per_worker {
+            let mut one = job.spec.clone();
+            one.jobs = 1;
+            for (rec, out, ms) in &workers {
+                let mut r = build_result(&one, desc.clone(), rec, *out, started, cpu_usage.clone());
+                r.members = ms.clone();
+                worker_results.push(r);
+                worker_recorders.push(rec.clone());
+            }
+        }
+        if let Some(t) = &job.iolog {
+            let parts = std::mem::take(&mut job_parts[j]);
+            let end_us = (outcome.runtime_ns + outcome.ramp_ns) / 1000;
+            if let Err(e) = t.finish(parts, end_us) {
+                iolog_error.get_or_insert(e.to_string());
+            }
+        }
+        let mut result = build_result(
+            job.spec,
+            desc,
+            &merged_rec,
+            outcome,
+            started,
+            cpu_usage.clone(),
+        );
+        result.members = members;
+        // The kernel's counters of every device the group used (fio reports them per run).
+        result.disk_util = disk_util.clone();
+        if job.spec.verify {
+            result.verify = Some(merged_rec.verify.clone());
+        }
+        outputs.push(RunOutput {
+            result,
+            notes: if j == 0 { notes.clone() } else { Vec::new() },
+            workers: worker_results,
+            recorder: merged_rec,
+            outcome,
+            worker_recorders,
+        });
     }
-    Ok(RunOutput {
-        result,
-        notes,
-        recorder: merged,
-    })
+    if let Some(e) = iolog_error {
+        return Err(EngineError::Iolog(e));
+    }
+    Ok(outputs)
+}
+
+/// The kernel's counters of the devices under the targets, as the result carries them.
+fn disk_util(deltas: Vec<DiskDelta>) -> Vec<DiskUtil> {
+    deltas
+        .into_iter()
+        .map(|d| {
+            let c = d.counters;
+            DiskUtil {
+                name: d.disk.name,
+                read_ios: c.ios[0],
+                write_ios: c.ios[1],
+                read_merges: c.merges[0],
+                write_merges: c.merges[1],
+                read_sectors: c.sectors[0],
+                write_sectors: c.sectors[1],
+                read_ticks_ms: c.ticks[0],
+                write_ticks_ms: c.ticks[1],
+                io_ticks_ms: c.io_ticks,
+                in_queue_ms: c.time_in_queue,
+                msec: d.msec,
+                slaves: d.disk.slaves,
+            }
+        })
+        .collect()
 }
 
 /// Adds one worker's member statistics. Counts and ticks add up; busy time is the largest of the
@@ -1011,7 +1520,7 @@ pub(crate) fn max_ios(spec: &WorkloadSpec) -> Option<u64> {
 }
 
 /// Turns a merged recorder into the result every front end shows.
-pub(crate) fn build_result(
+pub fn build_result(
     spec: &WorkloadSpec,
     target: TargetDesc,
     rec: &Recorder,
@@ -1019,7 +1528,7 @@ pub(crate) fn build_result(
     timestamp_ms: u64,
     cpu: CpuUsage,
 ) -> RunResult {
-    let iodepth_level = rec.iodepth_levels();
+    let depth = rec.depth_levels();
     RunResult {
         spec: spec.clone(),
         target,
@@ -1033,12 +1542,16 @@ pub(crate) fn build_result(
         stopped_on_error: out.stopped_on_error,
         stonewalled: out.stonewalled,
         cpu,
-        iodepth_level,
+        iodepth_level: depth.level,
+        iodepth_submit: depth.submit,
+        iodepth_complete: depth.complete,
         latency_levels: rec.latency_levels(),
         errors: rec.error_records.clone(),
         series: rec.series(out.runtime_ns),
         members: Vec::new(),
         verify: None,
         device: None,
+        disk_util: Vec::new(),
+        logs: rec.job_logs(out.runtime_ns),
     }
 }

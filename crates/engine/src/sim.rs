@@ -2,16 +2,22 @@
 //! layout, driven by the same closed loop as real targets but on the simulator's virtual clock.
 
 use crate::backend::{Backend, Cqe};
-use crate::engine_loop::{run_loop, Control, DataOpts};
+use crate::engine_loop::{
+    merge_outcomes, run_streams, Control, DataOpts, LoopOutcome, Stream, Unit,
+};
+use crate::iolog::{IologTarget, PartWriter};
 use crate::real::{build_result, check_budget, max_ios};
+use crate::replay::load_trace;
 use crate::{EngineError, Invalid, StartHook};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
     AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator,
 };
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, TargetDesc};
+use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
 use ssdlab_workload::gen::worker_seed;
-use ssdlab_workload::{format_size, Op, OpGen, OpKind, WorkloadSpec};
+use ssdlab_workload::{format_size, Op, OpKind, OpSource, WorkloadSpec};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
@@ -32,29 +38,34 @@ pub struct SimTarget {
 #[derive(Debug, Clone, Copy, Default)]
 struct Parent {
     remaining: u32,
-    /// The worker owning the slot (fixed).
-    worker: u32,
+    /// The stream owning the slot (fixed).
+    stream: u32,
     read: bool,
     len: u64,
     t_submit: u64,
 }
 
-/// A copy of a worker's op generator running one op ahead of the engine loop's, so the simulator
+/// A copy of a stream's op source running one op ahead of the engine loop's, so the simulator
 /// can be told which mapping entries the next command will need while it simulates this one.
 struct Lookahead {
-    gen: OpGen,
-    next: Op,
+    source: OpSource,
+    next: Option<Op>,
 }
 
 struct SimBackend {
     sim: Simulator,
-    /// One per worker (slots `w·qd … (w+1)·qd`); a performance hint only.
+    /// One per stream; a performance hint only.
     lookahead: Vec<Lookahead>,
     now: u64,
     map: Option<StripeMap>,
-    nand_fraction: f32,
+    /// Compressed size / written size of each stream's data (its unit's pattern).
+    nand_fraction: Vec<f32>,
     parents: Vec<Parent>,
     ready: Vec<Cqe>,
+    /// Completions taken from the simulator but not delivered yet, because a timed wait ended
+    /// before them: (time, order taken, tag). Empty in closed-loop runs.
+    held: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    held_seq: u64,
     members: Vec<(MemberStats, u32, u64)>,
 }
 
@@ -67,38 +78,87 @@ fn sim_op(kind: OpKind) -> SimOp {
 }
 
 impl SimBackend {
-    fn cmd(&self, kind: OpKind, offset: u64, len: u64) -> HostCmd {
+    fn cmd(&self, kind: OpKind, offset: u64, len: u64, nand_fraction: f32) -> HostCmd {
         HostCmd {
             kind: sim_op(kind),
             offset,
             len,
-            nand_fraction: self.nand_fraction,
+            nand_fraction,
         }
     }
 
-    /// `op` is being issued from `slot`: if it is the op the worker's lookahead expected, step
-    /// the lookahead and have the simulator prefetch what the worker's next op will touch.
+    /// `op` is being issued from `slot`: if it is the op the stream's lookahead expected, step
+    /// the lookahead and have the simulator prefetch what the stream's next op will touch.
     #[inline]
     fn look_ahead(&mut self, slot: u32, op: &Op) {
-        let worker = self.parents[slot as usize].worker;
-        let Some(la) = self.lookahead.get_mut(worker as usize) else {
+        let stream = self.parents[slot as usize].stream as usize;
+        let nf = self.nand_fraction[stream];
+        let Some(la) = self.lookahead.get_mut(stream) else {
             return;
         };
-        if la.next != *op {
+        if la.next != Some(*op) {
             return;
         }
-        la.next = la.gen.next_op();
-        let next = la.next;
+        la.next = la.source.next().map(|n| n.op);
+        let Some(next) = la.next else {
+            return;
+        };
         match &self.map {
             None => self
                 .sim
-                .prefetch(0, &self.cmd(next.kind, next.offset, next.len)),
+                .prefetch(0, &self.cmd(next.kind, next.offset, next.len, nf)),
             Some(map) => {
                 if let Some(p) = map.split(next.offset, next.len).next() {
-                    let cmd = self.cmd(next.kind, p.member_offset, p.len);
+                    let cmd = self.cmd(next.kind, p.member_offset, p.len, nf);
                     self.sim.prefetch(p.member, &cmd);
                 }
             }
+        }
+    }
+
+    /// The earliest completion of those held back and the simulator's next.
+    #[inline]
+    fn next_completion(&mut self) -> Option<(u64, u64)> {
+        if self.held.is_empty() {
+            return self.sim.next_completion();
+        }
+        self.hold_next();
+        self.held.pop().map(|Reverse((t, _, tag))| (tag, t))
+    }
+
+    /// Moves the simulator's next completion into `held`.
+    fn hold_next(&mut self) {
+        if let Some((tag, t)) = self.sim.next_completion() {
+            self.held_seq += 1;
+            self.held.push(Reverse((t, self.held_seq, tag)));
+        }
+    }
+
+    /// Accounts one completed piece at virtual time `t`.
+    fn complete(&mut self, tag: u64, t: u64) {
+        self.now = self.now.max(t);
+        let slot = (tag >> 32) as usize;
+        let p = &mut self.parents[slot];
+        if self.map.is_some() {
+            let (m, inflight, since) = &mut self.members[(tag & 0xffff_ffff) as usize];
+            let service = t.saturating_sub(p.t_submit);
+            if p.read {
+                m.read_ticks_ns += service;
+            } else {
+                m.write_ticks_ns += service;
+            }
+            *inflight -= 1;
+            if *inflight == 0 {
+                m.busy_ns += t.saturating_sub(*since);
+            }
+        }
+        p.remaining -= 1;
+        if p.remaining == 0 {
+            self.ready.push(Cqe {
+                slot: slot as u32,
+                res: p.len as i64,
+                t_ns: t,
+            });
         }
     }
 }
@@ -115,10 +175,11 @@ impl Backend for SimBackend {
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         self.look_ahead(slot, op);
         let read = op.kind == OpKind::Read;
+        let nand_fraction = self.nand_fraction[self.parents[slot as usize].stream as usize];
         let mut n = 0;
         match &self.map {
             None => {
-                let cmd = self.cmd(op.kind, op.offset, op.len);
+                let cmd = self.cmd(op.kind, op.offset, op.len, nand_fraction);
                 self.sim.submit(self.now, (slot as u64) << 32, 0, cmd);
                 n = 1;
             }
@@ -128,7 +189,7 @@ impl Backend for SimBackend {
                         kind: sim_op(op.kind),
                         offset: p.member_offset,
                         len: p.len,
-                        nand_fraction: self.nand_fraction,
+                        nand_fraction,
                     };
                     let tag = (slot as u64) << 32 | p.member as u64;
                     self.sim.submit(self.now, tag, p.member, cmd);
@@ -159,34 +220,32 @@ impl Backend for SimBackend {
     fn submit_wait(&mut self, _min: usize, _timeout_ns: u64) -> io::Result<()> {
         // Advance virtual time to the next completed request (all its pieces done).
         while self.ready.is_empty() {
-            let Some((tag, t)) = self.sim.next_completion() else {
+            let Some((tag, t)) = self.next_completion() else {
                 return Err(io::Error::other(
                     "simulator has no pending completion while I/O is outstanding",
                 ));
             };
-            self.now = self.now.max(t);
-            let slot = (tag >> 32) as usize;
-            let p = &mut self.parents[slot];
-            if self.map.is_some() {
-                let (m, inflight, since) = &mut self.members[(tag & 0xffff_ffff) as usize];
-                let service = t.saturating_sub(p.t_submit);
-                if p.read {
-                    m.read_ticks_ns += service;
-                } else {
-                    m.write_ticks_ns += service;
+            self.complete(tag, t);
+        }
+        Ok(())
+    }
+
+    fn wait_until(&mut self, deadline_ns: u64, _inflight: u32) -> io::Result<()> {
+        // Deliver what completes up to the deadline; what completes later is held back and the
+        // clock moves to the deadline. (The simulator has then already worked up to that
+        // completion: a drive's pending partial pages due before it were programmed, a small
+        // look into the future for commands issued at the deadline.)
+        while self.ready.is_empty() {
+            self.hold_next();
+            match self.held.peek() {
+                Some(Reverse((t, _, _))) if *t <= deadline_ns => {
+                    let Reverse((t, _, tag)) = self.held.pop().expect("peeked");
+                    self.complete(tag, t);
                 }
-                *inflight -= 1;
-                if *inflight == 0 {
-                    m.busy_ns += t.saturating_sub(*since);
+                _ => {
+                    self.now = self.now.max(deadline_ns);
+                    return Ok(());
                 }
-            }
-            p.remaining -= 1;
-            if p.remaining == 0 {
-                self.ready.push(Cqe {
-                    slot: slot as u32,
-                    res: p.len as i64,
-                    t_ns: t,
-                });
             }
         }
         Ok(())
@@ -202,6 +261,8 @@ impl Backend for SimBackend {
     }
 
     fn mark_measurement_start(&mut self) {
+        // device counters and utilisation cover the measured window only
+        self.sim.reset_counters();
         for (m, _, since) in &mut self.members {
             *m = MemberStats {
                 name: std::mem::take(&mut m.name),
@@ -238,6 +299,12 @@ pub struct SimOptions<'a> {
     pub start_hook: Option<StartHook<'a>>,
     /// Raised from outside to stop the run without marking it interrupted (stonewalling).
     pub stonewall: Option<&'a AtomicBool>,
+    /// Also return each worker's own result (fio without `group_reporting`).
+    pub per_worker: bool,
+    /// Keep time-series logs (per job and window, on virtual time) in the result.
+    pub log: Option<ssdlab_stats::LogConfig>,
+    /// Report what the run measured so far here (virtual time; for a status line).
+    pub progress: Option<&'a crate::Progress>,
 }
 
 /// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
@@ -257,18 +324,19 @@ pub fn run_sim(
 
 /// Checks a simulated target (drive config, drive count, memory) before anything is built.
 pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(), EngineError> {
-    check_sim_memory(target, None, max_memory)
+    check_sim_memory(target, 0, max_memory)
 }
 
 /// Memory per outstanding simulated I/O in the engine and the simulator: slot state, the parent
 /// of its pieces, event-queue entries, completions.
 const SIM_SLOT_BYTES: u64 = 256;
 
-/// Checks a simulated target and, with `spec`, the run's memory: every drive's tables, the
-/// engine's per-slot state for `--qd` × `--jobs`, and a fixed margin for the rest.
+/// Checks a simulated target and the run's memory: every drive's tables, the engine's per-slot
+/// state for `slots` outstanding I/Os (`--qd` × `--jobs` of every job), and a fixed margin for
+/// the rest.
 fn check_sim_memory(
     target: &SimTarget,
-    spec: Option<&WorkloadSpec>,
+    slots: u64,
     max_memory: Option<u64>,
 ) -> Result<(), EngineError> {
     target.drive.validate()?;
@@ -278,7 +346,6 @@ fn check_sim_memory(
     if target.drives > 1 && target.stripe.is_none() {
         return Err(Invalid::SimArrayNeedsStripe.into());
     }
-    let slots = spec.map_or(0, |s| s.total_qd());
     let what = if slots > 0 {
         format!(
             "{} simulated drive{} of {} (mapping tables and block state) and {slots} outstanding I/Os",
@@ -339,7 +406,7 @@ fn sim_geometry(
         return Err(Invalid::VerifyOnSim.into());
     }
     // Memory first: an array of a billion drives is refused before its stripe map is built.
-    check_sim_memory(target, Some(spec), None)?;
+    check_sim_memory(target, spec.total_qd(), None)?;
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -385,7 +452,7 @@ pub fn check_sim_run(
     target: &SimTarget,
     max_memory: Option<u64>,
 ) -> Result<(), EngineError> {
-    check_sim_memory(target, Some(spec), max_memory)?;
+    check_sim_memory(target, spec.total_qd(), max_memory)?;
     sim_geometry(spec, target)?;
     Ok(())
 }
@@ -408,98 +475,400 @@ pub fn run_sim_recorded(
     target: &SimTarget,
     prepared: Option<Simulator>,
     opts: &SimOptions<'_>,
-) -> Result<(ssdlab_stats::RunResult, Recorder), EngineError> {
-    check_sim_memory(target, Some(spec), opts.max_memory)?;
-    let (map, start, span, size) = sim_geometry(spec, target)?;
-    let sim = match prepared {
-        Some(sim) => sim,
-        None => build_sim(target, spec.seed, opts.max_memory)?,
+) -> Result<(RunResult, Recorder), EngineError> {
+    check_sim_memory(target, spec.total_qd(), opts.max_memory)?;
+    sim_geometry(spec, target)?;
+    let mut session = match prepared {
+        Some(sim) => SimSession::from_prepared(target, sim),
+        None => SimSession::new(target, spec.seed, opts.max_memory)?,
     };
-    let slots = spec.qd * spec.jobs;
-    let names: Vec<MemberStats> = (0..target.drives)
-        .map(|i| MemberStats {
-            name: format!("{}#{i}", target.name),
-            ..Default::default()
+    let mut out = session.run(&[SimJob { spec, iolog: None }], opts)?;
+    let out = out.remove(0);
+    Ok((out.result, out.recorder))
+}
+
+/// One job of a simulated group run.
+#[derive(Debug, Clone)]
+pub struct SimJob<'a> {
+    pub spec: &'a WorkloadSpec,
+    /// fio's `write_iolog`: record every I/O the job issues.
+    pub iolog: Option<IologTarget>,
+}
+
+/// What one job of a simulated group run measured.
+#[derive(Debug, Clone)]
+pub struct SimOutput {
+    /// All the job's workers together.
+    pub result: RunResult,
+    /// Each worker on its own (only with [`SimOptions::per_worker`]).
+    pub workers: Vec<RunResult>,
+    /// What `result` was built from (see [`crate::RunOutput::recorder`]).
+    pub recorder: Recorder,
+    pub outcome: LoopOutcome,
+    pub worker_recorders: Vec<Recorder>,
+}
+
+/// A simulated drive or array that keeps its state and its virtual clock from one group of jobs
+/// to the next (fio's `stonewall`: a later group sees what an earlier one wrote).
+pub struct SimSession {
+    target: SimTarget,
+    sim: Option<Simulator>,
+    /// Virtual time reached so far.
+    now: u64,
+}
+
+impl SimSession {
+    /// Builds and preconditions the drives (seeded with `seed`).
+    pub fn new(
+        target: &SimTarget,
+        seed: u64,
+        max_memory: Option<u64>,
+    ) -> Result<SimSession, EngineError> {
+        Ok(SimSession {
+            target: target.clone(),
+            sim: Some(build_sim(target, seed, max_memory)?),
+            now: 0,
         })
-        .collect();
-    let mut gens: Vec<OpGen> = (0..spec.jobs)
-        .map(|w| OpGen::new(spec, start, span, w))
-        .collect();
-    let lookahead = gens
-        .iter()
-        .map(|g| {
-            let mut gen = g.clone();
-            let next = gen.next_op();
-            Lookahead { gen, next }
-        })
-        .collect();
-    let mut backend = SimBackend {
-        sim,
-        lookahead,
-        now: 0,
-        map,
-        nand_fraction: spec.pattern.compressed_fraction(),
-        parents: (0..slots)
-            .map(|slot| Parent {
-                worker: slot / spec.qd.max(1),
-                ..Parent::default()
-            })
-            .collect(),
-        ready: Vec::with_capacity(slots as usize),
-        members: names.into_iter().map(|m| (m, 0, 0)).collect(),
-    };
-    let ctl = Control::new(spec.ramp_ns, spec.stop.time_ns, max_ios(spec))
-        .with_stop(opts.stop)
-        .with_stonewall(opts.stonewall);
-    if let Some(hook) = opts.start_hook {
-        (hook.0)(true).map_err(|message| EngineError::Setup {
-            message,
-            wrote: false,
-            cleanup: Vec::new(),
-        })?;
     }
-    let mut rec = Recorder::default();
-    // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed give a
-    // byte-identical result.
-    let started = 0;
-    let data = DataOpts {
-        pattern: spec.pattern,
-        pattern_seed: worker_seed(spec.seed, 0),
-        verify: None,
-        known: None,
-    };
-    let out = run_loop(&mut backend, &mut gens, spec.qd, data, &ctl, &mut rec, None);
-    let mut details = vec![
-        ("state".to_string(), target.state.to_string()),
-        (
-            "interface".to_string(),
-            format!("{:?}", target.drive.host.interface),
-        ),
-    ];
-    if let Some(m) = &backend.map {
-        details.push(("drives".into(), target.drives.to_string()));
-        details.push(("stripe".into(), format_size(m.chunk())));
-    }
-    let desc = TargetDesc {
-        kind: if target.drives > 1 {
-            "sim-raid0"
-        } else {
-            "sim"
+
+    /// A session on a simulator already built for `target`.
+    pub fn from_prepared(target: &SimTarget, sim: Simulator) -> SimSession {
+        SimSession {
+            target: target.clone(),
+            sim: Some(sim),
+            now: 0,
         }
-        .into(),
-        name: target.name.clone(),
-        size,
-        engine: "sim".into(),
-        direct: false,
-        offset: start,
-        span,
-        details,
-    };
-    let mut result = build_result(spec, desc, &rec, out, started, CpuUsage::default());
-    if target.drives > 1 {
-        result.members = backend.member_stats();
     }
-    // Counters are plain numbers: serialising them cannot fail.
-    result.device = serde_json::to_value(backend.sim.counters()).ok();
-    Ok((result, rec))
+
+    /// Virtual time reached so far, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Runs `jobs` together on the drives (one event queue; job `j`'s workers own consecutive
+    /// slots), from where the previous group left the drives and the clock. Every job is checked
+    /// (workload, geometry, trace) before any runs.
+    pub fn run(
+        &mut self,
+        jobs: &[SimJob<'_>],
+        opts: &SimOptions<'_>,
+    ) -> Result<Vec<SimOutput>, EngineError> {
+        let target = self.target.clone();
+        let what = if target.drives > 1 {
+            format!("the simulated array ({} × {})", target.drives, target.name)
+        } else {
+            format!("the simulated drive {}", target.name)
+        };
+        // Memory for every job's outstanding I/Os together, before anything is built.
+        let slots: u64 = jobs.iter().map(|j| j.spec.total_qd()).sum();
+        check_sim_memory(&target, slots, opts.max_memory)?;
+        let mut geo = Vec::with_capacity(jobs.len());
+        let mut map = None;
+        let mut size = 0;
+        for job in jobs {
+            let (m, start, span, sz) = sim_geometry(job.spec, &target)?;
+            let trace = load_trace(job.spec, span, &what)?;
+            map = m;
+            size = sz;
+            geo.push((start, span, trace));
+        }
+        let Some(sim) = self.sim.take() else {
+            return Err(Invalid::NoDrives.into());
+        };
+        let mut streams = Vec::new();
+        let mut nand = Vec::new();
+        for (j, (job, (start, span, trace))) in jobs.iter().zip(&geo).enumerate() {
+            for w in 0..job.spec.jobs {
+                streams.push(Stream {
+                    source: OpSource::for_worker(job.spec, trace.as_ref(), *start, *span, w),
+                    qd: job.spec.qd,
+                    unit: j,
+                    rec: if opts.per_worker { streams.len() } else { j },
+                });
+                nand.push(job.spec.pattern.compressed_fraction());
+            }
+        }
+        let slots: u32 = streams.iter().map(|s| s.qd).sum();
+        let mut parents = Vec::with_capacity(slots as usize);
+        for (i, st) in streams.iter().enumerate() {
+            parents.extend(std::iter::repeat_n(
+                Parent {
+                    stream: i as u32,
+                    ..Parent::default()
+                },
+                st.qd as usize,
+            ));
+        }
+        let lookahead = streams
+            .iter()
+            .map(|st| {
+                let mut source = st.source.clone();
+                let next = source.next().map(|n| n.op);
+                Lookahead { source, next }
+            })
+            .collect();
+        let names: Vec<MemberStats> = (0..target.drives)
+            .map(|i| MemberStats {
+                name: format!("{}#{i}", target.name),
+                ..Default::default()
+            })
+            .collect();
+        let mut backend = SimBackend {
+            sim,
+            lookahead,
+            now: self.now,
+            map,
+            nand_fraction: nand,
+            parents,
+            ready: Vec::with_capacity(slots as usize),
+            held: BinaryHeap::new(),
+            held_seq: 0,
+            members: names.into_iter().map(|m| (m, 0, 0)).collect(),
+        };
+        let ctls: Vec<Control<'_>> = jobs
+            .iter()
+            .map(|j| {
+                Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
+                    .with_stop(opts.stop)
+                    .with_progress(opts.progress)
+                    .with_stonewall(opts.stonewall)
+            })
+            .collect();
+        // Everything is built and preconditioned: runs coordinated from outside wait for each
+        // other here, before the first I/O.
+        if let Some(hook) = opts.start_hook {
+            if let Err(message) = (hook.0)(true) {
+                self.sim = Some(backend.sim);
+                return Err(EngineError::Setup {
+                    message,
+                    wrote: false,
+                    cleanup: Vec::new(),
+                });
+            }
+        }
+        let units: Vec<Unit<'_>> = jobs
+            .iter()
+            .zip(&ctls)
+            .map(|(j, ctl)| Unit {
+                ctl,
+                data: DataOpts {
+                    pattern: j.spec.pattern,
+                    pattern_seed: worker_seed(j.spec.seed, 0),
+                    verify: None,
+                    known: None,
+                },
+            })
+            .collect();
+        let nrecs = if opts.per_worker {
+            streams.len()
+        } else {
+            jobs.len()
+        };
+        // Logs number the workers of all jobs from 1, in order (fio's job numbers).
+        let mut recs: Vec<Recorder> = Vec::with_capacity(nrecs);
+        let mut first = 1u32;
+        for j in jobs {
+            let expected = j.spec.stop.time_ns.unwrap_or(0);
+            if opts.per_worker {
+                for w in 0..j.spec.jobs {
+                    recs.push(Recorder::with_log(opts.log, first + w, 1, expected));
+                }
+            } else {
+                recs.push(Recorder::with_log(opts.log, first, j.spec.jobs, expected));
+            }
+            first += j.spec.jobs;
+        }
+        let logged = jobs.iter().any(|j| j.iolog.is_some());
+        let outs = if logged {
+            // Every job's I/O goes to its own log: one part per job.
+            let mut parts: Vec<Option<PartWriter>> = Vec::new();
+            for j in jobs {
+                parts.push(match &j.iolog {
+                    Some(t) => match t.open_part(0) {
+                        Ok(p) => Some(p),
+                        Err(e) => {
+                            for (p, j2) in parts.into_iter().zip(jobs) {
+                                if let (Some(p), Some(t2)) = (p, &j2.iolog) {
+                                    t2.abandon(vec![p]);
+                                }
+                            }
+                            self.sim = Some(backend.sim);
+                            return Err(EngineError::Iolog(e.to_string()));
+                        }
+                    },
+                    None => None,
+                });
+            }
+            let t0 = backend.now;
+            let mut rb = SimRecording {
+                inner: &mut backend,
+                parts: &mut parts,
+                files: jobs
+                    .iter()
+                    .map(|j| j.iolog.as_ref().map(|t| t.file_name.clone()))
+                    .collect(),
+                unit_of_stream: streams.iter().map(|s| s.unit).collect(),
+                t0,
+            };
+            let outs = run_streams(&mut rb, &mut streams, &units, &mut recs, None);
+            let t_end = (backend.now - t0) / 1000;
+            for (p, j) in parts.into_iter().zip(jobs) {
+                if let (Some(p), Some(t)) = (p, &j.iolog) {
+                    if let Err(e) = t.finish(vec![p], t_end) {
+                        self.sim = Some(backend.sim);
+                        return Err(EngineError::Iolog(e.to_string()));
+                    }
+                }
+            }
+            outs
+        } else {
+            run_streams(&mut backend, &mut streams, &units, &mut recs, None)
+        };
+        let mut details = vec![
+            ("state".to_string(), target.state.to_string()),
+            (
+                "interface".to_string(),
+                format!("{:?}", target.drive.host.interface),
+            ),
+        ];
+        if let Some(m) = &backend.map {
+            details.push(("drives".into(), target.drives.to_string()));
+            details.push(("stripe".into(), format_size(m.chunk())));
+        }
+        // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed
+        // give a byte-identical result: the group's start on the virtual clock (0 for the
+        // first) stands in.
+        let started = self.now / 1_000_000;
+        let members = if target.drives > 1 {
+            backend.member_stats()
+        } else {
+            Vec::new()
+        };
+        // Counters are plain numbers: serialising them cannot fail.
+        let device = serde_json::to_value(backend.sim.counters()).ok();
+        self.now = backend.now;
+        self.sim = Some(backend.sim);
+        let mut results = Vec::with_capacity(jobs.len());
+        for (j, (job, (start, span, _))) in jobs.iter().zip(&geo).enumerate() {
+            let desc = TargetDesc {
+                kind: if target.drives > 1 {
+                    "sim-raid0"
+                } else {
+                    "sim"
+                }
+                .into(),
+                name: target.name.clone(),
+                size,
+                engine: "sim".into(),
+                direct: false,
+                offset: *start,
+                span: *span,
+                details: details.clone(),
+            };
+            let mine: Vec<usize> = (0..streams.len())
+                .filter(|&i| streams[i].unit == j)
+                .collect();
+            let out: LoopOutcome =
+                merge_outcomes(&mine.iter().map(|&i| outs[i]).collect::<Vec<_>>());
+            let finish = |rec: &Recorder, out: LoopOutcome| {
+                let mut r = build_result(
+                    job.spec,
+                    desc.clone(),
+                    rec,
+                    out,
+                    started,
+                    CpuUsage::default(),
+                );
+                r.members = members.clone();
+                r.device = device.clone();
+                r
+            };
+            let (result, workers, recorder, worker_recorders) = if opts.per_worker {
+                let mut merged = Recorder::default();
+                for &i in &mine {
+                    merged.merge(&recs[i]);
+                }
+                let workers = mine
+                    .iter()
+                    .map(|&i| {
+                        let mut spec = job.spec.clone();
+                        spec.jobs = 1;
+                        let mut r = build_result(
+                            &spec,
+                            desc.clone(),
+                            &recs[i],
+                            outs[i],
+                            0,
+                            CpuUsage::default(),
+                        );
+                        r.members = members.clone();
+                        r.device = device.clone();
+                        r
+                    })
+                    .collect();
+                let wr = mine.iter().map(|&i| recs[i].clone()).collect();
+                (finish(&merged, out), workers, merged, wr)
+            } else {
+                (
+                    finish(&recs[j], out),
+                    Vec::new(),
+                    recs[j].clone(),
+                    Vec::new(),
+                )
+            };
+            results.push(SimOutput {
+                result,
+                workers,
+                recorder,
+                outcome: out,
+                worker_recorders,
+            });
+        }
+        Ok(results)
+    }
+}
+
+/// The simulator backend with each job's I/O written to that job's iolog.
+struct SimRecording<'a> {
+    inner: &'a mut SimBackend,
+    parts: &'a mut Vec<Option<PartWriter>>,
+    files: Vec<Option<String>>,
+    unit_of_stream: Vec<usize>,
+    t0: u64,
+}
+
+impl Backend for SimRecording<'_> {
+    fn now(&mut self) -> u64 {
+        self.inner.now()
+    }
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.inner.buffer(slot)
+    }
+    fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        self.inner.push(slot, op)?;
+        let stream = self.inner.parents[slot as usize].stream as usize;
+        let unit = self.unit_of_stream[stream];
+        if let (Some(part), Some(file)) = (&mut self.parts[unit], &self.files[unit]) {
+            part.write(self.inner.now.saturating_sub(self.t0) / 1000, file, op);
+        }
+        Ok(())
+    }
+    fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
+        self.inner.submit_wait(min, timeout_ns)
+    }
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        self.inner.wait_until(deadline_ns, inflight)
+    }
+    fn reap(&mut self, out: &mut Vec<Cqe>) {
+        self.inner.reap(out)
+    }
+    fn mark_measurement_start(&mut self) {
+        self.inner.mark_measurement_start()
+    }
+    fn submit_batch(&self) -> u32 {
+        self.inner.submit_batch()
+    }
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        self.inner.member_stats()
+    }
 }

@@ -8,7 +8,7 @@ use ssdlab_layout::StripeMap;
 use ssdlab_stats::MemberStats;
 use ssdlab_workload::{Op, OpKind};
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Default)]
 struct MemberAcc {
@@ -115,12 +115,19 @@ impl Backend for StripeAdapter {
         self.origin.elapsed().as_nanos() as u64
     }
 
+    fn submit_batch(&self) -> u32 {
+        self.ring.as_ref().map_or(0, |r| r.submit_batch())
+    }
+
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.ring.as_mut()?.buffer(slot)
     }
 
     #[inline]
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        if op.kind == OpKind::Trim {
+            return Err(crate::real::no_trims());
+        }
         let read = op.kind == OpKind::Read;
         let Some(ring) = self.ring.as_mut() else {
             // Null members complete at once: count the pieces, no service time, no busy time.
@@ -204,6 +211,20 @@ impl Backend for StripeAdapter {
             // no timeout needed: the ring's wait always ends with a completion
             Some(r) => r.submit_and_wait(min),
             None => Ok(()),
+        }
+    }
+
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        self.batch_time = 0;
+        let left = deadline_ns.saturating_sub(self.now());
+        match self.ring.as_mut() {
+            Some(r) if inflight > 0 => r.submit_and_wait_timeout(Duration::from_nanos(left)),
+            // Null members have completed already.
+            None if inflight > 0 => Ok(()),
+            _ => {
+                std::thread::sleep(Duration::from_nanos(left));
+                Ok(())
+            }
         }
     }
 

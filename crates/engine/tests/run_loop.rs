@@ -1,13 +1,20 @@
 //! `run_loop` through its own `Backend` trait, on a scripted backend with a virtual clock: every
 //! number below is exact, because the backend decides when each I/O completes.
 
-use ssdlab_engine::{run_loop, Backend, Control, Cqe, DataOpts, LoopOutcome};
+use ssdlab_engine::{
+    run_loop, run_streams, Backend, Control, Cqe, DataOpts, LoopOutcome, Stream, Unit,
+};
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::WriteLog;
-use ssdlab_workload::{Op, OpGen, OpKind, Pattern, RwMode, StopCondition, WorkloadSpec};
+use ssdlab_workload::{
+    Op, OpGen, OpKind, OpSource, Pattern, Replay, ReplaySpec, RwMode, StopCondition, Trace,
+    WorkloadSpec,
+};
 use std::collections::BTreeMap;
 use std::io;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
@@ -38,6 +45,8 @@ struct Scripted<'a> {
     max_inflight: usize,
     stop_after: Option<(u64, &'a AtomicBool)>,
     pushes_after_stop: u64,
+    /// (push time, offset) of every op pushed.
+    pushes: Vec<(u64, u64)>,
 }
 
 impl<'a> Scripted<'a> {
@@ -54,6 +63,7 @@ impl<'a> Scripted<'a> {
             max_inflight: 0,
             stop_after: None,
             pushes_after_stop: 0,
+            pushes: Vec::new(),
         }
     }
 }
@@ -94,6 +104,7 @@ impl Backend for Scripted<'_> {
             Fate::RefusePush => unreachable!(),
         };
         self.inflight.insert(slot, (self.now + lat, res));
+        self.pushes.push((self.now, op.offset));
         self.max_inflight = self.max_inflight.max(self.inflight.len());
         Ok(())
     }
@@ -119,6 +130,15 @@ impl Backend for Scripted<'_> {
             }
         }
         Ok(())
+    }
+    fn wait_until(&mut self, deadline_ns: u64, _inflight: u32) -> io::Result<()> {
+        match self.inflight.values().map(|v| v.0).min() {
+            Some(t) if t <= deadline_ns => self.submit_wait(1, 0),
+            _ => {
+                self.now = self.now.max(deadline_ns);
+                Ok(())
+            }
+        }
     }
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         out.append(&mut self.ready);
@@ -310,4 +330,203 @@ fn writes_are_logged_for_the_written_map_including_the_ramp() {
     // 12 sequential writes of 4 KiB (2 in the ramp); the second failed and stays unknown.
     assert_eq!(b.pushed, 12);
     assert_eq!(log.written_sectors(), 11 * 8);
+}
+
+fn trace(text: &str, no_stall: bool) -> Arc<Trace> {
+    let mut r = ReplaySpec::new("t.log");
+    r.no_stall = no_stall;
+    Arc::new(Trace::parse(text.as_bytes(), Path::new("t.log"), &r).unwrap())
+}
+
+/// Ops at 0, 100, 150, 400 µs (gaps 100, 50, 250), 4 KiB each.
+const TRACE: &str = "fio version 3 iolog\n0 f add\n0 f open\n100 f read 0 4096\n\
+                     150 f read 4096 4096\n400 f write 8192 4096\n410 f read 12288 4096\n";
+
+fn replay_run(
+    b: &mut Scripted<'_>,
+    t: Arc<Trace>,
+    qd: u32,
+    ctl: &Control<'_>,
+) -> (Recorder, LoopOutcome) {
+    let mut streams = [Stream {
+        source: OpSource::Replay(Replay::new(t, 0)),
+        qd,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    let outs = run_streams(
+        b,
+        &mut streams,
+        &[Unit { ctl, data: data() }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    (rec, outs[0])
+}
+
+#[test]
+fn replay_issues_at_recorded_gaps_and_ends_with_the_trace() {
+    // Fast device (10 µs): every op waits for its gap after the previous issue.
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, None, None);
+    let (rec, out) = replay_run(&mut b, trace(TRACE, false), 4, &ctl);
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0).collect();
+    assert_eq!(times, vec![100 * US, 150 * US, 400 * US, 410 * US]);
+    assert!(out.source_done);
+    assert!(!out.budget_done && !out.interrupted);
+    // The runtime ends at the last completion.
+    assert_eq!(out.runtime_ns, 420 * US);
+    assert_eq!(rec.summary(OpKind::Read, out.runtime_ns).ios, 3);
+    assert_eq!(rec.summary(OpKind::Write, out.runtime_ns).ios, 1);
+    // On-time issues carry no submission latency from the wait.
+    // (The histograms record 0 as 1 ns.)
+    assert!(rec.summary(OpKind::Read, out.runtime_ns).slat.max <= 1);
+}
+
+#[test]
+fn a_late_op_waits_its_full_gap_after_the_late_issue() {
+    // QD 1 and a slow device (120 µs): the second op is due at 150 µs but its slot frees at
+    // 220 µs; fio issues it then, and the third waits its 250 µs gap from 220 µs, not from 150.
+    let mut b = Scripted::new(120 * US);
+    let ctl = Control::new(0, None, None);
+    let (rec, out) = replay_run(&mut b, trace(TRACE, false), 1, &ctl);
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0).collect();
+    assert_eq!(times, vec![100 * US, 220 * US, 470 * US, 590 * US]);
+    assert!(out.source_done);
+    // The late op's wait for its slot (150 → 220 µs) is not the device's: it is measured from
+    // the moment the slot was free (220 µs), like fio starts the clock at the issue.
+    let r = rec.summary(OpKind::Read, out.runtime_ns);
+    assert_eq!(r.ios, 3);
+    assert!((r.clat.mean / (120 * US) as f64 - 1.0).abs() < 1e-3);
+}
+
+#[test]
+fn no_stall_replays_back_to_back_in_order() {
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, None, None);
+    let (_, out) = replay_run(&mut b, trace(TRACE, true), 1, &ctl);
+    let got: Vec<(u64, u64)> = b.pushes.clone();
+    assert_eq!(
+        got,
+        vec![(0, 0), (10 * US, 4096), (20 * US, 8192), (30 * US, 12288)]
+    );
+    assert_eq!(out.runtime_ns, 40 * US);
+}
+
+#[test]
+fn a_deadline_cuts_a_replay_and_a_budget_counts_its_ops() {
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, Some(200 * US), None);
+    let (rec, out) = replay_run(&mut b, trace(TRACE, false), 4, &ctl);
+    assert_eq!(
+        b.pushes.len(),
+        2,
+        "ops due after the deadline are not issued"
+    );
+    assert!(!out.source_done);
+    assert_eq!(out.runtime_ns, 200 * US);
+    assert_eq!(rec.summary(OpKind::Read, out.runtime_ns).ios, 2);
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, None, Some(3));
+    let (_, out) = replay_run(&mut b, trace(TRACE, false), 4, &ctl);
+    assert_eq!(b.pushes.len(), 3);
+    assert!(out.budget_done);
+}
+
+#[test]
+fn units_keep_their_own_stop_conditions() {
+    // Two jobs on one backend: a 1 ms job at QD 2 and a 3 ms job at QD 1, 100 µs per I/O.
+    let s = spec(RwMode::Randread, 1, 1);
+    let mut b = Scripted::new(100 * US);
+    let short = Control::new(0, Some(MS), None);
+    let long = Control::new(0, Some(3 * MS), None);
+    let mut streams = [
+        Stream {
+            source: OpGen::new(&s, 0, 1 << 30, 0).into(),
+            qd: 2,
+            unit: 0,
+            rec: 0,
+        },
+        Stream {
+            source: OpGen::new(&s, 0, 1 << 30, 1).into(),
+            qd: 1,
+            unit: 1,
+            rec: 1,
+        },
+    ];
+    let mut recs = [Recorder::default(), Recorder::default()];
+    let outs = run_streams(
+        &mut b,
+        &mut streams,
+        &[
+            Unit {
+                ctl: &short,
+                data: data(),
+            },
+            Unit {
+                ctl: &long,
+                data: data(),
+            },
+        ],
+        &mut recs,
+        None,
+    );
+    assert_eq!(outs[0].runtime_ns, MS);
+    assert_eq!(outs[1].runtime_ns, 3 * MS);
+    assert_eq!(recs[0].summary(OpKind::Read, MS).ios, 2 * 10);
+    assert_eq!(recs[1].summary(OpKind::Read, 3 * MS).ios, 30);
+    assert_eq!(b.max_inflight, 3);
+}
+
+#[test]
+fn a_rate_catches_up_after_falling_behind() {
+    // One op per 100 µs at QD 1, but the device takes 250 µs: a late op does not move the
+    // schedule (unlike a replay), so the source issues as fast as the device allows.
+    let spec = WorkloadSpec {
+        pace_ns: 100 * US,
+        ..spec(RwMode::Randread, 1, 1)
+    };
+    let mut b = Scripted::new(250 * US);
+    let ctl = Control::new(0, None, Some(10));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 1,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, (0..10).map(|i| i * 250).collect::<Vec<_>>());
+    // A fast device: exactly one op per period.
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, None, Some(10));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 1,
+        unit: 0,
+        rec: 0,
+    }];
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, (0..10).map(|i| i * 100).collect::<Vec<_>>());
 }

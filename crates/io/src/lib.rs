@@ -13,7 +13,7 @@ pub mod ring;
 pub mod sync;
 
 pub use buf::AlignedBuf;
-pub use ring::UringBackend;
+pub use ring::{FixedBufs, RingOptions, UringBackend};
 pub use sync::SyncBackend;
 
 /// Direction of a data transfer.

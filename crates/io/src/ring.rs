@@ -2,6 +2,12 @@
 //! when the kernel allows it), the target files registered as fixed files, batched submission, and
 //! exactly as many I/Os in flight as the caller pushes.
 //!
+//! [`RingOptions`] choose the kernel's cheaper paths, as fio's io_uring engine options do:
+//! polled completions (`IORING_SETUP_IOPOLL`, fio `hipri`), a kernel submission thread
+//! (`IORING_SETUP_SQPOLL`, fio `sqthread_poll`), registered buffers (fio `fixedbufs`) and
+//! registered files (fio `registerfiles`). A ring that cannot have what was asked is refused
+//! with the reason, never quietly built without it.
+//!
 //! The contract is enforced, not documented away:
 //! - a slot's buffer can only be borrowed while none of the slot's I/O is in flight
 //!   ([`UringBackend::buffer`] returns `None` otherwise), so the kernel and the caller never
@@ -17,6 +23,48 @@ use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Registered (fixed) buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixedBufs {
+    /// Register when the kernel allows it (enough locked memory, at most 16384 slots of at most
+    /// 1 GiB), plain buffers otherwise.
+    Auto,
+    /// Register, or refuse to build the ring.
+    On,
+    /// Plain buffers (`READ`/`WRITE` instead of `READ_FIXED`/`WRITE_FIXED`).
+    Off,
+}
+
+/// How a ring is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingOptions {
+    /// `IORING_SETUP_IOPOLL`: completions are polled from the device instead of interrupts
+    /// (fio `hipri`). Needs O_DIRECT and a device with poll queues.
+    pub iopoll: bool,
+    /// `IORING_SETUP_SQPOLL`: a kernel thread takes submissions from the ring, so submitting
+    /// needs no system call while it is awake (fio `sqthread_poll`).
+    pub sqpoll: bool,
+    pub fixed_bufs: FixedBufs,
+    /// Register the target files with the ring (fio `registerfiles`); otherwise every I/O names
+    /// the file descriptor.
+    pub register_files: bool,
+}
+
+impl Default for RingOptions {
+    fn default() -> Self {
+        RingOptions {
+            iopoll: false,
+            sqpoll: false,
+            fixed_bufs: FixedBufs::Auto,
+            register_files: true,
+        }
+    }
+}
+
+/// How long the SQPOLL thread spins without work before it sleeps.
+const SQPOLL_IDLE_MS: u32 = 1000;
 
 /// Most buffers one ring can register (`IORING_MAX_REG_BUFFERS`); with more slots the ring uses
 /// plain (unregistered) buffers.
@@ -37,27 +85,59 @@ fn sq_entries(slots: u32, max_inflight: u32) -> u32 {
         .clamp(8, MAX_SQ_ENTRIES)
 }
 
-fn build_ring(entries: u32) -> io::Result<IoUring> {
-    let mut builder = IoUring::builder();
-    builder
-        .setup_cqsize(entries * 2)
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_submit_all();
+fn build_ring(entries: u32, opts: &RingOptions) -> io::Result<IoUring> {
+    let base = || {
+        let mut b = IoUring::builder();
+        b.setup_cqsize(entries * 2);
+        if opts.iopoll {
+            b.setup_iopoll();
+        }
+        if opts.sqpoll {
+            b.setup_sqpoll(SQPOLL_IDLE_MS);
+        }
+        b
+    };
+    let mut builder = base();
+    if !opts.sqpoll {
+        // DEFER_TASKRUN cannot be combined with SQPOLL.
+        builder
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_submit_all();
+    }
+    let explain = |e: io::Error| -> io::Error {
+        let what = match (opts.iopoll, opts.sqpoll) {
+            (true, true) => "IORING_SETUP_IOPOLL and IORING_SETUP_SQPOLL",
+            (true, false) => "IORING_SETUP_IOPOLL (hipri)",
+            (false, true) => "IORING_SETUP_SQPOLL (sqthread_poll)",
+            (false, false) => return e,
+        };
+        let why = match e.raw_os_error() {
+            Some(libc::EPERM) => {
+                "not permitted here (SQPOLL needs CAP_SYS_NICE before Linux 5.11)".to_string()
+            }
+            Some(libc::EINVAL) => "this kernel refuses it".to_string(),
+            _ => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("{what}: {why}"))
+    };
     match builder.build(entries) {
         Ok(r) => Ok(r),
         // Older kernels lack DEFER_TASKRUN / SINGLE_ISSUER: fall back to a plain ring.
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-            IoUring::builder().setup_cqsize(entries * 2).build(entries)
-        }
-        Err(e) => Err(e),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => base().build(entries).map_err(explain),
+        Err(e) => Err(explain(e)),
     }
 }
 
 /// Checks, without allocating any buffers, that this kernel gives a ring for `slots` slots and
 /// `max_inflight` SQEs (so a run can be refused before it writes anything).
 pub fn check_ring(slots: u32, max_inflight: u32) -> io::Result<()> {
-    build_ring(sq_entries(slots, max_inflight)).map(drop)
+    check_ring_with(slots, max_inflight, &RingOptions::default())
+}
+
+/// [`check_ring`] for a ring with `opts` (IOPOLL, SQPOLL).
+pub fn check_ring_with(slots: u32, max_inflight: u32, opts: &RingOptions) -> io::Result<()> {
+    build_ring(sq_entries(slots, max_inflight), opts).map(drop)
 }
 
 /// An io_uring submission/completion pair over one or more files (registered as fixed files
@@ -71,6 +151,10 @@ pub struct UringBackend {
     slots: u32,
     /// Buffers are registered (READ_FIXED/WRITE_FIXED); otherwise plain READ/WRITE.
     fixed_bufs: bool,
+    /// Files are registered (`Fixed(index)`); otherwise I/Os name `fds[index]`.
+    fixed_files: bool,
+    fds: Vec<i32>,
+    iopoll: bool,
     _files: Vec<File>,
     /// SQEs in flight per slot.
     busy: Vec<u32>,
@@ -88,6 +172,17 @@ impl UringBackend {
         Self::with_files(vec![file], slots, slots, buf_len, align)
     }
 
+    /// [`new`](Self::new) with ring options.
+    pub fn new_with(
+        file: File,
+        slots: u32,
+        buf_len: usize,
+        align: usize,
+        opts: &RingOptions,
+    ) -> io::Result<Self> {
+        Self::with_files_opts(vec![file], slots, slots, buf_len, align, opts)
+    }
+
     /// Like [`new`](Self::new) for several files; `max_inflight` is how many SQEs may be in
     /// flight at once (more than `slots` when one slot's I/O is split into pieces).
     pub fn with_files(
@@ -97,17 +192,46 @@ impl UringBackend {
         buf_len: usize,
         align: usize,
     ) -> io::Result<Self> {
+        Self::with_files_opts(
+            files,
+            slots,
+            max_inflight,
+            buf_len,
+            align,
+            &RingOptions::default(),
+        )
+    }
+
+    /// [`with_files`](Self::with_files) with ring options.
+    pub fn with_files_opts(
+        files: Vec<File>,
+        slots: u32,
+        max_inflight: u32,
+        buf_len: usize,
+        align: usize,
+        opts: &RingOptions,
+    ) -> io::Result<Self> {
         if slots == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no slots"));
         }
-        let ring = build_ring(sq_entries(slots, max_inflight))?;
+        let ring = build_ring(sq_entries(slots, max_inflight), opts)?;
         let buf_len = buf_len.max(1);
         let total = buf_len
             .checked_mul(slots as usize)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffers too large"))?;
         let mut bufs = AlignedBuf::try_new(total, align.max(4096))?;
         let mut fixed_bufs = false;
-        if slots <= MAX_REGISTERED_BUFFERS && buf_len <= MAX_REGISTERED_BUFFER_LEN {
+        let fits = slots <= MAX_REGISTERED_BUFFERS && buf_len <= MAX_REGISTERED_BUFFER_LEN;
+        if opts.fixed_bufs == FixedBufs::On && !fits {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "fixed buffers: at most {MAX_REGISTERED_BUFFERS} buffers of at most 1 GiB can \
+                     be registered ({slots} of {buf_len} bytes asked)"
+                ),
+            ));
+        }
+        if fits && opts.fixed_bufs != FixedBufs::Off {
             let base = bufs.as_mut_ptr();
             let iovecs: Vec<libc::iovec> = (0..slots as usize)
                 .map(|i| libc::iovec {
@@ -120,16 +244,37 @@ impl UringBackend {
             // fields of self; Drop drains the ring before either is freed).
             // Registration can fail for want of locked memory (RLIMIT_MEMLOCK) or on old
             // kernels: plain buffers work everywhere, a little slower.
-            fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+            match unsafe { ring.submitter().register_buffers(&iovecs) } {
+                Ok(()) => fixed_bufs = true,
+                Err(e) if opts.fixed_bufs == FixedBufs::On => {
+                    let why = if e.raw_os_error() == Some(libc::ENOMEM) {
+                        " (locked-memory limit too low: raise ulimit -l)".to_string()
+                    } else {
+                        String::new()
+                    };
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot register fixed buffers: {e}{why}"),
+                    ));
+                }
+                Err(_) => {}
+            }
         }
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
-        ring.submitter().register_files(&fds)?;
+        if opts.register_files {
+            ring.submitter()
+                .register_files(&fds)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot register files: {e}")))?;
+        }
         Ok(UringBackend {
             ring,
             bufs,
             buf_len,
             slots,
             fixed_bufs,
+            fixed_files: opts.register_files,
+            fds,
+            iopoll: opts.iopoll,
             _files: files,
             busy: vec![0; slots as usize],
             inflight: 0,
@@ -199,16 +344,29 @@ impl UringBackend {
         // SAFETY: start + len stays inside the allocation (checked above).
         let ptr = unsafe { self.bufs.as_mut_ptr().add(start) };
         let user_data = (slot as u64) << 32 | tag as u64;
-        let fd = types::Fixed(file);
-        let entry: squeue::Entry = match (dir, self.fixed_bufs) {
-            (Dir::Read, true) => opcode::ReadFixed::new(fd, ptr, len, slot as u16)
-                .offset(offset)
-                .build(),
-            (Dir::Write, true) => opcode::WriteFixed::new(fd, ptr, len, slot as u16)
-                .offset(offset)
-                .build(),
-            (Dir::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
-            (Dir::Write, false) => opcode::Write::new(fd, ptr, len).offset(offset).build(),
+        // The SQE of one transfer, on a registered file or a plain descriptor (the opcode
+        // builders take either through a sealed trait, hence the macro).
+        macro_rules! sqe {
+            ($fd:expr) => {
+                match (dir, self.fixed_bufs) {
+                    (Dir::Read, true) => opcode::ReadFixed::new($fd, ptr, len, slot as u16)
+                        .offset(offset)
+                        .build(),
+                    (Dir::Write, true) => opcode::WriteFixed::new($fd, ptr, len, slot as u16)
+                        .offset(offset)
+                        .build(),
+                    (Dir::Read, false) => opcode::Read::new($fd, ptr, len).offset(offset).build(),
+                    (Dir::Write, false) => opcode::Write::new($fd, ptr, len).offset(offset).build(),
+                }
+            };
+        }
+        let entry: squeue::Entry = if self.fixed_files {
+            sqe!(types::Fixed(file))
+        } else {
+            let fd = *self.fds.get(file as usize).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, format!("no file {file}"))
+            })?;
+            sqe!(types::Fd(fd))
         }
         .user_data(user_data);
         if self.submit_batch > 0 && self.queued >= self.submit_batch {
@@ -236,6 +394,55 @@ impl UringBackend {
         Ok(())
     }
 
+    /// True when the files are registered with the ring.
+    pub fn fixed_files(&self) -> bool {
+        self.fixed_files
+    }
+
+    /// Submits what is queued and waits until a completion is ready or `timeout` passed. An
+    /// IOPOLL ring polls the device until then (the kernel does not time out polled waits).
+    pub fn submit_and_wait_timeout(&mut self, timeout: Duration) -> io::Result<()> {
+        if !self.ring.completion().is_empty() || self.inflight == 0 {
+            return self.submit_queued();
+        }
+        if self.iopoll {
+            let until = Instant::now() + timeout;
+            loop {
+                match self.ring.submitter().submit_and_wait(0) {
+                    Ok(_) => self.queued = 0,
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(e)
+                        if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => {}
+                    Err(e) => return Err(e),
+                }
+                if !self.ring.completion().is_empty() || Instant::now() >= until {
+                    return Ok(());
+                }
+            }
+        }
+        let ts = types::Timespec::from(timeout);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {
+                self.queued = 0;
+                Ok(())
+            }
+            Err(e) => match e.raw_os_error() {
+                // Timed out, interrupted, or the CQ is full: the caller looks again.
+                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {
+                    Ok(())
+                }
+                // No IORING_FEAT_EXT_ARG (before Linux 5.11): submit, then sleep.
+                Some(libc::EINVAL) => {
+                    self.submit_queued()?;
+                    std::thread::sleep(timeout.min(Duration::from_micros(100)));
+                    Ok(())
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
     /// Hands queued SQEs to the kernel without waiting.
     fn submit_queued(&mut self) -> io::Result<()> {
         loop {
@@ -258,6 +465,11 @@ impl UringBackend {
     /// one system call per batch). Default 1, like fio's `iodepth_batch_submit`.
     pub fn set_submit_batch(&mut self, n: u32) {
         self.submit_batch = n as usize;
+    }
+
+    /// The batch set by [`set_submit_batch`](Self::set_submit_batch).
+    pub fn submit_batch(&self) -> u32 {
+        self.submit_batch as u32
     }
 
     /// Submits everything queued and waits until at least `min` completions are available (never
@@ -355,6 +567,7 @@ impl Drop for UringBackend {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
 
     fn ring_available() -> bool {
         crate::io_uring_available()
@@ -420,6 +633,163 @@ mod tests {
         // Dropping with I/O queued but never submitted is fine too.
         r.push(0, Dir::Read, 0, 4096).unwrap();
         drop(r);
+    }
+
+    /// Writes a pattern through the ring and reads it back: the options change the path, not
+    /// the data.
+    fn round_trip(opts: &RingOptions) -> io::Result<UringBackend> {
+        let (keep, file) = file_with(1 << 16);
+        let mut r = UringBackend::new_with(file, 2, 4096, 4096, opts)?;
+        r.buffer(0).unwrap().fill(0xab);
+        r.push(0, Dir::Write, 8192, 4096)?;
+        r.submit_and_wait(1)?;
+        let mut got = Vec::new();
+        while got.is_empty() {
+            r.reap(|slot, _, res| got.push((slot, res)));
+        }
+        assert_eq!(got, vec![(0, 4096)]);
+        r.buffer(1).unwrap().fill(0);
+        r.push(1, Dir::Read, 8192, 4096)?;
+        r.submit_and_wait(1)?;
+        got.clear();
+        while got.is_empty() {
+            r.reap(|slot, _, res| got.push((slot, res)));
+        }
+        assert_eq!(got, vec![(1, 4096)]);
+        assert!(r.buffer(1).unwrap().iter().all(|&b| b == 0xab));
+        drop(keep);
+        Ok(r)
+    }
+
+    #[test]
+    fn fixed_buffers_and_registered_files_on_and_off() {
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        for fixed in [FixedBufs::Auto, FixedBufs::On, FixedBufs::Off] {
+            for files in [true, false] {
+                let opts = RingOptions {
+                    fixed_bufs: fixed,
+                    register_files: files,
+                    ..RingOptions::default()
+                };
+                let r = match round_trip(&opts) {
+                    Ok(r) => r,
+                    // Registering buffers needs locked memory; `On` says so instead of
+                    // falling back.
+                    Err(e) if fixed == FixedBufs::On => {
+                        assert!(e.to_string().contains("fixed buffers"), "{e}");
+                        continue;
+                    }
+                    Err(e) => panic!("{opts:?}: {e}"),
+                };
+                assert_eq!(r.fixed_files(), files);
+                match fixed {
+                    FixedBufs::On => assert!(r.fixed_buffers()),
+                    FixedBufs::Off => assert!(!r.fixed_buffers()),
+                    FixedBufs::Auto => {}
+                }
+            }
+        }
+        // More buffers than can be registered: On refuses, Auto falls back.
+        let (_keep, file) = file_with(4096);
+        let opts = RingOptions {
+            fixed_bufs: FixedBufs::On,
+            ..RingOptions::default()
+        };
+        let e = UringBackend::new_with(file, MAX_REGISTERED_BUFFERS + 1, 512, 512, &opts)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("at most"), "{e}");
+    }
+
+    #[test]
+    fn sqpoll_ring_does_io() {
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        let opts = RingOptions {
+            sqpoll: true,
+            ..RingOptions::default()
+        };
+        match round_trip(&opts) {
+            Ok(_) => {}
+            // Before Linux 5.11 SQPOLL needs privileges: refused with the reason.
+            Err(e) => assert!(e.to_string().contains("SQPOLL"), "{e}"),
+        }
+        check_ring_with(8, 8, &opts).ok();
+    }
+
+    #[test]
+    fn polled_io_on_a_device_without_poll_queues_fails_per_io() {
+        // Why ssdlab checks queue/io_poll before a --hipri run: the kernel builds the IOPOLL
+        // ring but fails every I/O on a device without poll queues (EOPNOTSUPP).
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p");
+        std::fs::write(&path, vec![1u8; 1 << 16]).unwrap();
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+        else {
+            eprintln!("skipping: no O_DIRECT here");
+            return;
+        };
+        let opts = RingOptions {
+            iopoll: true,
+            ..RingOptions::default()
+        };
+        let Ok(mut r) = UringBackend::new_with(file, 1, 4096, 4096, &opts) else {
+            return;
+        };
+        r.push(0, Dir::Read, 0, 4096).unwrap();
+        r.submit_and_wait(1).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..1000 {
+            r.reap(|_, _, res| got.push(res));
+            if !got.is_empty() {
+                break;
+            }
+            r.submit_and_wait_timeout(Duration::from_millis(1)).unwrap();
+        }
+        // Either the device polls (4096) or the kernel says it cannot.
+        assert!(
+            got == vec![4096] || got == vec![-libc::EOPNOTSUPP],
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn timed_waits_return_at_their_deadline() {
+        if !ring_available() {
+            eprintln!("skipping: io_uring is not available here");
+            return;
+        }
+        let (_keep, file) = file_with(1 << 16);
+        let mut r = UringBackend::new(file, 1, 4096, 4096).unwrap();
+        // Nothing in flight: at once.
+        let t = Instant::now();
+        r.submit_and_wait_timeout(Duration::from_secs(5)).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1));
+        // One read: back with its completion, long before the timeout.
+        r.push(0, Dir::Read, 0, 4096).unwrap();
+        let t = Instant::now();
+        r.submit_and_wait_timeout(Duration::from_secs(5)).unwrap();
+        let mut n = 0;
+        while n == 0 {
+            n = r.reap(|_, _, _| {});
+            if n == 0 {
+                r.submit_and_wait_timeout(Duration::from_millis(10))
+                    .unwrap();
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The portable backend: one thread per outstanding I/O doing pread/pwrite.
+//! The portable backend: one thread per outstanding I/O doing pread/pwrite — or, with a single
+//! slot, pread/pwrite in the caller's own thread when it waits (fio's psync: no hand-off between
+//! threads per I/O).
 
 use crate::buf::AlignedBuf;
 use crate::Dir;
@@ -30,13 +32,16 @@ const IO_THREAD_STACK: usize = 64 * 1024;
 /// Most I/O threads one run may start (all workers together): beyond this, use io_uring.
 pub const MAX_SYNC_THREADS: u64 = 4096;
 
-/// A pool of `slots` I/O threads, each owning one slot.
+/// A pool of `slots` I/O threads, each owning one slot; with one slot, the I/O is done in the
+/// caller's thread.
 pub struct SyncBackend {
     txs: Vec<Sender<Job>>,
     rx: Receiver<Done>,
     bufs: Vec<Option<AlignedBuf>>,
     threads: Vec<JoinHandle<()>>,
     ready: Vec<(u32, i32, Instant)>,
+    /// Single slot: the file, and the I/O pushed and not done yet (done by `wait`).
+    inline: Option<(File, Option<Job>)>,
 }
 
 fn do_io(file: &File, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
@@ -51,8 +56,21 @@ fn do_io(file: &File, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
 }
 
 impl SyncBackend {
-    /// Starts `slots` threads doing I/O on `file` with buffers of `buf_len` bytes aligned to `align`.
+    /// Starts `slots` threads doing I/O on `file` with buffers of `buf_len` bytes aligned to
+    /// `align`; with one slot, no thread: the I/O is done in the caller's thread by
+    /// [`wait`](Self::wait), between the push and the completion, as fio's psync does.
     pub fn new(file: File, slots: u32, buf_len: usize, align: usize) -> io::Result<Self> {
+        if slots == 1 {
+            let (_tx, rx) = channel::<Done>();
+            return Ok(SyncBackend {
+                txs: Vec::new(),
+                rx,
+                bufs: vec![Some(AlignedBuf::try_new(buf_len.max(1), align.max(4096))?)],
+                threads: Vec::new(),
+                ready: Vec::new(),
+                inline: Some((file, None)),
+            });
+        }
         let file = Arc::new(file);
         let (done_tx, rx) = channel::<Done>();
         let mut txs = Vec::new();
@@ -94,6 +112,7 @@ impl SyncBackend {
             bufs,
             threads,
             ready: Vec::new(),
+            inline: None,
         })
     }
 
@@ -134,6 +153,10 @@ impl SyncBackend {
             len: len as usize,
             buf,
         };
+        if let Some((_, pending)) = &mut self.inline {
+            *pending = Some(job);
+            return Ok(());
+        }
         if let Err(e) = self.txs[slot as usize].send(job) {
             // The thread is gone (it only exits when we drop); complete with an error.
             self.bufs[slot as usize] = Some(e.0.buf);
@@ -142,8 +165,23 @@ impl SyncBackend {
         Ok(())
     }
 
-    /// Waits until at least `min` completions are ready or the timeout passes.
+    /// Waits until at least `min` completions are ready or the timeout passes (with one slot:
+    /// does the pushed I/O now, whatever the timeout).
     pub fn wait(&mut self, min: usize, timeout: Duration) {
+        if let Some((file, pending)) = &mut self.inline {
+            if let Some(mut job) = pending.take() {
+                let res = do_io(
+                    file,
+                    job.dir,
+                    &mut job.buf.as_mut_slice()[..job.len],
+                    job.offset,
+                );
+                let at = Instant::now();
+                self.bufs[0] = Some(job.buf);
+                self.ready.push((0, res, at));
+            }
+            return;
+        }
         let deadline = Instant::now() + timeout;
         while let Ok(d) = self.rx.try_recv() {
             self.accept(d);
@@ -177,6 +215,44 @@ impl Drop for SyncBackend {
         self.txs.clear();
         for t in self.threads.drain(..) {
             let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn one_slot_inline_and_a_pool_move_the_same_bytes() {
+        for slots in [1u32, 3] {
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&vec![9u8; 1 << 16]).unwrap();
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(f.path())
+                .unwrap();
+            let mut b = SyncBackend::new(file, slots, 4096, 4096).unwrap();
+            assert_eq!(b.threads.len(), if slots == 1 { 0 } else { 3 });
+            b.buffer(0).unwrap().fill(0x11);
+            b.push(0, Dir::Write, 4096, 4096).unwrap();
+            assert!(b.buffer(0).is_none(), "busy until completed");
+            assert!(b.push(0, Dir::Read, 0, 512).is_err(), "one I/O per slot");
+            let mut got = Vec::new();
+            while got.is_empty() {
+                b.wait(1, Duration::from_secs(1));
+                b.reap(|slot, res, _| got.push((slot, res)));
+            }
+            assert_eq!(got, vec![(0, 4096)]);
+            b.push(0, Dir::Read, 4096, 4096).unwrap();
+            got.clear();
+            while got.is_empty() {
+                b.wait(1, Duration::from_secs(1));
+                b.reap(|slot, res, _| got.push((slot, res)));
+            }
+            assert!(b.buffer(0).unwrap().iter().all(|&x| x == 0x11));
         }
     }
 }

@@ -111,7 +111,8 @@ impl fmt::Display for Human {
 #[serde(rename_all = "snake_case")]
 pub enum MultiZoneLayout {
     /// `RAID0_ALT_MULTIZONE_LAYOUT` (md layout 2): chunks are counted from the start of the zone,
-    /// so every zone starts on its first member. The layout of REFERENCE.md, and the default.
+    /// so every zone starts on its first member: zone offset + (chunk number within the zone mod
+    /// members). Linux's default for new arrays (`drivers/md/raid0.c`), and ours.
     #[default]
     Alternate,
     /// `RAID0_ORIG_LAYOUT` (md layout 1): chunks are counted from the start of the array, so a
@@ -178,7 +179,7 @@ impl StripeMap {
         }
     }
 
-    /// Builds the layout with the per-zone formula of REFERENCE.md ([`MultiZoneLayout::Alternate`]).
+    /// Builds the layout with md's per-zone formula ([`MultiZoneLayout::Alternate`]).
     ///
     /// `chunk` must be non-zero, a multiple of `block_size` and no larger than any member; member
     /// sizes are rounded down to a multiple of `chunk`.

@@ -1,13 +1,21 @@
-//! Exporters: one module per output format. Every exporter takes finished [`RunResult`]s and
-//! never influences the run. [`store`] is the SQLite results store (sweeps and stored runs).
+//! Exporters: one per output format behind one trait ([`export::Exporter`]), chosen by
+//! [`export::Format`]. Every exporter takes finished [`RunResult`]s and never influences the run.
+//! [`store`] is the SQLite results store (sweeps and stored runs).
 //!
 //! [`RunResult`]: ssdlab_stats::RunResult
 
 pub mod csv;
+pub mod export;
 pub mod fio_json;
+pub mod fio_plot;
+pub mod fio_text;
+pub mod html;
+pub mod json;
+pub mod logs;
 pub mod store;
 pub mod table;
 
-pub use fio_json::{fio_json, fio_json_string};
+pub use export::{exporter, ExportError, Exporter, FioJob, Format, Report, ReportJob};
+pub use fio_json::{fio_json, fio_json_plus_string, fio_json_report, fio_json_string, Flavor};
 pub use store::{Store, StoreError};
-pub use table::render_table;
+pub use table::{render_table, render_table_styled, TableStyle};

@@ -1,6 +1,6 @@
 //! The default human-readable output: a short header and one table row per op kind.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED};
 use comfy_table::{CellAlignment, Table};
 use ssdlab_stats::RunResult;
 use ssdlab_workload::{format_duration, format_size, OpKind};
@@ -32,8 +32,33 @@ pub fn fmt_count(v: f64) -> String {
     out
 }
 
-/// Renders a run as text for the terminal.
+/// How table borders are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableStyle {
+    /// Box-drawing characters (for a terminal).
+    #[default]
+    Unicode,
+    /// Plain ASCII (`+`, `-`, `|`): for files, pipes and terminals without Unicode.
+    Ascii,
+}
+
+impl TableStyle {
+    /// The comfy-table preset of this style.
+    pub fn preset(self) -> &'static str {
+        match self {
+            TableStyle::Unicode => UTF8_FULL_CONDENSED,
+            TableStyle::Ascii => ASCII_FULL_CONDENSED,
+        }
+    }
+}
+
+/// Renders a run as text for the terminal (Unicode borders).
 pub fn render_table(r: &RunResult) -> String {
+    render_table_styled(r, TableStyle::Unicode)
+}
+
+/// Renders a run as text with the given border style.
+pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
     let mut out = String::new();
     let t = &r.target;
     let mut target = format!("{} {}", t.kind, t.name);
@@ -73,7 +98,7 @@ pub fn render_table(r: &RunResult) -> String {
     out.push('\n');
 
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
+    table.load_preset(style.preset());
     table.set_header(vec![
         "op", "ios", "IOPS", "MB/s", "MiB/s", "lat mean", "p50", "p99", "p99.9", "max", "errors",
     ]);
@@ -111,7 +136,7 @@ pub fn render_table(r: &RunResult) -> String {
     out.push('\n');
     if !r.members.is_empty() {
         let mut mt = Table::new();
-        mt.load_preset(UTF8_FULL_CONDENSED);
+        mt.load_preset(style.preset());
         mt.set_header(vec![
             "member",
             "read ios",
@@ -120,7 +145,8 @@ pub fn render_table(r: &RunResult) -> String {
             "MB written",
             "util %",
         ]);
-        let total = (r.runtime_ns + r.ramp_ns).max(1) as f64;
+        // members count busy time from the end of the ramp
+        let total = r.runtime_ns.max(1) as f64;
         for m in &r.members {
             mt.add_row(vec![
                 m.name.clone(),
@@ -135,7 +161,7 @@ pub fn render_table(r: &RunResult) -> String {
         out.push('\n');
     }
     if let Some(drives) = r.device.as_ref().and_then(|d| d.as_array()) {
-        if let Some(dt) = drive_table(drives) {
+        if let Some(dt) = drive_table(drives, style) {
             out.push_str(&dt);
             out.push('\n');
         }
@@ -171,13 +197,13 @@ pub fn render_table(r: &RunResult) -> String {
 /// The simulated drives' counters (one row per drive): what a storage engineer looks at after a
 /// write test — write amplification, NAND traffic, garbage collection, cache and RMW activity.
 /// `None` when the counters are not in the expected shape.
-fn drive_table(drives: &[serde_json::Value]) -> Option<String> {
+fn drive_table(drives: &[serde_json::Value], style: TableStyle) -> Option<String> {
     if drives.is_empty() {
         return None;
     }
     let num = |d: &serde_json::Value, k: &str| d.get(k).and_then(|v| v.as_f64());
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    t.load_preset(style.preset());
     t.set_header(vec![
         "drive",
         "WA",
@@ -228,13 +254,13 @@ mod drive_table_tests {
             "gc_runs": 2, "gc_units_moved": 1500, "rmw_reads": 0, "cache_write_hits": 9,
             "compression_saved_bytes": 0
         });
-        let out = drive_table(&[d.clone(), d]).expect("table");
+        let out = drive_table(&[d.clone(), d], TableStyle::Unicode).expect("table");
         assert!(out.contains("2.50"), "{out}");
         assert!(out.contains("10.0"), "{out}");
         assert!(out.contains("1500"), "{out}");
         assert_eq!(out.matches("2.50").count(), 2, "{out}");
         // counters in an unexpected shape give no table rather than a wrong one
-        assert!(drive_table(&[serde_json::json!({"x": 1})]).is_none());
-        assert!(drive_table(&[]).is_none());
+        assert!(drive_table(&[serde_json::json!({"x": 1})], TableStyle::Ascii).is_none());
+        assert!(drive_table(&[], TableStyle::Ascii).is_none());
     }
 }

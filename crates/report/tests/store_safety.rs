@@ -364,11 +364,24 @@ struct Tmpfs {
 }
 
 fn mount(args: &[&str], dir: &Path) {
-    let out = Command::new("mount")
-        .args(args)
-        .arg(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run mount: {e}"));
+    // A remount read-only is refused while a file on it is still open for writing; the last
+    // close of a process that just exited can lag behind its exit status, so try a few times.
+    let mut tries = 0;
+    let out = loop {
+        let out = Command::new("mount")
+            .args(args)
+            .arg(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run mount: {e}"));
+        tries += 1;
+        if out.status.success()
+            || tries == 20
+            || !String::from_utf8_lossy(&out.stderr).contains("busy")
+        {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
     assert!(
         out.status.success(),
         "mount {args:?} {}: {}",

@@ -45,6 +45,21 @@ pub enum UnalignedPolicy {
     Remap,
 }
 
+/// How the FTL picks the block to collect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// The closed block with the fewest valid sectors (the classic choice of SSD firmware).
+    #[default]
+    Greedy,
+    /// Rosenblum & Ousterhout's cost-benefit: the highest `(1 - u) · age / (1 + u)`, where `u`
+    /// is the valid fraction and `age` the time since the block was last written.
+    CostBenefit,
+    /// Greedy among `ftl.gc_d_choices` blocks drawn at random (the d-choices family analysed by
+    /// Van Houdt); cheap for very large planes.
+    DChoices,
+}
+
 /// Host link.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -134,6 +149,16 @@ pub struct FtlConfig {
     /// the user capacity.
     #[serde(default = "default_steady")]
     pub steady_overwrite: f64,
+    /// Victim selection: `greedy` (default), `cost-benefit` or `d-choices`.
+    #[serde(default)]
+    pub gc_policy: GcPolicy,
+    /// Blocks sampled per victim choice under `d-choices`.
+    #[serde(default = "default_d")]
+    pub gc_d_choices: u32,
+}
+
+fn default_d() -> u32 {
+    8
 }
 
 fn default_steady() -> f64 {
@@ -162,6 +187,64 @@ pub struct NandConfig {
     pub t_prog_upper_ns: u64,
     /// Block erase time, ns.
     pub t_bers_ns: u64,
+    /// Multi-plane (two-plane) read, program and erase commands: one page per plane at the
+    /// same page index run in one array operation. Off: planes are operated one at a time.
+    #[serde(default = "yes")]
+    pub multi_plane: bool,
+    /// The part can suspend a page program to serve reads and resume it afterwards.
+    #[serde(default)]
+    pub program_suspend: bool,
+    /// The part can suspend a block erase to serve reads and resume it afterwards.
+    #[serde(default)]
+    pub erase_suspend: bool,
+    /// Time from the suspend command until the die accepts a read, ns.
+    #[serde(default = "default_t_suspend")]
+    pub t_suspend_ns: u64,
+    /// Extra array time a resumed program or erase needs (the interrupted step is redone), ns.
+    #[serde(default = "default_t_resume")]
+    pub t_resume_ns: u64,
+    /// At most this many suspensions of one program or erase (bounds its delay).
+    #[serde(default = "default_max_suspends")]
+    pub max_suspends: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_t_suspend() -> u64 {
+    20_000
+}
+fn default_t_resume() -> u64 {
+    20_000
+}
+fn default_max_suspends() -> u32 {
+    16
+}
+
+/// Flash transaction scheduler policy (the controller's back end).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedConfig {
+    /// Host reads go before host programs and background GC on each die (the usual firmware
+    /// policy). Off: host reads and host programs are served in the order they became ready.
+    #[serde(default = "yes")]
+    pub read_priority: bool,
+    /// A program or erase is suspended for a read only when at least this much of it remains, ns.
+    #[serde(default = "default_suspend_min")]
+    pub suspend_min_remaining_ns: u64,
+}
+
+fn default_suspend_min() -> u64 {
+    100_000
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            read_priority: true,
+            suspend_min_remaining_ns: default_suspend_min(),
+        }
+    }
 }
 
 /// Manufacturer ratings used by calibration (0 = unknown).
@@ -192,6 +275,8 @@ pub struct DriveConfig {
     pub ftl: FtlConfig,
     pub nand: NandConfig,
     #[serde(default)]
+    pub sched: SchedConfig,
+    #[serde(default)]
     pub rated: Rated,
 }
 
@@ -200,13 +285,13 @@ fn err(field: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
 }
 
 impl DriveConfig {
-    /// User capacity in bytes.
     /// Bytes of memory one simulated drive of this configuration allocates (mapping tables,
     /// block state, write-cache bookkeeping): what a command must budget before building it.
     pub fn memory_estimate(&self) -> u64 {
         crate::drive::Drive::memory_estimate(self, false)
     }
 
+    /// User capacity in bytes.
     pub fn user_capacity(&self) -> u64 {
         self.ftl.user_capacity_bytes
     }
@@ -263,9 +348,71 @@ impl DriveConfig {
         if n.t_bers_ns == 0 {
             return err("nand.t_bers_ns", "must be > 0");
         }
+        if n.max_suspends > 64 {
+            return err("nand.max_suspends", "must be 0..=64");
+        }
+        if n.channels as u64 * n.dies_per_channel as u64 > 1 << 20 {
+            return err("nand.dies_per_channel", "at most 2^20 dies per drive");
+        }
+        // Upper bounds far above any real part: a time in hours or a link of a few bytes per
+        // second would send the simulated clock (and everything sized by it) past any use.
+        const SECOND: u64 = 1_000_000_000;
+        let c = &self.controller;
+        let f = &self.ftl;
+        for (field, v, limit) in [
+            ("nand.t_r_ns", n.t_r_ns, SECOND),
+            ("nand.t_prog_ns", n.t_prog_ns, SECOND),
+            ("nand.t_prog_upper_ns", n.t_prog_upper_ns, SECOND),
+            ("nand.t_bers_ns", n.t_bers_ns, SECOND),
+            ("ftl.pslc_t_prog_ns", f.pslc_t_prog_ns, SECOND),
+            ("ftl.pslc_t_r_ns", f.pslc_t_r_ns, SECOND),
+            ("host.cmd_overhead_ns", self.host.cmd_overhead_ns, SECOND),
+            ("controller.fw_read_ns", c.fw_read_ns, SECOND),
+            ("controller.fw_write_ns", c.fw_write_ns, SECOND),
+            ("controller.fw_trim_ns", c.fw_trim_ns, SECOND),
+            (
+                "controller.fw_read_per_unit_ns",
+                c.fw_read_per_unit_ns,
+                SECOND,
+            ),
+            (
+                "controller.fw_write_per_unit_ns",
+                c.fw_write_per_unit_ns,
+                SECOND,
+            ),
+            ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
+            ("controller.coalesce_ns", c.coalesce_ns, 10 * SECOND),
+            ("nand.t_suspend_ns", n.t_suspend_ns, SECOND),
+            ("nand.t_resume_ns", n.t_resume_ns, SECOND),
+            (
+                "sched.suspend_min_remaining_ns",
+                self.sched.suspend_min_remaining_ns,
+                SECOND,
+            ),
+        ] {
+            if v > limit {
+                return err(field, format!("must be at most {limit} ns ({v} given)"));
+            }
+        }
+        for (field, v) in [
+            ("rated.seq_read_mb_s", self.rated.seq_read_mb_s),
+            ("rated.seq_write_mb_s", self.rated.seq_write_mb_s),
+            ("rated.rand_read_iops", self.rated.rand_read_iops),
+            ("rated.rand_write_iops", self.rated.rand_write_iops),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return err(
+                    field,
+                    format!("must be a finite number >= 0 (0 = unknown), not {v}"),
+                );
+            }
+        }
         let h = &self.host;
-        if h.link_bytes_per_sec == 0 {
-            return err("host.link_bytes_per_sec", "must be > 0");
+        if h.link_bytes_per_sec < 1_000_000 {
+            return err(
+                "host.link_bytes_per_sec",
+                "must be at least 1000000 (1 MB/s)",
+            );
         }
         if h.queue_depth == 0 {
             return err("host.queue_depth", "must be at least 1");
@@ -276,11 +423,9 @@ impl DriveConfig {
         if h.queue_depth > 65536 {
             return err("host.queue_depth", "at most 65536");
         }
-        let c = &self.controller;
         if c.fw_units == 0 || c.fw_units > 64 {
             return err("controller.fw_units", "must be 1..=64");
         }
-        let f = &self.ftl;
         let mu = f.mapping_unit;
         if mu == 0 || !mu.is_multiple_of(512) {
             return err("ftl.mapping_unit", "must be a non-zero multiple of 512");
@@ -299,6 +444,9 @@ impl DriveConfig {
         }
         if f.gc_bg_free_blocks < f.gc_fg_free_blocks {
             return err("ftl.gc_bg_free_blocks", "must be >= gc_fg_free_blocks");
+        }
+        if f.gc_d_choices == 0 || f.gc_d_choices > 1024 {
+            return err("ftl.gc_d_choices", "must be 1..=1024");
         }
         if !(f.steady_overwrite >= 0.0 && f.steady_overwrite <= 10.0) {
             return err("ftl.steady_overwrite", "must be 0..=10");

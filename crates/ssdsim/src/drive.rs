@@ -1,1305 +1,542 @@
-//! One simulated drive: FTL state (functional) plus resource timelines (timing).
+//! One simulated drive: the layers wired together and driven by events.
 //!
-//! The functional state (mapping, validity, GC, pSLC) is updated when a command is submitted;
-//! the timing is computed at the same moment by reserving resources in order (firmware CPU,
-//! link, cache space, channels, dies), so each command's completion time is known at
-//! submission — except for write-through data waiting in a partly filled page, which completes
-//! when that page is programmed (page full or `coalesce_ns` deadline).
+//! A command flows down — host interface ([`crate::host`]) → firmware and write buffer
+//! ([`crate::controller`]) → FTL ([`crate::ftl`]) → flash transaction scheduler
+//! ([`crate::sched`]) → NAND dies and channels ([`crate::nand`]) — and its completion flows
+//! back up as an event. Every resource that serves requests in a chosen order is event-driven
+//! (a die decides what to run when it becomes free); resources that serve requests in the
+//! order of their times are timelines (firmware cores: busy-until; channels and the link:
+//! calendars with gap filling).
 
-use crate::config::{DriveConfig, Interface, UnalignedPolicy};
-use crate::events::SortedFifo;
-use crate::mem::{prefetch, HugeVec};
-use crate::{DriveCounters, HostCmd, OpKind};
-use std::collections::VecDeque;
-
-pub(crate) const UNMAPPED: u32 = u32::MAX;
-const FREE: u8 = 0;
-const OPEN: u8 = 1;
-const CLOSED: u8 = 2;
-
-pub(crate) type Heap = crate::events::EventQueue;
-
-/// A table of the simulated drive could not be allocated.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot allocate the simulated drive's {what} ({bytes} bytes)")]
-pub struct AllocError {
-    pub what: &'static str,
-    pub bytes: usize,
-}
-
-impl AllocError {
-    fn new(what: &'static str, bytes: usize) -> Self {
-        AllocError { what, bytes }
-    }
-}
-
-/// `vec![value; len]`, or an error instead of an abort.
-fn try_vec<T: Clone>(value: T, len: usize, what: &'static str) -> Result<Vec<T>, AllocError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
-    v.resize(len, value);
-    Ok(v)
-}
-
-fn try_vec_with_capacity<T>(len: usize, what: &'static str) -> Result<Vec<T>, AllocError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
-    Ok(v)
-}
+use crate::config::{DriveConfig, Interface};
+use crate::controller::Controller;
+use crate::counters::{Audit, AuditReport, DriveCounters, RawCounters, Utilisation};
+use crate::events::{ev, Agenda, Calendar, EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE};
+use crate::ftl::alloc::HOST_RESERVE;
+use crate::ftl::mapping::UNMAPPED;
+use crate::ftl::{try_vec, try_vec_with_capacity, AllocError, Ftl, ERASING, NIL};
+use crate::host::{Cmd, Host, Queued, Uplink};
+use crate::mem::prefetch;
+use crate::nand::{Meter, NandTiming, MAX_PLANES};
+use crate::sched::{
+    Op, Sched, Suspended, Tx, C_GC, C_PROG, C_READ, F_RMW, F_SLC, K_ERASE, K_PROG, K_READ,
+    K_SUSPEND,
+};
+use crate::{HostCmd, OpKind};
 
 /// State shared by all drives behind one host adapter.
 #[derive(Clone)]
 pub(crate) struct Shared {
-    pub heap: Heap,
-    pub uplink_free: u64,
-    pub uplink_bps: u64,
+    pub heap: Agenda,
+    pub seq: u64,
+    pub uplink: Uplink,
 }
 
-#[derive(Clone, Copy, Default)]
-struct HostWp {
-    open: bool,
-    slc: bool,
-    blk: [u32; 8],
-    page: u32,
-    plane: u32,      // plane whose page is being filled
-    base_plane: u32, // first plane of the group not yet programmed
-    fill: u32,       // sectors used in the current plane page
-    slots: u32,      // slots used in the current plane page
-    g_sectors: u32,  // data sectors not yet programmed
-    g_cache: u64,    // host bytes (cache charge) not yet programmed
-    g_ready: u64,    // data of the pending pages is in the controller at this time
-    g_first: u64,    // arrival of the oldest pending data
-    g_cmd: u32,      // last write command that put data into the pending pages
+impl Shared {
+    /// Schedules an internal event (its own sequence number orders ties).
+    #[inline]
+    pub(crate) fn push(&mut self, t: u64, tag: u64) {
+        self.seq += 1;
+        self.heap.push(t, self.seq, tag);
+    }
 }
 
-#[derive(Clone, Copy, Default)]
-struct GcWp {
-    open: bool,
-    blk: u32,
-    page: u32,
-    fill: u32,
-    slots: u32,
-    sectors: u32,
-    ready: u64,
-}
-
-#[derive(Clone, Copy)]
-struct Waiting {
-    tag: u64,
-    seq: u64,
-    min: u64,
-    done: u64,
-    slot: u32,
-}
-
-#[derive(Default, Clone)]
-pub(crate) struct RawCounters {
-    host_read_bytes: u64,
-    host_write_bytes: u64,
-    host_reads: u64,
-    host_writes: u64,
-    host_trims: u64,
-    trimmed_units: u64,
-    nand_reads: u64,
-    nand_programs: u64,
-    nand_program_bytes: u64,
-    nand_erases: u64,
-    gc_runs: u64,
-    gc_pages_moved: u64,
-    gc_units_moved: u64,
-    pslc_folds: u64,
-    rmw_reads: u64,
-    cache_hits: u64,
-    cache_write_hits: u64,
-    pslc_programs: u64,
-    compression_saved_bytes: u64,
-    link_busy_ns: u64,
-    fw_busy_ns: u64,
-    cache_wait_ns: u64,
-}
+const DIE_BITS: u64 = 20;
 
 #[derive(Clone)]
 pub(crate) struct Drive {
-    // geometry
-    dies: usize,
-    planes: usize,
-    bpp: usize,
-    ppb: u32,
-    page_bytes: u64,
-    page_sectors: u32,
-    us: u32, // sectors per mapping unit
-    unit_bytes: u64,
-    spp: u32,      // slots per page
-    d_unit: Div,   // unit_bytes
-    d_us: Div,     // us
-    d_spp: Div,    // spp
-    d_ppb: Div,    // ppb
-    d_bslots: Div, // slots per block
-    d_bpp: Div,    // bpp
-    d_planes: Div,
-    d_channels: Div,
-    user_units: u64,
-    user_bytes: u64,
-    // policy / timing params
-    rmw: bool,
-    compression: bool,
-    nvme: bool,
-    link_bps: u64,
-    cmd_overhead: u64,
-    fw_read: u64,
-    fw_write: u64,
-    fw_trim: u64,
-    fw_read_unit: u64,
-    fw_write_unit: u64,
-    remap_cost: u64,
-    coalesce: u64,
-    cache_cap: u64,
-    t_r: u64,
-    t_prog: u64,
-    t_prog_upper: u64,
-    t_bers: u64,
-    slc_t_prog: u64,
-    slc_t_r: u64,
-    bus_mt_s: u64,
-    bus_memo: (u64, u64),  // (bytes, bus_ns(bytes))
-    link_memo: (u64, u64), // (bytes, link_ns(bytes))
-    copyback: bool,
-    gc_bg: u32,
-    gc_fg: u32,
-    pslc_cfg_blocks: u32,
-    steady_overwrite: f64,
-    // timing state
-    pub(crate) timing: bool,
-    now: u64,
-    slots: Vec<u64>,
-    slot_next: usize,
-    enter_floor: u64,
-    fw: Vec<u64>,
-    link_up: u64,
-    link_down: u64,
-    ch_free: Vec<u64>,
-    die_free: Vec<u64>,
-    die_busy: Vec<u64>,
-    cache_used: u64,
-    cache_fifo: SortedFifo,
-    cache_floor: u64,
-    // FTL state
-    l2p: Map,
-    cost: HugeVec<u8>,
-    p2l: Map,
-    ver: Option<HugeVec<u32>>,
-    blk_valid: Vec<u32>,
-    blk_erase: Vec<u32>,
-    blk_state: Vec<u8>,
-    blk_slc: Vec<bool>,
-    free: Vec<VecDeque<u32>>,
-    slc_fifo: Vec<VecDeque<u32>>,
-    slc_count: Vec<u32>,
-    wp: Vec<HostWp>,
-    host_die: usize,
-    gwp: Vec<GcWp>,
-    recent: Vec<(u32, u64)>,
-    recent_mask: usize,
-    mapped_units: u64,
-    waiting: Vec<Waiting>,
-    cmd_done: u64,
+    idx: u32,
+    pub(crate) ftl: Ftl,
+    sched: Sched,
+    nand: NandTiming,
+    host: Host,
+    ctl: Controller,
+    channels: Vec<Calendar>,
+    ch_meter: Vec<Meter>,
+    /// The host stream's last die (round-robin order for ties).
+    last_host_die: usize,
+    /// Start of the measurement window.
+    w0: u64,
     write_seq: u32,
-    scratch: Vec<u32>,
-    pub(crate) c: RawCounters,
+    /// No compression, no per-unit NAND costs, no version tracking, a write-back buffer:
+    /// whole-unit writes take [`Drive::admit_whole`].
+    plain: bool,
+    c: RawCounters,
+    audit: Option<Box<Audit>>,
 }
 
-/// Division by a run-time constant: a shift when it is a power of two (every geometry of the
-/// presets), a plain division otherwise. Integer division costs tens of cycles and the hot
-/// path needs several per request.
-#[derive(Clone, Copy)]
-struct Div {
-    d: u64,
-    shift: u32,
-    pow2: bool,
-}
-
-impl Div {
-    fn new(d: u64) -> Div {
-        assert!(d > 0, "division by zero");
-        Div {
-            d,
-            shift: d.trailing_zeros(),
-            pow2: d.is_power_of_two(),
-        }
-    }
-    #[inline]
-    fn div(self, x: u64) -> u64 {
-        if self.pow2 {
-            x >> self.shift
-        } else {
-            x / self.d
-        }
-    }
-    #[inline]
-    fn rem(self, x: u64) -> u64 {
-        if self.pow2 {
-            x & (self.d - 1)
-        } else {
-            x % self.d
-        }
-    }
-    #[inline]
-    fn div_ceil(self, x: u64) -> u64 {
-        self.div(x) + (self.rem(x) != 0) as u64
-    }
-}
-
-/// A table of u32 entries whose initial state (every entry [`UNMAPPED`]) is all-zero memory:
-/// entries are stored bit-inverted. A new table then costs no writes, and only the pages a run
-/// touches are ever faulted in (a fresh 128 GB drive used over an 8 GiB span touches a few MiB
-/// of its 250 MB of maps).
-#[derive(Clone)]
-struct Map(HugeVec<u32>);
-
-impl Map {
-    fn try_new(len: usize, what: &'static str) -> Result<Map, AllocError> {
-        const { assert!(!UNMAPPED == 0) };
-        HugeVec::try_from_elem(0, len)
-            .map(Map)
-            .map_err(|bytes| AllocError::new(what, bytes))
-    }
-    #[inline]
-    fn get(&self, i: usize) -> u32 {
-        !self.0[i]
-    }
-    #[inline]
-    fn set(&mut self, i: usize, v: u32) {
-        self.0[i] = !v;
-    }
-    #[inline]
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    /// The stored (inverted) entries, for prefetching.
-    #[inline]
-    fn raw(&self) -> &[u32] {
-        &self.0
-    }
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().map(|&x| !x)
-    }
-}
-
-#[inline]
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
+/// Capacities planned for a configuration: page groups and transactions in flight.
+fn plan(cfg: &DriveConfig) -> (usize, usize) {
+    let n = &cfg.nand;
+    let dies = (n.channels * n.dies_per_channel) as usize;
+    let group_bytes = n.page_bytes * n.planes_per_die as u64;
+    let qd = cfg.host.queue_depth as usize;
+    let groups = dies * 4 + (cfg.controller.cache_bytes / group_bytes) as usize + qd * 2 + 16;
+    let txs = groups + qd * 8 + dies * (n.planes_per_die as usize * 4 + 8) + 64;
+    (groups, txs)
 }
 
 impl Drive {
-    /// Bytes of memory (address space) [`Drive::try_new`] allocates for `cfg`: the mapping tables,
-    /// per-block state, free lists and write-cache bookkeeping. Kept next to `new` so the two
-    /// stay in step (a test checks the estimate against what is really allocated).
+    /// Bytes of memory (address space) [`Drive::try_new`] allocates for `cfg`: mapping tables,
+    /// block state, page groups, transaction queues, command slots. Kept next to `try_new` so
+    /// the two stay in step (a test checks the estimate against what is really allocated).
     pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool) -> u64 {
-        let n = &cfg.nand;
-        let f = &cfg.ftl;
-        let channels = n.channels as u64;
-        let dies = channels * n.dies_per_channel as u64;
-        let planes = n.planes_per_die as u64;
-        let bpp = n.blocks_per_plane as u64;
-        let planes_total = dies * planes;
-        let blocks = planes_total * bpp;
-        let us = f.mapping_unit / 512;
-        let spp = (n.page_bytes / f.mapping_unit) * f.pack_factor as u64;
-        let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
-        let total_slots = blocks * n.pages_per_block as u64 * spp;
-        let variable_cost = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
-        let (recent_len, fifo_cap) = Self::cache_tables(cfg);
-        let mut b = 4 * user_units + 4 * total_slots; // l2p, p2l
-        if variable_cost {
-            b += user_units; // cost
-        }
-        if tracking {
-            b += 4 * total_slots * us;
-        }
-        b += blocks * (4 + 4 + 1 + 1); // valid, erase, state, slc
-        b += blocks * 4 * 2; // free lists and pSLC FIFOs (one block id each)
-        b += recent_len as u64 * 16 + fifo_cap as u64 * 16;
-        b += dies * 64 + planes_total * 32 + cfg.host.queue_depth as u64 * 48;
-        b
-    }
-
-    /// Lengths of the recently-written table and the write-cache FIFO.
-    fn cache_tables(cfg: &DriveConfig) -> (usize, usize) {
-        let n = &cfg.nand;
-        let cache_cap = cfg.controller.cache_bytes;
-        let recent_len = if cache_cap > 0 {
-            ((cache_cap / cfg.ftl.mapping_unit).max(1024) as usize)
-                .next_power_of_two()
-                .min(1 << 22)
-        } else {
-            4096
-        };
-        let group_bytes = n.page_bytes * n.planes_per_die as u64;
-        let fifo_cap = ((cache_cap / group_bytes.max(1)) as usize)
-            .saturating_mul(2)
-            .saturating_add(1024);
-        (recent_len, fifo_cap)
+        let (groups, txs) = plan(cfg);
+        let dies = (cfg.nand.channels * cfg.nand.dies_per_channel) as usize;
+        let channels = cfg.nand.channels as u64;
+        Ftl::memory_estimate(cfg, tracking, groups)
+            + Sched::memory_estimate(dies, txs)
+            + Host::memory_estimate(cfg.host.queue_depth as usize)
+            + Controller::memory_estimate(cfg)
+            + channels * (8 * 16 + 8)
     }
 
     /// A fresh (trimmed) drive. Every table whose size comes from the configuration is
     /// allocated fallibly: running out of memory is an error naming the table, not an abort.
-    pub(crate) fn try_new(cfg: &DriveConfig, tracking: bool) -> Result<Drive, AllocError> {
-        let n = &cfg.nand;
-        let f = &cfg.ftl;
-        let channels = n.channels as usize;
-        let dies = channels * n.dies_per_channel as usize;
-        let planes = n.planes_per_die as usize;
-        let bpp = n.blocks_per_plane as usize;
-        let planes_total = dies * planes;
-        let blocks = planes_total * bpp;
-        let us = (f.mapping_unit / 512) as u32;
-        let upp = (n.page_bytes / f.mapping_unit) as u32;
-        let spp = upp * f.pack_factor;
-        let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
-        let total_slots = blocks * n.pages_per_block as usize * spp as usize;
-        let variable_cost = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
-        let mut free = Vec::with_capacity(planes_total);
-        for p in 0..planes_total {
-            let mut q = VecDeque::with_capacity(bpp);
-            for b in 0..bpp {
-                q.push_back((p * bpp + b) as u32);
-            }
-            free.push(q);
+    pub(crate) fn try_new(
+        cfg: &DriveConfig,
+        tracking: bool,
+        idx: u32,
+    ) -> Result<Drive, AllocError> {
+        let (groups, txs) = plan(cfg);
+        let ftl = Ftl::try_new(cfg, tracking, groups)?;
+        let dies = ftl.g.dies;
+        let mut channels = try_vec_with_capacity(ftl.g.channels, "channel timelines")?;
+        for _ in 0..ftl.g.channels {
+            let mut c = Calendar::default();
+            c.try_reserve(8)
+                .map_err(|_| AllocError::new("channel timelines", 8 * 16))?;
+            channels.push(c);
         }
-        let cache_cap = cfg.controller.cache_bytes;
-        let (recent_len, fifo_cap) = Self::cache_tables(cfg);
-        let mut free = try_vec_with_capacity(planes_total, "free-block lists")?;
-        for p in 0..planes_total {
-            let mut q = VecDeque::new();
-            q.try_reserve_exact(bpp)
-                .map_err(|_| AllocError::new("free-block lists", bpp * 4))?;
-            for b in 0..bpp {
-                q.push_back((p * bpp + b) as u32);
-            }
-            free.push(q);
-        }
-        let mut slc_fifo = try_vec_with_capacity(planes_total, "pSLC block lists")?;
-        for _ in 0..planes_total {
-            let mut q = VecDeque::new();
-            q.try_reserve_exact(bpp)
-                .map_err(|_| AllocError::new("pSLC block lists", bpp * 4))?;
-            slc_fifo.push(q);
-        }
-        let l2p = Map::try_new(user_units as usize, "logical-to-physical map")?;
-        let cost = if variable_cost {
-            HugeVec::try_from_elem(0, user_units as usize)
-                .map_err(|b| AllocError::new("per-unit cost table", b))?
-        } else {
-            HugeVec::new()
-        };
-        let p2l = Map::try_new(total_slots, "physical-to-logical map")?;
-        let ver = if tracking {
-            Some(
-                HugeVec::try_from_elem(0, total_slots * us as usize)
-                    .map_err(|b| AllocError::new("version table", b))?,
-            )
-        } else {
-            None
-        };
-        let blk_valid = try_vec(0u32, blocks, "block valid counts")?;
-        let blk_erase = try_vec(0u32, blocks, "block erase counts")?;
-        let blk_state = try_vec(FREE, blocks, "block states")?;
-        let blk_slc = try_vec(false, blocks, "block modes")?;
-        let recent = try_vec((UNMAPPED, 0u64), recent_len, "write-cache table")?;
-        let mut cache_fifo = SortedFifo::default();
-        cache_fifo
-            .try_reserve(fifo_cap)
-            .map_err(|_| AllocError::new("write-cache queue", fifo_cap * 16))?;
+        let ctl = Controller::try_new(cfg)?;
+        let plain = !tracking && ftl.map.cost.is_empty() && !ctl.compression && ctl.cache_cap > 0;
         Ok(Drive {
-            dies,
-            planes,
-            bpp,
-            ppb: n.pages_per_block,
-            page_bytes: n.page_bytes,
-            page_sectors: (n.page_bytes / 512) as u32,
-            us,
-            unit_bytes: f.mapping_unit,
-            spp,
-            d_unit: Div::new(f.mapping_unit),
-            d_us: Div::new(us as u64),
-            d_spp: Div::new(spp as u64),
-            d_ppb: Div::new(n.pages_per_block as u64),
-            d_bslots: Div::new(n.pages_per_block as u64 * spp as u64),
-            d_bpp: Div::new(bpp as u64),
-            d_planes: Div::new(planes as u64),
-            d_channels: Div::new(channels as u64),
-            user_units,
-            user_bytes: f.user_capacity_bytes,
-            rmw: f.unaligned == UnalignedPolicy::Rmw,
-            compression: cfg.controller.compression,
-            nvme: cfg.host.interface == Interface::Nvme,
-            link_bps: cfg.host.link_bytes_per_sec,
-            cmd_overhead: cfg.host.cmd_overhead_ns,
-            fw_read: cfg.controller.fw_read_ns,
-            fw_write: cfg.controller.fw_write_ns,
-            fw_trim: cfg.controller.fw_trim_ns,
-            fw_read_unit: cfg.controller.fw_read_per_unit_ns,
-            fw_write_unit: cfg.controller.fw_write_per_unit_ns,
-            remap_cost: cfg.controller.remap_cost_ns,
-            coalesce: cfg.controller.coalesce_ns,
-            cache_cap,
-            t_r: n.t_r_ns,
-            t_prog: n.t_prog_ns,
-            t_prog_upper: if n.t_prog_upper_ns > 0 {
-                n.t_prog_upper_ns
-            } else {
-                n.t_prog_ns
-            },
-            t_bers: n.t_bers_ns,
-            slc_t_prog: f.pslc_t_prog_ns,
-            slc_t_r: f.pslc_t_r_ns,
-            bus_mt_s: n.bus_mt_s,
-            bus_memo: (0, 0),
-            link_memo: (0, 0),
-            copyback: f.copyback,
-            gc_bg: f.gc_bg_free_blocks,
-            gc_fg: f.gc_fg_free_blocks,
-            pslc_cfg_blocks: cfg.pslc_blocks_per_plane(),
-            steady_overwrite: f.steady_overwrite,
-            timing: false,
-            now: 0,
-            slots: vec![0; cfg.host.queue_depth as usize],
-            slot_next: 0,
-            enter_floor: 0,
-            fw: vec![0; cfg.controller.fw_units as usize],
-            link_up: 0,
-            link_down: 0,
-            ch_free: vec![0; channels],
-            die_free: vec![0; dies],
-            die_busy: vec![0; dies],
-            cache_used: 0,
-            cache_fifo,
-            cache_floor: 0,
-            l2p,
-            cost,
-            p2l,
-            ver,
-            blk_valid,
-            blk_erase,
-            blk_state,
-            blk_slc,
-            free,
-            slc_fifo,
-            slc_count: vec![0; planes_total],
-            wp: vec![HostWp::default(); dies],
-            host_die: 0,
-            gwp: vec![GcWp::default(); planes_total],
-            recent,
-            recent_mask: recent_len - 1,
-            mapped_units: 0,
-            waiting: Vec::with_capacity(cfg.host.queue_depth as usize + 8),
-            cmd_done: 0,
+            idx,
+            plain,
+            sched: Sched::try_new(
+                dies,
+                txs,
+                cfg.sched.read_priority,
+                cfg.sched.suspend_min_remaining_ns,
+                cfg.nand.t_prog_ns,
+            )?,
+            nand: NandTiming::new(cfg),
+            host: Host::try_new(
+                cfg.host.interface == Interface::Nvme,
+                cfg.host.link_bytes_per_sec,
+                cfg.host.cmd_overhead_ns,
+                cfg.host.queue_depth as usize,
+            )?,
+            ctl,
+            ch_meter: try_vec(Meter::default(), ftl.g.channels, "channel timelines")?,
+            channels,
+            last_host_die: dies - 1,
+            w0: 0,
             write_seq: 0,
-            scratch: vec![0; us as usize],
             c: RawCounters::default(),
+            audit: None,
+            ftl,
         })
     }
 
-    // ---------------------------------------------------------------- geometry helpers
-
-    #[inline]
-    fn slot_block(&self, slot: u32) -> usize {
-        self.d_bslots.div(slot as u64) as usize
-    }
-    #[inline]
-    fn slot_page(&self, slot: u32) -> u32 {
-        self.d_ppb.rem(self.d_spp.div(slot as u64)) as u32
-    }
-    #[inline]
-    fn block_plane(&self, blk: usize) -> usize {
-        self.d_bpp.div(blk as u64) as usize
-    }
-    #[inline]
-    fn plane_die(&self, plane: usize) -> usize {
-        self.d_planes.div(plane as u64) as usize
-    }
-    #[inline]
-    fn die_channel(&self, die: usize) -> usize {
-        self.d_channels.rem(die as u64) as usize
-    }
-    #[inline]
-    fn pages_in(&self, slc: bool) -> u32 {
-        if slc {
-            self.ppb / 2
-        } else {
-            self.ppb
+    /// Brings the drive into the requested state without timing simulation.
+    pub(crate) fn precondition(&mut self, pre: crate::Precondition, seed: u64) {
+        self.ftl.precondition(pre, seed);
+        for d in 0..self.ftl.g.dies {
+            let m = self.ftl.die_gc_mode(d);
+            self.sched.set_mode(d, m);
+            self.ftl.changed_flag[d] = false;
         }
-    }
-    #[inline]
-    fn unit_cost(&self, l: usize) -> u32 {
-        if self.cost.is_empty() {
-            self.us
-        } else {
-            self.cost[l] as u32
-        }
-    }
-    #[inline]
-    fn bus_ns(&mut self, bytes: u64) -> u64 {
-        // transfers come in a few sizes: remember the last one (saves a division)
-        if bytes != self.bus_memo.0 {
-            self.bus_memo = (bytes, bytes * 1000 / self.bus_mt_s);
-        }
-        self.bus_memo.1
-    }
-    #[inline]
-    fn link_ns(&mut self, bytes: u64) -> u64 {
-        if bytes != self.link_memo.0 {
-            self.link_memo = (bytes, bytes * 1_000_000_000 / self.link_bps);
-        }
-        self.link_memo.1
+        self.ftl.changed.clear();
+        self.ftl.reset_free_stats(0);
     }
 
-    // ---------------------------------------------------------------- resources
-
-    /// Reserve a die for `dur` starting no earlier than `t`; returns the end.
-    #[inline]
-    fn die_op(&mut self, die: usize, t: u64, dur: u64) -> u64 {
-        let s = t.max(self.die_free[die]);
-        let e = s + dur;
-        self.die_free[die] = e;
-        self.die_busy[die] += dur;
-        e
-    }
-    #[inline]
-    fn chan_xfer(&mut self, die: usize, t: u64, bytes: u64) -> u64 {
-        let ch = self.die_channel(die);
-        let s = t.max(self.ch_free[ch]);
-        let e = s + self.bus_ns(bytes);
-        self.ch_free[ch] = e;
-        e
+    pub(crate) fn enable_audit(&mut self) {
+        self.audit = Some(Box::new(Audit {
+            die_end: vec![0; self.ftl.g.dies],
+            ..Audit::default()
+        }));
     }
 
-    /// Link transfer (plus per-command protocol overhead) sharing the adapter uplink.
-    fn link_xfer(&mut self, sh: &mut Shared, t: u64, bytes: u64, to_host: bool) -> u64 {
-        let dur = self.cmd_overhead + self.link_ns(bytes);
-        let lf = if self.nvme && to_host {
-            self.link_down
-        } else {
-            self.link_up
-        };
-        let mut s = t.max(lf);
-        let mut e = s + dur;
-        if sh.uplink_bps > 0 && bytes > 0 {
-            s = s.max(sh.uplink_free);
-            let ud = bytes * 1_000_000_000 / sh.uplink_bps;
-            sh.uplink_free = s + ud;
-            e = s + dur.max(ud);
-        }
-        if self.nvme && to_host {
-            self.link_down = e;
-        } else {
-            self.link_up = e;
-        }
-        self.c.link_busy_ns += dur;
-        e
-    }
-
-    fn fw_op(&mut self, t: u64, dur: u64) -> u64 {
-        let mut best = 0;
-        for i in 1..self.fw.len() {
-            if self.fw[i] < self.fw[best] {
-                best = i;
-            }
-        }
-        let s = t.max(self.fw[best]);
-        self.fw[best] = s + dur;
-        self.c.fw_busy_ns += dur;
-        s + dur
-    }
-
-    /// Wait for `bytes` of write-cache space; returns the admission time. Cached data leaves
-    /// the cache when its page program completes (in completion-time order).
-    fn cache_admit(&mut self, t: u64, bytes: u64) -> u64 {
-        let mut t = t.max(self.cache_floor);
-        while let Some((rt, b)) = self.cache_fifo.peek() {
-            if rt > t {
-                break;
-            }
-            self.cache_used -= b;
-            self.cache_fifo.pop();
-        }
-        while self.cache_used + bytes > self.cache_cap {
-            if self.cache_fifo.is_empty() {
-                // everything cached sits in a pending page: program it now
-                let wp = self.wp[self.host_die];
-                if wp.g_sectors > 0 || wp.fill > 0 {
-                    self.program_host(self.host_die, t);
-                    continue;
-                }
-                break;
-            }
-            let (rt, b) = self.cache_fifo.pop().expect("non-empty");
-            t = t.max(rt);
-            self.cache_used -= b;
-        }
-        self.cache_used += bytes;
-        self.cache_floor = t;
-        t
-    }
-
-    // ---------------------------------------------------------------- block management
-
-    fn alloc_block(&mut self, plane: usize, slc: bool) -> u32 {
-        let b = self.free[plane].pop_front().expect(
-            "free block pool exhausted (GC could not keep up; over-provisioning too small)",
-        );
-        self.blk_state[b as usize] = OPEN;
-        self.blk_slc[b as usize] = slc;
-        if slc {
-            self.slc_count[plane] += 1;
-        }
-        b
-    }
-
-    fn erase(&mut self, blk: usize, t: u64) {
-        debug_assert_eq!(self.blk_valid[blk], 0);
-        let plane = self.block_plane(blk);
-        if self.blk_slc[blk] {
-            self.slc_count[plane] -= 1;
-        }
-        self.blk_state[blk] = FREE;
-        self.blk_slc[blk] = false;
-        self.blk_erase[blk] += 1;
-        self.c.nand_erases += 1;
-        if self.timing {
-            let d = self.plane_die(plane);
-            self.die_op(d, t, self.t_bers);
-        }
-        self.free[plane].push_back(blk as u32);
-    }
-
-    fn slc_budget(&self) -> u32 {
-        if self.pslc_cfg_blocks == 0 {
-            return 0;
-        }
-        let used = self.mapped_units as f64 / self.user_units as f64;
-        ((self.pslc_cfg_blocks as f64) * (1.0 - used)).floor() as u32
-    }
-
-    /// Open new host blocks on every plane of `die` (running GC / folding first if needed).
-    fn open_host_blocks(&mut self, die: usize, t: u64) {
-        let budget = self.slc_budget();
-        for p in 0..self.planes {
-            let plane = die * self.planes + p;
-            self.reclaim(plane, t, budget);
-        }
-        let slc =
-            budget > 0 && (0..self.planes).all(|p| self.slc_count[die * self.planes + p] < budget);
-        let mut w = self.wp[die];
-        for p in 0..self.planes {
-            w.blk[p] = self.alloc_block(die * self.planes + p, slc);
-        }
-        w.open = true;
-        w.slc = slc;
-        w.page = 0;
-        w.plane = 0;
-        w.base_plane = 0;
-        w.fill = 0;
-        w.slots = 0;
-        self.wp[die] = w;
-    }
-
-    /// pSLC folding and GC for one plane before a new host block is taken from it.
-    fn reclaim(&mut self, plane: usize, t: u64, budget: u32) {
-        let mut guard = self.bpp * 2;
-        while self.slc_fifo[plane].len() as u32 > budget && guard > 0 {
-            self.fold_one(plane, t);
-            guard -= 1;
-        }
-        while (self.free[plane].len() as u32) < self.gc_fg + 1 && guard > 0 {
-            if !self.slc_fifo[plane].is_empty() {
-                self.fold_one(plane, t);
-            } else if !self.gc_one(plane, t) {
-                break;
-            }
-            guard -= 1;
-        }
-        if (self.free[plane].len() as u32) < self.gc_bg + 1 {
-            let die = self.plane_die(plane);
-            if !self.timing || self.die_free[die] <= t {
-                if !self.slc_fifo[plane].is_empty() {
-                    self.fold_one(plane, t);
-                } else {
-                    self.gc_one(plane, t);
-                }
-            }
-        }
-    }
-
-    fn fold_one(&mut self, plane: usize, t: u64) {
-        if let Some(b) = self.slc_fifo[plane].pop_front() {
-            self.c.pslc_folds += 1;
-            self.relocate(b as usize, t);
-            self.erase(b as usize, t);
-        }
-    }
-
-    /// Greedy GC: victim = closed MLC block with the fewest valid sectors.
-    fn gc_one(&mut self, plane: usize, t: u64) -> bool {
-        let base = plane * self.bpp;
-        let mut best = usize::MAX;
-        let mut best_v = u32::MAX;
-        for b in base..base + self.bpp {
-            if self.blk_state[b] == CLOSED && !self.blk_slc[b] && self.blk_valid[b] < best_v {
-                best_v = self.blk_valid[b];
-                best = b;
-            }
-        }
-        if best == usize::MAX || best_v >= self.ppb * self.page_sectors {
-            return false;
-        }
-        self.c.gc_runs += 1;
-        self.relocate(best, t);
-        self.erase(best, t);
-        true
-    }
-
-    /// Move every valid unit of `blk` to the GC write point of its plane.
-    fn relocate(&mut self, blk: usize, t: u64) {
-        let plane = self.block_plane(blk);
-        let die = self.plane_die(plane);
-        let slc = self.blk_slc[blk];
-        let pages = self.pages_in(slc);
-        let spp = self.spp as usize;
-        for pg in 0..pages {
-            let first = (blk * self.ppb as usize + pg as usize) * spp;
-            let mut sectors = 0u32;
-            for s in first..first + spp {
-                if let Some(l) = self.live(s) {
-                    sectors += self.unit_cost(l);
-                }
-            }
-            if sectors == 0 {
-                continue;
-            }
-            self.c.nand_reads += 1;
-            self.c.gc_pages_moved += 1;
-            let mut ready = t;
-            if self.timing {
-                let tr = if slc { self.slc_t_r } else { self.t_r };
-                ready = self.die_op(die, t, tr);
-                if !self.copyback {
-                    ready = self.chan_xfer(die, ready, sectors as u64 * 512);
-                }
-            }
-            for s in first..first + spp {
-                if let Some(l) = self.live(s) {
-                    self.gc_move(plane, l, s as u32, ready);
-                }
-            }
-        }
-    }
-
-    fn gc_move(&mut self, plane: usize, l: usize, old: u32, ready: u64) {
-        let cost = self.unit_cost(l);
-        let mut w = self.gwp[plane];
-        if w.open && (w.fill + cost > self.page_sectors || w.slots >= self.spp) {
-            self.gwp[plane] = w;
-            self.program_gc(plane);
-            w = self.gwp[plane];
-        }
-        if !w.open {
-            w.blk = self.alloc_block(plane, false);
-            w.open = true;
-            w.page = 0;
-            w.fill = 0;
-            w.slots = 0;
-            w.sectors = 0;
-            w.ready = 0;
-        }
-        let slot = ((w.blk as usize * self.ppb as usize + w.page as usize) * self.spp as usize
-            + w.slots as usize) as u32;
-        w.fill += cost;
-        w.slots += 1;
-        w.sectors += cost;
-        w.ready = w.ready.max(ready);
-        self.gwp[plane] = w;
-        // move the mapping
-        let ob = self.slot_block(old);
-        self.blk_valid[ob] -= cost;
-        self.p2l.set(slot as usize, l as u32);
-        self.l2p.set(l, slot);
-        self.blk_valid[w.blk as usize] += cost;
-        self.c.gc_units_moved += 1;
-        if let Some(ver) = self.ver.as_mut() {
-            let us = self.us as usize;
-            ver.copy_within(
-                old as usize * us..old as usize * us + us,
-                slot as usize * us,
-            );
-        }
-        if w.fill >= self.page_sectors || w.slots >= self.spp {
-            self.program_gc(plane);
-        }
-    }
-
-    fn program_gc(&mut self, plane: usize) {
-        let mut w = self.gwp[plane];
-        if w.sectors > 0 || w.fill > 0 {
-            self.c.nand_programs += 1;
-            self.c.nand_program_bytes += self.page_bytes;
-            if self.timing {
-                let die = self.plane_die(plane);
-                let mut t = w.ready;
-                if !self.copyback {
-                    t = self.chan_xfer(die, t, w.sectors as u64 * 512);
-                }
-                let tp = if w.page % 2 == 1 {
-                    self.t_prog_upper
-                } else {
-                    self.t_prog
-                };
-                self.die_op(die, t, tp);
-            }
-        }
-        w.page += 1;
-        w.fill = 0;
-        w.slots = 0;
-        w.sectors = 0;
-        w.ready = 0;
-        if w.page >= self.ppb {
-            self.blk_state[w.blk as usize] = CLOSED;
-            w.open = false;
-        }
-        self.gwp[plane] = w;
-    }
-
-    // ---------------------------------------------------------------- host write point
-
-    /// Place one unit into the host stream; returns its slot.
-    fn host_place(&mut self, l: usize, cost: u32, ready: u64, cache_bytes: u64) -> u32 {
-        loop {
-            let d = self.host_die;
-            if !self.wp[d].open {
-                self.open_host_blocks(d, ready);
-            }
-            let w = &mut self.wp[d];
-            if w.fill + cost <= self.page_sectors && w.slots < self.spp {
-                let p = w.plane as usize;
-                let slot = ((w.blk[p] as usize * self.ppb as usize + w.page as usize)
-                    * self.spp as usize
-                    + w.slots as usize) as u32;
-                if w.g_sectors == 0 {
-                    w.g_first = ready;
-                    w.g_ready = ready;
-                }
-                w.fill += cost;
-                w.slots += 1;
-                w.g_sectors += cost;
-                w.g_cache += cache_bytes;
-                w.g_ready = w.g_ready.max(ready);
-                w.g_cmd = self.write_seq;
-                let blk = w.blk[p] as usize;
-                let full = w.fill >= self.page_sectors || w.slots >= self.spp;
-                self.p2l.set(slot as usize, l as u32);
-                self.l2p.set(l, slot);
-                self.blk_valid[blk] += cost;
-                if full {
-                    self.advance_plane(d);
-                }
-                return slot;
-            }
-            self.advance_plane(d);
-        }
-    }
-
-    /// The current plane page of `d` is closed; move to the next plane (programming the group
-    /// when all planes are done).
-    fn advance_plane(&mut self, d: usize) {
-        let w = &mut self.wp[d];
-        w.plane += 1;
-        w.fill = 0;
-        w.slots = 0;
-        if w.plane as usize == self.planes {
-            let t = w.g_ready;
-            self.program_host(d, t);
-        }
-    }
-
-    /// Program the pending pages of die `d` (planes base_plane..=plane, or ..plane when the
-    /// current plane page is empty) no earlier than `t`. Completes the group when all planes
-    /// are programmed.
-    fn program_host(&mut self, d: usize, t: u64) {
-        let mut w = self.wp[d];
-        let last_excl = if (w.plane as usize) < self.planes && w.fill > 0 {
-            w.plane + 1
-        } else {
-            w.plane
-        };
-        let npages = last_excl.saturating_sub(w.base_plane);
-        if npages > 0 {
-            self.c.nand_programs += npages as u64;
-            self.c.nand_program_bytes += npages as u64 * self.page_bytes;
-            if w.slc {
-                self.c.pslc_programs += npages as u64;
-            }
-            if self.timing {
-                let start = t.max(w.g_ready);
-                let xfer = self.chan_xfer(d, start, w.g_sectors as u64 * 512);
-                let tp = if w.slc {
-                    self.slc_t_prog
-                } else if w.page % 2 == 1 {
-                    self.t_prog_upper
-                } else {
-                    self.t_prog
-                };
-                let done = self.die_op(d, xfer, tp);
-                if w.g_cache > 0 {
-                    self.cache_fifo.push((done, w.g_cache));
-                }
-                if w.g_cmd == self.write_seq {
-                    self.cmd_done = self.cmd_done.max(done);
-                }
-                // remember when the data leaves the buffer (read hits before that)
-                let spp = self.spp as usize;
-                for p in w.base_plane..last_excl {
-                    let first =
-                        (w.blk[p as usize] as usize * self.ppb as usize + w.page as usize) * spp;
-                    for s in first..first + spp {
-                        if let Some(l) = self.live(s) {
-                            self.recent[l & self.recent_mask] = (l as u32, done);
-                        }
-                    }
-                }
-                self.resolve_waiting(done);
-            }
-        }
-        w.g_sectors = 0;
-        w.g_cache = 0;
-        w.g_ready = 0;
-        if (w.plane as usize) < self.planes && w.fill > 0 {
-            // partial page flushed: the rest of that page is lost (MLC can't be re-programmed)
-            w.plane += 1;
-            w.fill = 0;
-            w.slots = 0;
-        }
-        w.base_plane = w.plane;
-        if w.plane as usize >= self.planes {
-            w.page += 1;
-            w.plane = 0;
-            w.base_plane = 0;
-            if w.page >= self.pages_in(w.slc) {
-                for p in 0..self.planes {
-                    let b = w.blk[p] as usize;
-                    self.blk_state[b] = CLOSED;
-                    if w.slc {
-                        self.slc_fifo[d * self.planes + p].push_back(b as u32);
-                    }
-                }
-                w.open = false;
-            }
-            self.wp[d] = w;
-            self.host_die = self.next_host_die(d);
-        } else {
-            self.wp[d] = w;
-        }
-    }
-
-    /// Next die for the host stream: the one that becomes free first (round-robin order breaks
-    /// ties), so host data avoids dies busy with GC; plain round-robin without timing.
-    fn next_host_die(&self, d: usize) -> usize {
-        let n = self.dies;
-        let first = if d + 1 >= n { d + 1 - n } else { d + 1 };
-        if !self.timing {
-            return first;
-        }
-        // the earliest free die in round-robin order first..n, 0..first (strict `<`: the first
-        // one found wins ties); two plain scans instead of one with a wrapping index
-        let mut best = first;
-        let mut best_t = self.die_free[first];
-        for (c, &t) in self.die_free.iter().enumerate().skip(first + 1) {
-            if t < best_t {
-                best_t = t;
-                best = c;
-            }
-        }
-        for (c, &t) in self.die_free[..first].iter().enumerate() {
-            if t < best_t {
-                best_t = t;
-                best = c;
-            }
-        }
-        best
-    }
-
-    fn resolve_waiting(&mut self, done: u64) {
-        // waiting entries are completed by the caller that owns the heap: park them with
-        // the final time; `drain_waiting` pushes them.
-        for w in self.waiting.iter_mut() {
-            if w.done == u64::MAX {
-                w.done = done.max(w.min);
-            }
-        }
-    }
-
-    /// Push completed write-through commands to the heap.
-    #[inline]
-    fn drain_waiting(&mut self, heap: &mut Heap) {
-        // usually nothing waits: skip the call
-        if !self.waiting.is_empty() {
-            self.drain_waiting_slow(heap);
-        }
-    }
-
-    fn drain_waiting_slow(&mut self, heap: &mut Heap) {
-        let mut i = 0;
-        while i < self.waiting.len() {
-            let w = self.waiting[i];
-            if w.done != u64::MAX {
-                heap.push(w.done, w.seq, w.tag);
-                self.slots[w.slot as usize] = w.done;
-                self.waiting.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
-        // keep submission order stable among remaining entries is not needed: all resolve
-        // together
-    }
-
-    /// Pending (unprogrammed) host data: its flush deadline.
-    #[inline]
-    pub(crate) fn pending_deadline(&self) -> Option<u64> {
-        let w = &self.wp[self.host_die];
-        if w.open && w.g_sectors > 0 {
-            Some(w.g_first + self.coalesce)
-        } else {
-            None
-        }
-    }
-
-    /// Program the pending host pages at their deadline.
-    pub(crate) fn flush_pending(&mut self, heap: &mut Heap) {
-        if let Some(dl) = self.pending_deadline() {
-            self.program_host(self.host_die, dl);
-            self.drain_waiting(heap);
-        }
-    }
-
-    fn is_buffered(&self, l: usize, slot: u32, now: u64) -> bool {
-        let (rl, rt) = self.recent[l & self.recent_mask];
-        if rl == l as u32 && rt > now {
-            return true;
-        }
-        let d = self.host_die;
-        let w = &self.wp[d];
-        if !w.open || w.g_sectors == 0 {
-            return false;
-        }
-        let blk = self.slot_block(slot);
-        let page = self.slot_page(slot);
-        if page != w.page {
-            return false;
-        }
-        (w.base_plane as usize..self.planes).any(|p| w.blk[p] as usize == blk)
-            || self
-                .gwp
-                .iter()
-                .any(|g| g.open && g.blk as usize == blk && g.page == page)
-    }
-
-    /// The logical unit stored in `slot`, if that data is still current. The reverse map is
-    /// never cleared on overwrite (that would cost a cache miss per host write): a slot is live
-    /// exactly when the forward map points back at it.
-    #[inline]
-    fn live(&self, slot: usize) -> Option<usize> {
-        let l = self.p2l.get(slot);
-        (l != UNMAPPED && self.l2p.get(l as usize) == slot as u32).then_some(l as usize)
-    }
-
-    /// Drop the current mapping of `l` (stored in `slot`).
-    #[inline]
-    fn invalidate(&mut self, l: usize, slot: u32) {
-        let cost = self.unit_cost(l);
-        let b = self.slot_block(slot);
-        self.blk_valid[b] -= cost;
-        self.l2p.set(l, UNMAPPED);
+    pub(crate) fn audit_report(&self) -> Option<AuditReport> {
+        self.audit.as_ref().map(|a| a.r.clone())
     }
 
     // ---------------------------------------------------------------- host commands
 
-    /// Hint: a command at byte `offset` is coming soon; start loading its mapping entries into
+    /// Hint: a command at byte `offset` is coming soon; start loading its mapping entry into
     /// the cache so that its submission does not wait for memory.
     #[inline(always)]
     pub(crate) fn prefetch(&self, offset: u64) {
-        self.prefetch_unit(self.d_unit.div(offset) as usize);
+        prefetch(
+            self.ftl.map.l2p.raw(),
+            self.ftl.g.d_unit.div(offset) as usize,
+        );
+    }
+
+    /// A host command arrives at `now` (events before `now` have been processed).
+    #[inline(always)]
+    pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
+        self.sched.now = now;
+        let u = self.ftl.g.d_unit.div(cmd.offset) as usize;
+        prefetch(self.ftl.map.l2p.raw(), u);
+        if cmd.kind == OpKind::Write && u < self.ftl.map.l2p.len() {
+            // with the entry itself cached (prefetched one command ahead by the caller), also
+            // start on the valid count of the block holding the data being overwritten
+            let old = self.ftl.map.l2p.get(u);
+            if old != UNMAPPED {
+                prefetch(&self.ftl.blk_valid, self.ftl.g.slot_block(old));
+            }
+        }
+        match self.host.alloc() {
+            Some(e) => self.start(sh, e, now, tag, seq, cmd),
+            // every queue slot taken: the host keeps it until one frees
+            None => self.host.wait.push_back(Queued { tag, seq, cmd }),
+        }
+        self.service(sh, now);
     }
 
     #[inline(always)]
-    fn prefetch_unit(&self, u: usize) {
-        prefetch(self.l2p.raw(), u);
-        prefetch(&self.recent, u & self.recent_mask);
-    }
-
-    /// Submit a host command; its completion goes to `sh.heap` (now or when its pending page
-    /// is programmed).
-    pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
-        // Start loading the mapping entries early (usually cache misses) so the loads overlap
-        // the resource bookkeeping below (a no-op when the caller prefetched them already).
-        let u = self.d_unit.div(cmd.offset) as usize;
-        self.prefetch_unit(u);
-        if cmd.kind == OpKind::Write {
-            // with the entry itself cached (prefetched one command ahead by the caller), also
-            // start on the valid count of the block holding the data being overwritten
-            if u < self.l2p.len() {
-                let old = self.l2p.get(u);
-                if old != UNMAPPED {
-                    prefetch(&self.blk_valid, self.slot_block(old));
-                }
-            }
-        }
-        self.now = now;
-        if let Some(dl) = self.pending_deadline() {
-            if dl <= now {
-                self.flush_pending(&mut sh.heap);
-            }
-        }
-        // NCQ slot (FIFO admission)
-        let mut si = self.pick_slot(now);
-        if self.slots[si] == u64::MAX {
-            self.flush_pending(&mut sh.heap);
-            si = self.pick_slot(now);
-        }
-        self.slot_next = if si + 1 == self.slots.len() {
-            0
-        } else {
-            si + 1
+    fn start(&mut self, sh: &mut Shared, e: u32, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
+        let off = cmd.offset.min(self.ftl.user_bytes);
+        let len = cmd.len.min(self.ftl.user_bytes - off);
+        self.host.cmds[e as usize] = Cmd {
+            tag,
+            seq,
+            kind: cmd.kind,
+            off,
+            len,
+            frac: cmd.nand_fraction,
+            version: 0,
+            arrive: now,
+            t_fw: now,
+            remaining: 0,
+            done: now,
+            first: true,
         };
-        let enter = now.max(self.slots[si]).max(self.enter_floor);
-        self.enter_floor = enter;
-        let lbs = 512u64;
-        let off = cmd.offset.min(self.user_bytes);
-        let len = cmd.len.min(self.user_bytes - off);
-        let done = match cmd.kind {
-            OpKind::Read => self.read(sh, enter, off, len),
+        match cmd.kind {
+            OpKind::Read => self.start_read(sh, e, now),
+            OpKind::Write => self.start_write(sh, e, now),
             OpKind::Trim => {
                 self.c.host_trims += 1;
-                let t = self.fw_op(enter, self.fw_trim);
-                self.trim(off, len);
-                self.link_xfer(sh, t, 0, false)
-            }
-            OpKind::Write => {
-                let _ = lbs;
-                match self.write(sh, enter, off, len, cmd.nand_fraction) {
-                    Some(t) => t,
-                    None => {
-                        self.slots[si] = u64::MAX;
-                        self.waiting.push(Waiting {
-                            tag,
-                            seq,
-                            min: self.cmd_done,
-                            done: u64::MAX,
-                            slot: si as u32,
-                        });
-                        // a later program of the pending page resolves it
-                        self.drain_waiting(&mut sh.heap);
-                        return;
-                    }
+                let t = self.ctl.fw_op(self.w0, now, self.ctl.fw_trim);
+                self.host.cmds[e as usize].t_fw = t;
+                if self.ctl.waiters.is_empty() {
+                    self.trim(sh, e, now);
+                } else {
+                    // unmap only after the writes submitted before it
+                    self.ctl.waiters.push_back(e);
                 }
             }
-        };
-        self.slots[si] = done;
-        sh.heap.push(done, seq, tag);
-        self.drain_waiting(&mut sh.heap);
+        }
     }
 
-    /// An NCQ slot for a command arriving at `now`: the one that frees first. Any slot already
-    /// free at `now` is as good as the earliest one (virtual time never goes back, so its old
-    /// value can never matter again), so the slot used longest ago (round-robin) is tried first.
+    fn trim(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        let c = self.host.cmds[e as usize];
+        self.ftl.trim(c.off, c.len);
+        let done = self.host.xfer(
+            &mut sh.uplink,
+            self.w0,
+            now,
+            now.max(c.t_fw),
+            0,
+            false,
+            true,
+        );
+        self.complete(sh, e, done);
+    }
+
     #[inline]
-    fn pick_slot(&self, now: u64) -> usize {
-        let h = self.slot_next;
-        if self.slots[h] <= now {
-            return h;
-        }
-        let mut best = 0;
-        for i in 1..self.slots.len() {
-            if self.slots[i] < self.slots[best] {
-                best = i;
-            }
-        }
-        best
+    fn complete(&mut self, sh: &mut Shared, e: u32, t: u64) {
+        let seq = self.host.cmds[e as usize].seq;
+        sh.heap
+            .push_completion(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
     }
 
-    fn write(&mut self, sh: &mut Shared, enter: u64, off: u64, len: u64, frac: f32) -> Option<u64> {
-        self.c.host_writes += 1;
-        self.c.host_write_bytes += len;
-        self.write_seq += 1;
-        self.cmd_done = 0;
-        let us = self.us as u64;
+    /// The completion of command slot `e` is delivered at `t`: the slot frees (a command
+    /// waiting for one starts). Returns the caller's tag.
+    #[inline]
+    pub(crate) fn host_done(&mut self, sh: &mut Shared, e: u32, t: u64) -> u64 {
+        let tag = self.host.cmds[e as usize].tag;
+        if let Some(a) = self.audit.as_mut() {
+            let cmd = &self.host.cmds[e as usize];
+            let (arrive, done) = (cmd.arrive, cmd.done);
+            a.check(t >= arrive && t >= done, || {
+                format!("command completes at {t} before arriving ({arrive}) or finishing ({done})")
+            });
+        }
+        self.host.release(e);
+        if !self.host.wait.is_empty() {
+            self.start_queued(sh, t);
+        }
+        tag
+    }
+
+    #[cold]
+    fn start_queued(&mut self, sh: &mut Shared, t: u64) {
+        self.sched.now = t;
+        if let Some(q) = self.host.wait.pop_front() {
+            let e = self.host.alloc().expect("a slot was just freed");
+            self.start(sh, e, t, q.tag, q.seq, q.cmd);
+            self.service(sh, t);
+        }
+    }
+
+    fn start_read(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        let Cmd { off, len, .. } = self.host.cmds[e as usize];
+        self.c.host_reads += 1;
+        self.c.host_read_bytes += len;
+        let g = &self.ftl.g;
+        let ub = g.unit_bytes;
         let s0 = off / 512;
         let s1 = (off + len).div_ceil(512);
-        let u0 = self.d_us.div(s0);
-        let u1 = self.d_us.div_ceil(s1);
-        let aligned = self.d_us.rem(s0) == 0 && self.d_us.rem(s1) == 0;
-        let mut fwt = self.fw_write + self.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
-        if !aligned && !self.rmw {
-            fwt += self.remap_cost;
-        }
-        let t = self.fw_op(enter, fwt);
-        let t_data = self.link_xfer(sh, t, len, false);
-        let mut done = t_data;
-        if self.cache_cap > 0 {
-            let a = self.cache_admit(t_data, len);
-            self.c.cache_wait_ns += a - t_data;
-            done = a;
-        }
-        let frac = if self.compression {
-            (frac as f64).clamp(1.0 / 4096.0, 1.0)
-        } else {
-            1.0
-        };
+        let u0 = g.d_us.div(s0);
+        let u1 = g.d_us.div_ceil(s1);
+        let t_fw = self.ctl.fw_op(
+            self.w0,
+            now,
+            self.ctl.fw_read + self.ctl.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
+        );
+        self.host.cmds[e as usize].t_fw = t_fw;
+        let mut dram = 0u64;
+        let mut pages = 0u32;
+        let mut tx = Tx::default();
+        let mut cur_page = u32::MAX;
         for u in u0..u1 {
+            let l = u as usize;
+            let host_b = (off + len).min((u + 1) * ub) - off.max(u * ub);
+            let slot = self.ftl.map.l2p.get(l);
+            if slot == UNMAPPED {
+                dram += host_b;
+                continue;
+            }
+            if self.ftl.is_buffered(slot) {
+                self.c.cache_hits += 1;
+                dram += host_b;
+                continue;
+            }
+            let g = &self.ftl.g;
+            let gp = g.slot_gpage(slot);
+            let nand_b = self.ftl.map.unit_cost(l) * 512;
+            if gp == cur_page {
+                tx.bytes += nand_b;
+                tx.host_bytes += host_b as u32;
+                continue;
+            }
+            let blk = g.slot_block(slot);
+            let (plane, page) = ((g.block_plane(blk) % g.planes) as u8, g.slot_page(slot));
+            if cur_page != u32::MAX {
+                self.enqueue_read(tx);
+            }
+            cur_page = gp;
+            pages += 1;
+            tx = Tx {
+                ready: t_fw,
+                kind: K_READ,
+                plane,
+                flags: if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
+                page,
+                blk: blk as u32,
+                owner: e,
+                group: NIL,
+                bytes: nand_b,
+                host_bytes: host_b as u32,
+                next: NIL,
+                enq: 0,
+            };
+        }
+        self.host.cmds[e as usize].remaining = pages;
+        if cur_page != u32::MAX {
+            self.enqueue_read(tx);
+        }
+        if dram > 0 || pages == 0 {
+            // data held in the controller (or unmapped: zeros) goes to the host at once
+            let end = self
+                .host
+                .xfer(&mut sh.uplink, self.w0, now, t_fw, dram, true, true);
+            let c = &mut self.host.cmds[e as usize];
+            c.first = false;
+            c.done = end;
+            if pages == 0 {
+                self.complete(sh, e, end);
+            }
+        }
+    }
+
+    #[inline]
+    fn enqueue_read(&mut self, tx: Tx) {
+        let d = self
+            .ftl
+            .g
+            .plane_die(self.ftl.g.block_plane(tx.blk as usize));
+        self.sched.enqueue(d, C_READ, tx);
+    }
+
+    fn start_write(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        self.write_seq += 1;
+        let c = &mut self.host.cmds[e as usize];
+        c.version = self.write_seq;
+        let (off, len) = (c.off, c.len);
+        self.c.host_writes += 1;
+        self.c.host_write_bytes += len;
+        let g = &self.ftl.g;
+        let s0 = off / 512;
+        let s1 = (off + len).div_ceil(512);
+        let aligned = g.d_us.rem(s0) == 0 && g.d_us.rem(s1) == 0;
+        let mut fwt =
+            self.ctl.fw_write + self.ctl.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
+        if !aligned && !self.ftl.rmw {
+            fwt += self.ctl.remap_cost;
+        }
+        let t_fw = self.ctl.fw_op(self.w0, now, fwt);
+        self.host.cmds[e as usize].t_fw = t_fw;
+        if self.ctl.waiters.is_empty() && self.can_admit(off, len) {
+            self.admit(sh, e, now);
+        } else {
+            self.ctl.waiters.push_back(e);
+            self.unblock(now);
+        }
+    }
+
+    /// Whether a write of `len` bytes at `off` can enter the buffer now: there is buffer space,
+    /// and the host stream has room for all its units (the open group, block sets with pages
+    /// left, or dies that may open one without touching the GC reserve).
+    #[inline(always)]
+    fn can_admit(&self, off: u64, len: u64) -> bool {
+        if !self.ctl.fits(len) {
+            return false;
+        }
+        let g = &self.ftl.g;
+        let units = g.d_unit.div_ceil(off + len) - g.d_unit.div(off);
+        let f = &self.ftl;
+        let mut need = units;
+        if f.host_group != NIL {
+            // whole (uncompressed) units that still fit: the worst case
+            let gr = &f.groups[f.host_group as usize];
+            let upp = g.upp as u64;
+            let mut room = (g.planes as u64).saturating_sub(gr.plane as u64 + 1) * upp;
+            if (gr.plane as usize) < g.planes {
+                room += g
+                    .d_us
+                    .div((g.page_sectors - gr.fill) as u64)
+                    .min((g.spp - gr.slots) as u64);
+            }
+            if room >= need {
+                return true;
+            }
+            need -= room;
+        }
+        self.host_has_room(need)
+    }
+
+    /// Whether the dies can take `need` more units of host data.
+    #[cold]
+    fn host_has_room(&self, mut need: u64) -> bool {
+        let f = &self.ftl;
+        let g = &f.g;
+        let per_page = g.planes as u64 * g.upp as u64;
+        for d in 0..g.dies {
+            let w = &f.host_wp[d];
+            let mut room = 0;
+            if w.open && w.next_page < w.pages {
+                room += (w.pages - w.next_page) as u64 * per_page;
+            }
+            let p0 = d * g.planes;
+            if (p0..p0 + g.planes).all(|p| f.free[p].len() > HOST_RESERVE) {
+                room += f.pages_in(false) as u64 / 2 * per_page;
+            }
+            if room >= need {
+                return true;
+            }
+            need -= room;
+        }
+        false
+    }
+
+    /// Admits write commands waiting for buffer space, in order, while they fit.
+    fn admit_waiters(&mut self, sh: &mut Shared, now: u64) {
+        while let Some(&e) = self.ctl.waiters.front() {
+            let c = &self.host.cmds[e as usize];
+            if c.kind == OpKind::Trim {
+                self.ctl.waiters.pop_front();
+                self.trim(sh, e, now);
+                continue;
+            }
+            if !self.can_admit(c.off, c.len) {
+                break;
+            }
+            self.ctl.waiters.pop_front();
+            self.admit(sh, e, now);
+        }
+        if !self.ctl.waiters.is_empty() {
+            self.unblock(now);
+        }
+    }
+
+    /// Writes wait for buffer space: if nothing already on its way to the NAND will free any,
+    /// program the partly filled host group now.
+    fn unblock(&mut self, now: u64) {
+        let hg = self.ftl.host_group;
+        if self.ftl.host_sealed == 0 && hg != NIL && self.ftl.groups[hg as usize].sectors > 0 {
+            self.seal_host(hg, now);
+        }
+    }
+
+    /// The write in slot `e` enters the buffer at `now`: its data crosses the link, its units
+    /// are mapped into the host stream, and (write-back) it completes when the data is in.
+    fn admit(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        let cmd = self.host.cmds[e as usize];
+        let start = now.max(cmd.t_fw);
+        self.c.cache_wait_ns += start - cmd.t_fw;
+        let t_data = self
+            .host
+            .xfer(&mut sh.uplink, self.w0, now, start, cmd.len, false, true);
+        let write_through = self.ctl.cache_cap == 0;
+        if !write_through {
+            self.ctl.cache_used += cmd.len;
+        }
+        let g = &self.ftl.g;
+        let us = g.us as u64;
+        let s0 = cmd.off / 512;
+        let s1 = (cmd.off + cmd.len).div_ceil(512);
+        let u0 = g.d_us.div(s0);
+        let u1 = g.d_us.div_ceil(s1);
+        let mut waiting_on = 0u32;
+        let mut rmw_reads = 0u32;
+        let mut last_gid = NIL;
+        let whole = self.plain && g.d_us.rem(s0) == 0 && g.d_us.rem(s1) == 0;
+        if whole {
+            self.admit_whole(u0, u1, t_data, now);
+        }
+        for u in if whole { 0..0 } else { u0..u1 } {
             let a = s0.max(u * us) - u * us;
             let b = s1.min((u + 1) * us) - u * us;
             let full = a == 0 && b == us;
             let l = u as usize;
-            let old = self.l2p.get(l);
-            let mut ready = t_data;
-            let data_sectors = if full || self.rmw { us } else { b - a };
+            let old = self.ftl.map.l2p.get(l);
+            let data_sectors = if full || self.ftl.rmw { us } else { b - a };
+            let mut rmw_src = UNMAPPED;
+            let old_cost = self.ftl.map.unit_cost(l);
             if old != UNMAPPED {
-                let buffered = self.is_buffered(l, old, t_data);
+                let buffered = self.ftl.is_buffered(old);
                 if buffered {
-                    self.c.cache_write_hits += 1;
+                    self.ftl.c.cache_write_hits += 1;
                 }
-                if !full && self.rmw {
+                if !full && self.ftl.rmw {
                     if buffered {
                         self.c.cache_hits += 1;
                     } else {
                         self.c.rmw_reads += 1;
-                        self.c.nand_reads += 1;
-                        let blk = self.slot_block(old);
-                        let die = self.plane_die(self.block_plane(blk));
-                        let tr = if self.blk_slc[blk] {
-                            self.slc_t_r
-                        } else {
-                            self.t_r
-                        };
-                        let r = self.die_op(die, t_data, tr);
-                        ready = self.chan_xfer(die, r, self.unit_cost(l) as u64 * 512);
+                        rmw_src = old;
                     }
                 }
             }
-            let cost = if self.compression {
-                (((data_sectors * 512) as f64 * frac / 512.0).ceil() as u64).clamp(1, data_sectors)
-            } else {
-                data_sectors
-            };
-            self.c.compression_saved_bytes += (data_sectors - cost) * 512;
-            if let Some(ver) = self.ver.as_ref() {
+            let cost = self.ctl.nand_sectors(data_sectors, cmd.frac);
+            self.ftl.c.compression_saved_bytes += (data_sectors - cost) * 512;
+            if let Some(ver) = self.ftl.map.ver.as_ref() {
                 for i in 0..us as usize {
-                    self.scratch[i] = if (a as usize..b as usize).contains(&i) {
-                        self.write_seq
+                    self.ftl.scratch_ver[i] = if (a as usize..b as usize).contains(&i) {
+                        cmd.version
                     } else if old != UNMAPPED {
                         ver[old as usize * us as usize + i]
                     } else {
@@ -1308,185 +545,798 @@ impl Drive {
                 }
             }
             if old != UNMAPPED {
-                self.invalidate(l, old);
+                self.ftl.invalidate(l, old);
             } else {
-                self.mapped_units += 1;
+                self.ftl.mapped_units += 1;
             }
-            if !self.cost.is_empty() {
-                self.cost[l] = cost as u8;
+            if !self.ftl.map.cost.is_empty() {
+                self.ftl.map.cost[l] = cost as u8;
             }
-            let slot = self.host_place(l, cost as u32, ready, (b - a) * 512);
-            if let Some(ver) = self.ver.as_mut() {
+            let (slot, gid, gfull) = self.place_host(cost as u32, t_data, (b - a) * 512, now);
+            self.ftl.map_unit(l, slot, cost as u32);
+            if let Some(ver) = self.ftl.map.ver.as_mut() {
                 let base = slot as usize * us as usize;
-                ver[base..base + us as usize].copy_from_slice(&self.scratch);
+                ver[base..base + us as usize].copy_from_slice(&self.ftl.scratch_ver);
+            }
+            if rmw_src != UNMAPPED {
+                // the old unit must reach the controller before the merged unit is programmed
+                let g = &self.ftl.g;
+                let blk = g.slot_block(rmw_src);
+                let tx = Tx {
+                    ready: cmd.t_fw,
+                    kind: K_READ,
+                    plane: (g.block_plane(blk) % g.planes) as u8,
+                    flags: F_RMW | if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
+                    page: g.slot_page(rmw_src),
+                    blk: blk as u32,
+                    owner: e,
+                    group: gid,
+                    bytes: old_cost * 512,
+                    host_bytes: 0,
+                    next: NIL,
+                    enq: 0,
+                };
+                self.ftl.groups[gid as usize].deps += 1;
+                rmw_reads += 1;
+                self.enqueue_read(tx);
+            }
+            if write_through && gid != last_gid {
+                self.ftl.groups[gid as usize].waiters.push(e);
+                waiting_on += 1;
+                last_gid = gid;
+            }
+            if gfull {
+                self.seal_host(gid, now);
             }
         }
-        if self.cache_cap > 0 {
-            return Some(done);
-        }
-        let w = &self.wp[self.host_die];
-        let min = self.cmd_done.max(t_data);
-        if w.open && w.g_sectors > 0 && w.g_cmd == self.write_seq {
-            self.cmd_done = min;
-            None
-        } else {
-            Some(min)
+        self.ctl.last_arrival = self.ctl.last_arrival.max(t_data);
+        self.arm_flush(sh);
+        // The write completes when its data is in the buffer, after the old data of partly
+        // written units has been merged (`rmw`: the buffer holds whole mapping units), and
+        // (write-through) after its pages are programmed.
+        let c = &mut self.host.cmds[e as usize];
+        c.done = t_data;
+        c.remaining = waiting_on + rmw_reads;
+        if c.remaining == 0 {
+            self.complete(sh, e, t_data);
         }
     }
 
-    fn read(&mut self, sh: &mut Shared, enter: u64, off: u64, len: u64) -> u64 {
-        self.c.host_reads += 1;
-        self.c.host_read_bytes += len;
-        let s0 = off / 512;
-        let s1 = (off + len).div_ceil(512);
-        let u0 = self.d_us.div(s0);
-        let u1 = self.d_us.div_ceil(s1);
-        let t = self.fw_op(
-            enter,
-            self.fw_read + self.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
-        );
-        let mut ready = t;
-        let mut last_page = u32::MAX;
-        let mut page_done = t;
+    /// [`Drive::admit`] of whole units on a plain drive (no compression, no per-unit costs, no
+    /// version tracking, write-back buffer): the same steps without the general case's
+    /// partial-unit, read-modify-write and write-through handling.
+    #[inline]
+    fn admit_whole(&mut self, u0: u64, u1: u64, t_data: u64, now: u64) {
+        let us = self.ftl.g.us;
+        let bytes = us as u64 * 512;
         for u in u0..u1 {
             let l = u as usize;
-            let slot = self.l2p.get(l);
-            if slot == UNMAPPED {
-                continue;
+            let old = self.ftl.map.l2p.get(l);
+            if old != UNMAPPED {
+                if self.ftl.is_buffered(old) {
+                    self.ftl.c.cache_write_hits += 1;
+                }
+                self.ftl.invalidate(l, old);
+            } else {
+                self.ftl.mapped_units += 1;
             }
-            if self.is_buffered(l, slot, t) {
-                self.c.cache_hits += 1;
-                continue;
-            }
-            let blk = self.slot_block(slot);
-            let die = self.plane_die(self.block_plane(blk));
-            let page = self.d_spp.div(slot as u64) as u32;
-            if page != last_page {
-                last_page = page;
-                self.c.nand_reads += 1;
-                let tr = if self.blk_slc[blk] {
-                    self.slc_t_r
-                } else {
-                    self.t_r
-                };
-                page_done = self.die_op(die, t, tr);
-            }
-            let e = self.chan_xfer(die, page_done, self.unit_cost(l) as u64 * 512);
-            ready = ready.max(e);
-        }
-        self.link_xfer(sh, ready, len, true)
-    }
-
-    fn trim(&mut self, off: u64, len: u64) {
-        let u0 = self.d_unit.div_ceil(off);
-        let u1 = self.d_unit.div(off + len);
-        for u in u0..u1.max(u0) {
-            let l = u as usize;
-            let slot = self.l2p.get(l);
-            if slot != UNMAPPED {
-                self.invalidate(l, slot);
-                self.mapped_units -= 1;
-                self.c.trimmed_units += 1;
+            let (slot, gid, gfull) = self.place_host(us, t_data, bytes, now);
+            self.ftl.map_unit(l, slot, us);
+            if gfull {
+                self.seal_host(gid, now);
             }
         }
     }
 
-    // ---------------------------------------------------------------- preconditioning
+    /// Puts one unit into the host stream (opening a group on the best die when needed);
+    /// returns its slot, its group and whether the group is now full.
+    #[inline(always)]
+    fn place_host(
+        &mut self,
+        cost: u32,
+        ready: u64,
+        cache_bytes: u64,
+        now: u64,
+    ) -> (u32, u32, bool) {
+        loop {
+            if self.ftl.host_group == NIL {
+                let d = self.choose_host_die(now);
+                self.ftl.open_host_group(d, now);
+            }
+            let id = self.ftl.host_group;
+            let mut full = false;
+            if let Some(slot) = self.ftl.group_put(id, cost, ready, &mut full) {
+                self.ftl.groups[id as usize].cache_bytes += cache_bytes;
+                return (slot, id, full);
+            }
+            self.seal_host(id, now);
+        }
+    }
 
-    fn fill_unit(&mut self, l: usize) {
-        let old = self.l2p.get(l);
-        if old != UNMAPPED {
-            self.invalidate(l, old);
+    /// The die for the host stream's next page group: the one that can start a program soonest
+    /// (idle, or the shortest queue of host programs), avoiding dies in foreground GC;
+    /// round-robin order breaks ties.
+    fn choose_host_die(&mut self, now: u64) -> usize {
+        let n = self.ftl.g.dies;
+        let first = if self.last_host_die + 1 >= n {
+            0
         } else {
-            self.mapped_units += 1;
-        }
-        if !self.cost.is_empty() {
-            self.cost[l] = self.us as u8;
-        }
-        self.host_place(l, self.us, 0, 0);
-    }
-
-    /// Bring the drive into the requested state without timing simulation.
-    pub(crate) fn precondition(&mut self, pre: crate::Precondition, seed: u64) {
-        use crate::Precondition;
-        self.timing = false;
-        if matches!(pre, Precondition::Full | Precondition::Steady) {
-            for l in 0..self.user_units as usize {
-                self.fill_unit(l);
-            }
-        }
-        if matches!(pre, Precondition::Steady) {
-            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            // Random single-unit overwrites into the over-provisioned space, stopping when the
-            // free pools reach the background-GC threshold (or after `steady_overwrite` ×
-            // capacity): every block ends up with a binomial spread of invalid units and the
-            // next host writes need GC at once — the state greedy GC holds under random
-            // writes, built without running GC (a 128 GB drive takes a few seconds).
-            let n = (self.steady_overwrite * self.user_units as f64) as u64;
-            let mut done = 0u64;
-            let limit = (self.gc_bg as usize + 1) * self.free.len();
-            while done < n {
-                for _ in 0..256 {
-                    let l = (xorshift(&mut rng) % self.user_units) as usize;
-                    self.fill_unit(l);
-                    done += 1;
-                }
-                if self.free.iter().map(|f| f.len()).sum::<usize>() <= limit {
+            self.last_host_die + 1
+        };
+        const HI: u64 = 1 << 63;
+        let avail = &self.sched.avail;
+        let mut best = usize::MAX;
+        let mut best_key = u64::MAX;
+        // (foreground GC, when a new host program could start) packed in one u64
+        let key_of = |a: u64| (a & HI) | (a & !HI).max(now);
+        // dies first..n, then 0..first
+        let mut d = first;
+        for _ in 0..n {
+            let key = key_of(avail[d]);
+            if key < best_key && self.ftl.host_can_use(d) {
+                best_key = key;
+                best = d;
+                if key == now {
                     break;
                 }
             }
+            d += 1;
+            if d == n {
+                d = 0;
+            }
         }
-        if self.pending_deadline().is_some() {
-            self.program_host(self.host_die, 0);
+        if best == usize::MAX {
+            // every die at its GC reserve: take the die with the most free blocks
+            let planes = self.ftl.g.planes;
+            best = (0..n)
+                .max_by_key(|&d| {
+                    (d * planes..(d + 1) * planes)
+                        .map(|p| self.ftl.free[p].len())
+                        .min()
+                        .unwrap_or(0)
+                })
+                .expect("at least one die");
         }
-        // leave every plane with the background-GC reserve, as an idle drive would
-        for plane in 0..self.free.len() {
-            let mut guard = self.bpp;
-            while (self.free[plane].len() as u32) < self.gc_bg + 1 && guard > 0 {
-                let progressed = if !self.slc_fifo[plane].is_empty() {
-                    self.fold_one(plane, 0);
+        self.last_host_die = best;
+        best
+    }
+
+    /// Host group `id` takes no more data: its program is queued (in page order behind groups
+    /// of the same die still waiting for read-modify-write reads).
+    fn seal_host(&mut self, id: u32, _now: u64) {
+        self.ftl.seal(id);
+        let d = self.ftl.groups[id as usize].die as usize;
+        if self.ftl.host_pending[d].is_empty() && self.ftl.groups[id as usize].deps == 0 {
+            self.enqueue_program(d, id);
+        } else {
+            self.ftl.host_pending[d].push_back(id);
+        }
+    }
+
+    fn enqueue_program(&mut self, d: usize, id: u32) {
+        let gr = &self.ftl.groups[id as usize];
+        self.sched.enqueue(
+            d,
+            C_PROG,
+            Tx {
+                ready: gr.ready,
+                kind: K_PROG,
+                flags: if gr.slc { F_SLC } else { 0 },
+                owner: id,
+                ..Tx::default()
+            },
+        );
+    }
+
+    /// Queues the programs of die `d`'s sealed host groups whose reads have all arrived.
+    fn drain_pending(&mut self, d: usize) {
+        while let Some(&id) = self.ftl.host_pending[d].front() {
+            let gr = &self.ftl.groups[id as usize];
+            if gr.deps > 0 || !gr.sealed {
+                break;
+            }
+            self.ftl.host_pending[d].pop_front();
+            self.enqueue_program(d, id);
+        }
+    }
+
+    fn arm_flush(&mut self, sh: &mut Shared) {
+        if self.ctl.flush_at == u64::MAX && self.ftl.host_group != NIL {
+            let t = self.ctl.last_arrival + self.ctl.coalesce;
+            self.ctl.flush_at = t;
+            sh.push(t, ev(EV_FLUSH, self.idx, 0));
+        }
+    }
+
+    /// Flush timer: a partly filled host group is programmed once no host data has arrived for
+    /// `coalesce_ns` (a saturated drive keeps filling its groups instead).
+    pub(crate) fn flush_timer(&mut self, sh: &mut Shared, now: u64) {
+        self.sched.now = now;
+        self.ctl.flush_at = u64::MAX;
+        let hg = self.ftl.host_group;
+        if hg == NIL || self.ftl.groups[hg as usize].sectors == 0 {
+            return;
+        }
+        if self.ctl.last_arrival + self.ctl.coalesce <= now {
+            self.seal_host(hg, now);
+            self.service(sh, now);
+        } else {
+            self.arm_flush(sh);
+        }
+    }
+
+    // ---------------------------------------------------------------- flash scheduling
+
+    /// Looks at every die whose queues changed: an idle die starts work, a busy die may be
+    /// suspended for a read, or wakes when a queued transaction becomes ready.
+    #[inline(always)]
+    fn service(&mut self, sh: &mut Shared, now: u64) {
+        if !self.ftl.changed.is_empty() || !self.sched.dirty.is_empty() {
+            self.service_dies(sh, now);
+        }
+    }
+
+    fn service_dies(&mut self, sh: &mut Shared, now: u64) {
+        // dies whose blocks changed: GC mode, and GC when they need it
+        while let Some(d) = self.ftl.changed.pop() {
+            let d = d as usize;
+            self.ftl.changed_flag[d] = false;
+            let m = self.ftl.die_gc_mode(d);
+            self.sched.set_mode(d, m);
+            if self.ftl.gc_start(d, now) {
+                self.ftl.gc_issue(d, &mut self.sched, now);
+            }
+        }
+        while let Some(d) = self.sched.dirty.pop() {
+            let d = d as usize;
+            self.sched.dies[d].dirty = false;
+            if self.sched.dies[d].busy {
+                if self.nand.program_suspend || self.nand.erase_suspend {
+                    self.consider_suspend(sh, d, now);
+                }
+            } else {
+                self.dispatch(sh, d, now);
+            }
+        }
+    }
+
+    /// Die `d` is free at `now`: start the next transaction the scheduler picks, resume a
+    /// suspended operation, or sleep until a queued transaction becomes ready.
+    fn dispatch(&mut self, sh: &mut Shared, d: usize, now: u64) {
+        loop {
+            if self.sched.dies[d].busy {
+                return;
+            }
+            let Some((class, prev)) = self.sched.pick(d, now) else {
+                if self.sched.dies[d].susp.is_some() {
+                    self.resume(sh, d, now);
+                    return;
+                }
+                if let Some(a) = self.audit.as_mut() {
+                    let idle_ok = !self.sched.any_ready(d, now, &[C_READ, C_PROG, C_GC]);
+                    a.check(idle_ok, || {
+                        format!("die {d} idle at {now} while a transaction is ready")
+                    });
+                }
+                let t = self.sched.next_ready(d);
+                self.arm_wake(sh, d, t);
+                return;
+            };
+            let tx = self.sched.take(d, class, prev);
+            if let Some(a) = self.audit.as_mut() {
+                // work conservation: the die starts the transaction the moment both were free
+                let since = self.sched.dies[d].idle_since.max(tx.ready).max(tx.enq);
+                a.check(since == now, || {
+                    format!("die {d}: idle from {since} until it started a transaction at {now}")
+                });
+                a.check(tx.ready <= now, || {
+                    format!(
+                        "die {d}: transaction starts at {now} before it is ready ({})",
+                        tx.ready
+                    )
+                });
+                let end = a.die_end[d];
+                a.check(end <= now, || {
+                    format!("die {d}: operation starts at {now} while busy until {end}")
+                });
+            }
+            let started = match tx.kind {
+                K_READ => self.start_read_op(sh, d, class, tx, now),
+                K_PROG => {
+                    self.start_program(sh, d, tx, now);
+                    self.watch_reads(sh, d);
                     true
-                } else {
-                    self.gc_one(plane, 0)
-                };
-                if !progressed {
-                    break;
                 }
-                guard -= 1;
+                _ => {
+                    self.start_erase(sh, d, tx, now);
+                    self.watch_reads(sh, d);
+                    true
+                }
+            };
+            if started {
+                return;
             }
         }
-        self.c = RawCounters::default();
-        for e in self.blk_erase.iter_mut() {
-            *e = 0;
-        }
-        self.timing = true;
     }
 
-    // ---------------------------------------------------------------- inspection
+    /// Marks die `d` busy with `op` until `op.end` and schedules its completion.
+    #[inline]
+    fn begin(&mut self, sh: &mut Shared, d: usize, op: Op) {
+        self.sched.set_end(d, op.end);
+        let die = &mut self.sched.dies[d];
+        die.busy = true;
+        die.op = op;
+        die.meter.add(self.w0, op.start, op.end);
+        let gen = die.gen as u64 & ((1 << (48 - DIE_BITS)) - 1);
+        sh.push(
+            op.end,
+            ev(EV_DIE_DONE, self.idx, gen << DIE_BITS | d as u64),
+        );
+        if let Some(a) = self.audit.as_mut() {
+            a.die_end[d] = op.end;
+        }
+    }
 
-    pub(crate) fn counters(&self) -> DriveCounters {
+    /// Starts a page read (with the same page of other planes: multi-plane): array read, then
+    /// each page's data over the channel, each piece going on to its consumer as it arrives.
+    /// Returns false when nothing needed reading (a GC page without live data).
+    fn start_read_op(
+        &mut self,
+        sh: &mut Shared,
+        d: usize,
+        class: usize,
+        first: Tx,
+        now: u64,
+    ) -> bool {
+        let mut txs = [first; MAX_PLANES];
+        let mut n = 1;
+        if self.nand.multi_plane && self.ftl.g.planes > 1 {
+            n += self
+                .sched
+                .take_partners(d, class, &first, now, &mut txs[1..self.ftl.g.planes]);
+        }
+        let gc = class == C_GC;
+        if gc {
+            self.ftl.gc[d].queued -= n as u32;
+        }
+        let slc = first.flags & F_SLC != 0;
+        let array_end = now + self.nand.read_ns(slc);
+        let ch = self.ftl.g.die_channel(d);
+        let mut t = array_end;
+        let mut pages = 0;
+        for tx in txs.iter().take(n) {
+            if gc {
+                let bytes = self.ftl.gc_page_live(tx.blk, tx.page);
+                if bytes == 0 {
+                    continue;
+                }
+                pages += 1;
+                let ready = if self.ftl.copyback {
+                    array_end
+                } else {
+                    t = self.channel(ch, now, t, bytes as u64);
+                    t
+                };
+                self.ftl
+                    .gc_move_scratch(d, tx.plane as usize, ready, now, Some(&mut self.sched));
+                continue;
+            }
+            pages += 1;
+            t = self.channel(ch, now, t, tx.bytes as u64);
+            if tx.flags & F_RMW != 0 {
+                let gr = &mut self.ftl.groups[tx.group as usize];
+                gr.ready = gr.ready.max(t);
+                gr.deps -= 1;
+                if gr.deps == 0 {
+                    let gd = gr.die as usize;
+                    self.drain_pending(gd);
+                }
+                self.piece_done(sh, tx.owner, t);
+            } else {
+                self.read_piece(sh, tx.owner, tx.host_bytes as u64, t, now);
+            }
+        }
+        if gc {
+            self.ftl.gc_issue(d, &mut self.sched, now);
+        }
+        if pages == 0 {
+            return false;
+        }
+        self.c.nand_reads += pages;
+        self.c.nand_read_cmds += 1;
+        let op = Op {
+            kind: K_READ,
+            n: pages as u8,
+            start: now,
+            array_start: now,
+            end: t.max(array_end),
+            ..Op::default()
+        };
+        self.begin(sh, d, op);
+        true
+    }
+
+    /// `bytes` of `dur` on channel `ch` at the earliest gap from `t`; returns the end.
+    #[inline]
+    fn channel(&mut self, ch: usize, now: u64, t: u64, bytes: u64) -> u64 {
+        let dur = self.nand.bus_ns(bytes);
+        let (s, e) = self.channels[ch].book(now, t, dur);
+        self.ch_meter[ch].add(self.w0, s, e);
+        e
+    }
+
+    /// A piece of host read data is in the controller at `t`: it goes over the link; the command
+    /// completes with its last piece.
+    #[inline]
+    fn read_piece(&mut self, sh: &mut Shared, e: u32, bytes: u64, t: u64, now: u64) {
+        let first = self.host.cmds[e as usize].first;
+        let end = self
+            .host
+            .xfer(&mut sh.uplink, self.w0, now, t, bytes, true, first);
+        self.host.cmds[e as usize].first = false;
+        self.piece_done(sh, e, end);
+    }
+
+    /// A piece of command `e` (read data delivered, old data merged, program done) ends at
+    /// `t`; the command completes with its last piece.
+    #[inline]
+    fn piece_done(&mut self, sh: &mut Shared, e: u32, t: u64) {
+        let c = &mut self.host.cmds[e as usize];
+        c.done = c.done.max(t);
+        c.remaining -= 1;
+        if c.remaining == 0 {
+            let done = c.done;
+            self.complete(sh, e, done);
+        }
+    }
+
+    /// Starts the multi-plane program of a page group: data into the die over the channel,
+    /// then the array program.
+    fn start_program(&mut self, sh: &mut Shared, d: usize, tx: Tx, now: u64) {
+        let id = tx.owner;
+        let gr = &self.ftl.groups[id as usize];
+        if let Some(a) = self.audit.as_mut() {
+            a.check(gr.deps == 0 && gr.ready <= now && gr.sealed, || {
+                format!(
+                    "die {d}: program of group {id} at {now} before its data (ready {}, {} reads pending)",
+                    gr.ready, gr.deps
+                )
+            });
+        }
+        let (page, slc, used, gc, sectors) = (gr.page, gr.slc, gr.used_planes, gr.gc, gr.sectors);
+        let bytes = if gc && self.ftl.copyback {
+            0
+        } else {
+            sectors as u64 * 512
+        };
+        let ch = self.ftl.g.die_channel(d);
+        let xe = if bytes > 0 {
+            self.channel(ch, now, now, bytes)
+        } else {
+            now
+        };
+        let mut tprog = self.nand.prog_ns(page, slc);
+        if !self.nand.multi_plane {
+            tprog *= used.max(1) as u64;
+        }
+        let used = used.max(1) as u64;
+        if gc {
+            let cap = self.ftl.g.ppb as i64;
+            self.sched.gc_programmed(d, used, cap);
+        } else {
+            self.sched.host_programmed(d, used);
+        }
+        self.c.nand_programs += used;
+        self.c.nand_program_cmds += 1;
+        self.c.nand_program_bytes += used * self.ftl.g.page_bytes;
+        if slc {
+            self.c.pslc_programs += used;
+        }
+        let mut ids = [NIL; MAX_PLANES];
+        ids[0] = id;
+        self.begin(
+            sh,
+            d,
+            Op {
+                kind: K_PROG,
+                n: 1,
+                suspends: 0,
+                start: now,
+                array_start: xe,
+                end: xe + tprog,
+                ids,
+            },
+        );
+    }
+
+    /// Starts a (multi-plane) block erase.
+    fn start_erase(&mut self, sh: &mut Shared, d: usize, first: Tx, now: u64) {
+        let mut txs = [first; MAX_PLANES];
+        let mut n = 1;
+        if self.nand.multi_plane && self.ftl.g.planes > 1 {
+            n += self
+                .sched
+                .take_partners(d, C_GC, &first, now, &mut txs[1..self.ftl.g.planes]);
+        }
+        let mut ids = [NIL; MAX_PLANES];
+        for (i, tx) in txs.iter().take(n).enumerate() {
+            ids[i] = tx.blk;
+            if let Some(a) = self.audit.as_mut() {
+                let b = tx.blk as usize;
+                let (v, st) = (self.ftl.blk_valid[b], self.ftl.blk_state[b]);
+                a.check(v == 0 && st == ERASING, || {
+                    format!("die {d}: erase of block {b} holding {v} valid sectors (state {st})")
+                });
+            }
+        }
+        let dur = self.nand.t_bers * if self.nand.multi_plane { 1 } else { n as u64 };
+        self.c.nand_erase_cmds += 1;
+        self.begin(
+            sh,
+            d,
+            Op {
+                kind: K_ERASE,
+                n: n as u8,
+                suspends: 0,
+                start: now,
+                array_start: now,
+                end: now + dur,
+                ids,
+            },
+        );
+    }
+
+    /// A busy die with a ready host read: suspend its program or erase when the part allows it
+    /// and enough of the operation remains; wake up when a queued read becomes ready.
+    fn consider_suspend(&mut self, sh: &mut Shared, d: usize, now: u64) {
+        let die = &self.sched.dies[d];
+        let op = die.op;
+        let can = match op.kind {
+            K_PROG => self.nand.program_suspend,
+            K_ERASE => self.nand.erase_suspend,
+            _ => false,
+        };
+        if !can || die.susp.is_some() || op.suspends as u32 >= self.nand.max_suspends {
+            return;
+        }
+        let r = self.sched.read_ready(d);
+        if r == u64::MAX {
+            return;
+        }
+        // the data transfer into the die cannot be suspended: decide once the array works
+        let at = r.max(op.array_start);
+        if at > now {
+            self.arm_wake(sh, d, at);
+            return;
+        }
+        if op.end <= now || op.end - now < self.sched.suspend_min.max(self.nand.t_suspend) {
+            return;
+        }
+        let remaining = op.end - now;
+        let w0 = self.w0;
+        let die = &mut self.sched.dies[d];
+        die.meter.remove(w0, now, op.end);
+        die.susp = Some(Suspended { op, remaining });
+        die.gen = die.gen.wrapping_add(1);
+        die.busy = false;
+        if op.kind == K_PROG {
+            self.c.program_suspends += 1;
+        } else {
+            self.c.erase_suspends += 1;
+        }
+        if let Some(a) = self.audit.as_mut() {
+            a.die_end[d] = now;
+        }
+        self.begin(
+            sh,
+            d,
+            Op {
+                kind: K_SUSPEND,
+                start: now,
+                array_start: now,
+                end: now + self.nand.t_suspend,
+                ..Op::default()
+            },
+        );
+    }
+
+    /// No read is waiting on a die with a suspended operation: resume it.
+    fn resume(&mut self, sh: &mut Shared, d: usize, now: u64) {
+        let s = self.sched.dies[d].susp.take().expect("suspended");
+        let mut op = s.op;
+        op.suspends += 1;
+        op.start = now;
+        op.array_start = now;
+        op.end = now + self.nand.t_resume + s.remaining;
+        self.begin(sh, d, op);
+        self.watch_reads(sh, d);
+    }
+
+    /// Die `d` just started a program or erase: host reads queued for later (their commands
+    /// still in the firmware) will want to suspend it, so wake up when the first is ready.
+    #[inline]
+    fn watch_reads(&mut self, sh: &mut Shared, d: usize) {
+        if self.nand.program_suspend || self.nand.erase_suspend {
+            let r = self.sched.read_ready(d);
+            if r != u64::MAX {
+                let at = r.max(self.sched.dies[d].op.array_start);
+                self.arm_wake(sh, d, at);
+            }
+        }
+    }
+
+    fn arm_wake(&mut self, sh: &mut Shared, d: usize, t: u64) {
+        let die = &mut self.sched.dies[d];
+        if t < die.wake {
+            die.wake = t;
+            sh.push(t, ev(EV_DIE_WAKE, self.idx, d as u64));
+        }
+    }
+
+    /// A wake-up of die `d` at `now`.
+    pub(crate) fn die_wake(&mut self, sh: &mut Shared, d: usize, now: u64) {
+        self.sched.now = now;
+        let die = &mut self.sched.dies[d];
+        if die.wake != now {
+            return; // superseded by an earlier wake-up
+        }
+        die.wake = u64::MAX;
+        if die.busy {
+            self.consider_suspend(sh, d, now);
+        } else {
+            self.dispatch(sh, d, now);
+        }
+        self.service(sh, now);
+    }
+
+    /// The operation of die `d` (payload of the event: generation and die) ends at `now`.
+    pub(crate) fn die_done(&mut self, sh: &mut Shared, payload: u64, now: u64) {
+        self.sched.now = now;
+        let d = (payload & ((1 << DIE_BITS) - 1)) as usize;
+        let gen = payload >> DIE_BITS;
+        let die = &mut self.sched.dies[d];
+        if !die.busy || gen != die.gen as u64 & ((1 << (48 - DIE_BITS)) - 1) {
+            return; // a suspended operation's old completion
+        }
+        die.busy = false;
+        die.idle_since = now;
+        self.sched.set_end(d, 0);
+        let op = self.sched.dies[d].op;
+        match op.kind {
+            K_PROG => self.program_done(sh, d, op.ids[0], now),
+            K_ERASE => {
+                for &b in op.ids.iter().take(op.n as usize) {
+                    self.ftl.erase_done(b as usize, now);
+                }
+                self.c.nand_erases += op.n as u64;
+                self.admit_waiters(sh, now);
+            }
+            _ => {}
+        }
+        self.dispatch(sh, d, now);
+        self.service(sh, now);
+    }
+
+    fn program_done(&mut self, sh: &mut Shared, d: usize, id: u32, now: u64) {
+        let gr = &mut self.ftl.groups[id as usize];
+        let (gc, last) = (gr.gc, gr.last);
+        if !gc && !gr.waiters.is_empty() {
+            let waiters = std::mem::take(&mut gr.waiters);
+            for &e in &waiters {
+                self.piece_done(sh, e, now);
+            }
+            // give the buffer back to the group for reuse (no allocation)
+            let mut w = waiters;
+            w.clear();
+            self.ftl.groups[id as usize].waiters = w;
+        }
+        let cache = self.ftl.group_programmed(id, now);
+        self.ctl.cache_used -= cache;
+        if gc {
+            self.ftl.gc_try_erase(d, &mut self.sched, now);
+            self.ftl.gc_issue(d, &mut self.sched, now);
+        }
+        if last {
+            // closed blocks may be collected (or folded) now
+            self.ftl.mark_changed(d);
+        }
+        if cache > 0 || !self.ctl.waiters.is_empty() {
+            self.admit_waiters(sh, now);
+        }
+    }
+
+    // ---------------------------------------------------------------- counters
+
+    /// Starts the measurement window at `now`: counters restart, busy times count from here.
+    pub(crate) fn reset_counters(&mut self, now: u64) {
+        self.w0 = now;
+        self.c = RawCounters::default();
+        self.ftl.c = Default::default();
+        self.ftl.reset_free_stats(now);
+        for die in &mut self.sched.dies {
+            die.meter.acc = if die.busy && die.op.end > now {
+                die.op.end - now.max(die.op.start)
+            } else {
+                0
+            };
+        }
+        for (m, c) in self.ch_meter.iter_mut().zip(&self.channels) {
+            m.acc = c.busy_after(now);
+        }
+        for (m, &f) in self.ctl.fw_meter.iter_mut().zip(&self.ctl.fw) {
+            m.acc = f.saturating_sub(now);
+        }
+        self.host.up_meter.acc = self.host.up.busy_after(now);
+        self.host.down_meter.acc = self.host.down.busy_after(now);
+    }
+
+    /// Counters over `[window start, now]`.
+    pub(crate) fn counters(&self, now: u64) -> DriveCounters {
         let c = &self.c;
+        let f = &self.ftl.c;
         let (mut mn, mut mx, mut sum) = (u32::MAX, 0u32, 0u64);
-        for &e in &self.blk_erase {
+        for &e in &self.ftl.blk_erase {
             mn = mn.min(e);
             mx = mx.max(e);
             sum += e as u64;
         }
+        let window = now.saturating_sub(self.w0);
+        let (free_mean, spare_mean) = self.ftl.free_means(self.w0, now);
+        let dies: Vec<u64> = self
+            .sched
+            .dies
+            .iter()
+            .map(|die| {
+                let future = if die.busy {
+                    die.op.end.saturating_sub(now)
+                } else {
+                    0
+                };
+                die.meter.acc.saturating_sub(future)
+            })
+            .collect();
+        let channels: Vec<u64> = self
+            .ch_meter
+            .iter()
+            .zip(&self.channels)
+            .map(|(m, c)| m.acc.saturating_sub(c.busy_after(now)))
+            .collect();
+        let fw: Vec<u64> = self
+            .ctl
+            .fw_meter
+            .iter()
+            .zip(&self.ctl.fw)
+            .map(|(m, &f)| m.acc.saturating_sub(f.saturating_sub(now)))
+            .collect();
+        let link = self
+            .host
+            .up_meter
+            .acc
+            .saturating_sub(self.host.up.busy_after(now));
+        let link_down = self
+            .host
+            .down_meter
+            .acc
+            .saturating_sub(self.host.down.busy_after(now));
         DriveCounters {
+            window_ns: window,
             host_read_bytes: c.host_read_bytes,
             host_write_bytes: c.host_write_bytes,
             host_reads: c.host_reads,
             host_writes: c.host_writes,
             host_trims: c.host_trims,
-            trimmed_units: c.trimmed_units,
+            trimmed_units: f.trimmed_units,
             nand_reads: c.nand_reads,
+            nand_read_cmds: c.nand_read_cmds,
             nand_programs: c.nand_programs,
+            nand_program_cmds: c.nand_program_cmds,
             nand_program_bytes: c.nand_program_bytes,
             nand_erases: c.nand_erases,
-            gc_runs: c.gc_runs,
-            gc_pages_moved: c.gc_pages_moved,
-            gc_units_moved: c.gc_units_moved,
-            pslc_folds: c.pslc_folds,
+            nand_erase_cmds: c.nand_erase_cmds,
+            gc_runs: f.gc_runs,
+            gc_pages_moved: f.gc_pages_moved,
+            gc_units_moved: f.gc_units_moved,
+            pslc_folds: f.pslc_folds,
             rmw_reads: c.rmw_reads,
             write_amplification: if c.host_write_bytes > 0 {
                 c.nand_program_bytes as f64 / c.host_write_bytes as f64
@@ -1494,30 +1344,39 @@ impl Drive {
                 0.0
             },
             cache_hits: c.cache_hits,
-            cache_write_hits: c.cache_write_hits,
+            cache_write_hits: f.cache_write_hits,
             pslc_programs: c.pslc_programs,
-            compression_saved_bytes: c.compression_saved_bytes,
-            per_die_busy_ns: self.die_busy.clone(),
+            compression_saved_bytes: f.compression_saved_bytes,
+            program_suspends: c.program_suspends,
+            erase_suspends: c.erase_suspends,
             erase_count_min: mn,
             erase_count_max: mx,
-            erase_count_mean: sum as f64 / self.blk_erase.len() as f64,
-            link_busy_ns: c.link_busy_ns,
-            fw_busy_ns: c.fw_busy_ns,
+            erase_count_mean: sum as f64 / self.ftl.blk_erase.len() as f64,
+            link_busy_ns: link,
+            link_to_host_busy_ns: link_down,
+            fw_busy_ns: fw.iter().sum(),
             cache_wait_ns: c.cache_wait_ns,
-            mapped_bytes: self.mapped_units * self.unit_bytes,
-            free_blocks: self.free.iter().map(|f| f.len() as u64).sum(),
+            mapped_bytes: self.ftl.mapped_units * self.ftl.g.unit_bytes,
+            free_blocks: self.ftl.free_total,
+            free_blocks_mean: free_mean,
+            spare_blocks_mean: spare_mean,
+            free_blocks_min: self.ftl.free_min,
+            utilisation: Utilisation::new(window, &dies, &channels, &fw, link, link_down),
+            per_die_busy_ns: dies,
+            per_channel_busy_ns: channels,
+            per_fw_busy_ns: fw,
         }
     }
 
     /// Data version of a logical sector (tracking mode): `None` when unmapped or never written.
     pub(crate) fn read_version(&self, sector: u64) -> Option<u32> {
-        let ver = self.ver.as_ref()?;
-        let us = self.us as u64;
+        let ver = self.ftl.map.ver.as_ref()?;
+        let us = self.ftl.g.us as u64;
         let u = (sector / us) as usize;
-        if u >= self.l2p.len() {
+        if u >= self.ftl.map.l2p.len() {
             return None;
         }
-        let slot = self.l2p.get(u);
+        let slot = self.ftl.map.l2p.get(u);
         if slot == UNMAPPED {
             return None;
         }
@@ -1529,79 +1388,19 @@ impl Drive {
         self.write_seq
     }
 
+    /// Work still queued or running inside the drive (GC, programs of buffered data).
+    pub(crate) fn busy(&self) -> bool {
+        (0..self.ftl.g.dies).any(|d| self.sched.dies[d].busy || self.sched.queued_total(d) > 0)
+    }
+
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
-        let mut valid = vec![0u64; self.blk_valid.len()];
-        let mut mapped = 0u64;
-        for (l, slot) in self.l2p.iter().enumerate() {
-            if slot == UNMAPPED {
-                continue;
-            }
-            mapped += 1;
-            if slot as usize >= self.p2l.len() {
-                return Err(format!("unit {l}: slot {slot} out of range"));
-            }
-            if self.p2l.get(slot as usize) != l as u32 {
-                return Err(format!(
-                    "unit {l}: slot {slot} reverse-maps to {}",
-                    self.p2l.get(slot as usize)
-                ));
-            }
-            let b = self.slot_block(slot);
-            if self.blk_state[b] == FREE {
-                return Err(format!("unit {l}: slot {slot} lies in free block {b}"));
-            }
-            valid[b] += self.unit_cost(l) as u64;
-        }
-        if mapped != self.mapped_units {
+        self.ftl.check_invariants()?;
+        let used = self.ctl.cache_used;
+        if self.ctl.cache_cap > 0 && used > self.ctl.cache_cap {
             return Err(format!(
-                "mapped unit count {} != map population {mapped}",
-                self.mapped_units
+                "write buffer holds {used} bytes, more than its {} bytes",
+                self.ctl.cache_cap
             ));
-        }
-        let live = (0..self.p2l.len())
-            .filter(|&s| self.live(s).is_some())
-            .count() as u64;
-        if live != mapped {
-            return Err(format!(
-                "{live} live reverse entries but {mapped} mapped units"
-            ));
-        }
-        for (b, &v) in valid.iter().enumerate() {
-            if self.blk_valid[b] as u64 != v {
-                return Err(format!(
-                    "block {b}: valid count {} != {v} from the map",
-                    self.blk_valid[b]
-                ));
-            }
-        }
-        for (p, fl) in self.free.iter().enumerate() {
-            let base = p * self.bpp;
-            let nfree = (base..base + self.bpp)
-                .filter(|&b| self.blk_state[b] == FREE)
-                .count();
-            if nfree != fl.len() {
-                return Err(format!(
-                    "plane {p}: {} blocks on the free list, {nfree} blocks free",
-                    fl.len()
-                ));
-            }
-            for &b in fl {
-                if self.blk_state[b as usize] != FREE || self.blk_valid[b as usize] != 0 {
-                    return Err(format!("plane {p}: free-list block {b} not free/empty"));
-                }
-                if b as usize / self.bpp != p {
-                    return Err(format!("plane {p}: free-list block {b} from another plane"));
-                }
-            }
-            let slc = (base..base + self.bpp)
-                .filter(|&b| self.blk_state[b] != FREE && self.blk_slc[b])
-                .count() as u32;
-            if slc != self.slc_count[p] {
-                return Err(format!(
-                    "plane {p}: pSLC count {} != {slc}",
-                    self.slc_count[p]
-                ));
-            }
         }
         Ok(())
     }

@@ -1,26 +1,36 @@
 //! Discrete-event SSD (and RAID 0 array) simulator for ssdlab.
 //!
-//! A drive is modelled as host link → controller (firmware, DRAM write cache, compression) →
-//! FTL (page-level mapping, GC, TRIM, pSLC) → NAND (channels, dies, planes). Timing uses
-//! resource reservation: every resource keeps a "busy until" timeline and a command reserves
-//! them in order when it is submitted, so its completion time is known (or, for write-through
-//! data waiting in a partly filled page, known once that page is programmed). Several drives
-//! share one event queue and one host adapter (per-request overhead, optional shared uplink).
+//! A drive is modelled layer by layer, like a controller: host interface (command slots,
+//! cut-through link transfers; [`host`](crate::host)) → controller (firmware cores, DRAM write
+//! buffer, compression) → FTL (page-level mapping, page groups, GC and pSLC folding moved page
+//! by page, TRIM) → flash transaction scheduler (per-die queues with priorities, multi-plane
+//! command formation, program/erase suspend) → NAND (dies, channels, timings). Dies are
+//! event-driven: each decides what to run when it becomes free. Several drives share one event
+//! queue and one host adapter (per-request overhead, optional shared uplink).
+//! `docs/SIMULATOR.md` explains the model layer by layer.
 //!
 //! Virtual time is in integer nanoseconds; runs are deterministic.
 
 mod config;
+mod controller;
+mod counters;
 mod drive;
 mod events;
+mod ftl;
+mod host;
 pub mod loadgen;
 mod mem;
+mod nand;
+mod sched;
 mod sim;
 
 pub use config::{
     load_config_file, load_preset, preset_names, preset_summary, ConfigError, ControllerConfig,
-    DriveConfig, FtlConfig, HostConfig, Interface, NandConfig, PresetInfo, Rated, UnalignedPolicy,
+    DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface, NandConfig, PresetInfo, Rated,
+    SchedConfig, UnalignedPolicy,
 };
-pub use drive::AllocError;
+pub use counters::{AuditReport, DriveCounters, Utilisation};
+pub use ftl::AllocError;
 pub use sim::Simulator;
 
 /// Why a simulator could not be built.
@@ -148,50 +158,4 @@ impl AdapterConfig {
             trim_passthrough: true,
         }
     }
-}
-
-/// Per-drive counters since the end of preconditioning.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DriveCounters {
-    pub host_read_bytes: u64,
-    pub host_write_bytes: u64,
-    pub host_reads: u64,
-    pub host_writes: u64,
-    pub host_trims: u64,
-    /// Mapping units unmapped by TRIM.
-    pub trimmed_units: u64,
-    /// NAND page reads (host, read-modify-write and GC).
-    pub nand_reads: u64,
-    /// NAND page programs (host, pSLC, GC, folding).
-    pub nand_programs: u64,
-    /// Bytes programmed (pages × page size).
-    pub nand_program_bytes: u64,
-    pub nand_erases: u64,
-    /// Greedy GC victims collected (pSLC folds counted separately).
-    pub gc_runs: u64,
-    /// Pages with valid data read by GC/folding.
-    pub gc_pages_moved: u64,
-    /// Mapping units relocated by GC/folding.
-    pub gc_units_moved: u64,
-    pub pslc_folds: u64,
-    /// Old units read from NAND for unaligned writes under `rmw`.
-    pub rmw_reads: u64,
-    /// NAND bytes programmed / host bytes written.
-    pub write_amplification: f64,
-    /// Mapping units read (or merged) from the controller buffer / DRAM instead of NAND.
-    pub cache_hits: u64,
-    /// Units overwritten while their previous data was still in the buffer.
-    pub cache_write_hits: u64,
-    pub pslc_programs: u64,
-    pub compression_saved_bytes: u64,
-    pub per_die_busy_ns: Vec<u64>,
-    pub erase_count_min: u32,
-    pub erase_count_max: u32,
-    pub erase_count_mean: f64,
-    pub link_busy_ns: u64,
-    pub fw_busy_ns: u64,
-    /// Total time writes waited for write-cache space.
-    pub cache_wait_ns: u64,
-    pub mapped_bytes: u64,
-    pub free_blocks: u64,
 }

@@ -1,10 +1,25 @@
-//! The simulator: N drives in one event queue behind one host adapter.
+//! The simulator: N drives in one event queue behind one host adapter, and the event loop.
 
 use crate::config::{ConfigError, DriveConfig};
+use crate::counters::AuditReport;
 use crate::drive::{Drive, Shared};
-use crate::events::EventQueue;
+use crate::events::{
+    ev, ev_drive, ev_kind, ev_payload, Agenda, Calendar, Ring, EV_ADAPTER_DONE, EV_ARRIVE,
+    EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
+};
+use crate::ftl::AllocError;
+use crate::host::Uplink;
 use crate::SimError;
 use crate::{AdapterConfig, DriveCounters, HostCmd, OpKind, Precondition};
+
+/// A command held by the host adapter (driver overhead, or a TRIM it completes itself).
+#[derive(Clone, Copy)]
+struct AdapterSlot {
+    tag: u64,
+    seq: u64,
+    drive: u32,
+    cmd: HostCmd,
+}
 
 /// A set of simulated drives sharing one event queue and host adapter. Cloning gives an
 /// independent copy (e.g. of a preconditioned state, to run several workloads from it).
@@ -15,9 +30,12 @@ pub struct Simulator {
     adapter_overhead: u64,
     adapter_free: u64,
     trim_passthrough: bool,
-    seq: u64,
-    last_now: u64,
+    adapter: Vec<AdapterSlot>,
+    adapter_slots: Vec<u32>,
+    /// Completions delivered by the event loop, not yet returned (in time order).
+    ready: Ring<(u64, u64)>,
     pending: usize,
+    now: u64,
 }
 
 impl Simulator {
@@ -36,8 +54,13 @@ impl Simulator {
     /// plus the shared event queue.
     pub fn memory_estimate(drive: &DriveConfig, n_drives: usize) -> u64 {
         let per = drive.memory_estimate();
-        let queue = (drive.host.queue_depth as u64 * 4 + 256) * 24;
+        let queue = Self::queue_len(drive) as u64 * 48;
         (per + queue).saturating_mul(n_drives as u64)
+    }
+
+    fn queue_len(drive: &DriveConfig) -> usize {
+        let dies = (drive.nand.channels * drive.nand.dies_per_channel) as usize;
+        drive.host.queue_depth as usize * 4 + dies * 3 + 256
     }
 
     /// Like [`Simulator::new`] but keeps a per-sector data version for
@@ -61,38 +84,45 @@ impl Simulator {
         tracking: bool,
     ) -> Result<Self, SimError> {
         drive.validate()?;
-        if n_drives == 0 {
-            return Err(ConfigError::new("n_drives", "must be at least 1").into());
+        if n_drives == 0 || n_drives > MAX_DRIVES {
+            return Err(ConfigError::new("n_drives", format!("must be 1..={MAX_DRIVES}")).into());
         }
         if adapter.uplink_bytes_per_sec == Some(0) {
             return Err(ConfigError::new("adapter.uplink_bytes_per_sec", "must be > 0").into());
         }
         let mut drives = Vec::new();
-        drives
-            .try_reserve_exact(n_drives)
-            .map_err(|_| crate::drive::AllocError {
-                what: "drive list",
-                bytes: n_drives.saturating_mul(size_of::<Drive>()),
-            })?;
+        drives.try_reserve_exact(n_drives).map_err(|_| AllocError {
+            what: "drive list",
+            bytes: n_drives.saturating_mul(size_of::<Drive>()),
+        })?;
         for i in 0..n_drives {
-            let mut d = Drive::try_new(drive, tracking)?;
+            let mut d = Drive::try_new(drive, tracking, i as u32)?;
             d.precondition(pre, seed.wrapping_add(i as u64));
             drives.push(d);
         }
-        let cap = n_drives * (drive.host.queue_depth as usize * 4 + 256);
+        let cap = n_drives * Self::queue_len(drive);
+        let mut ready = Ring::default();
+        ready
+            .try_reserve(n_drives * drive.host.queue_depth as usize * 2 + 64)
+            .map_err(|_| AllocError::new("completion queue", cap * 16))?;
         Ok(Simulator {
             drives,
             sh: Shared {
-                heap: EventQueue::with_capacity(cap),
-                uplink_free: 0,
-                uplink_bps: adapter.uplink_bytes_per_sec.unwrap_or(0),
+                heap: Agenda::with_capacity(cap, n_drives * drive.host.queue_depth as usize + 64),
+                seq: 0,
+                uplink: Uplink {
+                    bps: adapter.uplink_bytes_per_sec.unwrap_or(0),
+                    cal: Calendar::default(),
+                },
             },
             adapter_overhead: adapter.per_request_overhead_ns,
             adapter_free: 0,
             trim_passthrough: adapter.trim_passthrough,
-            seq: 0,
-            last_now: 0,
+            adapter: Vec::new(),
+            adapter_slots: Vec::new(),
+            ready,
             pending: 0,
+            now: 0,
         })
     }
 
@@ -101,28 +131,95 @@ impl Simulator {
         self.drives.len()
     }
 
+    /// Virtual time of the latest event processed or command submitted, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
     /// Submit a command to `drive` at virtual time `now_ns` (non-decreasing across calls; an
-    /// earlier time is treated as the latest one seen).
+    /// earlier time is treated as the latest one seen). Everything the drives do before
+    /// `now_ns` (background GC, buffered programs) happens first.
     pub fn submit(&mut self, now_ns: u64, tag: u64, drive: usize, cmd: HostCmd) {
         assert!(
             drive < self.drives.len(),
             "drive index {drive} out of range"
         );
-        let now = now_ns.max(self.last_now);
-        self.last_now = now;
-        self.seq += 1;
+        let now = now_ns.max(self.now);
+        self.advance(now);
+        self.now = now;
+        self.sh.seq += 1;
+        let seq = self.sh.seq;
         self.pending += 1;
-        let mut t = now;
-        if self.adapter_overhead > 0 {
-            let s = t.max(self.adapter_free);
-            self.adapter_free = s + self.adapter_overhead;
-            t = s + self.adapter_overhead;
-        }
-        if cmd.kind == OpKind::Trim && !self.trim_passthrough {
-            self.sh.heap.push(t, self.seq, tag);
+        let bypass = cmd.kind == OpKind::Trim && !self.trim_passthrough;
+        if self.adapter_overhead == 0 && !bypass {
+            self.drives[drive].submit(&mut self.sh, now, tag, seq, cmd);
             return;
         }
-        self.drives[drive].submit(&mut self.sh, t, tag, self.seq, cmd);
+        // the adapter's driver handles requests one at a time
+        let s = now.max(self.adapter_free);
+        self.adapter_free = s + self.adapter_overhead;
+        let t = self.adapter_free;
+        let slot = AdapterSlot {
+            tag,
+            seq,
+            drive: drive as u32,
+            cmd,
+        };
+        let i = match self.adapter_slots.pop() {
+            Some(i) => {
+                self.adapter[i as usize] = slot;
+                i
+            }
+            None => {
+                self.adapter.push(slot);
+                (self.adapter.len() - 1) as u32
+            }
+        };
+        if bypass {
+            self.sh
+                .heap
+                .push_completion(t, seq, ev(EV_ADAPTER_DONE, drive as u32, i as u64));
+        } else {
+            self.sh.push(t, ev(EV_ARRIVE, drive as u32, i as u64));
+        }
+    }
+
+    /// Processes every event up to and including `t`.
+    #[inline]
+    fn advance(&mut self, t: u64) {
+        while let Some(et) = self.sh.heap.peek_time() {
+            if et > t {
+                break;
+            }
+            let (et, tag) = self.sh.heap.pop().expect("peeked");
+            self.now = self.now.max(et);
+            self.handle(et, tag);
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, t: u64, tag: u64) {
+        let d = ev_drive(tag);
+        let p = ev_payload(tag);
+        match ev_kind(tag) {
+            EV_HOST_DONE => {
+                let user = self.drives[d].host_done(&mut self.sh, p as u32, t);
+                self.ready.push_back((user, t));
+            }
+            EV_DIE_DONE => self.drives[d].die_done(&mut self.sh, p, t),
+            EV_DIE_WAKE => self.drives[d].die_wake(&mut self.sh, p as usize, t),
+            EV_FLUSH => self.drives[d].flush_timer(&mut self.sh, t),
+            EV_ARRIVE => {
+                let s = self.adapter[p as usize];
+                self.adapter_slots.push(p as u32);
+                self.drives[s.drive as usize].submit(&mut self.sh, t, s.tag, s.seq, s.cmd);
+            }
+            _ => {
+                let s = self.adapter[p as usize];
+                self.adapter_slots.push(p as u32);
+                self.ready.push_back((s.tag, t));
+            }
+        }
     }
 
     /// Performance hint: `cmd` will be submitted to `drive` soon (typically the next command of
@@ -135,29 +232,29 @@ impl Simulator {
         }
     }
 
-    /// Earliest pending completion `(tag, time_ns)`, ties in submission order.
+    /// Earliest pending completion `(tag, time_ns)`, ties in submission order. Advances virtual
+    /// time through the drives' internal work up to that completion; `None` when no command is
+    /// outstanding.
     #[inline]
     pub fn next_completion(&mut self) -> Option<(u64, u64)> {
         loop {
-            // the drive whose pending (partly filled) host pages are due first, if any: they
-            // are programmed first when due no later than the earliest completion
-            let mut due: Option<(u64, usize)> = None;
-            for (i, d) in self.drives.iter().enumerate() {
-                if let Some(dl) = d.pending_deadline() {
-                    if due.is_none_or(|(b, _)| dl < b) {
-                        due = Some((dl, i));
-                    }
-                }
+            if let Some(x) = self.ready.pop_front() {
+                self.pending -= 1;
+                return Some(x);
             }
-            if let Some((dl, i)) = due {
-                if self.sh.heap.peek_time().is_none_or(|t| dl <= t) {
-                    self.drives[i].flush_pending(&mut self.sh.heap);
-                    continue;
-                }
+            if self.pending == 0 {
+                return None;
             }
             let (t, tag) = self.sh.heap.pop()?;
-            self.pending -= 1;
-            return Some((tag, t));
+            self.now = self.now.max(t);
+            if ev_kind(tag) == EV_HOST_DONE {
+                // the usual case: hand the completion over directly
+                let user =
+                    self.drives[ev_drive(tag)].host_done(&mut self.sh, ev_payload(tag) as u32, t);
+                self.pending -= 1;
+                return Some((user, t));
+            }
+            self.handle(t, tag);
         }
     }
 
@@ -166,9 +263,60 @@ impl Simulator {
         self.pending
     }
 
-    /// One counter set per drive.
+    /// Lets the drives work without host commands until `t_ns` (background GC, buffered
+    /// programs); completions that fall before `t_ns` stay available to `next_completion`.
+    pub fn run_until(&mut self, t_ns: u64) {
+        let t = t_ns.max(self.now);
+        self.advance(t);
+        self.now = t;
+    }
+
+    /// Lets the drives finish all internal work (buffered programs, GC down to the background
+    /// threshold) with no host commands; returns the time they went idle.
+    pub fn run_until_idle(&mut self) -> u64 {
+        while self.drives.iter().any(|d| d.busy()) {
+            let Some((t, tag)) = self.sh.heap.pop() else {
+                break;
+            };
+            self.now = self.now.max(t);
+            self.handle(t, tag);
+        }
+        self.now
+    }
+
+    /// Starts the measurement window at the current time: counters restart and utilisation is
+    /// measured from here ([`Simulator::counters`] reports up to the current time).
+    pub fn reset_counters(&mut self) {
+        let now = self.now;
+        for d in &mut self.drives {
+            d.reset_counters(now);
+        }
+    }
+
+    /// One counter set per drive, over the window from [`Simulator::reset_counters`] (or the
+    /// end of preconditioning) to the current time.
     pub fn counters(&self) -> Vec<DriveCounters> {
-        self.drives.iter().map(|d| d.counters()).collect()
+        self.drives.iter().map(|d| d.counters(self.now)).collect()
+    }
+
+    /// Turns on the invariant audit of every drive (dependencies, work conservation, no
+    /// overlapping die operations); costs time, for tests.
+    pub fn enable_audit(&mut self) {
+        for d in &mut self.drives {
+            d.enable_audit();
+        }
+    }
+
+    /// What the audit found so far, all drives together (`None` when it is off).
+    pub fn audit_report(&self) -> Option<AuditReport> {
+        let mut all: Option<AuditReport> = None;
+        for r in self.drives.iter().filter_map(|d| d.audit_report()) {
+            let a = all.get_or_insert_with(AuditReport::default);
+            a.checks += r.checks;
+            a.violations += r.violations;
+            a.messages.extend(r.messages);
+        }
+        all
     }
 
     /// Check FTL consistency of every drive (map ↔ reverse map, valid counts, free lists).

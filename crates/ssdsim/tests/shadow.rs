@@ -21,7 +21,11 @@ fn op(max_sector: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Run ops with up to 6 outstanding commands, tracking the expected version of every sector.
+/// Run ops with up to 6 outstanding commands, tracking the expected version of every sector,
+/// with the scheduler's invariant audit on: every transaction starts no earlier than its
+/// dependencies (data in the controller, reads of read-modify-write, moved data programmed
+/// before an erase), dies never idle while a transaction could start, die operations never
+/// overlap, and no resource is busy for more than the measured window.
 fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut sim = Simulator::with_tracking(
         cfg,
@@ -31,6 +35,8 @@ fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
         5,
     )
     .unwrap();
+    sim.enable_audit();
+    sim.reset_counters();
     let sectors = cfg.user_capacity() / 512;
     let unit = cfg.ftl.mapping_unit / 512;
     let mut shadow: Vec<Option<u32>> = vec![None; sectors as usize];
@@ -85,8 +91,41 @@ fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
     if let Err(e) = sim.check_invariants() {
         return Err(TestCaseError::fail(e));
     }
+    check_window(&sim)?;
+    // the drive finishes its own work (buffered programs, GC) consistently too
+    sim.run_until_idle();
+    if let Err(e) = sim.check_invariants() {
+        return Err(TestCaseError::fail(e));
+    }
+    let audit = sim.audit_report().unwrap();
+    prop_assert!(audit.checks > 0);
+    prop_assert_eq!(audit.violations, 0, "{:?}", audit.messages);
+    check_window(&sim)?;
     for s in 0..sectors {
         prop_assert_eq!(sim.read_version(0, s), shadow[s as usize], "sector {}", s);
+    }
+    Ok(())
+}
+
+/// No resource is busy for longer than the window the counters cover.
+fn check_window(sim: &Simulator) -> Result<(), TestCaseError> {
+    for c in sim.counters() {
+        let w = c.window_ns;
+        let u = &c.utilisation;
+        for (what, busy) in c
+            .per_die_busy_ns
+            .iter()
+            .map(|&b| ("die", b))
+            .chain(c.per_channel_busy_ns.iter().map(|&b| ("channel", b)))
+            .chain(c.per_fw_busy_ns.iter().map(|&b| ("fw core", b)))
+            .chain([
+                ("link", c.link_busy_ns),
+                ("link to host", c.link_to_host_busy_ns),
+            ])
+        {
+            prop_assert!(busy <= w, "{} busy {} ns in a {} ns window", what, busy, w);
+        }
+        prop_assert!(u.busiest_utilisation <= 1.0 + 1e-9, "{:?}", u);
     }
     Ok(())
 }
@@ -109,6 +148,50 @@ proptest! {
     fn shadow_page_unit_compressed(ops in prop::collection::vec(op(2048), 1..1500)) {
         check(&tiny(4096, true, 32768, true), &ops)?;
     }
+    /// Suspend on, reads and programs in arrival order, another GC policy.
+    #[test]
+    fn shadow_suspend_fifo_cost_benefit(ops in prop::collection::vec(op(2048), 1..1500)) {
+        let mut cfg = tiny(4096, true, 65536, false);
+        cfg.set("nand.program_suspend", "true").unwrap();
+        cfg.set("nand.erase_suspend", "true").unwrap();
+        cfg.set("sched.suspend_min_remaining_ns", "0").unwrap();
+        cfg.set("sched.read_priority", "false").unwrap();
+        cfg.set("ftl.gc_policy", "cost-benefit").unwrap();
+        check(&cfg, &ops)?;
+    }
+    /// Single-plane commands, no copyback, d-choices victims.
+    #[test]
+    fn shadow_single_plane_dchoices(ops in prop::collection::vec(op(2048), 1..1500)) {
+        let mut cfg = tiny(4096, false, 0, false);
+        cfg.set("nand.multi_plane", "false").unwrap();
+        cfg.set("ftl.copyback", "false").unwrap();
+        cfg.set("ftl.gc_policy", "d-choices").unwrap();
+        cfg.set("ftl.gc_d_choices", "3").unwrap();
+        check(&cfg, &ops)?;
+    }
+}
+
+#[test]
+fn heavy_gc_overwrite_many_times_with_suspend() {
+    let mut cfg = tiny(4096, true, 65536, false);
+    cfg.set("nand.program_suspend", "true").unwrap();
+    cfg.set("nand.erase_suspend", "true").unwrap();
+    let mut x = 11u64;
+    let ops: Vec<Op> = (0..30_000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let s = (x >> 33) % 2040;
+            let n = 1 + (x >> 20) % 16;
+            match x % 7 {
+                0 => Op::T(s, n * 4),
+                1 | 2 => Op::R(s, n),
+                _ => Op::W(s, n, 1.0),
+            }
+        })
+        .collect();
+    check(&cfg, &ops).unwrap();
 }
 
 #[test]

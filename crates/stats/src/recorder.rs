@@ -1,7 +1,10 @@
 //! Hot-path recording: a few integer additions and three latency histogram records per I/O.
 
+use crate::fio;
+use crate::log::{JobLog, LogConfig, LogRecorder};
 use crate::result::{
-    IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint, VerifySummary, PERCENTILES,
+    DepthLevels, IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint, VerifySummary,
+    PERCENTILES,
 };
 use hdrhistogram::Histogram;
 use ssdlab_workload::OpKind;
@@ -12,8 +15,6 @@ const MAX_NS: u64 = 3_600_000_000_000;
 const SIGFIG: u8 = 3;
 /// Keep at most this many error records with their offsets (all errors are counted).
 const MAX_ERROR_RECORDS: usize = 16;
-/// fio's `iodepth_level` buckets: depth 1, 2, 3–4, 5–8, 9–16, 17–32, ≥ 64 (33–63 go to "32").
-pub const DEPTH_LEVELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
 
 fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_NS, SIGFIG).expect("valid histogram bounds")
@@ -77,6 +78,14 @@ impl LatHist {
         self.counts[Self::index(v)] += 1;
     }
 
+    /// [`LatHist::record`], returning the bin the value went to.
+    #[inline(always)]
+    fn record_bin(&mut self, v: u64) -> usize {
+        let i = Self::index(v);
+        self.counts[i] += 1;
+        i
+    }
+
     /// Number of recorded values.
     pub fn len(&self) -> u64 {
         self.counts.iter().sum()
@@ -115,6 +124,50 @@ impl LatHist {
     }
 }
 
+/// Marks a histogram bin that holds values of two of fio's latency ranges.
+const STRADDLES: u8 = u8::MAX;
+
+/// fio's latency range ([`fio::lat_level`]) of every histogram bin up to `MAX_NS`, or
+/// [`STRADDLES`] where a range boundary falls inside the bin (a few bins above 20 µs). With it,
+/// the range of a completion costs one load from the bin the histogram already computed.
+fn level_table() -> &'static [u8] {
+    static TABLE: std::sync::OnceLock<Box<[u8]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=LatHist::index(MAX_NS))
+            .map(|i| {
+                let lo = LatHist::value_at(i);
+                let hi = LatHist::value_at(i + 1) - 1;
+                let (a, b) = (fio::lat_level(lo), fio::lat_level(hi));
+                if a == b {
+                    a as u8
+                } else {
+                    STRADDLES
+                }
+            })
+            .collect()
+    })
+}
+
+impl LatHist {
+    /// The counts in fio's bin layout (`--output-format=json+` `bins`): (value fio prints for
+    /// the bin, count) for every bin that holds something, in value order. Every bin of this
+    /// histogram lies inside one of fio's (fio's bins are 2^4 times wider or more), so the
+    /// counts are exactly those fio would have for the same values.
+    pub fn fio_bins(&self) -> Vec<(u64, u64)> {
+        let mut plat = vec![0u64; fio::PLAT_NR];
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c > 0 {
+                plat[fio::plat_val_to_idx(Self::value_at(i))] += c;
+            }
+        }
+        plat.iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (fio::plat_idx_to_val(i), c))
+            .collect()
+    }
+}
+
 /// Everything recorded for one op kind.
 #[derive(Debug, Clone, Default)]
 pub struct KindRecorder {
@@ -139,80 +192,182 @@ impl KindRecorder {
     }
 }
 
-/// Per-second counters: ios and bytes per op kind.
+/// Counters of one statistics window: ios and bytes per op kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Bucket {
     ios: [u64; 3],
     bytes: [u64; 3],
 }
 
+/// Length of the windows of the interval statistics (`bw_min` … `iops_samples`): fio's
+/// `bwavgtime` and `iopsavgtime` defaults, 500 ms.
+pub const STAT_WINDOW_NS: u64 = 500_000_000;
+/// Length of one point of the per-interval series (two statistics windows).
+pub const SERIES_NS: u64 = 1_000_000_000;
+const _: () = assert!(SERIES_NS.is_multiple_of(STAT_WINDOW_NS));
+/// The most statistics windows a recorder keeps (about 12 days of measured time, 96 MiB).
+/// Completions later than that (a simulated run whose virtual time runs away) still count in
+/// every total and histogram, but go to one overflow window that no series or interval
+/// statistic reports, so memory stays bounded whatever the clock says.
+pub const MAX_WINDOWS: usize = 1 << 21;
+
 /// What one worker (or a merge of workers) recorded.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     pub kinds: [KindRecorder; 3],
-    series: Vec<Bucket>,
-    interval_ns: u64,
-    /// The series interval the last completion fell in, `[cur_start, cur_end)` with index
-    /// `cur`: completions arrive nearly in time order, so most need no division to find theirs.
+    /// One bucket per [`STAT_WINDOW_NS`] of measured time.
+    windows: Vec<Bucket>,
+    /// The window the last completion fell in, `[cur_start, cur_end)` with index `cur`:
+    /// completions arrive nearly in time order, so most need no division to find theirs.
     cur: usize,
     cur_start: u64,
     cur_end: u64,
-    /// Submissions per fio iodepth bucket (depth in flight right after the submission).
+    /// I/Os per fio `iodepth_level` bucket (depth in flight right after their submission).
     pub depth_counts: [u64; 7],
+    /// Submissions per fio `iodepth_submit` bucket (I/Os handed to the kernel at once).
+    pub submit_counts: [u64; 7],
+    /// Reaps per fio `iodepth_complete` bucket (completions collected at once).
+    pub complete_counts: [u64; 7],
+    /// Completions per fio latency range (`latency_ns`/`_us`/`_ms`, by completion latency).
+    pub lat_level_counts: [u64; fio::LAT_LEVELS],
     pub error_records: Vec<IoErrorRecord>,
     /// Verification counters (sectors ok / never written / bad).
     pub verify: VerifySummary,
+    /// Time-series logs, when asked for.
+    pub log: Option<LogRecorder>,
+    /// [`level_table`].
+    levels: LevelTable,
+}
+
+/// [`level_table`] (shown by name in debug output).
+#[derive(Clone, Copy)]
+struct LevelTable(&'static [u8]);
+
+impl std::fmt::Debug for LevelTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LevelTable({} bins)", self.0.len())
+    }
 }
 
 impl Default for Recorder {
     fn default() -> Self {
-        Self::new(1_000_000_000)
+        Self::new()
+    }
+}
+
+/// Per-window statistics in fio's units (`bw_*` in KiB/s, `iops_*` in I/Os per second).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct WindowStats {
+    min: u64,
+    max: u64,
+    mean: f64,
+    dev: f64,
+    samples: u64,
+}
+
+/// fio's statistics of per-window rates: only windows in which the op kind did I/O count
+/// (`__add_samples` skips the others), standard deviation of a sample (n − 1).
+fn window_stats(values: &[u64]) -> WindowStats {
+    if values.is_empty() {
+        return WindowStats::default();
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let dev = if values.len() > 1 {
+        (values
+            .iter()
+            .map(|&v| (v as f64 - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1.0))
+            .sqrt()
+    } else {
+        0.0
+    };
+    WindowStats {
+        min: *values.iter().min().unwrap_or(&0),
+        max: *values.iter().max().unwrap_or(&0),
+        mean,
+        dev,
+        samples: values.len() as u64,
     }
 }
 
 impl Recorder {
-    /// A recorder whose series has one point per `interval_ns` (1 s like fio's log_avg_msec=1000).
-    pub fn new(interval_ns: u64) -> Self {
+    /// A recorder without logs.
+    pub fn new() -> Self {
         Recorder {
             kinds: Default::default(),
-            series: Vec::with_capacity(64),
-            interval_ns: interval_ns.max(1),
+            windows: Vec::with_capacity(64),
             cur: 0,
             cur_start: 0,
             cur_end: 0,
             depth_counts: [0; 7],
+            submit_counts: [0; 7],
+            complete_counts: [0; 7],
+            lat_level_counts: [0; fio::LAT_LEVELS],
             error_records: Vec::new(),
             verify: VerifySummary::default(),
+            log: None,
+            levels: LevelTable(level_table()),
         }
     }
 
-    /// Records one successful completion. `t_rel` is the completion time since measurement start.
-    #[inline]
-    pub fn record(&mut self, kind: OpKind, bytes: u64, slat: u64, clat: u64, t_rel: u64) {
+    /// A recorder that also keeps time-series logs for `jobs` jobs numbered from `first_job`
+    /// (1-based), and reserves statistics windows for `expected_ns` of measured time.
+    pub fn with_log(log: Option<LogConfig>, first_job: u32, jobs: u32, expected_ns: u64) -> Self {
+        let mut r = Self::new();
+        let windows = (expected_ns / STAT_WINDOW_NS).min(1 << 20) as usize + 2;
+        r.windows.reserve(windows);
+        r.log = log.map(|c| LogRecorder::new(c, first_job, jobs));
+        r
+    }
+
+    /// Records one successful completion of the `job`-th job this recorder sees (0-based;
+    /// only logs tell jobs apart). `t_rel` is the completion time since measurement start.
+    /// Always inlined into the engine loop: as a call it costs the null target ≈ 20 % per I/O.
+    #[inline(always)]
+    pub fn record(&mut self, job: u32, kind: OpKind, bytes: u64, slat: u64, clat: u64, t_rel: u64) {
         let k = &mut self.kinds[kind.index()];
         k.ios += 1;
         k.bytes += bytes;
         k.slat.record(slat);
-        k.clat.record(clat);
+        let bin = k.clat.record_bin(clat);
         k.lat.record(slat + clat);
+        let level = match self.levels.0.get(bin) {
+            Some(&l) if l != STRADDLES => l as usize,
+            _ => fio::lat_level(clat),
+        };
+        self.lat_level_counts[level] += 1;
         if !(self.cur_start..self.cur_end).contains(&t_rel) {
-            self.enter_interval(t_rel);
+            self.enter_window(t_rel);
         }
-        let b = &mut self.series[self.cur];
+        let b = &mut self.windows[self.cur];
         b.ios[kind.index()] += 1;
         b.bytes[kind.index()] += bytes;
+        if let Some(log) = &mut self.log {
+            log.record(job, kind, bytes, slat, clat, t_rel);
+        }
     }
 
-    /// Makes the series interval holding `t_rel` the current one (growing the series to it).
+    /// Makes the window holding `t_rel` the current one (growing the series to it).
     #[cold]
-    fn enter_interval(&mut self, t_rel: u64) {
-        let idx = (t_rel / self.interval_ns) as usize;
-        if idx >= self.series.len() {
-            self.series.resize(idx + 1, Bucket::default());
+    fn enter_window(&mut self, t_rel: u64) {
+        let idx = (t_rel / STAT_WINDOW_NS).min(MAX_WINDOWS as u64) as usize;
+        if idx >= self.windows.len() {
+            self.windows.resize(idx + 1, Bucket::default());
         }
         self.cur = idx;
-        self.cur_start = idx as u64 * self.interval_ns;
-        self.cur_end = self.cur_start.saturating_add(self.interval_ns);
+        self.cur_start = idx as u64 * STAT_WINDOW_NS;
+        self.cur_end = if idx == MAX_WINDOWS {
+            u64::MAX
+        } else {
+            self.cur_start.saturating_add(STAT_WINDOW_NS)
+        };
+    }
+
+    /// The reported windows (without the overflow window).
+    fn reported_windows(&self) -> &[Bucket] {
+        &self.windows[..self.windows.len().min(MAX_WINDOWS)]
     }
 
     /// Notes that a short transfer happened (already recorded with the bytes it moved).
@@ -220,32 +375,36 @@ impl Recorder {
         self.kinds[kind.index()].short_ios += 1;
     }
 
-    /// Records a failed I/O with its offset and reason.
-    pub fn record_error(&mut self, kind: OpKind, offset: u64, len: u64, error: String) {
+    /// Records a failed I/O with its offset, errno and reason.
+    pub fn record_error(&mut self, kind: OpKind, offset: u64, len: u64, errno: i32, error: String) {
         self.kinds[kind.index()].errors += 1;
         if self.error_records.len() < MAX_ERROR_RECORDS {
             self.error_records.push(IoErrorRecord {
                 kind,
                 offset,
                 len,
+                errno,
                 error,
             });
         }
     }
 
-    /// Records that `n` I/Os were submitted leaving `depth` in flight.
+    /// Records that `n` I/Os were submitted leaving `depth` in flight (fio's `iodepth_level`).
     #[inline]
     pub fn record_depth(&mut self, depth: u32, n: u64) {
-        let b = match depth {
-            0 | 1 => 0,
-            2 => 1,
-            3..=4 => 2,
-            5..=8 => 3,
-            9..=16 => 4,
-            17..=63 => 5,
-            _ => 6,
-        };
-        self.depth_counts[b] += n;
+        self.depth_counts[fio::depth_bucket(depth)] += n;
+    }
+
+    /// Records one submission to the kernel of `n` I/Os (fio's `iodepth_submit`).
+    #[inline]
+    pub fn record_submit(&mut self, n: u64) {
+        self.submit_counts[fio::batch_bucket(n)] += 1;
+    }
+
+    /// Records one reap of `n` completions (fio's `iodepth_complete`).
+    #[inline]
+    pub fn record_complete(&mut self, n: u64) {
+        self.complete_counts[fio::batch_bucket(n)] += 1;
     }
 
     /// Adds another recorder's data (exact: histograms add bucket by bucket).
@@ -253,16 +412,25 @@ impl Recorder {
         for (a, b) in self.kinds.iter_mut().zip(o.kinds.iter()) {
             a.merge(b);
         }
-        if o.series.len() > self.series.len() {
-            self.series.resize(o.series.len(), Bucket::default());
+        if o.windows.len() > self.windows.len() {
+            self.windows.resize(o.windows.len(), Bucket::default());
         }
-        for (a, b) in self.series.iter_mut().zip(o.series.iter()) {
+        for (a, b) in self.windows.iter_mut().zip(o.windows.iter()) {
             for i in 0..3 {
                 a.ios[i] += b.ios[i];
                 a.bytes[i] += b.bytes[i];
             }
         }
-        for (a, b) in self.depth_counts.iter_mut().zip(o.depth_counts.iter()) {
+        for (acc, add) in [
+            (&mut self.depth_counts, &o.depth_counts),
+            (&mut self.submit_counts, &o.submit_counts),
+            (&mut self.complete_counts, &o.complete_counts),
+        ] {
+            for (a, b) in acc.iter_mut().zip(add.iter()) {
+                *a += b;
+            }
+        }
+        for (a, b) in self.lat_level_counts.iter_mut().zip(&o.lat_level_counts) {
             *a += b;
         }
         self.verify.sectors_ok += o.verify.sectors_ok;
@@ -273,67 +441,44 @@ impl Recorder {
                 self.error_records.push(e.clone());
             }
         }
-    }
-
-    /// fio's latency_ns / latency_us / latency_ms distributions: percent of I/Os (all kinds) whose
-    /// total latency falls in each bucket ("2" = up to 2 units, ">=2000" = the rest).
-    pub fn latency_levels(&self) -> LatLevels {
-        const STEPS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
-        // (highest value of the bin, count) of every non-empty bin of every kind
-        let bins: Vec<(u64, u64)> = self
-            .kinds
-            .iter()
-            .flat_map(|k| {
-                let h = k.lat.to_histogram();
-                h.iter_recorded()
-                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let total: u64 = bins.iter().map(|b| b.1).sum();
-        let count_le =
-            |ns: u64| -> u64 { bins.iter().filter(|b| b.0 <= ns).map(|b| b.1).sum::<u64>() };
-        let pct = |c: u64| {
-            if total == 0 {
-                0.0
-            } else {
-                100.0 * c as f64 / total as f64
-            }
-        };
-        let mut levels = LatLevels::default();
-        let mut prev = 0u64;
-        for (unit, out) in [
-            (1u64, &mut levels.ns),
-            (1_000, &mut levels.us),
-            (1_000_000, &mut levels.ms),
-        ] {
-            for s in STEPS {
-                let c = count_le(s * unit);
-                out.push((s.to_string(), pct(c - prev)));
-                prev = c;
-            }
+        match (&mut self.log, &o.log) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.log = Some(b.clone()),
+            _ => {}
         }
-        let c = count_le(2000 * 1_000_000);
-        levels.ms.push(("2000".into(), pct(c - prev)));
-        levels.ms.push((">=2000".into(), pct(total - c)));
-        levels
     }
 
-    /// fio's `iodepth_level`: percent of submissions at each depth level ([`DEPTH_LEVELS`]).
-    pub fn iodepth_levels(&self) -> Vec<(String, f64)> {
-        let total: u64 = self.depth_counts.iter().sum();
-        DEPTH_LEVELS
-            .iter()
-            .zip(self.depth_counts.iter())
-            .map(|(k, &c)| {
-                let pct = if total == 0 {
-                    0.0
-                } else {
-                    100.0 * c as f64 / total as f64
-                };
-                (k.to_string(), pct)
-            })
-            .collect()
+    /// fio's latency_ns / latency_us / latency_ms: percent of I/Os (all kinds) per range of
+    /// completion latency, a range holding anything showing at least 0.01 %.
+    pub fn latency_levels(&self) -> LatLevels {
+        let total: u64 = self.lat_level_counts.iter().sum();
+        let pct = fio::percentages(&self.lat_level_counts, total, 0.01);
+        let unit = |r: std::ops::Range<usize>| -> Vec<(String, f64)> {
+            r.map(|i| (fio::lat_level_key(i).to_string(), pct[i]))
+                .collect()
+        };
+        LatLevels {
+            ns: unit(0..10),
+            us: unit(10..20),
+            ms: unit(20..fio::LAT_LEVELS),
+        }
+    }
+
+    /// fio's iodepth_level, iodepth_submit and iodepth_complete percentages (a bucket holding
+    /// anything shows at least 0.1 %, as in fio).
+    pub fn depth_levels(&self) -> DepthLevels {
+        let dist = |counts: &[u64; 7], keys: &[&str; 7]| -> Vec<(String, f64)> {
+            let total = counts.iter().sum();
+            keys.iter()
+                .zip(fio::percentages(counts, total, 0.1))
+                .map(|(k, p)| (k.to_string(), p))
+                .collect()
+        };
+        DepthLevels {
+            level: dist(&self.depth_counts, &fio::DEPTH_LEVELS),
+            submit: dist(&self.submit_counts, &fio::BATCH_LEVELS),
+            complete: dist(&self.complete_counts, &fio::BATCH_LEVELS),
+        }
     }
 
     /// Total I/Os of all kinds.
@@ -346,19 +491,32 @@ impl Recorder {
         self.kinds.iter().map(|k| k.errors).sum()
     }
 
-    /// The per-interval series, trimmed to `runtime_ns` (a last partial interval is kept).
+    /// The per-second series over `runtime_ns`: every full second, each labelled with its end;
+    /// a last partial second is kept only when it covers at least half a second, and then
+    /// labelled with its true end and rated over its true length. A shorter tail (the drain of a
+    /// time-based run's last I/Os, often a few microseconds) is left out: a rate over it would be
+    /// extrapolated from a handful of completions. Its I/Os still count in the totals.
     pub fn series(&self, runtime_ns: u64) -> Vec<SeriesPoint> {
-        let n = runtime_ns.div_ceil(self.interval_ns) as usize;
-        (0..n.max(self.series.len().min(n)))
+        const PER: usize = (SERIES_NS / STAT_WINDOW_NS) as usize;
+        let full = runtime_ns / SERIES_NS;
+        let rest = runtime_ns % SERIES_NS;
+        // Never more points than the windows kept (see [`MAX_WINDOWS`]).
+        let n = (full + (rest > 0 && rest * 2 >= SERIES_NS) as u64).min((MAX_WINDOWS / PER) as u64)
+            as usize;
+        (0..n)
             .map(|i| {
-                let b = self.series.get(i).copied().unwrap_or_default();
-                let start = i as u64 * self.interval_ns;
-                let len = (runtime_ns.saturating_sub(start))
-                    .min(self.interval_ns)
-                    .max(1);
+                let mut b = Bucket::default();
+                for w in self.reported_windows().iter().skip(i * PER).take(PER) {
+                    for k in 0..3 {
+                        b.ios[k] += w.ios[k];
+                        b.bytes[k] += w.bytes[k];
+                    }
+                }
+                let start = i as u64 * SERIES_NS;
+                let len = (runtime_ns - start).min(SERIES_NS);
                 let per_s = 1e9 / len as f64;
                 SeriesPoint {
-                    t_ms: (start + len) / 1_000_000,
+                    t_ms: (start + len).div_ceil(1_000_000),
                     read_iops: b.ios[0] as f64 * per_s,
                     write_iops: b.ios[1] as f64 * per_s,
                     trim_iops: b.ios[2] as f64 * per_s,
@@ -370,37 +528,74 @@ impl Recorder {
             .collect()
     }
 
+    /// The logs of every job, cut to `runtime_ns` (empty without logs).
+    pub fn job_logs(&self, runtime_ns: u64) -> Vec<JobLog> {
+        self.log
+            .as_ref()
+            .map(|l| l.job_logs(runtime_ns))
+            .unwrap_or_default()
+    }
+
+    /// (ios, bytes) of `kind` in each complete window of `runtime_ns`, and the window length:
+    /// the log's windows when `use_log` and logs are kept, else [`STAT_WINDOW_NS`].
+    fn window_counts(
+        &self,
+        kind: OpKind,
+        runtime_ns: u64,
+        use_log: bool,
+    ) -> (Vec<(u64, u64)>, u64) {
+        let k = kind.index();
+        match self.log.as_ref().filter(|_| use_log) {
+            Some(log) => {
+                let len = log.config.interval_ns;
+                let full = (runtime_ns / len).min(crate::log::MAX_LOG_WINDOWS as u64) as usize;
+                let mut w = log.merged_windows();
+                w.resize(full.max(w.len()), Default::default());
+                (
+                    w[..full]
+                        .iter()
+                        .map(|w| (w.kinds[k].ios, w.kinds[k].bytes))
+                        .collect(),
+                    len,
+                )
+            }
+            None => {
+                let full = (runtime_ns / STAT_WINDOW_NS).min(MAX_WINDOWS as u64) as usize;
+                let v = (0..full)
+                    .map(|i| {
+                        let b = self.reported_windows().get(i).copied().unwrap_or_default();
+                        (b.ios[k], b.bytes[k])
+                    })
+                    .collect();
+                (v, STAT_WINDOW_NS)
+            }
+        }
+    }
+
     /// Summarises one op kind over `runtime_ns` of measured time.
     pub fn summary(&self, kind: OpKind, runtime_ns: u64) -> OpSummary {
         let k = &self.kinds[kind.index()];
         let secs = runtime_ns as f64 / 1e9;
         let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
-        // Per-interval IOPS and bandwidth statistics over full intervals (fio's bw_*/iops_* fields).
-        let full = (runtime_ns / self.interval_ns) as usize;
-        let per_s = 1e9 / self.interval_ns as f64;
-        let samples: Vec<(f64, f64)> = (0..full)
-            .map(|i| {
-                let b = self.series.get(i).copied().unwrap_or_default();
-                (
-                    b.ios[kind.index()] as f64 * per_s,
-                    b.bytes[kind.index()] as f64 * per_s,
-                )
-            })
+        // fio's interval statistics: a rate per complete window in which this kind did I/O,
+        // in whole KiB/s and I/Os per second (`__add_samples`).
+        let log_bw = self.log.as_ref().is_some_and(|l| l.config.bw);
+        let log_iops = self.log.as_ref().is_some_and(|l| l.config.iops);
+        let (bw_windows, bw_len) = self.window_counts(kind, runtime_ns, log_bw);
+        let (iops_windows, iops_len) = self.window_counts(kind, runtime_ns, log_iops);
+        let ms = |len: u64| (len / 1_000_000).max(1);
+        let bw: Vec<u64> = bw_windows
+            .iter()
+            .filter(|w| w.1 > 0)
+            .map(|w| w.1 * 1000 / ms(bw_len) / 1024)
             .collect();
-        let stats = |f: &dyn Fn(&(f64, f64)) -> f64| -> (f64, f64, f64, f64) {
-            if samples.is_empty() || k.ios == 0 {
-                return (0.0, 0.0, 0.0, 0.0);
-            }
-            let vals: Vec<f64> = samples.iter().map(f).collect();
-            let n = vals.len() as f64;
-            let mean = vals.iter().sum::<f64>() / n;
-            let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-            let min = vals.iter().cloned().fold(f64::INFINITY, f64::min);
-            let max = vals.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            (min, max, mean, var.sqrt())
-        };
-        let (iops_min, iops_max, iops_mean, iops_stddev) = stats(&|s| s.0);
-        let (bw_min, bw_max, bw_mean, bw_dev) = stats(&|s| s.1);
+        let iops: Vec<u64> = iops_windows
+            .iter()
+            .filter(|w| w.0 > 0)
+            .map(|w| w.0 * 1000 / ms(iops_len))
+            .collect();
+        let bw = window_stats(&bw);
+        let iops = window_stats(&iops);
         OpSummary {
             ios: k.ios,
             bytes: k.bytes,
@@ -409,23 +604,25 @@ impl Recorder {
             bw_bytes: rate(k.bytes),
             short_ios: k.short_ios,
             errors: k.errors,
-            slat: lat_summary(&k.slat.to_histogram(), false),
-            clat: lat_summary(&k.clat.to_histogram(), true),
-            lat: lat_summary(&k.lat.to_histogram(), true),
-            iops_min,
-            iops_max,
-            iops_mean,
-            iops_stddev,
-            bw_min,
-            bw_max,
-            bw_mean,
-            bw_dev,
-            samples: if k.ios == 0 { 0 } else { samples.len() as u64 },
+            slat: lat_summary(&k.slat),
+            clat: lat_summary(&k.clat),
+            lat: lat_summary(&k.lat),
+            iops_min: iops.min as f64,
+            iops_max: iops.max as f64,
+            iops_mean: iops.mean,
+            iops_stddev: iops.dev,
+            samples: iops.samples,
+            bw_min_kib: bw.min,
+            bw_max_kib: bw.max,
+            bw_mean_kib: bw.mean,
+            bw_dev_kib: bw.dev,
+            bw_samples: bw.samples,
         }
     }
 }
 
-fn lat_summary(h: &Histogram<u64>, with_percentiles: bool) -> LatSummary {
+fn lat_summary(hist: &LatHist) -> LatSummary {
+    let h = hist.to_histogram();
     if h.is_empty() {
         return LatSummary::default();
     }
@@ -435,14 +632,11 @@ fn lat_summary(h: &Histogram<u64>, with_percentiles: bool) -> LatSummary {
         max: h.max(),
         mean: h.mean(),
         stddev: h.stdev(),
-        percentiles: if with_percentiles {
-            PERCENTILES
-                .iter()
-                .map(|&p| (p, h.value_at_quantile(p / 100.0)))
-                .collect()
-        } else {
-            Vec::new()
-        },
+        percentiles: PERCENTILES
+            .iter()
+            .map(|&p| (p, h.value_at_quantile(p / 100.0)))
+            .collect(),
+        bins: hist.fio_bins(),
     }
 }
 
@@ -451,10 +645,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_runaway_clock_keeps_memory_bounded_and_totals_exact() {
+        // A completion a century into the run (a simulated drive with absurd timings).
+        let mut r = Recorder::default();
+        let far = 100 * 365 * 86_400 * 1_000_000_000u64;
+        r.record(0, OpKind::Write, 4096, 10, 20, 1_000_000);
+        r.record(0, OpKind::Write, 4096, 10, 20, far);
+        r.record(0, OpKind::Write, 4096, 10, 20, far + 1);
+        assert_eq!(r.windows.len(), MAX_WINDOWS + 1);
+        assert_eq!(r.kinds[OpKind::Write.index()].ios, 3);
+        let series = r.series(far + 2);
+        assert_eq!(series.len(), MAX_WINDOWS / 2);
+        let in_series: f64 = series.iter().map(|p| p.write_iops).sum();
+        assert_eq!(
+            in_series, 1.0,
+            "only the completion inside the kept windows"
+        );
+        let s = r.summary(OpKind::Write, far + 2);
+        assert_eq!(s.ios, 3);
+    }
+
+    #[test]
     fn record_and_summarise() {
         let mut r = Recorder::default();
         for i in 0..1000u64 {
-            r.record(OpKind::Read, 4096, 100, 1000 + i, i * 2_000_000);
+            r.record(0, OpKind::Read, 4096, 100, 1000 + i, i * 2_000_000);
         }
         let s = r.summary(OpKind::Read, 2_000_000_000);
         assert_eq!(s.ios, 1000);
@@ -463,11 +678,35 @@ mod tests {
         assert_eq!(s.clat.min, 1000);
         assert!(s.clat.max >= 1999 && s.clat.max <= 2001);
         assert!((s.clat.mean - 1499.5).abs() < 2.0);
-        assert_eq!(s.samples, 2);
+        // four complete 500 ms windows of 250 I/Os: 500 IOPS, 2000 KiB/s each
+        assert_eq!(s.samples, 4);
         assert_eq!(s.iops_min, 500.0);
+        assert_eq!(s.iops_stddev, 0.0);
+        assert_eq!(s.bw_samples, 4);
+        assert_eq!(s.bw_min_kib, 2000);
         let p50 = s.clat.percentiles.iter().find(|p| p.0 == 50.0).unwrap().1;
         assert!((1495..=1505).contains(&p50), "{p50}");
         assert_eq!(r.series(2_000_000_000).len(), 2);
+    }
+
+    #[test]
+    fn series_drops_a_short_tail_and_rates_a_long_one_over_its_length() {
+        let mut r = Recorder::default();
+        // 1000 completions per second for 2.6 s, then a few in a 3 µs drain
+        for i in 0..2600u64 {
+            r.record(0, OpKind::Read, 4096, 0, 10, i * 1_000_000);
+        }
+        let s = r.series(2_600_000_000);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[1].t_ms, 2000);
+        assert_eq!(s[2].t_ms, 2600);
+        assert!((s[2].read_iops - 1000.0).abs() < 1e-6, "{}", s[2].read_iops);
+        for i in 0..3u64 {
+            r.record(0, OpKind::Read, 4096, 0, 10, 2_600_000_000 + i * 1000);
+        }
+        let s = r.series(3_000_003_000);
+        assert_eq!(s.len(), 3, "a 3 µs tail is not a point");
+        assert_eq!(s.last().unwrap().t_ms, 3000);
     }
 
     #[test]
@@ -482,8 +721,8 @@ mod tests {
                 (&mut b, OpKind::Read)
             };
             let lat = (i * 7919) % 100_000 + 1;
-            target.record(kind, 4096, 10, lat, i * 1_000_000);
-            all.record(kind, 4096, 10, lat, i * 1_000_000);
+            target.record(0, kind, 4096, 10, lat, i * 1_000_000);
+            all.record(0, kind, 4096, 10, lat, i * 1_000_000);
         }
         a.merge(&b);
         for kind in OpKind::ALL {
@@ -539,19 +778,60 @@ mod tests {
     }
 
     #[test]
+    fn level_table_agrees_with_fio_ranges() {
+        let t = level_table();
+        let mut straddling = 0;
+        for (i, &l) in t.iter().enumerate() {
+            let (lo, hi) = (LatHist::value_at(i), LatHist::value_at(i + 1) - 1);
+            if l == STRADDLES {
+                straddling += 1;
+                assert_ne!(fio::lat_level(lo), fio::lat_level(hi));
+            } else {
+                assert_eq!(fio::lat_level(lo), l as usize, "bin {i}");
+                assert_eq!(fio::lat_level(hi), l as usize, "bin {i}");
+            }
+        }
+        // at most one bin per range boundary
+        assert!(straddling <= 31, "{straddling}");
+        // recording goes through the table: values on both sides of a straddled boundary
+        let mut r = Recorder::default();
+        for v in [49_999u64, 50_000, 50_001, 999_999, 1_000_000, 1_999, 2_000] {
+            r.record(0, OpKind::Read, 1, 0, v, 0);
+        }
+        let mut want = [0u64; fio::LAT_LEVELS];
+        for v in [49_999u64, 50_000, 50_001, 999_999, 1_000_000, 1_999, 2_000] {
+            want[fio::lat_level(v)] += 1;
+        }
+        assert_eq!(r.lat_level_counts, want);
+    }
+
+    #[test]
     fn depth_buckets() {
         let mut r = Recorder::default();
         r.record_depth(1, 1);
+        r.record_depth(3, 4);
+        r.record_depth(5, 1);
         r.record_depth(32, 10);
+        r.record_depth(63, 3);
         r.record_depth(64, 2);
-        assert_eq!(r.depth_counts, [1, 0, 0, 0, 0, 10, 2]);
+        // fio: a depth counts in the highest bucket not above it
+        assert_eq!(r.depth_counts, [1, 4, 1, 0, 0, 13, 2]);
+        r.record_submit(1);
+        r.record_submit(4);
+        r.record_submit(32);
+        r.record_complete(0);
+        let l = r.depth_levels();
+        assert_eq!(l.level[1], ("2".to_string(), 4.0 / 21.0 * 100.0));
+        assert_eq!(l.submit[1], ("4".to_string(), 200.0 / 3.0));
+        assert_eq!(l.submit[4], ("32".to_string(), 100.0 / 3.0));
+        assert_eq!(l.complete[0], ("0".to_string(), 100.0));
     }
 
     #[test]
     fn errors_are_capped_but_counted() {
         let mut r = Recorder::default();
         for i in 0..100 {
-            r.record_error(OpKind::Write, i * 4096, 4096, "EIO".into());
+            r.record_error(OpKind::Write, i * 4096, 4096, 5, "EIO".into());
         }
         assert_eq!(r.total_errors(), 100);
         assert_eq!(r.error_records.len(), MAX_ERROR_RECORDS);
@@ -566,10 +846,11 @@ mod level_tests {
     #[test]
     fn latency_levels_sum_to_100() {
         let mut r = Recorder::default();
-        r.record(OpKind::Read, 1, 0, 1_500, 0); // 1.5 us → us "2"
-        r.record(OpKind::Read, 1, 0, 3_000_000, 0); // 3 ms → ms "4"
-        r.record(OpKind::Write, 1, 0, 5_000_000_000, 0); // 5 s → ms ">=2000"
-        r.record(OpKind::Write, 1, 0, 3, 0); // 3 ns → ns "4"
+        // by completion latency, as fio: the submission latency does not move an I/O
+        r.record(0, OpKind::Read, 1, 900, 1_500, 0); // 1.5 us → us "2"
+        r.record(0, OpKind::Read, 1, 0, 3_000_000, 0); // 3 ms → ms "4"
+        r.record(0, OpKind::Write, 1, 0, 5_000_000_000, 0); // 5 s → ms ">=2000"
+        r.record(0, OpKind::Write, 1, 5_000, 3, 0); // 3 ns → ns "4"
         let l = r.latency_levels();
         let sum: f64 = l.ns.iter().chain(&l.us).chain(&l.ms).map(|x| x.1).sum();
         assert!((sum - 100.0).abs() < 1e-9, "{sum}");
@@ -578,6 +859,21 @@ mod level_tests {
         assert_eq!(get(&l.ms, "4"), 25.0);
         assert_eq!(get(&l.ms, ">=2000"), 25.0);
         assert_eq!(get(&l.ns, "4"), 25.0);
+        // the boundaries are exclusive above: 2000 ns is us "4", 1999 ns us "2"
+        let mut r = Recorder::default();
+        r.record(0, OpKind::Read, 1, 0, 2_000, 0);
+        r.record(0, OpKind::Read, 1, 0, 1_999, 0);
+        for _ in 0..99_998 {
+            r.record(0, OpKind::Read, 1, 0, 100_000_000, 0);
+        }
+        let l = r.latency_levels();
+        assert_eq!(
+            get(&l.us, "4"),
+            0.01,
+            "a bucket with anything shows at least 0.01 %"
+        );
+        assert_eq!(get(&l.us, "2"), 0.01);
+        assert_eq!(l.ns.len() + l.us.len() + l.ms.len(), 32);
     }
 }
 
@@ -681,11 +977,11 @@ impl LatHist {
 impl Recorder {
     /// A compact, self-contained encoding of everything recorded (histograms as their non-empty
     /// bins), for sending to another process: [`Recorder::merge_bytes`] and
-    /// [`Recorder::from_bytes`] read it back exactly.
+    /// [`Recorder::from_bytes`] read it back exactly. Time-series logs ([`Recorder::log`]) are
+    /// not part of it.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(4096);
         out.extend_from_slice(CODEC_MAGIC);
-        put_varint(&mut out, self.interval_ns);
         for k in &self.kinds {
             for v in [k.ios, k.bytes, k.short_ios, k.errors] {
                 put_varint(&mut out, v);
@@ -694,14 +990,20 @@ impl Recorder {
             k.clat.encode(&mut out);
             k.lat.encode(&mut out);
         }
-        put_varint(&mut out, self.series.len() as u64);
-        for b in &self.series {
+        put_varint(&mut out, self.windows.len() as u64);
+        for b in &self.windows {
             for v in b.ios.iter().chain(b.bytes.iter()) {
                 put_varint(&mut out, *v);
             }
         }
-        for v in self.depth_counts {
-            put_varint(&mut out, v);
+        for v in self
+            .depth_counts
+            .iter()
+            .chain(&self.submit_counts)
+            .chain(&self.complete_counts)
+            .chain(&self.lat_level_counts)
+        {
+            put_varint(&mut out, *v);
         }
         for v in [
             self.verify.sectors_ok,
@@ -715,6 +1017,7 @@ impl Recorder {
             put_varint(&mut out, e.kind.index() as u64);
             put_varint(&mut out, e.offset);
             put_varint(&mut out, e.len);
+            put_varint(&mut out, e.errno as u32 as u64);
             put_varint(&mut out, e.error.len() as u64);
             out.extend_from_slice(e.error.as_bytes());
         }
@@ -723,30 +1026,17 @@ impl Recorder {
 
     /// Reads a recorder written by [`Recorder::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Recorder, DecodeError> {
-        let mut r = Recorder::new(1);
+        let mut r = Recorder::new();
         r.merge_bytes(bytes)?;
         Ok(r)
     }
 
     /// Adds an encoded recorder (as [`Recorder::merge`] would add the decoded one, without
-    /// building it). Both must use the same series interval, unless this one is empty.
+    /// building it).
     pub fn merge_bytes(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let mut r = Reader { buf: bytes, at: 0 };
         if r.bytes(4)? != CODEC_MAGIC {
             return Err(DecodeError("not an ssdlab recorder (bad magic)".into()));
-        }
-        let interval = r.varint()?.max(1);
-        let empty = self.total_ios() == 0 && self.series.is_empty();
-        if interval != self.interval_ns {
-            if !empty {
-                return Err(DecodeError(format!(
-                    "series interval {interval} ns differs from {} ns",
-                    self.interval_ns
-                )));
-            }
-            self.interval_ns = interval;
-            self.cur_start = 0;
-            self.cur_end = 0;
         }
         for k in self.kinds.iter_mut() {
             k.ios += r.varint()?;
@@ -757,17 +1047,23 @@ impl Recorder {
             k.clat.add_encoded(&mut r)?;
             k.lat.add_encoded(&mut r)?;
         }
-        // A series longer than 100 years of seconds is not a recorder's.
-        let n = r.len(1 << 32, "series length")?;
-        if n > self.series.len() {
-            self.series.resize(n, Bucket::default());
+        // Never more windows than a recorder keeps (and its overflow window).
+        let n = r.len(MAX_WINDOWS + 1, "statistics windows")?;
+        if n > self.windows.len() {
+            self.windows.resize(n, Bucket::default());
         }
-        for b in self.series.iter_mut().take(n) {
+        for b in self.windows.iter_mut().take(n) {
             for v in b.ios.iter_mut().chain(b.bytes.iter_mut()) {
                 *v += r.varint()?;
             }
         }
-        for v in self.depth_counts.iter_mut() {
+        for v in self
+            .depth_counts
+            .iter_mut()
+            .chain(self.submit_counts.iter_mut())
+            .chain(self.complete_counts.iter_mut())
+            .chain(self.lat_level_counts.iter_mut())
+        {
             *v += r.varint()?;
         }
         self.verify.sectors_ok += r.varint()?;
@@ -783,6 +1079,7 @@ impl Recorder {
             };
             let offset = r.varint()?;
             let len = r.varint()?;
+            let errno = r.varint()? as u32 as i32;
             let tl = r.len(1 << 20, "error text")?;
             let error = String::from_utf8(r.bytes(tl)?.to_vec())
                 .map_err(|_| DecodeError("error text is not UTF-8".into()))?;
@@ -791,6 +1088,7 @@ impl Recorder {
                     kind,
                     offset,
                     len,
+                    errno,
                     error,
                 });
             }
@@ -825,11 +1123,19 @@ mod codec_tests {
             x ^= x >> 7;
             x ^= x << 17;
             let kind = OpKind::ALL[(x % 3) as usize];
-            r.record(kind, 4096, x % 500, (x >> 20) % 2_000_000, i * 3_000_000);
+            r.record(0, kind, 4096, x % 500, (x >> 20) % 2_000_000, i * 3_000_000);
             r.record_depth((x % 40) as u32, 1);
+            r.record_submit(x % 9);
+            r.record_complete(x % 5);
         }
         r.record_short(OpKind::Write);
-        r.record_error(OpKind::Write, 8192, 4096, "EIO: Input/output error".into());
+        r.record_error(
+            OpKind::Write,
+            8192,
+            4096,
+            5,
+            "EIO: Input/output error".into(),
+        );
         r.verify.sectors_ok = seed;
         r
     }
@@ -843,6 +1149,10 @@ mod codec_tests {
         }
         assert_eq!(a.series(7_000_000_000), b.series(7_000_000_000));
         assert_eq!(a.depth_counts, b.depth_counts);
+        assert_eq!(a.submit_counts, b.submit_counts);
+        assert_eq!(a.complete_counts, b.complete_counts);
+        assert_eq!(a.lat_level_counts, b.lat_level_counts);
+        assert_eq!(a.depth_levels(), b.depth_levels());
         assert_eq!(a.error_records, b.error_records);
         assert_eq!(a.verify, b.verify);
         assert_eq!(a.latency_levels(), b.latency_levels());
@@ -883,8 +1193,5 @@ mod codec_tests {
         let mut long = bytes;
         long.push(0);
         assert!(Recorder::from_bytes(&long).is_err());
-        let mut other = Recorder::new(500_000_000);
-        other.record(OpKind::Read, 1, 1, 1, 0);
-        assert!(other.merge_bytes(&sample(1, 10).to_bytes()).is_err());
     }
 }

@@ -1,5 +1,6 @@
 //! The result of a run, measured or simulated: one shape for both.
 
+use crate::log::JobLog;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::{OpKind, WorkloadSpec};
 
@@ -20,6 +21,10 @@ pub struct LatSummary {
     /// (percentile, value in ns), e.g. (99.0, 1234).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub percentiles: Vec<(f64, u64)>,
+    /// The histogram in fio's bin layout (`--output-format=json+` `bins`): (value fio prints for
+    /// the bin, count), in value order. Not kept in the results store.
+    #[serde(skip)]
+    pub bins: Vec<(u64, u64)>,
 }
 
 impl LatSummary {
@@ -46,16 +51,27 @@ pub struct OpSummary {
     pub slat: LatSummary,
     pub clat: LatSummary,
     pub lat: LatSummary,
+    /// Per-window IOPS statistics as fio computes them (`iops_min` … `iops_samples`): one
+    /// rate per complete window (500 ms, or the log's window with an IOPS log) in which this
+    /// op kind did I/O; whole I/Os per second; standard deviation of a sample.
     pub iops_min: f64,
     pub iops_max: f64,
     pub iops_mean: f64,
     pub iops_stddev: f64,
-    /// Per-interval bandwidth statistics in bytes per second.
-    pub bw_min: f64,
-    pub bw_max: f64,
-    pub bw_mean: f64,
-    pub bw_dev: f64,
+    /// Number of IOPS windows.
     pub samples: u64,
+    /// Per-window bandwidth statistics as fio computes them (`bw_min` … `bw_samples`), in
+    /// whole KiB/s per window (500 ms, or the log's window with a bandwidth log).
+    #[serde(default)]
+    pub bw_min_kib: u64,
+    #[serde(default)]
+    pub bw_max_kib: u64,
+    #[serde(default)]
+    pub bw_mean_kib: f64,
+    #[serde(default)]
+    pub bw_dev_kib: f64,
+    #[serde(default)]
+    pub bw_samples: u64,
 }
 
 impl OpSummary {
@@ -77,6 +93,17 @@ pub struct LatLevels {
     pub ms: Vec<(String, f64)>,
 }
 
+/// fio's iodepth_level, iodepth_submit and iodepth_complete: percent per bucket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DepthLevels {
+    /// Percent of I/Os by the depth in flight right after their submission.
+    pub level: Vec<(String, f64)>,
+    /// Percent of submissions by the number of I/Os they handed to the kernel.
+    pub submit: Vec<(String, f64)>,
+    /// Percent of reaps by the number of completions they collected.
+    pub complete: Vec<(String, f64)>,
+}
+
 /// One point of the per-interval series (rates over the interval ending at `t_ms`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SeriesPoint {
@@ -95,6 +122,9 @@ pub struct IoErrorRecord {
     pub kind: OpKind,
     pub offset: u64,
     pub len: u64,
+    /// The errno (EIO for a short transfer, EILSEQ for a verification failure, like fio).
+    #[serde(default)]
+    pub errno: i32,
     pub error: String,
 }
 
@@ -179,8 +209,13 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stonewalled: bool,
     pub cpu: CpuUsage,
-    /// Percent of submissions at each fio iodepth level (keys as in [`crate::DEPTH_LEVELS`]).
+    /// Percent of I/Os at each fio iodepth level (keys as in [`crate::fio::DEPTH_LEVELS`]).
     pub iodepth_level: Vec<(String, f64)>,
+    /// fio's iodepth_submit and iodepth_complete (percent of submissions and reaps by size).
+    #[serde(default)]
+    pub iodepth_submit: Vec<(String, f64)>,
+    #[serde(default)]
+    pub iodepth_complete: Vec<(String, f64)>,
     /// Distribution of total latency in fio's buckets.
     #[serde(default)]
     pub latency_levels: LatLevels,
@@ -194,6 +229,50 @@ pub struct RunResult {
     /// Device counters of simulated drives (one object per drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,
+    /// The kernel's statistics of the block devices under a real target over the run (fio's
+    /// `disk_util`): the device of a file's filesystem, a block device itself, with the
+    /// members of an md/dm device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
+    /// Time-series logs per job, when asked for (not kept in the results store).
+    #[serde(skip)]
+    pub logs: Vec<JobLog>,
+}
+
+/// What the kernel counted for one block device during a run (`/sys/block/DEV/stat` deltas).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    /// Kernel name of the device (`nvme0n1`, `sda`, `md0`, `dm-0`).
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_sectors: u64,
+    pub write_sectors: u64,
+    /// Milliseconds the I/Os of each direction spent (the kernel's ticks).
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Milliseconds with at least one I/O in flight.
+    pub io_ticks_ms: u64,
+    /// Weighted milliseconds of I/O in flight (`time_in_queue`).
+    pub in_queue_ms: u64,
+    /// Length of the sampling, ms.
+    pub msec: u64,
+    /// The devices under this one (md/dm members), each also listed on its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slaves: Vec<String>,
+}
+
+impl DiskUtil {
+    /// Percent of the sampling time the device was busy (fio's `util`, at most 100).
+    pub fn util(&self) -> f64 {
+        if self.msec == 0 {
+            0.0
+        } else {
+            (100.0 * self.io_ticks_ms as f64 / self.msec as f64).min(100.0)
+        }
+    }
 }
 
 impl RunResult {

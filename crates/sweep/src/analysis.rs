@@ -21,6 +21,11 @@ pub struct Cell {
     pub baseline_label: Option<String>,
     /// Finished repeats averaged here.
     pub repeats: usize,
+    /// True for simulated points (deterministic: a tie is within 1 %).
+    pub simulated: bool,
+    /// Lowest and highest IOPS of the repeats (the spread that decides ties on real targets).
+    pub iops_min: f64,
+    pub iops_max: f64,
     /// Means over the repeats.
     pub iops: f64,
     pub mb_s: f64,
@@ -48,6 +53,61 @@ pub struct BestStripe {
     pub ratio: Option<f64>,
     /// Second best stripe and its score relative to the best (< 1).
     pub runner_up: Option<(u64, f64)>,
+    /// Every stripe that ties with the highest score (within `tie_margin`), highest first;
+    /// `stripe` is the conventional default among them ([`CONVENTIONAL_STRIPES`]) or else the
+    /// highest.
+    pub tied: Vec<u64>,
+    /// What counts as a tie, as a fraction of the score: 1 % on simulated points, the spread of
+    /// the repeats on real ones (at least 1 %).
+    pub tie_margin: f64,
+    /// The best stripe outside the tie and how far `stripe` is ahead of it, as a fraction
+    /// (None when every stripe ties or there is only one).
+    pub margin: Option<(u64, f64)>,
+    /// Number of stripes compared.
+    pub compared: usize,
+}
+
+/// Stripe sizes preferred among tied ones, most conventional first: 16 KiB (Intel RST's RAID 0
+/// default on the chipsets of the classic reviews), then 64 KiB and 128 KiB (later RST
+/// defaults), then 512 KiB (mdadm's default chunk).
+pub const CONVENTIONAL_STRIPES: [u64; 4] = [16 << 10, 64 << 10, 128 << 10, 512 << 10];
+
+/// Picks among `scores` (stripe, score), highest score first: the stripes within `tie` of the
+/// highest tie; the conventional default among them wins, else the highest. Returns (chosen,
+/// tied stripes smallest first, the best stripe outside the tie and the chosen one's margin
+/// over it).
+pub type Pick = (u64, Vec<u64>, Option<(u64, f64)>);
+
+/// See [`Pick`].
+pub fn pick_with_ties(scores: &[(u64, f64)], tie: f64) -> Option<Pick> {
+    let mut v: Vec<(u64, f64)> = scores.to_vec();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top = v.first()?.1;
+    let within = |x: f64| top <= 0.0 || x >= top * (1.0 - tie);
+    let mut tied: Vec<u64> = v.iter().filter(|s| within(s.1)).map(|s| s.0).collect();
+    let chosen = CONVENTIONAL_STRIPES
+        .iter()
+        .copied()
+        .find(|c| tied.contains(c))
+        .unwrap_or(tied[0]);
+    tied.sort_unstable();
+    let chosen_score = v.iter().find(|s| s.0 == chosen).map_or(top, |s| s.1);
+    let margin = v
+        .iter()
+        .find(|s| !within(s.1))
+        .filter(|s| s.1 > 0.0)
+        .map(|s| (s.0, chosen_score / s.1 - 1.0));
+    Some((chosen, tied, margin))
+}
+
+/// `8 KiB`, `8 KiB and 16 KiB`, `8 KiB, 16 KiB and 32 KiB`.
+pub fn list_sizes(v: &[u64]) -> String {
+    let s: Vec<String> = v.iter().map(|x| ssdlab_workload::format_size(*x)).collect();
+    match s.len() {
+        0 => String::new(),
+        1 => s[0].clone(),
+        n => format!("{} and {}", s[..n - 1].join(", "), s[n - 1]),
+    }
 }
 
 /// The recommended stripe of one array target for a workload mix.
@@ -64,6 +124,12 @@ pub struct MixRecommendation {
     pub ranking: Vec<(u64, f64, Option<f64>)>,
     /// Per workload of the mix at the chosen stripe: (workload, weight, ratio).
     pub per_workload: Vec<(String, f64, Option<f64>)>,
+    /// Stripes that tie with the best mix score (see [`BestStripe::tied`]).
+    pub tied: Vec<u64>,
+    /// What counts as a tie (fraction of the score).
+    pub tie_margin: f64,
+    /// The best stripe outside the tie and how far the chosen one is ahead of it (fraction).
+    pub margin: Option<(u64, f64)>,
     /// A sentence explaining the choice.
     pub explanation: String,
 }
@@ -80,6 +146,8 @@ pub struct Analysis {
     pub stale: usize,
     /// Workloads and QDs in sweep order.
     pub workloads: Vec<String>,
+    /// The workload of each name (as its first point ran it).
+    pub workload_specs: Vec<(String, ssdlab_workload::WorkloadSpec)>,
     pub qds: Vec<u32>,
     pub cells: Vec<Cell>,
     pub best_per_workload: Vec<BestStripe>,
@@ -113,6 +181,7 @@ impl Analysis {
             .filter(|p| p.status != PointStatus::Stale)
             .collect();
         let mut workloads = Vec::new();
+        let mut workload_specs: Vec<(String, ssdlab_workload::WorkloadSpec)> = Vec::new();
         let mut qds = Vec::new();
         let mut order: Vec<(String, Option<u64>, String, u32)> = Vec::new();
         let mut groups: HashMap<(String, Option<u64>, String, u32), Vec<&StoredPoint>> =
@@ -121,6 +190,11 @@ impl Analysis {
         sorted.sort_by_key(|p| p.record.seq);
         for p in &sorted {
             let r = &p.record;
+            if !workloads.contains(&r.workload_name) {
+                if let Ok(spec) = serde_json::from_str(&r.workload_json) {
+                    workload_specs.push((r.workload_name.clone(), spec));
+                }
+            }
             push_unique(&mut workloads, &r.workload_name);
             push_unique(&mut qds, &r.qd);
             if p.status != PointStatus::Done || p.result.is_none() {
@@ -145,6 +219,7 @@ impl Analysis {
                 let mean =
                     |f: &dyn Fn(&StoredPoint) -> f64| g.iter().map(|p| f(p)).sum::<f64>() / n;
                 let r0 = &g[0].record;
+                let iops = || g.iter().map(|p| p.result.as_ref().map_or(0.0, |r| r.iops));
                 Cell {
                     target_label: k.0.clone(),
                     drives: r0.drives,
@@ -154,6 +229,9 @@ impl Analysis {
                     baseline: r0.baseline,
                     baseline_label: r0.baseline_label.clone(),
                     repeats: g.len(),
+                    simulated: r0.target_json.contains(r#""kind":"sim""#),
+                    iops_min: iops().fold(f64::INFINITY, f64::min),
+                    iops_max: iops().fold(0.0, f64::max),
                     iops: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.iops)),
                     mb_s: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.mb_s)),
                     lat_mean_ns: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.lat_mean_ns)),
@@ -193,6 +271,7 @@ impl Analysis {
                 .count(),
             stale: points.len() - live.len(),
             workloads,
+            workload_specs,
             qds,
             cells,
             best_per_workload: Vec::new(),
@@ -286,14 +365,29 @@ impl Analysis {
             .collect()
     }
 
+    /// What counts as a tie among the stripes of `target` for `workloads` at `qd` (all QDs for
+    /// None): 1 %, or the largest relative spread of the repeats of a real point when wider.
+    pub fn tie_margin(&self, target: &str, workloads: &[&str], qd: Option<u32>) -> f64 {
+        self.cells
+            .iter()
+            .filter(|c| c.target_label == target && c.stripe.is_some())
+            .filter(|c| workloads.contains(&c.workload.as_str()) && qd.is_none_or_eq(c.qd))
+            .filter(|c| !c.simulated && c.repeats > 1 && c.iops > 0.0)
+            .map(|c| (c.iops_max - c.iops_min) / c.iops)
+            .fold(0.01, f64::max)
+    }
+
     fn best(&self, target: &str, workload: &str, qd: Option<u32>) -> Option<BestStripe> {
         let mut scores = self.stripe_scores(target, workload, qd);
         if scores.is_empty() {
             return None;
         }
-        // Highest IOPS first; ties go to the smaller stripe listed first (stable sort).
         scores.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let best = scores[0];
+        let tie = self.tie_margin(target, &[workload], qd);
+        let plain: Vec<(u64, f64)> = scores.iter().map(|s| (s.0, s.1)).collect();
+        let (chosen, tied, margin) = pick_with_ties(&plain, tie)?;
+        let best = *scores.iter().find(|s| s.0 == chosen)?;
+        let top = scores[0].1;
         Some(BestStripe {
             target_label: target.to_string(),
             workload: workload.to_string(),
@@ -301,9 +395,20 @@ impl Analysis {
             stripe: best.0,
             iops: best.1,
             ratio: best.2,
-            runner_up: scores
-                .get(1)
-                .map(|s| (s.0, if best.1 > 0.0 { s.1 / best.1 } else { 0.0 })),
+            runner_up: scores.iter().find(|s| s.0 != chosen).map(|s| {
+                (
+                    s.0,
+                    if top > 0.0 {
+                        s.1 / best.1.max(1e-12)
+                    } else {
+                        0.0
+                    },
+                )
+            }),
+            tied,
+            tie_margin: tie,
+            margin,
+            compared: scores.len(),
         })
     }
 
@@ -372,7 +477,13 @@ impl Analysis {
                 .into_iter()
                 .map(|(s, sc, r)| (s, if top > 0.0 { sc / top } else { 0.0 }, r))
                 .collect();
-            let best = rank[0];
+            let names: Vec<&str> = mix.iter().map(|m| m.0.as_str()).collect();
+            let tie = self.tie_margin(&t, &names, qd);
+            let plain: Vec<(u64, f64)> = rank.iter().map(|r| (r.0, r.1)).collect();
+            let Some((chosen, tied, margin)) = pick_with_ties(&plain, tie) else {
+                continue;
+            };
+            let best = *rank.iter().find(|r| r.0 == chosen).unwrap_or(&rank[0]);
             let per_workload: Vec<(String, f64, Option<f64>)> = per
                 .iter()
                 .map(|(w, x, sc)| {
@@ -402,13 +513,10 @@ impl Analysis {
                 })
                 .collect();
             why.push_str(&format!(": {}", parts.join(", ")));
-            if let Some(second) = rank.get(1) {
-                why.push_str(&format!(
-                    "; next best {} scores {:.1}% lower",
-                    fs(second.0),
-                    (1.0 - second.1) * 100.0
-                ));
-            }
+            why.push_str(&format!(
+                "; {}",
+                pick_phrase(best.0, &tied, rank.len(), tie, margin)
+            ));
             if let Some(q) = qd {
                 why.push_str(&format!(" (at QD{q})"));
             } else {
@@ -422,6 +530,9 @@ impl Analysis {
                 ratio: best.2,
                 ranking: rank,
                 per_workload,
+                tied,
+                tie_margin: tie,
+                margin,
                 explanation: why,
             });
         }
@@ -473,6 +584,46 @@ impl Analysis {
     }
 }
 
+/// How a pick reads: `8 KiB is the best stripe, 3.2 % ahead of 16 KiB`, `32 KiB and 64 KiB tie
+/// for best (within 1 %); 64 KiB is picked as the conventional default, 3.2 % ahead of 16 KiB`,
+/// `the stripe size makes no difference (all 5 within 1 %); 16 KiB is picked as the
+/// conventional default`.
+pub fn pick_phrase(
+    chosen: u64,
+    tied: &[u64],
+    compared: usize,
+    tie: f64,
+    margin: Option<(u64, f64)>,
+) -> String {
+    let fs = ssdlab_workload::format_size;
+    let within = format!("within {:.0} %", (tie * 100.0).max(1.0));
+    let mut s = if tied.len() > 1 && tied.len() == compared {
+        format!(
+            "the stripe size makes no difference (all {compared} {within}); {} is picked",
+            fs(chosen)
+        )
+    } else if tied.len() > 1 {
+        format!(
+            "{} tie for best ({within}); {} is picked",
+            list_sizes(tied),
+            fs(chosen)
+        )
+    } else {
+        format!("{} is the best stripe", fs(chosen))
+    };
+    if tied.len() > 1 {
+        s.push_str(if CONVENTIONAL_STRIPES.contains(&chosen) {
+            " as the conventional default"
+        } else {
+            " as it scores highest"
+        });
+    }
+    if let Some((next, m)) = margin {
+        s.push_str(&format!(", {:.1} % ahead of {}", m * 100.0, fs(next)));
+    }
+    s
+}
+
 trait QdFilter {
     fn is_none_or_eq(&self, q: u32) -> bool;
 }
@@ -520,4 +671,51 @@ pub fn parse_mix(s: &str) -> Result<Vec<(String, f64)>, SweepError> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tie_tests {
+    use super::*;
+
+    const K: u64 = 1024;
+
+    #[test]
+    fn a_clear_winner_states_its_margin() {
+        let (c, tied, m) =
+            pick_with_ties(&[(8 * K, 100.0), (16 * K, 90.0), (64 * K, 80.0)], 0.01).unwrap();
+        assert_eq!((c, tied.as_slice()), (8 * K, [8 * K].as_slice()));
+        let (next, m) = m.unwrap();
+        assert_eq!(next, 16 * K);
+        assert!((m - 100.0 / 90.0 + 1.0).abs() < 1e-12);
+        let p = pick_phrase(c, &[8 * K], 3, 0.01, Some((next, m)));
+        assert_eq!(p, "8 KiB is the best stripe, 11.1 % ahead of 16 KiB");
+    }
+
+    #[test]
+    fn a_tie_is_a_tie_and_the_conventional_default_wins_it() {
+        // 8 KiB is 0.5 % ahead of 16 KiB: a tie within 1 %; 16 KiB is the conventional default.
+        let scores = [(8 * K, 100.0), (16 * K, 99.5), (128 * K, 90.0)];
+        let (c, tied, m) = pick_with_ties(&scores, 0.01).unwrap();
+        assert_eq!(c, 16 * K);
+        assert_eq!(tied, [8 * K, 16 * K]);
+        let (next, m) = m.unwrap();
+        assert_eq!(next, 128 * K);
+        assert!((m - 99.5 / 90.0 + 1.0).abs() < 1e-12);
+        let p = pick_phrase(c, &tied, 3, 0.01, Some((next, m)));
+        assert!(p.starts_with("8 KiB and 16 KiB tie for best (within 1 %); 16 KiB is picked as the conventional default"), "{p}");
+        // A wider margin (the spread of real repeats) makes more ties.
+        let (_, tied, m) = pick_with_ties(&scores, 0.15).unwrap();
+        assert_eq!((tied.len(), m), (3, None));
+        let p = pick_phrase(16 * K, &tied, 3, 0.15, None);
+        assert!(
+            p.starts_with("the stripe size makes no difference (all 3 within 15 %)"),
+            "{p}"
+        );
+        // Without a conventional stripe in the tie, the highest score is picked.
+        let (c, tied, _) =
+            pick_with_ties(&[(8 * K, 100.0), (32 * K, 99.8), (16 * K, 50.0)], 0.01).unwrap();
+        assert_eq!((c, tied), (8 * K, vec![8 * K, 32 * K]));
+        assert!(pick_phrase(c, &[8 * K, 32 * K], 3, 0.01, None).contains("as it scores highest"));
+        assert!(pick_with_ties(&[], 0.01).is_none());
+    }
 }

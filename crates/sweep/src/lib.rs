@@ -8,12 +8,16 @@
 //! nor the simulator.
 
 pub mod analysis;
+pub mod findings;
+pub mod html;
 pub mod point;
 pub mod render;
 pub mod runner;
 pub mod spec;
 
 pub use analysis::{parse_mix, Analysis, BestStripe, Cell, MixRecommendation};
+pub use findings::TargetInfo;
+pub use html::{sweep_sections, SweepHtml};
 pub use point::Point;
 pub use render::{render_analysis, render_mix, render_points, render_runs};
 pub use runner::{

@@ -1,15 +1,14 @@
 //! `ssdlab report` as text: comfy-table tables of gains, best stripes and the mix recommendation.
 
 use crate::analysis::{Analysis, MixRecommendation};
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell as TCell, CellAlignment, Table};
 use ssdlab_report::store::RunRow;
-use ssdlab_report::table::{fmt_count, fmt_lat};
+use ssdlab_report::table::{fmt_count, fmt_lat, TableStyle};
 use ssdlab_workload::format_size;
 
-fn table(header: Vec<String>) -> Table {
+fn table(header: Vec<String>, style: TableStyle) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    t.load_preset(style.preset());
     t.set_header(header);
     t
 }
@@ -47,7 +46,7 @@ fn qd_ranges(items: impl Iterator<Item = (u32, u64)>) -> String {
 }
 
 /// The whole report of one sweep.
-pub fn render_analysis(a: &Analysis) -> String {
+pub fn render_analysis(a: &Analysis, style: TableStyle) -> String {
     let mut out = format!("Sweep {}: {} points, {} done", a.sweep, a.points, a.done);
     let pending = a.points - a.done - a.failed;
     if pending > 0 || a.failed > 0 {
@@ -76,6 +75,7 @@ pub fn render_analysis(a: &Analysis) -> String {
             ["Workload", "QD", "IOPS", "MB/s", "Mean lat", "p99 lat"]
                 .map(String::from)
                 .to_vec(),
+            style,
         );
         for w in &a.workloads {
             for &q in &a.qds {
@@ -121,7 +121,7 @@ pub fn render_analysis(a: &Analysis) -> String {
                 .iter()
                 .map(|s| format!("stripe {}", format_size(*s))),
         );
-        let mut t = table(header);
+        let mut t = table(header, style);
         for w in &a.workloads {
             for &q in &a.qds {
                 let cells: Vec<_> = stripes
@@ -169,11 +169,12 @@ pub fn render_analysis(a: &Analysis) -> String {
                 "Workload",
                 "Best stripe",
                 "Gain (geo-mean over QDs)",
-                "Runner-up",
+                "Margin",
                 "Best per QD",
             ]
             .map(String::from)
             .to_vec(),
+            style,
         );
         for b in a
             .best_per_workload
@@ -188,32 +189,81 @@ pub fn render_analysis(a: &Analysis) -> String {
             );
             t.add_row(vec![
                 TCell::new(&b.workload),
-                right(format_size(b.stripe)),
+                right(if b.tied.len() > 1 {
+                    format!(
+                        "{} (tie: {})",
+                        format_size(b.stripe),
+                        crate::analysis::list_sizes(&b.tied)
+                    )
+                } else {
+                    format_size(b.stripe)
+                }),
                 right(
                     b.ratio
                         .map(|r| format!("{r:.2}x ({})", pct(r)))
                         .unwrap_or_else(|| "-".into()),
                 ),
-                right(
-                    b.runner_up
-                        .map(|(s, rel)| {
-                            format!("{} ({:.1}% lower)", format_size(s), (1.0 - rel) * 100.0)
-                        })
-                        .unwrap_or_else(|| "-".into()),
-                ),
+                right(match (b.margin, b.runner_up) {
+                    (Some((next, m)), _) => {
+                        format!("{:.1}% ahead of {}", m * 100.0, format_size(next))
+                    }
+                    (None, Some(_)) => format!("all tie (within {:.0}%)", b.tie_margin * 100.0),
+                    (None, None) => "-".into(),
+                }),
                 TCell::new(per_qd),
             ]);
         }
         out.push_str(&format!("\n{target}: best stripe per workload\n{t}\n"));
     }
-    if a.array_targets().is_empty() && a.done > 0 {
+    for (aligned, unaligned) in a.alignment_pairs() {
+        for &q in &a.qds {
+            let mut t = table(
+                [
+                    "Target".to_string(),
+                    format!("{unaligned} MB/s"),
+                    format!("{aligned} MB/s"),
+                    "Aligned / unaligned".to_string(),
+                ]
+                .to_vec(),
+                style,
+            );
+            let mut any = false;
+            for label in a.target_labels() {
+                let get = |w: &str| {
+                    a.cells
+                        .iter()
+                        .find(|c| c.target_label == label && c.workload == w && c.qd == q)
+                        .map(|c| c.mb_s)
+                };
+                let (Some(al), Some(un)) = (get(&aligned), get(&unaligned)) else {
+                    continue;
+                };
+                any = true;
+                t.add_row(vec![
+                    TCell::new(&label),
+                    right(format!("{un:.1}")),
+                    right(format!("{al:.1}")),
+                    right(if un > 0.0 {
+                        format!("{:.2}x", al / un)
+                    } else {
+                        "-".into()
+                    }),
+                ]);
+            }
+            if any {
+                out.push_str(&format!("\nAlignment at QD {q}\n{t}\n"));
+            }
+        }
+    }
+    let has_baseline = a.cells.iter().any(|c| c.baseline);
+    if a.array_targets().is_empty() && has_baseline && a.done > 0 {
         out.push_str("\nNo RAID 0 targets in this sweep: nothing to compare with the baseline.\n");
     }
     out
 }
 
 /// The mix recommendation(s).
-pub fn render_mix(recs: &[MixRecommendation]) -> String {
+pub fn render_mix(recs: &[MixRecommendation], style: TableStyle) -> String {
     if recs.is_empty() {
         return "\nNo array target has results for every workload of the mix.\n".into();
     }
@@ -223,6 +273,7 @@ pub fn render_mix(recs: &[MixRecommendation]) -> String {
             ["Stripe", "Mix score (rel. to best)", "Weighted gain"]
                 .map(String::from)
                 .to_vec(),
+            style,
         );
         for (s, rel, ratio) in &r.ranking {
             t.add_row(vec![
@@ -246,13 +297,14 @@ pub fn render_mix(recs: &[MixRecommendation]) -> String {
 }
 
 /// Stored single runs (`ssdlab run --store`).
-pub fn render_runs(runs: &[RunRow]) -> String {
+pub fn render_runs(runs: &[RunRow], style: TableStyle) -> String {
     let mut t = table(
         [
             "Id", "Label", "Target", "Workload", "IOPS", "MB/s", "Mean lat", "p99 lat",
         ]
         .map(String::from)
         .to_vec(),
+        style,
     );
     for r in runs {
         t.add_row(vec![
@@ -274,6 +326,7 @@ pub fn render_runs(runs: &[RunRow]) -> String {
 pub fn render_points(
     points: &[crate::Point],
     status: Option<&std::collections::HashMap<String, ssdlab_report::store::PointStatus>>,
+    style: TableStyle,
 ) -> String {
     let mut header: Vec<String> = ["#", "Key", "Target", "Stripe", "Workload", "QD", "Repeat"]
         .map(String::from)
@@ -281,7 +334,7 @@ pub fn render_points(
     if status.is_some() {
         header.push("Status".into());
     }
-    let mut t = table(header);
+    let mut t = table(header, style);
     for p in points {
         let mut row = vec![
             right(p.seq.to_string()),

@@ -2,7 +2,10 @@
 
 use crate::SweepError;
 use serde::Deserialize;
-use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode, StopCondition, WorkloadSpec};
+use ssdlab_workload::replay::Skip;
+use ssdlab_workload::{
+    parse_duration, parse_size, Pattern, ReplaySpec, RwMode, StopCondition, Trace, WorkloadSpec,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -55,8 +58,19 @@ struct RawSweep {
 #[serde(deny_unknown_fields)]
 struct RawWorkload {
     name: String,
-    rw: String,
-    bs: SizeVal,
+    #[serde(default)]
+    rw: Option<String>,
+    #[serde(default)]
+    bs: Option<SizeVal>,
+    /// Replay this trace (fio iolog v2/v3 or blktrace) instead of generating ops.
+    #[serde(default)]
+    trace: Option<PathBuf>,
+    #[serde(default)]
+    no_stall: Option<bool>,
+    #[serde(default)]
+    time_scale: Option<u32>,
+    #[serde(default)]
+    replay_skip: Option<String>,
     #[serde(default)]
     align: Option<SizeVal>,
     #[serde(default)]
@@ -212,21 +226,7 @@ const SHORTHAND_MODES: [(&str, RwMode); 8] = [
     ("write", RwMode::Write),
 ];
 
-/// Levenshtein distance (chars).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
+pub use ssdlab_workload::edit_distance;
 
 /// The candidate nearest to `word`, if it is near enough to be a plausible typo.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -434,7 +434,7 @@ impl SweepSpec {
             }
         }
         for w in raw.workload.iter().flatten() {
-            workloads.push(Self::table_workload(w, &base)?);
+            workloads.push(Self::table_workload(w, &base, base_dir)?);
         }
         if workloads.is_empty() {
             return Err(SweepError::field(
@@ -478,16 +478,121 @@ impl SweepSpec {
         })
     }
 
-    fn table_workload(w: &RawWorkload, base: &WorkloadSpec) -> Result<NamedWorkload, SweepError> {
+    /// A `[[workload]]` that replays a trace: its shape gives the block size, alignment, region
+    /// and read share; the sweep's QD bounds the replay's queue depth, its `time` caps it.
+    fn trace_workload(
+        w: &RawWorkload,
+        base: &WorkloadSpec,
+        base_dir: &Path,
+    ) -> Result<NamedWorkload, SweepError> {
+        let name = w.name.trim().to_string();
+        let field = |f: &str| format!("workload '{name}'.{f}");
+        for (k, set) in [
+            ("rw", w.rw.is_some()),
+            ("bs", w.bs.is_some()),
+            ("align", w.align.is_some()),
+            ("read_pct", w.read_pct.is_some()),
+            ("random_pct", w.random_pct.is_some()),
+            ("span", w.span.is_some()),
+            ("pattern", w.pattern.is_some()),
+        ] {
+            if set {
+                return Err(SweepError::field(
+                    &field(k),
+                    "does not apply to a trace workload (the trace says what it does)",
+                ));
+            }
+        }
+        let path = resolve(base_dir, w.trace.as_deref().expect("trace workload"));
+        let mut r = ReplaySpec::new(&path);
+        r.no_stall = w.no_stall.unwrap_or(false);
+        r.time_scale = w.time_scale.unwrap_or(100);
+        if let Some(sk) = &w.replay_skip {
+            r.skip = Skip::parse(sk).map_err(|e| SweepError::field(&field("replay_skip"), e))?;
+        }
+        let trace =
+            Trace::load(&r).map_err(|e| SweepError::field(&field("trace"), e.to_string()))?;
+        r.digest = Some(
+            Trace::digest_of(&path)
+                .map_err(|e| SweepError::field(&field("trace"), e.to_string()))?,
+        );
+        let shape = trace.shape();
+        let read_pct = shape.read_pct();
+        let bs = shape.max_len.max(1);
+        let mut spec = WorkloadSpec {
+            rw: match read_pct {
+                100 => RwMode::Randread,
+                0 => RwMode::Randwrite,
+                _ => RwMode::Randrw,
+            },
+            read_pct,
+            random_pct: 100,
+            bs,
+            align: shape.align.min(bs).max(1),
+            offset: match &w.offset {
+                Some(o) => o.bytes(&field("offset"))?,
+                None => 0,
+            },
+            span: Some(shape.end.max(bs)),
+            jobs: w.jobs.unwrap_or(1),
+            seed: w.seed.unwrap_or(base.seed),
+            replay: Some(r),
+            ..base.clone()
+        };
+        if let Some(t) = &w.time {
+            let t = dur(&field("time"), t)?;
+            if t == 0 {
+                return Err(SweepError::field(&field("time"), "must be greater than 0"));
+            }
+            spec.stop.time_ns = Some(t);
+        }
+        if let Some(rp) = &w.ramp {
+            spec.ramp_ns = dur(&field("ramp"), rp)?;
+        }
+        Ok(NamedWorkload { name, spec })
+    }
+
+    fn table_workload(
+        w: &RawWorkload,
+        base: &WorkloadSpec,
+        base_dir: &Path,
+    ) -> Result<NamedWorkload, SweepError> {
         let name = w.name.trim().to_string();
         let field = |f: &str| format!("workload '{name}'.{f}");
         if name.is_empty() {
             return Err(SweepError::field("workload.name", "must not be empty"));
         }
-        let rw: RwMode = w.rw.parse().map_err(|e: ssdlab_workload::SpecError| {
+        if w.trace.is_some() {
+            return Self::trace_workload(w, base, base_dir);
+        }
+        for (k, set) in [
+            ("no_stall", w.no_stall.is_some()),
+            ("time_scale", w.time_scale.is_some()),
+            ("replay_skip", w.replay_skip.is_some()),
+        ] {
+            if set {
+                return Err(SweepError::field(
+                    &field(k),
+                    "applies to trace workloads (trace = \"FILE\")",
+                ));
+            }
+        }
+        let Some(rw) = &w.rw else {
+            return Err(SweepError::field(
+                &field("rw"),
+                "missing: give rw and bs, or trace = \"FILE\"",
+            ));
+        };
+        let Some(bs) = &w.bs else {
+            return Err(SweepError::field(
+                &field("bs"),
+                "missing: give rw and bs, or trace = \"FILE\"",
+            ));
+        };
+        let rw: RwMode = rw.parse().map_err(|e: ssdlab_workload::SpecError| {
             SweepError::field(&field("rw"), e.to_string())
         })?;
-        let bs = w.bs.bytes(&field("bs"))?;
+        let bs = bs.bytes(&field("bs"))?;
         let read_pct = match (rw.fixed_read_pct(), w.read_pct) {
             (Some(_), Some(_)) => {
                 return Err(SweepError::field(
@@ -760,6 +865,14 @@ impl SweepSpec {
             }
         }
         Ok(())
+    }
+
+    /// The traces replayed by trace workloads (inputs of the sweep).
+    pub fn traces(&self) -> Vec<&Path> {
+        self.workloads
+            .iter()
+            .filter_map(|w| w.spec.replay.as_ref().map(|r| r.trace.as_path()))
+            .collect()
     }
 
     /// Every real path of the sweep (members and single targets), in file order.

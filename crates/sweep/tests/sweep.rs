@@ -567,6 +567,46 @@ fn analysis_finds_the_known_best_stripes_and_gains() {
 }
 
 #[test]
+fn findings_state_picks_margins_and_payoff() {
+    let a = analysed();
+    let f = a.findings(&[]);
+    let text = f.join("\n");
+    // The fabricated gains: 64 KiB best for random work, 16 KiB for sequential, each with a
+    // margin over the next stripe (not a tie: the differences are 5 % and more).
+    assert!(
+        text.contains("4k-randread: 64 KiB is the best stripe") && text.contains("% ahead of"),
+        "{text}"
+    );
+    assert!(
+        text.contains("for random work (4k-randread, 4k-randwrite): 64 KiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("for sequential work (128k-seqread, 128k-seqwrite): 16 KiB"),
+        "{text}"
+    );
+    assert!(text.contains("all-round default"), "{text}");
+    assert!(text.contains("pay"), "{text}");
+    assert!(!text.contains("0.0 %"), "{text}");
+    // Sequential workloads are recognised from their specs (MB/s in the charts).
+    assert!(a.is_sequential("128k-seqread") && !a.is_sequential("4k-randread"));
+    assert!(a.alignment_pairs().is_empty());
+    // The HTML page of the sweep: a line chart and a heat map per workload.
+    let mut page = ssdlab_chart::Page::new("t");
+    ssdlab_sweep::sweep_sections(
+        &mut page,
+        &ssdlab_sweep::SweepHtml {
+            analysis: &a,
+            sweep_toml: SIM_STUDY,
+            description: None,
+            mix: None,
+            targets: &[],
+        },
+    );
+    assert_eq!(page.chart_count(), 8);
+}
+
+#[test]
 fn mix_recommendation_follows_the_weights() {
     let a = analysed();
     let r = a
@@ -583,10 +623,12 @@ fn mix_recommendation_follows_the_weights() {
         r[0].explanation
     );
     assert!(
-        r[0].explanation.contains("next best"),
+        r[0].explanation.contains("64 KiB is the best stripe")
+            && r[0].explanation.contains("ahead of"),
         "{}",
         r[0].explanation
     );
+    assert_eq!(r[0].tied, [65536]);
     assert_eq!(r[0].ranking.len(), 5);
     assert_eq!(r[0].ranking[0].1, 1.0);
     let r = a

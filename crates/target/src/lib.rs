@@ -13,6 +13,8 @@
 //!   truncate or shrink what was there; interruptible, and undone when the run cannot go on).
 //! - [`plan`]: a run's targets checked as a whole before the first byte is written (region,
 //!   direct-I/O alignment, duplicate members, free space), then laid out.
+//! - [`diskstats`]: the kernel's I/O counters of the block devices under the targets (fio's
+//!   `disk_util`).
 //! - [`identity`]: "is this the same file", so no output ever names an input.
 //! - [`written`]: the written-map of verifying runs (which sectors were written, by which seed),
 //!   so a later verifying read catches lost or zeroed data.
@@ -24,6 +26,7 @@
 //! - Bad input gives one clear error line naming the path and the reason.
 
 pub mod blkid;
+pub mod diskstats;
 pub mod error;
 pub mod fill;
 pub mod identity;
@@ -38,8 +41,13 @@ pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
 pub use fill::{lay_out, Cleanup, Laid, LayoutError, Undo};
 pub use identity::{check_outputs, resolve_output, Named, OutputPathError, PathId, SameFile};
-pub use plan::{plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget};
-pub use probe::{is_block_device, open_target, probe, TargetInfo, TargetKind};
+pub use plan::{
+    check_free_space, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget,
+};
+pub use probe::{
+    device_node, is_block_device, open_target, open_target_shared, polled_io, probe, TargetInfo,
+    TargetKind,
+};
 pub use safety::{
     check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,
     unescape_proc_field, Checked,

@@ -410,8 +410,9 @@ fn plan_path(
     })
 }
 
-/// Checks that every filesystem has room for the files to be laid out on it.
-fn check_free_space(paths: &[PlannedPath]) -> Result<(), PlanError> {
+/// Checks that every filesystem has room for the files to be laid out on it (all of `paths`
+/// together: several files on one filesystem add up).
+pub fn check_free_space(paths: &[PlannedPath]) -> Result<(), PlanError> {
     // Group by filesystem (the device of the file, or of its parent directory when missing).
     let mut by_fs: BTreeMap<u64, (PathBuf, u64, Vec<String>)> = BTreeMap::new();
     for p in paths {

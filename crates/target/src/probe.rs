@@ -374,6 +374,29 @@ pub(crate) fn open_existing_regular(path: &Path, flags: OFlags) -> Result<OwnedF
     })
 }
 
+/// How long an `O_EXCL` open of a block device retries `EBUSY`.
+///
+/// The kernel drops the exclusive claim of a block device at the last `fput` of its file, and
+/// when an io_uring ring had the file (in flight or registered) that happens in the ring's
+/// teardown work after `close` returns. Without a grace period, the run after a run on the same
+/// device (the next sweep point) would find its own previous claim and refuse.
+const EXCLUSIVE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `open(path, flags)` with `O_EXCL` in `flags`, retrying `EBUSY` for [`EXCLUSIVE_GRACE`].
+pub(crate) fn open_exclusive(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match rustix::fs::open(path, flags, Mode::empty()) {
+            Err(Errno::BUSY) if start.elapsed() < EXCLUSIVE_GRACE => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Opens a probed target for I/O.
 ///
 /// `O_RDONLY` or `O_RDWR` (never `O_CREAT`/`O_TRUNC`), `O_CLOEXEC`, `O_DIRECT` when `direct`
@@ -381,6 +404,25 @@ pub(crate) fn open_existing_regular(path: &Path, flags: OFlags) -> Result<OwnedF
 /// also `O_EXCL`, so nobody can mount it while we hold it (`EBUSY` → refused as in use). The
 /// opened object must still be of `info.kind`. The returned file is in blocking mode.
 pub fn open_target(info: &TargetInfo, write: bool, direct: bool) -> Result<File, DeviceError> {
+    open_target_with(info, write, direct, true)
+}
+
+/// Like [`open_target`], without `O_EXCL` for a block device: for a second descriptor with
+/// another direct-I/O setting while the first, exclusive one is held by the same run.
+pub fn open_target_shared(
+    info: &TargetInfo,
+    write: bool,
+    direct: bool,
+) -> Result<File, DeviceError> {
+    open_target_with(info, write, direct, false)
+}
+
+fn open_target_with(
+    info: &TargetInfo,
+    write: bool,
+    direct: bool,
+    exclusive: bool,
+) -> Result<File, DeviceError> {
     let path = info.path.as_path();
     if direct && info.exists && !info.direct_io_supported() {
         return Err(DeviceError::DirectUnsupported {
@@ -421,17 +463,24 @@ pub fn open_target(info: &TargetInfo, write: bool, direct: bool) -> Result<File,
     if direct {
         flags |= OFlags::DIRECT;
     }
-    if write && info.kind == TargetKind::BlockDevice {
+    if exclusive && write && info.kind == TargetKind::BlockDevice {
         flags |= OFlags::EXCL;
     }
-    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| match e {
+    let fd = if flags.contains(OFlags::EXCL) {
+        open_exclusive(path, flags)
+    } else {
+        rustix::fs::open(path, flags, Mode::empty())
+    }
+    .map_err(|e| match e {
         Errno::INVAL if direct => DeviceError::DirectUnsupported {
             path: path.to_path_buf(),
         },
-        Errno::BUSY if write && info.kind == TargetKind::BlockDevice => DeviceError::Refused {
-            path: path.to_path_buf(),
-            reason: Refusal::Exclusive,
-        },
+        Errno::BUSY if exclusive && write && info.kind == TargetKind::BlockDevice => {
+            DeviceError::Refused {
+                path: path.to_path_buf(),
+                reason: Refusal::Exclusive,
+            }
+        }
         Errno::NOENT => DeviceError::NotFound {
             path: path.to_path_buf(),
         },
@@ -467,4 +516,64 @@ pub fn open_target(info: &TargetInfo, write: bool, direct: bool) -> Result<File,
     rustix::fs::fcntl_setfl(&fd, fl - OFlags::NONBLOCK)
         .map_err(|e| DeviceError::io(path, "cannot set flags", e))?;
     Ok(File::from(fd))
+}
+
+/// Whether polled I/O (io_uring `IORING_SETUP_IOPOLL`, fio `hipri`) can work for a probed
+/// target: the block device under it (the device itself, or the one holding the file; a
+/// partition's disk) must have poll queues (`queue/io_poll` is 1). `Err` says why not.
+pub fn polled_io(info: &TargetInfo) -> Result<(), String> {
+    let path = info.path.as_path();
+    let on = if info.exists {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let stx = statx_path(&on, true).map_err(|e| format!("{}: {e}", on.display()))?;
+    let (major, minor) = match info.kind {
+        TargetKind::BlockDevice => (stx.stx_rdev_major, stx.stx_rdev_minor),
+        TargetKind::File => (stx.stx_dev_major, stx.stx_dev_minor),
+    };
+    let sys = sysfs_dir(major, minor);
+    let real = std::fs::canonicalize(&sys).map_err(|_| {
+        format!(
+            "{} is not on a block device ({major}:{minor} has no {}), so it cannot be polled",
+            path.display(),
+            sys.display()
+        )
+    })?;
+    let disk = if real.join("partition").exists() {
+        real.parent().map(Path::to_path_buf).unwrap_or(real)
+    } else {
+        real
+    };
+    let name = disk
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match read_trimmed(&disk.join("queue/io_poll")).as_deref() {
+        Some("1") => Ok(()),
+        Some(_) => Err(format!(
+            "{} is on /dev/{name}, which has no poll queues (queue/io_poll is 0; NVMe needs \
+             the nvme module's poll_queues=N)",
+            path.display()
+        )),
+        None => Err(format!(
+            "{} is on /dev/{name}, which does not support polled I/O",
+            path.display()
+        )),
+    }
+}
+
+/// The device node of block device `major:minor` (`/dev/` + the kernel's name for it), for
+/// replaying a blktrace onto the device it was recorded from.
+pub fn device_node(major: u32, minor: u32) -> Option<PathBuf> {
+    let uevent = std::fs::read_to_string(sysfs_dir(major, minor).join("uevent")).ok()?;
+    let name = uevent
+        .lines()
+        .find_map(|l| l.strip_prefix("DEVNAME="))?
+        .trim();
+    (!name.is_empty() && !name.contains("..")).then(|| PathBuf::from("/dev").join(name))
 }

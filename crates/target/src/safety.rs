@@ -358,10 +358,9 @@ pub fn check_block_device_writable_with(
         return Err(refuse(Refusal::Signature(sig)));
     }
 
-    match rustix::fs::open(
+    match crate::probe::open_exclusive(
         path,
         OFlags::RDONLY | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
     ) {
         Ok(fd) => {
             drop(fd);

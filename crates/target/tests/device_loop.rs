@@ -656,6 +656,9 @@ impl Drop for Tmpfs {
 /// removed, an extended file gets its original length and bytes back.
 #[test]
 fn a_full_filesystem_during_layout_is_given_back() {
+    // Other tests here start programs (losetup, mount, blkid): a child forked while the layout
+    // holds its file open keeps the unlinked file's space until it execs. Run alone.
+    let _g = lock();
     let t = match Tmpfs::mount("8m") {
         Ok(t) => t,
         Err(e) => return skip(&e),
@@ -672,6 +675,7 @@ fn a_full_filesystem_during_layout_is_given_back() {
     }
     assert!(!e.nothing_written());
     assert!(!p.exists());
+    wait_for_free_space(d, 6 * MIB);
     let q = d.join("old.img");
     let data: Vec<u8> = (0..MIB as u32).map(|i| (i % 241) as u8).collect();
     fs::write(&q, &data).unwrap();
@@ -704,6 +708,15 @@ fn an_interrupted_layout_is_given_back() {
         "{e}"
     );
     assert!(!p.exists());
+}
+
+/// Waits (up to 5 s) until `d` has more than `bytes` free: a removed file's space comes back
+/// when the last descriptor on it closes, which a process forked by another thread can delay.
+fn wait_for_free_space(d: &Path, bytes: u64) {
+    let t0 = std::time::Instant::now();
+    while rustix_statvfs(d) <= bytes && t0.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn libc_enospc() -> i32 {

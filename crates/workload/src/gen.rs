@@ -50,6 +50,80 @@ pub fn worker_seed(seed: u64, worker: u32) -> u64 {
     seed ^ (worker as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
+/// A permutation of `0..n` walked one value at a time: a full-period LCG modulo the next power of
+/// two, scrambled by a bijective mix, with values `>= n` skipped (cycle walking). Every value
+/// comes exactly once per pass; each pass uses a new order. This is ssdlab's random map (fio's
+/// default: every block once before any repeats).
+#[derive(Debug, Clone)]
+struct Permutation {
+    n: u64,
+    mask: u64,
+    bits: u32,
+    state: u64,
+    inc: u64,
+    mul: u64,
+    /// Steps left in this pass of the LCG (it has period `mask + 1`).
+    left: u64,
+    /// Where each pass's order comes from.
+    rng: Rng,
+}
+
+impl Permutation {
+    fn new(n: u64, rng: Rng) -> Self {
+        debug_assert!(n > 0);
+        let m = n.next_power_of_two();
+        let mut p = Permutation {
+            n,
+            mask: m - 1,
+            bits: m.trailing_zeros(),
+            state: 0,
+            inc: 1,
+            mul: 1,
+            left: 0,
+            rng,
+        };
+        p.new_pass();
+        p
+    }
+
+    fn new_pass(&mut self) {
+        self.state = self.rng.next_u64() & self.mask;
+        // Odd increment (modulo 1 when the mask is 0: a single value).
+        self.inc = (self.rng.next_u64() | 1) & self.mask.max(1);
+        self.mul = self.rng.next_u64() | 1;
+        self.left = self.mask + 1;
+    }
+
+    /// A bijection of `0..=mask` (xorshift and odd multiplication modulo a power of two).
+    #[inline]
+    fn mix(&self, x: u64) -> u64 {
+        let h = (self.bits / 2).max(1);
+        let mut y = x ^ (x >> h);
+        y = y.wrapping_mul(self.mul) & self.mask;
+        y ^ (y >> h)
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        loop {
+            if self.left == 0 {
+                self.new_pass();
+            }
+            self.left -= 1;
+            // a ≡ 1 (mod 4), c odd: full period modulo any power of two.
+            self.state = self
+                .state
+                .wrapping_mul(0x5851_F42D_4C95_7F2D)
+                .wrapping_add(self.inc)
+                & self.mask;
+            let v = self.mix(self.state);
+            if v < self.n {
+                return v;
+            }
+        }
+    }
+}
+
 /// Generates the op stream of one worker.
 #[derive(Debug, Clone)]
 pub struct OpGen {
@@ -63,6 +137,13 @@ pub struct OpGen {
     read_pct: u32,
     random_pct: u32,
     next_seq: u64,
+    /// Bytes skipped after each sequential op.
+    seq_skip: u64,
+    /// A random decision only every `random_every` ops; `count` counts them.
+    random_every: u32,
+    count: u32,
+    /// Random positions without repeats within a pass (the random map).
+    map: Option<Permutation>,
 }
 
 impl OpGen {
@@ -70,6 +151,13 @@ impl OpGen {
     pub fn new(spec: &WorkloadSpec, start: u64, span: u64, worker: u32) -> Self {
         assert!(span >= spec.bs && spec.align > 0 && spec.bs > 0);
         let positions = (span - spec.bs) / spec.align + 1;
+        // The map has its own stream, so the op-kind draws stay those of a run without it.
+        let map = (spec.random_map && spec.random_pct > 0).then(|| {
+            Permutation::new(
+                positions,
+                Rng::new(worker_seed(spec.seed ^ 0x6d61_7000, worker)),
+            )
+        });
         OpGen {
             rng: Rng::new(worker_seed(spec.seed, worker)),
             start,
@@ -80,6 +168,10 @@ impl OpGen {
             read_pct: spec.read_pct as u32,
             random_pct: spec.random_pct as u32,
             next_seq: start,
+            seq_skip: spec.seq_skip,
+            random_every: spec.random_every.max(1),
+            count: 0,
+            map,
         }
     }
 
@@ -97,10 +189,22 @@ impl OpGen {
             } else {
                 OpKind::Write
             };
-        let random =
-            self.random_pct >= 100 || (self.random_pct > 0 && self.rng.percent() < self.random_pct);
+        let decide = if self.random_every > 1 {
+            let d = self.count == 0;
+            self.count = (self.count + 1) % self.random_every;
+            d
+        } else {
+            true
+        };
+        let random = decide
+            && (self.random_pct >= 100
+                || (self.random_pct > 0 && self.rng.percent() < self.random_pct));
         let offset = if random {
-            self.start + self.rng.below(self.positions) * self.align
+            let pos = match &mut self.map {
+                Some(p) => p.next(),
+                None => self.rng.below(self.positions),
+            };
+            self.start + pos * self.align
         } else {
             let mut o = self.next_seq;
             if o + self.bs > self.end {
@@ -108,7 +212,7 @@ impl OpGen {
             }
             o
         };
-        self.next_seq = offset + self.bs;
+        self.next_seq = offset + self.bs + self.seq_skip;
         Op {
             kind,
             offset,
@@ -202,6 +306,64 @@ mod tests {
         assert!((4500..5500).contains(&seq), "{seq}");
     }
 
+    #[test]
+    fn random_map_visits_every_position_once_per_pass() {
+        for n_blocks in [1u64, 2, 3, 7, 64, 1000, 4097] {
+            let mut s = spec(RwMode::Randread, 4096, 4096);
+            s.random_map = true;
+            let mut g = OpGen::new(&s, 0, n_blocks * 4096, 0);
+            for pass in 0..3 {
+                let mut seen: Vec<u64> = (0..n_blocks).map(|_| g.next_op().offset / 4096).collect();
+                seen.sort_unstable();
+                assert_eq!(
+                    seen,
+                    (0..n_blocks).collect::<Vec<_>>(),
+                    "pass {pass} of {n_blocks}"
+                );
+            }
+        }
+        // Without the map, 1000 draws over 1000 blocks repeat some (birthday bound).
+        let s = spec(RwMode::Randread, 4096, 4096);
+        let mut g = OpGen::new(&s, 0, 1000 * 4096, 0);
+        let mut v: Vec<u64> = (0..1000).map(|_| g.next_op().offset).collect();
+        v.sort_unstable();
+        v.dedup();
+        assert!(v.len() < 1000);
+    }
+
+    #[test]
+    fn random_every_n_runs_sequentially_between() {
+        // fio's rw=randread:8: a new random offset every 8 ops, sequential in between.
+        let mut s = spec(RwMode::Randread, 4096, 4096);
+        s.random_every = 8;
+        let mut g = OpGen::new(&s, 0, 1 << 30, 0);
+        let ops: Vec<Op> = (0..64).map(|_| g.next_op()).collect();
+        for (i, w) in ops.windows(2).enumerate() {
+            let seq = w[1].offset == w[0].offset + 4096;
+            if (i + 1) % 8 != 0 {
+                assert!(seq, "op {} should follow op {}", i + 1, i);
+            }
+        }
+        let jumps = ops
+            .windows(2)
+            .filter(|w| w[1].offset != w[0].offset + 4096)
+            .count();
+        assert!(jumps >= 6, "{jumps}");
+    }
+
+    #[test]
+    fn sequential_with_holes() {
+        // fio's rw=write:4k: skip 4k after every write.
+        let mut s = spec(RwMode::Write, 4096, 4096);
+        s.seq_skip = 4096;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..10).map(|_| g.next_op().offset).collect();
+        assert_eq!(
+            offs,
+            vec![0, 8192, 16384, 24576, 32768, 40960, 49152, 57344, 0, 8192]
+        );
+    }
+
     proptest! {
         #[test]
         fn ops_stay_in_region(
@@ -211,12 +373,18 @@ mod tests {
             align_sectors in 1u64..64,
             random_pct in 0u8..=100,
             seed in any::<u64>(),
+            random_map in any::<bool>(),
+            every in 1u32..5,
+            skip_sectors in 0u64..9,
         ) {
             let align_sectors = align_sectors.min(bs_sectors);
             let bs = bs_sectors * 512;
             let mut s = spec(RwMode::Randrw, bs, align_sectors * 512);
             s.random_pct = random_pct;
             s.seed = seed;
+            s.random_map = random_map;
+            s.random_every = every;
+            s.seq_skip = skip_sectors * 512;
             let start = start_blocks * 512;
             let span = (span_blocks * 512).max(bs);
             let mut g = OpGen::new(&s, start, span, 3);

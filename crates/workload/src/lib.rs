@@ -5,15 +5,24 @@
 //! * [`gen`]: deterministic per-worker offset/op generators.
 //! * [`pattern`]: data patterns written by writes and their expected compressibility.
 //! * [`rng`]: a small, fast, seedable PRNG (xoshiro256**), so a seed gives the same sequence everywhere.
+//! * [`replay`]: recorded traces (fio iolog v2/v3, blktrace) read into a [`replay::Trace`], and
+//!   fio's v3 iolog lines for recording one.
+//! * [`source`]: [`OpSource`], where a worker's ops come from (generated or replayed).
 
 pub mod gen;
 pub mod pattern;
+pub mod replay;
 pub mod rng;
+pub mod source;
 pub mod spec;
 pub mod units;
 pub mod verify;
 
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{Pattern, PatternError};
+pub use replay::{ReplaySpec, Trace, TraceError};
+pub use source::{Next, OpSource, Replay};
 pub use spec::{RwMode, SpecError, StopCondition, WorkloadSpec};
-pub use units::{format_duration, format_size, parse_duration, parse_size, UnitError};
+pub use units::{
+    edit_distance, format_duration, format_size, parse_duration, parse_size, UnitError,
+};

@@ -104,6 +104,18 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// Default measured time when no stop condition is given.
 pub const DEFAULT_TIME_NS: u64 = 10_000_000_000;
 
@@ -137,6 +149,28 @@ pub struct WorkloadSpec {
     /// this option existed stay the same.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify: bool,
+    /// Random offsets visit every aligned position of the region once before any repeats (fio's
+    /// default random map); `false` draws them uniformly with replacement (fio's `norandommap`,
+    /// ssdlab's default). The fields below are also left out of the serialised form at their
+    /// defaults.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub random_map: bool,
+    /// A new random offset only every N-th op, the ops between continue sequentially (fio's
+    /// `rw=randread:N`); 1 = every op.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub random_every: u32,
+    /// Bytes skipped after each sequential op: sequential I/O with holes (fio's `rw=write:4k`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_skip: u64,
+    /// Replay a recorded trace instead of generating ops (fio's `read_iolog`). `bs`, `align`,
+    /// `span` and `read_pct` then describe the trace (largest op, common alignment, end of the
+    /// highest op, share of reads) so the target checks see what the replay will do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplaySpec>,
+    /// Issue one op per this many ns per worker, catching up when behind (fio's `rate_iops`);
+    /// 0 = as fast as the queue depth allows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pace_ns: u64,
 }
 
 impl Default for WorkloadSpec {
@@ -159,6 +193,11 @@ impl Default for WorkloadSpec {
             pattern: Pattern::Random,
             seed: 0x5eed_1ab5,
             verify: false,
+            random_map: false,
+            random_every: 1,
+            seq_skip: 0,
+            replay: None,
+            pace_ns: 0,
         }
     }
 }
@@ -257,6 +296,9 @@ impl WorkloadSpec {
                     return Err(SpecError::VerifyUnaligned(name, v));
                 }
             }
+        }
+        if self.random_every == 0 {
+            return Err(SpecError::Zero("random-every"));
         }
         if self.stop.time_ns == Some(0) {
             return Err(SpecError::Zero("time"));

@@ -1,0 +1,1440 @@
+//! Jobs from sections, with fio's rules:
+//!
+//! - `[global]` sections change the defaults of the jobs **after** them; each job starts from
+//!   the defaults as they are at its section and applies its own options in order (a later
+//!   option wins). Each job file after the first starts again from fio's defaults, and its
+//!   first job waits for everything before it (fio separates job files by a stonewall).
+//! - `numjobs=N` makes N clones of a job.
+//! - `stonewall` makes a job (and every job after it) wait until all jobs before it finished;
+//!   `wait_for=NAME` makes it wait for the job NAME. ssdlab runs jobs in *waves*: every job of a
+//!   wave starts together, a wave starts when the previous one has finished. This is exact for
+//!   `stonewall`; a `wait_for` job also waits for the jobs that started with its waitee (a note
+//!   says so when that differs from fio).
+//! - `stonewall` and `new_group` start a new reporting group; `group_reporting` reports a
+//!   group's jobs and clones as one.
+//!
+//! Options are *mapped* (they change the ssdlab run as they change fio's), *accepted without
+//! effect* (see [`crate::options::NO_EFFECT`]), or *unsupported* (the job is refused, naming
+//! each with its line, unless the caller ignores them). Bad values and unknown keys are errors.
+
+use crate::ini::{Loc, Opt, Section};
+use crate::options;
+use crate::value::{self, Size};
+use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
+use ssdlab_workload::{Pattern, RwMode, StopCondition, WorkloadSpec};
+
+/// fio's default random seed (`randseed`).
+pub const FIO_RANDSEED: u64 = 0x89;
+
+/// An I/O engine of a fio job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// fio's `io_uring`: ssdlab's io_uring engine.
+    IoUring,
+    /// Another asynchronous engine (`libaio`, `posixaio`), run on ssdlab's io_uring engine:
+    /// the same queue depth, another kernel interface.
+    Async(&'static str),
+    /// A synchronous engine (`psync`, fio's default on Linux; `sync`, `pvsync`, `pvsync2`,
+    /// `vsync`): one I/O at a time per job, so `iodepth` has no effect, as in fio.
+    Sync(&'static str),
+    /// fio's `null`: ssdlab's null target.
+    Null,
+}
+
+impl Engine {
+    fn parse(s: &str) -> Result<Engine, Problem> {
+        Ok(match s.trim() {
+            "io_uring" => Engine::IoUring,
+            "libaio" => Engine::Async("libaio"),
+            "posixaio" => Engine::Async("posixaio"),
+            "psync" => Engine::Sync("psync"),
+            "sync" => Engine::Sync("sync"),
+            "pvsync" => Engine::Sync("pvsync"),
+            "pvsync2" => Engine::Sync("pvsync2"),
+            "vsync" => Engine::Sync("vsync"),
+            "null" => Engine::Null,
+            other => {
+                return Err(Problem::Unsupported(format!(
+                    "ioengine={other} (ssdlab runs io_uring, libaio and posixaio on its io_uring engine, psync/sync/pvsync/pvsync2/vsync on its sync engine, and null)"
+                )))
+            }
+        })
+    }
+
+    /// fio's name of the engine.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::IoUring => "io_uring",
+            Engine::Async(n) | Engine::Sync(n) => n,
+            Engine::Null => "null",
+        }
+    }
+}
+
+/// The `rw=` modes ssdlab runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    Rw,
+    RandRw,
+}
+
+impl Mode {
+    pub fn rw(&self) -> RwMode {
+        match self {
+            Mode::Read => RwMode::Read,
+            Mode::Write => RwMode::Write,
+            Mode::RandRead => RwMode::Randread,
+            Mode::RandWrite => RwMode::Randwrite,
+            Mode::Rw => RwMode::Rw,
+            Mode::RandRw => RwMode::Randrw,
+        }
+    }
+    pub fn random(&self) -> bool {
+        matches!(self, Mode::RandRead | Mode::RandWrite | Mode::RandRw)
+    }
+    pub fn reads(&self) -> bool {
+        !matches!(self, Mode::Write | Mode::RandWrite)
+    }
+    pub fn writes(&self) -> bool {
+        !matches!(self, Mode::Read | Mode::RandRead)
+    }
+}
+
+/// A value that is wrong (an error) or that ssdlab cannot honour (unsupported).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    Invalid(String),
+    Unsupported(String),
+}
+
+impl From<String> for Problem {
+    fn from(s: String) -> Self {
+        Problem::Invalid(s)
+    }
+}
+
+/// A job's options, typed, with fio's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub kb_base: u64,
+    /// A job's own `name=` (a global one does not rename jobs, as in fio).
+    pub name: Option<String>,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub size: Option<Size>,
+    pub filesize: Option<u64>,
+    pub offset: Option<Size>,
+    pub io_size: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub loops: u64,
+    pub mode: Mode,
+    /// `rw=MODE:N`: for random modes a new random offset every N ops; for sequential ones N
+    /// bytes skipped after each op.
+    pub rw_modifier: Option<u64>,
+    pub rwmixread: u8,
+    /// Block size per direction (read, write, trim).
+    pub bs: [u64; 3],
+    /// `bsrange`/`bssplit` asked for variable block sizes.
+    pub variable_bs: Option<Loc>,
+    pub ba: [Option<u64>; 3],
+    pub percentage_random: [u8; 3],
+    pub randseed: u64,
+    pub randrepeat: bool,
+    pub norandommap: bool,
+    pub direct: bool,
+    pub engine: Engine,
+    pub iodepth: u32,
+    pub iodepth_batch: Option<u32>,
+    pub numjobs: u32,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_ns: u64,
+    pub zero_buffers: bool,
+    pub buffer_pattern: Option<u8>,
+    pub compress_pct: Option<u8>,
+    pub verify: bool,
+    pub do_verify: bool,
+    pub continue_on_error: bool,
+    pub read_iolog: Option<String>,
+    pub write_iolog: Option<String>,
+    pub replay_no_stall: bool,
+    pub replay_time_scale: u32,
+    pub replay_redirect: Option<String>,
+    pub replay_align: u64,
+    pub replay_scale: u64,
+    pub replay_skip: Skip,
+    pub hipri: bool,
+    pub sqthread_poll: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    /// Where io_uring engine options were set (checked against the engine at the end).
+    pub ring_opts: Vec<(String, Loc)>,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub wait_for: Option<String>,
+    pub group_reporting: bool,
+    /// `rate_iops` per direction.
+    pub rate_iops: [Option<u64>; 3],
+    /// `rate` (bytes/s) per direction.
+    pub rate: [Option<u64>; 3],
+    /// Clone k starts at `offset + k × offset_increment`.
+    pub offset_increment: Option<Size>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            kb_base: 1024,
+            name: None,
+            filename: None,
+            directory: None,
+            size: None,
+            filesize: None,
+            offset: None,
+            io_size: None,
+            number_ios: None,
+            loops: 1,
+            mode: Mode::Read,
+            rw_modifier: None,
+            rwmixread: 50,
+            bs: [4096; 3],
+            variable_bs: None,
+            ba: [None; 3],
+            percentage_random: [100; 3],
+            randseed: FIO_RANDSEED,
+            randrepeat: true,
+            norandommap: false,
+            direct: false,
+            engine: Engine::Sync("psync"),
+            iodepth: 1,
+            iodepth_batch: None,
+            numjobs: 1,
+            runtime_ns: None,
+            time_based: false,
+            ramp_ns: 0,
+            zero_buffers: false,
+            buffer_pattern: None,
+            compress_pct: None,
+            verify: false,
+            do_verify: true,
+            continue_on_error: false,
+            read_iolog: None,
+            write_iolog: None,
+            replay_no_stall: false,
+            replay_time_scale: 100,
+            replay_redirect: None,
+            replay_align: 0,
+            replay_scale: 0,
+            replay_skip: Skip::default(),
+            hipri: false,
+            sqthread_poll: false,
+            fixedbufs: false,
+            registerfiles: false,
+            ring_opts: Vec::new(),
+            stonewall: false,
+            new_group: false,
+            wait_for: None,
+            group_reporting: false,
+            rate_iops: [None; 3],
+            rate: [None; 3],
+            offset_increment: None,
+        }
+    }
+}
+
+fn need(v: Option<&str>, key: &str) -> Result<String, Problem> {
+    match v {
+        Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+        _ => Err(Problem::Invalid(format!("{key} needs a value ({key}=…)"))),
+    }
+}
+
+fn unsupported(why: impl Into<String>) -> Problem {
+    Problem::Unsupported(why.into())
+}
+
+/// Accepts an option only at the given (default) value.
+fn only_default(key: &str, v: Option<&str>, ok: &[&str], why: &str) -> Result<(), Problem> {
+    let given = v.map(str::trim).unwrap_or("1");
+    if ok.contains(&given) {
+        Ok(())
+    } else {
+        Err(unsupported(format!("{key}={given}: {why}")))
+    }
+}
+
+impl Settings {
+    /// Applies one option (canonical key) in order.
+    pub fn apply(&mut self, opt: &Opt) -> Result<(), Problem> {
+        let key = options::canonical(&opt.key);
+        let v = opt.value.as_deref();
+        let kb = self.kb_base;
+        let size = |s: &str| value::size(s, kb).map_err(Problem::Invalid);
+        let bytes = |s: &str| value::bytes(s, kb).map_err(Problem::Invalid);
+        let flag = |v: Option<&str>| value::boolean(v).map_err(Problem::Invalid);
+        match key {
+            "name" => self.name = Some(need(v, key)?),
+            "kb_base" => {
+                self.kb_base = match need(v, key)?.as_str() {
+                    "1024" => 1024,
+                    "1000" => 1000,
+                    o => return Err(Problem::Invalid(format!("kb_base={o}: 1024 or 1000"))),
+                }
+            }
+            "filename" => {
+                let f = need(v, key)?;
+                if split_filenames(&f).len() > 1 {
+                    return Err(unsupported(format!(
+                        "filename={f}: several files in one job (ssdlab runs one file or device per job; give each its own job, or use ssdlab run --raid0 for a stripe set)"
+                    )));
+                }
+                self.filename = Some(f);
+            }
+            "directory" => {
+                let d = need(v, key)?;
+                if split_filenames(&d).len() > 1 {
+                    return Err(unsupported(format!(
+                        "directory={d}: several directories in one job"
+                    )));
+                }
+                self.directory = Some(d);
+            }
+            "size" => self.size = Some(size(&need(v, key)?)?),
+            "filesize" => {
+                let (a, b) = value::range(&need(v, key)?, kb).map_err(Problem::Invalid)?;
+                if a != b {
+                    return Err(unsupported(format!(
+                        "filesize={}: a range of file sizes",
+                        v.unwrap_or("")
+                    )));
+                }
+                self.filesize = Some(a);
+            }
+            "offset" => self.offset = Some(size(&need(v, key)?)?),
+            "io_size" => self.io_size = Some(bytes(&need(v, key)?)?),
+            "number_ios" => self.number_ios = Some(value::int(&need(v, key)?)?),
+            "loops" => self.loops = value::int_in(&need(v, key)?, 1, u32::MAX as u64)?,
+            "rw" => {
+                let s = need(v, key)?;
+                let (mode, modifier) = match s.split_once(':') {
+                    Some((m, n)) => (m.trim(), Some(n.trim())),
+                    None => (s.as_str(), None),
+                };
+                self.mode = match mode {
+                    "read" => Mode::Read,
+                    "write" => Mode::Write,
+                    "randread" => Mode::RandRead,
+                    "randwrite" => Mode::RandWrite,
+                    "rw" | "readwrite" => Mode::Rw,
+                    "randrw" => Mode::RandRw,
+                    "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                        return Err(unsupported(format!(
+                            "rw={mode}: trims (ssdlab issues trims only when replaying a trace on a simulated drive)"
+                        )))
+                    }
+                    other => {
+                        return Err(Problem::Invalid(format!(
+                            "rw={other} is not an fio mode (read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite)"
+                        )))
+                    }
+                };
+                self.rw_modifier = match modifier {
+                    None => None,
+                    Some(n) => {
+                        let n = bytes(n)?;
+                        if n == 0 || (self.mode.random() && n > u32::MAX as u64) {
+                            return Err(Problem::Invalid(format!(
+                                "rw={s}: the modifier is out of range"
+                            )));
+                        }
+                        Some(n)
+                    }
+                };
+            }
+            "rw_sequencer" => match need(v, key)?.as_str() {
+                "sequential" => {}
+                "identical" => {
+                    return Err(unsupported(
+                        "rw_sequencer=identical (the same offset N times)",
+                    ))
+                }
+                o => {
+                    return Err(Problem::Invalid(format!(
+                        "rw_sequencer={o}: sequential or identical"
+                    )))
+                }
+            },
+            "rwmixread" => self.rwmixread = value::int_in(&need(v, key)?, 0, 100)? as u8,
+            "rwmixwrite" => self.rwmixread = 100 - value::int_in(&need(v, key)?, 0, 100)? as u8,
+            "bs" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
+                for (i, b) in l.iter().enumerate() {
+                    if let Some(b) = b {
+                        if *b == 0 {
+                            return Err(Problem::Invalid("bs must be greater than 0".into()));
+                        }
+                        self.bs[i] = *b;
+                    }
+                }
+                self.variable_bs = None;
+            }
+            "bsrange" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::range(s, kb))?;
+                for (i, r) in l.iter().enumerate() {
+                    if let Some((lo, hi)) = r {
+                        if lo != hi {
+                            self.variable_bs = Some(opt.loc.clone());
+                            return Err(unsupported(format!(
+                                "bsrange={}: variable block sizes (ssdlab issues one block size; bsrange=4k-4k is fine)",
+                                v.unwrap_or("")
+                            )));
+                        }
+                        if *lo == 0 {
+                            return Err(Problem::Invalid("bsrange must be greater than 0".into()));
+                        }
+                        self.bs[i] = *lo;
+                    }
+                }
+            }
+            "bssplit" => {
+                return Err(unsupported(
+                    "bssplit: a mix of block sizes (ssdlab issues one block size per job)",
+                ))
+            }
+            "ba" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
+                for (i, b) in l.iter().enumerate() {
+                    if let Some(b) = b {
+                        if *b == 0 {
+                            return Err(Problem::Invalid(
+                                "blockalign must be greater than 0".into(),
+                            ));
+                        }
+                        self.ba[i] = Some(*b);
+                    }
+                }
+            }
+            "bs_unaligned" => {
+                if flag(v)? {
+                    return Err(unsupported("bs_unaligned (with variable block sizes)"));
+                }
+            }
+            "bs_is_seq_rand" => {
+                only_default(key, v, &["0"], "block sizes for sequential/random I/O")?
+            }
+            "percentage_random" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::int_in(s, 0, 100))?;
+                for (i, p) in l.iter().enumerate() {
+                    if let Some(p) = p {
+                        self.percentage_random[i] = *p as u8;
+                    }
+                }
+            }
+            "randseed" => self.randseed = value::int(&need(v, key)?)?,
+            "randrepeat" => self.randrepeat = flag(v)?,
+            "norandommap" => self.norandommap = flag(v)?,
+            "softrandommap" => only_default(key, v, &["0"], "fio's soft random map")?,
+            "random_distribution" => {
+                let d = need(v, key)?;
+                if d != "random" {
+                    return Err(unsupported(format!(
+                        "random_distribution={d} (ssdlab draws offsets uniformly: random)"
+                    )));
+                }
+            }
+            "direct" => self.direct = flag(v)?,
+            "buffered" => self.direct = !flag(v)?,
+            "ioengine" => {
+                let e = need(v, key)?;
+                self.engine = Engine::parse(&e)?;
+            }
+            "iodepth" => self.iodepth = value::int_in(&need(v, key)?, 1, 65536)? as u32,
+            "iodepth_batch" => {
+                self.iodepth_batch = Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
+            }
+            "iodepth_batch_complete_min" => only_default(
+                key,
+                v,
+                &["0", "1"],
+                "ssdlab reaps every completion that is ready",
+            )?,
+            "iodepth_batch_complete_max" => {
+                return Err(unsupported(format!(
+                    "{key}: ssdlab reaps every completion that is ready"
+                )))
+            }
+            "iodepth_low" => {
+                return Err(unsupported(
+                    "iodepth_low: ssdlab refills the queue as soon as a slot is free",
+                ))
+            }
+            "numjobs" => self.numjobs = value::int_in(&need(v, key)?, 1, 4096)? as u32,
+            "runtime" => self.runtime_ns = Some(value::time_ns(&need(v, key)?, false)?),
+            "time_based" => self.time_based = flag(v)?,
+            "ramp_time" => self.ramp_ns = value::time_ns(&need(v, key)?, false)?,
+            "zero_buffers" => self.zero_buffers = flag(v)?,
+            "refill_buffers" => {
+                flag(v)?;
+            }
+            "buffer_pattern" => {
+                let p = need(v, key)?;
+                let byte = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+                    (h.len() <= 2)
+                        .then(|| u8::from_str_radix(h, 16).ok())
+                        .flatten()
+                } else {
+                    p.parse::<u8>().ok()
+                };
+                match byte {
+                    Some(b) => self.buffer_pattern = Some(b),
+                    None => {
+                        return Err(unsupported(format!(
+                            "buffer_pattern={p}: only a single byte (0xNN or 0..255) is supported"
+                        )))
+                    }
+                }
+            }
+            "buffer_compress_percentage" => {
+                self.compress_pct = Some(value::int_in(&need(v, key)?, 0, 100)? as u8)
+            }
+            "buffer_compress_chunk" => {
+                return Err(unsupported(
+                    "buffer_compress_chunk: ssdlab mixes zeros into every 4 KiB of a block",
+                ))
+            }
+            "verify" => {
+                let m = need(v, key)?;
+                match m.as_str() {
+                    "0" | "none" => self.verify = false,
+                    "crc32c" | "crc32c-intel" | "crc32" | "crc16" | "crc7" | "crc64" | "md5"
+                    | "sha1" | "sha256" | "sha512" | "sha3-224" | "sha3-256" | "sha3-384"
+                    | "sha3-512" | "xxhash" | "meta" | "1" => self.verify = true,
+                    "pattern" | "null" => {
+                        return Err(unsupported(format!(
+                        "verify={m} (ssdlab verifies with its own per-sector headers and CRC32C)"
+                    )))
+                    }
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "verify={o} is not an fio verify method"
+                        )))
+                    }
+                }
+            }
+            "do_verify" => self.do_verify = flag(v)?,
+            "verify_fatal" => only_default(
+                key,
+                v,
+                &["0"],
+                "ssdlab stops at the first bad sector unless continue_on_error is set",
+            )?,
+            "continue_on_error" => {
+                self.continue_on_error = match need(v, key)?.as_str() {
+                    "none" | "0" => false,
+                    "all" | "1" | "io" | "read" | "write" | "verify" => true,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "continue_on_error={o}: none, read, write, io, verify or all"
+                        )))
+                    }
+                }
+            }
+            "read_iolog" => {
+                let p = need(v, key)?;
+                if split_filenames(&p).len() > 1 {
+                    return Err(unsupported(format!(
+                        "read_iolog={p}: several traces (one per clone)"
+                    )));
+                }
+                if p == "-" {
+                    return Err(unsupported("read_iolog=- (a trace on stdin)"));
+                }
+                self.read_iolog = Some(p);
+            }
+            "write_iolog" => self.write_iolog = Some(need(v, key)?),
+            "replay_no_stall" => self.replay_no_stall = flag(v)?,
+            "replay_time_scale" => {
+                self.replay_time_scale = value::int_in(&need(v, key)?, 1, u32::MAX as u64)? as u32
+            }
+            "replay_redirect" => self.replay_redirect = Some(need(v, key)?),
+            "replay_align" => {
+                let a = value::int(&need(v, key)?)?;
+                if a != 0 && !a.is_power_of_two() {
+                    return Err(Problem::Invalid(format!(
+                        "replay_align={a} must be a power of two"
+                    )));
+                }
+                self.replay_align = a;
+            }
+            "replay_scale" => self.replay_scale = value::int(&need(v, key)?)?,
+            "replay_skip" => {
+                self.replay_skip = Skip::parse(&need(v, key)?).map_err(Problem::Invalid)?
+            }
+            "read_iolog_chunked" => only_default(key, v, &["0"], "ssdlab reads the whole trace")?,
+            "hipri" | "sqthread_poll" | "fixedbufs" | "registerfiles" => {
+                let on = flag(v)?;
+                match key {
+                    "hipri" => self.hipri = on,
+                    "sqthread_poll" => self.sqthread_poll = on,
+                    "fixedbufs" => self.fixedbufs = on,
+                    _ => self.registerfiles = on,
+                }
+                self.ring_opts.push((key.to_string(), opt.loc.clone()));
+            }
+            "nonvectored" | "force_async" | "uncached" | "nowait" | "userspace_reap"
+            | "libaio_vectored" | "readfua" | "writefua" => {
+                only_default(key, v, &["0"], "an engine option ssdlab does not implement")?
+            }
+            "rate_iops" => {
+                let l = value::per_ddir(&need(v, key)?, value::int)?;
+                self.rate_iops = l.map(|x| x.filter(|&n| n > 0));
+            }
+            "rate" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
+                self.rate = l.map(|x| x.filter(|&n| n > 0));
+            }
+            "rate_process" => only_default(key, v, &["linear"], "ssdlab paces I/O linearly")?,
+            "offset_increment" => self.offset_increment = Some(size(&need(v, key)?)?),
+            "stonewall" => self.stonewall = flag(v)?,
+            "new_group" => self.new_group = flag(v)?,
+            "wait_for" => self.wait_for = Some(need(v, key)?),
+            "group_reporting" => self.group_reporting = flag(v)?,
+            // Dropping the page cache before a job matters to buffered jobs only; ssdlab does
+            // not drop it (docs/FIO-JOBS.md says so).
+            "invalidate" => {
+                flag(v)?;
+            }
+            "fsync" | "fdatasync" | "write_barrier" => {
+                only_default(key, v, &["0"], "ssdlab issues no syncs")?
+            }
+            "end_fsync" | "fsync_on_close" => {
+                only_default(key, v, &["0"], "ssdlab issues no syncs")?
+            }
+            "unlink" | "unlink_each_loop" => {
+                only_default(key, v, &["0"], "ssdlab never deletes files")?
+            }
+            "nrfiles" => only_default(key, v, &["1"], "one file per job")?,
+            "openfiles" => only_default(key, v, &["0", "1"], "one file per job")?,
+            "startdelay" => only_default(key, v, &["0"], "jobs of a wave start together")?,
+            "sync" => only_default(key, v, &["0", "none"], "O_SYNC/O_DSYNC writes")?,
+            "allow_mounted_write" => {
+                only_default(key, v, &["0"], "ssdlab never writes to mounted devices")?
+            }
+            "exitall" | "exitall_on_error" => {
+                if flag(v)? {
+                    return Err(unsupported(format!(
+                        "{key}: ending every job when one ends"
+                    )));
+                }
+            }
+            "mem" => {
+                let m = need(v, key)?;
+                if m != "malloc" {
+                    return Err(unsupported(format!(
+                        "mem={m}: ssdlab allocates its own aligned buffers"
+                    )));
+                }
+            }
+            "pre_read" => {
+                only_default(key, v, &["0"], "reading the file into the page cache first")?
+            }
+            k if options::no_effect(k).is_some() => {}
+            k if options::is_fio_option(k) => {
+                return Err(unsupported(format!(
+                    "{k}: an fio option ssdlab does not implement"
+                )))
+            }
+            k => {
+                let hint = options::suggest(k)
+                    .map(|s| format!("; did you mean {s}?"))
+                    .unwrap_or_default();
+                return Err(Problem::Invalid(format!("unknown option '{k}'{hint}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a job's settings as a whole (after all its options).
+    fn finish(&self) -> Vec<(Option<(String, Loc)>, Problem)> {
+        let mut out = Vec::new();
+        let ring_engine = matches!(self.engine, Engine::IoUring);
+        for (k, loc) in &self.ring_opts {
+            if !ring_engine {
+                let p = if matches!(self.engine, Engine::Sync("pvsync2")) && k == "hipri" {
+                    unsupported("hipri with pvsync2 (RWF_HIPRI); use ioengine=io_uring")
+                } else {
+                    Problem::Invalid(format!(
+                        "{k} is an option of ioengine=io_uring (this job uses ioengine={})",
+                        self.engine.name()
+                    ))
+                };
+                out.push((Some((k.clone(), loc.clone())), p));
+            }
+        }
+        if self.read_iolog.is_none() && self.mode.reads() && self.mode.writes() {
+            if self.bs[0] != self.bs[1] {
+                out.push((
+                    None,
+                    unsupported(format!(
+                        "bs={},{}: different read and write block sizes in one job",
+                        self.bs[0], self.bs[1]
+                    )),
+                ));
+            }
+            if self.ba[0] != self.ba[1] {
+                out.push((
+                    None,
+                    unsupported("different read and write blockalign in one job"),
+                ));
+            }
+            if self.mode.random() && self.percentage_random[0] != self.percentage_random[1] {
+                out.push((
+                    None,
+                    unsupported("different read and write percentage_random in one job"),
+                ));
+            }
+        }
+        let patterns = [
+            self.zero_buffers,
+            self.buffer_pattern.is_some(),
+            self.compress_pct.is_some_and(|p| p > 0),
+        ];
+        if patterns.iter().filter(|&&b| b).count() > 1 {
+            out.push((
+                None,
+                unsupported(
+                    "more than one of zero_buffers, buffer_pattern and buffer_compress_percentage",
+                ),
+            ));
+        }
+        let rated =
+            self.rate_iops.iter().any(Option::is_some) || self.rate.iter().any(Option::is_some);
+        if rated && self.read_iolog.is_some() {
+            out.push((
+                None,
+                unsupported("rate or rate_iops while replaying a trace"),
+            ));
+        }
+        if rated && self.mode.reads() && self.mode.writes() {
+            out.push((
+                None,
+                unsupported(
+                    "rate or rate_iops of a mixed read/write job (fio caps each direction)",
+                ),
+            ));
+        }
+        if self.verify && self.read_iolog.is_some() {
+            out.push((None, unsupported("verify while replaying a trace")));
+        }
+        if self.verify && self.mode.reads() && self.mode.writes() {
+            out.push((None, unsupported("verify of a mixed read/write job")));
+        }
+        out
+    }
+
+    /// The direction ssdlab's single block size comes from.
+    fn ddir(&self) -> usize {
+        if self.mode.reads() {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// The block size of the job.
+    pub fn block_size(&self) -> u64 {
+        self.bs[self.ddir()]
+    }
+
+    /// The offset alignment (fio's `blockalign`, default the block size).
+    pub fn align(&self) -> u64 {
+        self.ba[self.ddir()].unwrap_or(self.block_size())
+    }
+
+    /// True when the job runs on a synchronous engine (one I/O at a time).
+    pub fn sync_engine(&self) -> bool {
+        matches!(self.engine, Engine::Sync(_))
+    }
+
+    /// The queue depth the job really has: `iodepth`, or 1 on a synchronous engine.
+    pub fn queue_depth(&self) -> u32 {
+        if self.sync_engine() {
+            1
+        } else {
+            self.iodepth
+        }
+    }
+
+    /// The period between two ops of one clone for `rate_iops`/`rate` (the smaller wins), 0 for
+    /// none.
+    pub fn pace_ns(&self) -> u64 {
+        let d = self.ddir();
+        let by_iops = self.rate_iops[d].map(|n| 1_000_000_000 / n.max(1));
+        let by_bw = self.rate[d].map(|b| {
+            ((self.block_size() as u128 * 1_000_000_000) / b.max(1) as u128).min(u64::MAX as u128)
+                as u64
+        });
+        match (by_iops, by_bw) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b).unwrap_or(0),
+        }
+    }
+
+    /// The data pattern of writes.
+    pub fn pattern(&self) -> Pattern {
+        if self.zero_buffers {
+            Pattern::Zeros
+        } else if let Some(b) = self.buffer_pattern {
+            Pattern::Repeat(b)
+        } else if let Some(p) = self.compress_pct.filter(|&p| p > 0) {
+            Pattern::Compress(p)
+        } else {
+            Pattern::Random
+        }
+    }
+
+    /// The trace this job replays, with its replay options.
+    pub fn replay(&self) -> Option<ReplaySpec> {
+        let path = self.read_iolog.as_ref()?;
+        let mut r = ReplaySpec::new(path);
+        r.no_stall = self.replay_no_stall;
+        r.time_scale = self.replay_time_scale;
+        r.align = self.replay_align;
+        r.scale = self.replay_scale;
+        r.skip = self.replay_skip;
+        Some(r)
+    }
+
+    /// Stop conditions for `clones` workers on a region of `span` bytes (fio: a job ends when
+    /// it has done `io_size` (default `size`) bytes `loops` times, or `number_ios` I/Os, or at
+    /// `runtime`; `time_based` runs for `runtime` whatever the size). Every clone does its own
+    /// share, so the budgets are the clones' together.
+    pub fn stop(&self, span: u64, clones: u32) -> StopCondition {
+        let c = clones.max(1) as u64;
+        let mut stop = StopCondition {
+            time_ns: self.runtime_ns.filter(|&t| t > 0),
+            ..Default::default()
+        };
+        if !self.time_based || self.runtime_ns.is_none() {
+            let per = self.io_size.unwrap_or(span).saturating_mul(self.loops);
+            stop.bytes = Some(per.saturating_mul(c)).filter(|&b| b > 0);
+        }
+        if let Some(n) = self.number_ios.filter(|&n| n > 0) {
+            stop.ios = Some(n.saturating_mul(c));
+        }
+        stop
+    }
+
+    /// The ssdlab workload of this job on the region `[offset, offset+span)` with `clones`
+    /// workers sharing it. `seed` replaces `randseed` (for `randrepeat=0`).
+    pub fn workload(&self, offset: u64, span: u64, clones: u32, seed: u64) -> WorkloadSpec {
+        let mode = self.mode;
+        let read_pct = match (mode.reads(), mode.writes()) {
+            (true, false) => 100,
+            (false, true) => 0,
+            _ => self.rwmixread,
+        };
+        let rw = match (mode, read_pct) {
+            // rwmixread=100/0 in a mixed mode reads (writes) only.
+            (Mode::Rw, 100) => RwMode::Read,
+            (Mode::Rw, 0) => RwMode::Write,
+            (Mode::RandRw, 100) => RwMode::Randread,
+            (Mode::RandRw, 0) => RwMode::Randwrite,
+            (m, _) => m.rw(),
+        };
+        let random_pct = if mode.random() {
+            self.percentage_random[self.ddir()]
+        } else {
+            0
+        };
+        let (random_every, seq_skip) = match self.rw_modifier {
+            Some(n) if mode.random() => (n as u32, 0),
+            Some(n) => (1, n),
+            None => (1, 0),
+        };
+        WorkloadSpec {
+            rw,
+            read_pct,
+            random_pct,
+            bs: self.block_size(),
+            align: self.align().min(self.block_size()),
+            offset,
+            span: Some(span),
+            qd: self.queue_depth(),
+            jobs: clones.max(1),
+            stop: self.stop(span, clones),
+            ramp_ns: self.ramp_ns,
+            pattern: if mode.writes() {
+                self.pattern()
+            } else {
+                Pattern::Random
+            },
+            seed,
+            verify: self.verify,
+            random_map: mode.random() && !self.norandommap,
+            random_every,
+            seq_skip,
+            replay: None,
+            pace_ns: self.pace_ns(),
+        }
+    }
+
+    /// The ssdlab workload of a replay of a trace of shape `shape` (replayed from `offset`).
+    pub fn replay_workload(
+        &self,
+        shape: &TraceShape,
+        replay: ReplaySpec,
+        offset: u64,
+        clones: u32,
+        seed: u64,
+    ) -> WorkloadSpec {
+        let read_pct = shape.read_pct();
+        let rw = match read_pct {
+            100 => RwMode::Randread,
+            0 => RwMode::Randwrite,
+            _ => RwMode::Randrw,
+        };
+        let bs = shape.max_len.max(1);
+        let mut stop = StopCondition {
+            time_ns: self.runtime_ns.filter(|&t| t > 0),
+            ..Default::default()
+        };
+        if let Some(n) = self.number_ios.filter(|&n| n > 0) {
+            stop.ios = Some(n.saturating_mul(clones.max(1) as u64));
+        }
+        WorkloadSpec {
+            rw,
+            read_pct,
+            random_pct: 100,
+            bs,
+            align: shape.align.min(bs).max(1),
+            offset,
+            span: Some(shape.end.max(bs)),
+            qd: self.queue_depth(),
+            jobs: clones.max(1),
+            stop,
+            ramp_ns: self.ramp_ns,
+            pattern: self.pattern(),
+            seed,
+            verify: false,
+            random_map: false,
+            random_every: 1,
+            seq_skip: 0,
+            replay: Some(replay),
+            pace_ns: 0,
+        }
+    }
+}
+
+/// fio's `:`-separated file lists (`\:` escapes a colon).
+pub fn split_filenames(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                cur.push(':');
+                chars.next();
+            }
+            ':' => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.retain(|f| !f.is_empty());
+    out
+}
+
+/// A job with its settings, its place in the run and in the report.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The job's name (its section, or its own `name=`).
+    pub name: String,
+    pub loc: Loc,
+    pub settings: Settings,
+    /// The job's own options as written (fio's JSON "job options").
+    pub options: Vec<(String, String)>,
+    /// Jobs of one wave start together; a wave starts when the one before has finished.
+    pub wave: usize,
+    /// fio's reporting group (`groupid`).
+    pub group: u32,
+}
+
+/// A key that is refused (or, ignored, listed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    pub key: String,
+    pub loc: Option<Loc>,
+    pub why: String,
+}
+
+impl std::fmt::Display for Issue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.loc {
+            Some(l) => write!(f, "{} ({l}): {}", self.key, self.why),
+            None => write!(f, "{}", self.why),
+        }
+    }
+}
+
+/// The jobs of a command.
+#[derive(Debug, Clone)]
+pub struct JobSet {
+    pub jobs: Vec<Job>,
+    /// Options of the global sections, as written (fio's JSON "global options").
+    pub global_options: Vec<(String, String)>,
+    /// What ssdlab cannot honour: refused unless ignored.
+    pub unsupported: Vec<Issue>,
+    /// Things a user should know (how wait_for is run, engines replaced, …).
+    pub notes: Vec<String>,
+}
+
+/// Why the jobs cannot run: every bad value and unknown key, with its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "))]
+pub struct JobError(pub Vec<Issue>);
+
+/// Resolves sections (command-line sections first, then job files in order) into jobs.
+pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
+    let mut errors: Vec<Issue> = Vec::new();
+    let mut unsupported: Vec<Issue> = Vec::new();
+    let push = |list: &mut Vec<Issue>, i: Issue| {
+        if !list.contains(&i) {
+            list.push(i);
+        }
+    };
+    let mut defaults = Settings::default();
+    let mut global_options = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut file: Option<usize> = None;
+    let mut stonewall_next = false;
+    for sec in sections {
+        if file != Some(sec.file_index) {
+            // A job file after the first starts from fio's defaults, behind a stonewall.
+            if let Some(prev) = file {
+                if sec.file_index != usize::MAX && (prev != usize::MAX || sec.file_index > 0) {
+                    defaults = Settings::default();
+                    stonewall_next = sec.file_index > 0;
+                }
+            }
+            file = Some(sec.file_index);
+        }
+        let mut target = if sec.global {
+            std::mem::take(&mut defaults)
+        } else {
+            let mut s = defaults.clone();
+            s.name = None;
+            s
+        };
+        let mut own = Vec::new();
+        for o in &sec.opts {
+            match target.apply(o) {
+                Ok(()) => {}
+                Err(Problem::Invalid(why)) => push(
+                    &mut errors,
+                    Issue {
+                        key: o.key.clone(),
+                        loc: Some(o.loc.clone()),
+                        why,
+                    },
+                ),
+                Err(Problem::Unsupported(why)) => push(
+                    &mut unsupported,
+                    Issue {
+                        key: o.key.clone(),
+                        loc: Some(o.loc.clone()),
+                        why,
+                    },
+                ),
+            }
+            own.push((o.key.clone(), o.value.clone().unwrap_or_default()));
+        }
+        if sec.global {
+            // A global `name` does not rename the jobs after it.
+            target.name = None;
+            defaults = target;
+            global_options.extend(own.into_iter().filter(|(k, _)| k != "name"));
+            continue;
+        }
+        for (at, p) in target.finish() {
+            let (key, loc) = match at {
+                Some((k, l)) => (k, l),
+                None => (format!("[{}]", sec.name), sec.loc.clone()),
+            };
+            let issue = |why| Issue {
+                key: key.clone(),
+                loc: Some(loc.clone()),
+                why,
+            };
+            match p {
+                Problem::Invalid(w) => push(&mut errors, issue(w)),
+                Problem::Unsupported(w) => push(&mut unsupported, issue(w)),
+            }
+        }
+        if stonewall_next {
+            target.stonewall = true;
+            stonewall_next = false;
+        }
+        let name = target.name.clone().unwrap_or_else(|| sec.name.clone());
+        jobs.push(Job {
+            name,
+            loc: sec.loc.clone(),
+            settings: target,
+            options: own,
+            wave: 0,
+            group: 0,
+        });
+    }
+    let mut notes = Vec::new();
+    // Waves and reporting groups.
+    let mut group = 0u32;
+    for i in 0..jobs.len() {
+        let s = jobs[i].settings.clone();
+        if (s.stonewall || s.new_group) && i > 0 {
+            group += 1;
+        }
+        jobs[i].group = group;
+        let mut wave = jobs[..i]
+            .iter()
+            .filter(|j| j.settings.stonewall)
+            .map(|j| j.wave)
+            .max()
+            .unwrap_or(0);
+        if s.stonewall && i > 0 {
+            wave = wave.max(jobs[..i].iter().map(|j| j.wave).max().unwrap_or(0) + 1);
+        }
+        if let Some(w) = s.wait_for.clone() {
+            if w == jobs[i].name {
+                errors.push(Issue {
+                    key: "wait_for".into(),
+                    loc: Some(jobs[i].loc.clone()),
+                    why: format!("job {w} cannot wait for itself"),
+                });
+            } else {
+                let waitees: Vec<usize> = (0..i).filter(|&k| jobs[k].name == w).collect();
+                match waitees.as_slice() {
+                    [] => errors.push(Issue {
+                        key: "wait_for".into(),
+                        loc: Some(jobs[i].loc.clone()),
+                        why: format!(
+                            "wait_for={w}: no job named {w} before this one (a waitee comes first, as in fio)"
+                        ),
+                    }),
+                    [k] => {
+                        let ww = jobs[*k].wave;
+                        let others: Vec<&str> = jobs[..i]
+                            .iter()
+                            .filter(|j| j.wave == ww && j.name != w)
+                            .map(|j| j.name.as_str())
+                            .collect();
+                        if !others.is_empty() && !s.stonewall {
+                            notes.push(format!(
+                                "job {} waits for {w} and, as ssdlab runs jobs in waves, also for {} (started with {w})",
+                                jobs[i].name,
+                                others.join(", ")
+                            ));
+                        }
+                        wave = wave.max(ww + 1);
+                    }
+                    _ => errors.push(Issue {
+                        key: "wait_for".into(),
+                        loc: Some(jobs[i].loc.clone()),
+                        why: format!("wait_for={w}: several jobs are named {w}"),
+                    }),
+                }
+            }
+        }
+        jobs[i].wave = wave;
+    }
+    if !errors.is_empty() {
+        return Err(JobError(errors));
+    }
+    Ok(JobSet {
+        jobs,
+        global_options,
+        unsupported,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ini::tests::FakeEnv;
+    use crate::ini::Parser;
+    use std::path::Path;
+
+    fn jobs(text: &str) -> Result<JobSet, JobError> {
+        let s = Parser::new(&FakeEnv::default())
+            .text(text.as_bytes(), Path::new("j.fio"), 0)
+            .unwrap();
+        resolve(&s)
+    }
+
+    #[test]
+    fn globals_apply_to_jobs_after_them_only() {
+        let js =
+            jobs("[global]\nbs=8k\n[a]\n[global]\nbs=16k\niodepth=4\n[b]\nbs=32k\n[c]\n").unwrap();
+        let bs: Vec<u64> = js.jobs.iter().map(|j| j.settings.block_size()).collect();
+        assert_eq!(bs, vec![8192, 32768, 16384]);
+        assert_eq!(js.jobs[0].settings.iodepth, 1);
+        assert_eq!(js.jobs[2].settings.iodepth, 4);
+        assert_eq!(js.global_options.len(), 3);
+    }
+
+    #[test]
+    fn fio_examples_resolve() {
+        // examples/fio-rand-RW.fio
+        let js = jobs(
+            "; fio-rand-RW.job for fiotest\n\n[global]\nname=fio-rand-RW\nfilename=fio-rand-RW\n\
+             rw=randrw\nrwmixread=60\nrwmixwrite=40\nbs=4K\ndirect=0\nnumjobs=4\ntime_based\n\
+             runtime=900\n\n[file1]\nsize=10G\nioengine=libaio\niodepth=16\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let j = &js.jobs[0];
+        assert_eq!(j.name, "file1", "a global name= does not rename jobs");
+        let s = &j.settings;
+        assert_eq!(s.mode, Mode::RandRw);
+        assert_eq!(s.rwmixread, 60);
+        assert_eq!(s.numjobs, 4);
+        assert!(s.time_based && !s.direct);
+        assert_eq!(s.runtime_ns, Some(900_000_000_000));
+        assert_eq!(s.engine, Engine::Async("libaio"));
+        assert_eq!(s.size, Some(Size::Bytes(10 << 30)));
+        let w = s.workload(0, 10 << 30, 4, FIO_RANDSEED);
+        assert_eq!(
+            (w.rw, w.read_pct, w.qd, w.jobs, w.bs),
+            (RwMode::Randrw, 60, 16, 4, 4096)
+        );
+        assert!(w.random_map);
+        assert_eq!(w.stop.time_ns, Some(900_000_000_000));
+        assert_eq!(w.stop.bytes, None, "time_based runs for the runtime");
+        w.validate().unwrap();
+        // examples/ssd-test.fio: four stonewalled jobs, one after the other.
+        let js = jobs(
+            "[global]\nbs=4k\nioengine=libaio\niodepth=4\nsize=10g\ndirect=1\nruntime=60\n\
+             directory=/mount-point-of-ssd\nfilename=ssd.test.file\n\n[seq-read]\nrw=read\n\
+             stonewall\n\n[rand-read]\nrw=randread\nstonewall\n\n[seq-write]\nrw=write\n\
+             stonewall\n\n[rand-write]\nrw=randwrite\nstonewall\n",
+        )
+        .unwrap();
+        let waves: Vec<usize> = js.jobs.iter().map(|j| j.wave).collect();
+        assert_eq!(waves, vec![0, 1, 2, 3]);
+        let groups: Vec<u32> = js.jobs.iter().map(|j| j.group).collect();
+        assert_eq!(groups, vec![0, 1, 2, 3]);
+        let s = &js.jobs[0].settings;
+        let w = s.workload(0, 10 << 30, 1, FIO_RANDSEED);
+        assert_eq!(
+            w.stop.bytes,
+            Some(10 << 30),
+            "not time based: the size once"
+        );
+        assert_eq!(
+            w.stop.time_ns,
+            Some(60_000_000_000),
+            "or the runtime, if sooner"
+        );
+        // examples/tiobench-example.fio: bsrange=4k-4k, timeout, inline comments.
+        let js = jobs(
+            "; tiobench like setup\n[global]\ndirect=1\nsize=512m\nbsrange=4k-4k\ntimeout=60\n\
+             numjobs=4\t; 4 simultaneous threads for each job\n\n[f1]\nrw=write\n\n[f2]\n\
+             stonewall\nrw=randwrite\n\n[f3]\nstonewall\nrw=read\n\n[f4]\nstonewall\nrw=randread\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        assert_eq!(js.jobs.len(), 4);
+        assert_eq!(js.jobs[3].settings.numjobs, 4);
+        assert_eq!(js.jobs[3].settings.runtime_ns, Some(60_000_000_000));
+        // The default engine is psync: iodepth has no effect.
+        assert_eq!(js.jobs[0].settings.queue_depth(), 1);
+    }
+
+    #[test]
+    fn waves_groups_and_wait_for() {
+        // examples/waitfor.fio
+        let js = jobs("[global]\nthreads=1\n");
+        assert!(js.is_err(), "threads is not an fio option (thread is)");
+        let e = js.unwrap_err().to_string();
+        assert!(e.contains("did you mean thread"), "{e}");
+        let js = jobs(
+            "[global]\nthread=1\ngroup_reporting\nfilename=/tmp/data\nfilesize=128m\n\
+             [writers]\nrw=write\nbs=128k\nnumjobs=4\nruntime=10\n\
+             [readers]\nnew_group\nwait_for=writers\nrw=randread\nbs=4k\nnumjobs=4\nruntime=10\n\
+             [writers2]\nnew_group\nwait_for=readers\nrw=randwrite\nbs=4k\nnumjobs=4\nruntime=10\n\
+             [readers2]\nnew_group\nwait_for=writers2\nrw=randread\nbs=4k\nnumjobs=4\nruntime=10\n",
+        )
+        .unwrap();
+        let waves: Vec<usize> = js.jobs.iter().map(|j| j.wave).collect();
+        assert_eq!(waves, vec![0, 1, 2, 3]);
+        let groups: Vec<u32> = js.jobs.iter().map(|j| j.group).collect();
+        assert_eq!(groups, vec![0, 1, 2, 3]);
+        assert!(js.notes.is_empty());
+        // Jobs without stonewall run together; a later stonewall waits for all of them, and
+        // wait_for on one job of a wave notes the difference.
+        let js = jobs("[a]\n[b]\n[c]\nwait_for=a\n[d]\nstonewall\n[e]\n").unwrap();
+        let waves: Vec<usize> = js.jobs.iter().map(|j| j.wave).collect();
+        assert_eq!(waves, vec![0, 0, 1, 2, 2]);
+        assert_eq!(js.notes.len(), 1, "{:?}", js.notes);
+        assert!(js.notes[0].contains("also for b"));
+        for (text, want) in [
+            ("[a]\nwait_for=zz\n", "no job named zz"),
+            ("[a]\nwait_for=a\n", "itself"),
+            ("[a]\n[a]\n[b]\nwait_for=a\n", "several jobs"),
+        ] {
+            let e = jobs(text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn unsupported_keys_are_named_with_lines() {
+        let js = jobs(
+            "[global]\nbssplit=4k/50:8k/50\n[a]\nthinktime=100\nrw=randread\n\
+             bsrange=4k-16k\nrw=trim\ncpus_allowed=0-3\n",
+        )
+        .unwrap();
+        let keys: Vec<(&str, u32)> = js
+            .unsupported
+            .iter()
+            .map(|i| (i.key.as_str(), i.loc.as_ref().unwrap().line))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                ("bssplit", 2),
+                ("thinktime", 4),
+                ("bsrange", 6),
+                ("rw", 7),
+                ("cpus_allowed", 8)
+            ]
+        );
+        // An unsupported global option is named once, not once per job.
+        let js = jobs("[global]\nthinktime=5\n[a]\n[b]\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1);
+        // Only a default value of some options is fine.
+        let js = jobs("[a]\nfsync=0\nnrfiles=1\nunlink=0\nrw_sequencer=sequential\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let js = jobs("[a]\nfsync=32\nunlink=1\n").unwrap();
+        assert_eq!(js.unsupported.len(), 2);
+    }
+
+    #[test]
+    fn errors_collect_every_bad_value() {
+        let e = jobs("[a]\nbs=4q\niodeph=4\nrw=randomread\nruntime=10sec\n")
+            .unwrap_err()
+            .to_string();
+        for want in [
+            "line 2",
+            "4q",
+            "line 3",
+            "did you mean iodepth",
+            "line 4",
+            "randomread",
+            "line 5",
+            "10 microseconds",
+        ] {
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn modes_modifiers_and_engines() {
+        let js = jobs(
+            "[a]\nrw=randread:8\nioengine=io_uring\niodepth=32\nhipri\nfixedbufs=1\n\
+             [b]\nrw=write:4k\n[c]\nrw=randrw\nrwmixwrite=30\n[d]\nioengine=libaio\nhipri\n\
+             [e]\nioengine=pvsync2\nhipri\n[f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n",
+        );
+        let e = js.unwrap_err().to_string();
+        assert!(
+            e.contains("hipri (j.fio line 14)") && e.contains("ioengine=libaio"),
+            "{e}"
+        );
+        let js = jobs(
+            "[a]\nrw=randread:8\nioengine=io_uring\niodepth=32\nhipri\nfixedbufs=1\n\
+             [b]\nrw=write:4k\n[c]\nrw=randrw\nrwmixwrite=30\n[e]\nioengine=pvsync2\nhipri\n\
+             [f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n",
+        )
+        .unwrap();
+        let w = js.jobs[0].settings.workload(0, 1 << 30, 1, 1);
+        assert_eq!((w.random_every, w.qd), (8, 32));
+        assert!(js.jobs[0].settings.hipri && js.jobs[0].settings.fixedbufs);
+        let w = js.jobs[1].settings.workload(0, 1 << 30, 1, 1);
+        assert_eq!(w.seq_skip, 4096);
+        assert_eq!(js.jobs[2].settings.rwmixread, 70);
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert!(js.unsupported[0].why.contains("pvsync2"));
+        assert_eq!(js.jobs[4].settings.block_size(), 4000);
+        assert_eq!(js.jobs[5].settings.block_size(), 4000);
+    }
+
+    #[test]
+    fn stop_conditions_follow_fio() {
+        let s = |t: &str| jobs(t).unwrap().jobs.remove(0).settings;
+        let st = s("[a]\nsize=1m\nloops=3\n").stop(1 << 20, 2);
+        assert_eq!(st.bytes, Some(6 << 20));
+        assert_eq!(st.time_ns, None);
+        let st = s("[a]\nio_size=4m\nnumber_ios=100\n").stop(1 << 20, 1);
+        assert_eq!((st.bytes, st.ios), (Some(4 << 20), Some(100)));
+        let st = s("[a]\ntime_based\nruntime=5\n").stop(1 << 20, 4);
+        assert_eq!((st.bytes, st.time_ns), (None, Some(5_000_000_000)));
+        // time_based without a runtime does not run forever: the size bounds it.
+        let st = s("[a]\ntime_based\n").stop(1 << 20, 1);
+        assert_eq!(st.bytes, Some(1 << 20));
+    }
+
+    #[test]
+    fn job_files_after_the_first_start_fresh_behind_a_stonewall() {
+        let env = FakeEnv::default();
+        let p = Parser::new(&env);
+        let mut s = p
+            .text(b"[global]\nbs=8k\n[a]\n", Path::new("1.fio"), 0)
+            .unwrap();
+        s.extend(p.text(b"[b]\n[c]\n", Path::new("2.fio"), 1).unwrap());
+        let js = resolve(&s).unwrap();
+        assert_eq!(
+            js.jobs[1].settings.block_size(),
+            4096,
+            "globals do not cross files"
+        );
+        assert!(js.jobs[1].settings.stonewall);
+        let waves: Vec<usize> = js.jobs.iter().map(|j| j.wave).collect();
+        assert_eq!(waves, vec![0, 1, 1]);
+    }
+
+    #[test]
+    fn rates_and_offset_increments() {
+        let js = jobs(
+            "[a]\nrw=randread\nrate_iops=500\n[b]\nrw=write\nbs=64k\nrate=1m\n\
+             [c]\nrw=randrw\nrate_iops=100\n[d]\nnumjobs=4\noffset_increment=1g\n",
+        )
+        .unwrap();
+        assert_eq!(js.jobs[0].settings.pace_ns(), 2_000_000);
+        assert_eq!(
+            js.jobs[0].settings.workload(0, 1 << 30, 1, 1).pace_ns,
+            2_000_000
+        );
+        // 1 MiB/s in 64 KiB writes: 16 per second.
+        assert_eq!(js.jobs[1].settings.pace_ns(), 62_500_000);
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert!(js.unsupported[0].why.contains("mixed"));
+        assert_eq!(
+            js.jobs[3].settings.offset_increment,
+            Some(Size::Bytes(1 << 30))
+        );
+    }
+
+    #[test]
+    fn filenames() {
+        assert_eq!(split_filenames("a:b"), vec!["a", "b"]);
+        assert_eq!(split_filenames("c\\:d"), vec!["c:d"]);
+        let js = jobs("[a]\nfilename=/dev/sda:/dev/sdb\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1);
+    }
+}

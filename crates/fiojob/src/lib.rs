@@ -1,0 +1,26 @@
+//! fio job files and fio command lines, read the way fio 3.x reads them, into jobs ssdlab runs.
+//!
+//! A hand-written parser, because fio's syntax is not quite INI (bare flags, `;`/`#` comments
+//! anywhere, `[global]` applying only to later sections, `include`, `${VAR}`), and INI crates
+//! were found to mis-read bare flags and merge repeated `[global]` sections.
+//!
+//! * [`ini`]: sections and options from job files (includes, substitutions, line numbers) and
+//!   from fio's command-line form (`--name=x --rw=randread …`).
+//! * [`value`]: fio's units (`kb_base`, the IEC quirk, percentages, times, ranges, per-direction
+//!   lists).
+//! * [`options`]: every fio option name, aliases, flags, options accepted without effect, and
+//!   suggestions for typos.
+//! * [`job`]: typed settings with fio's defaults, jobs with their waves (stonewall, wait_for)
+//!   and reporting groups, unsupported keys with their lines, and the ssdlab workload of a job.
+//!
+//! Nothing here touches a target: sizes given as percentages, default file names and traces are
+//! resolved by the caller, which knows the files.
+
+pub mod ini;
+pub mod job;
+pub mod options;
+pub mod value;
+
+pub use ini::{argv_sections, Env, Loc, Opt, Parser, Section, SyntaxError, SystemEnv};
+pub use job::{resolve, Engine, Issue, Job, JobError, JobSet, Mode, Settings, FIO_RANDSEED};
+pub use value::Size;

@@ -1,0 +1,317 @@
+//! fio's value syntax, as fio 3.x parses it (`parse.c`), with its ambiguities refused instead of
+//! guessed:
+//!
+//! - **Sizes**: a decimal (or `0x` hex) integer and an optional unit. With `kb_base=1024` (the
+//!   default) `k`/`kb`/`ki`, `m`, `g`, `t`, `p` are powers of 1024 and the three-letter IEC
+//!   forms `kib`, `mib`, `gib`, `tib`, `pib` powers of **1000** (fio keeps old scripts working
+//!   that way); `kb_base=1000` swaps the two. `b` is bytes; case does not matter. `N%` is a
+//!   percentage (of the file or device, for `size` and `offset`).
+//! - **Times**: an integer and an optional unit `us`/`usec`, `ms`/`msec`, `s`, `m`, `h`, `d`; a
+//!   bare number is seconds (or microseconds, for the few options that say so).
+//! - **Booleans**: `0` or `1`; a flag without a value is `1`.
+//!
+//! fio silently reads `1.5k` as 1 byte, `10sec` as 10 microseconds, and ignores anything after
+//! a unit (`4k-8k` is 4k for `bs`); ssdlab refuses these with the reason.
+
+/// A size, or a percentage of what it applies to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Size {
+    Bytes(u64),
+    /// Percent, 0 < p ≤ 100.
+    Percent(f64),
+}
+
+fn split_num(s: &str) -> (&str, &str) {
+    let hex = s.len() > 2 && (s.starts_with("0x") || s.starts_with("0X"));
+    let end = if hex {
+        2 + s[2..]
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(s.len() - 2)
+    } else {
+        s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len())
+    };
+    (&s[..end], &s[end..])
+}
+
+fn parse_int(num: &str, original: &str) -> Result<u64, String> {
+    if num.is_empty() {
+        return Err(format!("'{original}' is not a number"));
+    }
+    let v = if let Some(h) = num.strip_prefix("0x").or_else(|| num.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        num.parse::<u64>()
+    };
+    v.map_err(|_| format!("'{original}' is too large"))
+}
+
+fn fraction_check(rest: &str, original: &str, what: &str) -> Result<(), String> {
+    if rest.starts_with('.') {
+        return Err(format!(
+            "'{original}': fio reads a fraction as its whole part (it would use {}); write a whole number of {what}",
+            original.split('.').next().unwrap_or("")
+        ));
+    }
+    Ok(())
+}
+
+/// Parses a size with fio's units (`kb_base` 1024 or 1000).
+pub fn size(s: &str, kb_base: u64) -> Result<Size, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty value".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!("'{t}' is negative"));
+    }
+    if t.starts_with('(') {
+        return Err(format!(
+            "'{t}': arithmetic expressions are not supported; write the value"
+        ));
+    }
+    let (num, rest) = split_num(t);
+    fraction_check(rest, t, "bytes (or a smaller unit)")?;
+    let n = parse_int(num, t)?;
+    let unit = rest.trim().to_ascii_lowercase();
+    if unit == "%" {
+        if n == 0 || n > 100 {
+            return Err(format!("'{t}': a percentage must be 1..100"));
+        }
+        return Ok(Size::Percent(n as f64));
+    }
+    let other = if kb_base == 1000 { 1024 } else { 1000 };
+    let (pow, mult) = match unit.as_str() {
+        "" | "b" => (0, 1),
+        "k" | "kb" | "ki" => (1, kb_base),
+        "m" | "mb" | "mi" => (2, kb_base),
+        "g" | "gb" | "gi" => (3, kb_base),
+        "t" | "tb" | "ti" => (4, kb_base),
+        "p" | "pb" | "pi" => (5, kb_base),
+        "kib" => (1, other),
+        "mib" => (2, other),
+        "gib" => (3, other),
+        "tib" => (4, other),
+        "pib" => (5, other),
+        _ => {
+            return Err(format!(
+                "'{t}' has an unknown unit '{}' (fio units: k, m, g, t, p, kb…, kib…, b, %)",
+                rest.trim()
+            ))
+        }
+    };
+    let m = (mult as u128).pow(pow);
+    let v = (n as u128)
+        .checked_mul(m)
+        .filter(|v| *v <= u64::MAX as u128)
+        .ok_or_else(|| format!("'{t}' is too large"))?;
+    Ok(Size::Bytes(v as u64))
+}
+
+/// A size in bytes (no percentage).
+pub fn bytes(s: &str, kb_base: u64) -> Result<u64, String> {
+    match size(s, kb_base)? {
+        Size::Bytes(b) => Ok(b),
+        Size::Percent(_) => Err(format!("'{}': a percentage is not allowed here", s.trim())),
+    }
+}
+
+/// Parses a time into nanoseconds; a bare number is seconds (`bare_us`: microseconds).
+pub fn time_ns(s: &str, bare_us: bool) -> Result<u64, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty value".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!("'{t}' is negative"));
+    }
+    if t.starts_with('(') {
+        return Err(format!(
+            "'{t}': arithmetic expressions are not supported; write the value"
+        ));
+    }
+    let (num, rest) = split_num(t);
+    fraction_check(rest, t, "a smaller unit (1500ms, not 1.5s)")?;
+    let n = parse_int(num, t)?;
+    let unit = rest.trim().to_ascii_lowercase();
+    let mult: u64 = match unit.as_str() {
+        "" if bare_us => 1_000,
+        "" | "s" => 1_000_000_000,
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        "sec" | "secs" | "min" | "mins" => {
+            return Err(format!(
+                "'{t}': fio 3.x reads '{unit}' as no unit at all (so '10sec' would be 10 microseconds); use s, m, h, d, ms or us"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "'{t}' has an unknown time unit '{}' (fio units: us, ms, s, m, h, d)",
+                rest.trim()
+            ))
+        }
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("'{t}' is too large"))
+}
+
+/// A plain integer (decimal or `0x` hex, no unit).
+pub fn int(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, rest) = split_num(t);
+    if !rest.is_empty() {
+        return Err(format!("'{t}' is not a whole number"));
+    }
+    parse_int(num, t)
+}
+
+/// An integer in `lo..=hi`.
+pub fn int_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let v = int(s)?;
+    if v < lo || v > hi {
+        return Err(format!("{v} is out of range ({lo}..{hi})"));
+    }
+    Ok(v)
+}
+
+/// A boolean: `0`/`1`; no value (a bare flag) is `1`.
+pub fn boolean(s: Option<&str>) -> Result<bool, String> {
+    match s.map(str::trim) {
+        None | Some("") => Ok(true),
+        Some(v) => match int(v) {
+            Ok(0) => Ok(false),
+            Ok(1) => Ok(true),
+            _ => Err(format!("'{v}' is not a boolean (0 or 1)")),
+        },
+    }
+}
+
+/// A size range `MIN-MAX` or `MIN:MAX` (swapped when given the other way round, as fio does).
+pub fn range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
+    let t = s.trim();
+    let sep = t
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '-' || *c == ':')
+        .map(|(i, _)| i);
+    let (a, b) = match sep {
+        Some(i) => (bytes(&t[..i], kb_base)?, bytes(&t[i + 1..], kb_base)?),
+        None => {
+            let v = bytes(t, kb_base)?;
+            (v, v)
+        }
+    };
+    Ok((a.min(b), a.max(b)))
+}
+
+/// fio's per-direction lists: `A` sets read, write and trim; `A,B` read and write (trim gets B);
+/// `A,B,C` each. An empty item keeps that direction's value (`None`).
+pub fn per_ddir<T: Clone>(
+    s: &str,
+    mut f: impl FnMut(&str) -> Result<T, String>,
+) -> Result<[Option<T>; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "'{}': at most three values (read,write,trim)",
+            s.trim()
+        ));
+    }
+    let mut out: [Option<T>; 3] = [None, None, None];
+    for (i, p) in parts.iter().enumerate() {
+        if !p.trim().is_empty() {
+            out[i] = Some(f(p)?);
+        }
+    }
+    // Fewer values than directions: the last one given fills the rest.
+    if parts.len() < 3 {
+        let last = out[parts.len() - 1].clone();
+        for o in out.iter_mut().skip(parts.len()) {
+            *o = last.clone();
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_like_fio_3() {
+        // Checked against fio 3.33 (`fio --parse-only --debug=parse --bs=…`).
+        let b = |s| bytes(s, 1024).unwrap();
+        assert_eq!(b("4k"), 4096);
+        assert_eq!(b("4K"), 4096);
+        assert_eq!(b("4kb"), 4096);
+        assert_eq!(b("4ki"), 4096);
+        assert_eq!(b("4KiB"), 4000);
+        assert_eq!(b("1m"), 1 << 20);
+        assert_eq!(b("1mi"), 1 << 20);
+        assert_eq!(b("0x10"), 16);
+        assert_eq!(b("512b"), 512);
+        assert_eq!(b("10g"), 10 << 30);
+        assert_eq!(bytes("4k", 1000).unwrap(), 4000);
+        assert_eq!(bytes("4KiB", 1000).unwrap(), 4096);
+        assert_eq!(size("50%", 1024).unwrap(), Size::Percent(50.0));
+        for bad in [
+            "1.5k",
+            "4k-8k",
+            "k",
+            "",
+            "-4k",
+            "4q",
+            "(4*1024)",
+            "0%",
+            "101%",
+            "99999999999p",
+        ] {
+            assert!(bytes(bad, 1024).is_err(), "{bad}");
+        }
+        assert!(bytes("50%", 1024).is_err());
+        let e = bytes("1.5k", 1024).unwrap_err();
+        assert!(e.contains("whole part"), "{e}");
+    }
+
+    #[test]
+    fn times_like_fio_3() {
+        let t = |s| time_ns(s, false).unwrap();
+        assert_eq!(t("10"), 10_000_000_000);
+        assert_eq!(t("10s"), 10_000_000_000);
+        assert_eq!(t("10m"), 600_000_000_000);
+        assert_eq!(t("1h"), 3_600_000_000_000);
+        assert_eq!(t("500ms"), 500_000_000);
+        assert_eq!(t("500msec"), 500_000_000);
+        assert_eq!(t("20us"), 20_000);
+        assert_eq!(t("2M"), 120_000_000_000);
+        assert_eq!(time_ns("20", true).unwrap(), 20_000);
+        for bad in ["10sec", "1.5s", "10x", "", "-1"] {
+            assert!(time_ns(bad, false).is_err(), "{bad}");
+        }
+        assert!(time_ns("10sec", false)
+            .unwrap_err()
+            .contains("10 microseconds"));
+    }
+
+    #[test]
+    fn bools_ints_ranges_lists() {
+        assert!(boolean(None).unwrap());
+        assert!(!boolean(Some("0")).unwrap());
+        assert!(boolean(Some(" 1 ")).unwrap());
+        assert!(boolean(Some("true")).is_err());
+        assert_eq!(int("0x20").unwrap(), 32);
+        assert!(int("4k").is_err());
+        assert_eq!(range("4k-16k", 1024).unwrap(), (4096, 16384));
+        assert_eq!(range("16k:4k", 1024).unwrap(), (4096, 16384));
+        assert_eq!(range("4k", 1024).unwrap(), (4096, 4096));
+        let l = per_ddir("4k,8k", |s| bytes(s, 1024)).unwrap();
+        assert_eq!(l, [Some(4096), Some(8192), Some(8192)]);
+        let l = per_ddir(",8k", |s| bytes(s, 1024)).unwrap();
+        assert_eq!(l, [None, Some(8192), Some(8192)]);
+        let l = per_ddir("1k,2k,3k", |s| bytes(s, 1024)).unwrap();
+        assert_eq!(l, [Some(1024), Some(2048), Some(3072)]);
+        assert!(per_ddir("1,2,3,4", |s| bytes(s, 1024)).is_err());
+    }
+}

@@ -1,0 +1,207 @@
+//! Device counters: what the drive did inside the measurement window, and how busy each
+//! resource was (so a user can see what binds). Counters are written by the model and only read
+//! to build [`DriveCounters`]; the JSON is made from them, never read back.
+
+use serde::Serialize;
+
+/// Raw event counts of one drive since the window started.
+#[derive(Default, Clone)]
+pub(crate) struct RawCounters {
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    pub host_reads: u64,
+    pub host_writes: u64,
+    pub host_trims: u64,
+    pub nand_reads: u64,
+    pub nand_read_cmds: u64,
+    pub nand_programs: u64,
+    pub nand_program_cmds: u64,
+    pub nand_program_bytes: u64,
+    pub nand_erases: u64,
+    pub nand_erase_cmds: u64,
+    pub rmw_reads: u64,
+    pub cache_hits: u64,
+    pub pslc_programs: u64,
+    pub cache_wait_ns: u64,
+    pub program_suspends: u64,
+    pub erase_suspends: u64,
+}
+
+/// Busy fraction of every resource over the measurement window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    /// Per die: time the die was occupied (array operation, its data transfer, waiting for the
+    /// channel or a suspend) / window.
+    pub dies: Vec<f64>,
+    /// Per channel: bus transfer time / window.
+    pub channels: Vec<f64>,
+    /// Per firmware core.
+    pub fw_cores: Vec<f64>,
+    /// Host link (SATA: both directions; NVMe: host → drive).
+    pub link: f64,
+    /// NVMe only: drive → host.
+    pub link_to_host: f64,
+    pub die_mean: f64,
+    pub die_max: f64,
+    pub channel_max: f64,
+    pub fw_max: f64,
+    /// The most utilised resource (`die 3`, `channel 0`, `fw core 0`, `link`, `link to host`).
+    pub busiest: String,
+    pub busiest_utilisation: f64,
+}
+
+/// Per-drive counters over the measurement window (from [`crate::Simulator::reset_counters`],
+/// or from the end of preconditioning, to the simulator's current time).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DriveCounters {
+    /// Length of the window the counters cover, ns.
+    pub window_ns: u64,
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    pub host_reads: u64,
+    pub host_writes: u64,
+    pub host_trims: u64,
+    /// Mapping units unmapped by TRIM.
+    pub trimmed_units: u64,
+    /// NAND page reads (host, read-modify-write and GC).
+    pub nand_reads: u64,
+    /// NAND read commands (a multi-plane read of several pages counts once).
+    pub nand_read_cmds: u64,
+    /// NAND page programs (host, pSLC, GC, folding).
+    pub nand_programs: u64,
+    /// NAND program commands (a multi-plane program counts once).
+    pub nand_program_cmds: u64,
+    /// Bytes programmed (pages × page size).
+    pub nand_program_bytes: u64,
+    pub nand_erases: u64,
+    pub nand_erase_cmds: u64,
+    /// GC victims collected (pSLC folds counted separately).
+    pub gc_runs: u64,
+    /// Pages with valid data read by GC/folding.
+    pub gc_pages_moved: u64,
+    /// Mapping units relocated by GC/folding.
+    pub gc_units_moved: u64,
+    pub pslc_folds: u64,
+    /// Old units read from NAND for unaligned writes under `rmw`.
+    pub rmw_reads: u64,
+    /// NAND bytes programmed / host bytes written.
+    pub write_amplification: f64,
+    /// Mapping units read (or merged) from the controller buffer / DRAM instead of NAND.
+    pub cache_hits: u64,
+    /// Units overwritten while their previous data was still in the buffer.
+    pub cache_write_hits: u64,
+    pub pslc_programs: u64,
+    pub compression_saved_bytes: u64,
+    /// Programs and erases suspended for reads.
+    pub program_suspends: u64,
+    pub erase_suspends: u64,
+    /// Busy time per die inside the window, ns.
+    pub per_die_busy_ns: Vec<u64>,
+    /// Busy time per channel inside the window, ns.
+    pub per_channel_busy_ns: Vec<u64>,
+    /// Busy time per firmware core inside the window, ns.
+    pub per_fw_busy_ns: Vec<u64>,
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    pub erase_count_mean: f64,
+    /// Host link busy time (SATA: both directions; NVMe: host → drive), ns.
+    pub link_busy_ns: u64,
+    /// NVMe: drive → host link busy time, ns.
+    pub link_to_host_busy_ns: u64,
+    /// Firmware busy time, all cores, ns.
+    pub fw_busy_ns: u64,
+    /// Total time writes waited for write-buffer space (or a block to write into), ns.
+    pub cache_wait_ns: u64,
+    pub mapped_bytes: u64,
+    /// Free blocks now, their time average over the window and their minimum.
+    pub free_blocks: u64,
+    pub free_blocks_mean: f64,
+    pub free_blocks_min: u64,
+    /// Blocks holding no valid data (free, being erased, or collected and waiting for their
+    /// erase), time average over the window: the spare space not holding data.
+    pub spare_blocks_mean: f64,
+    pub utilisation: Utilisation,
+}
+
+impl Utilisation {
+    pub(crate) fn new(
+        window: u64,
+        dies: &[u64],
+        channels: &[u64],
+        fw: &[u64],
+        link: u64,
+        link_to_host: u64,
+    ) -> Utilisation {
+        let w = window.max(1) as f64;
+        let frac = |v: &[u64]| v.iter().map(|&b| b as f64 / w).collect::<Vec<f64>>();
+        let dies = frac(dies);
+        let channels = frac(channels);
+        let fw_cores = frac(fw);
+        let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+        let (link, link_to_host) = (link as f64 / w, link_to_host as f64 / w);
+        let mut busiest = (String::new(), -1.0);
+        let mut consider = |name: String, u: f64| {
+            if u > busiest.1 {
+                busiest = (name, u);
+            }
+        };
+        for (i, &u) in dies.iter().enumerate() {
+            consider(format!("die {i}"), u);
+        }
+        for (i, &u) in channels.iter().enumerate() {
+            consider(format!("channel {i}"), u);
+        }
+        for (i, &u) in fw_cores.iter().enumerate() {
+            consider(format!("fw core {i}"), u);
+        }
+        consider("link".into(), link);
+        consider("link to host".into(), link_to_host);
+        Utilisation {
+            die_mean: dies.iter().sum::<f64>() / dies.len().max(1) as f64,
+            die_max: max(&dies),
+            channel_max: max(&channels),
+            fw_max: max(&fw_cores),
+            dies,
+            channels,
+            fw_cores,
+            link,
+            link_to_host,
+            busiest: busiest.0,
+            busiest_utilisation: busiest.1.max(0.0),
+        }
+    }
+}
+
+/// What the invariant audit found ([`crate::Simulator::enable_audit`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditReport {
+    /// Checks made.
+    pub checks: u64,
+    /// Checks that failed.
+    pub violations: u64,
+    /// The first failures, described.
+    pub messages: Vec<String>,
+}
+
+/// Invariant checks run while the model executes (tests): transactions start no earlier than
+/// their dependencies, dies never idle while a transaction could start, operations on a die do
+/// not overlap.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Audit {
+    pub r: AuditReport,
+    /// Per die: end of the last operation started (operations must not overlap).
+    pub die_end: Vec<u64>,
+}
+
+impl Audit {
+    #[inline]
+    pub(crate) fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
+        self.r.checks += 1;
+        if !ok {
+            self.r.violations += 1;
+            if self.r.messages.len() < 20 {
+                self.r.messages.push(what());
+            }
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! Flash translation layer: mapping ([`mapping`]), block allocation and write points
+//! ([`alloc`]), garbage collection and pSLC folding ([`gc`]) and untimed preconditioning
+//! ([`precondition`]).
+//!
+//! The FTL's state changes when the controller acts: a host write is mapped when the command is
+//! admitted to the write buffer, a GC move when its read is issued to the die, a block becomes
+//! free when its erase completes. The FTL hands the flash transactions it needs (programs of
+//! filled page groups, GC reads, erases) to the flash scheduler ([`crate::sched`]).
+
+pub(crate) mod alloc;
+pub(crate) mod gc;
+pub(crate) mod mapping;
+pub(crate) mod precondition;
+
+use crate::config::{DriveConfig, GcPolicy, UnalignedPolicy};
+use crate::nand::Geometry;
+use alloc::{BlockSet, Group};
+use gc::DieGc;
+use mapping::{Mapping, UNMAPPED};
+use std::collections::VecDeque;
+
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// A table of the simulated drive could not be allocated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate the simulated drive's {what} ({bytes} bytes)")]
+pub struct AllocError {
+    pub what: &'static str,
+    pub bytes: usize,
+}
+
+impl AllocError {
+    pub(crate) fn new(what: &'static str, bytes: usize) -> Self {
+        AllocError { what, bytes }
+    }
+}
+
+/// `vec![value; len]`, or an error instead of an abort.
+pub(crate) fn try_vec<T: Clone>(
+    value: T,
+    len: usize,
+    what: &'static str,
+) -> Result<Vec<T>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+pub(crate) fn try_vec_with_capacity<T>(
+    len: usize,
+    what: &'static str,
+) -> Result<Vec<T>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
+    Ok(v)
+}
+
+pub(crate) fn try_deque<T>(len: usize, what: &'static str) -> Result<VecDeque<T>, AllocError> {
+    let mut v = VecDeque::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError::new(what, len.saturating_mul(size_of::<T>())))?;
+    Ok(v)
+}
+
+// block states
+pub(crate) const FREE: u8 = 0;
+pub(crate) const OPEN: u8 = 1;
+pub(crate) const CLOSED: u8 = 2;
+/// Chosen by GC: its valid data is being moved out.
+pub(crate) const VICTIM: u8 = 3;
+/// Empty, erase queued or running.
+pub(crate) const ERASING: u8 = 4;
+
+/// FTL activity counters (the drive merges them into its counters).
+#[derive(Default, Clone)]
+pub(crate) struct FtlCounters {
+    pub trimmed_units: u64,
+    pub gc_runs: u64,
+    pub pslc_folds: u64,
+    pub gc_pages_moved: u64,
+    pub gc_units_moved: u64,
+    pub cache_write_hits: u64,
+    pub compression_saved_bytes: u64,
+}
+
+#[derive(Clone)]
+pub(crate) struct Ftl {
+    pub g: Geometry,
+    pub user_units: u64,
+    pub user_bytes: u64,
+    pub rmw: bool,
+    pub copyback: bool,
+    pub map: Mapping,
+    // per block
+    pub blk_valid: Vec<u32>,
+    pub blk_erase: Vec<u32>,
+    pub blk_state: Vec<u8>,
+    pub blk_slc: Vec<bool>,
+    /// Pages of the block programmed so far (data in later pages is still in the controller).
+    pub blk_prog: Vec<u16>,
+    /// When the block was closed (cost-benefit age), ns.
+    pub blk_time: Vec<u64>,
+    // per plane
+    pub free: Vec<VecDeque<u32>>,
+    pub erasing: Vec<u32>,
+    pub slc_fifo: Vec<VecDeque<u32>>,
+    pub slc_count: Vec<u32>,
+    pub pslc_cfg_blocks: u32,
+    pub free_total: u64,
+    /// ∫ free blocks dt over the measurement window (for the mean), and where it stands.
+    pub free_area: u128,
+    pub free_last_t: u64,
+    pub free_min: u64,
+    /// Blocks holding no valid data: free, being erased, or collected and waiting for their
+    /// erase (the physical spare at this moment), and its integral over the window.
+    pub spare_total: u64,
+    pub spare_area: u128,
+    pub mapped_units: u64,
+    // write points and page groups
+    pub host_wp: Vec<BlockSet>,
+    pub gc_wp: Vec<BlockSet>,
+    pub groups: Vec<Group>,
+    pub group_free: Vec<u32>,
+    /// The open host group (the host stream's current die and page), or NIL.
+    pub host_group: u32,
+    /// Per die: the open GC group, or NIL.
+    pub gc_group: Vec<u32>,
+    /// Per die: sealed host groups waiting for RMW reads (programs must go in page order).
+    pub host_pending: Vec<VecDeque<u32>>,
+    /// Sealed host groups whose program has not completed (they hold write-buffer space).
+    pub host_sealed: u64,
+    // garbage collection
+    pub gc: Vec<DieGc>,
+    pub policy: GcPolicy,
+    pub d_choices: u32,
+    pub gc_soft: u32,
+    pub gc_hard: u32,
+    pub rng: u64,
+    pub steady_overwrite: f64,
+    /// Dies whose free blocks changed (the drive updates their GC mode and starts GC).
+    pub changed: Vec<u32>,
+    pub changed_flag: Vec<bool>,
+    /// Live units of the page being moved (scratch).
+    pub scratch_units: Vec<u32>,
+    pub scratch_ver: Vec<u32>,
+    pub c: FtlCounters,
+}
+
+impl Ftl {
+    /// Bytes [`Ftl::try_new`] allocates (mapping tables, block and plane state, page groups).
+    pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool, groups_cap: usize) -> u64 {
+        let g = Geometry::new(cfg);
+        let f = &cfg.ftl;
+        let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
+        let variable = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
+        let blocks = g.blocks as u64;
+        let mut b = Mapping::bytes(
+            user_units,
+            g.total_slots as u64,
+            g.us as u64,
+            variable,
+            tracking,
+        );
+        b += blocks * (4 + 4 + 1 + 1 + 2 + 8); // valid, erase, state, slc, programmed, time
+        b += blocks * 4 * 2; // free lists and pSLC FIFOs (one block id each)
+        b += g.planes_total as u64 * (4 + 4) + g.dies as u64 * 2 * size_of::<BlockSet>() as u64;
+        b += groups_cap as u64 * (size_of::<Group>() as u64 + 4);
+        b += g.dies as u64 * (size_of::<DieGc>() as u64 + DieGc::heap_bytes(g.planes) + 4 * 8);
+        b += (g.spp as u64 + g.us as u64) * 4 + g.dies as u64 * 5;
+        b
+    }
+
+    pub(crate) fn try_new(
+        cfg: &DriveConfig,
+        tracking: bool,
+        groups_cap: usize,
+    ) -> Result<Ftl, AllocError> {
+        let g = Geometry::new(cfg);
+        let f = &cfg.ftl;
+        let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
+        let variable = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
+        let map = Mapping::try_new(user_units as usize, g.total_slots, g.us, variable, tracking)?;
+        let mut free = try_vec_with_capacity(g.planes_total, "free-block lists")?;
+        for p in 0..g.planes_total {
+            let mut q = try_deque(g.bpp, "free-block lists")?;
+            for b in 0..g.bpp {
+                q.push_back((p * g.bpp + b) as u32);
+            }
+            free.push(q);
+        }
+        let mut slc_fifo = try_vec_with_capacity(g.planes_total, "pSLC block lists")?;
+        for _ in 0..g.planes_total {
+            slc_fifo.push(try_deque(g.bpp, "pSLC block lists")?);
+        }
+        let mut groups = try_vec_with_capacity(groups_cap, "page groups")?;
+        let mut group_free = try_vec_with_capacity(groups_cap, "page groups")?;
+        for i in 0..groups_cap {
+            groups.push(Group::default());
+            group_free.push((groups_cap - 1 - i) as u32);
+        }
+        let mut gcs = try_vec_with_capacity(g.dies, "GC state")?;
+        for _ in 0..g.dies {
+            gcs.push(DieGc::try_new(g.planes)?);
+        }
+        let mut host_pending = try_vec_with_capacity(g.dies, "page groups")?;
+        for _ in 0..g.dies {
+            host_pending.push(try_deque(4, "page groups")?);
+        }
+        let blocks = g.blocks;
+        Ok(Ftl {
+            user_units,
+            user_bytes: f.user_capacity_bytes,
+            rmw: f.unaligned == UnalignedPolicy::Rmw,
+            copyback: f.copyback,
+            map,
+            blk_valid: try_vec(0u32, blocks, "block valid counts")?,
+            blk_erase: try_vec(0u32, blocks, "block erase counts")?,
+            blk_state: try_vec(FREE, blocks, "block states")?,
+            blk_slc: try_vec(false, blocks, "block modes")?,
+            blk_prog: try_vec(0u16, blocks, "block program frontiers")?,
+            blk_time: try_vec(0u64, blocks, "block ages")?,
+            free,
+            erasing: try_vec(0u32, g.planes_total, "plane state")?,
+            slc_fifo,
+            slc_count: try_vec(0u32, g.planes_total, "plane state")?,
+            pslc_cfg_blocks: cfg.pslc_blocks_per_plane(),
+            free_total: blocks as u64,
+            free_area: 0,
+            free_last_t: 0,
+            free_min: blocks as u64,
+            spare_total: blocks as u64,
+            spare_area: 0,
+            mapped_units: 0,
+            host_wp: try_vec(BlockSet::default(), g.dies, "write points")?,
+            gc_wp: try_vec(BlockSet::default(), g.dies, "write points")?,
+            groups,
+            group_free,
+            host_group: NIL,
+            gc_group: try_vec(NIL, g.dies, "write points")?,
+            host_pending,
+            host_sealed: 0,
+            gc: gcs,
+            policy: f.gc_policy,
+            d_choices: f.gc_d_choices,
+            gc_soft: f.gc_bg_free_blocks,
+            gc_hard: f.gc_fg_free_blocks,
+            rng: 0x2545_F491_4F6C_DD1D,
+            steady_overwrite: f.steady_overwrite,
+            changed: try_vec_with_capacity(g.dies, "plane state")?,
+            changed_flag: try_vec(false, g.dies, "plane state")?,
+            scratch_units: try_vec(0u32, g.spp as usize, "scratch")?,
+            scratch_ver: try_vec(0u32, g.us as usize, "scratch")?,
+            c: FtlCounters::default(),
+            g,
+        })
+    }
+
+    /// Whether the data in `slot` has not been programmed yet (it is still in the controller's
+    /// buffer: host write buffer or GC buffer).
+    #[inline]
+    pub(crate) fn is_buffered(&self, slot: u32) -> bool {
+        let b = self.g.slot_block(slot);
+        self.g.slot_page(slot) >= self.blk_prog[b] as u32
+    }
+
+    /// Drops the current mapping of `l` (stored in `slot`).
+    #[inline]
+    pub(crate) fn invalidate(&mut self, l: usize, slot: u32) {
+        let cost = self.map.unit_cost(l);
+        let b = self.g.slot_block(slot);
+        self.blk_valid[b] -= cost;
+        self.map.l2p.set(l, UNMAPPED);
+    }
+
+    /// Maps `l` (already costed) to `slot` and counts it valid there.
+    #[inline]
+    pub(crate) fn map_unit(&mut self, l: usize, slot: u32, cost: u32) {
+        self.map.map(l, slot);
+        let b = self.g.slot_block(slot);
+        self.blk_valid[b] += cost;
+    }
+
+    /// TRIM: unmaps every whole unit inside `[off, off + len)`.
+    pub(crate) fn trim(&mut self, off: u64, len: u64) {
+        let u0 = self.g.d_unit.div_ceil(off);
+        let u1 = self.g.d_unit.div(off + len);
+        for u in u0..u1.max(u0) {
+            let l = u as usize;
+            let slot = self.map.l2p.get(l);
+            if slot != UNMAPPED {
+                self.invalidate(l, slot);
+                self.mapped_units -= 1;
+                self.c.trimmed_units += 1;
+            }
+        }
+    }
+
+    /// pSLC blocks per plane the host may fill now: the configured region shrinks as the drive
+    /// fills (the region is carved out of free space).
+    pub(crate) fn slc_budget(&self) -> u32 {
+        if self.pslc_cfg_blocks == 0 {
+            return 0;
+        }
+        let used = self.mapped_units as f64 / self.user_units as f64;
+        ((self.pslc_cfg_blocks as f64) * (1.0 - used)).floor() as u32
+    }
+
+    #[inline]
+    pub(crate) fn pages_in(&self, slc: bool) -> u32 {
+        if slc {
+            self.g.ppb / 2
+        } else {
+            self.g.ppb
+        }
+    }
+
+    /// Notes that the free blocks of die `d` changed.
+    #[inline]
+    pub(crate) fn mark_changed(&mut self, d: usize) {
+        if !self.changed_flag[d] {
+            self.changed_flag[d] = true;
+            self.changed.push(d as u32);
+        }
+    }
+
+    /// Notes a change of the free-block count of `plane` at `now` (`spare`: the spare count
+    /// changes too).
+    #[inline]
+    pub(crate) fn free_changed(&mut self, plane: usize, now: u64, delta: i64, spare: bool) {
+        self.mark_changed(self.g.plane_die(plane));
+        self.integrate(now);
+        self.free_total = (self.free_total as i64 + delta) as u64;
+        if spare {
+            self.spare_total = (self.spare_total as i64 + delta) as u64;
+        }
+        self.free_min = self.free_min.min(self.free_total);
+    }
+
+    /// A collected victim holds no valid data any more: it joins the spare blocks.
+    #[inline]
+    pub(crate) fn spare_gained(&mut self, now: u64) {
+        self.integrate(now);
+        self.spare_total += 1;
+    }
+
+    #[inline]
+    fn integrate(&mut self, now: u64) {
+        if now > self.free_last_t {
+            let dt = (now - self.free_last_t) as u128;
+            self.free_area += self.free_total as u128 * dt;
+            self.spare_area += self.spare_total as u128 * dt;
+            self.free_last_t = now;
+        }
+    }
+
+    /// Starts the free-block averages at `now`.
+    pub(crate) fn reset_free_stats(&mut self, now: u64) {
+        self.free_area = 0;
+        self.spare_area = 0;
+        self.free_last_t = now;
+        self.free_min = self.free_total;
+    }
+
+    /// Mean free and spare blocks over `[w0, now]`.
+    pub(crate) fn free_means(&self, w0: u64, now: u64) -> (f64, f64) {
+        let dt = now.saturating_sub(self.free_last_t) as u128;
+        let free = self.free_area + self.free_total as u128 * dt;
+        let spare = self.spare_area + self.spare_total as u128 * dt;
+        if now > w0 {
+            let w = (now - w0) as f64;
+            (free as f64 / w, spare as f64 / w)
+        } else {
+            (self.free_total as f64, self.spare_total as f64)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn xorshift(&mut self) -> u64 {
+        let s = &mut self.rng;
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// FTL consistency: every mapped unit points at a live slot in a used block, valid counts
+    /// match the map, free lists hold exactly the free blocks.
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        let g = &self.g;
+        let mut valid = vec![0u64; self.blk_valid.len()];
+        let mut mapped = 0u64;
+        for (l, slot) in self.map.l2p.iter().enumerate() {
+            if slot == UNMAPPED {
+                continue;
+            }
+            mapped += 1;
+            if slot as usize >= self.map.p2l.len() {
+                return Err(format!("unit {l}: slot {slot} out of range"));
+            }
+            if self.map.p2l.get(slot as usize) != l as u32 {
+                return Err(format!(
+                    "unit {l}: slot {slot} reverse-maps to {}",
+                    self.map.p2l.get(slot as usize)
+                ));
+            }
+            let b = g.slot_block(slot);
+            if matches!(self.blk_state[b], FREE | ERASING) {
+                return Err(format!(
+                    "unit {l}: slot {slot} lies in free/erasing block {b}"
+                ));
+            }
+            valid[b] += self.map.unit_cost(l) as u64;
+        }
+        if mapped != self.mapped_units {
+            return Err(format!(
+                "mapped unit count {} != map population {mapped}",
+                self.mapped_units
+            ));
+        }
+        let live = (0..self.map.p2l.len())
+            .filter(|&s| self.map.live(s).is_some())
+            .count() as u64;
+        if live != mapped {
+            return Err(format!(
+                "{live} live reverse entries but {mapped} mapped units"
+            ));
+        }
+        for (b, &v) in valid.iter().enumerate() {
+            if self.blk_valid[b] as u64 != v {
+                return Err(format!(
+                    "block {b}: valid count {} != {v} from the map",
+                    self.blk_valid[b]
+                ));
+            }
+        }
+        let mut total = 0u64;
+        for (p, fl) in self.free.iter().enumerate() {
+            let base = p * g.bpp;
+            let nfree = (base..base + g.bpp)
+                .filter(|&b| self.blk_state[b] == FREE)
+                .count();
+            if nfree != fl.len() {
+                return Err(format!(
+                    "plane {p}: {} blocks on the free list, {nfree} blocks free",
+                    fl.len()
+                ));
+            }
+            total += nfree as u64;
+            for &b in fl {
+                if self.blk_state[b as usize] != FREE || self.blk_valid[b as usize] != 0 {
+                    return Err(format!("plane {p}: free-list block {b} not free/empty"));
+                }
+                if b as usize / g.bpp != p {
+                    return Err(format!("plane {p}: free-list block {b} from another plane"));
+                }
+            }
+            let slc = (base..base + g.bpp)
+                .filter(|&b| self.blk_state[b] != FREE && self.blk_slc[b])
+                .count() as u32;
+            if slc != self.slc_count[p] {
+                return Err(format!(
+                    "plane {p}: pSLC count {} != {slc}",
+                    self.slc_count[p]
+                ));
+            }
+            let erasing = (base..base + g.bpp)
+                .filter(|&b| self.blk_state[b] == ERASING)
+                .count() as u32;
+            if erasing != self.erasing[p] {
+                return Err(format!(
+                    "plane {p}: {} erases counted, {erasing} blocks erasing",
+                    self.erasing[p]
+                ));
+            }
+        }
+        if total != self.free_total {
+            return Err(format!(
+                "free block total {} != {total} on the lists",
+                self.free_total
+            ));
+        }
+        let waiting: u64 = self.gc.iter().map(|s| s.waiting.len() as u64).sum();
+        let erasing: u64 = self.erasing.iter().map(|&e| e as u64).sum();
+        if self.spare_total != total + erasing + waiting {
+            return Err(format!(
+                "spare blocks {} != {total} free + {erasing} erasing + {waiting} collected",
+                self.spare_total
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,155 @@
+//! Untimed preconditioning: the drive is brought into a state by running the FTL alone (no
+//! timing, no events), the way a long workload would have left it.
+
+use super::mapping::UNMAPPED;
+use super::{Ftl, NIL};
+use crate::Precondition;
+
+impl Ftl {
+    /// Writes unit `l` (whole, incompressible) through the host stream without timing.
+    fn fill_unit(&mut self, l: usize, rr: &mut usize) {
+        let old = self.map.l2p.get(l);
+        if old != UNMAPPED {
+            self.invalidate(l, old);
+        } else {
+            self.mapped_units += 1;
+        }
+        let us = self.g.us;
+        if !self.map.cost.is_empty() {
+            self.map.cost[l] = us as u8;
+        }
+        loop {
+            if self.host_group == NIL {
+                let d = self.untimed_host_die(rr);
+                self.open_host_group(d, 0);
+            }
+            let id = self.host_group;
+            let mut full = false;
+            let slot = self.group_put(id, us, 0, &mut full);
+            if let Some(slot) = slot {
+                self.map_unit(l, slot, us);
+            }
+            if full {
+                self.seal(id);
+                self.group_programmed(id, 0);
+            }
+            if slot.is_some() {
+                return;
+            }
+        }
+    }
+
+    /// Next die of the host stream (round-robin), collecting garbage first where a die runs
+    /// short of free blocks.
+    fn untimed_host_die(&mut self, rr: &mut usize) -> usize {
+        let dies = self.g.dies;
+        for _ in 0..dies {
+            let d = *rr;
+            *rr = if d + 1 == dies { 0 } else { d + 1 };
+            self.reclaim_untimed(d, self.gc_hard as usize + 1);
+            if self.host_can_use(d) {
+                return d;
+            }
+        }
+        panic!("free block pool exhausted (over-provisioning too small)");
+    }
+
+    /// Untimed GC on die `d` while a plane has fewer than `want` free blocks or more pSLC
+    /// blocks than the region allows.
+    pub(crate) fn reclaim_untimed(&mut self, d: usize, want: usize) {
+        let mut guard = self.g.bpp * 2;
+        while guard > 0 {
+            let p0 = d * self.g.planes;
+            let budget = self.slc_budget() as usize;
+            let short = (p0..p0 + self.g.planes).any(|p| self.free[p].len() < want);
+            let over = (p0..p0 + self.g.planes).any(|p| self.slc_fifo[p].len() > budget);
+            if !(short || over) || !self.gc_round_untimed(d) {
+                return;
+            }
+            guard -= 1;
+        }
+    }
+
+    /// One GC round of die `d` without timing: every victim moved and erased at once.
+    fn gc_round_untimed(&mut self, d: usize) -> bool {
+        if !self.gc_start(d, 0) {
+            return false;
+        }
+        let (pages, cur) = (self.gc[d].pages, self.gc[d].cur);
+        for k in 0..pages {
+            for (p, &b) in cur.iter().enumerate().take(self.g.planes) {
+                if b != NIL && self.blk_valid[b as usize] > 0 && self.gc_page_live(b, k) > 0 {
+                    self.gc_move_scratch(d, p, 0, 0, None);
+                }
+            }
+        }
+        for &b in cur.iter().take(self.g.planes) {
+            if b != NIL {
+                self.spare_gained(0);
+                self.erase_begin(b as usize);
+                self.erase_done(b as usize, 0);
+            }
+        }
+        let s = &mut self.gc[d];
+        s.active = false;
+        s.cur = [NIL; crate::nand::MAX_PLANES];
+        true
+    }
+
+    /// Brings the drive into the requested state without timing.
+    pub(crate) fn precondition(&mut self, pre: Precondition, seed: u64) {
+        let mut rr = 0usize;
+        if matches!(pre, Precondition::Full | Precondition::Steady) {
+            for l in 0..self.user_units as usize {
+                self.fill_unit(l, &mut rr);
+            }
+        }
+        if matches!(pre, Precondition::Steady) {
+            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            // Random single-unit overwrites, stopping when the free pools reach the GC
+            // threshold (or after `steady_overwrite` × capacity): every block ends up with a
+            // binomial spread of invalid units and the next host writes need GC at once — the
+            // state greedy GC approaches under random writes, reached in seconds.
+            let n = (self.steady_overwrite * self.user_units as f64) as u64;
+            let mut done = 0u64;
+            let limit = (self.gc_soft as u64 + 1) * self.g.planes_total as u64;
+            while done < n {
+                for _ in 0..256 {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let l = (rng % self.user_units) as usize;
+                    self.fill_unit(l, &mut rr);
+                    done += 1;
+                }
+                if self.free_total <= limit {
+                    break;
+                }
+            }
+        }
+        // program what is still buffered
+        for id in [self.host_group]
+            .into_iter()
+            .chain(self.gc_group.clone())
+            .filter(|&id| id != NIL)
+        {
+            self.seal(id);
+            self.group_programmed(id, 0);
+        }
+        // leave every plane with the background-GC reserve, as an idle drive would
+        for d in 0..self.g.dies {
+            self.reclaim_untimed(d, self.gc_soft as usize);
+        }
+        for id in self.gc_group.clone().into_iter().filter(|&id| id != NIL) {
+            self.seal(id);
+            self.group_programmed(id, 0);
+        }
+        for gc in &mut self.gc {
+            gc.programmed_seq = gc.next_seq;
+        }
+        self.c = Default::default();
+        for e in self.blk_erase.iter_mut() {
+            *e = 0;
+        }
+    }
+}

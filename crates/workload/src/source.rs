@@ -1,0 +1,193 @@
+//! Where a worker's operations come from: generated ([`OpGen`], a closed loop that issues as
+//! soon as a slot is free), generated at a fixed rate (fio's `rate_iops`: one op per period, on
+//! an absolute schedule that catches up when behind), or replayed from a recorded trace
+//! ([`Replay`], each op with the gap to the previous issue, ending with the trace).
+//!
+//! An enum rather than a trait object, so the engine's hot loop stays monomorphic and a source
+//! can be cloned (the simulator runs a copy one op ahead to prefetch).
+
+use crate::gen::{Op, OpGen};
+use crate::replay::Trace;
+use std::sync::Arc;
+
+/// The next operation of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Next {
+    pub op: Op,
+    /// Issue no earlier than this long after the previous op of this source was issued
+    /// (0 = as soon as a slot is free).
+    pub gap_ns: u64,
+    /// Gaps count from the previous op's *due* time even when it was issued late, so a source
+    /// that fell behind catches up (a rate); otherwise a late op moves the schedule (a replay,
+    /// as fio's `iolog_delay`).
+    pub catch_up: bool,
+}
+
+/// A cursor over a shared, loaded trace.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    trace: Arc<Trace>,
+    next: usize,
+    /// Added to every offset (the region's start on the target).
+    base: u64,
+}
+
+impl Replay {
+    /// Replays `trace` from its first op, every offset shifted by `base`.
+    pub fn new(trace: Arc<Trace>, base: u64) -> Replay {
+        Replay {
+            trace,
+            next: 0,
+            base,
+        }
+    }
+
+    /// Ops not issued yet.
+    pub fn remaining(&self) -> usize {
+        self.trace.ops.len() - self.next
+    }
+}
+
+/// A worker's op source.
+#[derive(Debug, Clone)]
+pub enum OpSource {
+    Generated(OpGen),
+    /// Generated ops, one per `period_ns` (the first at once).
+    Paced {
+        gen: OpGen,
+        period_ns: u64,
+        started: bool,
+    },
+    Replay(Replay),
+}
+
+impl Iterator for OpSource {
+    type Item = Next;
+
+    /// The next op, or `None` when the source is exhausted (only a replay ends).
+    #[inline]
+    fn next(&mut self) -> Option<Next> {
+        match self {
+            OpSource::Generated(g) => Some(Next {
+                op: g.next_op(),
+                gap_ns: 0,
+                catch_up: false,
+            }),
+            OpSource::Paced {
+                gen,
+                period_ns,
+                started,
+            } => {
+                let gap_ns = if *started { *period_ns } else { 0 };
+                *started = true;
+                Some(Next {
+                    op: gen.next_op(),
+                    gap_ns,
+                    catch_up: true,
+                })
+            }
+            OpSource::Replay(r) => {
+                let t = r.trace.ops.get(r.next)?;
+                r.next += 1;
+                Some(Next {
+                    op: Op {
+                        kind: t.kind,
+                        offset: r.base + t.offset,
+                        len: t.len as u64,
+                    },
+                    gap_ns: t.gap_ns,
+                    catch_up: false,
+                })
+            }
+        }
+    }
+}
+
+impl OpSource {
+    /// True for sources whose ops carry gaps (a rate, or a replay that was not told to skip
+    /// them).
+    pub fn is_timed(&self) -> bool {
+        match self {
+            OpSource::Generated(_) => false,
+            OpSource::Paced { .. } => true,
+            OpSource::Replay(r) => r.trace.ops.iter().any(|o| o.gap_ns > 0),
+        }
+    }
+}
+
+impl OpSource {
+    /// Worker `worker`'s source for `spec` on the region `[start, start+span)`: a replay of
+    /// `trace` (offsets from `start`) when one is given, else the generator.
+    pub fn for_worker(
+        spec: &crate::WorkloadSpec,
+        trace: Option<&Arc<Trace>>,
+        start: u64,
+        span: u64,
+        worker: u32,
+    ) -> OpSource {
+        match trace {
+            Some(t) => OpSource::Replay(Replay::new(Arc::clone(t), start)),
+            None if spec.pace_ns > 0 => OpSource::Paced {
+                gen: OpGen::new(spec, start, span, worker),
+                period_ns: spec.pace_ns,
+                started: false,
+            },
+            None => OpSource::Generated(OpGen::new(spec, start, span, worker)),
+        }
+    }
+}
+
+impl From<OpGen> for OpSource {
+    fn from(g: OpGen) -> Self {
+        OpSource::Generated(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{ReplaySpec, Trace};
+    use crate::spec::WorkloadSpec;
+    use crate::OpKind;
+    use std::path::Path;
+
+    #[test]
+    fn generated_never_ends_replay_does() {
+        let mut g: OpSource = OpGen::new(&WorkloadSpec::default(), 0, 1 << 20, 0).into();
+        assert!(!g.is_timed());
+        for _ in 0..1000 {
+            assert_eq!(g.next().unwrap().gap_ns, 0);
+        }
+        let t = Trace::parse(
+            b"fio version 3 iolog\n0 f add\n10 f read 0 4096\n30 f write 4096 512\n",
+            Path::new("t"),
+            &ReplaySpec::new("t"),
+        )
+        .unwrap();
+        let mut r = OpSource::Replay(Replay::new(Arc::new(t), 1 << 20));
+        assert!(r.is_timed());
+        let a = r.next().unwrap();
+        assert_eq!(
+            (a.op.kind, a.op.offset, a.gap_ns),
+            (OpKind::Read, 1 << 20, 10_000)
+        );
+        let b = r.next().unwrap();
+        assert_eq!(
+            (b.op.kind, b.op.len, b.gap_ns),
+            (OpKind::Write, 512, 20_000)
+        );
+        assert!(r.next().is_none());
+        assert!(r.next().is_none());
+        // A rate: the first op at once, then one per period, catching up.
+        let spec = WorkloadSpec {
+            pace_ns: 2_000_000,
+            ..Default::default()
+        };
+        let mut p = OpSource::for_worker(&spec, None, 0, 1 << 20, 0);
+        assert!(p.is_timed());
+        let gaps: Vec<(u64, bool)> = (0..3)
+            .map(|_| p.next().map(|n| (n.gap_ns, n.catch_up)).unwrap())
+            .collect();
+        assert_eq!(gaps, vec![(0, true), (2_000_000, true), (2_000_000, true)]);
+    }
+}

@@ -1,0 +1,1202 @@
+//! `ssdlab fio`: fio job files and fio command lines, run on real targets as fio would, or on a
+//! simulated drive or array (`--sim`).
+//!
+//! Order of business, as for `ssdlab run`: the job files are read and every job resolved
+//! (`ssdlab-fiojob`: unknown keys and bad values are errors, unsupported keys refuse the run
+//! unless `--ignore-unsupported`); every job's target is worked out (file names, sizes given as
+//! percentages, traces); outputs are checked against every input (job files, includes, targets,
+//! traces, presets); every job of every wave is checked by the engine as `ssdlab run` checks
+//! its run (targets planned, block-device safety, engine and ring limits, memory) — all before
+//! the first byte of the first job is written. Then the waves run one after the other (jobs of
+//! a wave together), and the report is printed in fio's normal text, JSON or JSON+.
+
+use crate::cli::{positive_size_arg, positive_u32, size_arg, Failure, EXIT_BAD_INPUT};
+use crate::cmd_run::{engine_failure, exit_code_for, preset_file, sim_target};
+use crate::output::{self, check_writable_path, Dest};
+use crate::{signals, status};
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use ssdlab_engine::{
+    EngineChoice, FixedBufs, IologTarget, LoopOutcome, RealJob, RealOptions, RealTarget,
+    RingOptions, SimJob, SimOptions, SimSession, SimTarget,
+};
+use ssdlab_fiojob::job::split_filenames;
+use ssdlab_fiojob::{options, Engine, Job, JobSet, Settings, Size, SystemEnv};
+use ssdlab_report::{exporter, FioJob, Format, Report, ReportJob, TableStyle};
+use ssdlab_stats::{Recorder, RunResult};
+use ssdlab_target::{check_outputs, Named};
+use ssdlab_workload::replay::{TraceFile, TraceShape};
+use ssdlab_workload::{ReplaySpec, Trace, WorkloadSpec};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// `ssdlab fio`: run fio job files or an fio command line.
+#[derive(Args, Debug, Default)]
+#[command(after_help = "\
+fio job options go on the command line as fio takes them: --name=NAME starts a job, options \
+before the first --name apply to every job (--rw=randread --bs=4k --iodepth=32 --size=1g \
+--filename=F --ioengine=io_uring --direct=1 …). Job files and command-line jobs may be mixed; \
+the command-line jobs run first. docs/FIO-JOBS.md lists every supported key.")]
+pub struct FioArgs {
+    /// fio job files; each after the first runs after the ones before (fio's implicit stonewall).
+    #[arg(value_name = "JOB.fio")]
+    pub files: Vec<PathBuf>,
+    /// Run every job on a simulated drive instead: a preset name (`ssdlab drives`) or a preset
+    /// TOML file. Job files' filenames and engines are then not used.
+    #[arg(long, value_name = "PRESET")]
+    pub sim: Option<String>,
+    /// Number of simulated drives (more than one builds a RAID 0 array).
+    #[arg(long, value_parser = positive_u32, requires = "sim")]
+    pub drives: Option<u32>,
+    /// Stripe (chunk) size of the simulated array (default 512k).
+    #[arg(long, value_parser = size_arg, requires = "sim")]
+    pub stripe: Option<u64>,
+    /// State of the simulated drives before the first job: fresh (the default), full, steady.
+    #[arg(long, requires = "sim")]
+    pub state: Option<String>,
+    /// Override a preset parameter (KEY=VALUE), as `ssdlab run --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "sim")]
+    pub sets: Vec<String>,
+    /// Print fio's JSON (same as --output-format=json).
+    #[arg(long, conflicts_with_all = ["json_plus", "output_format"])]
+    pub json: bool,
+    /// Print fio's JSON+ (JSON with every completion-latency bin; --output-format=json+).
+    #[arg(long, conflicts_with = "output_format")]
+    pub json_plus: bool,
+    /// fio's output format: normal (the default), json or json+.
+    #[arg(long, value_name = "FORMAT", value_parser = fio_format)]
+    pub output_format: Option<Format>,
+    /// Write the report to FILE ("-": stdout). Never a file the command reads.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Run even when jobs use options ssdlab does not implement; they are listed and ignored.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+    /// Allow jobs to write to block devices (devices that hold data or are in use are refused anyway).
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Refuse to start when a wave's memory estimate is above SIZE.
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    pub max_memory: Option<u64>,
+    /// Only run the job sections with this name (fio's --section; repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub section: Vec<String>,
+    /// Read and check the jobs (and their targets), print what would run, and run nothing.
+    #[arg(long)]
+    pub parse_only: bool,
+    /// fio job options taken from the command line by [`split_argv`].
+    #[arg(skip)]
+    pub fio_args: FioArgv,
+}
+
+/// ssdlab's own flags of `ssdlab fio` and whether each takes a value; every other `--key` is an
+/// fio job option.
+const OWN_FLAGS: &[(&str, bool)] = &[
+    ("sim", true),
+    ("drives", true),
+    ("stripe", true),
+    ("state", true),
+    ("set", true),
+    ("json", false),
+    ("json-plus", false),
+    ("output-format", true),
+    ("output", true),
+    ("ignore-unsupported", false),
+    ("allow-destroy", false),
+    ("max-memory", true),
+    ("section", true),
+    ("parse-only", false),
+    ("help", false),
+];
+
+/// fio job options from the command line: key, value, argument position.
+pub type FioArgv = Vec<(String, Option<String>, u32)>;
+
+/// Splits `ssdlab fio …` arguments: ssdlab's flags and job files stay for clap, fio job options
+/// (`--key=value`, `--key value`, bare flags) come out with their position. Other commands'
+/// arguments pass through unchanged.
+pub fn split_argv(args: Vec<OsString>) -> (Vec<OsString>, FioArgv) {
+    if args.get(1).and_then(|a| a.to_str()) != Some("fio") {
+        return (args, Vec::new());
+    }
+    let mut keep: Vec<OsString> = args[..2].to_vec();
+    let mut fio = Vec::new();
+    let mut i = 2;
+    while i < args.len() {
+        let a = &args[i];
+        let Some(s) = a.to_str() else {
+            keep.push(a.clone());
+            i += 1;
+            continue;
+        };
+        if s == "--" {
+            keep.extend(args[i..].iter().cloned());
+            break;
+        }
+        let Some(opt) = s.strip_prefix("--") else {
+            keep.push(a.clone());
+            i += 1;
+            continue;
+        };
+        let (key, value) = match opt.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (opt, None),
+        };
+        if let Some((_, takes)) = OWN_FLAGS.iter().find(|(f, _)| *f == key) {
+            keep.push(a.clone());
+            if *takes && value.is_none() {
+                if let Some(v) = args.get(i + 1) {
+                    keep.push(v.clone());
+                    i += 1;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let mut value = value;
+        if value.is_none() && !options::is_flag(key) && options::is_fio_option(key) {
+            // fio's getopt takes the next argument as the value of an option that needs one.
+            if let Some(v) = args.get(i + 1).and_then(|v| v.to_str()) {
+                if !v.starts_with("--") {
+                    value = Some(v.to_string());
+                    i += 1;
+                }
+            }
+        }
+        fio.push((key.to_string(), value, i as u32 - 1));
+        i += 1;
+    }
+    (keep, fio)
+}
+
+/// One engine job: a fio job (or one clone of it, when clones have files of their own).
+struct Unit {
+    job: usize,
+    clones: u32,
+    spec: WorkloadSpec,
+    real: Option<(RealTarget, RealOptions<'static>)>,
+    iolog: Option<IologTarget>,
+    /// The file or device shown in the header.
+    label: String,
+    /// Read the region back with verification after the job (fio's verify phase).
+    verify_back: bool,
+}
+
+/// What a unit measured.
+#[derive(Clone)]
+struct Measured {
+    result: RunResult,
+    recorder: Recorder,
+    outcome: LoopOutcome,
+    workers: Vec<(RunResult, Recorder)>,
+}
+
+/// fio's `--output-format` names (several may be given comma-separated in fio; ssdlab prints
+/// one): normal, json, json+.
+fn fio_format(s: &str) -> Result<Format, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    match parts.as_slice() {
+        ["normal"] => Ok(Format::Normal),
+        ["json"] => Ok(Format::Json),
+        ["json+"] => Ok(Format::JsonPlus),
+        ["terse"] => Err("--output-format=terse is not supported (normal, json, json+)".into()),
+        [o] => Err(format!("--output-format={o}: normal, json or json+")),
+        _ => Err(format!(
+            "--output-format={s}: ssdlab prints one format at a time (normal, json or json+)"
+        )),
+    }
+}
+
+fn format_of(a: &FioArgs) -> Format {
+    if a.json {
+        Format::Json
+    } else if a.json_plus {
+        Format::JsonPlus
+    } else {
+        a.output_format.unwrap_or(Format::Normal)
+    }
+}
+
+/// The ring options of a job on the io_uring engine (fio's defaults: no fixed buffers, no
+/// registered files).
+fn ring_of(s: &Settings) -> RingOptions {
+    match s.engine {
+        Engine::IoUring => RingOptions {
+            iopoll: s.hipri,
+            sqpoll: s.sqthread_poll,
+            fixed_bufs: if s.fixedbufs {
+                FixedBufs::On
+            } else {
+                FixedBufs::Off
+            },
+            register_files: s.registerfiles,
+        },
+        Engine::Async(_) => RingOptions {
+            fixed_bufs: FixedBufs::Off,
+            register_files: false,
+            ..RingOptions::default()
+        },
+        _ => RingOptions::default(),
+    }
+}
+
+/// A size of a target (or a percentage of it) in bytes.
+fn resolve_size(s: Size, total: u64) -> u64 {
+    match s {
+        Size::Bytes(b) => b,
+        Size::Percent(p) => ((total as f64) * p / 100.0) as u64,
+    }
+}
+
+/// The region `(offset, span)` of a job on a target of `total` bytes (`None`: a file that does
+/// not exist yet).
+fn region(s: &Settings, total: Option<u64>, what: &str, job: &str) -> Result<(u64, u64)> {
+    let t = total.unwrap_or(0);
+    let pct_needs_size = |k: &str| {
+        anyhow!("job {job}: {k} is a percentage, and {what} does not exist yet to take it of")
+    };
+    let offset = match s.offset {
+        None => 0,
+        Some(Size::Percent(_)) if total.is_none() => return Err(pct_needs_size("offset")),
+        Some(o) => resolve_size(o, t),
+    };
+    let size = s.size.or(s.filesize.map(Size::Bytes));
+    let span = match size {
+        Some(Size::Percent(_)) if total.is_none() => return Err(pct_needs_size("size")),
+        Some(Size::Percent(p)) => {
+            let v = resolve_size(Size::Percent(p), t);
+            v.min(t.saturating_sub(offset))
+        }
+        Some(Size::Bytes(b)) => b,
+        None => match total {
+            Some(t) if t > offset => t - offset,
+            Some(_) => bail!("job {job}: offset {offset} is at or beyond the end of {what}"),
+            None => bail!(
+                "job {job}: {what} does not exist: give size= (fio lays out a file of that size)"
+            ),
+        },
+    };
+    if span == 0 {
+        bail!("job {job}: the region on {what} is empty (size=0)");
+    }
+    Ok((offset, span))
+}
+
+/// `directory` joined with a file name the way fio does (an absolute name stands alone).
+fn in_directory(s: &Settings, name: &str) -> PathBuf {
+    match &s.directory {
+        Some(d) if !Path::new(name).is_absolute() => Path::new(d).join(name),
+        _ => PathBuf::from(name),
+    }
+}
+
+/// The seed of a job: `randseed`, or a new one every run with `randrepeat=0`.
+fn seed_of(s: &Settings) -> u64 {
+    if s.randrepeat {
+        s.randseed
+    } else {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    }
+}
+
+/// The size of the simulated target.
+fn sim_size(t: &SimTarget) -> u64 {
+    let d = t.drive.user_capacity();
+    match t.stripe {
+        Some(st) if t.drives > 1 => {
+            let block = t.drive.logical_block_size();
+            ssdlab_layout::StripeMap::new(&vec![d; t.drives], st, block)
+                .map(|m| m.size())
+                .unwrap_or(d)
+        }
+        _ => d,
+    }
+}
+
+/// The trace of a job, loaded (for its shape and the files it names).
+fn load_trace(r: &ReplaySpec, job: &str) -> Result<Trace> {
+    Trace::load(r).map_err(|e| anyhow!("job {job}: {e}"))
+}
+
+/// Where a replay goes on real targets: `replay_redirect`, else the one file or device the
+/// trace names.
+fn replay_target(s: &Settings, trace: &Trace, job: &str) -> Result<PathBuf> {
+    if let Some(r) = &s.replay_redirect {
+        return Ok(PathBuf::from(r));
+    }
+    if s.filename.is_some() {
+        bail!(
+            "job {job}: filename= with read_iolog: fio replays onto the files the trace names; give replay_redirect=FILE to replay onto another"
+        );
+    }
+    match trace.files.as_slice() {
+        [TraceFile::Named(f)] => Ok(PathBuf::from(f)),
+        [TraceFile::Device { major, minor }] => ssdlab_target::device_node(*major, *minor)
+            .ok_or_else(|| {
+                anyhow!(
+                    "job {job}: the trace was recorded on device {major}:{minor}, which this system does not have; give replay_redirect=DEVICE"
+                )
+            }),
+        files => bail!(
+            "job {job}: the trace addresses {} files or devices ({}); ssdlab replays onto one target: give replay_redirect=TARGET",
+            files.len(),
+            files.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// fio's one-line job description.
+fn header(j: &Job, label: &str) -> String {
+    let s = &j.settings;
+    let bs = |i: usize| format!("{}B-{}B", s.bs[i], s.bs[i]);
+    let rw = if s.read_iolog.is_some() {
+        "replay".to_string()
+    } else {
+        format!("{:?}", s.mode).to_lowercase()
+    };
+    format!(
+        "{}: (g={}): rw={rw}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}, file={label}",
+        j.name,
+        j.group,
+        bs(0),
+        bs(1),
+        bs(2),
+        s.engine.name(),
+        s.iodepth
+    )
+}
+
+/// Builds the units of every job; notes go to `notes`.
+fn plan_units(
+    js: &JobSet,
+    sim: Option<&SimTarget>,
+    a: &FioArgs,
+    per_worker: &dyn Fn(&Job) -> bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Unit>> {
+    let stop = Some(signals::stop_flag());
+    let mut units = Vec::new();
+    let mut noted = std::collections::HashSet::new();
+    let mut note = |n: String, notes: &mut Vec<String>| {
+        if noted.insert(n.clone()) {
+            notes.push(n);
+        }
+    };
+    for (ji, j) in js.jobs.iter().enumerate() {
+        let s = &j.settings;
+        let name = j.name.as_str();
+        let seed = seed_of(s);
+        let clones = s.numjobs;
+        if s.sync_engine() && s.iodepth > 1 {
+            note(
+                format!(
+                    "job {name}: iodepth={} has no effect with ioengine={} (one I/O at a time, as in fio)",
+                    s.iodepth,
+                    s.engine.name()
+                ),
+                notes,
+            );
+        }
+        let write_iolog = |file_name: &str| {
+            s.write_iolog.as_ref().map(|p| IologTarget {
+                path: PathBuf::from(p),
+                file_name: file_name.to_string(),
+            })
+        };
+        if let Some(sim) = sim {
+            let size = sim_size(sim);
+            let (spec, label) = match s.replay() {
+                Some(r) => {
+                    let t = load_trace(&r, name)?;
+                    let shape = t.shape();
+                    let offset = match s.offset {
+                        Some(o) => resolve_size(o, size),
+                        None => 0,
+                    };
+                    (
+                        s.replay_workload(&shape, r, offset, clones, seed),
+                        sim.name.clone(),
+                    )
+                }
+                None => {
+                    let (off, span) = region(
+                        s,
+                        Some(size),
+                        &format!("the simulated drive {}", sim.name),
+                        name,
+                    )?;
+                    (s.workload(off, span, clones, seed), sim.name.clone())
+                }
+            };
+            if matches!(s.engine, Engine::Null)
+                || s.direct
+                || !matches!(s.engine, Engine::Sync("psync"))
+            {
+                note(
+                    "on a simulated drive, ioengine and direct do not apply (every job issues to the drive's queue)".into(),
+                    notes,
+                );
+            }
+            let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
+            units.push(Unit {
+                job: ji,
+                clones,
+                spec,
+                real: None,
+                iolog: write_iolog(&file_name),
+                label,
+                verify_back: false,
+            });
+            continue;
+        }
+        let opts = |null_size: u64| RealOptions {
+            engine: match s.engine {
+                Engine::IoUring | Engine::Async(_) => EngineChoice::IoUring,
+                _ => EngineChoice::Sync,
+            },
+            direct: s.direct,
+            allow_destroy: a.allow_destroy,
+            continue_on_error: s.continue_on_error,
+            null_size,
+            on_note: output::note,
+            submit_batch: s.iodepth_batch.unwrap_or(1),
+            stop,
+            max_memory: a.max_memory,
+            ring: ring_of(s),
+            per_worker: per_worker(j) && clones > 1,
+            ..Default::default()
+        };
+        if let Engine::Async(e) = s.engine {
+            note(
+                format!("ioengine={e} runs on ssdlab's io_uring engine (same queue depth, plain buffers and descriptors)"),
+                notes,
+            );
+        }
+        if let Some(r) = s.replay() {
+            let t = load_trace(&r, name)?;
+            let path = replay_target(s, &t, name)?;
+            let shape: TraceShape = t.shape();
+            let offset = match s.offset {
+                Some(Size::Bytes(o)) => o,
+                Some(Size::Percent(_)) => {
+                    bail!("job {name}: offset= as a percentage with read_iolog")
+                }
+                None => 0,
+            };
+            let spec = s.replay_workload(&shape, r, offset, clones, seed);
+            let label = path.display().to_string();
+            units.push(Unit {
+                job: ji,
+                clones,
+                spec,
+                real: Some((RealTarget::Path(path), opts(0))),
+                iolog: write_iolog(&label),
+                label,
+                verify_back: false,
+            });
+            continue;
+        }
+        if matches!(s.engine, Engine::Null) {
+            let size = match s.size {
+                Some(Size::Bytes(b)) => b,
+                Some(Size::Percent(_)) => bail!("job {name}: ioengine=null needs size= in bytes"),
+                None => bail!("job {name}: ioengine=null needs size= (fio's null engine does too)"),
+            };
+            let offset = match s.offset {
+                Some(o) => resolve_size(o, size),
+                None => 0,
+            };
+            let span = size.saturating_sub(offset).max(1);
+            let spec = s.workload(offset, span, clones, seed);
+            units.push(Unit {
+                job: ji,
+                clones,
+                spec,
+                real: Some((RealTarget::Null, opts(size))),
+                iolog: write_iolog("null"),
+                label: "null".into(),
+                verify_back: false,
+            });
+            continue;
+        }
+        // One file shared by the clones, or (without filename=) a file per clone, named as
+        // fio names it: JOB.CLONE.0 in the directory. With offset_increment each clone has its
+        // own region (clone k at offset + k × increment).
+        let files: Vec<(PathBuf, u32, u32)> = match &s.filename {
+            Some(f) if s.offset_increment.is_some() => (0..clones)
+                .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
+                .collect(),
+            Some(f) => vec![(in_directory(s, &split_filenames(f).concat()), clones, 0)],
+            None => (0..clones)
+                .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1, c))
+                .collect(),
+        };
+        for (path, n, clone) in files {
+            let info = ssdlab_target::probe(&path).map_err(|e| anyhow!("job {name}: {e}"))?;
+            let what = path.display().to_string();
+            let total = info.exists.then_some(info.size);
+            let (mut off, span) = region(s, total, &what, name)?;
+            if let Some(inc) = s.offset_increment {
+                if matches!(inc, Size::Percent(_)) && total.is_none() {
+                    bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
+                }
+                off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
+            }
+            let spec = s.workload(off, span, n, seed);
+            let mut o = opts(0);
+            o.per_worker = per_worker(j) && n > 1;
+            units.push(Unit {
+                job: ji,
+                clones: n,
+                spec,
+                real: Some((RealTarget::Path(path.clone()), o)),
+                iolog: write_iolog(&what),
+                label: what,
+                verify_back: s.verify && s.do_verify && s.mode.writes(),
+            });
+        }
+    }
+    Ok(units)
+}
+
+/// The read-back of a verifying write job: its region read once, sequentially, checked.
+fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
+    let mut v = w.clone();
+    v.rw = ssdlab_workload::RwMode::Read;
+    v.read_pct = 100;
+    v.random_pct = 0;
+    v.random_map = false;
+    v.random_every = 1;
+    v.seq_skip = 0;
+    v.jobs = 1;
+    v.ramp_ns = 0;
+    v.stop = ssdlab_workload::StopCondition {
+        bytes: v.span,
+        ..Default::default()
+    };
+    v
+}
+
+pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
+    if a.files.is_empty() && a.fio_args.is_empty() {
+        return Err(Failure::new(
+            EXIT_BAD_INPUT,
+            anyhow!("no jobs: give job files or fio options (--name=NAME --rw=… --filename=…); see ssdlab fio --help"),
+        ));
+    }
+    let format = format_of(&a);
+    // 1. Read every job.
+    let env = SystemEnv;
+    for (k, _, pos) in &a.fio_args {
+        if !options::is_fio_option(k) {
+            let own = OWN_FLAGS
+                .iter()
+                .map(|(f, _)| *f)
+                .map(|f| (options::edit_distance(k, f), f))
+                .filter(|(d, f)| *d <= 2.max(f.len() / 4))
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, f)| f);
+            let hint = match (own, options::suggest(k)) {
+                (Some(f), _) => format!("; did you mean --{f}?"),
+                (None, Some(o)) => format!("; did you mean --{o}?"),
+                _ => String::new(),
+            };
+            return Err(Failure::new(
+                EXIT_BAD_INPUT,
+                anyhow!("command line argument {pos}: unknown option --{k}{hint}"),
+            ));
+        }
+    }
+    let mut sections = ssdlab_fiojob::argv_sections(&a.fio_args, &env, &a.section)?;
+    let mut parser = ssdlab_fiojob::Parser::new(&env);
+    parser.only = a.section.clone();
+    for (i, f) in a.files.iter().enumerate() {
+        sections.extend(parser.file(f, i)?);
+    }
+    let js = ssdlab_fiojob::resolve(&sections)?;
+    if js.jobs.is_empty() {
+        return Err(Failure::new(
+            EXIT_BAD_INPUT,
+            anyhow!("no jobs defined (only global options)"),
+        ));
+    }
+    if !js.unsupported.is_empty() {
+        let list: Vec<String> = js.unsupported.iter().map(|i| i.to_string()).collect();
+        if !a.ignore_unsupported {
+            return Err(Failure::new(
+                EXIT_BAD_INPUT,
+                anyhow!(
+                    "not supported by ssdlab (nothing was run; --ignore-unsupported runs without them): {}",
+                    list.join("; ")
+                ),
+            ));
+        }
+        output::note(&format!(
+            "ignoring what ssdlab does not support: {}",
+            list.join("; ")
+        ));
+    }
+    let mut notes = js.notes.clone();
+    // Clones of a job without group_reporting are reported one by one.
+    let per_worker = |j: &Job| !j.settings.group_reporting;
+
+    // 2. Targets.
+    let sim = match &a.sim {
+        Some(name) => {
+            let sets: Vec<(String, String)> = a
+                .sets
+                .iter()
+                .map(|kv| {
+                    kv.split_once('=')
+                        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                        .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))
+                })
+                .collect::<Result<_>>()?;
+            let drives = a.drives.unwrap_or(1);
+            if a.stripe.is_some() && drives < 2 {
+                return Err(anyhow!("--stripe applies to arrays: give --drives N (N > 1)").into());
+            }
+            Some(sim_target(
+                name,
+                &sets,
+                drives,
+                a.stripe,
+                a.state.as_deref().unwrap_or("fresh"),
+                ssdlab_ssdsim::AdapterConfig::passthrough(),
+            )?)
+        }
+        None => None,
+    };
+    if sim.is_some() && a.allow_destroy {
+        return Err(anyhow!(
+            "--allow-destroy applies to real targets, not to simulated drives (--sim)"
+        )
+        .into());
+    }
+    if sim.is_some() {
+        if let Some(j) = js.jobs.iter().find(|j| j.settings.verify) {
+            return Err(anyhow!(
+                "job {}: verify needs a real target: simulated drives carry no data",
+                j.name
+            )
+            .into());
+        }
+    }
+    let units = plan_units(&js, sim.as_ref(), &a, &per_worker, &mut notes)?;
+
+    // 3. Outputs against inputs.
+    let dest = Dest::from_arg(a.output.as_deref());
+    if let Some(p) = dest.file() {
+        check_writable_path("--output", p).map_err(|e| anyhow!(e))?;
+    }
+    let mut outputs: Vec<Named<'_>> = dest
+        .file()
+        .map(|path| Named {
+            role: "--output",
+            path,
+        })
+        .into_iter()
+        .collect();
+    let mut logs: BTreeMap<&Path, &str> = BTreeMap::new();
+    for u in &units {
+        if let Some(t) = &u.iolog {
+            let name = js.jobs[u.job].name.as_str();
+            if let Some(other) = logs.insert(&t.path, name) {
+                return Err(anyhow!(if other != name {
+                    format!(
+                        "write_iolog {}: jobs {other} and {name} both write it (fio: give each job its own)",
+                        t.path.display()
+                    )
+                } else {
+                    format!(
+                        "write_iolog {}: the clones of job {name} have regions or files of their own (no filename=, or offset_increment): ssdlab records one run per log",
+                        t.path.display()
+                    )
+                })
+                .into());
+            }
+            ssdlab_engine::check_iolog_target(&t.path).map_err(|e| anyhow!(e))?;
+        }
+    }
+    for p in logs.keys() {
+        outputs.push(Named {
+            role: "write_iolog",
+            path: p,
+        });
+    }
+    let mut inputs: Vec<Named<'_>> = a
+        .files
+        .iter()
+        .map(|path| Named {
+            role: "the job file",
+            path,
+        })
+        .collect();
+    let included = parser.included();
+    inputs.extend(included.iter().map(|path| Named {
+        role: "an included job file",
+        path,
+    }));
+    for u in &units {
+        if let Some((t, _)) = &u.real {
+            inputs.extend(t.paths().into_iter().map(|path| Named {
+                role: "a job's target",
+                path,
+            }));
+        }
+        if let Some(r) = &u.spec.replay {
+            inputs.push(Named {
+                role: "read_iolog",
+                path: &r.trace,
+            });
+        }
+    }
+    if let Some(p) = a.sim.as_deref().and_then(preset_file) {
+        inputs.push(Named {
+            role: "the preset file",
+            path: p,
+        });
+    }
+    check_outputs(&outputs, &inputs)?;
+
+    // 4. Every job of every wave checked before anything is written.
+    let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
+    let wave_units =
+        |w: usize| -> Vec<&Unit> { units.iter().filter(|u| js.jobs[u.job].wave == w).collect() };
+    for w in 0..nwaves {
+        let us = wave_units(w);
+        match &sim {
+            Some(t) => {
+                for u in &us {
+                    ssdlab_engine::check_sim_run(&u.spec, t, a.max_memory)
+                        .map_err(|e| anyhow!("job {}: {e}", js.jobs[u.job].name))?;
+                }
+            }
+            None => {
+                let jobs: Vec<RealJob<'_>> = us
+                    .iter()
+                    .map(|u| {
+                        let (t, o) = u.real.as_ref().expect("real unit");
+                        RealJob {
+                            spec: &u.spec,
+                            target: t,
+                            opts: o,
+                            iolog: None,
+                        }
+                    })
+                    .collect();
+                ssdlab_engine::check_real_jobs(&jobs).map_err(engine_failure)?;
+                for u in us.iter().filter(|u| u.verify_back) {
+                    let (t, o) = u.real.as_ref().expect("real unit");
+                    ssdlab_engine::check_real(&verify_spec(&u.spec), t, o)
+                        .map_err(engine_failure)?;
+                }
+            }
+        }
+    }
+    for n in &notes {
+        output::note(n);
+    }
+    if a.parse_only {
+        let mut text = String::new();
+        for w in 0..nwaves {
+            for u in wave_units(w) {
+                let j = &js.jobs[u.job];
+                text.push_str(&format!(
+                    "wave {w}: {} (group {}): {} on {}\n",
+                    j.name,
+                    j.group,
+                    u.spec.summary(),
+                    u.label
+                ));
+            }
+        }
+        dest.write(&text)
+            .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, anyhow!("cannot write: {e}")))?;
+        return Ok(0);
+    }
+
+    // 5. Run the waves.
+    let mut measured: Vec<Option<Measured>> = vec![None; units.len()];
+    let mut session = match &sim {
+        Some(t) => {
+            let seed = units.first().map(|u| u.spec.seed).unwrap_or(0);
+            Some(SimSession::new(t, seed, a.max_memory).map_err(engine_failure)?)
+        }
+        None => None,
+    };
+    let mut failure: Option<Failure> = None;
+    for w in 0..nwaves {
+        if signals::stopped() {
+            break;
+        }
+        let idx: Vec<usize> = (0..units.len())
+            .filter(|&i| js.jobs[units[i].job].wave == w)
+            .collect();
+        let Some(&lead) = idx.first() else {
+            continue;
+        };
+        // The status line of `ssdlab run` (on a terminal): the wave's jobs report together;
+        // its ETA follows the wave's first job.
+        let simulated = session.is_some();
+        let got: Result<Vec<Measured>, Failure> = status::with_status_line(
+            &units[lead].spec,
+            simulated,
+            |progress| match &mut session {
+                Some(sess) => {
+                    let jobs: Vec<SimJob<'_>> = idx
+                        .iter()
+                        .map(|&i| SimJob {
+                            spec: &units[i].spec,
+                            iolog: units[i].iolog.clone(),
+                        })
+                        .collect();
+                    let any_per_worker = idx.iter().any(|&i| per_worker(&js.jobs[units[i].job]));
+                    sess.run(
+                        &jobs,
+                        &SimOptions {
+                            stop: Some(signals::stop_flag()),
+                            max_memory: a.max_memory,
+                            per_worker: any_per_worker,
+                            log: None,
+                            progress,
+                            ..Default::default()
+                        },
+                    )
+                    .map(|outs| {
+                        outs.into_iter()
+                            .map(|o| Measured {
+                                result: o.result,
+                                recorder: o.recorder,
+                                outcome: o.outcome,
+                                workers: o.workers.into_iter().zip(o.worker_recorders).collect(),
+                            })
+                            .collect()
+                    })
+                    .map_err(engine_failure)
+                }
+                None => {
+                    let opts: Vec<RealOptions<'_>> = idx
+                        .iter()
+                        .map(|&i| RealOptions {
+                            progress,
+                            ..units[i].real.as_ref().expect("real unit").1.clone()
+                        })
+                        .collect();
+                    let jobs: Vec<RealJob<'_>> = idx
+                        .iter()
+                        .zip(&opts)
+                        .map(|(&i, o)| {
+                            let (t, _) = units[i].real.as_ref().expect("real unit");
+                            RealJob {
+                                spec: &units[i].spec,
+                                target: t,
+                                opts: o,
+                                iolog: units[i].iolog.clone(),
+                            }
+                        })
+                        .collect();
+                    ssdlab_engine::run_real_jobs(&jobs)
+                        .map(|outs| {
+                            outs.into_iter()
+                                .map(|o| Measured {
+                                    result: o.result,
+                                    recorder: o.recorder,
+                                    outcome: o.outcome,
+                                    workers: o
+                                        .workers
+                                        .into_iter()
+                                        .zip(o.worker_recorders)
+                                        .collect(),
+                                })
+                                .collect()
+                        })
+                        .map_err(engine_failure)
+                }
+            },
+        );
+        match got {
+            Ok(ms) => {
+                for (&i, m) in idx.iter().zip(ms) {
+                    measured[i] = Some(m);
+                }
+            }
+            Err(f) => {
+                failure = Some(f);
+                break;
+            }
+        }
+        // fio's verify phase: read back what each verifying write job wrote.
+        for &i in &idx {
+            let u = &units[i];
+            if !u.verify_back || signals::stopped() {
+                continue;
+            }
+            let Some(m) = measured[i].as_mut() else {
+                continue;
+            };
+            if !m.result.errors.is_empty() {
+                continue;
+            }
+            let (t, o) = u.real.as_ref().expect("real unit");
+            match ssdlab_engine::run_real(&verify_spec(&u.spec), t, o) {
+                Ok(v) => {
+                    m.recorder.merge(&v.recorder);
+                    m.outcome.runtime_ns += v.outcome.runtime_ns;
+                    m.outcome.interrupted |= v.outcome.interrupted;
+                    m.outcome.stopped_on_error |= v.outcome.stopped_on_error;
+                    let mut r = ssdlab_engine::build_result(
+                        &u.spec,
+                        m.result.target.clone(),
+                        &m.recorder,
+                        m.outcome,
+                        m.result.timestamp_ms,
+                        m.result.cpu.clone(),
+                    );
+                    r.verify = v.result.verify.clone();
+                    r.members = m.result.members.clone();
+                    r.disk_util = m.result.disk_util.clone();
+                    m.result = r;
+                    m.workers.clear();
+                }
+                Err(e) => {
+                    failure = Some(engine_failure(e));
+                    break;
+                }
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+
+    // 6. The report.
+    let entries = build_report(&js, &units, &measured);
+    let report = Report {
+        jobs: entries
+            .iter()
+            .map(|(result, fio)| ReportJob {
+                result,
+                fio: Some(fio),
+            })
+            .collect(),
+        global_options: &js.global_options,
+    };
+    // The one exporter of each format, as `ssdlab run` uses them.
+    let bytes = exporter(format, TableStyle::Ascii)
+        .and_then(|x| x.export(&report))
+        .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, e))?;
+    if !entries.is_empty() {
+        dest.write_bytes(&bytes).map_err(|e| {
+            Failure::new(
+                crate::cli::EXIT_FAILED,
+                anyhow!("cannot write the report: {e}"),
+            )
+        })?;
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let code = entries
+        .iter()
+        .map(|(r, _)| exit_code_for(r))
+        .max()
+        .unwrap_or(0);
+    if signals::stopped() {
+        return Ok(signals::exit_code());
+    }
+    Ok(code)
+}
+
+/// An entry being put together.
+struct Building {
+    job: usize,
+    unit: usize,
+    group: u32,
+    members: u32,
+    recorder: Recorder,
+    outcomes: Vec<LoopOutcome>,
+    first: RunResult,
+    errors: Vec<ssdlab_stats::IoErrorRecord>,
+}
+
+/// The report entries, by fio's rule (`stat.c`): every clone of a job without
+/// `group_reporting` is an entry of its own; a job with it joins the entry before it when that
+/// is of the same reporting group, else starts one.
+fn build_report(
+    js: &JobSet,
+    units: &[Unit],
+    measured: &[Option<Measured>],
+) -> Vec<(RunResult, FioJob)> {
+    let mut built: Vec<Building> = Vec::new();
+    for (i, u) in units.iter().enumerate() {
+        let Some(m) = &measured[i] else { continue };
+        let j = &js.jobs[u.job];
+        let gr = j.settings.group_reporting;
+        if gr {
+            if let Some(b) = built.last_mut().filter(|b| b.group == j.group) {
+                b.recorder.merge(&m.recorder);
+                b.outcomes.push(m.outcome);
+                b.members += u.clones;
+                b.errors.extend(m.result.errors.iter().cloned());
+                continue;
+            }
+            built.push(Building {
+                job: u.job,
+                unit: i,
+                group: j.group,
+                members: u.clones,
+                recorder: m.recorder.clone(),
+                outcomes: vec![m.outcome],
+                first: m.result.clone(),
+                errors: m.result.errors.clone(),
+            });
+        } else if m.workers.len() > 1 {
+            for (r, rec) in &m.workers {
+                built.push(Building {
+                    job: u.job,
+                    unit: i,
+                    group: j.group,
+                    members: 1,
+                    recorder: rec.clone(),
+                    outcomes: Vec::new(),
+                    first: r.clone(),
+                    errors: r.errors.clone(),
+                });
+            }
+        } else {
+            built.push(Building {
+                job: u.job,
+                unit: i,
+                group: j.group,
+                members: u.clones,
+                recorder: m.recorder.clone(),
+                outcomes: Vec::new(),
+                first: m.result.clone(),
+                errors: m.result.errors.clone(),
+            });
+        }
+    }
+    built
+        .into_iter()
+        .map(|b| {
+            let j = &js.jobs[b.job];
+            // Several units together: rebuilt from their recorders.
+            let result = if b.outcomes.len() > 1 {
+                let mut spec = units[b.unit].spec.clone();
+                spec.jobs = b.members;
+                let mut r = ssdlab_engine::build_result(
+                    &spec,
+                    b.first.target.clone(),
+                    &b.recorder,
+                    ssdlab_engine::merge_outcomes(&b.outcomes),
+                    b.first.timestamp_ms,
+                    b.first.cpu.clone(),
+                );
+                r.members = b.first.members.clone();
+                r.disk_util = b.first.disk_util.clone();
+                r.device = b.first.device.clone();
+                r.verify = b.first.verify.clone();
+                r.errors = b.errors;
+                r
+            } else {
+                b.first
+            };
+            let description = j
+                .options
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "description")
+                .or_else(|| {
+                    js.global_options
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| k == "description")
+                })
+                .map(|(_, v)| v.clone());
+            (
+                result,
+                FioJob {
+                    name: j.name.clone(),
+                    group: b.group,
+                    members: b.members,
+                    options: j.options.clone(),
+                    description,
+                    header: header(j, &units[b.unit].label),
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn argv_split_keeps_own_flags_and_takes_fio_options() {
+        let (keep, fio) = split_argv(os(&[
+            "ssdlab",
+            "fio",
+            "--name=x",
+            "--rw",
+            "randread",
+            "--sim",
+            "p",
+            "--json",
+            "a.fio",
+            "--time_based",
+            "--bs=4k",
+            "--output",
+            "o.json",
+            "--size",
+            "1g",
+        ]));
+        assert_eq!(
+            keep,
+            os(&["ssdlab", "fio", "--sim", "p", "--json", "a.fio", "--output", "o.json"])
+        );
+        let f: Vec<(&str, Option<&str>)> = fio
+            .iter()
+            .map(|(k, v, _)| (k.as_str(), v.as_deref()))
+            .collect();
+        assert_eq!(
+            f,
+            vec![
+                ("name", Some("x")),
+                ("rw", Some("randread")),
+                ("time_based", None),
+                ("bs", Some("4k")),
+                ("size", Some("1g")),
+            ]
+        );
+        let (keep, fio) = split_argv(os(&["ssdlab", "run", "--qd", "4"]));
+        assert_eq!(keep.len(), 4);
+        assert!(fio.is_empty());
+    }
+
+    #[test]
+    fn regions() {
+        let mut s = Settings::default();
+        assert!(
+            region(&s, None, "f", "j").is_err(),
+            "a missing file needs size="
+        );
+        assert_eq!(region(&s, Some(1 << 20), "f", "j").unwrap(), (0, 1 << 20));
+        s.size = Some(Size::Percent(50.0));
+        s.offset = Some(Size::Percent(25.0));
+        assert_eq!(region(&s, Some(1000), "f", "j").unwrap(), (250, 500));
+        assert!(region(&s, None, "f", "j").is_err());
+        s.size = Some(Size::Bytes(4096));
+        s.offset = Some(Size::Bytes(8192));
+        assert_eq!(region(&s, None, "f", "j").unwrap(), (8192, 4096));
+    }
+}

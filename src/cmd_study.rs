@@ -1,0 +1,545 @@
+//! `ssdlab study stripe|alignment`: the built-in review studies. Each is a sweep generated from
+//! the options (`--qd`, `--time`, `--stripes`, `--target`, …), run into a results store like any
+//! sweep, then reported: tables and findings on stdout, an HTML report with the charts (by
+//! default next to the store; `--html FILE` to choose).
+
+use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
+use crate::cmd_run::preset_file;
+use crate::cmd_sweep::{check_failure, check_sweep, run_spec, PointRunner, ReportArgs};
+use crate::output::check_writable_path;
+use crate::signals;
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use ssdlab_sweep::{parse_mix, PointTarget, SweepSpec, TargetInfo};
+use ssdlab_target::{check_outputs, Named};
+use ssdlab_workload::{format_size, parse_duration};
+use std::path::{Path, PathBuf};
+
+/// The built-in studies: name and description.
+pub const STUDIES: [(&str, &str); 2] = [
+    (
+        "stripe",
+        "one drive vs RAID 0 of two, stripes 8k–128k, 4 workloads × QD 1–32 (144 points)",
+    ),
+    (
+        "alignment",
+        "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD 3, on all seven drive presets",
+    ),
+];
+
+/// The stripe sizes of the classic review (Intel RST offers 4k–128k; 4k is optional here).
+const REVIEW_STRIPES: [u64; 5] = [8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10];
+
+/// Short labels of the built-in presets, as the reviews name the drives.
+const DRIVE_LABELS: [(&str, &str); 7] = [
+    ("c300-256g", "C300"),
+    ("ssdnow-vplus-128g", "SSDNow V+"),
+    ("vertex-barefoot-120g", "Vertex (Barefoot)"),
+    ("vertex-le-100g", "Vertex LE"),
+    ("vertex450-128g", "Vertex 450"),
+    ("x25e-64g", "X25-E"),
+    ("x25m-g2-160g", "X25-M G2"),
+];
+
+/// A comma-separated list of queue depths (a newtype, so clap takes it as one value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QdList(pub Vec<u32>);
+
+/// A comma-separated list of stripe sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StripeList(pub Vec<u64>);
+
+fn qd_arg(s: &str) -> Result<QdList, String> {
+    qd_list(s).map(QdList)
+}
+
+fn stripe_arg(s: &str) -> Result<StripeList, String> {
+    stripe_list(s).map(StripeList)
+}
+
+fn qd_list(s: &str) -> Result<Vec<u32>, String> {
+    let v = s
+        .split(',')
+        .map(|x| positive_u32(x.trim()))
+        .collect::<Result<Vec<u32>, String>>()?;
+    if v.is_empty() {
+        return Err("give at least one queue depth, e.g. 1,4,32".into());
+    }
+    for (i, q) in v.iter().enumerate() {
+        if v[..i].contains(q) {
+            return Err(format!("queue depth {q} is listed twice"));
+        }
+    }
+    Ok(v)
+}
+
+fn stripe_list(s: &str) -> Result<Vec<u64>, String> {
+    let v = s
+        .split(',')
+        .map(|x| positive_size_arg(x.trim()))
+        .collect::<Result<Vec<u64>, String>>()?;
+    for (i, x) in v.iter().enumerate() {
+        if !x.is_power_of_two() || *x < 4096 {
+            return Err(format!(
+                "stripe {} must be a power of two of at least 4 KiB",
+                format_size(*x)
+            ));
+        }
+        if v[..i].contains(x) {
+            return Err(format!("stripe {} is listed twice", format_size(*x)));
+        }
+    }
+    Ok(v)
+}
+
+fn time_arg(s: &str) -> Result<String, String> {
+    match parse_duration(s) {
+        Ok(0) => Err(format!("'{s}' must be greater than 0")),
+        Ok(_) => Ok(s.trim().to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `ssdlab study`: a built-in study (simulated unless `--target` names real members).
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// Which study: stripe (one drive vs RAID 0 of two over stripe sizes) or alignment (4 KiB
+    /// random writes at 4 KiB vs 512-byte alignment on every drive preset).
+    #[arg(default_value = "stripe")]
+    name: String,
+    /// Drive preset of the stripe study (default vertex450-128g). The alignment study compares
+    /// all the presets.
+    #[arg(long, conflicts_with = "target")]
+    preset: Option<String>,
+    /// Run the stripe study on real members instead of simulated drives: two or more files or
+    /// block devices (same safety rules as `run`; existing files, written by the write
+    /// workloads). The first member alone is the single-drive baseline.
+    #[arg(long, value_name = "A,B[,…]", value_delimiter = ',')]
+    target: Vec<PathBuf>,
+    /// Stripe sizes of the stripe study (default 8k,16k,32k,64k,128k as in the review; add 4k
+    /// if you like).
+    #[arg(long, value_name = "LIST", value_parser = stripe_arg)]
+    stripes: Option<StripeList>,
+    /// Queue depths (default 1,2,4,8,16,32 for the stripe study, 3 for the alignment study as
+    /// in the classic test).
+    #[arg(long, value_name = "LIST", value_parser = qd_arg)]
+    qd: Option<QdList>,
+    /// Measured time per point (default 1s simulated / 2s real for the stripe study, 10s for
+    /// the alignment study).
+    #[arg(long, value_name = "DUR", value_parser = time_arg)]
+    time: Option<String>,
+    /// Runs per point (default 1 simulated, 3 on real targets: their spread decides ties).
+    #[arg(long, value_name = "N", value_parser = positive_u32)]
+    repeats: Option<u32>,
+    /// Results store (SQLite; a study resumes from it when it exists). Default, in the current
+    /// directory: ssdlab-study-stripe-PRESET.sqlite for the stripe study
+    /// (ssdlab-study-stripe-vertex450-128g.sqlite with the default preset),
+    /// ssdlab-study-alignment.sqlite for the alignment study.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Where the HTML report goes (default: the store's name with .html, e.g.
+    /// ssdlab-study-stripe-vertex450-128g.html). Never the store or a file the study reads.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Parallel workers for simulated points (default: as many cores as the memory estimate
+    /// allows).
+    #[arg(long, value_parser = positive_usize)]
+    jobs: Option<usize>,
+    /// Recommend a stripe for this workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
+    #[arg(long)]
+    mix: Option<String>,
+    /// Allow writes to block devices given with --target (devices with a filesystem,
+    /// partitions or users are still refused).
+    #[arg(long, requires = "target")]
+    allow_destroy: bool,
+    /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    max_memory: Option<u64>,
+}
+
+/// A string as a TOML string literal.
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn sizes_toml(v: &[u64]) -> String {
+    let s: Vec<String> = v
+        .iter()
+        .map(|x| q(&format_size(*x).replace(' ', "")))
+        .collect();
+    format!("[{}]", s.join(", "))
+}
+
+fn qds_toml(v: &[u32]) -> String {
+    let s: Vec<String> = v.iter().map(u32::to_string).collect();
+    format!("[{}]", s.join(", "))
+}
+
+/// The size of a file or block device (0 when it cannot be read).
+fn member_size(p: &Path) -> u64 {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(p) {
+        Ok(m) if m.file_type().is_block_device() => std::fs::File::open(p)
+            .ok()
+            .and_then(|f| ssdlab_io::blockdev::size_bytes(&f).ok())
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+/// A plain name made of a path's file name (for the sweep's name).
+fn plain(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .chars()
+        .take(30)
+        .collect()
+}
+
+/// The sweep file of the stripe study.
+fn stripe_toml(a: &StudyArgs) -> Result<String> {
+    let stripes = a.stripes.clone().map_or(REVIEW_STRIPES.to_vec(), |s| s.0);
+    let qds = a.qd.clone().map_or(vec![1, 2, 4, 8, 16, 32], |q| q.0);
+    let real = !a.target.is_empty();
+    let list = stripes
+        .iter()
+        .map(|s| format_size(*s))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let workloads =
+        r#"workloads = ["4k-randread", "4k-randwrite", "128k-seqread", "128k-seqwrite"]"#;
+    if !real {
+        let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
+        return Ok(format!(
+            "# Built-in study \"stripe\": which stripe size for a RAID 0 of two drives, and what does it gain over\n\
+             # one drive at each queue depth? (ssdlab study stripe)\n\
+             name = {name}\n\
+             description = {desc}\n\
+             time = {time}\nramp = \"100ms\"\nspan = \"8GiB\"\nqd = {qds}\nrepeats = {rep}\n{workloads}\n\n\
+             [[target]]\nlabel = \"single\"\nsim = {p}\nstate = \"full\"\nbaseline = true\n\n\
+             [[target]]\nlabel = \"raid0\"\nsim = {p}\nstate = \"full\"\ndrives = 2\nstripes = {st}\n",
+            name = q(&format!("study-stripe-{preset}")),
+            desc = q(&format!(
+                "{preset}: one drive vs RAID 0 of two, stripes {list} (simulated)"
+            )),
+            time = q(a.time.as_deref().unwrap_or("1s")),
+            qds = qds_toml(&qds),
+            rep = a.repeats.unwrap_or(1),
+            p = q(preset),
+            st = sizes_toml(&stripes),
+        ));
+    }
+    if a.target.len() < 2 {
+        bail!("--target needs two or more members (A,B): the study compares one drive with a RAID 0 of them");
+    }
+    let smallest = a.target.iter().map(|p| member_size(p)).min().unwrap_or(0);
+    let span = smallest.min(8 << 30) / (1 << 20) * (1 << 20);
+    if span == 0 {
+        let p = a
+            .target
+            .iter()
+            .find(|p| member_size(p) < (1 << 20))
+            .unwrap_or(&a.target[0]);
+        bail!(
+            "--target {}: missing, unreadable or smaller than 1 MiB; the study needs existing files or devices (create files with `ssdlab run --target FILE --span SIZE` first)",
+            p.display()
+        );
+    }
+    let names: Vec<String> = a.target.iter().map(|p| plain(p)).collect();
+    let shown: Vec<String> = a.target.iter().map(|p| p.display().to_string()).collect();
+    let members: Vec<String> = a.target.iter().map(|p| q(&p.to_string_lossy())).collect();
+    Ok(format!(
+        "# Built-in study \"stripe\" on real members (ssdlab study stripe --target ...)\n\
+         name = {name}\n\
+         description = {desc}\n\
+         time = {time}\nramp = \"500ms\"\nspan = {span}\nqd = {qds}\nrepeats = {rep}\n{workloads}\n\n\
+         [[target]]\nlabel = {single}\npath = {first}\nbaseline = true\n\n\
+         [[target]]\nlabel = {array}\nmembers = [{members}]\nstripes = {st}\n",
+        name = q(&format!("study-stripe-{}", names.join("+"))),
+        desc = q(&format!(
+            "{}: one member vs RAID 0 of {}, stripes {list} (measured)",
+            shown[0],
+            shown.join(" + ")
+        )),
+        time = q(a.time.as_deref().unwrap_or("2s")),
+        span = q(&format!("{}MiB", span >> 20)),
+        qds = qds_toml(&qds),
+        rep = a.repeats.unwrap_or(3),
+        single = q(&format!("single ({})", shown[0])),
+        first = q(&a.target[0].to_string_lossy()),
+        array = q(&format!("raid0 ({})", shown.join("+"))),
+        members = members.join(", "),
+        st = sizes_toml(&stripes),
+    ))
+}
+
+/// The sweep file of the alignment study.
+fn alignment_toml(a: &StudyArgs) -> Result<String> {
+    for (flag, given) in [
+        ("--preset", a.preset.is_some()),
+        ("--target", !a.target.is_empty()),
+        ("--stripes", a.stripes.is_some()),
+    ] {
+        if given {
+            bail!("{flag} applies to the stripe study; the alignment study compares every drive preset");
+        }
+    }
+    let qds = a.qd.clone().map_or(vec![3], |q| q.0);
+    let time = a.time.as_deref().unwrap_or("10s");
+    // The classic test's warm-up: 5 s, or half the measured time when that is shorter.
+    let ramp_ms = (parse_duration(time).unwrap_or(0) / 2_000_000).min(5_000);
+    let mut text = format!(
+        "# Built-in study \"alignment\": 4 KiB random writes over an 8 GiB span at 4 KiB alignment vs\n\
+         # 512-byte alignment (a Windows XP partition offset), on every drive preset: the classic test\n\
+         # (3 outstanding I/Os, average MB/s). (ssdlab study alignment)\n\
+         name = \"study-alignment\"\n\
+         description = {desc}\n\
+         time = {time}\nramp = \"{ramp_ms}ms\"\nspan = \"8GiB\"\nqd = {qds}\nrepeats = {rep}\n\n\
+         [[workload]]\nname = \"4k-randwrite-aligned\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"4k\"\n\n\
+         [[workload]]\nname = \"4k-randwrite-512\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"512\"\n",
+        desc = q(&format!(
+            "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD {}, every drive preset (simulated)",
+            qds.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        )),
+        time = q(time),
+        qds = qds_toml(&qds),
+        rep = a.repeats.unwrap_or(1),
+    );
+    for name in ssdlab_ssdsim::preset_names() {
+        let label = DRIVE_LABELS
+            .iter()
+            .find(|(p, _)| *p == name)
+            .map_or(name, |(_, l)| l);
+        text.push_str(&format!(
+            "\n[[target]]\nlabel = {}\nsim = {}\nbaseline = false\n",
+            q(label),
+            q(name)
+        ));
+    }
+    Ok(text)
+}
+
+/// What the report says about each target: for simulated ones the preset's description,
+/// unaligned-write policy and parameters (with the sweep's overrides applied).
+pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
+    spec.targets
+        .iter()
+        .map(|t| match &t.kind {
+            PointTarget::Sim {
+                preset, overrides, ..
+            } => {
+                let sets: Vec<(String, String)> = overrides
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let drive = crate::cmd_run::sim_target(
+                    preset,
+                    &sets,
+                    1,
+                    None,
+                    "fresh",
+                    ssdlab_ssdsim::AdapterConfig::passthrough(),
+                )
+                .ok()
+                .map(|t| t.drive);
+                TargetInfo {
+                    label: t.label.clone(),
+                    description: drive.as_ref().map(|d| d.description.clone()),
+                    unaligned: drive.as_ref().and_then(|d| {
+                        serde_json::to_value(d.ftl.unaligned)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                    }),
+                    parameters: drive
+                        .as_ref()
+                        .and_then(|d| serde_json::to_string_pretty(d).ok()),
+                }
+            }
+            PointTarget::Real { paths } => TargetInfo {
+                label: t.label.clone(),
+                description: Some(format!(
+                    "measured: {}",
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" + ")
+                )),
+                unaligned: None,
+                parameters: None,
+            },
+        })
+        .collect()
+}
+
+/// The files a study reads or writes besides its HTML report, with their roles.
+fn study_files(spec: &SweepSpec, db: &Path) -> Vec<(String, PathBuf)> {
+    let mut v = vec![("the results store".to_string(), db.to_path_buf())];
+    for x in ["-journal", "-wal", "-shm"] {
+        let mut n = db.as_os_str().to_owned();
+        n.push(x);
+        v.push(("a file of the results store".into(), PathBuf::from(n)));
+    }
+    for t in &spec.targets {
+        match &t.kind {
+            PointTarget::Real { paths } => {
+                for p in paths {
+                    v.push((format!("target '{}'", t.label), p.clone()));
+                }
+            }
+            PointTarget::Sim { preset, .. } => {
+                if let Some(p) = preset_file(preset) {
+                    v.push(("a preset file".into(), p.to_path_buf()));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Checks an HTML output path against what the command reads and writes.
+pub fn check_html(path: &Path, others: &[(String, PathBuf)]) -> Result<()> {
+    check_writable_path("--html", path).map_err(|e| anyhow!(e))?;
+    let named: Vec<Named<'_>> = others
+        .iter()
+        .map(|(role, path)| Named { role, path })
+        .collect();
+    check_outputs(
+        &[Named {
+            role: "--html",
+            path,
+        }],
+        &named,
+    )?;
+    Ok(())
+}
+
+/// `ssdlab study`.
+pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
+    let Some((name, _)) = STUDIES.iter().find(|s| s.0 == a.name) else {
+        let known: Vec<String> = STUDIES
+            .iter()
+            .map(|s| format!("{} ({})", s.0, s.1))
+            .collect();
+        return Err(anyhow!(
+            "unknown study '{}'; built-in studies: {}",
+            a.name,
+            known.join(", ")
+        )
+        .into());
+    };
+    let mix = a.mix.as_deref().map(parse_mix).transpose()?;
+    if let Some(p) = &a.preset {
+        if preset_file(p).is_some() {
+            return Err(anyhow!(
+                "--preset {p}: the built-in studies take a preset name (see `ssdlab drives`)"
+            )
+            .into());
+        }
+        ssdlab_ssdsim::load_preset(p).map_err(|e| anyhow!("--preset: {e}"))?;
+    }
+    let text = match *name {
+        "stripe" => stripe_toml(&a)?,
+        _ => alignment_toml(&a)?,
+    };
+    let spec = SweepSpec::parse(&text, Path::new("."))
+        .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
+    if let Some(m) = &mix {
+        spec.check_mix(m)?;
+    }
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| crate::cmd_sweep::study_db(&spec));
+    crate::cmd_sweep::check_db(&db, &spec, None)?;
+    let html = a.html.clone().unwrap_or_else(|| {
+        if a.db.is_some() {
+            db.with_extension("html")
+        } else {
+            PathBuf::from(format!("ssdlab-{}.html", spec.name))
+        }
+    });
+    check_html(&html, &study_files(&spec, &db))?;
+    let runner = PointRunner::new(a.allow_destroy, a.max_memory);
+    let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
+    let code = run_spec(
+        &spec,
+        &db,
+        checked.jobs,
+        false,
+        &|p| runner.run(p),
+        signals::stop_flag(),
+        None,
+    )?;
+    if code != 0 {
+        return Ok(code);
+    }
+    let report = ReportArgs {
+        db,
+        csv: None,
+        mix: a.mix,
+        qd: None,
+        sweep: Some(spec.name.clone()),
+        json: false,
+        fio_json: None,
+        html: Some(html),
+    };
+    crate::cmd_sweep::cmd_report(report)
+}
+
+/// Checks for the parsers (unit tests).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists() {
+        assert_eq!(qd_list("1,2, 32").unwrap(), [1, 2, 32]);
+        assert!(qd_list("1,1").unwrap_err().contains("twice"));
+        assert!(qd_list("0").is_err());
+        assert_eq!(stripe_list("4k,128k").unwrap(), [4096, 131072]);
+        assert!(stripe_list("12k").unwrap_err().contains("power of two"));
+        assert!(stripe_list("512").is_err());
+        assert!(time_arg("0s").is_err());
+        assert_eq!(plain(Path::new("/x/my disk.img")), "my_disk.img");
+    }
+
+    fn args(name: &str) -> StudyArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct P {
+            #[command(flatten)]
+            a: StudyArgs,
+        }
+        P::parse_from(["x", name]).a
+    }
+
+    #[test]
+    fn default_studies_parse() {
+        let s = SweepSpec::parse(&stripe_toml(&args("stripe")).unwrap(), Path::new(".")).unwrap();
+        assert_eq!(s.point_count(), Some(144));
+        assert_eq!(s.name, "study-stripe-vertex450-128g");
+        let s =
+            SweepSpec::parse(&alignment_toml(&args("alignment")).unwrap(), Path::new(".")).unwrap();
+        assert_eq!(s.targets.len(), 7);
+        assert!(s.targets.iter().all(|t| !t.baseline));
+        assert_eq!(s.qds, [3]);
+        assert_eq!(s.point_count(), Some(14));
+        let infos = target_infos(&s);
+        let c300 = infos.iter().find(|i| i.label == "C300").unwrap();
+        assert_eq!(c300.unaligned.as_deref(), Some("rmw"));
+        let x25m = infos.iter().find(|i| i.label == "X25-M G2").unwrap();
+        assert_eq!(x25m.unaligned.as_deref(), Some("remap"));
+    }
+}

@@ -1,0 +1,951 @@
+//! `ssdlab fio` through the real binary: fio's example job files (random and sequential reads
+//! and writes, mixed, stonewalled jobs, numjobs) on a file and on a preset, unsupported keys
+//! named with their lines, fio's command-line form, replay of fio iologs and blktrace traces,
+//! write_iolog, outputs against inputs, and the block-device safety of job files.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command as Sys;
+
+fn ssdlab(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("ssdlab").unwrap();
+    c.current_dir(dir)
+        .env("SSDLAB_STATE_DIR", dir.join(".state"));
+    c
+}
+
+/// Runs `ssdlab fio ARGS --output-format=json` in `dir` and parses stdout.
+fn fio_json(dir: &Path, args: &[&str]) -> Value {
+    let out = ssdlab(dir)
+        .arg("fio")
+        .args(args)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ssdlab fio {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document")
+}
+
+/// Asserts a clean refusal: exit 2, nothing on stdout, one line on stderr containing every
+/// needle.
+fn refused(dir: &Path, args: &[&str], needles: &[&str]) -> String {
+    let out = ssdlab(dir).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}: stdout not empty");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: expected '{n}' in: {err}");
+    }
+    err
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn jobs(v: &Value) -> &Vec<Value> {
+    v["jobs"].as_array().unwrap()
+}
+
+fn ios(j: &Value, kind: &str) -> u64 {
+    j[kind]["total_ios"].as_u64().unwrap()
+}
+
+/// fio's examples/fio-rand-RW.fio, fio-seq-read.fio, fio-rand-write.fio and fio-seq-write.fio
+/// shrunk to a 16 MiB file and a second (each job file as shipped with fio, but for size and
+/// runtime, and direct=1 so the page cache does not decide the result).
+const RAND_RW: &str = "; fio-rand-RW.job for fiotest\n\n[global]\nname=fio-rand-RW\n\
+filename=fio-rand-RW\nrw=randrw\nrwmixread=60\nrwmixwrite=40\nbs=4K\ndirect=1\nnumjobs=4\n\
+time_based\nruntime=1\n\n[file1]\nsize=16m\nioengine=libaio\niodepth=16\n";
+
+const SEQ_READ: &str = "[global]\nname=fio-seq-reads\nfilename=fio-seq-reads\nrw=read\n\
+bs=256K\ndirect=1\nnumjobs=1\ntime_based\nruntime=1\n\n[file1]\nsize=16m\nioengine=libaio\n\
+iodepth=16\n";
+
+const RAND_WRITE: &str = "; fio-rand-write.job for fiotest\n\n[global]\nname=fio-rand-write\n\
+filename=fio-rand-write\nrw=randwrite\nbs=4K\ndirect=1\nnumjobs=4\ntime_based\nruntime=1\n\n\
+[file1]\nsize=16m\nioengine=libaio\niodepth=16\n";
+
+/// fio's examples/ssd-test.fio: four stonewalled jobs on one file.
+const SSD_TEST: &str = "# Do some important numbers on SSD drives\n[global]\nbs=4k\n\
+ioengine=libaio\niodepth=4\nsize=16m\ndirect=1\nruntime=1\ndirectory=DIR\n\
+filename=ssd.test.file\n\n[seq-read]\nrw=read\nstonewall\n\n[rand-read]\nrw=randread\n\
+stonewall\n\n[seq-write]\nrw=write\nstonewall\n\n[rand-write]\nrw=randwrite\nstonewall\n";
+
+#[test]
+fn example_job_files_run_on_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    // Mixed, numjobs=4 without group_reporting: one entry per clone, as fio prints.
+    let f = write(d.path(), "fio-rand-RW.fio", RAND_RW);
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let js = jobs(&v);
+    assert_eq!(js.len(), 4, "one entry per clone");
+    for j in js {
+        assert_eq!(j["jobname"], "file1");
+        assert_eq!(j["groupid"], 0);
+        let (r, w) = (ios(j, "read"), ios(j, "write"));
+        assert!(r > 0 && w > 0, "{r} {w}");
+        let share = r as f64 / (r + w) as f64;
+        assert!((0.5..0.7).contains(&share), "rwmixread=60: {share}");
+        assert!(j["read"]["runtime"].as_u64().unwrap() >= 1000);
+        assert_eq!(j["job options"]["ioengine"], "libaio");
+    }
+    assert_eq!(v["global options"]["rwmixread"], "60");
+    assert_eq!(
+        std::fs::metadata(d.path().join("fio-rand-RW"))
+            .unwrap()
+            .len(),
+        16 << 20,
+        "fio lays out size="
+    );
+    // Sequential reads, 256 KiB.
+    let f = write(d.path(), "fio-seq-read.fio", SEQ_READ);
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = &jobs(&v)[0];
+    assert_eq!(j["write"]["total_ios"], 0);
+    assert!(ios(j, "read") > 0);
+    assert_eq!(
+        j["read"]["io_bytes"].as_u64().unwrap(),
+        ios(j, "read") * 256 * 1024
+    );
+    // Random writes with group_reporting from the command line: one entry for the 4 clones.
+    let f = write(d.path(), "fio-rand-write.fio", RAND_WRITE);
+    let v = fio_json(d.path(), &["--group_reporting", f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 1);
+    assert!(ios(&jobs(&v)[0], "write") > 0);
+}
+
+#[test]
+fn stonewalled_jobs_run_one_after_the_other() {
+    let d = tempfile::tempdir().unwrap();
+    let text = SSD_TEST.replace("DIR", d.path().to_str().unwrap());
+    let f = write(d.path(), "ssd-test.fio", &text);
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let js = jobs(&v);
+    let names: Vec<&str> = js.iter().map(|j| j["jobname"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        vec!["seq-read", "rand-read", "seq-write", "rand-write"]
+    );
+    let groups: Vec<u64> = js.iter().map(|j| j["groupid"].as_u64().unwrap()).collect();
+    assert_eq!(groups, vec![0, 1, 2, 3]);
+    // Not time_based: each job reads or writes the 16 MiB once (or stops at runtime=1).
+    for j in js {
+        let bytes =
+            j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap();
+        assert!(bytes > 0 && bytes <= 16 << 20, "{bytes}");
+    }
+    // Each wave starts after the one before has finished.
+    for w in js.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        let start = |j: &Value| j["job_start"].as_u64().unwrap();
+        let ran = a["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000;
+        assert!(
+            start(b) + 1 >= start(a) + ran,
+            "{} {} {}",
+            start(a),
+            ran,
+            start(b)
+        );
+    }
+    // The normal text: fio's layout.
+    let out = ssdlab(d.path()).arg("fio").arg(&f).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "seq-read: (groupid=0, jobs=1): err= 0",
+        "  read: IOPS=",
+        "clat percentiles",
+        "  IO depths    : 1=",
+        "Run status group 3 (all jobs):",
+        "  WRITE: bw=",
+        "   READ: bw=",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn the_same_job_file_runs_on_a_preset() {
+    let d = tempfile::tempdir().unwrap();
+    let text = SSD_TEST.replace("DIR", "/nonexistent-dir");
+    let f = write(d.path(), "ssd-test.fio", &text);
+    let run = || fio_json(d.path(), &["--sim", "vertex450-128g", f.to_str().unwrap()]);
+    let v = run();
+    let js = jobs(&v);
+    assert_eq!(js.len(), 4);
+    for j in js {
+        assert!(ios(j, "read") + ios(j, "write") > 0);
+        assert_eq!(j["ssdlab"]["target"]["kind"], "sim");
+    }
+    // Later jobs see what earlier ones wrote (the counters cover each job's own window, the
+    // mapped space is the drive's state), and the simulated clock runs on from job to job.
+    let dev = |j: &Value, k: &str| j["ssdlab"]["device"][0][k].as_u64().unwrap();
+    assert_eq!(dev(&js[0], "host_writes"), 0);
+    assert!(dev(&js[2], "host_writes") > 0);
+    assert!(dev(&js[2], "mapped_bytes") > dev(&js[0], "mapped_bytes"));
+    assert!(dev(&js[3], "mapped_bytes") >= dev(&js[2], "mapped_bytes"));
+    for w in js.windows(2) {
+        assert!(w[1]["job_start"].as_u64() > w[0]["job_start"].as_u64());
+    }
+    assert!(
+        !d.path().join("ssd.test.file").exists(),
+        "nothing real is touched"
+    );
+    // Deterministic: the same job file gives the same result.
+    let again = run();
+    for (a, b) in js.iter().zip(jobs(&again)) {
+        assert_eq!(a["read"]["total_ios"], b["read"]["total_ios"]);
+        assert_eq!(a["write"]["clat_ns"], b["write"]["clat_ns"]);
+    }
+    // An array, and jobs of one wave sharing the drive.
+    let f2 = write(
+        d.path(),
+        "two.fio",
+        "[global]\nsize=1g\nruntime=200ms\ntime_based\nioengine=io_uring\n[a]\nrw=randread\niodepth=8\n[b]\nrw=randwrite\niodepth=2\n",
+    );
+    let v = fio_json(
+        d.path(),
+        &[
+            "--sim",
+            "vertex450-128g",
+            "--drives",
+            "2",
+            "--stripe",
+            "64k",
+            f2.to_str().unwrap(),
+        ],
+    );
+    let js = jobs(&v);
+    assert_eq!(js.len(), 2);
+    assert!(ios(&js[0], "read") > 0 && ios(&js[1], "write") > 0);
+    // The array (with its members' averages in fio's aggr_* keys), then its two members: each
+    // once, though both jobs ran on them.
+    let du = v["disk_util"].as_array().unwrap();
+    assert_eq!(du.len(), 3, "the array and two members, once each");
+    assert!(du[0].get("aggr_util").is_some(), "{:?}", du[0]);
+    let mut names: Vec<&str> = du.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 3);
+}
+
+#[test]
+fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "u.fio",
+        "[global]\nfilename=never-made\nsize=1m\nbssplit=4k/50:64k/50\n[a]\nrw=randread\nthinktime=500\nnumjobs=2\n",
+    );
+    let err = refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &[
+            "bssplit",
+            "u.fio line 4",
+            "thinktime",
+            "u.fio line 7",
+            "--ignore-unsupported",
+        ],
+    );
+    assert!(err.contains("not supported"), "{err}");
+    assert!(!d.path().join("never-made").exists(), "nothing was created");
+    // Typos and bad values are errors, even with --ignore-unsupported.
+    let f = write(
+        d.path(),
+        "t.fio",
+        "[a]\nfilename=x\nsize=1m\niodeph=4\nbs=4q\n",
+    );
+    refused(
+        d.path(),
+        &["fio", "--ignore-unsupported", f.to_str().unwrap()],
+        &["did you mean iodepth", "t.fio line 4", "4q", "t.fio line 5"],
+    );
+    // --ignore-unsupported runs without them and says what it ignored.
+    let f = write(
+        d.path(),
+        "i.fio",
+        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nthinktime=500\nnumber_ios=50\n",
+    );
+    let out = ssdlab(d.path())
+        .args(["fio", "--ignore-unsupported", "--json", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ignoring") && err.contains("thinktime"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ios(&jobs(&v)[0], "read"), 50);
+}
+
+#[test]
+fn fio_command_lines_run_by_changing_one_word() {
+    let d = tempfile::tempdir().unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=x",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=32",
+            "--size=8m",
+            "--filename=cl.img",
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--number_ios=2000",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    assert_eq!(j["jobname"], "x");
+    assert_eq!(ios(j, "read"), 2000);
+    assert_eq!(j["job options"]["iodepth"], "32");
+    assert_eq!(j["ssdlab"]["spec"]["qd"], 32);
+    // Options before the first --name are global; each --name starts a job; values may be
+    // separate arguments, as fio's getopt allows.
+    let v = fio_json(
+        d.path(),
+        &[
+            "--filename",
+            "cl.img",
+            "--size=8m",
+            "--number_ios=100",
+            "--name=a",
+            "--rw=read",
+            "--name=b",
+            "--rw",
+            "write",
+            "--bs",
+            "8k",
+        ],
+    );
+    let js = jobs(&v);
+    assert_eq!(js.len(), 2);
+    assert_eq!(ios(&js[0], "read"), 100);
+    assert_eq!(ios(&js[1], "write"), 100);
+    assert_eq!(js[1]["write"]["io_bytes"], 100 * 8192);
+    // No --name: no jobs, as in fio.
+    refused(
+        d.path(),
+        &["fio", "--rw=read", "--filename=cl.img"],
+        &["no jobs"],
+    );
+    refused(
+        d.path(),
+        &["fio", "--name=x", "--filenme=a"],
+        &["did you mean --filename"],
+    );
+}
+
+#[test]
+fn run_takes_fio_names_and_answers_typos() {
+    let d = tempfile::tempdir().unwrap();
+    let out = ssdlab(d.path())
+        .args([
+            "run",
+            "--filename",
+            "r.img",
+            "--size",
+            "4m",
+            "--iodepth",
+            "4",
+            "--numjobs",
+            "2",
+            "--rwmixread",
+            "70",
+            "--rw",
+            "randrw",
+            "--runtime",
+            "1",
+            "--ios",
+            "400",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["jobs"][0]["ssdlab"]["spec"];
+    assert_eq!(
+        (s["qd"].as_u64(), s["jobs"].as_u64(), s["read_pct"].as_u64()),
+        (Some(4), Some(2), Some(70))
+    );
+    assert_eq!(s["span"], 4 << 20);
+    refused(
+        d.path(),
+        &["run", "--null", "--iodeph", "4"],
+        &["did you mean --iodepth"],
+    );
+    refused(
+        d.path(),
+        &["run", "--null", "--blocksize=8k"],
+        &["--bs", "ssdlab fio"],
+    );
+    refused(d.path(), &["run", "--null", "--direct=1"], &["O_DIRECT"]);
+    refused(
+        d.path(),
+        &["run", "--null", "--read_pct", "5"],
+        &["--read-pct"],
+    );
+}
+
+/// A fio v3 iolog: 40 reads of 4 KiB, 2 ms apart.
+fn spaced_trace(dir: &Path, name: &str, file: &str, gap_us: u64, n: u64) -> PathBuf {
+    let mut t = format!("fio version 3 iolog\n0 {file} add\n0 {file} open\n");
+    for i in 0..n {
+        t.push_str(&format!(
+            "{} {file} read {} 4096\n",
+            10 + i * gap_us,
+            i * 4096
+        ));
+    }
+    t.push_str(&format!("{} {file} close\n", 20 + n * gap_us));
+    write(dir, name, &t)
+}
+
+#[test]
+fn replays_keep_the_recorded_timing_unless_told_not_to() {
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("rep.img");
+    std::fs::write(&img, vec![1u8; 1 << 20]).unwrap();
+    let trace = spaced_trace(d.path(), "t.log", "/somewhere/else", 2000, 40);
+    let slow = spaced_trace(d.path(), "slow.log", "/somewhere/else", 20_000, 11);
+    let runtime_of = |trace: &Path, extra: &[&str]| -> (u64, u64) {
+        let mut args = vec![
+            "--name=r".to_string(),
+            format!("--read_iolog={}", trace.display()),
+            format!("--replay_redirect={}", img.display()),
+            "--ioengine=io_uring".into(),
+            "--direct=1".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let v = fio_json(d.path(), &a);
+        let j = &jobs(&v)[0];
+        (
+            ios(j, "read"),
+            j["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000,
+        )
+    };
+    let runtime = |extra: &[&str]| runtime_of(&trace, extra);
+    // 40 ops, 39 gaps of 2 ms: about 78 ms.
+    let (n, ms) = runtime(&[]);
+    assert_eq!(n, 40);
+    assert!((70..300).contains(&ms), "{ms} ms");
+    // Twice the rate: about 39 ms.
+    let (_, fast) = runtime(&["--replay_time_scale=200"]);
+    assert!(
+        fast < ms && (30..200).contains(&fast),
+        "{fast} ms vs {ms} ms"
+    );
+    // No stall: as fast as the file allows (11 reads recorded over 200 ms).
+    let (n, quick) = runtime_of(&slow, &["--replay_no_stall=1"]);
+    assert_eq!(n, 11);
+    assert!(quick < 100, "{quick} ms");
+    let (_, stalled) = runtime_of(&slow, &[]);
+    assert!(stalled >= 195, "{stalled} ms");
+    // Without replay_redirect the trace's own file is the target; it must exist or get a size.
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--name=r",
+            &format!("--read_iolog={}", trace.display()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn write_iolog_records_a_run_that_replays_the_same_ops() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "rec.fio",
+        "[rec]\nfilename=rec.img\nsize=4m\nrw=randrw\nbs=8k\niodepth=4\nioengine=io_uring\n\
+         direct=1\nnumber_ios=300\nwrite_iolog=rec.log\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let (r, w) = (ios(&jobs(&v)[0], "read"), ios(&jobs(&v)[0], "write"));
+    assert_eq!(r + w, 300);
+    let log = std::fs::read_to_string(d.path().join("rec.log")).unwrap();
+    assert!(log.starts_with("fio version 3 iolog\n"));
+    assert!(log.contains("rec.img add") && log.contains("rec.img close"));
+    assert_eq!(
+        log.lines().filter(|l| l.contains(" read ")).count() as u64,
+        r
+    );
+    assert_eq!(
+        log.lines().filter(|l| l.contains(" write ")).count() as u64,
+        w
+    );
+    // Replayed on the file it names, and on a simulated drive: the same ops.
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=back",
+            "--read_iolog=rec.log",
+            "--ioengine=io_uring",
+            "--direct=1",
+        ],
+    );
+    assert_eq!(
+        (ios(&jobs(&v)[0], "read"), ios(&jobs(&v)[0], "write")),
+        (r, w)
+    );
+    let v = fio_json(
+        d.path(),
+        &[
+            "--sim",
+            "c300-256g",
+            "--name=back",
+            "--read_iolog=rec.log",
+            "--replay_no_stall=1",
+        ],
+    );
+    assert_eq!(
+        (ios(&jobs(&v)[0], "read"), ios(&jobs(&v)[0], "write")),
+        (r, w)
+    );
+    // The log is an output: it may not be the job file, nor an input of the run.
+    let f = write(
+        d.path(),
+        "bad.fio",
+        "[rec]\nfilename=rec.img\nsize=4m\nwrite_iolog=bad.fio\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["write_iolog", "bad.fio"],
+    );
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=x",
+            "--filename=rec.img",
+            "--size=4m",
+            "--output",
+            "rec.img",
+        ],
+        &["--output"],
+    );
+}
+
+/// A blktrace record (little-endian `struct blk_io_trace`).
+fn blk(time: u64, sector: u64, bytes: u32, action: u32, dev: u32) -> Vec<u8> {
+    ssdlab_workload::replay::blktrace_record(time, sector, bytes, action, dev).to_vec()
+}
+
+#[test]
+fn blktrace_binary_traces_replay_on_a_preset_and_a_file() {
+    use ssdlab_workload::replay::blk_action::*;
+    let d = tempfile::tempdir().unwrap();
+    let dev = device(259, 7);
+    let mut data = Vec::new();
+    for i in 0..64u64 {
+        let action = if i % 4 == 0 { QUEUE_WRITE } else { QUEUE_READ };
+        data.extend(blk(i * 100_000, i * 16, 8192, action, dev));
+        data.extend(blk(
+            i * 100_000 + 50_000,
+            i * 16,
+            8192,
+            if i % 4 == 0 {
+                COMPLETE_WRITE
+            } else {
+                COMPLETE_READ
+            },
+            dev,
+        ));
+    }
+    data.extend(blk(7_000_000, 0, 4096, QUEUE_DISCARD, dev));
+    std::fs::write(d.path().join("trace.bin"), &data).unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--sim",
+            "vertex450-128g",
+            "--name=bt",
+            "--read_iolog=trace.bin",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    assert_eq!(
+        (ios(j, "read"), ios(j, "write"), ios(j, "trim")),
+        (48, 16, 1)
+    );
+    // 64 ops 100 µs apart plus the trim: about 7 ms of simulated time.
+    let ms = j["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000;
+    assert!((6..20).contains(&ms), "{ms}");
+    // Real targets take no trims: refused with the way out, then replayed without them.
+    let img = d.path().join("bt.img");
+    std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    let redirect = format!("--replay_redirect={}", img.display());
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=bt",
+            "--read_iolog=trace.bin",
+            &redirect,
+            "--ioengine=io_uring",
+        ],
+        &["trims", "replay_skip=trim"],
+    );
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=bt",
+            "--read_iolog=trace.bin",
+            &redirect,
+            "--replay_skip=trim",
+            "--direct=1",
+            "--ioengine=io_uring",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    assert_eq!(
+        (ios(j, "read"), ios(j, "write"), ios(j, "trim")),
+        (48, 16, 0)
+    );
+    assert_eq!(
+        j["ssdlab"]["spec"]["qd"], 1,
+        "iodepth was given (1), not the probed depth"
+    );
+}
+
+#[test]
+fn verify_writes_then_reads_back() {
+    let d = tempfile::tempdir().unwrap();
+    // examples/basic-verify.fio on a file.
+    let f = write(
+        d.path(),
+        "basic-verify.fio",
+        "[write-and-verify]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=libaio\niodepth=16\n\
+         verify=crc32c\nfilename=v.img\nsize=2m\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = &jobs(&v)[0];
+    assert_eq!(ios(j, "write"), 512, "each block once (fio's random map)");
+    assert_eq!(ios(j, "read"), 512, "then read back");
+    assert_eq!(j["ssdlab"]["verify"]["sectors_ok"], 4096);
+    assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
+}
+
+#[test]
+fn job_files_get_the_safety_of_ssdlab_run() {
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    std::fs::write(&img, vec![0x5au8; 8 << 20]).unwrap();
+    let out = Sys::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&img)
+        .output();
+    let dev = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        other => {
+            let why = format!("cannot attach a loop device: {other:?}");
+            assert!(
+                std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+                "{why}"
+            );
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Sys::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _guard = Detach(dev.clone());
+    let f = write(
+        d.path(),
+        "dev.fio",
+        &format!("[wipe]\nfilename={dev}\nrw=write\nbs=64k\nsize=1m\n"),
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["--allow-destroy"],
+    );
+    assert!(
+        std::fs::read(&img).unwrap().iter().all(|&b| b == 0x5a),
+        "the device is untouched"
+    );
+    // With --allow-destroy the blank device is written; numjobs share one exclusive open.
+    let f = write(
+        d.path(),
+        "dev2.fio",
+        &format!("[wipe]\nfilename={dev}\nrw=write\nbs=64k\nsize=1m\nnumjobs=2\ndirect=1\n"),
+    );
+    let v = fio_json(d.path(), &["--allow-destroy", f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 2);
+    // The clones share the job's budget: 2 × 1 MiB in 64 KiB writes.
+    assert_eq!(jobs(&v).iter().map(|j| ios(j, "write")).sum::<u64>(), 32);
+}
+
+/// fio itself, when installed: ssdlab replays fio's iolog and fio replays ssdlab's.
+#[test]
+fn iologs_round_trip_with_fio() {
+    let fio_ok = Sys::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !fio_ok {
+        assert!(
+            std::env::var("SSDLAB_REQUIRE_FIO").as_deref() != Ok("1"),
+            "fio is not installed and SSDLAB_REQUIRE_FIO=1"
+        );
+        eprintln!("skipping: fio is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("f.img");
+    std::fs::write(&img, vec![3u8; 4 << 20]).unwrap();
+    let st = Sys::new("fio")
+        .current_dir(d.path())
+        .args([
+            "--name=f",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=4m",
+            "--number_ios=200",
+            "--write_iolog=fio.log",
+            "--output=/dev/null",
+        ])
+        .arg(format!("--filename={}", img.display()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let log = std::fs::read_to_string(d.path().join("fio.log")).unwrap();
+    let (r, w) = (
+        log.lines().filter(|l| l.contains(" read ")).count() as u64,
+        log.lines().filter(|l| l.contains(" write ")).count() as u64,
+    );
+    assert_eq!(r + w, 200);
+    let v = fio_json(
+        d.path(),
+        &["--name=back", "--read_iolog=fio.log", "--replay_no_stall=1"],
+    );
+    assert_eq!(
+        (ios(&jobs(&v)[0], "read"), ios(&jobs(&v)[0], "write")),
+        (r, w)
+    );
+    // fio replays the log ssdlab wrote.
+    let _ = fio_json(
+        d.path(),
+        &[
+            "--name=s",
+            "--filename=f.img",
+            "--rw=randread",
+            "--bs=4k",
+            "--number_ios=150",
+            "--write_iolog=ssd.log",
+        ],
+    );
+    let out = Sys::new("fio")
+        .current_dir(d.path())
+        .args([
+            "--name=replay",
+            "--read_iolog=ssd.log",
+            "--output-format=json",
+            "--replay_no_stall=1",
+        ])
+        .arg(format!("--replay_redirect={}", img.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 150);
+}
+
+#[test]
+fn includes_env_sections_and_parse_only() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "common.inc", "; shared options\nsize=2m\nbs=8k\n");
+    let f = write(
+        d.path(),
+        "main.fio",
+        "[global]\ninclude common.inc\nfilename=${SSDLAB_TEST_FILE}\nnumber_ios=64\n\
+         [a]\nrw=randread\n[b]\nrw=write\nstonewall\n",
+    );
+    let run = |args: &[&str]| {
+        ssdlab(d.path())
+            .env("SSDLAB_TEST_FILE", "inc.img")
+            .arg("fio")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // --parse-only checks everything and runs nothing.
+    let out = run(&["--parse-only", f.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("wave 0: a") && text.contains("wave 1: b"),
+        "{text}"
+    );
+    assert!(text.contains("randread 8 KiB"), "{text}");
+    assert!(!d.path().join("inc.img").exists(), "nothing created");
+    // --section picks jobs.
+    let out = run(&["--section", "b", "--json", f.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jobs(&v).len(), 1);
+    assert_eq!(jobs(&v)[0]["jobname"], "b");
+    assert_eq!(ios(&jobs(&v)[0], "write"), 64);
+    assert_eq!(jobs(&v)[0]["write"]["io_bytes"], 64 * 8192);
+    // An unset variable is refused with its line; an included file is an input.
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["SSDLAB_TEST_FILE", "main.fio line 3"],
+    );
+    let out = ssdlab(d.path())
+        .env("SSDLAB_TEST_FILE", "inc.img")
+        .args(["fio", "--output", "common.inc", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("included"));
+}
+
+#[test]
+fn a_sweep_replays_a_trace_on_each_target() {
+    let d = tempfile::tempdir().unwrap();
+    spaced_trace(d.path(), "t.log", "/data/x", 100, 300);
+    let sweep = write(
+        d.path(),
+        "s.toml",
+        "name = \"tr\"\ntime = \"1s\"\nqd = [1, 4]\n\
+         [[workload]]\nname = \"rec\"\ntrace = \"t.log\"\n\
+         [[workload]]\nname = \"rec-fast\"\ntrace = \"t.log\"\nno_stall = true\n\
+         [[target]]\nsim = \"vertex450-128g\"\n\
+         [[target]]\nsim = \"vertex450-128g\"\ndrives = 2\nstripes = [\"16k\"]\n",
+    );
+    let out = ssdlab(d.path())
+        .args(["sweep", sweep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ssdlab(d.path())
+        .args(["report", "tr.sqlite", "--csv", "-"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2, "{csv}");
+    // Recorded at 100 µs apart, 300 reads take ~30 ms: ~10,000 IOPS whatever the QD; without
+    // stalls far more.
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let iops: f64 = f[7].parse().unwrap();
+        if f[4] == "rec" {
+            assert!((9_000.0..11_000.0).contains(&iops), "{line}");
+        } else {
+            assert!(iops > 20_000.0, "{line}");
+        }
+    }
+    // A trace workload takes no rw/bs, and trace options need a trace.
+    let bad = write(
+        d.path(),
+        "bad.toml",
+        "name = \"b\"\ntime = \"1s\"\nqd = [1]\n[[workload]]\nname = \"w\"\ntrace = \"t.log\"\nbs = \"4k\"\n[[target]]\nsim = \"vertex450-128g\"\n",
+    );
+    refused(
+        d.path(),
+        &["sweep", bad.to_str().unwrap()],
+        &["bs", "trace workload"],
+    );
+    let bad = write(
+        d.path(),
+        "bad2.toml",
+        "name = \"b\"\ntime = \"1s\"\nqd = [1]\n[[workload]]\nname = \"w\"\nrw = \"read\"\nbs = \"4k\"\nno_stall = true\n[[target]]\nsim = \"vertex450-128g\"\n",
+    );
+    refused(
+        d.path(),
+        &["sweep", bad.to_str().unwrap()],
+        &["no_stall", "trace"],
+    );
+}
+
+#[test]
+fn rate_iops_paces_and_offset_increment_splits_regions() {
+    let d = tempfile::tempdir().unwrap();
+    // 200 IOPS for 100 reads: about half a second, on a file and on a preset.
+    let f = write(
+        d.path(),
+        "rate.fio",
+        "[r]\nfilename=rate.img\nsize=4m\nrw=randread\nrate_iops=200\nnumber_ios=100\n\
+         ioengine=io_uring\ndirect=1\niodepth=4\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = &jobs(&v)[0];
+    assert_eq!(ios(j, "read"), 100);
+    let ms = j["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000;
+    assert!((480..800).contains(&ms), "{ms} ms");
+    let v = fio_json(d.path(), &["--sim", "vertex450-128g", f.to_str().unwrap()]);
+    let ms = jobs(&v)[0]["ssdlab"]["runtime_ns"].as_u64().unwrap() / 1_000_000;
+    assert!((495..=500).contains(&ms), "{ms} ms");
+    // offset_increment: each clone writes its own quarter.
+    let f = write(
+        d.path(),
+        "inc.fio",
+        "[w]\nfilename=inc.img\nsize=1m\noffset_increment=1m\nnumjobs=4\nrw=write\nbs=64k\n\
+         ioengine=io_uring\ndirect=1\nwrite_iolog=inc.log\n",
+    );
+    refused(d.path(), &["fio", f.to_str().unwrap()], &["write_iolog"]);
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("write_iolog=inc.log\n", "");
+    std::fs::write(&f, text).unwrap();
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 4);
+    let offsets: Vec<u64> = jobs(&v)
+        .iter()
+        .map(|j| j["ssdlab"]["target"]["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, vec![0, 1 << 20, 2 << 20, 3 << 20]);
+    assert_eq!(
+        std::fs::metadata(d.path().join("inc.img")).unwrap().len(),
+        4 << 20
+    );
+}
