@@ -484,6 +484,32 @@ fn sigint_on_rank_0_stops_every_rank_cleanly() {
     );
 }
 
+/// Whether `pid` is `ancestor` or below it (tests run in parallel: another test's mpirun has a
+/// rank 0 too).
+fn descends_from(mut pid: u32, ancestor: u32) -> bool {
+    for _ in 0..8 {
+        if pid == ancestor {
+            return true;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            return false;
+        };
+        if ppid <= 1 {
+            return false;
+        }
+        pid = ppid;
+    }
+    false
+}
+
 /// The pid of the ssdlab process that is rank `rank` under mpirun `parent`.
 fn rank_pid(parent: u32, rank: usize) -> Option<u32> {
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
@@ -499,6 +525,7 @@ fn rank_pid(parent: u32, rank: usize) -> Option<u32> {
         let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
         let env = text(&env);
         if exe == bin().canonicalize().unwrap_or_default()
+            && descends_from(pid, parent)
             && env
                 .split('\0')
                 .any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}"))

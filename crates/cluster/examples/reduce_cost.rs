@@ -19,7 +19,12 @@ fn recorder(seed: u64) -> Recorder {
         x ^= x >> 7;
         x ^= x << 17;
         // 2–50 µs with a long tail to a few ms
-        let lat = 2_000 + (x % 48_000) + if x % 1000 == 0 { x % 5_000_000 } else { 0 };
+        let tail = if x.is_multiple_of(1000) {
+            x % 5_000_000
+        } else {
+            0
+        };
+        let lat = 2_000 + (x % 48_000) + tail;
         r.record(0, OpKind::Read, 4096, 300 + x % 700, lat, i * 10_000);
     }
     r

@@ -617,8 +617,25 @@ impl JobResult {
             Some(Json::Arr(jobs)) => jobs.first_mut(),
             _ => None,
         };
-        if let Some(ssdlab) = job.and_then(|j| j.get_mut("ssdlab")) {
-            ssdlab.push("cluster", Json::from(&self.cluster_json()));
+        if let Some(job) = job {
+            // The job's rates are the sums of the ranks' own rates (as in the table), not its
+            // I/Os over the longest rank's time (fio's group reporting).
+            let agg = &self.aggregate;
+            for (kind, o) in [
+                ("read", &agg.read),
+                ("write", &agg.write),
+                ("trim", &agg.trim),
+            ] {
+                if let Some(k) = job.get_mut(kind) {
+                    let bw_bytes = o.bw_bytes.round() as u64;
+                    k.set("iops", o.iops);
+                    k.set("bw_bytes", bw_bytes);
+                    k.set("bw", bw_bytes / 1024);
+                }
+            }
+            if let Some(ssdlab) = job.get_mut("ssdlab") {
+                ssdlab.push("cluster", Json::from(&self.cluster_json()));
+            }
         }
         doc.to_fio_string()
     }

@@ -53,6 +53,14 @@ impl Json {
         }
     }
 
+    /// Sets `key` of an object to `value` (replacing the value it had, else adding it).
+    pub fn set(&mut self, key: &str, value: impl Into<Json>) {
+        match self.get_mut(key) {
+            Some(v) => *v = value.into(),
+            None => self.push(key, value),
+        }
+    }
+
     /// fio's layout, ending with a newline.
     pub fn to_fio_string(&self) -> String {
         let mut s = String::new();
