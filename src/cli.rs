@@ -188,6 +188,11 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
+    /// The --ios/--bytes budget given, if any.
+    pub fn stop_budget(&self) -> Option<()> {
+        (self.ios.is_some() || self.bytes.is_some()).then_some(())
+    }
+
     pub fn to_spec(&self) -> anyhow::Result<WorkloadSpec> {
         let read_pct = match (self.rw.fixed_read_pct(), self.read_pct) {
             (Some(_), Some(_)) => {
@@ -236,6 +241,15 @@ impl WorkloadArgs {
         };
         spec.validate()?;
         Ok(spec)
+    }
+}
+
+/// The I/O budget implied by `--ios` and `--bytes` (the smaller wins), in I/Os.
+pub fn budget_ios(spec: &WorkloadSpec) -> Option<u64> {
+    let by_bytes = spec.stop.bytes.map(|b| b.div_ceil(spec.bs));
+    match (spec.stop.ios, by_bytes) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -488,8 +502,17 @@ pub fn main() -> ExitCode {
         }
         Err(e) => return clap_failure(e),
     };
-    crate::signals::install();
-    let res = match cli.cmd {
+    let ranks = ssdlab_cluster::launched_by_mpi();
+    // Under mpirun only rank 0 speaks.
+    crate::signals::install(ranks.is_some_and(|(rank, _)| rank != 0));
+    if let Some((rank, size)) = ranks {
+        return main_ranks(cli.cmd, fio_args, rank, size);
+    }
+    finish(run_cmd(cli.cmd, fio_args))
+}
+
+fn run_cmd(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv) -> Result<u8, Failure> {
+    match cmd {
         Cmd::Fio(mut a) => {
             a.fio_args = fio_args;
             crate::cmd_fio::cmd_fio(*a)
@@ -502,7 +525,11 @@ pub fn main() -> ExitCode {
         Cmd::Study(a) => crate::cmd_study::cmd_study(a),
         Cmd::Completions(a) => cmd_completions(a),
         Cmd::Man(a) => cmd_man(a),
-    };
+    }
+}
+
+/// Prints a failure (one line on stderr) and gives the exit code.
+fn finish(res: Result<u8, Failure>) -> ExitCode {
     match res {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
@@ -513,6 +540,69 @@ pub fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// Started by an MPI launcher as rank `rank` of `size`, in a build without MPI: one rank alone
+/// runs as usual; more would be independent copies, so they are refused (rank 0 says why).
+#[cfg(not(feature = "mpi"))]
+fn main_ranks(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv, rank: usize, size: usize) -> ExitCode {
+    if size <= 1 {
+        return finish(run_cmd(cmd, fio_args));
+    }
+    if rank == 0 {
+        output::note(&format!(
+            "error: ssdlab was started by an MPI launcher as {size} ranks, but this ssdlab was built without MPI and would run {size} independent copies; build it with `cargo build --release --features mpi` (README.md, \"Many hosts\")"
+        ));
+    }
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// One rank of an MPI job: `run` and `sweep` run on every rank together; other commands run
+/// only in a job of one rank. Every rank ends with rank 0's exit code; only rank 0 prints.
+#[cfg(feature = "mpi")]
+fn main_ranks(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv, rank: usize, _size: usize) -> ExitCode {
+    let mpi = match ssdlab_cluster::mpi_rt::Mpi::init() {
+        Ok(m) => m,
+        Err(e) => {
+            if rank == 0 {
+                output::note(&format!("error: cannot start MPI: {e}"));
+            }
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let me = mpi.info().clone();
+    let res = match cmd {
+        Cmd::Run(a) => crate::cmd_run::run_on_ranks(*a, &mpi, &me),
+        Cmd::Sweep(a) => crate::cmd_sweep::sweep_on_ranks(a, &mpi, &me),
+        other if me.size == 1 => run_cmd(other, fio_args),
+        other => Err(Failure::new(
+            EXIT_BAD_INPUT,
+            anyhow!(
+                "ssdlab {} does not run on several ranks (only run and sweep do); start it without mpirun",
+                match other {
+                    Cmd::Fio(_) => "fio",
+                    Cmd::Drives(_) => "drives",
+                    Cmd::Layout(_) => "layout",
+                    Cmd::Report(_) => "report",
+                    Cmd::Completions(_) => "completions",
+                    Cmd::Man(_) => "man",
+                    _ => "study",
+                }
+            ),
+        )),
+    };
+    let mine = match &res {
+        Ok(c) => *c,
+        Err(f) => f.code,
+    };
+    let code = ssdlab_cluster::finish(&mpi, mine);
+    drop(mpi);
+    if me.rank == 0 {
+        if let Err(f) = res {
+            return finish(Err(Failure::new(code, f.err)));
+        }
+    }
+    ExitCode::from(code)
 }
 
 /// Help and version go to stdout as clap prints them; a usage error becomes one line on stderr
@@ -546,7 +636,10 @@ fn clap_failure(e: clap::Error) -> ExitCode {
                 msg.push_str("; ");
                 msg.push_str(tip.trim_start_matches("tip:").trim());
             }
-            output::note(&format!("error: {msg} (see --help)"));
+            // Under mpirun every rank parses the same arguments; rank 0 says what is wrong.
+            if ssdlab_cluster::launched_by_mpi().is_none_or(|(rank, _)| rank == 0) {
+                output::note(&format!("error: {msg} (see --help)"));
+            }
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }

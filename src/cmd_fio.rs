@@ -864,6 +864,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                             per_worker: any_per_worker,
                             log: None,
                             progress,
+                            ..Default::default()
                         },
                     )
                     .map(|outs| {

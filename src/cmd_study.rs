@@ -480,6 +480,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         false,
         &|p| runner.run(p),
         signals::stop_flag(),
+        None,
     )?;
     if code != 0 {
         return Ok(code);

@@ -330,6 +330,18 @@ pub(crate) fn check_sweep(
     jobs: Option<usize>,
     max_memory: Option<u64>,
 ) -> Result<Checked> {
+    check_sweep_points(spec, runner, jobs, max_memory, false)
+}
+
+/// [`check_sweep`], of the simulated points only with `sims_only` (what a rank other than 0 of
+/// an MPI job may be given).
+fn check_sweep_points(
+    spec: &SweepSpec,
+    runner: &PointRunner,
+    jobs: Option<usize>,
+    max_memory: Option<u64>,
+    sims_only: bool,
+) -> Result<Checked> {
     let count = spec
         .point_count()
         .filter(|&n| n <= MAX_POINTS)
@@ -341,7 +353,9 @@ pub(crate) fn check_sweep(
                     .map_or("more than 2^64".to_string(), |n| n.to_string())
             )
         })?;
-    spec.check_real_paths()?;
+    if !sims_only {
+        spec.check_real_paths()?;
+    }
     let has_real = spec.targets.iter().any(|t| !t.kind.is_sim());
     if runner.allow_destroy && !has_real {
         bail!("--allow-destroy applies to real targets, and this sweep simulates every target");
@@ -356,6 +370,9 @@ pub(crate) fn check_sweep(
     for p in spec.points_iter() {
         if signals::stopped() {
             bail!(Interrupted);
+        }
+        if sims_only && !p.is_sim() {
+            continue;
         }
         let (mem, state) = runner.check(&p, &mut targets)?;
         if let Some(k) = state {
@@ -526,7 +543,7 @@ pub fn sweep_with(
             .unwrap_or_else(|| default_db_path(&a.file, &spec));
     check_db(&db, &spec, Some(&a.file))?;
     let checked = check_sweep(&spec, runner, a.jobs, a.max_memory).map_err(check_failure)?;
-    run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop)
+    run_spec(&spec, &db, checked.jobs, a.dry_run, run, stop, None)
 }
 
 /// Lists the points of a sweep (with their status when the store exists); never creates it.
@@ -623,6 +640,7 @@ pub fn run_spec(
     dry: bool,
     runner: &(dyn Fn(&Point) -> Result<RunResult, ssdlab_sweep::PointError> + Sync),
     stop: &AtomicBool,
+    pool: Option<&dyn ssdlab_sweep::PointPool>,
 ) -> Result<u8, Failure> {
     if dry {
         return dry_run(spec, db);
@@ -637,6 +655,7 @@ pub fn run_spec(
             interrupted: stop,
             progress: true,
             group: Some(&|p: &Point| PointRunner::state_key(p).unwrap_or_default()),
+            pool,
         },
     )
     .map_err(|e| {
@@ -878,6 +897,111 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     };
     output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `mpirun -n N ssdlab sweep FILE`: one rank of a distributed sweep.
+
+/// `ssdlab sweep` as one rank of a job: every rank checks what it may run (rank 0 everything,
+/// the others the simulated points) and they agree; then rank 0 runs the sweep into the store,
+/// handing simulated points to whichever rank asks, and runs the real points itself, one at a
+/// time, after them. Returns this rank's exit code (the job's is rank 0's).
+pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
+    a: SweepArgs,
+    t: &T,
+    me: &ssdlab_cluster::RankInfo,
+) -> Result<u8, Failure> {
+    let share =
+        ssdlab_io::memory::limit(a.max_memory).map(|l| l.bytes / me.local_size.max(1) as u64);
+    let runner = PointRunner::new(a.allow_destroy, share);
+    let checked = (|| -> Result<(SweepSpec, PathBuf), Failure> {
+        let spec = SweepSpec::from_file(&a.file)?;
+        if a.dry_run {
+            return Err(anyhow!("--dry-run lists the points; run it without mpirun").into());
+        }
+        if let Some(j) = a.jobs {
+            return Err(anyhow!(
+                "--jobs {j}: under mpirun every rank runs one point at a time; start more ranks instead"
+            )
+            .into());
+        }
+        let db =
+            a.db.clone()
+                .unwrap_or_else(|| default_db_path(&a.file, &spec));
+        if me.rank == 0 {
+            let count = spec.point_count().unwrap_or(u64::MAX);
+            let sims = spec
+                .targets
+                .iter()
+                .filter(|t| t.kind.is_sim())
+                .map(|t| t.stripes.len().max(1) as u64)
+                .sum::<u64>()
+                * spec.workloads.len() as u64
+                * spec.qds.len() as u64
+                * spec.repeats as u64;
+            if sims == 0 {
+                return Err(anyhow!(
+                    "sweep '{}' has only real points, which run one at a time on rank 0; run it without mpirun",
+                    spec.name
+                )
+                .into());
+            }
+            if me.size as u64 > count {
+                return Err(anyhow!(
+                    "{} ranks for the {count} points of sweep '{}': more ranks than points; start at most {count}",
+                    me.size,
+                    spec.name
+                )
+                .into());
+            }
+            check_db(&db, &spec, Some(&a.file))?;
+        }
+        check_sweep_points(&spec, &runner, Some(1), share, me.rank != 0).map_err(check_failure)?;
+        Ok((spec, db))
+    })();
+    let verdict = ssdlab_cluster::check_together(
+        t,
+        &me.host,
+        checked
+            .as_ref()
+            .map(|_| ())
+            .map_err(|f| ssdlab_cluster::RankFailure {
+                code: f.code,
+                message: crate::cli::one_line(&format!("{:#}", f.err)),
+                because_of_others: false,
+            }),
+    );
+    if let Err(f) = verdict {
+        return if me.rank == 0 {
+            Err(Failure::new(f.code, anyhow!(f.message)))
+        } else {
+            Ok(f.code)
+        };
+    }
+    let (spec, db) = checked.map_err(|_| anyhow!("checked on every rank"))?;
+    runner.set_capacity(2);
+    if me.rank != 0 {
+        let points: HashMap<String, Point> = spec
+            .points()
+            .into_iter()
+            .map(|p| (p.key.clone(), p))
+            .collect();
+        ssdlab_cluster::dispatch::serve(t, &points, &|p| runner.run(p), signals::stop_flag());
+        return Ok(0);
+    }
+    let group = |p: &Point| PointRunner::state_key(p).unwrap_or_default();
+    let pool = ssdlab_cluster::dispatch::Dispatcher::new(t, Some(&group));
+    let res = run_spec(
+        &spec,
+        &db,
+        1,
+        false,
+        &|p| runner.run(p),
+        signals::stop_flag(),
+        Some(&pool),
+    );
+    pool.release_all();
+    res
 }
 
 /// `--fio-json DIR` must be a directory (or a name for one to create in an existing directory).

@@ -37,8 +37,9 @@ fn name(sig: i32) -> &'static str {
 }
 
 /// Installs the handlers; a thread waits for the signals (nothing runs in signal context but
-/// signal-hook's own safe forwarding).
-pub fn install() {
+/// signal-hook's own safe forwarding). `quiet`: say nothing on stderr (ranks other than 0 of an
+/// MPI job, where every rank gets mpirun's signal).
+pub fn install(quiet: bool) {
     // A file-size limit (`ulimit -f`) must make writes fail with EFBIG — so a layout is given
     // back — instead of killing ssdlab half way through one: handle SIGXFSZ (by noting it).
     let _ = signal_hook::flag::register(
@@ -58,6 +59,9 @@ pub fn install() {
                     std::process::exit(128 + sig);
                 }
                 SIGNAL.store(sig, Ordering::SeqCst);
+                if quiet {
+                    continue;
+                }
                 crate::output::note(&format!(
                     "{}; stopping: in-flight I/O drains, results so far are kept (again to quit at once)",
                     name(sig)

@@ -524,3 +524,46 @@ fn ctrl_c_ends_the_run_and_prints_results() {
     assert_eq!(job(&v)["ssdlab"]["interrupted"], true);
     assert!(job(&v)["read"]["total_ios"].as_u64().unwrap() > 0);
 }
+
+/// Started by mpirun as several ranks, a build without MPI refuses instead of running
+/// independent copies (only rank 0 says so).
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn several_ranks_without_mpi_in_the_binary_are_refused() {
+    let run = |rank: &str| {
+        ssdlab()
+            .args(["run", "--null", "--ios", "10"])
+            .env("OMPI_COMM_WORLD_SIZE", "4")
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .output()
+            .unwrap()
+    };
+    let out = run("0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("built without MPI") && err.contains("--features mpi"),
+        "{err}"
+    );
+    let out = run("2");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stderr.is_empty() && out.stdout.is_empty());
+    // One rank alone is just a run.
+    let out = ssdlab()
+        .args(["run", "--null", "--ios", "10"])
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // The job flags need ranks.
+    assert_bad_input(
+        &["run", "--null", "--ios", "10", "--stonewall"],
+        "several ranks",
+    );
+    assert_bad_input(
+        &["run", "--target", "f-{rank}.img", "--span", "1m"],
+        "{rank}",
+    );
+}

@@ -42,6 +42,10 @@ pub struct Control<'a> {
     /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
     /// what was measured, marked interrupted.
     pub stop: Option<&'a AtomicBool>,
+    /// Raised by whoever coordinates several runs (other ranks of a job: IOR's stonewalling, or
+    /// another rank's failure): stop issuing and drain like `stop`, but the run is not marked
+    /// interrupted; its outcome says `stonewalled`.
+    pub stonewall: Option<&'a AtomicBool>,
     /// Where the loops report what they measured so far (for a status line).
     pub progress: Option<&'a Progress>,
 }
@@ -55,6 +59,7 @@ impl<'a> Control<'a> {
             continue_on_error: false,
             error_stop: AtomicBool::new(false),
             stop: None,
+            stonewall: None,
             progress: None,
         }
     }
@@ -63,6 +68,16 @@ impl<'a> Control<'a> {
     pub fn with_progress(mut self, progress: Option<&'a Progress>) -> Self {
         self.progress = progress;
         self
+    }
+
+    /// The same control, also stopped (not interrupted) by `stonewall`.
+    pub fn with_stonewall(mut self, stonewall: Option<&'a AtomicBool>) -> Self {
+        self.stonewall = stonewall;
+        self
+    }
+
+    fn stonewalled(&self) -> bool {
+        self.stonewall.is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// The same control, stopped by `stop` from outside.
@@ -117,6 +132,8 @@ pub struct LoopOutcome {
     pub stopped_on_error: bool,
     /// The `--ios`/`--bytes` budget ran out (the run ended before any deadline).
     pub budget_done: bool,
+    /// Stopped by the stonewall flag ([`Control::stonewall`]) before its own end.
+    pub stonewalled: bool,
     /// Every source of the unit ended (a replay reached the end of its trace).
     pub source_done: bool,
 }
@@ -283,6 +300,7 @@ pub fn merge_outcomes(outs: &[LoopOutcome]) -> LoopOutcome {
         m.stopped_on_error |= o.stopped_on_error;
         m.budget_done |= o.budget_done;
         m.source_done |= o.source_done;
+        m.stonewalled |= o.stonewalled;
     }
     m
 }
@@ -420,6 +438,9 @@ pub fn run_streams<B: Backend>(
             } else if ctl.error_stop.load(Ordering::Relaxed) {
                 st.stopping = true;
                 st.out.stopped_on_error = true;
+            } else if ctl.stonewalled() {
+                st.stopping = true;
+                st.out.stonewalled = true;
             }
         }
         // Earliest time a waiting stream's op becomes due (or its unit's deadline).
@@ -768,6 +789,7 @@ pub fn run_streams<B: Backend>(
             && !out.stopped_on_error
             && !out.budget_done
             && !out.source_done
+            && !out.stonewalled
         {
             // Time-based: the measured time is the deadline plus the drain of the last I/Os.
             last.max(st.deadline) - st.t0

@@ -30,13 +30,26 @@ pub use real::{
     RealJob, RealOptions, RealTarget, RunOutput,
 };
 pub use sim::{
-    build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, sim_memory_estimate,
-    SimJob, SimOptions, SimOutput, SimSession, SimTarget,
+    build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, run_sim_recorded,
+    sim_memory_estimate, SimJob, SimOptions, SimOutput, SimSession, SimTarget,
 };
 pub use ssdlab_io::{FixedBufs, RingOptions};
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
 use std::path::PathBuf;
+
+/// Called once per run when every worker is set up and before the measured phase begins (before
+/// the ramp), with whether every worker set up fine. Returning an error cancels the run before
+/// its first I/O: the run ends with [`EngineError::Setup`] carrying the message, and a layout is
+/// given back. Runs coordinated from outside (the ranks of an MPI job) wait for each other here.
+#[derive(Clone, Copy)]
+pub struct StartHook<'a>(pub &'a (dyn Fn(bool) -> Result<(), String> + Sync));
+
+impl std::fmt::Debug for StartHook<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartHook")
+    }
+}
 
 /// A run that cannot be done as asked (nothing was written).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,7 @@ use crate::fault::{FaultBackend, FaultPlan};
 use crate::iolog::{IologTarget, PartWriter, Recording};
 use crate::replay::load_trace;
 use crate::stripe::StripeAdapter;
-use crate::{EngineError, Invalid};
+use crate::{EngineError, Invalid, StartHook};
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, UringBackend};
 use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
@@ -61,6 +61,10 @@ pub struct RealOptions<'a> {
     /// Where the written-map of `--verify` runs lives (default: under the state directory,
     /// named after the target's identity).
     pub verify_map: Option<&'a std::path::Path>,
+    /// Called when every worker is ready, before the measured phase (see [`StartHook`]).
+    pub start_hook: Option<StartHook<'a>>,
+    /// Raised from outside to stop the run without marking it interrupted (stonewalling).
+    pub stonewall: Option<&'a AtomicBool>,
     /// io_uring ring options (fio `hipri`, `sqthread_poll`, `fixedbufs`, `registerfiles`).
     pub ring: RingOptions,
     /// Also return each worker's own result (fio without `group_reporting`).
@@ -85,6 +89,8 @@ impl Default for RealOptions<'_> {
             stop: None,
             max_memory: None,
             verify_map: None,
+            start_hook: None,
+            stonewall: None,
             ring: RingOptions::default(),
             per_worker: false,
             log: None,
@@ -267,39 +273,74 @@ impl Backend for SyncAdapter {
 /// sync engine's I/O threads are included.
 /// Where workers wait for each other before the I/O phase: like `std::sync::Barrier`, but the
 /// main thread can open it when a worker could not even be started.
-struct Gate {
-    state: Mutex<(usize, bool)>,
+struct Gate<'h> {
+    /// (arrived, opened without everyone, workers that failed to set up, refused by the hook)
+    state: Mutex<GateState>,
     cv: Condvar,
     n: usize,
+    hook: Option<StartHook<'h>>,
 }
 
-impl Gate {
-    fn new(n: usize) -> Gate {
+#[derive(Default)]
+struct GateState {
+    arrived: usize,
+    aborted: bool,
+    failed: usize,
+    refused: Option<String>,
+}
+
+impl<'h> Gate<'h> {
+    fn new(n: usize, hook: Option<StartHook<'h>>) -> Gate<'h> {
         Gate {
-            state: Mutex::new((0, false)),
+            state: Mutex::new(GateState::default()),
             cv: Condvar::new(),
             n,
+            hook,
         }
     }
 
-    /// Arrives and waits for the others (or an abort); true for the last to arrive.
-    fn arrive(&self) -> bool {
+    /// Arrives (`ok`: this worker's backend is set up) and waits for the others (or an abort).
+    /// The last to arrive calls the start hook before letting everyone go. Returns whether this
+    /// worker was the last, or the hook's refusal.
+    fn arrive(&self, ok: bool) -> Result<bool, String> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.0 += 1;
-        if st.0 == self.n {
-            self.cv.notify_all();
-            return true;
+        st.arrived += 1;
+        if !ok {
+            st.failed += 1;
         }
-        while st.0 < self.n && !st.1 {
+        if st.arrived == self.n {
+            if let Some(hook) = self.hook {
+                let all_ok = st.failed == 0 && !st.aborted;
+                drop(st);
+                let verdict = (hook.0)(all_ok);
+                st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = verdict {
+                    st.refused = Some(e);
+                }
+            }
+            st.arrived = usize::MAX; // opened
+            self.cv.notify_all();
+            return st.refused.clone().map_or(Ok(true), Err);
+        }
+        while st.arrived != usize::MAX && !st.aborted {
             st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        false
+        st.refused.clone().map_or(Ok(false), Err)
+    }
+
+    /// The start hook's refusal, if it refused.
+    fn refused(&self) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .refused
+            .clone()
     }
 
     /// Lets everyone waiting go (the run is off).
     fn abort(&self) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.1 = true;
+        st.aborted = true;
         self.cv.notify_all();
     }
 }
@@ -315,10 +356,18 @@ impl CpuWindow {
     /// A worker with a working backend: counts itself in, waits for all workers at `barrier`
     /// and opens the window (once, in the barrier's leader). Counting in before the barrier
     /// means the window closes only when the last of them is done.
-    fn start(&self, gate: &Gate) {
+    fn start(&self, gate: &Gate) -> Result<(), String> {
         self.running.fetch_add(1, Ordering::SeqCst);
-        if gate.arrive() {
-            *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
+        match gate.arrive(true) {
+            Ok(true) => {
+                *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu::rusage_self());
+                Ok(())
+            }
+            Ok(false) => Ok(()),
+            Err(e) => {
+                self.running.fetch_sub(1, Ordering::SeqCst);
+                Err(e)
+            }
         }
     }
 
@@ -339,7 +388,7 @@ impl CpuWindow {
 
 /// What one worker thread needs to run its loop once its backend is built.
 struct Job<'a> {
-    gate: &'a Gate,
+    gate: &'a Gate<'a>,
     cpu: &'a CpuWindow,
     ctl: &'a Control<'a>,
     qd: u32,
@@ -349,6 +398,22 @@ struct Job<'a> {
     log_writes: bool,
     /// fio's write_iolog: this worker's part and the file name its lines carry.
     iolog: Option<(PartWriter, &'a str)>,
+}
+
+/// The start hook refused the run (carried as a worker's error).
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn is_refusal(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<Refused>())
 }
 
 /// What a worker brings back.
@@ -373,7 +438,11 @@ impl Job<'_> {
                 if source.is_timed() {
                     cpu::precise_timers();
                 }
-                self.cpu.start(self.gate);
+                if let Err(e) = self.cpu.start(self.gate) {
+                    // The start hook refused: no I/O at all.
+                    self.ctl.error_stop.store(true, Ordering::SeqCst);
+                    return Err(io::Error::other(Refused(e)));
+                }
                 let mut log = self.log_writes.then(WriteLog::default);
                 let mut part = self.iolog.take();
                 let (out, members) = match self.fault {
@@ -387,7 +456,7 @@ impl Job<'_> {
             }
             Err(e) => {
                 self.ctl.error_stop.store(true, Ordering::SeqCst);
-                self.gate.arrive();
+                let _ = self.gate.arrive(false);
                 Err(e)
             }
         }
@@ -1061,7 +1130,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         .map(|j| {
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                 .with_stop(j.opts.stop)
-                .with_progress(j.opts.progress);
+                .with_progress(j.opts.progress)
+                .with_stonewall(j.opts.stonewall);
             c.continue_on_error = j.opts.continue_on_error;
             c
         })
@@ -1076,7 +1146,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             Some(first)
         })
         .collect();
-    let gate = Gate::new(nworkers);
+    let gate = Gate::new(nworkers, shared.start_hook);
     let cpu_window = CpuWindow::default();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -1257,7 +1327,14 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     let mut job_parts: Vec<Vec<PartWriter>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     let mut setup_error = None;
     let mut write_log = WriteLog::default();
+    // Whether every worker's error is the start hook's refusal (none failed on its own).
+    let mut all_refused = true;
     for (j, r) in results {
+        if let Err(e) = &r {
+            if !is_refusal(e) {
+                all_refused = false;
+            }
+        }
         match r {
             Ok((rec, out, ms, log, part)) => {
                 if let Some(l) = log {
@@ -1268,8 +1345,24 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 }
                 per_job[j].push((rec, out, ms));
             }
+            Err(e) if is_refusal(&e) && setup_error.is_some() => {}
             Err(e) => setup_error = Some((j, e)),
         }
+    }
+    // The start hook said no (every worker set up fine, or the only errors are its refusal): no
+    // I/O was issued by anyone.
+    let refusal = match (gate.refused(), &setup_error) {
+        (Some(why), None) => Some(why),
+        (Some(why), Some(_)) if all_refused => Some(why),
+        _ => None,
+    };
+    if let Some(why) = refusal {
+        for (parts, job) in job_parts.into_iter().zip(jobs) {
+            if let Some(t) = &job.iolog {
+                t.abandon(parts);
+            }
+        }
+        return Err(setup_failed(&mut laid, why));
     }
     if let Some((j, e)) = setup_error {
         // A worker could not set up its engine: no I/O was issued by anyone.
@@ -1447,6 +1540,7 @@ pub fn build_result(
         timestamp_ms,
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
+        stonewalled: out.stonewalled,
         cpu,
         iodepth_level: depth.level,
         iodepth_submit: depth.submit,

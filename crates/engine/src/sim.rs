@@ -8,7 +8,7 @@ use crate::engine_loop::{
 use crate::iolog::{IologTarget, PartWriter};
 use crate::real::{build_result, check_budget, max_ios};
 use crate::replay::load_trace;
-use crate::{EngineError, Invalid};
+use crate::{EngineError, Invalid, StartHook};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
     AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator,
@@ -294,6 +294,11 @@ pub struct SimOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Refuse to build drives whose memory estimate is above this (besides what the system has).
     pub max_memory: Option<u64>,
+    /// Called when the drives are built and preconditioned, before the measured phase (see
+    /// [`StartHook`]).
+    pub start_hook: Option<StartHook<'a>>,
+    /// Raised from outside to stop the run without marking it interrupted (stonewalling).
+    pub stonewall: Option<&'a AtomicBool>,
     /// Also return each worker's own result (fio without `group_reporting`).
     pub per_worker: bool,
     /// Keep time-series logs (per job and window, on virtual time) in the result.
@@ -460,6 +465,17 @@ pub fn run_sim_prepared(
     prepared: Option<Simulator>,
     opts: &SimOptions<'_>,
 ) -> Result<ssdlab_stats::RunResult, EngineError> {
+    run_sim_recorded(spec, target, prepared, opts).map(|(r, _)| r)
+}
+
+/// Like [`run_sim_prepared`], also returning the recorder the result was built from (for merging
+/// it exactly with other runs').
+pub fn run_sim_recorded(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    prepared: Option<Simulator>,
+    opts: &SimOptions<'_>,
+) -> Result<(RunResult, Recorder), EngineError> {
     check_sim_memory(target, spec.total_qd(), opts.max_memory)?;
     sim_geometry(spec, target)?;
     let mut session = match prepared {
@@ -467,7 +483,8 @@ pub fn run_sim_prepared(
         None => SimSession::new(target, spec.seed, opts.max_memory)?,
     };
     let mut out = session.run(&[SimJob { spec, iolog: None }], opts)?;
-    Ok(out.remove(0).result)
+    let out = out.remove(0);
+    Ok((out.result, out.recorder))
 }
 
 /// One job of a simulated group run.
@@ -614,8 +631,21 @@ impl SimSession {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)
+                    .with_stonewall(opts.stonewall)
             })
             .collect();
+        // Everything is built and preconditioned: runs coordinated from outside wait for each
+        // other here, before the first I/O.
+        if let Some(hook) = opts.start_hook {
+            if let Err(message) = (hook.0)(true) {
+                self.sim = Some(backend.sim);
+                return Err(EngineError::Setup {
+                    message,
+                    wrote: false,
+                    cleanup: Vec::new(),
+                });
+            }
+        }
         let units: Vec<Unit<'_>> = jobs
             .iter()
             .zip(&ctls)

@@ -45,6 +45,22 @@ impl Json {
         }
     }
 
+    /// The value under `key` of an object, to change it.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        match self {
+            Json::Obj(p) => p.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Sets `key` of an object to `value` (replacing the value it had, else adding it).
+    pub fn set(&mut self, key: &str, value: impl Into<Json>) {
+        match self.get_mut(key) {
+            Some(v) => *v = value.into(),
+            None => self.push(key, value),
+        }
+    }
+
     /// fio's layout, ending with a newline.
     pub fn to_fio_string(&self) -> String {
         let mut s = String::new();

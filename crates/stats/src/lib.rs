@@ -8,7 +8,9 @@ mod recorder;
 mod result;
 
 pub use log::{JobLog, KindWindow, LogConfig, LogRecorder, LogWindow};
-pub use recorder::{KindRecorder, LatHist, Recorder, MAX_WINDOWS, SERIES_NS, STAT_WINDOW_NS};
+pub use recorder::{
+    DecodeError, KindRecorder, LatHist, Recorder, MAX_WINDOWS, SERIES_NS, STAT_WINDOW_NS,
+};
 pub use result::{
     CpuUsage, DepthLevels, DiskUtil, IoErrorRecord, LatLevels, LatSummary, MemberStats, OpSummary,
     RunResult, SeriesPoint, TargetDesc, VerifySummary, PERCENTILES,

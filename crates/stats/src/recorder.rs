@@ -876,3 +876,322 @@ mod level_tests {
         assert_eq!(l.ns.len() + l.us.len() + l.ms.len(), 32);
     }
 }
+
+/// A recorder's bytes could not be read back ([`Recorder::from_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot read a recorder: {}", self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Magic and version of [`Recorder::to_bytes`].
+const CODEC_MAGIC: &[u8; 4] = b"SLR1";
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self
+                .buf
+                .get(self.at)
+                .ok_or_else(|| DecodeError("truncated".into()))?;
+            self.at += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError("a number is too long".into()))
+    }
+
+    fn bytes(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| DecodeError("truncated".into()))?;
+        let s = &self.buf[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn len(&mut self, max: usize, what: &str) -> Result<usize, DecodeError> {
+        let n = self.varint()?;
+        if n > max as u64 {
+            return Err(DecodeError(format!("{what}: {n} is more than {max}")));
+        }
+        Ok(n as usize)
+    }
+}
+
+impl LatHist {
+    /// Sparse: the number of non-empty bins, then (gap to the previous bin, count) per bin.
+    fn encode(&self, out: &mut Vec<u8>) {
+        let nonzero = self.counts.iter().filter(|&&c| c > 0).count();
+        put_varint(out, nonzero as u64);
+        let mut prev = 0usize;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c > 0 {
+                put_varint(out, (i - prev) as u64);
+                put_varint(out, c);
+                prev = i;
+            }
+        }
+    }
+
+    /// Adds the counts of an encoded histogram (decoding and merging in one pass).
+    fn add_encoded(&mut self, r: &mut Reader<'_>) -> Result<(), DecodeError> {
+        let n = r.len(self.counts.len(), "histogram bins")?;
+        let mut at = 0usize;
+        for _ in 0..n {
+            at = at
+                .checked_add(r.varint()? as usize)
+                .filter(|&i| i < self.counts.len())
+                .ok_or_else(|| DecodeError("histogram bin out of range".into()))?;
+            self.counts[at] = self.counts[at]
+                .checked_add(r.varint()?)
+                .ok_or_else(|| DecodeError("histogram count overflows".into()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Recorder {
+    /// A compact, self-contained encoding of everything recorded (histograms as their non-empty
+    /// bins), for sending to another process: [`Recorder::merge_bytes`] and
+    /// [`Recorder::from_bytes`] read it back exactly. Time-series logs ([`Recorder::log`]) are
+    /// not part of it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4096);
+        out.extend_from_slice(CODEC_MAGIC);
+        for k in &self.kinds {
+            for v in [k.ios, k.bytes, k.short_ios, k.errors] {
+                put_varint(&mut out, v);
+            }
+            k.slat.encode(&mut out);
+            k.clat.encode(&mut out);
+            k.lat.encode(&mut out);
+        }
+        put_varint(&mut out, self.windows.len() as u64);
+        for b in &self.windows {
+            for v in b.ios.iter().chain(b.bytes.iter()) {
+                put_varint(&mut out, *v);
+            }
+        }
+        for v in self
+            .depth_counts
+            .iter()
+            .chain(&self.submit_counts)
+            .chain(&self.complete_counts)
+            .chain(&self.lat_level_counts)
+        {
+            put_varint(&mut out, *v);
+        }
+        for v in [
+            self.verify.sectors_ok,
+            self.verify.sectors_unwritten,
+            self.verify.sectors_bad,
+        ] {
+            put_varint(&mut out, v);
+        }
+        put_varint(&mut out, self.error_records.len() as u64);
+        for e in &self.error_records {
+            put_varint(&mut out, e.kind.index() as u64);
+            put_varint(&mut out, e.offset);
+            put_varint(&mut out, e.len);
+            put_varint(&mut out, e.errno as u32 as u64);
+            put_varint(&mut out, e.error.len() as u64);
+            out.extend_from_slice(e.error.as_bytes());
+        }
+        out
+    }
+
+    /// Reads a recorder written by [`Recorder::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Recorder, DecodeError> {
+        let mut r = Recorder::new();
+        r.merge_bytes(bytes)?;
+        Ok(r)
+    }
+
+    /// Adds an encoded recorder (as [`Recorder::merge`] would add the decoded one, without
+    /// building it).
+    pub fn merge_bytes(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let mut r = Reader { buf: bytes, at: 0 };
+        if r.bytes(4)? != CODEC_MAGIC {
+            return Err(DecodeError("not an ssdlab recorder (bad magic)".into()));
+        }
+        for k in self.kinds.iter_mut() {
+            k.ios += r.varint()?;
+            k.bytes += r.varint()?;
+            k.short_ios += r.varint()?;
+            k.errors += r.varint()?;
+            k.slat.add_encoded(&mut r)?;
+            k.clat.add_encoded(&mut r)?;
+            k.lat.add_encoded(&mut r)?;
+        }
+        // Never more windows than a recorder keeps (and its overflow window).
+        let n = r.len(MAX_WINDOWS + 1, "statistics windows")?;
+        if n > self.windows.len() {
+            self.windows.resize(n, Bucket::default());
+        }
+        for b in self.windows.iter_mut().take(n) {
+            for v in b.ios.iter_mut().chain(b.bytes.iter_mut()) {
+                *v += r.varint()?;
+            }
+        }
+        for v in self
+            .depth_counts
+            .iter_mut()
+            .chain(self.submit_counts.iter_mut())
+            .chain(self.complete_counts.iter_mut())
+            .chain(self.lat_level_counts.iter_mut())
+        {
+            *v += r.varint()?;
+        }
+        self.verify.sectors_ok += r.varint()?;
+        self.verify.sectors_unwritten += r.varint()?;
+        self.verify.sectors_bad += r.varint()?;
+        let n = r.len(1 << 20, "error records")?;
+        for _ in 0..n {
+            let kind = match r.varint()? {
+                0 => OpKind::Read,
+                1 => OpKind::Write,
+                2 => OpKind::Trim,
+                k => return Err(DecodeError(format!("unknown op kind {k}"))),
+            };
+            let offset = r.varint()?;
+            let len = r.varint()?;
+            let errno = r.varint()? as u32 as i32;
+            let tl = r.len(1 << 20, "error text")?;
+            let error = String::from_utf8(r.bytes(tl)?.to_vec())
+                .map_err(|_| DecodeError("error text is not UTF-8".into()))?;
+            if self.error_records.len() < MAX_ERROR_RECORDS {
+                self.error_records.push(IoErrorRecord {
+                    kind,
+                    offset,
+                    len,
+                    errno,
+                    error,
+                });
+            }
+        }
+        if r.at != bytes.len() {
+            return Err(DecodeError(format!(
+                "{} bytes left over",
+                bytes.len() - r.at
+            )));
+        }
+        Ok(())
+    }
+
+    /// Prefixes every kept error record's text (`"rank 3 (node7): "`), so merged records still
+    /// say where they happened.
+    pub fn prefix_errors(&mut self, prefix: &str) {
+        for e in &mut self.error_records {
+            e.error = format!("{prefix}{}", e.error);
+        }
+    }
+}
+
+#[cfg(test)]
+mod codec_tests {
+    use super::*;
+
+    fn sample(seed: u64, n: u64) -> Recorder {
+        let mut r = Recorder::default();
+        let mut x = seed | 1;
+        for i in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let kind = OpKind::ALL[(x % 3) as usize];
+            r.record(0, kind, 4096, x % 500, (x >> 20) % 2_000_000, i * 3_000_000);
+            r.record_depth((x % 40) as u32, 1);
+            r.record_submit(x % 9);
+            r.record_complete(x % 5);
+        }
+        r.record_short(OpKind::Write);
+        r.record_error(
+            OpKind::Write,
+            8192,
+            4096,
+            5,
+            "EIO: Input/output error".into(),
+        );
+        r.verify.sectors_ok = seed;
+        r
+    }
+
+    fn same(a: &Recorder, b: &Recorder) {
+        for kind in OpKind::ALL {
+            assert_eq!(
+                a.summary(kind, 7_000_000_000),
+                b.summary(kind, 7_000_000_000)
+            );
+        }
+        assert_eq!(a.series(7_000_000_000), b.series(7_000_000_000));
+        assert_eq!(a.depth_counts, b.depth_counts);
+        assert_eq!(a.submit_counts, b.submit_counts);
+        assert_eq!(a.complete_counts, b.complete_counts);
+        assert_eq!(a.lat_level_counts, b.lat_level_counts);
+        assert_eq!(a.depth_levels(), b.depth_levels());
+        assert_eq!(a.error_records, b.error_records);
+        assert_eq!(a.verify, b.verify);
+        assert_eq!(a.latency_levels(), b.latency_levels());
+    }
+
+    #[test]
+    fn round_trip_is_exact() {
+        let a = sample(7, 3000);
+        let bytes = a.to_bytes();
+        same(&Recorder::from_bytes(&bytes).unwrap(), &a);
+        // sparse: far smaller than the dense bins
+        assert!(bytes.len() < 64 << 10, "{}", bytes.len());
+        same(
+            &Recorder::from_bytes(&Recorder::default().to_bytes()).unwrap(),
+            &Recorder::default(),
+        );
+    }
+
+    #[test]
+    fn merge_bytes_equals_merge() {
+        let (a, b) = (sample(3, 2000), sample(11, 5000));
+        let mut via_merge = a.clone();
+        via_merge.merge(&b);
+        let mut via_bytes = a.clone();
+        via_bytes.merge_bytes(&b.to_bytes()).unwrap();
+        same(&via_bytes, &via_merge);
+    }
+
+    #[test]
+    fn damaged_bytes_are_refused() {
+        let bytes = sample(5, 100).to_bytes();
+        for cut in [0, 3, 4, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert!(Recorder::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut bad = bytes.clone();
+        bad[0] = b'X';
+        assert!(Recorder::from_bytes(&bad).is_err());
+        let mut long = bytes;
+        long.push(0);
+        assert!(Recorder::from_bytes(&long).is_err());
+    }
+}

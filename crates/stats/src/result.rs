@@ -204,6 +204,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// True when the run stopped because of an I/O error.
     pub stopped_on_error: bool,
+    /// True when the run was stopped from outside before its own end without being interrupted
+    /// (stonewalling: another rank of a job finished its `--ios`/`--bytes` first, or failed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stonewalled: bool,
     pub cpu: CpuUsage,
     /// Percent of I/Os at each fio iodepth level (keys as in [`crate::fio::DEPTH_LEVELS`]).
     pub iodepth_level: Vec<(String, f64)>,

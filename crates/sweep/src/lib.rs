@@ -20,7 +20,9 @@ pub use findings::TargetInfo;
 pub use html::{sweep_sections, SweepHtml};
 pub use point::Point;
 pub use render::{render_analysis, render_mix, render_points, render_runs};
-pub use runner::{run_sweep, PointError, PointRunner, RunOpts, SweepSummary};
+pub use runner::{
+    run_one, run_sweep, PointError, PointOutcome, PointPool, PointRunner, RunOpts, SweepSummary,
+};
 pub use spec::{DriveState, NamedWorkload, PointTarget, SweepSpec, TargetSpec, SHORTHANDS};
 
 use ssdlab_report::store::StoreError;

@@ -34,6 +34,9 @@ pub struct RunOpts<'a> {
     /// they start from, so a runner that caches states needs only a few at a time. Results are
     /// stored by point key, so the order changes nothing in the store.
     pub group: Option<&'a (dyn Fn(&Point) -> String + Sync)>,
+    /// Run the simulated points on this pool instead of `jobs` threads here (the ranks of an
+    /// MPI job); real points still run here, one at a time, after them.
+    pub pool: Option<&'a dyn PointPool>,
 }
 
 impl std::fmt::Debug for RunOpts<'_> {
@@ -42,6 +45,7 @@ impl std::fmt::Debug for RunOpts<'_> {
             .field("jobs", &self.jobs)
             .field("progress", &self.progress)
             .field("grouped", &self.group.is_some())
+            .field("pool", &self.pool.is_some())
             .finish()
     }
 }
@@ -75,13 +79,34 @@ impl SweepSummary {
     }
 }
 
-enum Outcome {
+/// How running one point ended.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum PointOutcome {
     Finished(Box<RunResult>),
+    /// Stopped by Ctrl-C (or a stop from elsewhere): not stored, run again next time.
     Abandoned,
     Failed(String),
 }
 
-fn run_one(runner: &PointRunner<'_>, p: &Point, interrupted: &AtomicBool) -> Outcome {
+use PointOutcome as Outcome;
+
+/// Runs simulated points elsewhere than on this process's threads (the other ranks of an MPI
+/// job), as [`run_sweep`] would run them: `done(i, outcome)` is called on the calling thread for
+/// every point `points[i]` that ends (it stores the outcome; `Ok(false)` means start no new
+/// point); points still running when `interrupted` is raised may be abandoned.
+pub trait PointPool {
+    fn run(
+        &self,
+        points: &[&Point],
+        runner: &PointRunner<'_>,
+        interrupted: &AtomicBool,
+        done: &mut dyn FnMut(usize, PointOutcome) -> Result<bool, SweepError>,
+    ) -> Result<(), SweepError>;
+}
+
+/// Runs one point as [`run_sweep`] does: a panic is a failure, an interrupted run or an error
+/// while `interrupted` is raised is abandoned.
+pub fn run_one(runner: &PointRunner<'_>, p: &Point, interrupted: &AtomicBool) -> Outcome {
     match catch_unwind(AssertUnwindSafe(|| runner(p))) {
         Ok(Ok(r)) if r.interrupted => Outcome::Abandoned,
         Ok(Ok(r)) => Outcome::Finished(Box::new(r)),
@@ -206,7 +231,20 @@ pub fn run_sweep(
     let interrupted = || opts.interrupted.load(Ordering::SeqCst);
     let mut go_on = true;
 
-    if !sims.is_empty() && !interrupted() {
+    if let (Some(pool), false) = (opts.pool, sims.is_empty() || interrupted()) {
+        let mut handle = |i: usize, o: Outcome| -> Result<bool, SweepError> {
+            bar.set_message(sims[i].describe());
+            let go = tally.record(sims[i], o)?;
+            if !go {
+                go_on = false;
+            }
+            Ok(go)
+        };
+        if let Err(e) = pool.run(&sims, runner, opts.interrupted, &mut handle) {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    } else if !sims.is_empty() && !interrupted() {
         let jobs = match opts.jobs {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,

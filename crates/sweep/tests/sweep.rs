@@ -27,6 +27,7 @@ fn opts(jobs: usize, flag: &AtomicBool) -> RunOpts<'_> {
         interrupted: flag,
         progress: false,
         group: None,
+        pool: None,
     }
 }
 
