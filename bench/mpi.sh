@@ -15,7 +15,7 @@ mkdir -p "$dir"
 echo "== aggregation at 4 ranks: 10 s null runs (aggregation_ns from the job's JSON)"
 for i in 1 2 3; do
   mpirun --oversubscribe -n 4 "$BIN" run --null --qd 4 --time 10s --json \
-    | python3 -c 'import json,sys; c=json.load(sys.stdin)["jobs"][0]["ssdlab"]["cluster"]; print(f"aggregation {c[\"aggregation_ns\"]/1e6:.2f} ms = {c[\"aggregation_ns\"]/1e8:.3f} % of 10 s")'
+    | python3 -c 'import json,sys; c=json.load(sys.stdin)["jobs"][0]["ssdlab"]["cluster"]; a=c["aggregation_ns"]; print("aggregation %.2f ms = %.3f %% of 10 s" % (a/1e6, a/1e8))'
 done
 
 echo "== tree reduction and gather at rank 0, ranks simulated as threads (one process)"
