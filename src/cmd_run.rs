@@ -52,6 +52,9 @@ pub struct RunArgs {
     #[arg(long)]
     state: Option<String>,
     /// Override a preset parameter, e.g. --set ftl.mapping_unit=512 --set nand.channels=4.
+    /// Overrides apply together, in any order; a geometry change scales the user capacity
+    /// with the raw capacity (the preset's over-provisioning) unless
+    /// ftl.user_capacity_bytes is set too.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Shared uplink bandwidth of the simulated host adapter in bytes/s (e.g. 1600m for DMI 1.0).
@@ -345,7 +348,17 @@ pub fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
     }
 }
 
-/// A simulated target with its overrides applied and validated.
+/// Prints a note on stderr once per process (sweeps build the same target for many points).
+fn note_once(msg: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|s| s == msg) {
+        eprintln!("ssdlab: note: {msg}");
+        seen.push(msg.to_string());
+    }
+}
+
+/// A simulated target with its overrides applied together and validated.
 pub fn sim_target(
     name: &str,
     sets: &[(String, String)],
@@ -355,8 +368,14 @@ pub fn sim_target(
     adapter: ssdlab_ssdsim::AdapterConfig,
 ) -> Result<SimTarget> {
     let mut drive = load_drive(name)?;
-    for (k, v) in sets {
-        drive.set(k, v).map_err(|e| anyhow!("--set {k}={v}: {e}"))?;
+    let what = sets
+        .iter()
+        .map(|(k, v)| format!("--set {k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let notes = drive.set_all(sets).map_err(|e| anyhow!("{what}: {e}"))?;
+    for n in notes {
+        note_once(&format!("{name}: {n}"));
     }
     drive.validate()?;
     let state: ssdlab_ssdsim::Precondition = state.parse().map_err(|e| anyhow!("--state: {e}"))?;

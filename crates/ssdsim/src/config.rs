@@ -560,8 +560,56 @@ impl DriveConfig {
 
     /// Dotted-path override such as `nand.channels=4` (`key`=`nand.channels`, `value`=`4`).
     /// Integers accept binary suffixes (`4k`, `256m`, `8g`). The result is re-validated; on
-    /// error `self` is unchanged.
+    /// error `self` is unchanged. Several overrides together: [`DriveConfig::set_all`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let mut cfg = self.clone();
+        cfg.set_unchecked(key, value)?;
+        cfg.validate()?;
+        *self = cfg;
+        Ok(())
+    }
+
+    /// Applies several overrides together, in any order, then validates once: a value that is
+    /// only valid with another one (`nand.channels` with `ftl.user_capacity_bytes`) is accepted
+    /// whatever the order. When the overrides change the raw NAND capacity and do not set
+    /// `ftl.user_capacity_bytes`, the user capacity is scaled with it, keeping the preset's
+    /// over-provisioning (rounded down to 4 KiB); the returned notes say so. On error `self` is
+    /// unchanged and the error names the field.
+    pub fn set_all(&mut self, sets: &[(String, String)]) -> Result<Vec<String>, ConfigError> {
+        let mut cfg = self.clone();
+        for (k, v) in sets {
+            cfg.set_unchecked(k, v)?;
+        }
+        let mut notes = Vec::new();
+        let (raw0, raw1) = (self.raw_capacity(), cfg.raw_capacity());
+        let user_set = sets
+            .iter()
+            .any(|(k, _)| k.trim() == "ftl.user_capacity_bytes");
+        if raw0 != raw1 && raw0 > 0 && !user_set {
+            let scaled = (self.ftl.user_capacity_bytes as u128 * raw1 as u128 / raw0 as u128)
+                .min(u64::MAX as u128) as u64
+                & !4095;
+            if scaled != cfg.ftl.user_capacity_bytes {
+                let op = |user: u64, raw: u64| (raw as f64 / user.max(1) as f64 - 1.0) * 100.0;
+                notes.push(format!(
+                    "the raw NAND capacity changed from {} to {} bytes: ftl.user_capacity_bytes scaled from {} to {} (over-provisioning {:.1} %, as the preset's {:.1} %; set ftl.user_capacity_bytes to choose)",
+                    raw0,
+                    raw1,
+                    cfg.ftl.user_capacity_bytes,
+                    scaled,
+                    op(scaled, raw1),
+                    op(self.ftl.user_capacity_bytes, raw0)
+                ));
+                cfg.ftl.user_capacity_bytes = scaled;
+            }
+        }
+        cfg.validate()?;
+        *self = cfg;
+        Ok(notes)
+    }
+
+    /// One override without validation (the type of the value is still checked).
+    fn set_unchecked(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let mut root = toml::Value::try_from(&*self)
             .map_err(|e| ConfigError::new(key, format!("cannot serialize config: {e}")))?;
         let mut cur = &mut root;
@@ -614,7 +662,6 @@ impl DriveConfig {
         let cfg: DriveConfig = root.try_into().map_err(|e: toml::de::Error| {
             ConfigError::new(key, e.to_string().trim().to_string())
         })?;
-        cfg.validate()?;
         *self = cfg;
         Ok(())
     }

@@ -157,3 +157,51 @@ mod fuzz {
         }
     }
 }
+
+/// `--set` overrides apply together: a geometry change scales the user capacity with the raw
+/// capacity (keeping the preset's over-provisioning) unless the user capacity is set too, in
+/// any order; a bad combination is refused naming the field and leaves the config unchanged.
+#[test]
+fn overrides_apply_together_and_keep_the_over_provisioning() {
+    let s = |k: &str, v: &str| (k.to_string(), v.to_string());
+    for n in preset_names() {
+        let base = load_preset(n).unwrap();
+        let op = |c: &DriveConfig| c.raw_capacity() as f64 / c.user_capacity() as f64;
+        let mut c = base.clone();
+        let notes = c.set_all(&[s("nand.channels", "4")]).unwrap();
+        assert_eq!(c.nand.channels, 4);
+        if base.nand.channels != 4 {
+            assert_eq!(notes.len(), 1, "{n}: {notes:?}");
+            assert!(notes[0].contains("ftl.user_capacity_bytes"), "{}", notes[0]);
+            assert!((op(&c) / op(&base) - 1.0).abs() < 1e-3, "{n}");
+            assert_eq!(c.user_capacity() % 4096, 0);
+        }
+        // Both orders give the same drive; a user capacity that is set is kept as set.
+        let user = c.raw_capacity() / 2 / 4096 * 4096;
+        let (mut a, mut b) = (base.clone(), base.clone());
+        let na = a
+            .set_all(&[
+                s("nand.channels", "4"),
+                s("ftl.user_capacity_bytes", &user.to_string()),
+            ])
+            .unwrap();
+        b.set_all(&[
+            s("ftl.user_capacity_bytes", &user.to_string()),
+            s("nand.channels", "4"),
+        ])
+        .unwrap();
+        assert_eq!(a, b, "{n}");
+        assert!(na.is_empty());
+        assert_eq!(a.user_capacity(), user);
+        // Too large a user capacity for the geometry: refused, nothing changed.
+        let mut d = base.clone();
+        let e = d
+            .set_all(&[
+                s("nand.channels", "4"),
+                s("ftl.user_capacity_bytes", "100t"),
+            ])
+            .unwrap_err();
+        assert_eq!(e.field, "ftl.user_capacity_bytes", "{e}");
+        assert_eq!(d, base);
+    }
+}
