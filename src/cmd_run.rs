@@ -348,6 +348,32 @@ pub fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
     }
 }
 
+/// The simulated target of `run --sim NAME` (drives, stripe, state, adapter and overrides from
+/// the arguments), after checking that no output names its preset file.
+fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimTarget, Failure> {
+    let inputs: Vec<Named<'_>> = preset_file(name)
+        .map(|path| Named {
+            role: "the preset file",
+            path,
+        })
+        .into_iter()
+        .collect();
+    check_outputs(outputs, &inputs)?;
+    let adapter = ssdlab_ssdsim::AdapterConfig {
+        uplink_bytes_per_sec: a.uplink,
+        per_request_overhead_ns: a.adapter_overhead.unwrap_or(0),
+        trim_passthrough: !a.no_trim_passthrough,
+    };
+    Ok(sim_target(
+        name,
+        &parse_sets(&a.sets)?,
+        a.drives.unwrap_or(1),
+        a.stripe,
+        a.state.as_deref().unwrap_or("fresh"),
+        adapter,
+    )?)
+}
+
 /// Prints a note on stderr once per process (sweeps build the same target for many points).
 fn note_once(msg: &str) {
     static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
@@ -677,27 +703,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     };
 
     if let Some(name) = &a.sim {
-        let inputs: Vec<Named<'_>> = preset_file(name)
-            .map(|path| Named {
-                role: "the preset file",
-                path,
-            })
-            .into_iter()
-            .collect();
-        check_outputs(&outputs, &inputs)?;
-        let adapter = ssdlab_ssdsim::AdapterConfig {
-            uplink_bytes_per_sec: a.uplink,
-            per_request_overhead_ns: a.adapter_overhead.unwrap_or(0),
-            trim_passthrough: !a.no_trim_passthrough,
-        };
-        let t = sim_target(
-            name,
-            &parse_sets(&a.sets)?,
-            a.drives.unwrap_or(1),
-            a.stripe,
-            a.state.as_deref().unwrap_or("fresh"),
-            adapter,
-        )?;
+        let t = run_sim_target(&a, name, &outputs)?;
         let result = status::with_status_line(&spec, true, |progress| {
             ssdlab_engine::run_sim(
                 &spec,
@@ -947,27 +953,7 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
         Ok(())
     };
     if let Some(name) = &a.sim {
-        let inputs: Vec<Named<'_>> = preset_file(name)
-            .map(|path| Named {
-                role: "the preset file",
-                path,
-            })
-            .into_iter()
-            .collect();
-        check_outputs(&outputs, &inputs)?;
-        let adapter = ssdlab_ssdsim::AdapterConfig {
-            uplink_bytes_per_sec: a.uplink,
-            per_request_overhead_ns: a.adapter_overhead.unwrap_or(0),
-            trim_passthrough: !a.no_trim_passthrough,
-        };
-        let t = sim_target(
-            name,
-            &parse_sets(&a.sets)?,
-            a.drives.unwrap_or(1),
-            a.stripe,
-            a.state.as_deref().unwrap_or("fresh"),
-            adapter,
-        )?;
+        let t = run_sim_target(a, name, &outputs)?;
         if a.segment_per_rank {
             let per = spec.span.ok_or_else(|| {
                 anyhow!("--segment-per-rank on a simulated drive needs --span (each rank's slice)")
