@@ -595,14 +595,16 @@ fn main_ranks(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv, rank: usize, _size: u
         Ok(c) => *c,
         Err(f) => f.code,
     };
+    // Rank 0 reports its error before the other ranks learn the job's code: once they have it
+    // they exit, and mpirun aborts the job on the first non-zero exit, which could kill rank 0
+    // before it has printed why.
+    let reported = match res {
+        Err(f) if me.rank == 0 => Some(finish(Err(f))),
+        _ => None,
+    };
     let code = ssdlab_cluster::finish(&mpi, mine);
     drop(mpi);
-    if me.rank == 0 {
-        if let Err(f) = res {
-            return finish(Err(Failure::new(code, f.err)));
-        }
-    }
-    ExitCode::from(code)
+    reported.unwrap_or(ExitCode::from(code))
 }
 
 /// Help and version go to stdout as clap prints them; a usage error becomes one line on stderr
