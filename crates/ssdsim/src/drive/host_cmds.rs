@@ -1,0 +1,256 @@
+//! Host commands inside the drive: a command takes a slot, pays its firmware time, and
+//! starts as a read (mapping lookup, flash reads queued), a write (into the write buffer) or
+//! a trim; its completion is handed back to the host interface.
+
+use super::{Drive, Shared};
+use crate::events::{ev, EV_HOST_DONE};
+use crate::ftl::mapping::UNMAPPED;
+use crate::ftl::NIL;
+use crate::host::{Cmd, Queued};
+use crate::mem::prefetch;
+use crate::sched::{Tx, C_READ, F_SLC, K_READ};
+use crate::{HostCmd, OpKind};
+
+impl Drive {
+    /// Hint: a command at byte `offset` is coming soon; start loading its mapping entry into
+    /// the cache so that its submission does not wait for memory.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, offset: u64) {
+        prefetch(
+            self.ftl.map.l2p.raw(),
+            self.ftl.g.d_unit.div(offset) as usize,
+        );
+    }
+
+    /// A host command arrives at `now` (events before `now` have been processed).
+    #[inline(always)]
+    pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
+        self.sched.now = now;
+        let u = self.ftl.g.d_unit.div(cmd.offset) as usize;
+        prefetch(self.ftl.map.l2p.raw(), u);
+        if cmd.kind == OpKind::Write && u < self.ftl.map.l2p.len() {
+            // with the entry itself cached (prefetched one command ahead by the caller), also
+            // start on the valid count of the block holding the data being overwritten
+            let old = self.ftl.map.l2p.get(u);
+            if old != UNMAPPED {
+                prefetch(&self.ftl.blk_valid, self.ftl.g.slot_block(old));
+            }
+        }
+        match self.host.alloc() {
+            Some(e) => self.start(sh, e, now, tag, seq, cmd),
+            // every queue slot taken: the host keeps it until one frees
+            None => self.host.wait.push_back(Queued { tag, seq, cmd }),
+        }
+        self.service(sh, now);
+    }
+
+    #[inline(always)]
+    pub(super) fn start(
+        &mut self,
+        sh: &mut Shared,
+        e: u32,
+        now: u64,
+        tag: u64,
+        seq: u64,
+        cmd: HostCmd,
+    ) {
+        let off = cmd.offset.min(self.ftl.user_bytes);
+        let len = cmd.len.min(self.ftl.user_bytes - off);
+        self.host.cmds[e as usize] = Cmd {
+            tag,
+            seq,
+            kind: cmd.kind,
+            off,
+            len,
+            frac: cmd.nand_fraction,
+            version: 0,
+            arrive: now,
+            t_fw: now,
+            remaining: 0,
+            done: now,
+            first: true,
+        };
+        match cmd.kind {
+            OpKind::Read => self.start_read(sh, e, now),
+            OpKind::Write => self.start_write(sh, e, now),
+            OpKind::Trim => {
+                self.c.host_trims += 1;
+                let t = self.ctl.fw_op(self.w0, now, self.ctl.fw_trim);
+                self.host.cmds[e as usize].t_fw = t;
+                if self.ctl.waiters.is_empty() {
+                    self.trim(sh, e, now);
+                } else {
+                    // unmap only after the writes submitted before it
+                    self.ctl.waiters.push_back(e);
+                }
+            }
+        }
+    }
+
+    pub(super) fn trim(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        let c = self.host.cmds[e as usize];
+        self.ftl.trim(c.off, c.len);
+        let done = self.host.xfer(
+            &mut sh.uplink,
+            self.w0,
+            now,
+            now.max(c.t_fw),
+            0,
+            false,
+            true,
+        );
+        self.complete(sh, e, done);
+    }
+
+    #[inline]
+    pub(super) fn complete(&mut self, sh: &mut Shared, e: u32, t: u64) {
+        let seq = self.host.cmds[e as usize].seq;
+        sh.heap
+            .push_completion(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
+    }
+
+    /// The completion of command slot `e` is delivered at `t`: the slot frees (a command
+    /// waiting for one starts). Returns the caller's tag.
+    #[inline]
+    pub(crate) fn host_done(&mut self, sh: &mut Shared, e: u32, t: u64) -> u64 {
+        let tag = self.host.cmds[e as usize].tag;
+        if let Some(a) = self.audit.as_mut() {
+            let cmd = &self.host.cmds[e as usize];
+            let (arrive, done) = (cmd.arrive, cmd.done);
+            a.check(t >= arrive && t >= done, || {
+                format!("command completes at {t} before arriving ({arrive}) or finishing ({done})")
+            });
+        }
+        self.host.release(e);
+        if !self.host.wait.is_empty() {
+            self.start_queued(sh, t);
+        }
+        tag
+    }
+
+    #[cold]
+    pub(super) fn start_queued(&mut self, sh: &mut Shared, t: u64) {
+        self.sched.now = t;
+        if let Some(q) = self.host.wait.pop_front() {
+            let e = self.host.alloc().expect("a slot was just freed");
+            self.start(sh, e, t, q.tag, q.seq, q.cmd);
+            self.service(sh, t);
+        }
+    }
+
+    pub(super) fn start_read(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        let Cmd { off, len, .. } = self.host.cmds[e as usize];
+        self.c.host_reads += 1;
+        self.c.host_read_bytes += len;
+        let g = &self.ftl.g;
+        let ub = g.unit_bytes;
+        let s0 = off / 512;
+        let s1 = (off + len).div_ceil(512);
+        let u0 = g.d_us.div(s0);
+        let u1 = g.d_us.div_ceil(s1);
+        let t_fw = self.ctl.fw_op(
+            self.w0,
+            now,
+            self.ctl.fw_read + self.ctl.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
+        );
+        self.host.cmds[e as usize].t_fw = t_fw;
+        let mut dram = 0u64;
+        let mut pages = 0u32;
+        let mut tx = Tx::default();
+        let mut cur_page = u32::MAX;
+        for u in u0..u1 {
+            let l = u as usize;
+            let host_b = (off + len).min((u + 1) * ub) - off.max(u * ub);
+            let slot = self.ftl.map.l2p.get(l);
+            if slot == UNMAPPED {
+                dram += host_b;
+                continue;
+            }
+            if self.ftl.is_buffered(slot) {
+                self.c.cache_hits += 1;
+                dram += host_b;
+                continue;
+            }
+            let g = &self.ftl.g;
+            let gp = g.slot_gpage(slot);
+            let nand_b = self.ftl.map.unit_cost(l) * 512;
+            if gp == cur_page {
+                tx.bytes += nand_b;
+                tx.host_bytes += host_b as u32;
+                continue;
+            }
+            let blk = g.slot_block(slot);
+            let (plane, page) = ((g.block_plane(blk) % g.planes) as u8, g.slot_page(slot));
+            if cur_page != u32::MAX {
+                self.enqueue_read(tx);
+            }
+            cur_page = gp;
+            pages += 1;
+            tx = Tx {
+                ready: t_fw,
+                kind: K_READ,
+                plane,
+                flags: if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
+                page,
+                blk: blk as u32,
+                owner: e,
+                group: NIL,
+                bytes: nand_b,
+                host_bytes: host_b as u32,
+                next: NIL,
+                enq: 0,
+            };
+        }
+        self.host.cmds[e as usize].remaining = pages;
+        if cur_page != u32::MAX {
+            self.enqueue_read(tx);
+        }
+        if dram > 0 || pages == 0 {
+            // data held in the controller (or unmapped: zeros) goes to the host at once
+            let end = self
+                .host
+                .xfer(&mut sh.uplink, self.w0, now, t_fw, dram, true, true);
+            let c = &mut self.host.cmds[e as usize];
+            c.first = false;
+            c.done = end;
+            if pages == 0 {
+                self.complete(sh, e, end);
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn enqueue_read(&mut self, tx: Tx) {
+        let d = self
+            .ftl
+            .g
+            .plane_die(self.ftl.g.block_plane(tx.blk as usize));
+        self.sched.enqueue(d, C_READ, tx);
+    }
+
+    pub(super) fn start_write(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        self.write_seq += 1;
+        let c = &mut self.host.cmds[e as usize];
+        c.version = self.write_seq;
+        let (off, len) = (c.off, c.len);
+        self.c.host_writes += 1;
+        self.c.host_write_bytes += len;
+        let g = &self.ftl.g;
+        let s0 = off / 512;
+        let s1 = (off + len).div_ceil(512);
+        let aligned = g.d_us.rem(s0) == 0 && g.d_us.rem(s1) == 0;
+        let mut fwt =
+            self.ctl.fw_write + self.ctl.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
+        if !aligned && !self.ftl.rmw {
+            fwt += self.ctl.remap_cost;
+        }
+        let t_fw = self.ctl.fw_op(self.w0, now, fwt);
+        self.host.cmds[e as usize].t_fw = t_fw;
+        if self.ctl.waiters.is_empty() && self.can_admit(off, len) {
+            self.admit(sh, e, now);
+        } else {
+            self.ctl.waiters.push_back(e);
+            self.unblock(now);
+        }
+    }
+}

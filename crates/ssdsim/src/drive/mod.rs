@@ -1,0 +1,209 @@
+//! One simulated drive: the layers wired together and driven by events.
+//!
+//! A command flows down — host interface ([`crate::host`]) → firmware and write buffer
+//! ([`crate::controller`]) → FTL ([`crate::ftl`]) → flash transaction scheduler
+//! ([`crate::sched`]) → NAND dies and channels ([`crate::nand`]) — and its completion flows
+//! back up as an event. Every resource that serves requests in a chosen order is event-driven
+//! (a die decides what to run when it becomes free); resources that serve requests in the
+//! order of their times are timelines (firmware cores: busy-until; channels and the link:
+//! calendars with gap filling).
+//!
+//! The drive's own steps live beside this file, one per stage a command passes through:
+//! `host_cmds` (a command takes a slot and starts as a read, write or trim), `buffer` (the
+//! write buffer and the host stream: admission, page groups, sealing, the flush timer),
+//! `flash` (what each die runs next, reads/programs/erases with their transfers, suspension,
+//! and what a finished operation frees) and `window` (the measurement window's counters).
+//! The state they work on belongs to the layer modules: a new GC policy goes to
+//! [`crate::ftl::gc`], a new NAND timing model to [`crate::nand`], a new scheduling rule to
+//! [`crate::sched`].
+
+use crate::config::{DriveConfig, Interface};
+use crate::controller::Controller;
+use crate::counters::{Audit, AuditReport, RawCounters};
+use crate::events::{Agenda, Calendar};
+use crate::ftl::mapping::UNMAPPED;
+use crate::ftl::{try_vec, try_vec_with_capacity, AllocError, Ftl};
+use crate::host::{Host, Uplink};
+use crate::nand::{Meter, NandTiming};
+use crate::sched::Sched;
+
+mod buffer;
+mod flash;
+mod host_cmds;
+mod window;
+
+/// State shared by all drives behind one host adapter.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub heap: Agenda,
+    pub seq: u64,
+    pub uplink: Uplink,
+}
+
+impl Shared {
+    /// Schedules an internal event (its own sequence number orders ties).
+    #[inline]
+    pub(crate) fn push(&mut self, t: u64, tag: u64) {
+        self.seq += 1;
+        self.heap.push(t, self.seq, tag);
+    }
+}
+
+const DIE_BITS: u64 = 20;
+
+#[derive(Clone)]
+pub(crate) struct Drive {
+    idx: u32,
+    pub(crate) ftl: Ftl,
+    sched: Sched,
+    nand: NandTiming,
+    host: Host,
+    ctl: Controller,
+    channels: Vec<Calendar>,
+    ch_meter: Vec<Meter>,
+    /// The host stream's last die (round-robin order for ties).
+    last_host_die: usize,
+    /// Start of the measurement window.
+    w0: u64,
+    write_seq: u32,
+    /// No compression, no per-unit NAND costs, no version tracking, a write-back buffer:
+    /// whole-unit writes take [`Drive::admit_whole`].
+    plain: bool,
+    c: RawCounters,
+    audit: Option<Box<Audit>>,
+}
+
+/// Capacities planned for a configuration: page groups and transactions in flight.
+fn plan(cfg: &DriveConfig) -> (usize, usize) {
+    let n = &cfg.nand;
+    let dies = (n.channels * n.dies_per_channel) as usize;
+    let group_bytes = n.page_bytes * n.planes_per_die as u64;
+    let qd = cfg.host.queue_depth as usize;
+    let groups = dies * 4 + (cfg.controller.cache_bytes / group_bytes) as usize + qd * 2 + 16;
+    let txs = groups + qd * 8 + dies * (n.planes_per_die as usize * 4 + 8) + 64;
+    (groups, txs)
+}
+
+impl Drive {
+    /// Bytes of memory (address space) [`Drive::try_new`] allocates for `cfg`: mapping tables,
+    /// block state, page groups, transaction queues, command slots. Kept next to `try_new` so
+    /// the two stay in step (a test checks the estimate against what is really allocated).
+    pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool) -> u64 {
+        let (groups, txs) = plan(cfg);
+        let dies = (cfg.nand.channels * cfg.nand.dies_per_channel) as usize;
+        let channels = cfg.nand.channels as u64;
+        Ftl::memory_estimate(cfg, tracking, groups)
+            + Sched::memory_estimate(dies, txs)
+            + Host::memory_estimate(cfg.host.queue_depth as usize)
+            + Controller::memory_estimate(cfg)
+            + channels * (8 * 16 + 8)
+    }
+
+    /// A fresh (trimmed) drive. Every table whose size comes from the configuration is
+    /// allocated fallibly: running out of memory is an error naming the table, not an abort.
+    pub(crate) fn try_new(
+        cfg: &DriveConfig,
+        tracking: bool,
+        idx: u32,
+    ) -> Result<Drive, AllocError> {
+        let (groups, txs) = plan(cfg);
+        let ftl = Ftl::try_new(cfg, tracking, groups)?;
+        let dies = ftl.g.dies;
+        let mut channels = try_vec_with_capacity(ftl.g.channels, "channel timelines")?;
+        for _ in 0..ftl.g.channels {
+            let mut c = Calendar::default();
+            c.try_reserve(8)
+                .map_err(|_| AllocError::new("channel timelines", 8 * 16))?;
+            channels.push(c);
+        }
+        let ctl = Controller::try_new(cfg)?;
+        let plain = !tracking && ftl.map.cost.is_empty() && !ctl.compression && ctl.cache_cap > 0;
+        Ok(Drive {
+            idx,
+            plain,
+            sched: Sched::try_new(
+                dies,
+                txs,
+                cfg.sched.read_priority,
+                cfg.sched.suspend_min_remaining_ns,
+                cfg.nand.t_prog_ns,
+            )?,
+            nand: NandTiming::new(cfg),
+            host: Host::try_new(
+                cfg.host.interface == Interface::Nvme,
+                cfg.host.link_bytes_per_sec,
+                cfg.host.cmd_overhead_ns,
+                cfg.host.queue_depth as usize,
+            )?,
+            ctl,
+            ch_meter: try_vec(Meter::default(), ftl.g.channels, "channel timelines")?,
+            channels,
+            last_host_die: dies - 1,
+            w0: 0,
+            write_seq: 0,
+            c: RawCounters::default(),
+            audit: None,
+            ftl,
+        })
+    }
+
+    /// Brings the drive into the requested state without timing simulation.
+    pub(crate) fn precondition(&mut self, pre: crate::Precondition, seed: u64) {
+        self.ftl.precondition(pre, seed);
+        for d in 0..self.ftl.g.dies {
+            let m = self.ftl.die_gc_mode(d);
+            self.sched.set_mode(d, m);
+            self.ftl.changed_flag[d] = false;
+        }
+        self.ftl.changed.clear();
+        self.ftl.reset_free_stats(0);
+    }
+
+    pub(crate) fn enable_audit(&mut self) {
+        self.audit = Some(Box::new(Audit {
+            die_end: vec![0; self.ftl.g.dies],
+            ..Audit::default()
+        }));
+    }
+
+    pub(crate) fn audit_report(&self) -> Option<AuditReport> {
+        self.audit.as_ref().map(|a| a.r.clone())
+    }
+
+    /// Data version of a logical sector (tracking mode): `None` when unmapped or never written.
+    pub(crate) fn read_version(&self, sector: u64) -> Option<u32> {
+        let ver = self.ftl.map.ver.as_ref()?;
+        let us = self.ftl.g.us as u64;
+        let u = (sector / us) as usize;
+        if u >= self.ftl.map.l2p.len() {
+            return None;
+        }
+        let slot = self.ftl.map.l2p.get(u);
+        if slot == UNMAPPED {
+            return None;
+        }
+        let v = ver[slot as usize * us as usize + (sector % us) as usize];
+        (v != 0).then_some(v)
+    }
+
+    pub(crate) fn write_seq(&self) -> u32 {
+        self.write_seq
+    }
+
+    /// Work still queued or running inside the drive (GC, programs of buffered data).
+    pub(crate) fn busy(&self) -> bool {
+        (0..self.ftl.g.dies).any(|d| self.sched.dies[d].busy || self.sched.queued_total(d) > 0)
+    }
+
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        self.ftl.check_invariants()?;
+        let used = self.ctl.cache_used;
+        if self.ctl.cache_cap > 0 && used > self.ctl.cache_cap {
+            return Err(format!(
+                "write buffer holds {used} bytes, more than its {} bytes",
+                self.ctl.cache_cap
+            ));
+        }
+        Ok(())
+    }
+}
