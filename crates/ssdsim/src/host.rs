@@ -34,6 +34,11 @@ pub(crate) struct Cmd {
     pub done: u64,
     /// No data of the command has crossed the link yet (the protocol overhead goes first).
     pub first: bool,
+    /// Mapping units the command touches, `u0..u1` (set when a write starts).
+    pub u0: u64,
+    pub u1: u64,
+    /// A write starts and ends on mapping-unit boundaries.
+    pub whole: bool,
 }
 
 /// A command waiting for a free slot of the drive's queue.
@@ -95,6 +100,9 @@ impl Host {
                 remaining: 0,
                 done: 0,
                 first: true,
+                u0: 0,
+                u1: 0,
+                whole: false,
             });
             free.push((queue_depth - 1 - i) as u32);
         }

@@ -11,17 +11,16 @@ use crate::sched::{Tx, C_PROG, F_RMW, F_SLC, K_PROG, K_READ};
 use crate::OpKind;
 
 impl Drive {
-    /// Whether a write of `len` bytes at `off` can enter the buffer now: there is buffer space,
+    /// Whether a write of `len` bytes over `units` mapping units can enter the buffer now: there is buffer space,
     /// and the host stream has room for all its units (the open group, block sets with pages
     /// left, or dies that may open one without touching the GC reserve).
     #[inline(always)]
-    pub(super) fn can_admit(&self, off: u64, len: u64) -> bool {
+    pub(super) fn can_admit(&self, units: u64, len: u64) -> bool {
         if !self.ctl.fits(len) {
             return false;
         }
-        let g = &self.ftl.g;
-        let units = g.d_unit.div_ceil(off + len) - g.d_unit.div(off);
         let f = &self.ftl;
+        let g = &f.g;
         let mut need = units;
         if f.host_group != NIL {
             // whole (uncompressed) units that still fit: the worst case
@@ -75,7 +74,7 @@ impl Drive {
                 self.trim(sh, e, now);
                 continue;
             }
-            if !self.can_admit(c.off, c.len) {
+            if !self.can_admit(c.u1 - c.u0, c.len) {
                 break;
             }
             self.ctl.waiters.pop_front();
@@ -97,7 +96,38 @@ impl Drive {
 
     /// The write in slot `e` enters the buffer at `now`: its data crosses the link, its units
     /// are mapped into the host stream, and (write-back) it completes when the data is in.
+    #[inline]
     pub(super) fn admit(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        if self.plain && self.host.cmds[e as usize].whole {
+            self.admit_plain(sh, e, now);
+        } else {
+            self.admit_general(sh, e, now);
+        }
+    }
+
+    /// [`Drive::admit`] of whole units on a plain drive (no compression, no per-unit costs, no
+    /// version tracking, write-back buffer): the same steps without the general case's
+    /// partial-unit, read-modify-write and write-through handling.
+    fn admit_plain(&mut self, sh: &mut Shared, e: u32, now: u64) {
+        let c = &self.host.cmds[e as usize];
+        let (t_fw, len, u0, u1) = (c.t_fw, c.len, c.u0, c.u1);
+        let start = now.max(t_fw);
+        self.c.cache_wait_ns += start - t_fw;
+        let t_data = self
+            .host
+            .xfer(&mut sh.uplink, self.w0, now, start, len, false, true);
+        self.ctl.cache_used += len;
+        self.admit_whole(u0, u1, t_data, now);
+        self.ctl.last_arrival = self.ctl.last_arrival.max(t_data);
+        self.arm_flush(sh);
+        let c = &mut self.host.cmds[e as usize];
+        c.done = t_data;
+        c.remaining = 0;
+        self.complete(sh, e, t_data);
+    }
+
+    #[inline(never)]
+    fn admit_general(&mut self, sh: &mut Shared, e: u32, now: u64) {
         let cmd = self.host.cmds[e as usize];
         let start = now.max(cmd.t_fw);
         self.c.cache_wait_ns += start - cmd.t_fw;
@@ -112,16 +142,11 @@ impl Drive {
         let us = g.us as u64;
         let s0 = cmd.off / 512;
         let s1 = (cmd.off + cmd.len).div_ceil(512);
-        let u0 = g.d_us.div(s0);
-        let u1 = g.d_us.div_ceil(s1);
+        let (u0, u1) = (cmd.u0, cmd.u1);
         let mut waiting_on = 0u32;
         let mut rmw_reads = 0u32;
         let mut last_gid = NIL;
-        let whole = self.plain && g.d_us.rem(s0) == 0 && g.d_us.rem(s1) == 0;
-        if whole {
-            self.admit_whole(u0, u1, t_data, now);
-        }
-        for u in if whole { 0..0 } else { u0..u1 } {
+        for u in u0..u1 {
             let a = s0.max(u * us) - u * us;
             let b = s1.min((u + 1) * us) - u * us;
             let full = a == 0 && b == us;
@@ -215,11 +240,9 @@ impl Drive {
         }
     }
 
-    /// [`Drive::admit`] of whole units on a plain drive (no compression, no per-unit costs, no
-    /// version tracking, write-back buffer): the same steps without the general case's
-    /// partial-unit, read-modify-write and write-through handling.
-    #[inline]
-    pub(super) fn admit_whole(&mut self, u0: u64, u1: u64, t_data: u64, now: u64) {
+    /// The units `u0..u1` of a whole-unit write on a plain drive enter the host stream.
+    #[inline(always)]
+    fn admit_whole(&mut self, u0: u64, u1: u64, t_data: u64, now: u64) {
         let us = self.ftl.g.us;
         let bytes = us as u64 * 512;
         for u in u0..u1 {

@@ -69,6 +69,9 @@ impl Drive {
             remaining: 0,
             done: now,
             first: true,
+            u0: 0,
+            u1: 0,
+            whole: false,
         };
         match cmd.kind {
             OpKind::Read => self.start_read(sh, e, now),
@@ -230,15 +233,20 @@ impl Drive {
 
     pub(super) fn start_write(&mut self, sh: &mut Shared, e: u32, now: u64) {
         self.write_seq += 1;
+        let g = &self.ftl.g;
         let c = &mut self.host.cmds[e as usize];
         c.version = self.write_seq;
         let (off, len) = (c.off, c.len);
-        self.c.host_writes += 1;
-        self.c.host_write_bytes += len;
-        let g = &self.ftl.g;
         let s0 = off / 512;
         let s1 = (off + len).div_ceil(512);
         let aligned = g.d_us.rem(s0) == 0 && g.d_us.rem(s1) == 0;
+        // the units it touches, worked out once for the room check and the admission
+        c.u0 = g.d_us.div(s0);
+        c.u1 = g.d_us.div_ceil(s1);
+        c.whole = aligned;
+        let units = c.u1 - c.u0;
+        self.c.host_writes += 1;
+        self.c.host_write_bytes += len;
         let mut fwt =
             self.ctl.fw_write + self.ctl.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
         if !aligned && !self.ftl.rmw {
@@ -246,7 +254,7 @@ impl Drive {
         }
         let t_fw = self.ctl.fw_op(self.w0, now, fwt);
         self.host.cmds[e as usize].t_fw = t_fw;
-        if self.ctl.waiters.is_empty() && self.can_admit(off, len) {
+        if self.ctl.waiters.is_empty() && self.can_admit(units, len) {
             self.admit(sh, e, now);
         } else {
             self.ctl.waiters.push_back(e);
