@@ -12,13 +12,13 @@ use crate::output::{self, check_writable_path, Dest, StdoutStream};
 use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
-use ssdlab_engine::{Member, RealOptions, RealTarget, SimOptions, SimTarget};
+use ssdlab_engine::{Member, RealOptions, RealTarget, SimJob, SimOptions, SimSession, SimTarget};
 use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
 use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
-    parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis, Point,
-    RunOpts, SweepSpec,
+    parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis,
+    History, Point, RunOpts, SweepSpec,
 };
 use ssdlab_target::{check_outputs, Named};
 use std::collections::HashMap;
@@ -101,6 +101,11 @@ type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
 /// identically, if it is).
 pub struct PointRunner {
     cache: Mutex<StateCache>,
+    /// With carried history: each chain's points in order (for replaying a chain's start).
+    chains: OnceLock<HashMap<String, Vec<Point>>>,
+    /// With carried history: the drive each chain has reached, after the point at the position
+    /// given (taken out while a point runs on it).
+    sessions: Mutex<HashMap<String, (usize, SimSession)>>,
     allow_destroy: bool,
     max_memory: Option<u64>,
     stop: &'static AtomicBool,
@@ -148,10 +153,106 @@ impl PointRunner {
                 capacity: 1,
                 ..Default::default()
             }),
+            chains: OnceLock::new(),
+            sessions: Mutex::new(HashMap::new()),
             allow_destroy,
             max_memory,
             stop: signals::stop_flag(),
         }
+    }
+
+    /// Takes note of how the sweep's simulated points start: with `history = "carry"` each
+    /// chain's points run on one drive, in order (see [`Point::carry_from`]).
+    pub fn set_history(&self, spec: &SweepSpec) {
+        if spec.history != History::Carry {
+            return;
+        }
+        let mut chains: HashMap<String, Vec<Point>> = HashMap::new();
+        for p in spec.points_iter().filter(Point::is_sim) {
+            chains.entry(p.chain()).or_default().push(p);
+        }
+        let _ = self.chains.set(chains);
+    }
+
+    /// The drive a simulated point starts from: a copy of the cached preconditioned state.
+    fn fresh_sim(&self, p: &Point, t: &SimTarget) -> Result<ssdlab_ssdsim::Simulator, String> {
+        let key = Self::state_key(p).ok_or("not a simulated point")?;
+        let cell = self
+            .cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key);
+        let template = cell.get_or_init(|| {
+            ssdlab_engine::build_sim(t, p.spec.seed, self.max_memory).map_err(|e| e.to_string())
+        });
+        template.as_ref().map_err(|e| e.clone()).cloned()
+    }
+
+    fn sim_options(&self) -> SimOptions<'static> {
+        SimOptions {
+            stop: Some(self.stop),
+            max_memory: self.max_memory,
+            ..Default::default()
+        }
+    }
+
+    /// Runs a point of a chain on the drive the chain has reached: the one the previous point
+    /// left when this process just ran it, else a fresh drive on which the chain's earlier
+    /// points are replayed first (simulation is deterministic, so the drive is the same).
+    fn run_carried(
+        &self,
+        p: &Point,
+        t: &SimTarget,
+        chain: &[Point],
+    ) -> Result<RunResult, ssdlab_sweep::PointError> {
+        let id = p.chain();
+        let opts = self.sim_options();
+        let kept = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+            .filter(|(last, _)| Some(*last) == p.carry_from);
+        let mut session = match kept {
+            Some((_, s)) => s,
+            None => {
+                let mut s = SimSession::from_prepared(t, self.fresh_sim(p, t)?);
+                for q in chain.iter().take_while(|q| q.seq < p.seq) {
+                    let out = s.run(
+                        &[SimJob {
+                            spec: &q.spec,
+                            iolog: None,
+                        }],
+                        &opts,
+                    )?;
+                    if out.first().is_none_or(|o| o.result.interrupted) {
+                        let mut r = out.into_iter().next().map(|o| o.result).unwrap_or_default();
+                        r.interrupted = true;
+                        return Ok(r);
+                    }
+                }
+                s
+            }
+        };
+        let out = session
+            .run(
+                &[SimJob {
+                    spec: &p.spec,
+                    iolog: None,
+                }],
+                &opts,
+            )?
+            .into_iter()
+            .next()
+            .ok_or("the simulated run gave no result")?;
+        let last = chain.last().is_none_or(|q| q.seq == p.seq);
+        if !out.result.interrupted && !last {
+            self.sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id, (p.seq, session));
+        }
+        Ok(out.result)
     }
 
     /// How many drive states the cache may keep (one per parallel point, plus one).
@@ -160,6 +261,15 @@ impl PointRunner {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .capacity = states.max(1);
+    }
+
+    /// What simulated points are grouped by when they are handed out: the drive of a chain with
+    /// carried history (its points then go to one worker in order), else the drive state.
+    pub fn group_key(p: &Point) -> String {
+        if p.carried {
+            return p.chain();
+        }
+        Self::state_key(p).unwrap_or_default()
     }
 
     /// The drive state a simulated point starts from (preset, overrides, drives, state, seed);
@@ -234,28 +344,17 @@ impl PointRunner {
                 let t = Self::sim_target(p)
                     .map_err(|e| format!("{e:#}"))?
                     .ok_or("not a simulated point")?;
-                let key = Self::state_key(p).ok_or("not a simulated point")?;
-                let cell = self
-                    .cache
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(key);
-                let template = cell.get_or_init(|| {
-                    ssdlab_engine::build_sim(&t, p.spec.seed, self.max_memory)
-                        .map_err(|e| e.to_string())
-                });
-                let sim = template.as_ref().map_err(|e| e.clone())?.clone();
-                ssdlab_engine::run_sim_prepared(
-                    &p.spec,
-                    &t,
-                    Some(sim),
-                    &SimOptions {
-                        stop: Some(self.stop),
-                        max_memory: self.max_memory,
-                        ..Default::default()
-                    },
-                )
-                .map_err(Into::into)
+                if p.carried {
+                    let chain = self
+                        .chains
+                        .get()
+                        .and_then(|c| c.get(&p.chain()))
+                        .ok_or("the sweep's chains were not set up before its points ran")?;
+                    return self.run_carried(p, &t, chain);
+                }
+                let sim = self.fresh_sim(p, &t)?;
+                ssdlab_engine::run_sim_prepared(&p.spec, &t, Some(sim), &self.sim_options())
+                    .map_err(Into::into)
             }
             PointTarget::Real { paths } => {
                 let target = Self::real_target(p, paths)?;
@@ -356,6 +455,7 @@ fn check_sweep_points(
     if !sims_only {
         spec.check_real_paths()?;
     }
+    runner.set_history(spec);
     let has_real = spec.targets.iter().any(|t| !t.kind.is_sim());
     if runner.allow_destroy && !has_real {
         bail!("--allow-destroy applies to real targets, and this sweep simulates every target");
@@ -654,7 +754,7 @@ pub fn run_spec(
             jobs,
             interrupted: stop,
             progress: true,
-            group: Some(&|p: &Point| PointRunner::state_key(p).unwrap_or_default()),
+            group: Some(&|p: &Point| PointRunner::group_key(p)),
             pool,
         },
     )
@@ -989,7 +1089,7 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
         ssdlab_cluster::dispatch::serve(t, &points, &|p| runner.run(p), signals::stop_flag());
         return Ok(0);
     }
-    let group = |p: &Point| PointRunner::state_key(p).unwrap_or_default();
+    let group = |p: &Point| PointRunner::group_key(p);
     let pool = ssdlab_cluster::dispatch::Dispatcher::new(t, Some(&group));
     let res = run_spec(
         &spec,

@@ -300,3 +300,126 @@ stripes = ["16k", "128k"]
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an ssdlab"));
     assert_eq!(std::fs::read(&junk).unwrap(), b"hello");
 }
+
+/// `ssdlab report DB --csv -`: (workload, qd) → IOPS per row, in sweep order.
+fn csv_iops(db: &std::path::Path) -> Vec<(String, u32, f64)> {
+    let out = ssdlab()
+        .arg("report")
+        .arg(db)
+        .args(["--csv", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[4].to_string(),
+                f[5].parse().unwrap(),
+                f[7].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A sweep file over one simulated drive in `full` state.
+fn history_sweep(name: &str, history: &str, workload: &str, qds: &str) -> String {
+    format!(
+        r#"
+name = "{name}"
+time = "1s"
+qd = {qds}
+history = "{history}"
+span = "8GiB"
+workloads = ["{workload}"]
+
+[[target]]
+sim = "vertex450-128g"
+state = "full"
+"#
+    )
+}
+
+#[test]
+fn carried_history_changes_write_sweeps_only_and_resumes_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: String, db: &str| {
+        let f = dir.path().join(format!("{name}-{db}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let db = dir.path().join(db);
+        let out = sweep_into(&f, &db, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (db, String::from_utf8_lossy(&out.stdout).to_string())
+    };
+    // Random writes: the first point is the same drive either way; after it, a carried drive
+    // has used up its free blocks on the earlier points and pays for garbage collection.
+    let w = "4k-randwrite";
+    let (fresh, _) = run(
+        "w",
+        history_sweep("w", "fresh", w, "[1, 4, 16]"),
+        "wf.sqlite",
+    );
+    let (carry, _) = run(
+        "w",
+        history_sweep("w", "carry", w, "[1, 4, 16]"),
+        "wc.sqlite",
+    );
+    let (fresh, carry) = (csv_iops(&fresh), csv_iops(&carry));
+    assert_eq!(fresh.len(), 3);
+    assert_eq!(
+        fresh[0], carry[0],
+        "the first point of a chain starts from the same drive"
+    );
+    for i in 1..3 {
+        assert!(
+            carry[i].2 < fresh[i].2,
+            "QD {}: carried {} vs fresh {}",
+            fresh[i].1,
+            carry[i].2,
+            fresh[i].2
+        );
+    }
+    // Resuming a chain replays its finished points to rebuild the drive: a sweep extended by a
+    // QD gives the new point exactly what the whole sweep run at once gives.
+    let (db, _) = run(
+        "w",
+        history_sweep("w", "carry", w, "[1, 4]"),
+        "resume.sqlite",
+    );
+    let (db2, msg) = run(
+        "w",
+        history_sweep("w", "carry", w, "[1, 4, 16]"),
+        "resume.sqlite",
+    );
+    assert_eq!(db, db2);
+    assert!(
+        msg.contains("1 run now") && msg.contains("2 already"),
+        "{msg}"
+    );
+    assert_eq!(csv_iops(&db), carry);
+    // Reads change nothing on the drive: carried or not, the same results.
+    let r = "4k-randread";
+    let (fresh, _) = run("r", history_sweep("r", "fresh", r, "[1, 8]"), "rf.sqlite");
+    let (carry, _) = run("r", history_sweep("r", "carry", r, "[1, 8]"), "rc.sqlite");
+    assert_eq!(csv_iops(&fresh), csv_iops(&carry));
+    // A value the file cannot mean is refused before anything is created.
+    let f = dir.path().join("bad.toml");
+    std::fs::write(&f, history_sweep("bad", "carried", w, "[1]")).unwrap();
+    let db = dir.path().join("bad.sqlite");
+    let out = sweep_into(&f, &db, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("history") && err.contains("carry"), "{err}");
+    assert!(!db.exists());
+}

@@ -23,7 +23,9 @@ pub use render::{render_analysis, render_mix, render_points, render_runs};
 pub use runner::{
     run_one, run_sweep, PointError, PointOutcome, PointPool, PointRunner, RunOpts, SweepSummary,
 };
-pub use spec::{DriveState, NamedWorkload, PointTarget, SweepSpec, TargetSpec, SHORTHANDS};
+pub use spec::{
+    DriveState, History, NamedWorkload, PointTarget, SweepSpec, TargetSpec, SHORTHANDS,
+};
 
 use ssdlab_report::store::StoreError;
 use std::path::Path;

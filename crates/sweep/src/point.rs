@@ -1,9 +1,10 @@
 //! Expansion of a sweep into its ordered points, and the stable point key.
 
-use crate::spec::{PointTarget, SweepSpec};
+use crate::spec::{History, PointTarget, SweepSpec};
 use serde::Serialize;
 use ssdlab_report::store::PointRecord;
 use ssdlab_workload::WorkloadSpec;
+use std::collections::VecDeque;
 
 /// One run of the sweep matrix.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,12 +34,30 @@ pub struct Point {
     pub drives: u32,
     /// 0-based repeat index.
     pub repeat: u32,
+    /// With `history = "carry"`: the position ([`Point::seq`]) of the point that runs before
+    /// this one on the same simulated drive. `None` for the first point of a drive and for
+    /// every point of a sweep whose points start fresh.
+    pub carry_from: Option<usize>,
+    /// A simulated point of a sweep with `history = "carry"`: it runs on its chain's drive
+    /// ([`Point::chain`]).
+    pub carried: bool,
 }
 
 impl Point {
     /// True for simulated points (run in parallel).
     pub fn is_sim(&self) -> bool {
         self.target.is_sim()
+    }
+
+    /// The simulated drive (or array) a carried point runs on: one per target, stripe and
+    /// repeat (each repeat is an independent replica of the whole sequence).
+    pub fn chain(&self) -> String {
+        format!(
+            "{}|{}|{}",
+            self.target_label,
+            self.stripe.map_or(String::new(), |s| s.to_string()),
+            self.repeat
+        )
     }
 
     /// A one-line description for progress and listings.
@@ -82,6 +101,11 @@ struct KeyView<'a> {
     spec: &'a WorkloadSpec,
     stripe: Option<u64>,
     repeat: u32,
+    /// With carried history, the key of the point run before this one on the same drive (its
+    /// result depends on everything before it); absent otherwise, so that keys of points that
+    /// start fresh stay as they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    after: Option<&'a str>,
 }
 
 /// FNV-1a, 128 bits: small, stable across Rust versions and platforms.
@@ -96,7 +120,7 @@ pub fn fnv1a128(data: &[u8]) -> u128 {
     h
 }
 
-fn point_key(p: &Point) -> String {
+fn point_key(p: &Point, after: Option<&str>) -> String {
     let view = KeyView {
         v: 1,
         sweep: &p.sweep,
@@ -106,6 +130,7 @@ fn point_key(p: &Point) -> String {
         spec: &p.spec,
         stripe: p.stripe,
         repeat: p.repeat,
+        after,
     };
     let json = serde_json::to_string(&view).expect("key view serialises");
     format!("{:032x}", fnv1a128(json.as_bytes()))
@@ -129,8 +154,14 @@ impl SweepSpec {
     }
 
     /// The points one at a time, in the order of [`SweepSpec::points`], without holding them all.
+    ///
+    /// With `history = "carry"` the points of one simulated target, stripe and repeat form a
+    /// chain run in this order on one drive; each point's key then includes the key of the point
+    /// before it, so a change early in a chain makes every later point new.
     pub fn points_iter(&self) -> impl Iterator<Item = Point> + '_ {
-        let repeats = self.repeats;
+        let repeats = self.repeats as usize;
+        let carry = self.history == History::Carry;
+        let per_block = self.workloads.len() * self.qds.len() * repeats;
         self.targets
             .iter()
             .flat_map(|t| {
@@ -146,30 +177,49 @@ impl SweepSpec {
                     .iter()
                     .flat_map(move |w| self.qds.iter().map(move |&qd| (t, stripe, w, qd)))
             })
-            .flat_map(move |(t, stripe, w, qd)| (0..repeats).map(move |r| (t, stripe, w, qd, r)))
-            .enumerate()
-            .map(|(seq, (t, stripe, w, qd, repeat))| {
-                let mut spec = w.spec.clone();
-                spec.qd = qd;
-                spec.seed = spec.seed.wrapping_add(repeat as u64);
-                let mut p = Point {
-                    key: String::new(),
-                    seq,
-                    sweep: self.name.clone(),
-                    target_label: t.label.clone(),
-                    target: t.kind.clone(),
-                    baseline: t.baseline,
-                    baseline_label: t.baseline_label.clone(),
-                    workload_name: w.name.clone(),
-                    spec,
-                    qd,
-                    stripe,
-                    drives: t.kind.drives(),
-                    repeat,
-                };
-                p.key = point_key(&p);
-                p
+            .flat_map(move |(t, stripe, w, qd)| {
+                (0..self.repeats).map(move |r| (t, stripe, w, qd, r))
             })
+            .enumerate()
+            // the keys of the last `repeats` points: the one before a point on its drive is
+            // `repeats` places back (repeats are the innermost loop)
+            .scan(
+                VecDeque::<String>::with_capacity(repeats + 1),
+                move |recent, (seq, (t, stripe, w, qd, repeat))| {
+                    let mut spec = w.spec.clone();
+                    spec.qd = qd;
+                    spec.seed = spec.seed.wrapping_add(repeat as u64);
+                    let chained = carry && t.kind.is_sim() && seq % per_block >= repeats;
+                    let mut p = Point {
+                        key: String::new(),
+                        seq,
+                        sweep: self.name.clone(),
+                        target_label: t.label.clone(),
+                        target: t.kind.clone(),
+                        baseline: t.baseline,
+                        baseline_label: t.baseline_label.clone(),
+                        workload_name: w.name.clone(),
+                        spec,
+                        qd,
+                        stripe,
+                        drives: t.kind.drives(),
+                        repeat,
+                        carry_from: chained.then(|| seq - repeats),
+                        carried: carry && t.kind.is_sim(),
+                    };
+                    let after = if chained {
+                        recent.front().map(String::as_str)
+                    } else {
+                        None
+                    };
+                    p.key = point_key(&p, after);
+                    if recent.len() == repeats {
+                        recent.pop_front();
+                    }
+                    recent.push_back(p.key.clone());
+                    Some(p)
+                },
+            )
     }
 }
 

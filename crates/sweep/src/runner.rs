@@ -2,7 +2,7 @@
 //! one transaction per finished point, clean stop on Ctrl-C.
 
 use crate::point::Point;
-use crate::spec::SweepSpec;
+use crate::spec::{History, SweepSpec};
 use crate::SweepError;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdlab_report::store::Store;
@@ -184,7 +184,10 @@ fn progress_bar(len: u64, show: bool) -> ProgressBar {
 ///
 /// Simulated points run on `opts.jobs` threads (results are written by this thread in completion
 /// order; each result depends only on its point, so the store ends up the same as after a serial
-/// run); real points run strictly one at a time, after the simulated ones. Every finished point is
+/// run); real points run strictly one at a time, after the simulated ones. With carried history
+/// a worker runs a whole chain (one drive's points) in order, and the runner must carry the
+/// drive from each point to the next ([`Point::carry_from`]; a point whose predecessor it did not
+/// just run — after a resume, say — needs the chain's earlier points replayed first). Every finished point is
 /// written in its own transaction at once. The first failure stops the sweep (no new point starts);
 /// failed points are retried by the next run.
 ///
@@ -216,8 +219,20 @@ pub fn run_sweep(
         ))?;
     }
     let (mut sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
-    if let Some(group) = opts.group {
+    let carry = spec.history == History::Carry;
+    if carry {
+        // one drive per chain, its points in order
+        sims.sort_by_cached_key(|p| (p.chain(), p.seq));
+    } else if let Some(group) = opts.group {
         sims.sort_by_cached_key(|p| group(p));
+    }
+    // What one worker runs without a break: a point, or with carried history a whole chain.
+    let mut units: Vec<std::ops::Range<usize>> = Vec::new();
+    for i in 0..sims.len() {
+        match units.last_mut() {
+            Some(u) if carry && sims[u.start].chain() == sims[i].chain() => u.end = i + 1,
+            _ => units.push(i..i + 1),
+        }
     }
 
     let bar = progress_bar(pending.len() as u64, opts.progress);
@@ -249,7 +264,7 @@ pub fn run_sweep(
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         }
-        .min(sims.len());
+        .min(units.len());
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         // Bounded: workers never run far ahead of what is stored.
@@ -257,20 +272,22 @@ pub fn run_sweep(
         let res: Result<(), SweepError> = std::thread::scope(|s| {
             for _ in 0..jobs {
                 let tx = tx.clone();
-                let (sims, next, stop) = (&sims, &next, &stop);
-                s.spawn(move || loop {
-                    if stop.load(Ordering::SeqCst) || opts.interrupted.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(p) = sims.get(i) else { break };
-                    let o = run_one(runner, p, opts.interrupted);
-                    if !matches!(o, Outcome::Finished(_)) {
-                        // A failure stops the sweep; an abandoned run means Ctrl-C.
-                        stop.store(true, Ordering::SeqCst);
-                    }
-                    if tx.send((i, o)).is_err() {
-                        break;
+                let (sims, units, next, stop) = (&sims, &units, &next, &stop);
+                s.spawn(move || 'units: loop {
+                    let u = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(unit) = units.get(u) else { break };
+                    for i in unit.clone() {
+                        if stop.load(Ordering::SeqCst) || opts.interrupted.load(Ordering::SeqCst) {
+                            break 'units;
+                        }
+                        let o = run_one(runner, sims[i], opts.interrupted);
+                        if !matches!(o, Outcome::Finished(_)) {
+                            // A failure stops the sweep; an abandoned run means Ctrl-C.
+                            stop.store(true, Ordering::SeqCst);
+                        }
+                        if tx.send((i, o)).is_err() {
+                            break 'units;
+                        }
                     }
                 });
             }

@@ -52,6 +52,9 @@ struct RawSweep {
     span: Option<SizeVal>,
     #[serde(default)]
     seed: Option<u64>,
+    /// `fresh` (default) or `carry`.
+    #[serde(default)]
+    history: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -193,6 +196,28 @@ pub struct NamedWorkload {
     pub spec: WorkloadSpec,
 }
 
+/// What a simulated drive has been through when a point starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum History {
+    /// Every point starts from its own copy of the drive in the target's `state`.
+    #[default]
+    Fresh,
+    /// The points of one target (one stripe, one repeat) run in order — workload by workload,
+    /// QD by QD — on one drive that keeps what each point did to it, the way a review runs its
+    /// queue depths back to back on the same drive. Real targets always keep their history.
+    Carry,
+}
+
+impl History {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            History::Fresh => "fresh",
+            History::Carry => "carry",
+        }
+    }
+}
+
 /// A validated sweep: the matrix targets × stripes × workloads × QDs × repeats.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepSpec {
@@ -202,6 +227,8 @@ pub struct SweepSpec {
     pub repeats: u32,
     pub workloads: Vec<NamedWorkload>,
     pub targets: Vec<TargetSpec>,
+    /// Whether simulated points start fresh or carry the drive's history from point to point.
+    pub history: History,
     /// The file's text, stored with the results.
     pub source: String,
 }
@@ -347,6 +374,19 @@ impl SweepSpec {
             Some(r) => dur("ramp", r)?,
             None => 0,
         };
+        let history = match raw.history.as_deref().map(str::trim) {
+            None => History::Fresh,
+            Some(h) if h.eq_ignore_ascii_case("fresh") => History::Fresh,
+            Some(h) if h.eq_ignore_ascii_case("carry") => History::Carry,
+            Some(h) => {
+                return Err(SweepError::field(
+                    "history",
+                    format!(
+                        "unknown value '{h}'; use \"fresh\" (every point starts from its own copy of the drive) or \"carry\" (points run in order on one drive per target)"
+                    ),
+                ))
+            }
+        };
         let repeats = raw.repeats.unwrap_or(1);
         if repeats == 0 {
             return Err(SweepError::field("repeats", "must be at least 1"));
@@ -474,6 +514,7 @@ impl SweepSpec {
             repeats,
             workloads,
             targets,
+            history,
             source: text.to_string(),
         })
     }

@@ -800,3 +800,108 @@ fn read_only_store_reruns_a_finished_sweep_only() {
     drop(ro);
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
+
+#[test]
+fn carried_history_chains_each_drive_s_points_in_order() {
+    let text = |history: &str, qds: &str| {
+        format!(
+            r#"
+name = "chains"
+time = "1s"
+qd = {qds}
+repeats = 2
+history = "{history}"
+workloads = ["4k-randwrite", "4k-randread"]
+
+[[target]]
+label = "one"
+sim = "vertex450-128g"
+
+[[target]]
+label = "two"
+sim = "vertex450-128g"
+drives = 2
+stripes = ["16k", "64k"]
+"#
+        )
+    };
+    let fresh = parse(&text("fresh", "[1, 4, 16]")).unwrap().points();
+    let carry = parse(&text("carry", "[1, 4, 16]")).unwrap().points();
+    assert_eq!(fresh.len(), carry.len());
+    assert!(fresh.iter().all(|p| p.carry_from.is_none() && !p.carried));
+    // Each chain (target, stripe, repeat): its points in sweep order, each carried from the one
+    // before it on the same drive; the first one starts as a fresh point does (same key).
+    let mut last: std::collections::HashMap<String, usize> = Default::default();
+    for (f, c) in fresh.iter().zip(&carry) {
+        assert!(c.carried);
+        assert_eq!(
+            c.carry_from,
+            last.get(&c.chain()).copied(),
+            "{}",
+            c.describe()
+        );
+        if c.carry_from.is_none() {
+            assert_eq!(f.key, c.key, "{}", c.describe());
+        } else {
+            assert_ne!(f.key, c.key, "{}", c.describe());
+            let prev = &carry[c.carry_from.unwrap()];
+            assert_eq!((prev.chain(), prev.repeat), (c.chain(), c.repeat));
+        }
+        last.insert(c.chain(), c.seq);
+    }
+    assert_eq!(
+        last.len(),
+        3 * 2,
+        "one chain per target or stripe, per repeat"
+    );
+    // A point's key covers what ran before it on its drive: a QD added to the first workload
+    // changes the keys of every later point of its chains, not the earlier ones.
+    let more = parse(&text("carry", "[1, 4, 16, 32]")).unwrap().points();
+    let key = |ps: &[Point], label: &str, stripe: Option<u64>, w: &str, qd: u32, r: u32| {
+        ps.iter()
+            .find(|p| {
+                p.target_label == label
+                    && p.stripe == stripe
+                    && p.workload_name == w
+                    && p.qd == qd
+                    && p.repeat == r
+            })
+            .unwrap()
+            .key
+            .clone()
+    };
+    assert_eq!(
+        key(&carry, "one", None, "4k-randwrite", 16, 1),
+        key(&more, "one", None, "4k-randwrite", 16, 1)
+    );
+    assert_ne!(
+        key(&carry, "one", None, "4k-randread", 1, 1),
+        key(&more, "one", None, "4k-randread", 1, 1)
+    );
+    // The runner hands each chain to one worker, which runs its points in order.
+    let spec = parse(&text("carry", "[1, 4, 16]")).unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let runner = |p: &Point| {
+        seen.lock()
+            .unwrap()
+            .push((p.chain(), p.seq, std::thread::current().id()));
+        std::thread::sleep(std::time::Duration::from_micros(
+            (p.seq as u64 * 7919) % 500,
+        ));
+        fake_runner(p)
+    };
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let s = run_sweep(&spec, &mut store, &runner, opts(3, &flag)).unwrap();
+    assert!(s.complete());
+    let seen = seen.into_inner().unwrap();
+    for chain in last.keys() {
+        let runs: Vec<_> = seen.iter().filter(|(c, _, _)| c == chain).collect();
+        assert!(
+            runs.windows(2).all(|w| w[0].1 < w[1].1 && w[0].2 == w[1].2),
+            "{chain}: {runs:?}"
+        );
+        assert_eq!(runs.len(), 2 * 3);
+    }
+    assert!(err(&text("sometimes", "[1]")).contains("history"));
+}
