@@ -986,6 +986,9 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             .collect(),
         global_options: &js.global_options,
     };
+    for n in entries.iter().flat_map(|(r, _)| &r.notes) {
+        crate::cmd_run::note_once(n);
+    }
     // The one exporter of each format, as `ssdlab run` uses them.
     let bytes = exporter(format, TableStyle::Ascii)
         .and_then(|x| x.export(&report))

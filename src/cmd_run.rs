@@ -375,7 +375,7 @@ fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimT
 }
 
 /// Prints a note on stderr once per process (sweeps build the same target for many points).
-fn note_once(msg: &str) {
+pub(crate) fn note_once(msg: &str) {
     static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if !seen.iter().any(|s| s == msg) {
@@ -486,6 +486,9 @@ pub fn emit(
     logs: &[(PathBuf, LogKind, u32)],
     results: &[RunResult],
 ) -> Result<(), Failure> {
+    for n in results.iter().flat_map(|r| &r.notes) {
+        note_once(n);
+    }
     let bytes = exporter
         .serialize(results)
         .map_err(|e| Failure::new(EXIT_FAILED, e))?;

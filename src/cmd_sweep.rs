@@ -339,6 +339,19 @@ impl PointRunner {
 
     /// Runs one point.
     pub fn run(&self, p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
+        let r = self.run_point(p)?;
+        // A note about how a point was measured (reads of never-written data on a simulated
+        // drive, say) is said once per sweep, with the first point it applies to.
+        if let Some(n) = r.notes.first() {
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                crate::cmd_run::note_once(&format!("{}: {n}", p.describe()));
+            }
+        }
+        Ok(r)
+    }
+
+    fn run_point(&self, p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
         match &p.target {
             PointTarget::Sim { .. } => {
                 let t = Self::sim_target(p)

@@ -423,3 +423,54 @@ fn carried_history_changes_write_sweeps_only_and_resumes_exactly() {
     assert!(err.contains("history") && err.contains("carry"), "{err}");
     assert!(!db.exists());
 }
+
+#[test]
+fn reads_of_never_written_data_are_noted() {
+    let base = [
+        "run",
+        "--sim",
+        "vertex450-128g",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--span",
+        "1g",
+        "--time",
+        "300ms",
+    ];
+    // A fresh drive holds no data: the reads never reach the flash; said on stderr and in the
+    // result, not mixed into stdout's JSON as text.
+    let out = ssdlab().args(base).arg("--json").output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("100 % of the data read had never been written"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = v["jobs"][0]["ssdlab"]["notes"].as_array().unwrap();
+    assert!(notes[0].as_str().unwrap().contains("--state full"));
+    assert_eq!(v["jobs"][0]["ssdlab"]["device"][0]["nand_reads"], 0);
+    // The table says it too.
+    let out = ssdlab().args(base).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("note:     100 %"));
+    // On a written drive the reads go to the flash, and nothing is said.
+    let out = ssdlab()
+        .args(base)
+        .args(["--state", "full", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("never been written"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["jobs"][0]["ssdlab"].get("notes").is_none());
+    assert!(
+        v["jobs"][0]["ssdlab"]["device"][0]["nand_reads"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}

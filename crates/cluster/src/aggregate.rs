@@ -64,6 +64,8 @@ pub struct RankRun {
     pub members: Vec<MemberStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<Value>,
     /// The kernel's counters of the devices under the rank's target (fio's `disk_util`).
@@ -91,6 +93,7 @@ impl RankRun {
             cpu: r.cpu.clone(),
             members: r.members.clone(),
             verify: r.verify.clone(),
+            notes: r.notes.clone(),
             device: r.device.clone(),
             disk_util: r.disk_util.clone(),
             error_count: r.read.errors + r.write.errors + r.trim.errors,
@@ -271,6 +274,16 @@ pub fn aggregate(
         series: rec.series(runtime_ns),
         members,
         verify,
+        notes: {
+            // each rank's notes, once (ranks on the same drive model often say the same)
+            let mut notes: Vec<String> = Vec::new();
+            for n in runs.iter().flat_map(|r| &r.notes) {
+                if !notes.contains(n) {
+                    notes.push(n.clone());
+                }
+            }
+            notes
+        },
         device: (!devices.is_empty()).then_some(Value::Array(devices)),
         disk_util,
         // Time-series logs stay with each rank (a job on several ranks refuses them).

@@ -1550,6 +1550,7 @@ pub fn build_result(
         series: rec.series(out.runtime_ns),
         members: Vec::new(),
         verify: None,
+        notes: Vec::new(),
         device: None,
         disk_util: Vec::new(),
         logs: rec.job_logs(out.runtime_ns),

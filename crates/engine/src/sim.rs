@@ -307,6 +307,24 @@ pub struct SimOptions<'a> {
     pub progress: Option<&'a crate::Progress>,
 }
 
+/// A note when a noticeable share (1 % or more) of the data read in the measured window had
+/// never been written: a drive answers such reads without touching the flash, so they measure
+/// the controller and the link, not the NAND.
+fn unwritten_read_note(counters: &[ssdlab_ssdsim::DriveCounters]) -> Option<String> {
+    let read: u64 = counters.iter().map(|c| c.host_read_bytes).sum();
+    let unwritten: u64 = counters.iter().map(|c| c.unwritten_read_bytes).sum();
+    if read == 0 || unwritten * 100 < read {
+        return None;
+    }
+    Some(format!(
+        "{:.0} % of the data read had never been written (or was trimmed) on the simulated drive, \
+         which answers such reads without reading the flash, as a real drive does: these reads \
+         measure the controller and the link, not the NAND. Write the region first or start from \
+         a written drive (--state full or steady; state = \"full\" in a sweep)",
+        100.0 * unwritten as f64 / read as f64
+    ))
+}
+
 /// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
 pub fn sim_memory_estimate(target: &SimTarget) -> u64 {
     Simulator::memory_estimate(&target.drive, target.drives)
@@ -744,8 +762,10 @@ impl SimSession {
         } else {
             Vec::new()
         };
+        let counters = backend.sim.counters();
+        let notes: Vec<String> = unwritten_read_note(&counters).into_iter().collect();
         // Counters are plain numbers: serialising them cannot fail.
-        let device = serde_json::to_value(backend.sim.counters()).ok();
+        let device = serde_json::to_value(counters).ok();
         self.now = backend.now;
         self.sim = Some(backend.sim);
         let mut results = Vec::with_capacity(jobs.len());
@@ -781,6 +801,7 @@ impl SimSession {
                 );
                 r.members = members.clone();
                 r.device = device.clone();
+                r.notes = notes.clone();
                 r
             };
             let (result, workers, recorder, worker_recorders) = if opts.per_worker {
@@ -803,6 +824,7 @@ impl SimSession {
                         );
                         r.members = members.clone();
                         r.device = device.clone();
+                        r.notes = notes.clone();
                         r
                     })
                     .collect();

@@ -199,7 +199,7 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
             100.0 * ns as f64 / (r.runtime_ns + r.ramp_ns) as f64
         }
     };
-    let ssdlab = serde_json::json!({
+    let mut ssdlab = serde_json::json!({
         "spec": r.spec,
         "target": r.target,
         "runtime_ns": r.runtime_ns,
@@ -218,6 +218,9 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
         "verify": r.verify,
         "device": r.device,
     });
+    if !r.notes.is_empty() {
+        ssdlab["notes"] = serde_json::json!(r.notes);
+    }
     let mut job = match fio {
         // An fio job: its own name and group, when it started (ms since the epoch; simulated
         // drives: of virtual time), its options as written.

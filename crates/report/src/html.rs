@@ -289,6 +289,9 @@ pub fn run_sections(page: &mut Page, r: &RunResult, heading: &str) {
             &rows,
         );
     }
+    for n in &r.notes {
+        page.p(&format!("Note: {n}."));
+    }
     if let Some(d) = &r.device {
         page.h3("Device counters (simulated)");
         page.pre(&serde_json::to_string_pretty(d).unwrap_or_default());

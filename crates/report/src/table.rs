@@ -166,6 +166,9 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
             out.push('\n');
         }
     }
+    for n in &r.notes {
+        out.push_str(&format!("note:     {n}\n"));
+    }
     let ios = r.read.ios + r.write.ios + r.trim.ios;
     if t.kind != "sim" && t.kind != "sim-raid0" && ios > 0 {
         out.push_str(&format!(

@@ -21,6 +21,7 @@ pub(crate) struct RawCounters {
     pub nand_erase_cmds: u64,
     pub rmw_reads: u64,
     pub cache_hits: u64,
+    pub unwritten_read_bytes: u64,
     pub pslc_programs: u64,
     pub cache_wait_ns: u64,
     pub program_suspends: u64,
@@ -88,6 +89,9 @@ pub struct DriveCounters {
     pub write_amplification: f64,
     /// Mapping units read (or merged) from the controller buffer / DRAM instead of NAND.
     pub cache_hits: u64,
+    /// Bytes the host read from never-written (or trimmed) units: returned as zeros without
+    /// touching the flash, as a real drive does.
+    pub unwritten_read_bytes: u64,
     /// Units overwritten while their previous data was still in the buffer.
     pub cache_write_hits: u64,
     pub pslc_programs: u64,

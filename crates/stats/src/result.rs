@@ -226,6 +226,10 @@ pub struct RunResult {
     /// Verification results when the run used `--verify`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
+    /// What the person reading the result should know about how it was measured (a
+    /// simulated read of data never written, say); printed with the result and on stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Device counters of simulated drives (one object per drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,

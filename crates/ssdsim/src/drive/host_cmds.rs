@@ -166,6 +166,7 @@ impl Drive {
             let host_b = (off + len).min((u + 1) * ub) - off.max(u * ub);
             let slot = self.ftl.map.l2p.get(l);
             if slot == UNMAPPED {
+                self.c.unwritten_read_bytes += host_b;
                 dram += host_b;
                 continue;
             }

@@ -101,6 +101,7 @@ impl Drive {
                 0.0
             },
             cache_hits: c.cache_hits,
+            unwritten_read_bytes: c.unwritten_read_bytes,
             cache_write_hits: f.cache_write_hits,
             pslc_programs: c.pslc_programs,
             compression_saved_bytes: f.compression_saved_bytes,
