@@ -66,6 +66,11 @@ pub struct RunArgs {
     /// TRIM does not reach the simulated array's members (old chipset RAID).
     #[arg(long)]
     no_trim_passthrough: bool,
+    /// Give the simulated array's RAID driver a write-back cache of SIZE in host memory (like
+    /// Intel RST's volume write-back cache): writes complete once copied into it and reach the
+    /// members behind the host's back, 32 per member at a time.
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    adapter_cache: Option<u64>,
     /// A userspace RAID 0 stripe set over these members (files, block devices, or null:SIZE),
     /// laid out like Linux md raid0.
     #[arg(long, value_name = "A,B[,C…]", value_delimiter = ',')]
@@ -234,6 +239,7 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         ("--uplink", a.uplink.is_some()),
         ("--adapter-overhead", a.adapter_overhead.is_some()),
         ("--no-trim-passthrough", a.no_trim_passthrough),
+        ("--adapter-cache", a.adapter_cache.is_some()),
     ];
     let real_only = [
         ("--engine", a.engine.is_some()),
@@ -257,6 +263,9 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         }
         if a.no_trim_passthrough && !array {
             bail!("--no-trim-passthrough applies to simulated arrays (--drives N, N > 1)");
+        }
+        if a.adapter_cache.is_some() && !array {
+            bail!("--adapter-cache is the RAID driver's cache: it applies to simulated arrays (--drives N, N > 1)");
         }
         return Ok(());
     }
@@ -363,6 +372,9 @@ fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimT
         uplink_bytes_per_sec: a.uplink,
         per_request_overhead_ns: a.adapter_overhead.unwrap_or(0),
         trim_passthrough: !a.no_trim_passthrough,
+        write_cache: a
+            .adapter_cache
+            .map(ssdlab_ssdsim::WriteCacheConfig::with_size),
     };
     Ok(sim_target(
         name,

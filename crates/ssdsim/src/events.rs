@@ -146,6 +146,8 @@ pub(crate) const EV_DIE_WAKE: u64 = 2;
 pub(crate) const EV_FLUSH: u64 = 3;
 pub(crate) const EV_ARRIVE: u64 = 4;
 pub(crate) const EV_ADAPTER_DONE: u64 = 5;
+/// The write-back cache may hand a member its next item.
+pub(crate) const EV_CACHE_PUMP: u64 = 6;
 pub(crate) const MAX_DRIVES: usize = 1 << 13;
 
 #[inline]

@@ -11,6 +11,7 @@
 //!
 //! Virtual time is in integer nanoseconds; runs are deterministic.
 
+mod adapter;
 mod config;
 mod controller;
 mod counters;
@@ -24,6 +25,7 @@ mod nand;
 mod sched;
 mod sim;
 
+pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
     load_config_file, load_preset, preset_names, preset_summary, ConfigError, ControllerConfig,
     DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface, NandConfig, PresetInfo, Rated,
@@ -140,6 +142,9 @@ pub struct AdapterConfig {
     pub per_request_overhead_ns: u64,
     /// Whether TRIM reaches the drives (false: trims complete in the adapter).
     pub trim_passthrough: bool,
+    /// The driver's write-back cache in host memory (`None`: writes go straight through).
+    #[serde(default)]
+    pub write_cache: Option<WriteCacheConfig>,
 }
 
 impl Default for AdapterConfig {
@@ -156,6 +161,7 @@ impl AdapterConfig {
             uplink_bytes_per_sec: None,
             per_request_overhead_ns: 0,
             trim_passthrough: true,
+            write_cache: None,
         }
     }
 }

@@ -1,11 +1,12 @@
 //! The simulator: N drives in one event queue behind one host adapter, and the event loop.
 
+use crate::adapter::{too_large, ItemKind, Waiting, WriteCache, WriteCacheCounters, CACHE_TAG};
 use crate::config::{ConfigError, DriveConfig};
 use crate::counters::AuditReport;
 use crate::drive::{Drive, Shared};
 use crate::events::{
     ev, ev_drive, ev_kind, ev_payload, Agenda, Calendar, Ring, EV_ADAPTER_DONE, EV_ARRIVE,
-    EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
+    EV_CACHE_PUMP, EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, MAX_DRIVES,
 };
 use crate::ftl::AllocError;
 use crate::host::Uplink;
@@ -28,10 +29,14 @@ pub struct Simulator {
     drives: Vec<Drive>,
     sh: Shared,
     adapter_overhead: u64,
+    /// No driver time and no cache: host commands go straight to their drive.
+    direct: bool,
     adapter_free: u64,
     trim_passthrough: bool,
     adapter: Vec<AdapterSlot>,
     adapter_slots: Vec<u32>,
+    /// The driver's write-back cache, when it has one.
+    cache: Option<Box<WriteCache>>,
     /// Completions delivered by the event loop, not yet returned (in time order).
     ready: Ring<(u64, u64)>,
     pending: usize,
@@ -90,6 +95,15 @@ impl Simulator {
         if adapter.uplink_bytes_per_sec == Some(0) {
             return Err(ConfigError::new("adapter.uplink_bytes_per_sec", "must be > 0").into());
         }
+        if let Some(c) = &adapter.write_cache {
+            if c.bytes == 0 || c.copy_bytes_per_sec == 0 || c.flush_depth == 0 {
+                return Err(ConfigError::new(
+                    "adapter.write_cache",
+                    "size, copy rate and flush depth must be > 0",
+                )
+                .into());
+            }
+        }
         let mut drives = Vec::new();
         drives.try_reserve_exact(n_drives).map_err(|_| AllocError {
             what: "drive list",
@@ -116,10 +130,14 @@ impl Simulator {
                 },
             },
             adapter_overhead: adapter.per_request_overhead_ns,
+            direct: adapter.per_request_overhead_ns == 0 && adapter.write_cache.is_none(),
             adapter_free: 0,
             trim_passthrough: adapter.trim_passthrough,
             adapter: Vec::new(),
             adapter_slots: Vec::new(),
+            cache: adapter
+                .write_cache
+                .map(|c| Box::new(WriteCache::new(c, n_drives))),
             ready,
             pending: 0,
             now: 0,
@@ -150,9 +168,13 @@ impl Simulator {
         self.sh.seq += 1;
         let seq = self.sh.seq;
         self.pending += 1;
+        debug_assert!(tag & CACHE_TAG == 0, "host tags stay below 2^63");
         let bypass = cmd.kind == OpKind::Trim && !self.trim_passthrough;
-        if self.adapter_overhead == 0 && !bypass {
+        if self.direct && !bypass {
             self.drives[drive].submit(&mut self.sh, now, tag, seq, cmd);
+            return;
+        }
+        if self.cache.is_some() && !bypass && self.submit_cached(now, tag, seq, drive, cmd) {
             return;
         }
         // the adapter's driver handles requests one at a time
@@ -204,11 +226,16 @@ impl Simulator {
         match ev_kind(tag) {
             EV_HOST_DONE => {
                 let user = self.drives[d].host_done(&mut self.sh, p as u32, t);
-                self.ready.push_back((user, t));
+                if user & CACHE_TAG != 0 {
+                    self.cache_done(user, t);
+                } else {
+                    self.ready.push_back((user, t));
+                }
             }
             EV_DIE_DONE => self.drives[d].die_done(&mut self.sh, p, t),
             EV_DIE_WAKE => self.drives[d].die_wake(&mut self.sh, p as usize, t),
             EV_FLUSH => self.drives[d].flush_timer(&mut self.sh, t),
+            EV_CACHE_PUMP => self.pump(d as u32, t),
             EV_ARRIVE => {
                 let s = self.adapter[p as usize];
                 self.adapter_slots.push(p as u32);
@@ -251,6 +278,10 @@ impl Simulator {
                 // the usual case: hand the completion over directly
                 let user =
                     self.drives[ev_drive(tag)].host_done(&mut self.sh, ev_payload(tag) as u32, t);
+                if user & CACHE_TAG != 0 {
+                    self.cache_done(user, t);
+                    continue;
+                }
                 self.pending -= 1;
                 return Some((user, t));
             }
@@ -274,7 +305,8 @@ impl Simulator {
     /// Lets the drives finish all internal work (buffered programs, GC down to the background
     /// threshold) with no host commands; returns the time they went idle.
     pub fn run_until_idle(&mut self) -> u64 {
-        while self.drives.iter().any(|d| d.busy()) {
+        while self.drives.iter().any(|d| d.busy()) || self.cache.as_ref().is_some_and(|c| c.busy())
+        {
             let Some((t, tag)) = self.sh.heap.pop() else {
                 break;
             };
@@ -291,6 +323,124 @@ impl Simulator {
         for d in &mut self.drives {
             d.reset_counters(now);
         }
+        if let Some(c) = self.cache.as_mut() {
+            c.c = WriteCacheCounters {
+                peak_dirty_bytes: c.used,
+                ..Default::default()
+            };
+        }
+    }
+
+    /// What the driver's write-back cache did over the window (`None` without one).
+    pub fn write_cache_counters(&self) -> Option<WriteCacheCounters> {
+        self.cache.as_ref().map(|c| c.c)
+    }
+
+    /// A host command with the write-back cache on. Returns false when the command takes the
+    /// adapter's usual path (a read of data not in the cache).
+    #[cold]
+    #[inline(never)]
+    fn submit_cached(&mut self, now: u64, tag: u64, seq: u64, drive: usize, cmd: HostCmd) -> bool {
+        let Some(c) = self.cache.as_mut() else {
+            return false;
+        };
+        let d = drive as u32;
+        let t0 = now.max(self.adapter_free) + self.adapter_overhead;
+        match cmd.kind {
+            OpKind::Read if !c.overlaps(d, &cmd) => return false,
+            OpKind::Read => {
+                c.c.read_hit_bytes += cmd.len;
+                let t = t0 + c.copy_ns(cmd.len);
+                self.adapter_free = t0;
+                self.adapter_complete(tag, seq, drive, t);
+            }
+            OpKind::Write if !too_large(&c.cfg, &cmd) => {
+                self.adapter_free = t0;
+                if c.has_room(cmd.len) {
+                    let t = t0 + c.copy_ns(cmd.len);
+                    c.take(d, cmd, t);
+                    self.adapter_complete(tag, seq, drive, t);
+                    self.sh.push(t, ev(EV_CACHE_PUMP, d, 0));
+                } else {
+                    c.c.full_waits += 1;
+                    c.waiting.push_back(Waiting {
+                        tag,
+                        seq,
+                        drive: d,
+                        cmd,
+                        t0,
+                    });
+                }
+            }
+            // a TRIM, or a write larger than the whole cache: to the member behind its dirty data
+            _ => {
+                self.adapter_free = t0;
+                c.order(d, tag, cmd, t0);
+                self.sh.push(t0, ev(EV_CACHE_PUMP, d, 0));
+            }
+        }
+        true
+    }
+
+    /// Completes host command `tag` in the adapter at `t`.
+    fn adapter_complete(&mut self, tag: u64, seq: u64, drive: usize, t: u64) {
+        let slot = AdapterSlot {
+            tag,
+            seq,
+            drive: drive as u32,
+            cmd: HostCmd::read(0, 0),
+        };
+        let i = match self.adapter_slots.pop() {
+            Some(i) => {
+                self.adapter[i as usize] = slot;
+                i
+            }
+            None => {
+                self.adapter.push(slot);
+                (self.adapter.len() - 1) as u32
+            }
+        };
+        self.sh
+            .heap
+            .push_completion(t, seq, ev(EV_ADAPTER_DONE, drive as u32, i as u64));
+    }
+
+    /// Hands member `drive` what the cache has ready for it, up to the flush depth.
+    fn pump(&mut self, drive: u32, now: u64) {
+        while let Some((tag, cmd)) = self.cache.as_mut().and_then(|c| c.next_for(drive, now)) {
+            self.sh.seq += 1;
+            let seq = self.sh.seq;
+            self.drives[drive as usize].submit(&mut self.sh, now, tag, seq, cmd);
+        }
+    }
+
+    /// A member completed a command the cache gave it: room frees, waiting writes come in.
+    #[cold]
+    #[inline(never)]
+    fn cache_done(&mut self, tag: u64, t: u64) {
+        let Some(c) = self.cache.as_mut() else {
+            return;
+        };
+        let item = c.done(tag);
+        if let ItemKind::Ordered { tag } = item.kind {
+            self.ready.push_back((tag, t));
+        }
+        while let Some(c) = self.cache.as_mut() {
+            let Some(w) = c.waiting.front().copied() else {
+                break;
+            };
+            if c.used + w.cmd.len > c.cfg.bytes {
+                break;
+            }
+            c.waiting.pop_front();
+            let start = t.max(w.t0);
+            c.c.full_wait_ns += start - w.t0;
+            let done = start + c.copy_ns(w.cmd.len);
+            c.take(w.drive, w.cmd, done);
+            self.adapter_complete(w.tag, w.seq, w.drive as usize, done);
+            self.sh.push(done, ev(EV_CACHE_PUMP, w.drive, 0));
+        }
+        self.pump(item.drive, t);
     }
 
     /// One counter set per drive, over the window from [`Simulator::reset_counters`] (or the

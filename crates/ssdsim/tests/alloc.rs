@@ -54,6 +54,7 @@ fn no_allocations_per_request_after_warmup() {
             uplink_bytes_per_sec: Some(1_600_000_000),
             per_request_overhead_ns: 500,
             trim_passthrough: true,
+            write_cache: None,
         };
         let mut sim = Simulator::new(&cfg, 2, &ad, Precondition::Steady, 1).unwrap();
         let span = cfg.user_capacity() / 4096 - 64;

@@ -244,6 +244,7 @@ fn raid0_uplink_limits_aggregate() {
             uplink_bytes_per_sec: uplink,
             per_request_overhead_ns: 1000,
             trim_passthrough: true,
+            write_cache: None,
         };
         let mut s = Simulator::new(&cfg, 2, &ad, Precondition::Full, 1).unwrap();
         let bs = 128u64 << 10;
