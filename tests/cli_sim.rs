@@ -474,3 +474,31 @@ fn reads_of_never_written_data_are_noted() {
             > 0
     );
 }
+
+#[test]
+fn the_raid_driver_cache_is_for_arrays_and_lifts_short_write_runs() {
+    let base = [
+        "run",
+        "--sim",
+        "vertex450-128g",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "2",
+    ];
+    let out = ssdlab()
+        .args(base)
+        .args(["--adapter-cache", "64m", "--time", "100ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("applies to simulated arrays"));
+    let array = [
+        "--drives", "2", "--stripe", "8k", "--span", "1g", "--time", "300ms",
+    ];
+    let (plain, _) = sim_json(&[&base[1..], &array[..]].concat());
+    let (cached, _) = sim_json(&[&base[1..], &array[..], &["--adapter-cache", "64m"]].concat());
+    assert!(iops(&cached, "write") > 1.5 * iops(&plain, "write"));
+}
