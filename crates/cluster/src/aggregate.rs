@@ -284,6 +284,7 @@ pub fn aggregate(
             }
             notes
         },
+        steady_state: None,
         device: (!devices.is_empty()).then_some(Value::Array(devices)),
         disk_util,
         // Time-series logs stay with each rank (a job on several ranks refuses them).

@@ -14,6 +14,7 @@ mod backend;
 mod engine_loop;
 mod fault;
 mod iolog;
+mod precondition;
 mod real;
 mod replay;
 mod sim;
@@ -25,6 +26,7 @@ pub use engine_loop::{
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, IologTarget};
+pub use precondition::{parse_precondition, precondition, run_to_steady_state, PreDone, PreStep};
 pub use real::{
     build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,
     RealJob, RealOptions, RealTarget, RunOutput,

@@ -1551,6 +1551,7 @@ pub fn build_result(
         members: Vec::new(),
         verify: None,
         notes: Vec::new(),
+        steady_state: None,
         device: None,
         disk_util: Vec::new(),
         logs: rec.job_logs(out.runtime_ns),

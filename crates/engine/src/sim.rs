@@ -415,7 +415,7 @@ pub fn build_sim(
 
 /// Checks a workload against a simulated target without building anything: the workload, the
 /// array's stripe map, the region and the sector alignment. Returns (map, start, span, size).
-fn sim_geometry(
+pub(crate) fn sim_geometry(
     spec: &WorkloadSpec,
     target: &SimTarget,
 ) -> Result<(Option<StripeMap>, u64, u64, u64), EngineError> {

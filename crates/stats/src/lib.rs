@@ -13,5 +13,5 @@ pub use recorder::{
 };
 pub use result::{
     CpuUsage, DepthLevels, DiskUtil, IoErrorRecord, LatLevels, LatSummary, MemberStats, OpSummary,
-    RunResult, SeriesPoint, TargetDesc, VerifySummary, PERCENTILES,
+    RunResult, SeriesPoint, SteadyState, TargetDesc, VerifySummary, PERCENTILES,
 };

@@ -186,6 +186,21 @@ pub struct VerifySummary {
     pub sectors_bad: u64,
 }
 
+/// The steady-state test of SNIA's PTS run before the measured round (simulated drives): the
+/// measured workload in rounds until the last five agree.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// IOPS of every round run (the last one is the result).
+    pub rounds: Vec<f64>,
+    /// The round (1-based) that closed the first window meeting both criteria; `None` when
+    /// no window did within the rounds allowed.
+    pub reached_at: Option<usize>,
+    /// Of the last window: average IOPS, range and best-fit excursion in % of the average.
+    pub window_avg: f64,
+    pub range_pct: f64,
+    pub slope_pct: f64,
+}
+
 /// The complete result of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -230,6 +245,9 @@ pub struct RunResult {
     /// simulated read of data never written, say); printed with the result and on stderr.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The steady-state test the measured round closed, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
     /// Device counters of simulated drives (one object per drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,
