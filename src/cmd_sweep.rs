@@ -18,7 +18,7 @@ use ssdlab_stats::RunResult;
 use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
     parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis,
-    History, Point, RunOpts, SweepSpec,
+    History, Point, RunOpts, SweepSpec, TargetSpec,
 };
 use ssdlab_target::{check_outputs, Named};
 use std::collections::HashMap;
@@ -433,6 +433,31 @@ pub(crate) struct Checked {
     pub jobs: usize,
 }
 
+/// Which targets' points one process of a sweep checks (and may be given to run).
+#[derive(Debug, Clone, Copy)]
+enum Scope<'a> {
+    /// One process: every target (one with a `host` must be on this machine, checked first).
+    All,
+    /// Rank `rank` of an MPI job, on `host`: the simulated targets, the real targets of its host
+    /// (`host = …`), and on rank 0 the real targets without a host.
+    Rank { rank: usize, host: &'a str },
+}
+
+impl Scope<'_> {
+    fn has(&self, t: &TargetSpec) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Rank { rank, host } => {
+                t.kind.is_sim()
+                    || match &t.host {
+                        None => *rank == 0,
+                        Some(h) => ssdlab_sweep::host_matches(h, host),
+                    }
+            }
+        }
+    }
+}
+
 /// Checks every point before anything is created, and chooses the parallelism of the simulated
 /// points from the memory estimate. With `n` points at a time the runner holds at most `n + 1`
 /// cached drive states (points run grouped by state) and `n` working copies of one.
@@ -442,17 +467,37 @@ pub(crate) fn check_sweep(
     jobs: Option<usize>,
     max_memory: Option<u64>,
 ) -> Result<Checked> {
-    check_sweep_points(spec, runner, jobs, max_memory, false)
+    check_this_host(spec)?;
+    check_sweep_points(spec, runner, jobs, max_memory, Scope::All)
 }
 
-/// [`check_sweep`], of the simulated points only with `sims_only` (what a rank other than 0 of
-/// an MPI job may be given).
+/// In one process, every target is on this machine: a target whose `host` names another one
+/// is refused (its files or devices are not here; under mpirun a rank of that host runs it).
+fn check_this_host(spec: &SweepSpec) -> Result<()> {
+    let Some(first) = spec.targets.iter().find_map(|t| t.host.as_deref()) else {
+        return Ok(());
+    };
+    let Some(me) = ssdlab_cluster::rank::this_host() else {
+        bail!("the sweep says target files are on host {first}, and this machine's host name cannot be read to check that it is {first}");
+    };
+    if let Some(t) = spec.unplaced_target(std::slice::from_ref(&me)) {
+        let h = t.host.as_deref().unwrap_or_default();
+        bail!(
+            "target '{}': host = \"{h}\", and this machine is {me}; a target with a host runs only on that host: run the sweep there, or under mpirun with a rank on {h}",
+            t.label
+        );
+    }
+    Ok(())
+}
+
+/// The points of `scope` checked as [`check_sweep`] checks them (under mpirun, what this rank
+/// may be given to run).
 fn check_sweep_points(
     spec: &SweepSpec,
     runner: &PointRunner,
     jobs: Option<usize>,
     max_memory: Option<u64>,
-    sims_only: bool,
+    scope: Scope<'_>,
 ) -> Result<Checked> {
     let count = spec
         .point_count()
@@ -465,26 +510,31 @@ fn check_sweep_points(
                     .map_or("more than 2^64".to_string(), |n| n.to_string())
             )
         })?;
-    if !sims_only {
-        spec.check_real_paths()?;
-    }
+    spec.check_real_paths_of(|t| scope.has(t))?;
     runner.set_history(spec);
     let has_real = spec.targets.iter().any(|t| !t.kind.is_sim());
     if runner.allow_destroy && !has_real {
         bail!("--allow-destroy applies to real targets, and this sweep simulates every target");
     }
-    if jobs.is_some() && has_real && spec.targets.iter().all(|t| !t.kind.is_sim()) {
+    let all_real = spec.targets.iter().all(|t| !t.kind.is_sim());
+    if matches!(scope, Scope::All) && jobs.is_some() && has_real && all_real {
         bail!("--jobs sets how many simulated points run at once, and this sweep has none (real points always run one at a time)");
     }
     let mut states: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut largest = 0u64;
     let mut sims = 0u64;
     let mut targets = HashMap::new();
+    let mine: std::collections::HashSet<&str> = spec
+        .targets
+        .iter()
+        .filter(|t| scope.has(t))
+        .map(|t| t.label.as_str())
+        .collect();
     for p in spec.points_iter() {
         if signals::stopped() {
             bail!(Interrupted);
         }
-        if sims_only && !p.is_sim() {
+        if !mine.contains(p.target_label.as_str()) {
             continue;
         }
         let (mem, state) = runner.check(&p, &mut targets)?;
@@ -560,17 +610,18 @@ pub fn default_db_path(file: &Path, spec: &SweepSpec) -> PathBuf {
     dir.join(spec.default_db_name())
 }
 
-/// The real paths a sweep reads or writes, with their roles.
-fn sweep_inputs(spec: &SweepSpec) -> Vec<(String, PathBuf)> {
+/// The real paths a sweep reads or writes, with their roles: the targets of `scope`, and the
+/// traces it replays with `traces`.
+fn sweep_inputs(spec: &SweepSpec, scope: Scope<'_>, traces: bool) -> Vec<(String, PathBuf)> {
     let mut v = Vec::new();
-    for t in &spec.targets {
+    for t in spec.targets.iter().filter(|t| scope.has(t)) {
         if let PointTarget::Real { paths } = &t.kind {
             for p in paths {
                 v.push((format!("target '{}'", t.label), p.clone()));
             }
         }
     }
-    for w in &spec.workloads {
+    for w in spec.workloads.iter().filter(|_| traces) {
         if let Some(r) = &w.spec.replay {
             v.push((format!("workload '{}' trace", w.name), r.trace.clone()));
         }
@@ -597,16 +648,36 @@ fn sweep_presets(spec: &SweepSpec) -> Vec<PathBuf> {
 /// real target (which the sweep may write) is the sweep file or a preset file it reads. Also that
 /// the store can be created or written.
 pub(crate) fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -> Result<()> {
-    if db.exists() {
-        // An existing store may be read-only (a finished sweep re-runs and reports without
-        // writing); the store itself decides. It must be a regular file.
-        if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) {
-            bail!("--db {}: exists and is not a regular file", db.display());
+    check_db_of(db, spec, sweep_file, Scope::All)
+}
+
+/// [`check_db`] as one rank of a job sees the files: the targets of its `scope` only (a target
+/// on another host is checked there), and the store itself only on rank 0 (which writes it).
+fn check_db_of(
+    db: &Path,
+    spec: &SweepSpec,
+    sweep_file: Option<&Path>,
+    scope: Scope<'_>,
+) -> Result<()> {
+    // The store is rank 0's (it writes it); another rank checks only its targets (those of its
+    // host), against the store and the files the sweep reads as that host sees them (on a
+    // shared filesystem the store may be one of them).
+    let writes_store = !matches!(scope, Scope::Rank { rank, .. } if rank != 0);
+    if writes_store {
+        if db.exists() {
+            // An existing store may be read-only (a finished sweep re-runs and reports without
+            // writing); the store itself decides. It must be a regular file.
+            if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) {
+                bail!("--db {}: exists and is not a regular file", db.display());
+            }
+        } else {
+            check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
         }
-    } else {
-        check_writable_path("--db", db).map_err(|e| anyhow!(e))?;
     }
-    let targets = sweep_inputs(spec);
+    let targets = sweep_inputs(spec, scope, writes_store);
+    if targets.is_empty() && !writes_store {
+        return Ok(());
+    }
     let presets = sweep_presets(spec);
     let mut reads: Vec<Named<'_>> = presets
         .iter()
@@ -621,7 +692,11 @@ pub(crate) fn check_db(db: &Path, spec: &SweepSpec, sweep_file: Option<&Path>) -
             path: f,
         });
     }
-    let mut all = reads.clone();
+    let mut all = if writes_store {
+        reads.clone()
+    } else {
+        Vec::new()
+    };
     all.extend(targets.iter().map(|(role, path)| Named { role, path }));
     check_outputs(
         &[Named {
@@ -1015,10 +1090,12 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
 // ---------------------------------------------------------------------------------------------
 // `mpirun -n N ssdlab sweep FILE`: one rank of a distributed sweep.
 
-/// `ssdlab sweep` as one rank of a job: every rank checks what it may run (rank 0 everything,
-/// the others the simulated points) and they agree; then rank 0 runs the sweep into the store,
-/// handing simulated points to whichever rank asks, and runs the real points itself, one at a
-/// time, after them. Returns this rank's exit code (the job's is rank 0's).
+/// `ssdlab sweep` as one rank of a job: every rank checks what it may run (the simulated points,
+/// the real targets whose `host` is its host, and on rank 0 the real targets without a host) and
+/// they agree; then rank 0 runs the sweep into the store, handing simulated points and points of
+/// targets with a host to whichever rank may run them as it asks, and runs the real points
+/// without a host itself, one at a time, after them. Returns this rank's exit code (the job's is
+/// rank 0's).
 pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
     a: SweepArgs,
     t: &T,
@@ -1027,6 +1104,12 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
     let share =
         ssdlab_io::memory::limit(a.max_memory).map(|l| l.bytes / me.local_size.max(1) as u64);
     let runner = PointRunner::new(a.allow_destroy, share);
+    // Every rank's host, on every rank (before anything can fail: every rank takes part).
+    let hosts = ssdlab_cluster::dispatch::rank_hosts(t, &me.host);
+    let scope = Scope::Rank {
+        rank: me.rank,
+        host: &me.host,
+    };
     let checked = (|| -> Result<(SweepSpec, PathBuf), Failure> {
         let spec = SweepSpec::from_file(&a.file)?;
         if a.dry_run {
@@ -1042,19 +1125,29 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
             a.db.clone()
                 .unwrap_or_else(|| default_db_path(&a.file, &spec));
         if me.rank == 0 {
+            if let Some(t) = spec.unplaced_target(&hosts) {
+                return Err(anyhow!(
+                    "target '{}': host = \"{}\" is not the host of any rank of this job; its {} ranks run on {}",
+                    t.label,
+                    t.host.as_deref().unwrap_or_default(),
+                    hosts.len(),
+                    ssdlab_cluster::rank::hosts_summary(&hosts)
+                )
+                .into());
+            }
             let count = spec.point_count().unwrap_or(u64::MAX);
-            let sims = spec
+            let spread = spec
                 .targets
                 .iter()
-                .filter(|t| t.kind.is_sim())
+                .filter(|t| t.kind.is_sim() || t.host.is_some())
                 .map(|t| t.stripes.len().max(1) as u64)
                 .sum::<u64>()
                 * spec.workloads.len() as u64
                 * spec.qds.len() as u64
                 * spec.repeats as u64;
-            if sims == 0 {
+            if spread == 0 {
                 return Err(anyhow!(
-                    "sweep '{}' has only real points, which run one at a time on rank 0; run it without mpirun",
+                    "sweep '{}' has only real points of targets without a host, which run one at a time on rank 0; run it without mpirun, or give each target the host it is on (host = \"NAME\")",
                     spec.name
                 )
                 .into());
@@ -1067,9 +1160,9 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
                 )
                 .into());
             }
-            check_db(&db, &spec, Some(&a.file))?;
         }
-        check_sweep_points(&spec, &runner, Some(1), share, me.rank != 0).map_err(check_failure)?;
+        check_db_of(&db, &spec, Some(&a.file), scope)?;
+        check_sweep_points(&spec, &runner, Some(1), share, scope).map_err(check_failure)?;
         Ok((spec, db))
     })();
     let verdict = ssdlab_cluster::check_together(
@@ -1103,7 +1196,7 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
         return Ok(0);
     }
     let group = |p: &Point| PointRunner::group_key(p);
-    let pool = ssdlab_cluster::dispatch::Dispatcher::new(t, Some(&group));
+    let pool = ssdlab_cluster::dispatch::Dispatcher::new(t, Some(&group), hosts);
     let res = run_spec(
         &spec,
         &db,

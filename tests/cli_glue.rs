@@ -204,6 +204,55 @@ fn bad_store_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn a_target_on_another_host_is_refused_in_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let flag = AtomicBool::new(false);
+    std::fs::write(dir.path().join("a.img"), vec![0x5au8; 1 << 20]).unwrap();
+    let f = dir.path().join("hosted.toml");
+    let write = |host: &str| {
+        std::fs::write(
+            &f,
+            format!(
+                "name = \"hosted\"\ntime = \"1s\"\nqd = [1]\nworkloads = [\"4k-randread\"]\n\
+                 [[target]]\npath = \"a.img\"\nhost = \"{host}\"\n"
+            ),
+        )
+        .unwrap()
+    };
+    write("no-such-host");
+    let e = sweep_with(
+        sweep_args(&f),
+        &PointRunner::new(false, None),
+        &|_: &Point| panic!("must not run"),
+        &flag,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.code, 2);
+    let me = ssdlab_cluster::rank::this_host().unwrap();
+    let e = e.err.to_string();
+    assert!(
+        e.contains("host = \"no-such-host\"") && e.contains(&format!("this machine is {me}")),
+        "{e}"
+    );
+    assert!(!dir.path().join("hosted.sqlite").exists());
+    // This machine's own name (in capitals, too) is accepted: the target runs here.
+    write(&me.to_uppercase());
+    let calls = AtomicUsize::new(0);
+    let runner = |p: &Point| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        fake_runner(p)
+    };
+    let mut a = sweep_args(&f);
+    a.jobs = None;
+    assert_eq!(
+        sweep_with(a, &PointRunner::new(false, None), &runner, &flag).unwrap(),
+        0
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
 fn bad_sweep_input_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let flag = AtomicBool::new(false);

@@ -732,3 +732,248 @@ fn a_killed_rank_ends_the_sweep_and_finished_points_stay() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("done"), "{}", text(&out.stdout));
 }
+
+/// This machine's host name, as the ranks of a job on it name their host.
+fn this_host() -> String {
+    ssdlab_cluster::rank::this_host().expect("the host name reads")
+}
+
+/// Two real files of `host`, two points each of 1 s.
+fn hosted_sweep(dir: &Path, host: &str) -> PathBuf {
+    for f in ["a.img", "b.img"] {
+        std::fs::write(dir.join(f), vec![0x5au8; 8 << 20]).unwrap();
+    }
+    let file = dir.join("hosted.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"hosted\"\ntime = \"1s\"\nqd = [1, 2]\nworkloads = [\"4k-randread\"]\n\
+             [[target]]\nlabel = \"A\"\npath = \"a.img\"\nhost = \"{host}\"\n\
+             [[target]]\nlabel = \"B\"\npath = \"b.img\"\nhost = \"{host}\"\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// (point key, target, seq, target JSON, workload JSON, status) of every point of a store.
+fn point_rows(db: &Path) -> Vec<(String, String, i64, String, String, String)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut st = c
+        .prepare(
+            "SELECT point_key, target_label, seq, target_json, workload_json, status FROM points \
+             ORDER BY point_key",
+        )
+        .unwrap();
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    rows
+}
+
+/// Each stored point's target and measured time window in ms (start, start + ramp + runtime).
+fn windows(db: &Path) -> Vec<(String, u64, u64)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut st = c
+        .prepare(
+            "SELECT p.target_label, r.result_json FROM results r JOIN points p USING (point_key)",
+        )
+        .unwrap();
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    rows.into_iter()
+        .map(|(label, json)| {
+            let v: Value = serde_json::from_str(&json).unwrap();
+            let start = v["timestamp_ms"].as_u64().unwrap();
+            let ns = v["ramp_ns"].as_u64().unwrap() + v["runtime_ns"].as_u64().unwrap();
+            (label, start, start + ns / 1_000_000)
+        })
+        .collect()
+}
+
+#[test]
+fn targets_of_a_host_run_side_by_side_on_its_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = hosted_sweep(dir.path(), &this_host());
+    let (one, three) = (
+        dir.path().join("one.sqlite"),
+        dir.path().join("three.sqlite"),
+    );
+    let Some(c) = mpirun(
+        3,
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            three.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let out = out_of(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("4 points: 4 run now"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The same file in one process (the host is this machine's, so it is accepted there too).
+    let out = Command::new(bin())
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            one.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (a, b) = (point_rows(&one), point_rows(&three));
+    assert_eq!(a.len(), 4);
+    assert!(
+        a.iter().all(|r| r.5 == "done") && a == b,
+        "the 3-rank store's points differ from the 1-process store's:\n{a:?}\n{b:?}"
+    );
+    let keys = |db: &Path| results(db).into_iter().map(|r| r.0).collect::<Vec<_>>();
+    assert_eq!(keys(&one), keys(&three));
+    // The points of one target never overlap; a point of A overlaps a point of B.
+    let w = windows(&three);
+    assert_eq!(w.len(), 4);
+    let overlap = |x: &(String, u64, u64), y: &(String, u64, u64)| x.1 < y.2 && y.1 < x.2;
+    for (i, x) in w.iter().enumerate() {
+        for y in &w[i + 1..] {
+            if x.0 == y.0 {
+                assert!(!overlap(x, y), "two points of {} overlap: {w:?}", x.0);
+            }
+        }
+    }
+    assert!(
+        w.iter()
+            .any(|x| x.0 == "A" && w.iter().any(|y| y.0 == "B" && overlap(x, y))),
+        "A and B never ran at the same time: {w:?}"
+    );
+    // In one process they ran one at a time.
+    let w1 = windows(&one);
+    assert!(
+        !w1.iter()
+            .any(|x| w1.iter().any(|y| x != y && overlap(x, y))),
+        "{w1:?}"
+    );
+    // Resuming on 3 ranks finds everything done.
+    let out = out_of(
+        mpirun(
+            3,
+            &[
+                "sweep",
+                file.to_str().unwrap(),
+                "--db",
+                three.to_str().unwrap(),
+            ],
+        )
+        .unwrap(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("0 run now, 4 already in the store"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// Exit 2, nothing on stdout, and one error line (rank 0's) that contains every needle.
+fn assert_refused_on_rank_0(out: &Output, needles: &[&str]) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "wanted {n:?} in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_host_no_rank_runs_on_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = hosted_sweep(dir.path(), "no-such-host");
+    let db = dir.path().join("h.sqlite");
+    let Some(c) = mpirun(
+        3,
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let started = Instant::now();
+    let out = out_of(c);
+    let ranks_host = format!("{} (ranks 0-2)", this_host());
+    assert_refused_on_rank_0(&out, &["target 'A'", "no-such-host", &ranks_host]);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(!db.exists());
+    // In one process too: the target is not on this machine.
+    let out = Command::new(bin())
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no-such-host") && err.contains(&this_host()),
+        "{err}"
+    );
+    assert!(!db.exists());
+}
+
+#[test]
+fn a_host_on_a_simulated_target_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(
+        &file,
+        SWEEP.replace(
+            "drives = 2\n",
+            &format!("drives = 2\nhost = \"{}\"\n", this_host()),
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("s.sqlite");
+    let Some(c) = mpirun(
+        3,
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let out = out_of(c);
+    assert_refused_on_rank_0(&out, &["target #2.host", "only applies to real targets"]);
+    assert!(!db.exists());
+}

@@ -27,6 +27,53 @@ pub fn who(rank: usize, host: &str) -> String {
     format!("rank {rank} ({host})")
 }
 
+/// Where the ranks of a job run, from every rank's host in rank order: `node1 (ranks 0-15),
+/// node2 (ranks 16-31)`, or `node7 (rank 0)`.
+pub fn hosts_summary(hosts: &[String]) -> String {
+    let mut order: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (r, h) in hosts.iter().enumerate() {
+        match order.iter_mut().find(|(x, _)| *x == h.as_str()) {
+            Some((_, rs)) => rs.push(r),
+            None => order.push((h.as_str(), vec![r])),
+        }
+    }
+    let ranges = |rs: &[usize]| -> String {
+        let mut parts: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < rs.len() {
+            let mut j = i;
+            while j + 1 < rs.len() && rs[j + 1] == rs[j] + 1 {
+                j += 1;
+            }
+            parts.push(if j == i {
+                rs[i].to_string()
+            } else {
+                format!("{}-{}", rs[i], rs[j])
+            });
+            i = j + 1;
+        }
+        format!(
+            "{} {}",
+            if rs.len() == 1 { "rank" } else { "ranks" },
+            parts.join(", ")
+        )
+    };
+    order
+        .iter()
+        .map(|(h, rs)| format!("{h} ({})", ranges(rs)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// This machine's host name (the kernel's, as `hostname` prints it; Open MPI's processor name
+/// is the same name), or `None` when it cannot be read.
+pub fn this_host() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+}
+
 /// The placeholders a per-rank path may hold.
 pub const PLACEHOLDERS: [&str; 3] = ["{rank}", "{host}", "{local_rank}"];
 
@@ -117,6 +164,17 @@ mod tests {
         assert!(expand("f-{rnak}", &me(0)).unwrap_err().contains("{rnak}"));
         assert!(expand("f-{rank", &me(0)).unwrap_err().contains("unclosed"));
         assert!(has_placeholder("a{rank}") && !has_placeholder("a{b}"));
+    }
+
+    #[test]
+    fn hosts_are_summarised_with_their_ranks() {
+        let h = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(hosts_summary(&h(&["a"])), "a (rank 0)");
+        assert_eq!(hosts_summary(&h(&["a", "a", "a"])), "a (ranks 0-2)");
+        assert_eq!(
+            hosts_summary(&h(&["a", "b", "a", "a", "b"])),
+            "a (ranks 0, 2-3), b (ranks 1, 4)"
+        );
     }
 
     #[test]

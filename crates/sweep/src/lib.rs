@@ -24,7 +24,8 @@ pub use runner::{
     run_one, run_sweep, PointError, PointOutcome, PointPool, PointRunner, RunOpts, SweepSummary,
 };
 pub use spec::{
-    DriveState, History, NamedWorkload, PointTarget, SweepSpec, TargetSpec, SHORTHANDS,
+    host_matches, DriveState, History, NamedWorkload, PointTarget, SweepSpec, TargetSpec,
+    SHORTHANDS,
 };
 
 use ssdlab_report::store::StoreError;

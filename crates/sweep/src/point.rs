@@ -41,6 +41,9 @@ pub struct Point {
     /// A simulated point of a sweep with `history = "carry"`: it runs on its chain's drive
     /// ([`Point::chain`]).
     pub carried: bool,
+    /// The host of a real target that names one ([`crate::TargetSpec::host`]); not part of the
+    /// key or the stored record.
+    pub host: Option<String>,
 }
 
 impl Point {
@@ -206,6 +209,7 @@ impl SweepSpec {
                         repeat,
                         carry_from: chained.then(|| seq - repeats),
                         carried: carry && t.kind.is_sim(),
+                        host: t.host.clone(),
                     };
                     let after = if chained {
                         recent.front().map(String::as_str)

@@ -34,8 +34,9 @@ pub struct RunOpts<'a> {
     /// they start from, so a runner that caches states needs only a few at a time. Results are
     /// stored by point key, so the order changes nothing in the store.
     pub group: Option<&'a (dyn Fn(&Point) -> String + Sync)>,
-    /// Run the simulated points on this pool instead of `jobs` threads here (the ranks of an
-    /// MPI job); real points still run here, one at a time, after them.
+    /// Run the simulated points, and the real points of targets that name their `host`, on this
+    /// pool instead of `jobs` threads here (the ranks of an MPI job); the other real points still
+    /// run here, one at a time, after them.
     pub pool: Option<&'a dyn PointPool>,
 }
 
@@ -90,8 +91,8 @@ pub enum PointOutcome {
 
 use PointOutcome as Outcome;
 
-/// Runs simulated points elsewhere than on this process's threads (the other ranks of an MPI
-/// job), as [`run_sweep`] would run them: `done(i, outcome)` is called on the calling thread for
+/// Runs simulated points (and real points of targets with a `host`) elsewhere than on this
+/// process's threads (the other ranks of an MPI job), as [`run_sweep`] would run them: `done(i, outcome)` is called on the calling thread for
 /// every point `points[i]` that ends (it stores the outcome; `Ok(false)` means start no new
 /// point); points still running when `interrupted` is raised may be abandoned.
 pub trait PointPool {
@@ -184,7 +185,9 @@ fn progress_bar(len: u64, show: bool) -> ProgressBar {
 ///
 /// Simulated points run on `opts.jobs` threads (results are written by this thread in completion
 /// order; each result depends only on its point, so the store ends up the same as after a serial
-/// run); real points run strictly one at a time, after the simulated ones. With carried history
+/// run); real points run strictly one at a time, after the simulated ones. With `opts.pool`, the
+/// simulated points and the real points of targets with a `host` run on the pool (which keeps
+/// each such target to one point at a time), the other real points here after them. With carried history
 /// a worker runs a whole chain (one drive's points) in order, and the runner must carry the
 /// drive from each point to the next ([`Point::carry_from`]; a point whose predecessor it did not
 /// just run — after a resume, say — needs the chain's earlier points replayed first). Every finished point is
@@ -218,7 +221,10 @@ pub fn run_sweep(
             spec.name
         ))?;
     }
-    let (mut sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| p.is_sim());
+    // With a pool, `sims` also holds the real points of targets on a named host (its ranks of
+    // that host run them, one at a time per target).
+    let pooled = |p: &Point| p.is_sim() || (opts.pool.is_some() && p.host.is_some());
+    let (mut sims, reals): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| pooled(p));
     let carry = spec.history == History::Carry;
     if carry {
         // one drive per chain, its points in order

@@ -117,6 +117,9 @@ struct RawTarget {
     stripes: Option<Vec<SizeVal>>,
     #[serde(default)]
     baseline: Option<bool>,
+    /// The host a real target is local to (its points run only on ranks of that host).
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// Preconditioning state of simulated drives before each point.
@@ -187,6 +190,10 @@ pub struct TargetSpec {
     pub baseline: bool,
     /// Label of the baseline this target is compared with (None for baselines).
     pub baseline_label: Option<String>,
+    /// Real targets: the host the files or devices are on (`host = "node07"`). Under mpirun its
+    /// points run only on ranks of that host, one at a time, alongside other targets; without it
+    /// they run on rank 0. Not part of the point key.
+    pub host: Option<String>,
 }
 
 /// One named workload of the sweep (its `qd` is set per point).
@@ -836,12 +843,23 @@ impl SweepSpec {
                     ),
                 ));
             }
+            let host = match (&t.host, kind.is_sim()) {
+                (None, _) => None,
+                (Some(_), true) => {
+                    return Err(SweepError::field(
+                        &f("host"),
+                        "only applies to real targets (path = \"FILE\" or members = [...]); simulated points run on any rank",
+                    ))
+                }
+                (Some(h), false) => Some(check_host(&f("host"), h)?),
+            };
             out.push(TargetSpec {
                 label,
                 kind,
                 stripes,
                 baseline: t.baseline.unwrap_or(false),
                 baseline_label: None,
+                host,
             });
         }
         // Baselines: those marked, else every single-drive target not marked baseline = false.
@@ -931,8 +949,17 @@ impl SweepSpec {
     /// Checks that every real path exists and is a regular file or a block device (nothing is
     /// created or written).
     pub fn check_real_paths(&self) -> Result<(), SweepError> {
+        self.check_real_paths_of(|_| true)
+    }
+
+    /// [`SweepSpec::check_real_paths`] for the targets `mine` keeps (those on this host, when
+    /// the others are on other hosts).
+    pub fn check_real_paths_of(
+        &self,
+        mine: impl Fn(&TargetSpec) -> bool,
+    ) -> Result<(), SweepError> {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        for t in &self.targets {
+        for t in self.targets.iter().filter(|t| mine(t)) {
             if let PointTarget::Real { paths } = &t.kind {
                 let mut seen: Vec<((u64, u64), &Path)> = Vec::new();
                 for p in paths {
@@ -977,6 +1004,15 @@ impl SweepSpec {
             }
         }
         Ok(())
+    }
+
+    /// The first target with a `host` that none of `hosts` is (see [`host_matches`]).
+    pub fn unplaced_target(&self, hosts: &[String]) -> Option<&TargetSpec> {
+        self.targets.iter().find(|t| {
+            t.host
+                .as_deref()
+                .is_some_and(|h| !hosts.iter().any(|x| host_matches(h, x)))
+        })
     }
 
     /// Checks simulated presets against the known names, suggesting the nearest for a typo.
@@ -1028,6 +1064,45 @@ impl SweepSpec {
             })
             .collect();
         format!("{}.sqlite", s.trim_start_matches('.'))
+    }
+}
+
+/// Longest host name (a DNS name is at most 253 bytes).
+const MAX_HOST: usize = 253;
+
+/// A target's `host`: a plain host name, trimmed.
+fn check_host(field: &str, h: &str) -> Result<String, SweepError> {
+    let h = h.trim();
+    let why = if h.is_empty() {
+        "must name a host, e.g. host = \"node07\"".to_string()
+    } else if h.len() > MAX_HOST {
+        format!(
+            "is {} bytes long; a host name has at most {MAX_HOST}",
+            h.len()
+        )
+    } else if let Some(c) = h
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '{' | '}'))
+    {
+        format!("'{}' is not a host name (it holds {c:?})", h.escape_debug())
+    } else {
+        return Ok(h.to_string());
+    };
+    Err(SweepError::field(field, why))
+}
+
+/// True when a target's `host` names the host `actual` (a rank's MPI processor name, or this
+/// machine's host name): the same name ignoring case, or the same first label when only one of
+/// the two is a full domain name (`node07` and `node07.cluster.example`).
+pub fn host_matches(wanted: &str, actual: &str) -> bool {
+    if wanted.eq_ignore_ascii_case(actual) {
+        return true;
+    }
+    let short = |s: &str| s.split('.').next().unwrap_or(s).to_string();
+    match (wanted.contains('.'), actual.contains('.')) {
+        (false, true) => wanted.eq_ignore_ascii_case(&short(actual)),
+        (true, false) => short(wanted).eq_ignore_ascii_case(actual),
+        _ => false,
     }
 }
 

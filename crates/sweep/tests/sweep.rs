@@ -6,7 +6,8 @@ use common::*;
 use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
 use ssdlab_sweep::{
-    parse_mix, run_sweep, Analysis, Point, PointTarget, RunOpts, SweepError, SweepSpec,
+    host_matches, parse_mix, run_one, run_sweep, Analysis, Point, PointOutcome, PointPool,
+    PointRunner, PointTarget, RunOpts, SweepError, SweepSpec,
 };
 use std::collections::HashSet;
 use std::path::Path;
@@ -411,6 +412,125 @@ fn already_interrupted_runs_nothing() {
     .unwrap();
     assert!(s.interrupted);
     assert_eq!((s.ran, s.remaining), (0, 288));
+}
+
+#[test]
+fn real_targets_may_name_their_host() {
+    let with = parse(&format!(
+        "{ONE}[[target]]\npath = \"a.img\"\nhost = \" node07 \"\n\
+         [[target]]\nmembers = [\"b.img\", \"c.img\"]\nstripes = [\"16k\"]\nhost = \"node08.example.org\"\n\
+         [[target]]\npath = \"d.img\"\n"
+    ))
+    .unwrap();
+    let hosts: Vec<Option<&str>> = with.targets.iter().map(|t| t.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("node07"), Some("node08.example.org"), None]);
+    let points = with.points();
+    assert_eq!(points[0].host.as_deref(), Some("node07"));
+    assert_eq!(points[2].host, None);
+    // The host is not part of the point: the same file without hosts gives the same keys and
+    // the same stored records.
+    let without = parse(&format!(
+        "{ONE}[[target]]\npath = \"a.img\"\n\
+         [[target]]\nmembers = [\"b.img\", \"c.img\"]\nstripes = [\"16k\"]\n\
+         [[target]]\npath = \"d.img\"\n"
+    ))
+    .unwrap();
+    let records = |s: &SweepSpec| s.points().iter().map(Point::record).collect::<Vec<_>>();
+    assert_eq!(records(&with), records(&without));
+    // Placed on the hosts of a job: short and full names match, other hosts do not.
+    let h = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(with
+        .unplaced_target(&h(&["NODE07.example.org", "node08"]))
+        .is_none());
+    assert_eq!(
+        with.unplaced_target(&h(&["node07", "node09"]))
+            .map(|t| t.label.as_str()),
+        Some("raid0(b.img,c.img)")
+    );
+    assert!(host_matches("node07", "node07"));
+    assert!(host_matches("node07", "Node07.cluster.example"));
+    assert!(host_matches("node07.cluster.example", "node07"));
+    assert!(!host_matches("node07", "node070"));
+    assert!(!host_matches("node07.a.example", "node07.b.example"));
+    // A simulated target has no host; a host is a plain name.
+    let e = err(&format!(
+        "{ONE}[[target]]\nsim = \"p\"\nhost = \"node07\"\n"
+    ));
+    assert!(
+        e.contains("target #1.host: only applies to real targets"),
+        "{e}"
+    );
+    let e = err(&format!("{ONE}[[target]]\npath = \"a\"\nhost = \" \"\n"));
+    assert!(e.contains("target #1.host: must name a host"), "{e}");
+    let e = err(&format!("{ONE}[[target]]\npath = \"a\"\nhost = \"a b\"\n"));
+    assert!(e.contains("is not a host name"), "{e}");
+    let e = err(&format!("{ONE}[[target]]\npath = \"a\"\nhots = \"a\"\n"));
+    assert!(e.contains("hots"), "{e}");
+}
+
+/// A pool that runs what it is given here, one point at a time, and notes what that was.
+struct NotingPool(Mutex<Vec<String>>);
+
+impl PointPool for NotingPool {
+    fn run(
+        &self,
+        points: &[&Point],
+        runner: &PointRunner<'_>,
+        interrupted: &AtomicBool,
+        done: &mut dyn FnMut(usize, PointOutcome) -> Result<bool, SweepError>,
+    ) -> Result<(), SweepError> {
+        for (i, p) in points.iter().enumerate() {
+            self.0.lock().unwrap().push(p.target_label.clone());
+            if !done(i, run_one(runner, p, interrupted))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_pool_gets_the_real_points_of_targets_with_a_host() {
+    let text = format!(
+        "{ONE}[[target]]\nsim = \"p\"\n[[target]]\nlabel = \"here\"\npath = \"a.img\"\n\
+         [[target]]\nlabel = \"there\"\npath = \"b.img\"\nhost = \"node07\"\n"
+    );
+    let spec = parse(&text).unwrap();
+    let flag = AtomicBool::new(false);
+    let order = Mutex::new(Vec::new());
+    let runner = |p: &Point| {
+        order.lock().unwrap().push(p.target_label.clone());
+        fake_runner(p)
+    };
+    let pool = NotingPool(Mutex::new(Vec::new()));
+    let mut store = Store::open_in_memory().unwrap();
+    let s = run_sweep(
+        &spec,
+        &mut store,
+        &runner,
+        RunOpts {
+            pool: Some(&pool),
+            ..opts(1, &flag)
+        },
+    )
+    .unwrap();
+    assert_eq!(s.ran, 3);
+    // The pool ran the simulated point and the target with a host; the real target without
+    // one ran here, after them.
+    let mut pooled = pool.0.into_inner().unwrap();
+    pooled.sort();
+    assert_eq!(pooled, ["sim:p", "there"]);
+    assert_eq!(
+        order.lock().unwrap().last().map(String::as_str),
+        Some("here")
+    );
+    // Without a pool (one process), a target with a host is a real target like the others:
+    // run here, after the simulated points.
+    let mut store = Store::open_in_memory().unwrap();
+    order.lock().unwrap().clear();
+    let s = run_sweep(&spec, &mut store, &runner, opts(2, &flag)).unwrap();
+    assert_eq!(s.ran, 3);
+    assert_eq!(*order.lock().unwrap(), ["sim:p", "here", "there"]);
 }
 
 #[test]
