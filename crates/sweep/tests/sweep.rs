@@ -960,12 +960,13 @@ stripes = ["16k", "64k"]
             "{}",
             c.describe()
         );
-        if c.carry_from.is_none() {
-            assert_eq!(f.key, c.key, "{}", c.describe());
-        } else {
-            assert_ne!(f.key, c.key, "{}", c.describe());
-            let prev = &carry[c.carry_from.unwrap()];
-            assert_eq!((prev.chain(), prev.repeat), (c.chain(), c.repeat));
+        match c.carry_from {
+            None => assert_eq!(f.key, c.key, "{}", c.describe()),
+            Some(from) => {
+                assert_ne!(f.key, c.key, "{}", c.describe());
+                let prev = &carry[from];
+                assert_eq!((prev.chain(), prev.repeat), (c.chain(), c.repeat));
+            }
         }
         last.insert(c.chain(), c.seq);
     }
