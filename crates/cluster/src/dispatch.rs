@@ -95,6 +95,10 @@ struct Group {
     /// One point at a time (a real target), and whether one is running now.
     exclusive: bool,
     running: bool,
+    /// All its points on one worker, in order (a chain of a sweep with carried history: the
+    /// drive stays on that worker), and the worker that took its first point.
+    owned: bool,
+    owner: Option<usize>,
 }
 
 impl Group {
@@ -103,7 +107,9 @@ impl Group {
     }
     /// Worker `w` may take a point of it now.
     fn open_to(&self, w: usize) -> bool {
-        !self.left.is_empty() && self.allows(w) && !(self.exclusive && self.running)
+        let busy = self.exclusive && self.running;
+        let others = self.owned && self.owner.is_some_and(|o| o != w);
+        !self.left.is_empty() && self.allows(w) && !busy && !others
     }
 }
 
@@ -119,20 +125,26 @@ struct Queue {
 }
 
 impl Queue {
-    /// `place(i)`: the group key of point `i`, and for a real point, the workers that may run
-    /// it (`Some`: one at a time, on those workers only).
-    fn new(n: usize, workers: usize, place: impl Fn(usize) -> (String, Option<Vec<bool>>)) -> Self {
+    /// `place(i)`: the group key of point `i`; for a real point, the workers that may run it
+    /// (`Some`: one at a time, on those workers only); whether one worker runs the whole group.
+    fn new(
+        n: usize,
+        workers: usize,
+        place: impl Fn(usize) -> (String, Option<Vec<bool>>, bool),
+    ) -> Self {
         let mut groups: Vec<Group> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut group_of = Vec::with_capacity(n);
         for i in 0..n {
-            let (key, only) = place(i);
+            let (key, only, owned) = place(i);
             let g = *index.entry(key).or_insert_with(|| {
                 groups.push(Group {
                     left: VecDeque::new(),
                     exclusive: only.is_some(),
                     workers: only,
                     running: false,
+                    owned,
+                    owner: None,
                 });
                 groups.len() - 1
             });
@@ -161,6 +173,9 @@ impl Queue {
         self.affinity[w] = Some(g);
         let gr = &mut self.groups[g];
         gr.running = true;
+        if gr.owned {
+            gr.owner = Some(w);
+        }
         gr.left.pop_front()
     }
 
@@ -196,11 +211,12 @@ impl Queue {
 impl<T: Transport> Dispatcher<'_, T> {
     /// Where point `p` may run: its group key, and for a real point the ranks that may run it
     /// (those of its host; rank 0 for a real target without one), one point at a time.
-    fn place(&self, p: &Point) -> (String, Option<Vec<bool>>) {
+    fn place(&self, p: &Point) -> (String, Option<Vec<bool>>, bool) {
         if p.is_sim() {
             return (
                 format!("sim\0{}", self.group.map(|g| g(p)).unwrap_or_default()),
                 None,
+                p.carried,
             );
         }
         let ranks = (0..self.t.size())
@@ -209,7 +225,7 @@ impl<T: Transport> Dispatcher<'_, T> {
                 None => r == 0,
             })
             .collect();
-        (format!("real\0{}", p.target_label), Some(ranks))
+        (format!("real\0{}", p.target_label), Some(ranks), false)
     }
 }
 
@@ -489,7 +505,7 @@ mod tests {
         for (g, (len, bound)) in groups.iter().enumerate() {
             for _ in 0..*len {
                 let only = bound.map(|ws| (0..3).map(|w| ws.contains(&w)).collect());
-                place.push((format!("g{g}"), only));
+                place.push((format!("g{g}"), only, false));
             }
         }
         Queue::new(place.len(), 3, |i| place[i].clone())
@@ -531,6 +547,27 @@ mod tests {
         q.ended(a);
         let next = q.pick(0).unwrap();
         assert_eq!(q.group_of[next], q.group_of[a]);
+    }
+
+    #[test]
+    fn a_chain_with_carried_history_stays_on_the_worker_that_started_it() {
+        // two chains of 3 points each, simulated, each on one worker from start to end
+        let place: Vec<(String, Option<Vec<bool>>, bool)> = (0..6)
+            .map(|i| (format!("chain{}", i / 3), None, true))
+            .collect();
+        let mut q = Queue::new(6, 3, |i| place[i].clone());
+        assert_eq!(q.pick(0), Some(0));
+        assert_eq!(q.pick(1), Some(3));
+        // worker 2 may not take the next point of either chain, even while their workers are busy
+        assert_eq!(q.pick(2), None);
+        q.ended(0);
+        assert_eq!(q.pick(2), None, "chain 0 is worker 0's");
+        assert_eq!(q.pick(0), Some(1));
+        q.ended(3);
+        assert_eq!(q.pick(1), Some(4));
+        assert_eq!(q.pick(0), Some(2));
+        assert_eq!(q.pick(1), Some(5));
+        assert!(q.is_empty());
     }
 
     #[test]
