@@ -977,3 +977,61 @@ fn a_host_on_a_simulated_target_is_refused() {
     assert_refused_on_rank_0(&out, &["target #2.host", "only applies to real targets"]);
     assert!(!db.exists());
 }
+
+#[test]
+fn carried_history_on_three_ranks_stores_what_one_process_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("carry.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "carry"
+time = "300ms"
+qd = [1, 4, 16]
+history = "carry"
+span = "2GiB"
+workloads = ["4k-randwrite"]
+
+[[target]]
+sim = "vertex450-128g"
+state = "full"
+
+[[target]]
+sim = "vertex450-128g"
+state = "full"
+drives = 2
+stripes = ["8k"]
+"#,
+    )
+    .unwrap();
+    let (one, three) = (
+        dir.path().join("one.sqlite"),
+        dir.path().join("three.sqlite"),
+    );
+    let Some(c) = mpirun(
+        3,
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            three.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let out = out_of(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = Command::new(bin())
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            one.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (a, b) = (results(&one), results(&three));
+    assert_eq!(a.len(), 6);
+    assert!(a == b, "the 3-rank store differs from the 1-process store");
+}
