@@ -148,7 +148,9 @@ impl<R: Read> CrcReader<R> {
         self.r.read_exact(&mut b).map_err(eof)?;
         self.crc = 0;
         if u32::from_le_bytes(b) != want {
-            return Err(StateError::Corrupt(format!("checksum of the {what} does not match")));
+            return Err(StateError::Corrupt(format!(
+                "checksum of the {what} does not match"
+            )));
         }
         Ok(())
     }
@@ -583,8 +585,16 @@ fn check_header(
         let saved = h.facts.iter().find(|(k2, _)| k2 == k).map(|(_, v)| v);
         match saved {
             Some(s) if s == v => {}
-            Some(s) => return mismatch(format!("the state file was saved with {k} {s}, this run has {k} {v}")),
-            None => return mismatch(format!("the state file was saved without a {k}, this run has {k} {v}")),
+            Some(s) => {
+                return mismatch(format!(
+                    "the state file was saved with {k} {s}, this run has {k} {v}"
+                ))
+            }
+            None => {
+                return mismatch(format!(
+                    "the state file was saved without a {k}, this run has {k} {v}"
+                ))
+            }
         }
     }
     for (k, s) in &h.facts {

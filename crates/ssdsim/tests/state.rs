@@ -32,7 +32,12 @@ fn run(sim: &mut Simulator, ops: u64, span_units: u64, x: &mut u64) -> Vec<(u64,
 fn start(sim: &mut Simulator, qd: u64) {
     let n = sim.drives() as u64;
     for tag in 0..qd {
-        sim.submit(0, tag, (tag % n) as usize, HostCmd::write(tag * 65536, 65536));
+        sim.submit(
+            0,
+            tag,
+            (tag % n) as usize,
+            HostCmd::write(tag * 65536, 65536),
+        );
     }
 }
 
@@ -113,9 +118,18 @@ fn loaded_state_continues_exactly() {
             }
         }
         run(&mut a, 3_000, span, &mut x);
-        assert!(a.pending() > 0, "{}: commands in flight at the save", c.cfg.name);
+        assert!(
+            a.pending() > 0,
+            "{}: commands in flight at the save",
+            c.cfg.name
+        );
         let gc_before = gc(&a);
-        assert!(gc_before > 0, "{}: GC has run before the save: {}", c.cfg.name, serde_json::to_string(&a.counters()).unwrap());
+        assert!(
+            gc_before > 0,
+            "{}: GC has run before the save: {}",
+            c.cfg.name,
+            serde_json::to_string(&a.counters()).unwrap()
+        );
         let bytes = save(&a, &c.cfg, &StateExtra::default());
         let (mut b, clock) = load(&c, &bytes).unwrap();
         assert_eq!(clock, 0);
@@ -153,7 +167,10 @@ fn steady_state_round_trip() {
     start(&mut a, 16);
     start(&mut b, 16);
     let (mut x, mut y) = (5u64, 5u64);
-    assert_eq!(run(&mut a, 20_000, span, &mut x), run(&mut b, 20_000, span, &mut y));
+    assert_eq!(
+        run(&mut a, 20_000, span, &mut x),
+        run(&mut b, 20_000, span, &mut y)
+    );
     assert_eq!(finish(&mut a), finish(&mut b));
 }
 
@@ -191,28 +208,66 @@ fn mismatches_are_refused_naming_what_differs() {
     assert_eq!(clock, 77);
 
     let other = load_preset("c300-256g").unwrap().scaled(64).unwrap();
-    let e = err(Simulator::load_state(&bytes[..], &other, 1, ad, false, &facts));
+    let e = err(Simulator::load_state(
+        &bytes[..],
+        &other,
+        1,
+        ad,
+        false,
+        &facts,
+    ));
     assert!(
         e.contains("saved from vertex450-128g/64") && e.contains("simulates c300-256g/64"),
         "{e}"
     );
-    let e = err(Simulator::load_state(&bytes[..], &c.cfg, 2, ad, false, &facts));
+    let e = err(Simulator::load_state(
+        &bytes[..],
+        &c.cfg,
+        2,
+        ad,
+        false,
+        &facts,
+    ));
     assert!(e.contains("holds 1 drive, this run simulates 2"), "{e}");
     let mut set = c.cfg.clone();
     set.set("ftl.gc_policy", "cost-benefit").unwrap();
-    let e = err(Simulator::load_state(&bytes[..], &set, 1, ad, false, &facts));
+    let e = err(Simulator::load_state(
+        &bytes[..],
+        &set,
+        1,
+        ad,
+        false,
+        &facts,
+    ));
     assert!(e.contains("ftl.gc_policy"), "{e}");
-    let e = err(Simulator::load_state(&bytes[..], &c.cfg, 1, ad, true, &facts));
+    let e = err(Simulator::load_state(
+        &bytes[..],
+        &c.cfg,
+        1,
+        ad,
+        true,
+        &facts,
+    ));
     assert!(e.contains("tracking"), "{e}");
     let slow = AdapterConfig {
         per_request_overhead_ns: 10,
         ..ad.clone()
     };
-    let e = err(Simulator::load_state(&bytes[..], &c.cfg, 1, &slow, false, &facts));
+    let e = err(Simulator::load_state(
+        &bytes[..],
+        &c.cfg,
+        1,
+        &slow,
+        false,
+        &facts,
+    ));
     assert!(e.contains("adapter"), "{e}");
     let f2 = vec![("stripe".to_string(), "128 KiB".to_string())];
     let e = err(Simulator::load_state(&bytes[..], &c.cfg, 1, ad, false, &f2));
-    assert!(e.contains("saved with stripe 64 KiB, this run has stripe 128 KiB"), "{e}");
+    assert!(
+        e.contains("saved with stripe 64 KiB, this run has stripe 128 KiB"),
+        "{e}"
+    );
     let e = err(Simulator::load_state(&bytes[..], &c.cfg, 1, ad, false, &[]));
     assert!(e.contains("stripe"), "{e}");
     // saving with a configuration the drives were not built from is refused
@@ -230,7 +285,10 @@ fn corrupt_and_truncated_files_are_errors() {
     let bytes = save(&a, &c.cfg, &StateExtra::default());
     assert!(load(c, &bytes).is_ok());
     assert_eq!(err(load(c, b"")), "not an ssdlab drive state file");
-    assert_eq!(err(load(c, b"{\"json\": 1}")), "not an ssdlab drive state file");
+    assert_eq!(
+        err(load(c, b"{\"json\": 1}")),
+        "not an ssdlab drive state file"
+    );
     let mut v = bytes.clone();
     v[8] = 9;
     assert!(err(load(c, &v)).contains("version 9"));
