@@ -363,7 +363,7 @@ fn saved_state_continues_like_one_process() {
     let out = ssdlab()
         .arg("fio")
         .arg(&fio)
-        .args(&SMALL)
+        .args(SMALL)
         .args(["--state", "steady", "--output-format", "json"])
         .output()
         .unwrap();
@@ -408,9 +408,10 @@ fn bad_state_files_and_flags_are_refused() {
     sim_json(&a);
     let good = std::fs::read(&state).unwrap();
     let save_to = d.path().join("never");
-    let bad = |extra: &[&str], file: Option<&[u8]>, needle: &str| {
+    let badf = d.path().join("bad");
+    let bad = |extra: &[String], file: Option<&[u8]>, needle: &str| {
         if let Some(bytes) = file {
-            std::fs::write(d.path().join("bad"), bytes).unwrap();
+            std::fs::write(&badf, bytes).unwrap();
         }
         let out = ssdlab()
             .arg("run")
@@ -429,72 +430,60 @@ fn bad_state_files_and_flags_are_refused() {
         );
         assert!(!save_to.exists(), "{extra:?}: nothing written");
     };
-    let badf = d.path().join("bad");
-    let bf = badf.to_str().unwrap();
-    let with = |pre: &[&'static str], more: &[&'static str]| -> Vec<&'static str> {
-        pre.iter().chain(more).copied().collect()
+    let args = |list: &[&str]| -> Vec<String> { list.iter().map(|s| s.to_string()).collect() };
+    let load = |file: &std::path::Path, more: &[&str]| -> Vec<String> {
+        let mut v = args(&SMALL);
+        v.extend(args(&["--load-state", file.to_str().unwrap()]));
+        v.extend(args(more));
+        v
     };
-    let small_load = |f: &'static str| with(&SMALL, &["--load-state", f]);
-    let bf: &'static str = Box::leak(bf.to_string().into_boxed_str());
-    let st: &'static str = Box::leak(st.to_string().into_boxed_str());
-    let missing: &'static str = Box::leak(
-        d.path()
-            .join("missing")
-            .to_str()
-            .unwrap()
-            .to_string()
-            .into_boxed_str(),
-    );
-    bad(&small_load(missing), None, "--load-state");
+    bad(&load(&d.path().join("missing"), &[]), None, "--load-state");
     bad(
-        &small_load(bf),
+        &load(&badf, &[]),
         Some(b"garbage, not a state"),
         "not an ssdlab drive state file",
     );
-    bad(&small_load(bf), Some(&good[..good.len() / 2]), "truncated");
+    bad(
+        &load(&badf, &[]),
+        Some(&good[..good.len() / 2]),
+        "truncated",
+    );
     let mut flipped = good.clone();
     let n = flipped.len();
     flipped[n - 100] ^= 1;
-    bad(&small_load(bf), Some(&flipped), "corrupt");
+    bad(&load(&badf, &[]), Some(&flipped), "corrupt");
     bad(
-        &["--sim", "c300-256g", "--load-state", st],
+        &args(&["--sim", "c300-256g", "--load-state", st]),
         None,
         "saved from vertex450-128g, this run simulates c300-256g",
     );
     bad(
-        &with(&small_load(st), &["--drives", "2"]),
+        &load(&state, &["--drives", "2"]),
         None,
         "holds 1 drive, this run simulates 2",
     );
     bad(
-        &[
-            "--sim",
-            "vertex450-128g",
-            "--set",
-            "nand.blocks_per_plane=64",
-            "--set",
-            "ftl.user_capacity_bytes=3000000000",
-            "--set",
-            "ftl.pslc_bytes=0",
-            "--set",
-            "ftl.gc_policy=cost-benefit",
-            "--load-state",
-            st,
-        ],
+        &load(&state, &["--set", "ftl.gc_policy=cost-benefit"]),
         None,
         "ftl.gc_policy",
     );
     bad(
-        &with(&small_load(st), &["--state", "full"]),
+        &load(&state, &["--state", "full"]),
         None,
         "--state and --load-state",
     );
-    bad(&["--null", "--load-state", st], None, "simulated drives");
+    bad(
+        &args(&["--null", "--load-state", st]),
+        None,
+        "simulated drives",
+    );
     // the state file is an input: no other output may overwrite it
     let out = ssdlab()
         .arg("run")
-        .args(small_load(st))
-        .args(["--rw", "randread", "--ios", "100", "--json", "--output", st])
+        .args(load(
+            &state,
+            &["--rw", "randread", "--ios", "100", "--json", "--output", st],
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

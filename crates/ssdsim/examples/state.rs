@@ -21,7 +21,8 @@ fn main() {
     let t0 = Instant::now();
     let f = std::fs::File::create(path).unwrap();
     let mut w = BufWriter::with_capacity(1 << 20, f);
-    sim.save_state(&mut w, &cfg, &StateExtra::default()).unwrap();
+    sim.save_state(&mut w, &cfg, &StateExtra::default())
+        .unwrap();
     w.flush().unwrap();
     let f = w.into_inner().unwrap();
     let t_write = t0.elapsed().as_secs_f64();

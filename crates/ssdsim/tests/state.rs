@@ -12,7 +12,7 @@ fn run(sim: &mut Simulator, ops: u64, span_units: u64, x: &mut u64) -> Vec<(u64,
         *x = x
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let off = (*x >> 16) % span_units * 4096 + if *x % 7 == 0 { 512 } else { 0 };
+        let off = (*x >> 16) % span_units * 4096 + if (*x).is_multiple_of(7) { 512 } else { 0 };
         let cmd = match *x % 32 {
             0..=3 => HostCmd::read(off, 8192),
             4 => HostCmd::trim(off, 8192),
