@@ -17,7 +17,8 @@ use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
-    EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimOptions, SimTarget,
+    EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimJob, SimOptions,
+    SimSession, SimTarget,
 };
 use ssdlab_report::export::LogExporter;
 use ssdlab_report::html::HtmlExporter;
@@ -51,6 +52,16 @@ pub struct RunArgs {
     /// (random-written).
     #[arg(long)]
     state: Option<String>,
+    /// Start the simulated drives from a state written by --save-state instead of --state (the
+    /// same preset, --set overrides, --drives, --stripe and adapter flags as when it was saved;
+    /// anything else is refused).
+    #[arg(long, value_name = "FILE")]
+    load_state: Option<PathBuf>,
+    /// After the run, write the simulated drives' complete state to FILE, for --load-state (a
+    /// new file renamed into place once complete: FILE may be the --load-state file, to carry
+    /// one drive from run to run).
+    #[arg(long, value_name = "FILE")]
+    save_state: Option<PathBuf>,
     /// Override a preset parameter, e.g. --set ftl.mapping_unit=512 --set nand.channels=4.
     /// Overrides apply together, in any order; a geometry change scales the user capacity
     /// with the raw capacity (the preset's over-provisioning) unless
@@ -235,6 +246,8 @@ fn check_flags(a: &RunArgs) -> Result<()> {
     let sim_only = [
         ("--drives", a.drives.is_some()),
         ("--state", a.state.is_some()),
+        ("--load-state", a.load_state.is_some()),
+        ("--save-state", a.save_state.is_some()),
         ("--set", !a.sets.is_empty()),
         ("--uplink", a.uplink.is_some()),
         ("--adapter-overhead", a.adapter_overhead.is_some()),
@@ -266,6 +279,9 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         }
         if a.adapter_cache.is_some() && !array {
             bail!("--adapter-cache is the RAID driver's cache: it applies to simulated arrays (--drives N, N > 1)");
+        }
+        if a.load_state.is_some() && a.state.is_some() {
+            bail!("--state and --load-state both give the drives' state before the run; give one of them");
         }
         return Ok(());
     }
@@ -384,6 +400,56 @@ fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimT
         a.state.as_deref().unwrap_or("fresh"),
         adapter,
     )?)
+}
+
+/// Largest state file read: the mapping tables of the largest drives (a 128 GB drive's take
+/// 125 MiB) with room to spare.
+const MAX_STATE_FILE: u64 = 64 << 30;
+
+/// A session on the drives saved in `path` (`--load-state`): a regular file written by
+/// `--save-state` for the same target.
+fn load_sim_state(
+    path: &Path,
+    t: &SimTarget,
+    max_memory: Option<u64>,
+) -> Result<SimSession, Failure> {
+    let shown = path.display();
+    let m = std::fs::metadata(path).map_err(|e| anyhow!("--load-state {shown}: {e}"))?;
+    if !m.is_file() {
+        return Err(anyhow!("--load-state {shown}: not a regular file").into());
+    }
+    if m.len() > MAX_STATE_FILE {
+        return Err(anyhow!(
+            "--load-state {shown}: {} bytes, too large for a state file",
+            m.len()
+        )
+        .into());
+    }
+    let f = std::fs::File::open(path).map_err(|e| anyhow!("--load-state {shown}: {e}"))?;
+    SimSession::load_state(t, std::io::BufReader::with_capacity(1 << 20, f), max_memory).map_err(
+        |e| match e {
+            EngineError::Invalid(ssdlab_engine::Invalid::State(m)) => {
+                anyhow!("--load-state {shown}: {m}").into()
+            }
+            e => engine_failure(e),
+        },
+    )
+}
+
+/// Writes the session's drives to `path` (`--save-state`): a new file next to it, renamed into
+/// place once complete, so a failure leaves the old file (or none) and never half a state.
+fn save_sim_state(path: &Path, session: &SimSession) -> Result<(), Failure> {
+    let shown = path.display();
+    let fail = |e: std::io::Error| Failure::new(EXIT_FAILED, anyhow!("--save-state {shown}: {e}"));
+    let dest = ssdlab_target::resolve_output("--save-state", path)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
+    let mut f = ssdlab_target::outfile::AtomicFile::create(&dest).map_err(fail)?;
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
+        session.save_state(&mut w).map_err(fail)?;
+        std::io::Write::flush(&mut w).map_err(fail)?;
+    }
+    f.commit().map_err(fail)
 }
 
 /// Prints a note on stderr once per process (sweeps build the same target for many points).
@@ -718,21 +784,63 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     };
 
     if let Some(name) = &a.sim {
+        // No other output may be the state file read (--save-state may: it replaces the file
+        // whole, after the run, when the old state has long been read).
+        if let Some(path) = &a.load_state {
+            check_outputs(
+                &outputs,
+                &[Named {
+                    role: "--load-state",
+                    path,
+                }],
+            )?;
+        }
+        if let Some(path) = &a.save_state {
+            check_writable_path("--save-state", path).map_err(|e| anyhow!(e))?;
+            outputs.push(Named {
+                role: "--save-state",
+                path,
+            });
+        }
         let t = run_sim_target(&a, name, &outputs)?;
-        let result = status::with_status_line(&spec, true, |progress| {
-            ssdlab_engine::run_sim(
-                &spec,
-                &t,
-                &SimOptions {
-                    stop,
-                    max_memory: a.max_memory,
-                    log: log_config,
-                    progress,
-                    ..Default::default()
-                },
-            )
-        })
-        .map_err(engine_failure)?;
+        let opts = SimOptions {
+            stop,
+            max_memory: a.max_memory,
+            log: log_config,
+            ..Default::default()
+        };
+        let result = if a.load_state.is_none() && a.save_state.is_none() {
+            status::with_status_line(&spec, true, |progress| {
+                ssdlab_engine::run_sim(&spec, &t, &SimOptions { progress, ..opts })
+            })
+            .map_err(engine_failure)?
+        } else {
+            ssdlab_engine::check_sim_run(&spec, &t, a.max_memory).map_err(engine_failure)?;
+            let mut session = match &a.load_state {
+                Some(path) => load_sim_state(path, &t, a.max_memory)?,
+                None => SimSession::new(&t, spec.seed, a.max_memory).map_err(engine_failure)?,
+            };
+            let job = SimJob {
+                spec: &spec,
+                iolog: None,
+            };
+            let mut out = status::with_status_line(&spec, true, |progress| {
+                session.run(std::slice::from_ref(&job), &SimOptions { progress, ..opts })
+            })
+            .map_err(engine_failure)?;
+            let result = out.remove(0).result;
+            if let Some(path) = &a.save_state {
+                if result.interrupted {
+                    output::note(&format!(
+                        "--save-state {}: not written, the run was interrupted",
+                        path.display()
+                    ));
+                } else {
+                    save_sim_state(path, &session)?;
+                }
+            }
+            result
+        };
         keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
         let exporter: Box<dyn Exporter> = if a.out.format() == Format::Html {
             Box::new(html_exporter(Some(&t)))
@@ -968,6 +1076,12 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
         Ok(())
     };
     if let Some(name) = &a.sim {
+        if a.load_state.is_some() || a.save_state.is_some() {
+            return Err(anyhow!(
+                "--load-state and --save-state apply to runs in one process, not to the ranks of an MPI job"
+            )
+            .into());
+        }
         let t = run_sim_target(a, name, &outputs)?;
         if a.segment_per_rank {
             let per = spec.span.ok_or_else(|| {

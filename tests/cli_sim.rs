@@ -502,3 +502,211 @@ fn the_raid_driver_cache_is_for_arrays_and_lifts_short_write_runs() {
     let (cached, _) = sim_json(&[&base[1..], &array[..], &["--adapter-cache", "64m"]].concat());
     assert!(iops(&cached, "write") > 1.5 * iops(&plain, "write"));
 }
+
+/// A small vertex450 (3 GB), so a steady-state drive's file is a few MB.
+const SMALL: [&str; 8] = [
+    "--sim",
+    "vertex450-128g",
+    "--set",
+    "nand.blocks_per_plane=64",
+    "--set",
+    "ftl.user_capacity_bytes=3000000000",
+    "--set",
+    "ftl.pslc_bytes=0",
+];
+
+/// Group A (random writes until GC moves data) and group B (mixed), as `run` arguments.
+fn group_args(b: bool) -> Vec<&'static str> {
+    let mut v = SMALL.to_vec();
+    if b {
+        v.extend(["--rw", "randrw", "--read-pct", "30", "--ios", "30000"]);
+    } else {
+        v.extend(["--state", "steady", "--rw", "randwrite", "--ios", "200000"]);
+    }
+    v.extend(["--bs", "4k", "--qd", "32", "--span", "256m", "--seed", "7"]);
+    v
+}
+
+fn device(job: &Value) -> &Value {
+    &job["ssdlab"]["device"][0]
+}
+
+#[test]
+fn saved_state_continues_like_one_process() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("drive.state");
+    let st = state.to_str().unwrap();
+    // A, saved
+    let mut a = group_args(false);
+    a.extend(["--save-state", st]);
+    let (va, _) = sim_json(&a);
+    assert!(device(&va["jobs"][0])["gc_pages_moved"].as_u64().unwrap() > 0);
+    // B from the saved drive, twice: byte-identical
+    let mut b = group_args(true);
+    b.extend(["--load-state", st]);
+    let (vb, bytes1) = sim_json(&b);
+    let (_, bytes2) = sim_json(&b);
+    assert!(
+        bytes1 == bytes2,
+        "two loads of one state give the same result"
+    );
+    let jb = &vb["jobs"][0];
+    assert_eq!(jb["ssdlab"]["target"]["details"][0][1], "loaded");
+
+    // the same two groups in one process: a fio job file with a stonewall
+    let fio = d.path().join("two.fio");
+    std::fs::write(
+        &fio,
+        "[global]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=32\nrandseed=7\nnorandommap=1\nsize=256m\nio_size=100g\n\
+         [a]\nrw=randwrite\nnumber_ios=200000\n\
+         [b]\nstonewall\nrw=randrw\nrwmixread=30\nnumber_ios=30000\n",
+    )
+    .unwrap();
+    let out = ssdlab()
+        .arg("fio")
+        .arg(&fio)
+        .args(SMALL)
+        .args(["--state", "steady", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vf: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (fa, fb) = (&vf["jobs"][0], &vf["jobs"][1]);
+    for key in ["read", "write", "latency_ns", "iodepth_level"] {
+        assert_eq!(fa[key], va["jobs"][0][key], "group A: {key}");
+        assert_eq!(fb[key], jb[key], "group B after the load: {key}");
+    }
+    for key in ["device", "runtime_ns", "series"] {
+        assert_eq!(fb["ssdlab"][key], jb["ssdlab"][key], "group B: {key}");
+    }
+    // B on a drive that was not loaded differs
+    let mut fresh = group_args(true);
+    fresh.extend(["--state", "steady"]);
+    let (vfresh, _) = sim_json(&fresh);
+    assert_ne!(vfresh["jobs"][0]["write"], jb["write"]);
+
+    // saving over the state just loaded: the drive carried on, run after run
+    let before = std::fs::read(&state).unwrap();
+    let mut c = b.clone();
+    c.extend(["--save-state", st]);
+    sim_json(&c);
+    let after = std::fs::read(&state).unwrap();
+    assert_ne!(before, after);
+    let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+}
+
+#[test]
+fn bad_state_files_and_flags_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("s");
+    let st = state.to_str().unwrap();
+    let mut a = SMALL.to_vec();
+    a.extend(["--rw", "randwrite", "--ios", "2000", "--save-state", st]);
+    sim_json(&a);
+    let good = std::fs::read(&state).unwrap();
+    let save_to = d.path().join("never");
+    let badf = d.path().join("bad");
+    let bad = |extra: &[String], file: Option<&[u8]>, needle: &str| {
+        if let Some(bytes) = file {
+            std::fs::write(&badf, bytes).unwrap();
+        }
+        let out = ssdlab()
+            .arg("run")
+            .args(extra)
+            .args(["--rw", "randread", "--ios", "100", "--save-state"])
+            .arg(&save_to)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(
+            err.contains(needle),
+            "{extra:?}: expected '{needle}' in {err}"
+        );
+        assert!(!save_to.exists(), "{extra:?}: nothing written");
+    };
+    let args = |list: &[&str]| -> Vec<String> { list.iter().map(|s| s.to_string()).collect() };
+    let load = |file: &std::path::Path, more: &[&str]| -> Vec<String> {
+        let mut v = args(&SMALL);
+        v.extend(args(&["--load-state", file.to_str().unwrap()]));
+        v.extend(args(more));
+        v
+    };
+    bad(&load(&d.path().join("missing"), &[]), None, "--load-state");
+    bad(
+        &load(&badf, &[]),
+        Some(b"garbage, not a state"),
+        "not an ssdlab drive state file",
+    );
+    bad(
+        &load(&badf, &[]),
+        Some(&good[..good.len() / 2]),
+        "truncated",
+    );
+    let mut flipped = good.clone();
+    let n = flipped.len();
+    flipped[n - 100] ^= 1;
+    bad(&load(&badf, &[]), Some(&flipped), "corrupt");
+    bad(
+        &args(&["--sim", "c300-256g", "--load-state", st]),
+        None,
+        "saved from vertex450-128g, this run simulates c300-256g",
+    );
+    bad(
+        &load(&state, &["--drives", "2"]),
+        None,
+        "holds 1 drive, this run simulates 2",
+    );
+    bad(
+        &load(&state, &["--set", "ftl.gc_policy=cost-benefit"]),
+        None,
+        "ftl.gc_policy",
+    );
+    bad(
+        &load(&state, &["--state", "full"]),
+        None,
+        "--state and --load-state",
+    );
+    bad(
+        &args(&["--null", "--load-state", st]),
+        None,
+        "simulated drives",
+    );
+    // the state file is an input: no other output may overwrite it
+    let out = ssdlab()
+        .arg("run")
+        .args(load(
+            &state,
+            &["--rw", "randread", "--ios", "100", "--json", "--output", st],
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&state).unwrap(), good);
+    // --save-state is an output: never the preset file or another output
+    let preset = d.path().join("p.toml");
+    let toml = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/presets/vertex450-128g.toml"
+    ))
+    .unwrap();
+    std::fs::write(&preset, &toml).unwrap();
+    let out = ssdlab()
+        .arg("run")
+        .arg("--sim")
+        .arg(&preset)
+        .args(["--rw", "randread", "--ios", "100", "--save-state"])
+        .arg(&preset)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--save-state"));
+    assert_eq!(std::fs::read_to_string(&preset).unwrap(), toml);
+}

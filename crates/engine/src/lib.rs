@@ -111,6 +111,9 @@ pub enum Invalid {
     Path { path: String, err: String },
     #[error("{0}")]
     Output(String),
+    /// A saved drive state that cannot be loaded (another drive, corrupt, truncated).
+    #[error("{0}")]
+    State(String),
 }
 
 /// How an error ends the command.

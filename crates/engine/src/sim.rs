@@ -11,7 +11,8 @@ use crate::replay::load_trace;
 use crate::{EngineError, Invalid, StartHook};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
-    AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator,
+    AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator, StateError,
+    StateExtra,
 };
 use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
 use ssdlab_workload::gen::worker_seed;
@@ -533,6 +534,17 @@ pub struct SimSession {
     sim: Option<Simulator>,
     /// Virtual time reached so far.
     now: u64,
+    /// The drives came from a saved state ([`SimSession::load_state`]), not from
+    /// `target.state`.
+    loaded: bool,
+}
+
+/// What a saved state of `target` must match beyond the drives (the array's stripe).
+fn state_facts(target: &SimTarget) -> Vec<(String, String)> {
+    match (target.drives > 1, target.stripe) {
+        (true, Some(s)) => vec![("stripe".into(), format_size(s))],
+        _ => Vec::new(),
+    }
 }
 
 impl SimSession {
@@ -546,7 +558,64 @@ impl SimSession {
             target: target.clone(),
             sim: Some(build_sim(target, seed, max_memory)?),
             now: 0,
+            loaded: false,
         })
+    }
+
+    /// A session continuing from a state written by [`SimSession::save_state`] for the same
+    /// target (drive configuration, drive count, stripe, adapter): the drives as they were and
+    /// the virtual clock where it stood. A state of another target is refused naming what
+    /// differs; a file that is not a state, or corrupt, or truncated, is an error. `target.state`
+    /// is not used.
+    pub fn load_state<R: std::io::Read>(
+        target: &SimTarget,
+        r: R,
+        max_memory: Option<u64>,
+    ) -> Result<SimSession, EngineError> {
+        check_sim_target(target, max_memory)?;
+        let (sim, now) = Simulator::load_state(
+            r,
+            &target.drive,
+            target.drives,
+            &target.adapter,
+            false,
+            &state_facts(target),
+        )
+        .map_err(|e| match e {
+            StateError::Sim(ssdlab_ssdsim::SimError::Config(c)) => EngineError::Sim(c),
+            StateError::Sim(ssdlab_ssdsim::SimError::Alloc(a)) => Invalid::Memory {
+                what: format!("{} simulated drive(s) of {}", target.drives, target.name),
+                need: format_size(sim_memory_estimate(target)),
+                limit: format!("allocation failed: {a}"),
+                bound: "the system".into(),
+            }
+            .into(),
+            e => Invalid::State(e.to_string()).into(),
+        })?;
+        Ok(SimSession {
+            target: target.clone(),
+            sim: Some(sim),
+            now,
+            loaded: true,
+        })
+    }
+
+    /// Writes the drives' complete state and the virtual clock to `w` (see
+    /// [`Simulator::save_state`]); [`SimSession::load_state`] continues from it exactly as this
+    /// session would.
+    pub fn save_state<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
+        let sim = self
+            .sim
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the simulated drives are gone"))?;
+        sim.save_state(
+            w,
+            &self.target.drive,
+            &StateExtra {
+                facts: state_facts(&self.target),
+                clock: self.now,
+            },
+        )
     }
 
     /// A session on a simulator already built for `target`.
@@ -555,6 +624,7 @@ impl SimSession {
             target: target.clone(),
             sim: Some(sim),
             now: 0,
+            loaded: false,
         }
     }
 
@@ -743,7 +813,14 @@ impl SimSession {
             run_streams(&mut backend, &mut streams, &units, &mut recs, None)
         };
         let mut details = vec![
-            ("state".to_string(), target.state.to_string()),
+            (
+                "state".to_string(),
+                if self.loaded {
+                    "loaded".to_string()
+                } else {
+                    target.state.to_string()
+                },
+            ),
             (
                 "interface".to_string(),
                 format!("{:?}", target.drive.host.interface),

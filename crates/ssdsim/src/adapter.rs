@@ -39,7 +39,7 @@ impl WriteCacheConfig {
 }
 
 /// What the cache did over the measurement window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WriteCacheCounters {
     /// Host write bytes taken into the cache.
     pub absorbed_bytes: u64,
@@ -55,7 +55,7 @@ pub struct WriteCacheCounters {
 }
 
 /// What a queued item is.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum ItemKind {
     /// Dirty data to write to the member (the host's write completed already).
     Flush,
@@ -64,7 +64,7 @@ pub(crate) enum ItemKind {
     Ordered { tag: u64 },
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Item {
     pub kind: ItemKind,
     pub drive: u32,
@@ -74,7 +74,7 @@ pub(crate) struct Item {
 }
 
 /// A host write waiting for room in the cache.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Waiting {
     pub tag: u64,
     pub seq: u64,
@@ -84,7 +84,7 @@ pub(crate) struct Waiting {
     pub t0: u64,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 struct Member {
     /// Items not yet handed to the member, in order.
     queue: VecDeque<Item>,
@@ -92,7 +92,7 @@ struct Member {
 }
 
 /// The cache's state.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct WriteCache {
     pub cfg: WriteCacheConfig,
     /// Dirty bytes (taken in and not yet written to their member).

@@ -11,7 +11,7 @@ use crate::events::Ring;
 use crate::ftl::{try_vec, AllocError};
 use crate::nand::Meter;
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Controller {
     /// Per firmware core: busy until.
     pub fw: Vec<u64>,

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// Raw event counts of one drive since the window started.
-#[derive(Default, Clone)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RawCounters {
     pub host_read_bytes: u64,
     pub host_write_bytes: u64,

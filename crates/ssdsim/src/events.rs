@@ -124,6 +124,22 @@ impl<T: Copy> Ring<T> {
     }
 }
 
+/// Saved as its live items, front first (the consumed slots before the head are not state).
+impl<T: Copy + serde::Serialize> serde::Serialize for Ring<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
+impl<'de, T: Copy + serde::Deserialize<'de>> serde::Deserialize<'de> for Ring<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Ring {
+            v: Vec::deserialize(d)?,
+            head: 0,
+        })
+    }
+}
+
 impl<T: Copy> std::ops::Index<usize> for Ring<T> {
     type Output = T;
     #[inline]
@@ -167,13 +183,13 @@ pub(crate) fn ev_payload(tag: u64) -> u64 {
     tag & ((1 << 48) - 1)
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Ev {
     key: u128,
     tag: u64,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct EventQueue {
     v: Vec<Ev>,
 }
@@ -259,7 +275,7 @@ impl EventQueue {
 /// for host completions, which are nearly always scheduled in time order (a completion that
 /// would have to go far back goes to the heap). Pops in the same `(time, sequence)` order as
 /// one heap would; a completion costs an append and a compare instead of heap sifts.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Agenda {
     heap: EventQueue,
     fifo: Ring<Ev>,
@@ -341,7 +357,7 @@ impl Agenda {
 /// an idle stretch before transfers already booked, instead of queueing behind them. Intervals
 /// that ended before the current time are dropped as time advances, so the calendar only holds
 /// the near future (a few intervals: adjacent bookings merge).
-#[derive(Clone, Default)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Calendar {
     iv: Ring<(u64, u64)>,
 }

@@ -14,7 +14,7 @@ use crate::{HostCmd, OpKind};
 use std::collections::VecDeque;
 
 /// A command inside the drive.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Cmd {
     pub tag: u64,
     pub seq: u64,
@@ -42,7 +42,7 @@ pub(crate) struct Cmd {
 }
 
 /// A command waiting for a free slot of the drive's queue.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Queued {
     pub tag: u64,
     pub seq: u64,
@@ -50,13 +50,13 @@ pub(crate) struct Queued {
 }
 
 /// Shared by all drives behind the adapter.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Uplink {
     pub bps: u64,
     pub cal: Calendar,
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Host {
     pub nvme: bool,
     link_bps: u64,

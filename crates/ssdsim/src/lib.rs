@@ -24,6 +24,7 @@ mod mem;
 mod nand;
 mod sched;
 mod sim;
+mod state;
 
 pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
@@ -34,6 +35,7 @@ pub use config::{
 pub use counters::{AuditReport, DriveCounters, Utilisation};
 pub use ftl::AllocError;
 pub use sim::Simulator;
+pub use state::{StateError, StateExtra, STATE_MAGIC, STATE_VERSION};
 
 /// Why a simulator could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,7 +59,7 @@ pub enum OpKind {
 }
 
 /// One host command.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HostCmd {
     pub kind: OpKind,
     /// Byte offset within the drive's user capacity (sector-granular: rounded down to 512).

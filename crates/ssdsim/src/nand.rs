@@ -9,7 +9,7 @@ use crate::config::DriveConfig;
 /// Division by a run-time constant: a shift when it is a power of two (every geometry of the
 /// presets), a plain division otherwise. Integer division costs tens of cycles and the hot
 /// path needs several per request.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Div {
     d: u64,
     shift: u32,
@@ -53,7 +53,7 @@ pub(crate) const MAX_PLANES: usize = 8;
 /// Physical layout. Blocks are numbered plane by plane (`plane · bpp + i`), planes die by die,
 /// and die `d` sits on channel `d mod channels`; a mapping slot is
 /// `(block · pages_per_block + page) · slots_per_page + i`.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Geometry {
     pub channels: usize,
     pub dies: usize,
@@ -153,7 +153,7 @@ impl Geometry {
 }
 
 /// Array and bus timings of the NAND part (all ns).
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct NandTiming {
     pub t_r: u64,
     pub t_prog: u64,
@@ -232,7 +232,7 @@ impl NandTiming {
 /// Busy time of one resource inside the measurement window `[w0, now]`: every busy interval is
 /// added when it is booked, clipped at the window start; the part booked beyond the current
 /// time is subtracted when the counters are read.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Meter {
     pub acc: u64,
 }

@@ -51,7 +51,7 @@ pub(crate) const GC_CRITICAL: u8 = 2;
 const PARTNER_WINDOW: usize = 16;
 
 /// One flash transaction.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Tx {
     /// Earliest start: when the data or the command is in the controller.
     pub ready: u64,
@@ -76,7 +76,7 @@ pub(crate) struct Tx {
     pub enq: u64,
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct List {
     head: u32,
     tail: u32,
@@ -84,7 +84,7 @@ struct List {
 }
 
 /// The operation a die is executing.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Op {
     pub kind: u8,
     pub n: u8,
@@ -98,13 +98,13 @@ pub(crate) struct Op {
 }
 
 /// A program or erase put aside by a suspend.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Suspended {
     pub op: Op,
     pub remaining: u64,
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Die {
     q: [List; CLASSES],
     pub busy: bool,
@@ -141,7 +141,7 @@ impl Default for Die {
     }
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Sched {
     pub txs: Vec<Tx>,
     free_tx: u32,

@@ -14,8 +14,8 @@ use crate::SimError;
 use crate::{AdapterConfig, DriveCounters, HostCmd, OpKind, Precondition};
 
 /// A command held by the host adapter (driver overhead, or a TRIM it completes itself).
-#[derive(Clone, Copy)]
-struct AdapterSlot {
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub(crate) struct AdapterSlot {
     tag: u64,
     seq: u64,
     drive: u32,
@@ -26,21 +26,21 @@ struct AdapterSlot {
 /// independent copy (e.g. of a preconditioned state, to run several workloads from it).
 #[derive(Clone)]
 pub struct Simulator {
-    drives: Vec<Drive>,
-    sh: Shared,
-    adapter_overhead: u64,
+    pub(crate) drives: Vec<Drive>,
+    pub(crate) sh: Shared,
+    pub(crate) adapter_overhead: u64,
     /// No driver time and no cache: host commands go straight to their drive.
-    direct: bool,
-    adapter_free: u64,
-    trim_passthrough: bool,
-    adapter: Vec<AdapterSlot>,
-    adapter_slots: Vec<u32>,
+    pub(crate) direct: bool,
+    pub(crate) adapter_free: u64,
+    pub(crate) trim_passthrough: bool,
+    pub(crate) adapter: Vec<AdapterSlot>,
+    pub(crate) adapter_slots: Vec<u32>,
     /// The driver's write-back cache, when it has one.
-    cache: Option<Box<WriteCache>>,
+    pub(crate) cache: Option<Box<WriteCache>>,
     /// Completions delivered by the event loop, not yet returned (in time order).
-    ready: Ring<(u64, u64)>,
-    pending: usize,
-    now: u64,
+    pub(crate) ready: Ring<(u64, u64)>,
+    pub(crate) pending: usize,
+    pub(crate) now: u64,
 }
 
 impl Simulator {
@@ -80,7 +80,7 @@ impl Simulator {
         Self::build(drive, n_drives, adapter, pre, seed, true)
     }
 
-    fn build(
+    pub(crate) fn build(
         drive: &DriveConfig,
         n_drives: usize,
         adapter: &AdapterConfig,
@@ -142,6 +142,16 @@ impl Simulator {
             pending: 0,
             now: 0,
         })
+    }
+
+    /// The host adapter the simulator was built with.
+    pub fn adapter_config(&self) -> AdapterConfig {
+        AdapterConfig {
+            uplink_bytes_per_sec: (self.sh.uplink.bps > 0).then_some(self.sh.uplink.bps),
+            per_request_overhead_ns: self.adapter_overhead,
+            trim_passthrough: self.trim_passthrough,
+            write_cache: self.cache.as_ref().map(|c| c.cfg),
+        }
     }
 
     /// Number of drives.

@@ -33,7 +33,7 @@ mod host_cmds;
 mod window;
 
 /// State shared by all drives behind one host adapter.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Shared {
     pub heap: Agenda,
     pub seq: u64,
@@ -51,7 +51,7 @@ impl Shared {
 
 const DIE_BITS: u64 = 20;
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Drive {
     idx: u32,
     pub(crate) ftl: Ftl,
@@ -70,6 +70,8 @@ pub(crate) struct Drive {
     /// whole-unit writes take [`Drive::admit_whole`].
     plain: bool,
     c: RawCounters,
+    /// Not part of a saved state (an audit is turned on by tests, for one run).
+    #[serde(skip)]
     audit: Option<Box<Audit>>,
 }
 
@@ -193,6 +195,71 @@ impl Drive {
     /// Work still queued or running inside the drive (GC, programs of buffered data).
     pub(crate) fn busy(&self) -> bool {
         (0..self.ftl.g.dies).any(|d| self.sched.dies[d].busy || self.sched.queued_total(d) > 0)
+    }
+
+    /// Whether a drive read from a state file has the tables a drive built for its
+    /// configuration (`fresh`) has: the same geometry and per-die, per-plane, per-block and
+    /// per-channel table sizes (so no index into them can fall outside).
+    pub(crate) fn check_shape(&self, fresh: &Drive) -> Result<(), String> {
+        let (a, b) = (&self.ftl, &fresh.ftl);
+        if postcard::to_allocvec(&a.g).ok() != postcard::to_allocvec(&b.g).ok()
+            || a.user_units != b.user_units
+            || a.map.us != b.map.us
+        {
+            return Err("its geometry differs from the configuration's".into());
+        }
+        macro_rules! same_len {
+            ($($x:ident).+) => {
+                if self.$($x).+.len() != fresh.$($x).+.len() {
+                    return Err(format!(
+                        "{} has {} entries, the configuration gives {}",
+                        stringify!($($x).+),
+                        self.$($x).+.len(),
+                        fresh.$($x).+.len()
+                    ));
+                }
+            };
+        }
+        same_len!(channels);
+        same_len!(ch_meter);
+        same_len!(ftl.blk_valid);
+        same_len!(ftl.blk_erase);
+        same_len!(ftl.blk_state);
+        same_len!(ftl.blk_slc);
+        same_len!(ftl.blk_prog);
+        same_len!(ftl.blk_time);
+        same_len!(ftl.free);
+        same_len!(ftl.erasing);
+        same_len!(ftl.slc_fifo);
+        same_len!(ftl.slc_count);
+        same_len!(ftl.host_wp);
+        same_len!(ftl.gc_wp);
+        same_len!(ftl.gc_group);
+        same_len!(ftl.host_pending);
+        same_len!(ftl.gc);
+        same_len!(ftl.changed_flag);
+        same_len!(ftl.scratch_units);
+        same_len!(ftl.scratch_ver);
+        same_len!(sched.dies);
+        same_len!(sched.end);
+        same_len!(sched.nprog);
+        same_len!(sched.mode);
+        same_len!(sched.debt);
+        same_len!(sched.ratio);
+        same_len!(sched.avail);
+        same_len!(host.cmds);
+        same_len!(ctl.fw);
+        same_len!(ctl.fw_meter);
+        let blocks = a.blk_state.len() as u32;
+        let ok = a
+            .free
+            .iter()
+            .chain(&a.slc_fifo)
+            .all(|q| q.len() <= a.g.bpp && q.iter().all(|&b| b < blocks));
+        if !ok {
+            return Err("a block list holds blocks that do not exist".into());
+        }
+        Ok(())
     }
 
     pub(crate) fn check_invariants(&self) -> Result<(), String> {

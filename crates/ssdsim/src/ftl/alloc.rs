@@ -11,7 +11,7 @@ use super::{Ftl, CLOSED, ERASING, FREE, NIL, OPEN, VICTIM};
 use crate::nand::MAX_PLANES;
 
 /// One open block per plane of a die, filled page index by page index.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct BlockSet {
     pub open: bool,
     pub slc: bool,
@@ -23,7 +23,7 @@ pub(crate) struct BlockSet {
 }
 
 /// One page index of a block set: up to one page per plane, programmed together.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Group {
     pub die: u32,
     pub page: u32,

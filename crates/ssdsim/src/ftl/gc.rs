@@ -21,7 +21,7 @@ use crate::sched::{
 };
 
 /// GC state of one die.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct DieGc {
     /// A round is moving data.
     pub active: bool,

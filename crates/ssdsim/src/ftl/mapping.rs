@@ -10,7 +10,7 @@ pub(crate) const UNMAPPED: u32 = u32::MAX;
 /// entries are stored bit-inverted. A new table then costs no writes, and only the pages a run
 /// touches are ever faulted in (a fresh 128 GB drive used over an 8 GiB span touches a few MiB
 /// of its 250 MB of maps).
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) struct Map(HugeVec<u32>);
 
 impl Map {
@@ -37,21 +37,30 @@ impl Map {
     pub(crate) fn raw(&self) -> &[u32] {
         &self.0
     }
+    /// The stored (inverted) entries, for restoring a saved table.
+    pub(crate) fn raw_mut(&mut self) -> &mut [u32] {
+        &mut self.0
+    }
     pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().map(|&x| !x)
     }
 }
 
 /// The mapping tables.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Mapping {
+    /// The tables are saved as raw blocks beside the serialised state (see `crate::state`).
+    #[serde(skip)]
     pub l2p: Map,
     /// Reverse map. Never cleared on overwrite (that would cost a cache miss per host write): a
     /// slot is live exactly when the forward map points back at it.
+    #[serde(skip)]
     pub p2l: Map,
     /// NAND sectors per unit when they vary (compression, sector remapping); empty otherwise.
+    #[serde(skip)]
     pub cost: HugeVec<u8>,
     /// Data version per physical sector (tracking mode only).
+    #[serde(skip)]
     pub ver: Option<HugeVec<u32>>,
     /// Sectors per unit.
     pub us: u32,

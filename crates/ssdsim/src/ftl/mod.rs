@@ -75,7 +75,7 @@ pub(crate) const VICTIM: u8 = 3;
 pub(crate) const ERASING: u8 = 4;
 
 /// FTL activity counters (the drive merges them into its counters).
-#[derive(Default, Clone)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FtlCounters {
     pub trimmed_units: u64,
     pub gc_runs: u64,
@@ -86,7 +86,7 @@ pub(crate) struct FtlCounters {
     pub compression_saved_bytes: u64,
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Ftl {
     pub g: Geometry,
     pub user_units: u64,
