@@ -82,6 +82,18 @@ pub struct RunArgs {
     /// members behind the host's back, 32 per member at a time.
     #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
     adapter_cache: Option<u64>,
+    /// Precondition the simulated drive by workload before the run, as SNIA's PTS does:
+    /// steps such as "seqwrite 2x, randwrite 4k 1x over 8GiB" write the measured region (or
+    /// SIZE from its start) that many times at QD 32 (block size defaults: 128k sequential,
+    /// 4k random). They run after --state (or --load-state), on the simulator's clock.
+    #[arg(long, value_name = "STEPS")]
+    precondition: Option<String>,
+    /// Run the workload in rounds, each as long as the run, until SNIA PTS's steady-state test
+    /// passes: the last 5 rounds' IOPS within 20 % of their average and their best-fit line's
+    /// excursion within 10 % (at most 25 rounds). The last round is the result; the rounds and
+    /// the verdict are reported with it.
+    #[arg(long)]
+    steady_state: bool,
     /// A userspace RAID 0 stripe set over these members (files, block devices, or null:SIZE),
     /// laid out like Linux md raid0.
     #[arg(long, value_name = "A,B[,C…]", value_delimiter = ',')]
@@ -253,6 +265,8 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         ("--adapter-overhead", a.adapter_overhead.is_some()),
         ("--no-trim-passthrough", a.no_trim_passthrough),
         ("--adapter-cache", a.adapter_cache.is_some()),
+        ("--precondition", a.precondition.is_some()),
+        ("--steady-state", a.steady_state),
     ];
     let real_only = [
         ("--engine", a.engine.is_some()),
@@ -279,6 +293,9 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         }
         if a.adapter_cache.is_some() && !array {
             bail!("--adapter-cache is the RAID driver's cache: it applies to simulated arrays (--drives N, N > 1)");
+        }
+        if let Some(p) = &a.precondition {
+            ssdlab_engine::parse_precondition(p).map_err(|e| anyhow!("--precondition {e}"))?;
         }
         if a.load_state.is_some() && a.state.is_some() {
             bail!("--state and --load-state both give the drives' state before the run; give one of them");
@@ -809,7 +826,14 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             log: log_config,
             ..Default::default()
         };
-        let result = if a.load_state.is_none() && a.save_state.is_none() {
+        let steps = match &a.precondition {
+            Some(p) => {
+                ssdlab_engine::parse_precondition(p).map_err(|e| anyhow!("--precondition {e}"))?
+            }
+            None => Vec::new(),
+        };
+        let plain = steps.is_empty() && !a.steady_state;
+        let result = if plain && a.load_state.is_none() && a.save_state.is_none() {
             status::with_status_line(&spec, true, |progress| {
                 ssdlab_engine::run_sim(&spec, &t, &SimOptions { progress, ..opts })
             })
@@ -820,15 +844,58 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                 Some(path) => load_sim_state(path, &t, a.max_memory)?,
                 None => SimSession::new(&t, spec.seed, a.max_memory).map_err(engine_failure)?,
             };
-            let job = SimJob {
-                spec: &spec,
-                iolog: None,
+            let mut notes = Vec::new();
+            if !steps.is_empty() {
+                let done = ssdlab_engine::precondition(&mut session, &t, &spec, &steps, &opts)
+                    .map_err(engine_failure)?;
+                let said: Vec<String> = done
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{} ({} written in {} simulated, {:.0} IOPS)",
+                            d.step,
+                            ssdlab_workload::format_size(d.bytes),
+                            ssdlab_workload::format_duration(d.sim_ns),
+                            d.iops
+                        )
+                    })
+                    .collect();
+                notes.push(format!("preconditioned by workload: {}", said.join("; ")));
+            }
+            let mut result = if a.steady_state {
+                let (r, ss) = status::with_status_line(&spec, true, |progress| {
+                    ssdlab_engine::run_to_steady_state(
+                        &mut session,
+                        &spec,
+                        &SimOptions { progress, ..opts },
+                    )
+                })
+                .map_err(engine_failure)?;
+                notes.push(match ss.reached_at {
+                    Some(k) => format!(
+                        "SNIA PTS steady state reached at round {k} (window of 5 rounds: average {:.0} IOPS, range {:.1} %, best-fit excursion {:.1} %); the result is round {k}",
+                        ss.window_avg, ss.range_pct, ss.slope_pct
+                    ),
+                    None => format!(
+                        "SNIA PTS steady state not reached in {} rounds (last window: range {:.1} %, best-fit excursion {:.1} %); the result is the last round",
+                        ss.rounds.len(), ss.range_pct, ss.slope_pct
+                    ),
+                });
+                let mut r = r;
+                r.steady_state = Some(ss);
+                r
+            } else {
+                let job = SimJob {
+                    spec: &spec,
+                    iolog: None,
+                };
+                let mut out = status::with_status_line(&spec, true, |progress| {
+                    session.run(std::slice::from_ref(&job), &SimOptions { progress, ..opts })
+                })
+                .map_err(engine_failure)?;
+                out.remove(0).result
             };
-            let mut out = status::with_status_line(&spec, true, |progress| {
-                session.run(std::slice::from_ref(&job), &SimOptions { progress, ..opts })
-            })
-            .map_err(engine_failure)?;
-            let result = out.remove(0).result;
+            result.notes.splice(0..0, notes);
             if let Some(path) = &a.save_state {
                 if result.interrupted {
                     output::note(&format!(
@@ -1079,6 +1146,12 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
         if a.load_state.is_some() || a.save_state.is_some() {
             return Err(anyhow!(
                 "--load-state and --save-state apply to runs in one process, not to the ranks of an MPI job"
+            )
+            .into());
+        }
+        if a.precondition.is_some() || a.steady_state {
+            return Err(anyhow!(
+                "--precondition and --steady-state apply to runs in one process, not to the ranks of an MPI job"
             )
             .into());
         }

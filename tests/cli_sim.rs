@@ -710,3 +710,91 @@ fn bad_state_files_and_flags_are_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--save-state"));
     assert_eq!(std::fs::read_to_string(&preset).unwrap(), toml);
 }
+
+#[test]
+fn preconditioning_by_workload_and_the_steady_state_test() {
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = SMALL.to_vec();
+        args.extend([
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "32",
+            "--time",
+            "300ms",
+        ]);
+        args.extend(extra);
+        let out = ssdlab()
+            .arg("run")
+            .args(&args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (fresh, _) = run(&[]);
+    let (pre, err) = run(&[
+        "--precondition",
+        "seqwrite 1x, randwrite 4k 2x",
+        "--steady-state",
+    ]);
+    // A drive written full and overwritten at random pays for garbage collection.
+    assert!(iops(&pre, "write") < 0.8 * iops(&fresh, "write"));
+    assert!(
+        err.contains("preconditioned by workload: seqwrite 128 KiB 1x"),
+        "{err}"
+    );
+    let notes = pre["jobs"][0]["ssdlab"]["notes"].as_array().unwrap();
+    assert!(notes
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("SNIA PTS steady state")));
+    // The verdict as data: at least a window of 5 rounds; when reached, the window meets both
+    // criteria and the result is that round.
+    let ss = &pre["jobs"][0]["ssdlab"]["steady_state"];
+    let rounds = ss["rounds"].as_array().unwrap();
+    assert!(rounds.len() >= 5 && rounds.len() <= 25, "{ss}");
+    if let Some(k) = ss["reached_at"].as_u64() {
+        assert_eq!(k as usize, rounds.len());
+        assert!(
+            ss["range_pct"].as_f64().unwrap() <= 20.0 && ss["slope_pct"].as_f64().unwrap() <= 10.0
+        );
+        let last = rounds.last().unwrap().as_f64().unwrap();
+        assert!((last - iops(&pre, "write")).abs() < 0.005 * last);
+    }
+    // Bad steps and flags: one line, exit 2.
+    for (args, says) in [
+        (vec!["--precondition", "fill 1x"], "unknown step"),
+        (vec!["--precondition", "randwrite 4k"], "how many times"),
+    ] {
+        let out = ssdlab()
+            .arg("run")
+            .args(SMALL)
+            .args(["--rw", "randwrite", "--time", "100ms"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says));
+    }
+    let out = ssdlab()
+        .args([
+            "run",
+            "--null",
+            "--rw",
+            "randread",
+            "--time",
+            "100ms",
+            "--steady-state",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -221,6 +221,9 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     if !r.notes.is_empty() {
         ssdlab["notes"] = serde_json::json!(r.notes);
     }
+    if let Some(ss) = &r.steady_state {
+        ssdlab["steady_state"] = serde_json::json!(ss);
+    }
     let mut job = match fio {
         // An fio job: its own name and group, when it started (ms since the epoch; simulated
         // drives: of virtual time), its options as written.

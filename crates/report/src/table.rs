@@ -166,6 +166,10 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
             out.push('\n');
         }
     }
+    if let Some(ss) = &r.steady_state {
+        let rounds: Vec<String> = ss.rounds.iter().map(|v| format!("{v:.0}")).collect();
+        out.push_str(&format!("rounds:   IOPS {}\n", rounds.join(", ")));
+    }
     for n in &r.notes {
         out.push_str(&format!("note:     {n}\n"));
     }
