@@ -99,12 +99,31 @@ pub(crate) struct WriteCache {
     pub used: u64,
     members: Vec<Member>,
     pub waiting: VecDeque<Waiting>,
-    /// Dirty 4 KiB blocks per (drive, block): how many dirty writes cover each.
+    /// Dirty 4 KiB blocks per (drive, block): how many dirty writes cover each. Saved in key
+    /// order, so a saved state does not depend on the map's hashing.
+    #[serde(with = "sorted_map")]
     dirty: HashMap<u64, u32>,
     /// Items handed to members, by the index in their tag.
     arena: Vec<Item>,
     free: Vec<u32>,
     pub c: WriteCacheCounters,
+}
+
+mod sorted_map {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::HashMap;
+
+    pub(super) fn serialize<S: Serializer>(m: &HashMap<u64, u32>, s: S) -> Result<S::Ok, S::Error> {
+        let mut v: Vec<(u64, u32)> = m.iter().map(|(&k, &c)| (k, c)).collect();
+        v.sort_unstable();
+        v.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<HashMap<u64, u32>, D::Error> {
+        Ok(Vec::<(u64, u32)>::deserialize(d)?.into_iter().collect())
+    }
 }
 
 /// Tags of commands the cache sends to the members (never a host tag).
@@ -122,6 +141,28 @@ impl WriteCache {
             free: Vec::new(),
             c: WriteCacheCounters::default(),
         }
+    }
+
+    /// Whether a cache read from a state file fits the array it is loaded for (`fresh`: one
+    /// built for it): one queue per member, handed-out items within the arena.
+    pub(crate) fn check_shape(&self, fresh: &WriteCache) -> Result<(), String> {
+        if self.cfg != fresh.cfg || self.members.len() != fresh.members.len() {
+            return Err("its write-back cache does not fit the array".into());
+        }
+        let n = self.arena.len() as u32;
+        let drives = self.members.len() as u32;
+        let items = self
+            .members
+            .iter()
+            .flat_map(|m| &m.queue)
+            .chain(&self.arena);
+        if self.free.iter().any(|&i| i >= n)
+            || items.clone().any(|it| it.drive >= drives)
+            || self.waiting.iter().any(|w| w.drive >= drives)
+        {
+            return Err("its write-back cache refers to items or drives that do not exist".into());
+        }
+        Ok(())
     }
 
     /// Time to copy `bytes` into or out of host memory, ns.

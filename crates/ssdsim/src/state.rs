@@ -476,8 +476,11 @@ impl Simulator {
             pending: usize::try_from(pending).map_err(|_| corrupt("pending count"))?,
             now,
         };
-        if sim.adapter_config() != *adapter {
+        if sim.adapter_config() != *adapter || sim.direct != fresh.direct {
             return Err(corrupt("its adapter differs from its header"));
+        }
+        if let (Some(c), Some(f)) = (&sim.cache, &fresh.cache) {
+            c.check_shape(f).map_err(corrupt)?;
         }
         let mut buf = Vec::with_capacity(CHUNK);
         for (i, (d, f)) in sim.drives.iter_mut().zip(&mut fresh.drives).enumerate() {
@@ -532,6 +535,25 @@ impl Simulator {
     }
 }
 
+/// The first few settings where two JSON documents differ: `a.b (saved X, now Y), …`.
+fn differences(saved: &str, now: &str, what: &str) -> Result<String, StateError> {
+    let a: serde_json::Value =
+        serde_json::from_str(saved).map_err(|_| corrupt(format!("the {what} in its header")))?;
+    let b: serde_json::Value = serde_json::from_str(now).unwrap_or_default();
+    let mut diff = Vec::new();
+    json_diff("", &a, &b, &mut diff);
+    let list: Vec<String> = diff
+        .iter()
+        .take(3)
+        .map(|(p, x, y)| format!("{p} (saved {x}, now {y})"))
+        .collect();
+    Ok(format!(
+        "{}{}",
+        list.join(", "),
+        if diff.len() > 3 { ", …" } else { "" }
+    ))
+}
+
 fn check_header(
     h: &Header,
     drive: &DriveConfig,
@@ -556,21 +578,10 @@ fn check_header(
     }
     let want = drive_json(drive);
     if h.drive != want {
-        let a: serde_json::Value = serde_json::from_str(&h.drive)
-            .map_err(|_| corrupt("the drive configuration in its header"))?;
-        let b: serde_json::Value = serde_json::from_str(&want).unwrap_or_default();
-        let mut diff = Vec::new();
-        json_diff("", &a, &b, &mut diff);
-        let list: Vec<String> = diff
-            .iter()
-            .take(3)
-            .map(|(p, x, y)| format!("{p} (saved {x}, now {y})"))
-            .collect();
         return mismatch(format!(
-            "the state file's {} differs from this run's in {}{}",
+            "the state file's {} differs from this run's in {}",
             drive.name,
-            list.join(", "),
-            if diff.len() > 3 { ", …" } else { "" }
+            differences(&h.drive, &want, "drive configuration")?
         ));
     }
     if h.tracking != tracking {
@@ -580,11 +591,11 @@ fn check_header(
             if tracking { "uses" } else { "does not use" }
         ));
     }
-    if h.adapter != adapter_json(adapter) {
+    let want = adapter_json(adapter);
+    if h.adapter != want {
         return mismatch(format!(
-            "the state file was saved behind another host adapter ({}), this run has {}",
-            h.adapter,
-            adapter_json(adapter)
+            "the state file was saved behind another host adapter: {}",
+            differences(&h.adapter, &want, "adapter")?
         ));
     }
     for (k, v) in facts {

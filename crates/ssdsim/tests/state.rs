@@ -45,7 +45,11 @@ fn finish(sim: &mut Simulator) -> String {
     while sim.next_completion().is_some() {}
     let idle = sim.run_until_idle();
     sim.check_invariants().expect("FTL consistent");
-    format!("{idle} {}", serde_json::to_string(&sim.counters()).unwrap())
+    format!(
+        "{idle} {} {:?}",
+        serde_json::to_string(&sim.counters()).unwrap(),
+        sim.write_cache_counters()
+    )
 }
 
 fn save(sim: &Simulator, cfg: &DriveConfig, extra: &StateExtra) -> Vec<u8> {
@@ -126,6 +130,12 @@ fn loaded_state_continues_exactly() {
             c.cfg.name
         );
         let gc_before = gc(&a);
+        if let Some(w) = a.write_cache_counters() {
+            assert!(
+                w.absorbed_bytes > w.flushed_bytes,
+                "dirty data in the cache at the save"
+            );
+        }
         assert!(
             gc_before > 0,
             "{}: GC has run before the save: {}",
@@ -263,7 +273,10 @@ fn mismatches_are_refused_naming_what_differs() {
         false,
         &facts,
     ));
-    assert!(e.contains("adapter"), "{e}");
+    assert!(
+        e.contains("another host adapter: per_request_overhead_ns (saved 0, now 10)"),
+        "{e}"
+    );
     let f2 = vec![("stripe".to_string(), "128 KiB".to_string())];
     let e = err(Simulator::load_state(&bytes[..], &c.cfg, 1, ad, false, &f2));
     assert!(
