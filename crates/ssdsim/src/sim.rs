@@ -191,13 +191,22 @@ impl Simulator {
         let s = now.max(self.adapter_free);
         self.adapter_free = s + self.adapter_overhead;
         let t = self.adapter_free;
-        let slot = AdapterSlot {
-            tag,
-            seq,
-            drive: drive as u32,
-            cmd,
-        };
-        let i = match self.adapter_slots.pop() {
+        if bypass {
+            self.adapter_complete(tag, seq, drive, t);
+        } else {
+            let i = self.hold(AdapterSlot {
+                tag,
+                seq,
+                drive: drive as u32,
+                cmd,
+            });
+            self.sh.push(t, ev(EV_ARRIVE, drive as u32, i as u64));
+        }
+    }
+
+    /// Keeps a command in the adapter; returns its slot.
+    fn hold(&mut self, slot: AdapterSlot) -> u32 {
+        match self.adapter_slots.pop() {
             Some(i) => {
                 self.adapter[i as usize] = slot;
                 i
@@ -206,13 +215,6 @@ impl Simulator {
                 self.adapter.push(slot);
                 (self.adapter.len() - 1) as u32
             }
-        };
-        if bypass {
-            self.sh
-                .heap
-                .push_completion(t, seq, ev(EV_ADAPTER_DONE, drive as u32, i as u64));
-        } else {
-            self.sh.push(t, ev(EV_ARRIVE, drive as u32, i as u64));
         }
     }
 
@@ -394,22 +396,12 @@ impl Simulator {
 
     /// Completes host command `tag` in the adapter at `t`.
     fn adapter_complete(&mut self, tag: u64, seq: u64, drive: usize, t: u64) {
-        let slot = AdapterSlot {
+        let i = self.hold(AdapterSlot {
             tag,
             seq,
             drive: drive as u32,
             cmd: HostCmd::read(0, 0),
-        };
-        let i = match self.adapter_slots.pop() {
-            Some(i) => {
-                self.adapter[i as usize] = slot;
-                i
-            }
-            None => {
-                self.adapter.push(slot);
-                (self.adapter.len() - 1) as u32
-            }
-        };
+        });
         self.sh
             .heap
             .push_completion(t, seq, ev(EV_ADAPTER_DONE, drive as u32, i as u64));
