@@ -104,11 +104,11 @@ fn time_arg(s: &str) -> Result<String, String> {
 #[derive(Args, Debug)]
 pub struct StudyArgs {
     /// Which study: stripe (one drive vs RAID 0 of two over stripe sizes) or alignment (4 KiB
-    /// random writes at 4 KiB vs 512-byte alignment on every drive preset).
+    /// random writes at 4 KiB vs 512-byte alignment on the seven classic drive presets).
     #[arg(default_value = "stripe")]
     name: String,
     /// Drive preset of the stripe study (default vertex450-128g). The alignment study compares
-    /// all the presets.
+    /// the seven classic presets.
     #[arg(long, conflicts_with = "target")]
     preset: Option<String>,
     /// Run the stripe study on real members instead of simulated drives: two or more files or
@@ -293,7 +293,7 @@ fn alignment_toml(a: &StudyArgs) -> Result<String> {
         ("--stripes", a.stripes.is_some()),
     ] {
         if given {
-            bail!("{flag} applies to the stripe study; the alignment study compares every drive preset");
+            bail!("{flag} applies to the stripe study; the alignment study compares the seven classic drive presets");
         }
     }
     let qds = a.qd.clone().map_or(vec![3], |q| q.0);
@@ -302,7 +302,7 @@ fn alignment_toml(a: &StudyArgs) -> Result<String> {
     let ramp_ms = (parse_duration(time).unwrap_or(0) / 2_000_000).min(5_000);
     let mut text = format!(
         "# Built-in study \"alignment\": 4 KiB random writes over an 8 GiB span at 4 KiB alignment vs\n\
-         # 512-byte alignment (a Windows XP partition offset), on every drive preset: the classic test\n\
+         # 512-byte alignment (a Windows XP partition offset), on the seven classic drive presets: the classic test\n\
          # (3 outstanding I/Os, average MB/s). (ssdlab study alignment)\n\
          name = \"study-alignment\"\n\
          description = {desc}\n\
@@ -310,18 +310,16 @@ fn alignment_toml(a: &StudyArgs) -> Result<String> {
          [[workload]]\nname = \"4k-randwrite-aligned\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"4k\"\n\n\
          [[workload]]\nname = \"4k-randwrite-512\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"512\"\n",
         desc = q(&format!(
-            "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD {}, every drive preset (simulated)",
+            "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD {}, the seven classic drive presets (simulated)",
             qds.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         )),
         time = q(time),
         qds = qds_toml(&qds),
         rep = a.repeats.unwrap_or(1),
     );
-    for name in ssdlab_ssdsim::preset_names() {
-        let label = DRIVE_LABELS
-            .iter()
-            .find(|(p, _)| *p == name)
-            .map_or(name, |(_, l)| l);
+    // the classic test's drives: the seven presets of 2009–2013 (the modern presets are for
+    // sweeps of their own)
+    for (name, label) in DRIVE_LABELS {
         text.push_str(&format!(
             "\n[[target]]\nlabel = {}\nsim = {}\nbaseline = false\n",
             q(label),

@@ -79,12 +79,15 @@ fn sim_op(kind: OpKind) -> SimOp {
 }
 
 impl SimBackend {
-    fn cmd(&self, kind: OpKind, offset: u64, len: u64, nand_fraction: f32) -> HostCmd {
+    /// The simulator's command for (part of) an op of stream `stream` (an NVMe drive puts each
+    /// stream on its own I/O queue, as blk-mq does with each CPU's submissions).
+    fn cmd(kind: OpKind, offset: u64, len: u64, nand_fraction: f32, stream: u32) -> HostCmd {
         HostCmd {
             kind: sim_op(kind),
             offset,
             len,
             nand_fraction,
+            queue: stream as u16,
         }
     }
 
@@ -105,12 +108,13 @@ impl SimBackend {
             return;
         };
         match &self.map {
-            None => self
-                .sim
-                .prefetch(0, &self.cmd(next.kind, next.offset, next.len, nf)),
+            None => self.sim.prefetch(
+                0,
+                &Self::cmd(next.kind, next.offset, next.len, nf, stream as u32),
+            ),
             Some(map) => {
                 if let Some(p) = map.split(next.offset, next.len).next() {
-                    let cmd = self.cmd(next.kind, p.member_offset, p.len, nf);
+                    let cmd = Self::cmd(next.kind, p.member_offset, p.len, nf, stream as u32);
                     self.sim.prefetch(p.member, &cmd);
                 }
             }
@@ -176,22 +180,18 @@ impl Backend for SimBackend {
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         self.look_ahead(slot, op);
         let read = op.kind == OpKind::Read;
-        let nand_fraction = self.nand_fraction[self.parents[slot as usize].stream as usize];
+        let stream = self.parents[slot as usize].stream;
+        let nand_fraction = self.nand_fraction[stream as usize];
         let mut n = 0;
         match &self.map {
             None => {
-                let cmd = self.cmd(op.kind, op.offset, op.len, nand_fraction);
+                let cmd = Self::cmd(op.kind, op.offset, op.len, nand_fraction, stream);
                 self.sim.submit(self.now, (slot as u64) << 32, 0, cmd);
                 n = 1;
             }
             Some(map) => {
                 for p in map.split(op.offset, op.len) {
-                    let cmd = HostCmd {
-                        kind: sim_op(op.kind),
-                        offset: p.member_offset,
-                        len: p.len,
-                        nand_fraction,
-                    };
+                    let cmd = Self::cmd(op.kind, p.member_offset, p.len, nand_fraction, stream);
                     let tag = (slot as u64) << 32 | p.member as u64;
                     self.sim.submit(self.now, tag, p.member, cmd);
                     let (m, inflight, since) = &mut self.members[p.member];

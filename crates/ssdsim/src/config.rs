@@ -70,8 +70,69 @@ pub struct HostConfig {
     pub link_bytes_per_sec: u64,
     /// Link time per command for the protocol exchange (command FIS, status FIS, DMA setup), ns.
     pub cmd_overhead_ns: u64,
-    /// Commands the drive accepts at once (NCQ: at most 32; NVMe: queues × depth).
+    /// Commands the drive accepts at once: SATA NCQ at most 32; NVMe: entries of each I/O
+    /// submission queue (`nvme_queues` queues of this depth).
     pub queue_depth: u32,
+    /// NVMe: PCIe generation of the link (1–5); with `pcie_lanes` it gives the link rate when
+    /// `link_bytes_per_sec` is 0. 0 = not given.
+    #[serde(default)]
+    pub pcie_gen: u32,
+    /// NVMe: PCIe lanes (1, 2, 4, 8 or 16). 0 = not given.
+    #[serde(default)]
+    pub pcie_lanes: u32,
+    /// NVMe: largest TLP payload (Max_Payload_Size), bytes: 128–4096. Sets the share of the
+    /// link that carries data (each TLP also carries about 26 bytes of header, sequence
+    /// number, LCRC and framing).
+    #[serde(default = "default_mps")]
+    pub pcie_mps_bytes: u32,
+    /// NVMe: I/O submission/completion queue pairs in use. The engine's streams (jobs,
+    /// workers) go to queue `stream mod nvme_queues`, as Linux blk-mq gives each CPU its own
+    /// queue; a full queue holds its next commands in the host.
+    #[serde(default = "one")]
+    pub nvme_queues: u32,
+    /// NVMe: the host's doorbell write (a posted MMIO write) reaching the controller, ns.
+    #[serde(default)]
+    pub doorbell_ns: u64,
+    /// NVMe: the controller's DMA fetch of the 64-byte submission entry from host memory (a
+    /// PCIe read round trip), ns.
+    #[serde(default)]
+    pub sq_fetch_ns: u64,
+    /// NVMe: posting the 16-byte completion entry and the MSI-X interrupt reaching the host,
+    /// ns.
+    #[serde(default)]
+    pub completion_ns: u64,
+}
+
+fn default_mps() -> u32 {
+    256
+}
+
+impl HostConfig {
+    /// Payload bytes per second of the link: `link_bytes_per_sec` when given, else derived
+    /// from the PCIe generation, lanes and payload size (NVMe).
+    pub fn link_rate(&self) -> u64 {
+        if self.link_bytes_per_sec > 0 {
+            return self.link_bytes_per_sec;
+        }
+        pcie_payload_rate(self.pcie_gen, self.pcie_lanes, self.pcie_mps_bytes)
+    }
+}
+
+/// Data bytes per second a PCIe link carries in one direction: transfer rate per lane ×
+/// lanes × line-code efficiency (8b/10b for generations 1 and 2, 128b/130b from 3) / 8, times
+/// the TLP payload share `mps / (mps + 26)` (header 16 B, sequence number 2 B, LCRC 4 B,
+/// framing 4 B). Flow-control and ACK packets are not deducted. 0 for an unknown generation.
+pub fn pcie_payload_rate(gen: u32, lanes: u32, mps: u32) -> u64 {
+    let (gt_s, code) = match gen {
+        1 => (2.5e9, 8.0 / 10.0),
+        2 => (5.0e9, 8.0 / 10.0),
+        3 => (8.0e9, 128.0 / 130.0),
+        4 => (16.0e9, 128.0 / 130.0),
+        5 => (32.0e9, 128.0 / 130.0),
+        _ => return 0,
+    };
+    let tlp = mps as f64 / (mps as f64 + 26.0);
+    (gt_s * code / 8.0 * lanes as f64 * tlp) as u64
 }
 
 /// Controller (firmware, DRAM, compression).
@@ -136,9 +197,21 @@ pub struct FtlConfig {
     /// GC moves use the die-internal copyback (no channel transfer).
     #[serde(default)]
     pub copyback: bool,
-    /// Pseudo-SLC write region (bytes of SLC capacity when the drive is empty); 0 = none.
+    /// SLC write cache (pseudo-SLC: blocks of the NAND programmed one bit per cell), bytes of
+    /// SLC capacity when the drive is empty; 0 = none. The part above `pslc_static_bytes` is
+    /// dynamic: it shrinks in proportion as the user data fills the drive.
     #[serde(default)]
     pub pslc_bytes: u64,
+    /// The part of the SLC cache kept whatever the fill (carved out of the over-provisioning;
+    /// Samsung calls it the "default" TurboWrite region), bytes.
+    #[serde(default)]
+    pub pslc_static_bytes: u64,
+    /// Once the host has had no command in flight for this long, the drive folds its SLC
+    /// blocks into the native cell mode in the background (the cache is ready for the next
+    /// burst), ns. 0 = fold only when the space is needed (GC pressure, or the cache's share
+    /// shrinking as the drive fills).
+    #[serde(default)]
+    pub pslc_idle_fold_ns: u64,
     /// Program time of a pSLC page, ns.
     #[serde(default)]
     pub pslc_t_prog_ns: u64,
@@ -180,11 +253,27 @@ pub struct NandConfig {
     pub bus_mt_s: u64,
     /// Page read time, ns.
     pub t_r_ns: u64,
-    /// Page program time, ns (lower page when `t_prog_upper_ns` is set).
+    /// Page program time, ns (lower page when `t_prog_upper_ns` is set; ignored when
+    /// `t_prog_pages_ns` is given).
     pub t_prog_ns: u64,
     /// MLC upper (odd) page program time, ns; 0 = all pages take `t_prog_ns`.
     #[serde(default)]
     pub t_prog_upper_ns: u64,
+    /// Bits stored per cell: 1 (SLC), 2 (MLC, the default), 3 (TLC), 4 (QLC). A word line
+    /// holds this many pages (lower, middle, upper, top); a block in SLC mode holds
+    /// `pages_per_block / bits_per_cell` pages.
+    #[serde(default = "two")]
+    pub bits_per_cell: u32,
+    /// Program time of each page type, ns: `bits_per_cell` values (lower, [middle,] upper,
+    /// [top]); page `i` of a block is of type `i mod bits_per_cell`. For one-shot programmed
+    /// 3D NAND (a whole word line in one operation) give each type the one-shot time divided
+    /// by the pages of the word line. Empty = `t_prog_ns` / `t_prog_upper_ns`.
+    #[serde(default)]
+    pub t_prog_pages_ns: Vec<u64>,
+    /// Read time of each page type, ns (`bits_per_cell` values; more read thresholds take
+    /// longer on the upper pages). Empty = `t_r_ns` for every page.
+    #[serde(default)]
+    pub t_r_pages_ns: Vec<u64>,
     /// Block erase time, ns.
     pub t_bers_ns: u64,
     /// Multi-plane (two-plane) read, program and erase commands: one page per plane at the
@@ -211,6 +300,9 @@ pub struct NandConfig {
 fn yes() -> bool {
     true
 }
+fn two() -> u32 {
+    2
+}
 fn default_t_suspend() -> u64 {
     20_000
 }
@@ -219,6 +311,17 @@ fn default_t_resume() -> u64 {
 }
 fn default_max_suspends() -> u32 {
     16
+}
+
+impl NandConfig {
+    /// Mean program time of a page in the native cell mode, ns.
+    pub fn prog_mean_ns(&self) -> u64 {
+        if self.t_prog_pages_ns.is_empty() {
+            self.t_prog_ns
+        } else {
+            self.t_prog_pages_ns.iter().sum::<u64>() / self.t_prog_pages_ns.len() as u64
+        }
+    }
 }
 
 /// Flash transaction scheduler policy (the controller's back end).
@@ -348,6 +451,43 @@ impl DriveConfig {
         if n.t_bers_ns == 0 {
             return err("nand.t_bers_ns", "must be > 0");
         }
+        if n.bits_per_cell == 0 || n.bits_per_cell > 4 {
+            return err("nand.bits_per_cell", "must be 1..=4 (SLC, MLC, TLC, QLC)");
+        }
+        if !n.pages_per_block.is_multiple_of(n.bits_per_cell) {
+            return err(
+                "nand.pages_per_block",
+                format!(
+                    "must be a multiple of bits_per_cell ({}): a block holds whole word lines",
+                    n.bits_per_cell
+                ),
+            );
+        }
+        for (field, v) in [
+            ("nand.t_prog_pages_ns", &n.t_prog_pages_ns),
+            ("nand.t_r_pages_ns", &n.t_r_pages_ns),
+        ] {
+            if !v.is_empty() && v.len() != n.bits_per_cell as usize {
+                return err(
+                    field,
+                    format!(
+                        "give one time per page type: {} values for bits_per_cell = {} ({} given)",
+                        n.bits_per_cell,
+                        n.bits_per_cell,
+                        v.len()
+                    ),
+                );
+            }
+            if v.iter().any(|&t| t == 0 || t > 1_000_000_000) {
+                return err(field, "every time must be 1..=1000000000 ns");
+            }
+        }
+        if n.t_prog_upper_ns > 0 && n.bits_per_cell != 2 {
+            return err(
+                "nand.t_prog_upper_ns",
+                "is the MLC upper-page time (bits_per_cell = 2); use t_prog_pages_ns for other cells",
+            );
+        }
         if n.max_suspends > 64 {
             return err("nand.max_suspends", "must be 0..=64");
         }
@@ -408,11 +548,65 @@ impl DriveConfig {
             }
         }
         let h = &self.host;
-        if h.link_bytes_per_sec < 1_000_000 {
+        let nvme = h.interface == Interface::Nvme;
+        if !nvme {
+            for (field, set) in [
+                ("host.pcie_gen", h.pcie_gen != 0),
+                ("host.pcie_lanes", h.pcie_lanes != 0),
+                ("host.nvme_queues", h.nvme_queues != 1),
+                ("host.doorbell_ns", h.doorbell_ns != 0),
+                ("host.sq_fetch_ns", h.sq_fetch_ns != 0),
+                ("host.completion_ns", h.completion_ns != 0),
+            ] {
+                if set {
+                    return err(field, "applies to NVMe drives (interface = \"nvme\")");
+                }
+            }
+        }
+        if h.pcie_gen > 5 {
+            return err("host.pcie_gen", "must be 1..=5 (0 = not given)");
+        }
+        if ![0, 1, 2, 4, 8, 16].contains(&h.pcie_lanes) {
+            return err(
+                "host.pcie_lanes",
+                "must be 1, 2, 4, 8 or 16 (0 = not given)",
+            );
+        }
+        if !(128..=4096).contains(&h.pcie_mps_bytes) || !h.pcie_mps_bytes.is_power_of_two() {
+            return err(
+                "host.pcie_mps_bytes",
+                "must be a power of two from 128 to 4096",
+            );
+        }
+        if h.link_bytes_per_sec == 0 && (h.pcie_gen == 0 || h.pcie_lanes == 0) {
+            return err(
+                "host.link_bytes_per_sec",
+                "must be given (bytes/s), or be 0 with host.pcie_gen and host.pcie_lanes set",
+            );
+        }
+        if h.link_rate() < 1_000_000 {
             return err(
                 "host.link_bytes_per_sec",
                 "must be at least 1000000 (1 MB/s)",
             );
+        }
+        if h.nvme_queues == 0 || h.nvme_queues > 1024 {
+            return err("host.nvme_queues", "must be 1..=1024");
+        }
+        if h.nvme_queues as u64 * h.queue_depth as u64 > 65536 {
+            return err(
+                "host.nvme_queues",
+                "queues × queue_depth must be at most 65536 commands",
+            );
+        }
+        for (field, v) in [
+            ("host.doorbell_ns", h.doorbell_ns),
+            ("host.sq_fetch_ns", h.sq_fetch_ns),
+            ("host.completion_ns", h.completion_ns),
+        ] {
+            if v > SECOND {
+                return err(field, format!("must be at most {SECOND} ns ({v} given)"));
+            }
         }
         if h.queue_depth == 0 {
             return err("host.queue_depth", "must be at least 1");
@@ -482,6 +676,30 @@ impl DriveConfig {
                 ),
             );
         }
+        if f.pslc_static_bytes > f.pslc_bytes {
+            return err(
+                "ftl.pslc_static_bytes",
+                "must not exceed pslc_bytes (the whole SLC cache when the drive is empty)",
+            );
+        }
+        if f.pslc_idle_fold_ns > 3600 * SECOND {
+            return err("ftl.pslc_idle_fold_ns", "must be at most one hour");
+        }
+        if f.pslc_bytes > 0 && n.bits_per_cell == 1 {
+            return err(
+                "ftl.pslc_bytes",
+                "an SLC drive has no pseudo-SLC cache (set 0)",
+            );
+        }
+        let static_blocks = self.pslc_static_blocks_per_plane() as u64;
+        if spare < needed + static_blocks {
+            return err(
+                "ftl.pslc_static_bytes",
+                format!(
+                    "the static SLC cache takes {static_blocks} of the {spare} spare blocks per plane; GC needs {needed}"
+                ),
+            );
+        }
         if f.pslc_bytes > 0 {
             if f.pslc_t_prog_ns == 0 {
                 return err("ftl.pslc_t_prog_ns", "must be > 0 when pslc_bytes > 0");
@@ -489,10 +707,10 @@ impl DriveConfig {
             if f.pslc_t_r_ns == 0 {
                 return err("ftl.pslc_t_r_ns", "must be > 0 when pslc_bytes > 0");
             }
-            if pslc_blocks == 0 || pslc_blocks > n.blocks_per_plane as u64 / 4 {
+            if pslc_blocks == 0 || pslc_blocks > n.blocks_per_plane as u64 / 2 {
                 return err(
                     "ftl.pslc_bytes",
-                    "must give between 1 block per plane and a quarter of the blocks",
+                    "must give between 1 block per plane and half of the blocks",
                 );
             }
         }
@@ -528,8 +746,10 @@ impl DriveConfig {
             * block_bytes;
         c.ftl.user_capacity_bytes = ((c.ftl.user_capacity_bytes / f).min(max_user)) / 4096 * 4096;
         c.ftl.pslc_bytes /= f;
+        c.ftl.pslc_static_bytes /= f;
         if c.ftl.pslc_bytes > 0 && c.pslc_blocks_per_plane() == 0 {
             c.ftl.pslc_bytes = 0;
+            c.ftl.pslc_static_bytes = 0;
         }
         c.name = format!("{}/{}", self.name, factor);
         c.validate()?;
@@ -538,15 +758,24 @@ impl DriveConfig {
 
     /// pSLC blocks per plane when the drive is empty.
     pub fn pslc_blocks_per_plane(&self) -> u32 {
+        self.slc_blocks(self.ftl.pslc_bytes)
+    }
+
+    /// pSLC blocks per plane kept whatever the fill (the static part of the cache).
+    pub fn pslc_static_blocks_per_plane(&self) -> u32 {
+        self.slc_blocks(self.ftl.pslc_static_bytes)
+    }
+
+    /// Blocks per plane that hold `bytes` in SLC mode.
+    fn slc_blocks(&self, bytes: u64) -> u32 {
         let n = &self.nand;
-        if self.ftl.pslc_bytes == 0 {
+        if bytes == 0 {
             return 0;
         }
         let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
-        let slc_block_bytes = n.pages_per_block as u64 / 2 * n.page_bytes;
-        self.ftl
-            .pslc_bytes
-            .div_ceil(planes_total * slc_block_bytes)
+        let slc_block_bytes = (n.pages_per_block / n.bits_per_cell.max(1)) as u64 * n.page_bytes;
+        bytes
+            .div_ceil((planes_total * slc_block_bytes).max(1))
             .min(u32::MAX as u64) as u32
     }
 
@@ -601,6 +830,28 @@ impl DriveConfig {
                     op(self.ftl.user_capacity_bytes, raw0)
                 ));
                 cfg.ftl.user_capacity_bytes = scaled;
+            }
+        }
+        // the SLC cache is a share of the NAND: it scales with the raw capacity too
+        let slc_set = sets.iter().any(|(k, _)| {
+            let k = k.trim();
+            k == "ftl.pslc_bytes" || k == "ftl.pslc_static_bytes"
+        });
+        if raw0 != raw1 && raw0 > 0 && !slc_set && cfg.ftl.pslc_bytes > 0 {
+            let scale = |b: u64| (b as u128 * raw1 as u128 / raw0 as u128) as u64 & !4095;
+            let (p0, s0) = (cfg.ftl.pslc_bytes, cfg.ftl.pslc_static_bytes);
+            cfg.ftl.pslc_bytes = scale(p0);
+            cfg.ftl.pslc_static_bytes = scale(s0).min(cfg.ftl.pslc_bytes);
+            let line = format!(
+                "ftl.pslc_bytes scaled from {p0} to {} and ftl.pslc_static_bytes from {s0} to {} with it",
+                cfg.ftl.pslc_bytes, cfg.ftl.pslc_static_bytes
+            );
+            match notes.last_mut() {
+                Some(n) => {
+                    n.push_str("; ");
+                    n.push_str(&line);
+                }
+                None => notes.push(format!("the raw NAND capacity changed: {line}")),
             }
         }
         cfg.validate()?;
@@ -700,6 +951,9 @@ presets!(
     "x25e-64g",
     "vertex-barefoot-120g",
     "ssdnow-vplus-128g",
+    "crucial-mx500-1t",
+    "samsung-870qvo-1t",
+    "samsung-980pro-1t",
 );
 
 /// Name, description and sources of a preset.

@@ -164,6 +164,8 @@ pub(crate) const EV_ARRIVE: u64 = 4;
 pub(crate) const EV_ADAPTER_DONE: u64 = 5;
 /// The write-back cache may hand a member its next item.
 pub(crate) const EV_CACHE_PUMP: u64 = 6;
+/// The host has been idle for `ftl.pslc_idle_fold_ns` (payload: the drive's idle generation).
+pub(crate) const EV_IDLE: u64 = 7;
 pub(crate) const MAX_DRIVES: usize = 1 << 13;
 
 #[inline]

@@ -56,11 +56,25 @@ pub(crate) struct Uplink {
     pub cal: Calendar,
 }
 
+/// The host side of the drive's queues: SATA NCQ (one queue of at most 32 commands), or NVMe
+/// I/O queue pairs, each with its own submission queue depth and its own waiting commands.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Host {
     pub nvme: bool,
     link_bps: u64,
     pub cmd_overhead: u64,
+    /// Queues (1 on SATA) and command slots per queue: slot `e` belongs to queue `e / depth`.
+    pub queues: u32,
+    depth: u32,
+    /// Submission to the controller's start on a command: doorbell write plus the fetch of the
+    /// submission entry (NVMe), ns.
+    pub sub_lat: u64,
+    /// Completion entry and interrupt reaching the host (NVMe), ns.
+    pub cq_lat: u64,
+    /// Commands holding a slot.
+    pub in_flight: u32,
+    /// Commands waiting in the host for a slot of their queue (all queues).
+    pub waiting: u32,
     /// Host → drive (and both directions on SATA).
     pub up: Calendar,
     /// Drive → host (NVMe only).
@@ -69,24 +83,36 @@ pub(crate) struct Host {
     pub down_meter: Meter,
     link_memo: (u64, u64),
     pub cmds: Vec<Cmd>,
-    free: Vec<u32>,
-    pub wait: VecDeque<Queued>,
+    /// Free slots of each queue.
+    free: Vec<Vec<u32>>,
+    /// Commands waiting for a slot, per queue.
+    pub wait: Vec<VecDeque<Queued>>,
+}
+
+/// Queue layout and NVMe command-path latencies of a [`Host`].
+pub(crate) struct HostShape {
+    pub nvme: bool,
+    pub link_bps: u64,
+    pub cmd_overhead: u64,
+    pub queues: usize,
+    pub depth: usize,
+    pub sub_lat: u64,
+    pub cq_lat: u64,
 }
 
 impl Host {
-    pub(crate) fn memory_estimate(queue_depth: usize) -> u64 {
-        (queue_depth * (size_of::<Cmd>() + 4 + size_of::<Queued>()) + 2 * 64 * 16) as u64
+    pub(crate) fn memory_estimate(queues: usize, depth: usize) -> u64 {
+        let slots = queues * depth;
+        (slots * (size_of::<Cmd>() + 4 + size_of::<Queued>())
+            + queues * (size_of::<Vec<u32>>() + size_of::<VecDeque<Queued>>())
+            + 2 * 64 * 16) as u64
     }
 
-    pub(crate) fn try_new(
-        nvme: bool,
-        link_bps: u64,
-        cmd_overhead: u64,
-        queue_depth: usize,
-    ) -> Result<Host, AllocError> {
-        let mut cmds = try_vec_with_capacity(queue_depth, "command slots")?;
-        let mut free = try_vec_with_capacity(queue_depth, "command slots")?;
-        for i in 0..queue_depth {
+    pub(crate) fn try_new(shape: HostShape) -> Result<Host, AllocError> {
+        let (queues, depth) = (shape.queues.max(1), shape.depth.max(1));
+        let slots = queues * depth;
+        let mut cmds = try_vec_with_capacity(slots, "command slots")?;
+        for _ in 0..slots {
             cmds.push(Cmd {
                 tag: 0,
                 seq: 0,
@@ -104,7 +130,16 @@ impl Host {
                 u1: 0,
                 whole: false,
             });
-            free.push((queue_depth - 1 - i) as u32);
+        }
+        let mut free = try_vec_with_capacity(queues, "command slots")?;
+        let mut wait = try_vec_with_capacity(queues, "command queue")?;
+        for q in 0..queues {
+            let mut f = try_vec_with_capacity(depth, "command slots")?;
+            for i in 0..depth {
+                f.push((q * depth + depth - 1 - i) as u32);
+            }
+            free.push(f);
+            wait.push(try_deque(if q == 0 { depth } else { 0 }, "command queue")?);
         }
         let mut up = Calendar::default();
         let mut down = Calendar::default();
@@ -113,9 +148,15 @@ impl Host {
         down.try_reserve(64)
             .map_err(|_| AllocError::new("link timeline", 64 * 16))?;
         Ok(Host {
-            nvme,
-            link_bps,
-            cmd_overhead,
+            nvme: shape.nvme,
+            link_bps: shape.link_bps,
+            cmd_overhead: shape.cmd_overhead,
+            queues: queues as u32,
+            depth: depth as u32,
+            sub_lat: shape.sub_lat,
+            cq_lat: shape.cq_lat,
+            in_flight: 0,
+            waiting: 0,
             up,
             down,
             up_meter: Meter::default(),
@@ -123,19 +164,60 @@ impl Host {
             link_memo: (0, 0),
             cmds,
             free,
-            wait: try_deque(queue_depth, "command queue")?,
+            wait,
         })
     }
 
-    /// A free command slot.
+    /// The queue a command posted by the host's stream `stream` goes to.
     #[inline]
-    pub(crate) fn alloc(&mut self) -> Option<u32> {
-        self.free.pop()
+    pub(crate) fn queue_of(&self, stream: u16) -> usize {
+        if self.queues == 1 {
+            0
+        } else {
+            stream as usize % self.queues as usize
+        }
     }
 
+    /// A free command slot of queue `q`.
     #[inline]
-    pub(crate) fn release(&mut self, e: u32) {
-        self.free.push(e);
+    pub(crate) fn alloc(&mut self, q: usize) -> Option<u32> {
+        let e = self.free[q].pop();
+        self.in_flight += e.is_some() as u32;
+        e
+    }
+
+    /// Frees slot `e`; returns its queue.
+    #[inline]
+    pub(crate) fn release(&mut self, e: u32) -> usize {
+        let q = if self.queues == 1 {
+            0
+        } else {
+            (e / self.depth) as usize
+        };
+        self.free[q].push(e);
+        self.in_flight -= 1;
+        q
+    }
+
+    /// Holds a command until a slot of queue `q` frees.
+    #[cold]
+    pub(crate) fn hold(&mut self, q: usize, c: Queued) {
+        self.wait[q].push_back(c);
+        self.waiting += 1;
+    }
+
+    /// The next command waiting for a slot of queue `q`.
+    #[inline]
+    pub(crate) fn next_waiting(&mut self, q: usize) -> Option<Queued> {
+        let c = self.wait[q].pop_front();
+        self.waiting -= c.is_some() as u32;
+        c
+    }
+
+    /// No command of the host is in the drive or waiting for a slot.
+    #[inline]
+    pub(crate) fn idle(&self) -> bool {
+        self.in_flight == 0 && self.waiting == 0
     }
 
     #[inline]

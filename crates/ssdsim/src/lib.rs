@@ -28,9 +28,9 @@ mod state;
 
 pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
-    load_config_file, load_preset, preset_names, preset_summary, ConfigError, ControllerConfig,
-    DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface, NandConfig, PresetInfo, Rated,
-    SchedConfig, UnalignedPolicy,
+    load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, ConfigError,
+    ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface, NandConfig,
+    PresetInfo, Rated, SchedConfig, UnalignedPolicy,
 };
 pub use counters::{AuditReport, DriveCounters, Utilisation};
 pub use ftl::AllocError;
@@ -68,6 +68,9 @@ pub struct HostCmd {
     pub len: u64,
     /// Caller's estimate of compressed size / size (0 < f <= 1); used by compressing drives.
     pub nand_fraction: f32,
+    /// The host stream (job, worker) posting the command: an NVMe drive puts it on I/O queue
+    /// `queue mod host.nvme_queues`. Ignored by SATA drives (one NCQ queue).
+    pub queue: u16,
 }
 
 impl HostCmd {
@@ -77,6 +80,7 @@ impl HostCmd {
             offset,
             len,
             nand_fraction: 1.0,
+            queue: 0,
         }
     }
     pub fn write(offset: u64, len: u64) -> Self {
@@ -85,6 +89,7 @@ impl HostCmd {
             offset,
             len,
             nand_fraction: 1.0,
+            queue: 0,
         }
     }
     pub fn trim(offset: u64, len: u64) -> Self {
@@ -93,6 +98,7 @@ impl HostCmd {
             offset,
             len,
             nand_fraction: 1.0,
+            queue: 0,
         }
     }
 }

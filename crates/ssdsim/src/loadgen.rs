@@ -140,6 +140,7 @@ pub fn run(sim: &mut Simulator, drive: usize, w: &Workload, start_ns: u64) -> Ru
             offset: gen.next_offset(),
             len: w.bs,
             nand_fraction: w.nand_fraction,
+            queue: 0,
         };
         *st = start_ns;
         sim.submit(start_ns, tag as u64, drive, cmd);
@@ -163,6 +164,7 @@ pub fn run(sim: &mut Simulator, drive: usize, w: &Workload, start_ns: u64) -> Ru
                 offset: next,
                 len: w.bs,
                 nand_fraction: w.nand_fraction,
+                queue: 0,
             };
             submit_t[tag as usize] = t;
             next = gen.next_offset();

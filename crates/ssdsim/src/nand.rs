@@ -62,6 +62,8 @@ pub(crate) struct Geometry {
     pub bpp: usize,
     pub blocks: usize,
     pub ppb: u32,
+    /// Pages of a block programmed in SLC mode (`ppb / bits_per_cell`).
+    pub slc_ppb: u32,
     pub page_bytes: u64,
     pub page_sectors: u32,
     /// Sectors per mapping unit.
@@ -101,6 +103,7 @@ impl Geometry {
             bpp,
             blocks,
             ppb: n.pages_per_block,
+            slc_ppb: n.pages_per_block / n.bits_per_cell.max(1),
             page_bytes: n.page_bytes,
             page_sectors: (n.page_bytes / 512) as u32,
             us,
@@ -155,9 +158,11 @@ impl Geometry {
 /// Array and bus timings of the NAND part (all ns).
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct NandTiming {
-    pub t_r: u64,
-    pub t_prog: u64,
-    pub t_prog_upper: u64,
+    /// Program time of each page index of a block in the native cell mode (page `i` is of
+    /// type `i mod bits_per_cell`: lower, middle, upper, top).
+    prog_by_page: Vec<u32>,
+    /// Array read time of each page index of a block in the native cell mode.
+    read_by_page: Vec<u32>,
     pub t_bers: u64,
     pub slc_t_r: u64,
     pub slc_t_prog: u64,
@@ -174,14 +179,28 @@ pub(crate) struct NandTiming {
 impl NandTiming {
     pub(crate) fn new(cfg: &DriveConfig) -> NandTiming {
         let n = &cfg.nand;
+        let bits = n.bits_per_cell.max(1) as usize;
+        // times per page type: lower, middle, upper, top
+        let prog: Vec<u64> = if !n.t_prog_pages_ns.is_empty() {
+            n.t_prog_pages_ns.clone()
+        } else if bits == 2 && n.t_prog_upper_ns > 0 {
+            vec![n.t_prog_ns, n.t_prog_upper_ns]
+        } else {
+            vec![n.t_prog_ns]
+        };
+        let read: Vec<u64> = if n.t_r_pages_ns.is_empty() {
+            vec![n.t_r_ns]
+        } else {
+            n.t_r_pages_ns.clone()
+        };
+        let table = |by_type: &[u64]| -> Vec<u32> {
+            (0..n.pages_per_block as usize)
+                .map(|i| by_type[i % by_type.len()].min(u32::MAX as u64) as u32)
+                .collect()
+        };
         NandTiming {
-            t_r: n.t_r_ns,
-            t_prog: n.t_prog_ns,
-            t_prog_upper: if n.t_prog_upper_ns > 0 {
-                n.t_prog_upper_ns
-            } else {
-                n.t_prog_ns
-            },
+            prog_by_page: table(&prog),
+            read_by_page: table(&read),
             t_bers: n.t_bers_ns,
             slc_t_r: cfg.ftl.pslc_t_r_ns,
             slc_t_prog: cfg.ftl.pslc_t_prog_ns,
@@ -196,25 +215,24 @@ impl NandTiming {
         }
     }
 
-    /// Array read time of a page (pSLC pages read faster).
+    /// Array read time of page `page` of a block (pSLC pages read faster; in the native mode
+    /// each page type has its own time).
     #[inline]
-    pub(crate) fn read_ns(&self, slc: bool) -> u64 {
+    pub(crate) fn read_ns(&self, page: u32, slc: bool) -> u64 {
         if slc {
             self.slc_t_r
         } else {
-            self.t_r
+            self.read_by_page[page as usize] as u64
         }
     }
 
-    /// Program time of page `page` of a block: pSLC, or the MLC lower (even) / upper (odd) page.
+    /// Program time of page `page` of a block: pSLC, or the native mode's page type.
     #[inline]
     pub(crate) fn prog_ns(&self, page: u32, slc: bool) -> u64 {
         if slc {
             self.slc_t_prog
-        } else if page % 2 == 1 {
-            self.t_prog_upper
         } else {
-            self.t_prog
+            self.prog_by_page[page as usize] as u64
         }
     }
 

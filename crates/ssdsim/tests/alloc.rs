@@ -40,6 +40,7 @@ fn drive_loop(sim: &mut Simulator, ops: u64, span_units: u64, x: &mut u64) {
                 offset: off,
                 len: 4096,
                 nand_fraction: 0.5,
+                queue: 0,
             },
         };
         sim.submit(t, tag, (tag % 2) as usize, cmd);

@@ -191,7 +191,22 @@ fn overrides_apply_together_and_keep_the_over_provisioning() {
         ])
         .unwrap();
         assert_eq!(a, b, "{n}");
-        assert!(na.is_empty());
+        // the user capacity is kept as set; only an SLC cache scales with the NAND
+        assert!(
+            na.iter()
+                .all(|n| !n.contains("ftl.user_capacity_bytes scaled")),
+            "{na:?}"
+        );
+        if base.ftl.pslc_bytes > 0 {
+            let ratio = a.ftl.pslc_bytes as f64 / base.ftl.pslc_bytes as f64;
+            let raw = a.raw_capacity() as f64 / base.raw_capacity() as f64;
+            assert!(
+                (ratio / raw - 1.0).abs() < 1e-3,
+                "{n}: pSLC {ratio} raw {raw}"
+            );
+        } else {
+            assert!(na.is_empty());
+        }
         assert_eq!(a.user_capacity(), user);
         // Too large a user capacity for the geometry: refused, nothing changed.
         let mut d = base.clone();

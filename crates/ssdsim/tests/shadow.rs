@@ -59,6 +59,7 @@ fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
                     offset: s * 512,
                     len: n * 512,
                     nand_fraction: f,
+                    queue: 0,
                 }
             }
             Op::R(s, n) => HostCmd::read(s * 512, n.min(sectors - s) * 512),

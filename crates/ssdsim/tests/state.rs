@@ -21,6 +21,7 @@ fn run(sim: &mut Simulator, ops: u64, span_units: u64, x: &mut u64) -> Vec<(u64,
                 offset: off,
                 len: 4096 * (1 + (*x >> 60) % 4),
                 nand_fraction: 0.5,
+                queue: 0,
             },
         };
         let n = sim.drives() as u64;

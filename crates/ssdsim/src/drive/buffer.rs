@@ -55,7 +55,7 @@ impl Drive {
             }
             let p0 = d * g.planes;
             if (p0..p0 + g.planes).all(|p| f.free[p].len() > HOST_RESERVE) {
-                room += f.pages_in(false) as u64 / 2 * per_page;
+                room += g.slc_ppb as u64 * per_page;
             }
             if room >= need {
                 return true;

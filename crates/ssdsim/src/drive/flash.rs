@@ -144,7 +144,7 @@ impl Drive {
             self.ftl.gc[d].queued -= n as u32;
         }
         let slc = first.flags & F_SLC != 0;
-        let array_end = now + self.nand.read_ns(slc);
+        let array_end = now + self.nand.read_ns(first.page, slc);
         let ch = self.ftl.g.die_channel(d);
         let mut t = array_end;
         let mut pages = 0;

@@ -3,7 +3,7 @@
 //! a trim; its completion is handed back to the host interface.
 
 use super::{Drive, Shared};
-use crate::events::{ev, EV_HOST_DONE};
+use crate::events::{ev, EV_HOST_DONE, EV_IDLE};
 use crate::ftl::mapping::UNMAPPED;
 use crate::ftl::NIL;
 use crate::host::{Cmd, Queued};
@@ -36,10 +36,14 @@ impl Drive {
                 prefetch(&self.ftl.blk_valid, self.ftl.g.slot_block(old));
             }
         }
-        match self.host.alloc() {
+        if self.idle_fold_ns > 0 {
+            self.host_active();
+        }
+        let q = self.host.queue_of(cmd.queue);
+        match self.host.alloc(q) {
             Some(e) => self.start(sh, e, now, tag, seq, cmd),
-            // every queue slot taken: the host keeps it until one frees
-            None => self.host.wait.push_back(Queued { tag, seq, cmd }),
+            // every slot of its queue taken: the host keeps it until one frees
+            None => self.host.hold(q, Queued { tag, seq, cmd }),
         }
         self.service(sh, now);
     }
@@ -78,7 +82,9 @@ impl Drive {
             OpKind::Write => self.start_write(sh, e, now),
             OpKind::Trim => {
                 self.c.host_trims += 1;
-                let t = self.ctl.fw_op(self.w0, now, self.ctl.fw_trim);
+                let t = self
+                    .ctl
+                    .fw_op(self.w0, now + self.host.sub_lat, self.ctl.fw_trim);
                 self.host.cmds[e as usize].t_fw = t;
                 if self.ctl.waiters.is_empty() {
                     self.trim(sh, e, now);
@@ -108,8 +114,11 @@ impl Drive {
     #[inline]
     pub(super) fn complete(&mut self, sh: &mut Shared, e: u32, t: u64) {
         let seq = self.host.cmds[e as usize].seq;
-        sh.heap
-            .push_completion(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
+        sh.heap.push_completion(
+            t + self.host.cq_lat,
+            seq,
+            ev(EV_HOST_DONE, self.idx, e as u64),
+        );
     }
 
     /// The completion of command slot `e` is delivered at `t`: the slot frees (a command
@@ -124,18 +133,42 @@ impl Drive {
                 format!("command completes at {t} before arriving ({arrive}) or finishing ({done})")
             });
         }
-        self.host.release(e);
-        if !self.host.wait.is_empty() {
-            self.start_queued(sh, t);
+        let q = self.host.release(e);
+        if self.host.waiting > 0 && !self.host.wait[q].is_empty() {
+            self.start_queued(sh, t, q);
+        } else if self.idle_fold_ns > 0 && self.host.idle() {
+            sh.push(t + self.idle_fold_ns, ev(EV_IDLE, self.idx, self.idle_gen));
         }
         tag
     }
 
+    /// A host command arrived: background folding of the SLC cache stops starting new rounds,
+    /// and an idle timer armed before is stale.
+    #[inline]
+    fn host_active(&mut self) {
+        self.idle_gen = (self.idle_gen + 1) & ((1 << 48) - 1);
+        self.ftl.idle_fold = false;
+    }
+
+    /// The idle timer of generation `gen` fires: when no host command came since, the dies
+    /// fold their SLC blocks into the native cell mode in the background.
+    pub(crate) fn idle_timer(&mut self, sh: &mut Shared, now: u64, gen: u64) {
+        if gen != self.idle_gen || !self.host.idle() {
+            return;
+        }
+        self.sched.now = now;
+        self.ftl.idle_fold = true;
+        for d in 0..self.ftl.g.dies {
+            self.ftl.mark_changed(d);
+        }
+        self.service(sh, now);
+    }
+
     #[cold]
-    pub(super) fn start_queued(&mut self, sh: &mut Shared, t: u64) {
+    pub(super) fn start_queued(&mut self, sh: &mut Shared, t: u64, queue: usize) {
         self.sched.now = t;
-        if let Some(q) = self.host.wait.pop_front() {
-            let e = self.host.alloc().expect("a slot was just freed");
+        if let Some(q) = self.host.next_waiting(queue) {
+            let e = self.host.alloc(queue).expect("a slot was just freed");
             self.start(sh, e, t, q.tag, q.seq, q.cmd);
             self.service(sh, t);
         }
@@ -153,7 +186,7 @@ impl Drive {
         let u1 = g.d_us.div_ceil(s1);
         let t_fw = self.ctl.fw_op(
             self.w0,
-            now,
+            now + self.host.sub_lat,
             self.ctl.fw_read + self.ctl.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
         );
         self.host.cmds[e as usize].t_fw = t_fw;
@@ -253,7 +286,7 @@ impl Drive {
         if !aligned && !self.ftl.rmw {
             fwt += self.ctl.remap_cost;
         }
-        let t_fw = self.ctl.fw_op(self.w0, now, fwt);
+        let t_fw = self.ctl.fw_op(self.w0, now + self.host.sub_lat, fwt);
         self.host.cmds[e as usize].t_fw = t_fw;
         if self.ctl.waiters.is_empty() && self.can_admit(units, len) {
             self.admit(sh, e, now);

@@ -23,7 +23,7 @@ use crate::counters::{Audit, AuditReport, RawCounters};
 use crate::events::{Agenda, Calendar};
 use crate::ftl::mapping::UNMAPPED;
 use crate::ftl::{try_vec, try_vec_with_capacity, AllocError, Ftl};
-use crate::host::{Host, Uplink};
+use crate::host::{Host, HostShape, Uplink};
 use crate::nand::{Meter, NandTiming};
 use crate::sched::Sched;
 
@@ -66,6 +66,10 @@ pub(crate) struct Drive {
     /// Start of the measurement window.
     w0: u64,
     write_seq: u32,
+    /// `ftl.pslc_idle_fold_ns` (0 = no idle folding).
+    idle_fold_ns: u64,
+    /// Bumped by every host command: an idle timer armed before it is stale.
+    idle_gen: u64,
     /// No compression, no per-unit NAND costs, no version tracking, a write-back buffer:
     /// whole-unit writes take [`Drive::admit_whole`].
     plain: bool,
@@ -80,7 +84,7 @@ fn plan(cfg: &DriveConfig) -> (usize, usize) {
     let n = &cfg.nand;
     let dies = (n.channels * n.dies_per_channel) as usize;
     let group_bytes = n.page_bytes * n.planes_per_die as u64;
-    let qd = cfg.host.queue_depth as usize;
+    let qd = cfg.host.queue_depth as usize * cfg.host.nvme_queues as usize;
     let groups = dies * 4 + (cfg.controller.cache_bytes / group_bytes) as usize + qd * 2 + 16;
     let txs = groups + qd * 8 + dies * (n.planes_per_die as usize * 4 + 8) + 64;
     (groups, txs)
@@ -96,7 +100,7 @@ impl Drive {
         let channels = cfg.nand.channels as u64;
         Ftl::memory_estimate(cfg, tracking, groups)
             + Sched::memory_estimate(dies, txs)
-            + Host::memory_estimate(cfg.host.queue_depth as usize)
+            + Host::memory_estimate(cfg.host.nvme_queues as usize, cfg.host.queue_depth as usize)
             + Controller::memory_estimate(cfg)
             + channels * (8 * 16 + 8)
     }
@@ -128,21 +132,30 @@ impl Drive {
                 txs,
                 cfg.sched.read_priority,
                 cfg.sched.suspend_min_remaining_ns,
-                cfg.nand.t_prog_ns,
+                cfg.nand.prog_mean_ns(),
             )?,
             nand: NandTiming::new(cfg),
-            host: Host::try_new(
-                cfg.host.interface == Interface::Nvme,
-                cfg.host.link_bytes_per_sec,
-                cfg.host.cmd_overhead_ns,
-                cfg.host.queue_depth as usize,
-            )?,
+            host: Host::try_new(HostShape {
+                nvme: cfg.host.interface == Interface::Nvme,
+                link_bps: cfg.host.link_rate(),
+                cmd_overhead: cfg.host.cmd_overhead_ns,
+                queues: cfg.host.nvme_queues as usize,
+                depth: cfg.host.queue_depth as usize,
+                sub_lat: cfg.host.doorbell_ns + cfg.host.sq_fetch_ns,
+                cq_lat: cfg.host.completion_ns,
+            })?,
             ctl,
             ch_meter: try_vec(Meter::default(), ftl.g.channels, "channel timelines")?,
             channels,
             last_host_die: dies - 1,
             w0: 0,
             write_seq: 0,
+            idle_fold_ns: if cfg.ftl.pslc_bytes > 0 {
+                cfg.ftl.pslc_idle_fold_ns
+            } else {
+                0
+            },
+            idle_gen: 0,
             c: RawCounters::default(),
             audit: None,
             ftl,

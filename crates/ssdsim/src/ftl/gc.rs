@@ -165,6 +165,9 @@ impl Ftl {
         if planes.clone().any(|p| self.slc_fifo[p].len() > budget) {
             return Some(true);
         }
+        if self.idle_fold && planes.clone().any(|p| !self.slc_fifo[p].is_empty()) {
+            return Some(true);
+        }
         if planes
             .clone()
             .any(|p| self.free_soon(p) < self.gc_soft as usize)
@@ -187,7 +190,7 @@ impl Ftl {
         let mut any = false;
         let (mut valid, mut cap) = (0u64, 0u64);
         let block_sectors =
-            (if fold { self.g.ppb / 2 } else { self.g.ppb }) as u64 * self.g.page_sectors as u64;
+            (if fold { self.g.slc_ppb } else { self.g.ppb }) as u64 * self.g.page_sectors as u64;
         for (p, c) in cur.iter_mut().enumerate().take(planes) {
             let plane = d * planes + p;
             let v = if fold {
@@ -241,7 +244,7 @@ impl Ftl {
         s.fold = fold;
         s.cur = cur;
         s.last_seq = [0; MAX_PLANES];
-        s.pages = if fold { self.g.ppb / 2 } else { self.g.ppb };
+        s.pages = if fold { self.g.slc_ppb } else { self.g.ppb };
         s.cursor = 0;
         s.queued = 0;
         true

@@ -109,6 +109,13 @@ pub(crate) struct Ftl {
     pub slc_fifo: Vec<VecDeque<u32>>,
     pub slc_count: Vec<u32>,
     pub pslc_cfg_blocks: u32,
+    /// pSLC blocks per plane kept whatever the fill.
+    pub pslc_static_blocks: u32,
+    /// The host has been idle long enough: fold pSLC blocks in the background
+    /// (`ftl.pslc_idle_fold_ns`).
+    pub idle_fold: bool,
+    /// The drive folds its SLC cache when the host is idle (`ftl.pslc_idle_fold_ns` > 0).
+    pub fold_when_idle: bool,
     pub free_total: u64,
     /// ∫ free blocks dt over the measurement window (for the mean), and where it stands.
     pub free_area: u128,
@@ -227,6 +234,11 @@ impl Ftl {
             slc_fifo,
             slc_count: try_vec(0u32, g.planes_total, "plane state")?,
             pslc_cfg_blocks: cfg.pslc_blocks_per_plane(),
+            pslc_static_blocks: cfg
+                .pslc_static_blocks_per_plane()
+                .min(cfg.pslc_blocks_per_plane()),
+            idle_fold: false,
+            fold_when_idle: f.pslc_bytes > 0 && f.pslc_idle_fold_ns > 0,
             free_total: blocks as u64,
             free_area: 0,
             free_last_t: 0,
@@ -298,20 +310,21 @@ impl Ftl {
         }
     }
 
-    /// pSLC blocks per plane the host may fill now: the configured region shrinks as the drive
-    /// fills (the region is carved out of free space).
+    /// pSLC blocks per plane the host may fill now: the static part of the cache, plus the
+    /// dynamic part, which shrinks as the drive fills (it is carved out of free space).
     pub(crate) fn slc_budget(&self) -> u32 {
         if self.pslc_cfg_blocks == 0 {
             return 0;
         }
         let used = self.mapped_units as f64 / self.user_units as f64;
-        ((self.pslc_cfg_blocks as f64) * (1.0 - used)).floor() as u32
+        let dynamic = self.pslc_cfg_blocks - self.pslc_static_blocks;
+        self.pslc_static_blocks + ((dynamic as f64) * (1.0 - used)).floor() as u32
     }
 
     #[inline]
     pub(crate) fn pages_in(&self, slc: bool) -> u32 {
         if slc {
-            self.g.ppb / 2
+            self.g.slc_ppb
         } else {
             self.g.ppb
         }

@@ -62,7 +62,9 @@ impl Ftl {
             let p0 = d * self.g.planes;
             let budget = self.slc_budget() as usize;
             let short = (p0..p0 + self.g.planes).any(|p| self.free[p].len() < want);
-            let over = (p0..p0 + self.g.planes).any(|p| self.slc_fifo[p].len() > budget);
+            let over = (p0..p0 + self.g.planes).any(|p| {
+                self.slc_fifo[p].len() > budget || (self.idle_fold && !self.slc_fifo[p].is_empty())
+            });
             if !(short || over) || !self.gc_round_untimed(d) {
                 return;
             }
@@ -136,10 +138,13 @@ impl Ftl {
             self.seal(id);
             self.group_programmed(id, 0);
         }
-        // leave every plane with the background-GC reserve, as an idle drive would
+        // leave every plane with the background-GC reserve, as an idle drive would (and, on a
+        // drive that folds its SLC cache when idle, the cache folded)
+        self.idle_fold = self.fold_when_idle;
         for d in 0..self.g.dies {
             self.reclaim_untimed(d, self.gc_soft as usize);
         }
+        self.idle_fold = false;
         for id in self.gc_group.clone().into_iter().filter(|&id| id != NIL) {
             self.seal(id);
             self.group_programmed(id, 0);
