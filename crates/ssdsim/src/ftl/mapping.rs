@@ -282,7 +282,7 @@ mod tests {
         );
         assert_eq!(table_bytes(4, per, 1, 1, 1), 4 * per + 8);
         // scattered writes: at most one chunk per unit written
-        assert_eq!(table_bytes(4, len, len, 1, 3), 2 << 20 | len / per * 8);
+        assert_eq!(table_bytes(4, len, len, 1, 3), (2 << 20) + len / per * 8);
         assert_eq!(table_bytes(4, len, 0, 1, u64::MAX), len / per * 8);
     }
 }
