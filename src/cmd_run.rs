@@ -833,13 +833,25 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             None => Vec::new(),
         };
         let plain = steps.is_empty() && !a.steady_state;
+        // The simulated drives' tables grow with what the run writes: say before starting
+        // when that is a lot, and budget it.
+        let touch = ssdlab_engine::sim_touch_with(&spec, &t, &steps, a.steady_state);
+        ssdlab_engine::check_sim_run_touch(&spec, &t, touch, a.max_memory)
+            .map_err(engine_failure)?;
+        let need = ssdlab_engine::sim_memory_need(&t, spec.total_qd(), touch);
+        if need.bytes >= 1 << 30 {
+            eprintln!(
+                "ssdlab: this simulation needs up to {} of memory: {}",
+                ssdlab_workload::format_size(need.bytes),
+                need.what
+            );
+        }
         let result = if plain && a.load_state.is_none() && a.save_state.is_none() {
             status::with_status_line(&spec, true, |progress| {
                 ssdlab_engine::run_sim(&spec, &t, &SimOptions { progress, ..opts })
             })
             .map_err(engine_failure)?
         } else {
-            ssdlab_engine::check_sim_run(&spec, &t, a.max_memory).map_err(engine_failure)?;
             let mut session = match &a.load_state {
                 Some(path) => load_sim_state(path, &t, a.max_memory)?,
                 None => SimSession::new(&t, spec.seed, a.max_memory).map_err(engine_failure)?,

@@ -401,7 +401,9 @@ impl PointRunner {
                 }
                 let t = &targets[&key];
                 ssdlab_engine::check_sim_run(&p.spec, t, self.max_memory).with_context(what)?;
-                Ok((ssdlab_engine::sim_memory_estimate(t), Self::state_key(p)))
+                // the drive's tables grow with what the point writes (sparse tables)
+                let bytes = ssdlab_engine::sim_run_memory_estimate(&p.spec, t);
+                Ok((bytes, Self::state_key(p)))
             }
             PointTarget::Real { paths } => {
                 let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;

@@ -798,3 +798,65 @@ fn preconditioning_by_workload_and_the_steady_state_test() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Runs `ssdlab ARGS…` under an address-space limit (`ulimit -v`, KiB).
+fn under_ulimit_v(kib: u64, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(assert_cmd::cargo::cargo_bin("ssdlab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// An 8 TB drive (tests/data/qlc-8tb.toml) tested on an 8 GiB span fits in 1 GiB of address
+/// space: its mapping tables are allocated for the regions written, not for the capacity.
+/// The same drive written whole (--state full) is refused with one line, before it starts.
+#[test]
+fn large_drive_on_a_small_span_runs_in_little_address_space() {
+    let drive = "tests/data/qlc-8tb.toml";
+    for (rw, extra) in [
+        ("randwrite", &[][..]),
+        ("randread", &["--precondition", "seqwrite 1x over 64m"][..]),
+    ] {
+        let mut args = vec![
+            "run", "--sim", drive, "--rw", rw, "--bs", "4k", "--qd", "32", "--span", "8g",
+            "--time", "20ms", "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = under_ulimit_v(1 << 20, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{rw}: {err}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let kind = if rw == "randwrite" { "write" } else { "read" };
+        assert!(iops(&v, kind) > 0.0, "{rw}: no I/O");
+        assert!(
+            !err.contains("needs up to"),
+            "{rw}: a small run says nothing: {err}"
+        );
+    }
+    let out = under_ulimit_v(
+        1 << 20,
+        &["run", "--sim", drive, "--state", "full", "--time", "20ms"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("whole") && err.contains("need about"), "{err}");
+    // a large need that fits is said on stderr before the run starts
+    let out = ssdlab()
+        .args(["run", "--sim", drive, "--rw", "randwrite", "--time", "10ms"])
+        .args(["--max-memory", "1t", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        assert!(err.contains("this simulation needs up to"), "{err}");
+    } else {
+        // a machine without that much memory refuses it with one line instead
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -32,10 +32,12 @@ pub use real::{
     RealJob, RealOptions, RealTarget, RunOutput,
 };
 pub use sim::{
-    build_sim, check_sim_run, check_sim_target, run_sim, run_sim_prepared, run_sim_recorded,
-    sim_memory_estimate, SimJob, SimOptions, SimOutput, SimSession, SimTarget,
+    build_sim, check_sim_run, check_sim_run_touch, check_sim_target, run_sim, run_sim_prepared,
+    run_sim_recorded, sim_memory_estimate, sim_memory_need, sim_run_memory_estimate, sim_touch,
+    sim_touch_with, SimJob, SimMemoryNeed, SimOptions, SimOutput, SimSession, SimTarget,
 };
 pub use ssdlab_io::{FixedBufs, RingOptions};
+pub use ssdlab_ssdsim::Touch;
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
 use std::path::PathBuf;

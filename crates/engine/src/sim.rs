@@ -12,7 +12,7 @@ use crate::{EngineError, Invalid, StartHook};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
     AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator, StateError,
-    StateExtra,
+    StateExtra, Touch,
 };
 use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
 use ssdlab_workload::gen::worker_seed;
@@ -326,9 +326,138 @@ fn unwritten_read_note(counters: &[ssdlab_ssdsim::DriveCounters]) -> Option<Stri
     ))
 }
 
-/// Bytes of memory the simulator of `target` takes (every drive's tables and the event queue).
+/// Bytes of memory the simulator of `target` takes once built and brought into its state
+/// (every drive's tables and the event queue), before a run writes anything.
 pub fn sim_memory_estimate(target: &SimTarget) -> u64 {
-    Simulator::memory_estimate(&target.drive, target.drives)
+    Simulator::memory_estimate_touch(&target.drive, target.drives, Touch::of_state(target.state))
+}
+
+/// Bytes of memory the simulator of `target` takes by the end of a run of `spec` (every
+/// drive's tables for what the run can write, see [`sim_touch`], and the event queue).
+pub fn sim_run_memory_estimate(spec: &WorkloadSpec, target: &SimTarget) -> u64 {
+    Simulator::memory_estimate_touch(&target.drive, target.drives, sim_touch(spec, target))
+}
+
+/// What `spec` can write on each drive of `target` (with the drive's state): the simulated
+/// drives' mapping tables are sparse, so their memory follows the logical region written and
+/// the bytes written, not the capacity. A run that writes nothing (reads, trims) adds nothing;
+/// a written region counts per drive (an array's share of it, plus two stripes); the bytes
+/// written are bounded by the stop condition (bytes, I/Os × block size) or by the time
+/// (ramp included) at the drive's host link rate. A drive preconditioned full or steady counts
+/// whole.
+pub fn sim_touch(spec: &WorkloadSpec, target: &SimTarget) -> Touch {
+    let base = Touch::of_state(target.state);
+    if base == Touch::ALL || !spec.writes() {
+        return base;
+    }
+    let Some(region) = sim_region(spec, target, None) else {
+        return Touch::ALL;
+    };
+    let mut written = u64::MAX;
+    if let Some(b) = spec.stop.bytes {
+        written = written.min(b);
+    }
+    if let Some(n) = spec.stop.ios {
+        written = written.min(n.saturating_mul(spec.bs));
+    }
+    if let Some(t) = spec.stop.time_ns {
+        let ns = t.saturating_add(spec.ramp_ns) as u128;
+        let rate = target.drive.host.link_rate() as u128;
+        written = written.min(u64::try_from(ns * rate / 1_000_000_000).unwrap_or(u64::MAX));
+    }
+    base.plus(Touch {
+        logical_bytes: region,
+        written_bytes: written,
+    })
+}
+
+/// The logical region of one drive of `target` that `spec` (or `span`, from its offset)
+/// reaches, bytes; `None` when the region is not valid (the geometry check reports why).
+fn sim_region(spec: &WorkloadSpec, target: &SimTarget, span: Option<u64>) -> Option<u64> {
+    let drive_size = target.drive.user_capacity();
+    let size = drive_size.saturating_mul(target.drives as u64);
+    let (start, region) = spec.region_for(size, "the simulated drive").ok()?;
+    let region = span.map_or(region, |s| s.min(size - start));
+    Some(if target.drives > 1 {
+        let stripe = target.stripe.unwrap_or(0);
+        (region.div_ceil(target.drives as u64) + 2 * stripe).min(drive_size)
+    } else {
+        region
+    })
+}
+
+/// [`sim_touch`] for a run that first preconditions with `steps` and then repeats `spec` in
+/// rounds until steady (`steady`: up to [`crate::precondition::MAX_ROUNDS`] rounds).
+pub fn sim_touch_with(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    steps: &[crate::PreStep],
+    steady: bool,
+) -> Touch {
+    let mut t = sim_touch(spec, target);
+    if steady && t != Touch::ALL {
+        let rounds = crate::precondition::MAX_ROUNDS as u64;
+        t.written_bytes = t.written_bytes.saturating_mul(rounds);
+    }
+    for step in steps {
+        let Some(region) = sim_region(spec, target, step.span) else {
+            return Touch::ALL;
+        };
+        let written = (region as f64 * step.passes.ceil()) as u64;
+        t = t.plus(Touch {
+            logical_bytes: region,
+            written_bytes: written.saturating_mul(target.drives as u64),
+        });
+    }
+    t
+}
+
+/// The memory a run of `target` needs: every drive's tables for what the run writes
+/// (`touch`), the engine's per-slot state for `slots` outstanding I/Os and a fixed margin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimMemoryNeed {
+    pub bytes: u64,
+    /// What it is for, in words ("1 simulated drive of X (mapping tables for …)").
+    pub what: String,
+}
+
+/// See [`SimMemoryNeed`].
+pub fn sim_memory_need(target: &SimTarget, slots: u64, touch: Touch) -> SimMemoryNeed {
+    let drives = format!(
+        "{} simulated drive{} of {}",
+        target.drives,
+        if target.drives == 1 { "" } else { "s" },
+        target.name
+    );
+    let tables = if touch == Touch::ALL {
+        let why = match target.state {
+            Precondition::Full | Precondition::Steady => {
+                format!("the drive state {} writes it whole", target.state)
+            }
+            Precondition::Fresh => "the run can write all of it".to_string(),
+        };
+        format!(
+            "mapping tables for the whole {} drive, as {why}",
+            format_size(target.drive.user_capacity())
+        )
+    } else if touch.written_bytes == 0 {
+        "block state; nothing written, so no mapping tables yet".to_string()
+    } else {
+        format!(
+            "block state and mapping tables for a {} region and up to {} written per drive",
+            format_size(touch.logical_bytes.min(target.drive.user_capacity())),
+            format_size(touch.written_bytes)
+        )
+    };
+    let what = if slots > 0 {
+        format!("{drives} ({tables}) and {slots} outstanding I/Os")
+    } else {
+        format!("{drives} ({tables})")
+    };
+    let bytes = Simulator::memory_estimate_touch(&target.drive, target.drives, touch)
+        .saturating_add(slots.saturating_mul(SIM_SLOT_BYTES))
+        .saturating_add(crate::real::MEMORY_MARGIN);
+    SimMemoryNeed { bytes, what }
 }
 
 /// Runs `spec` on a simulated drive or array in virtual time. All workers share the one event
@@ -341,21 +470,35 @@ pub fn run_sim(
     run_sim_prepared(spec, target, None, opts)
 }
 
-/// Checks a simulated target (drive config, drive count, memory) before anything is built.
+/// Checks a simulated target (drive config, drive count, memory for the drives in their state)
+/// before anything is built.
 pub fn check_sim_target(target: &SimTarget, max_memory: Option<u64>) -> Result<(), EngineError> {
-    check_sim_memory(target, 0, max_memory)
+    check_sim_memory(target, 0, Touch::of_state(target.state), max_memory)
 }
 
 /// Memory per outstanding simulated I/O in the engine and the simulator: slot state, the parent
 /// of its pieces, event-queue entries, completions.
 const SIM_SLOT_BYTES: u64 = 256;
 
-/// Checks a simulated target and the run's memory: every drive's tables, the engine's per-slot
-/// state for `slots` outstanding I/Os (`--qd` × `--jobs` of every job), and a fixed margin for
-/// the rest.
+/// Checks a simulated target and the run's memory ([`sim_memory_need`]: every drive's tables
+/// for what the run writes, the engine's per-slot state for `slots` outstanding I/Os (`--qd` ×
+/// `--jobs` of every job), and a fixed margin for the rest).
 fn check_sim_memory(
     target: &SimTarget,
     slots: u64,
+    touch: Touch,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
+    check_sim_memory_held(target, slots, touch, 0, max_memory)
+}
+
+/// [`check_sim_memory`] for drives whose mapping tables already hold `held` bytes (a saved
+/// state loaded) beyond what `touch` counts.
+fn check_sim_memory_held(
+    target: &SimTarget,
+    slots: u64,
+    touch: Touch,
+    held: u64,
     max_memory: Option<u64>,
 ) -> Result<(), EngineError> {
     target.drive.validate()?;
@@ -365,25 +508,17 @@ fn check_sim_memory(
     if target.drives > 1 && target.stripe.is_none() {
         return Err(Invalid::SimArrayNeedsStripe.into());
     }
-    let what = if slots > 0 {
+    let need = sim_memory_need(target, slots, touch);
+    let what = if held > 0 {
         format!(
-            "{} simulated drive{} of {} (mapping tables and block state) and {slots} outstanding I/Os",
-            target.drives,
-            if target.drives == 1 { "" } else { "s" },
-            target.name
+            "{} and the loaded state's mapping tables ({})",
+            need.what,
+            format_size(held)
         )
     } else {
-        format!(
-            "{} simulated drive{} of {} (mapping tables and block state)",
-            target.drives,
-            if target.drives == 1 { "" } else { "s" },
-            target.name
-        )
+        need.what
     };
-    let need = sim_memory_estimate(target)
-        .saturating_add(slots.saturating_mul(SIM_SLOT_BYTES))
-        .saturating_add(crate::real::MEMORY_MARGIN);
-    check_budget(&what, need, max_memory)?;
+    check_budget(&what, need.bytes.saturating_add(held), max_memory)?;
     Ok(())
 }
 
@@ -425,7 +560,7 @@ pub(crate) fn sim_geometry(
         return Err(Invalid::VerifyOnSim.into());
     }
     // Memory first: an array of a billion drives is refused before its stripe map is built.
-    check_sim_memory(target, spec.total_qd(), None)?;
+    check_sim_memory(target, spec.total_qd(), sim_touch(spec, target), None)?;
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -471,7 +606,18 @@ pub fn check_sim_run(
     target: &SimTarget,
     max_memory: Option<u64>,
 ) -> Result<(), EngineError> {
-    check_sim_memory(target, spec.total_qd(), max_memory)?;
+    check_sim_run_touch(spec, target, sim_touch(spec, target), max_memory)
+}
+
+/// [`check_sim_run`] for a run that writes what `touch` says (e.g. [`sim_touch_with`] when it
+/// preconditions first).
+pub fn check_sim_run_touch(
+    spec: &WorkloadSpec,
+    target: &SimTarget,
+    touch: Touch,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
+    check_sim_memory(target, spec.total_qd(), touch, max_memory)?;
     sim_geometry(spec, target)?;
     Ok(())
 }
@@ -495,7 +641,12 @@ pub fn run_sim_recorded(
     prepared: Option<Simulator>,
     opts: &SimOptions<'_>,
 ) -> Result<(RunResult, Recorder), EngineError> {
-    check_sim_memory(target, spec.total_qd(), opts.max_memory)?;
+    check_sim_memory(
+        target,
+        spec.total_qd(),
+        sim_touch(spec, target),
+        opts.max_memory,
+    )?;
     sim_geometry(spec, target)?;
     let mut session = match prepared {
         Some(sim) => SimSession::from_prepared(target, sim),
@@ -537,6 +688,10 @@ pub struct SimSession {
     /// The drives came from a saved state ([`SimSession::load_state`]), not from
     /// `target.state`.
     loaded: bool,
+    /// What the runs so far can have written (for the memory check of the next).
+    touch: Touch,
+    /// Bytes the mapping tables of a loaded state held when loaded.
+    held: u64,
 }
 
 /// What a saved state of `target` must match beyond the drives (the array's stripe).
@@ -559,6 +714,8 @@ impl SimSession {
             sim: Some(build_sim(target, seed, max_memory)?),
             now: 0,
             loaded: false,
+            touch: Touch::of_state(target.state),
+            held: 0,
         })
     }
 
@@ -592,11 +749,14 @@ impl SimSession {
             .into(),
             e => Invalid::State(e.to_string()).into(),
         })?;
+        let held = sim.table_bytes();
         Ok(SimSession {
             target: target.clone(),
             sim: Some(sim),
             now,
             loaded: true,
+            touch: Touch::NONE,
+            held,
         })
     }
 
@@ -625,6 +785,8 @@ impl SimSession {
             sim: Some(sim),
             now: 0,
             loaded: false,
+            touch: Touch::of_state(target.state),
+            held: 0,
         }
     }
 
@@ -647,9 +809,14 @@ impl SimSession {
         } else {
             format!("the simulated drive {}", target.name)
         };
-        // Memory for every job's outstanding I/Os together, before anything is built.
+        // Memory for every job's outstanding I/Os together and for what they all write (on
+        // top of what earlier groups wrote), before anything is built.
         let slots: u64 = jobs.iter().map(|j| j.spec.total_qd()).sum();
-        check_sim_memory(&target, slots, opts.max_memory)?;
+        let touch = jobs
+            .iter()
+            .fold(self.touch, |t, j| t.plus(sim_touch(j.spec, &target)));
+        check_sim_memory_held(&target, slots, touch, self.held, opts.max_memory)?;
+        self.touch = touch;
         let mut geo = Vec::with_capacity(jobs.len());
         let mut map = None;
         let mut size = 0;

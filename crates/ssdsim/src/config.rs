@@ -388,10 +388,17 @@ fn err(field: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
 }
 
 impl DriveConfig {
-    /// Bytes of memory one simulated drive of this configuration allocates (mapping tables,
-    /// block state, write-cache bookkeeping): what a command must budget before building it.
+    /// Bytes of memory one simulated drive of this configuration takes when written whole
+    /// (mapping tables, block state, write-cache bookkeeping).
     pub fn memory_estimate(&self) -> u64 {
-        crate::drive::Drive::memory_estimate(self, false)
+        self.memory_estimate_touch(crate::Touch::ALL)
+    }
+
+    /// Bytes of memory one simulated drive of this configuration takes for a run that writes
+    /// what `touch` says (the mapping tables grow with the regions written): what a command
+    /// must budget before building it.
+    pub fn memory_estimate_touch(&self, touch: crate::Touch) -> u64 {
+        crate::drive::Drive::memory_estimate(self, false, touch)
     }
 
     /// User capacity in bytes.

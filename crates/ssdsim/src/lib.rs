@@ -103,6 +103,46 @@ impl HostCmd {
     }
 }
 
+/// What a run can write of one drive, for sizing its memory: the mapping tables are sparse
+/// (allocated per 64 KiB chunk on first write), so a drive takes memory for the logical
+/// region written and the flash written, not for its capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Touch {
+    /// Bytes of the drive's logical space the run can write (one contiguous region).
+    pub logical_bytes: u64,
+    /// Bytes the run can write to the drive (host writes), at most.
+    pub written_bytes: u64,
+}
+
+impl Touch {
+    /// Everything: a drive written whole (preconditioned full or steady, or no bound known).
+    pub const ALL: Touch = Touch {
+        logical_bytes: u64::MAX,
+        written_bytes: u64::MAX,
+    };
+    /// Nothing written: a fresh drive, or a read-only run on one.
+    pub const NONE: Touch = Touch {
+        logical_bytes: 0,
+        written_bytes: 0,
+    };
+
+    /// What a drive brought into state `pre` has written before a run starts.
+    pub fn of_state(pre: Precondition) -> Touch {
+        match pre {
+            Precondition::Fresh => Touch::NONE,
+            Precondition::Full | Precondition::Steady => Touch::ALL,
+        }
+    }
+
+    /// Both together (regions as one region covering both).
+    pub fn plus(self, o: Touch) -> Touch {
+        Touch {
+            logical_bytes: self.logical_bytes.max(o.logical_bytes),
+            written_bytes: self.written_bytes.saturating_add(o.written_bytes),
+        }
+    }
+}
+
 /// Drive state before the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

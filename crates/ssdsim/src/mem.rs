@@ -1,6 +1,7 @@
 //! Memory helpers for large in-memory tables (used by the simulator's mapping tables): a
-//! fixed-length array backed by transparent huge pages where the kernel allows them, and a
-//! cache prefetch hint.
+//! fixed-length array backed by transparent huge pages where the kernel allows them
+//! ([`HugeVec`]), a sparse table whose memory grows with the entries written, not with its
+//! length ([`SparseVec`]), and a cache prefetch hint.
 //!
 //! Large tables (≥ 2 MiB) are mapped anonymously, aligned to 2 MiB and marked
 //! `MADV_HUGEPAGE` before their first touch, so they get 2 MiB pages even when the system's
@@ -115,6 +116,13 @@ impl<T: HugeElem> HugeVec<T> {
         Ok(Self::from_box(v.into_boxed_slice()))
     }
 
+    /// The start of the elements, with the provenance of the whole allocation (pointers into
+    /// the array are derived from it without creating a reference).
+    #[inline]
+    fn base(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
     #[cfg(test)]
     /// Whether the memory is an anonymous mapping advised for huge pages.
     pub fn is_huge(&self) -> bool {
@@ -222,6 +230,307 @@ impl<T: HugeElem> PartialEq for HugeVec<T> {
     }
 }
 
+/// Bytes of one chunk of a [`SparseVec`].
+pub const CHUNK_BYTES: usize = 64 << 10;
+
+/// What every unallocated chunk of every [`SparseVec`] reads: zeros, never written.
+#[repr(C, align(4096))]
+struct ZeroChunk([u8; CHUNK_BYTES]);
+static ZERO_CHUNK: ZeroChunk = ZeroChunk([0; CHUNK_BYTES]);
+
+#[inline(always)]
+fn zero_addr() -> usize {
+    std::ptr::addr_of!(ZERO_CHUNK) as usize
+}
+
+/// A fixed-length array of `T`, all [`HugeElem::ZERO`] at first, whose memory is allocated
+/// per chunk of [`CHUNK_BYTES`] on the first write into the chunk: a table sized by a drive's
+/// capacity costs memory (and address space) only for the regions a run writes.
+///
+/// The chunks live in slabs of 2 MiB on transparent huge pages ([`HugeVec`]), handed out in
+/// the order the chunks are first written, so the written regions sit densely on huge pages
+/// whatever their place in the table. A directory holds, per chunk, a pointer biased so that
+/// `directory[i / per_chunk] + i` is the address of element `i`; an unallocated chunk's entry
+/// points at one shared read-only zero chunk. A read is then a bounds check, a shift and two
+/// loads, with no branch on whether the chunk exists; a write checks whether its address lies
+/// in the zero chunk and allocates the chunk if so.
+pub struct SparseVec<T: HugeElem> {
+    /// Per chunk: `chunk start - k * per_chunk` (wrapping), element-wise.
+    dir: Vec<*mut T>,
+    len: usize,
+    /// Backing memory of the allocated chunks (never moved or freed while `self` lives).
+    slabs: Vec<HugeVec<T>>,
+    /// Chunks handed out of the last slab.
+    used: usize,
+    /// Allocated chunks.
+    chunks: usize,
+}
+
+// SAFETY: a SparseVec owns its chunks exclusively (the shared zero chunk is never written);
+// the raw pointers in its directory point only into its own slabs or the zero chunk.
+unsafe impl<T: HugeElem + Send> Send for SparseVec<T> {}
+// SAFETY: shared access only reads.
+unsafe impl<T: HugeElem + Sync> Sync for SparseVec<T> {}
+
+/// Slab size in bytes (one transparent huge page).
+const SLAB_BYTES: usize = HUGE;
+
+impl<T: HugeElem> SparseVec<T> {
+    /// Elements per chunk.
+    pub const PER_CHUNK: usize = {
+        assert!(size_of::<T>().is_power_of_two() && size_of::<T>() <= 4096);
+        CHUNK_BYTES / size_of::<T>()
+    };
+    const SHIFT: u32 = Self::PER_CHUNK.trailing_zeros();
+
+    /// An empty table.
+    pub fn new() -> Self {
+        SparseVec {
+            dir: Vec::new(),
+            len: 0,
+            slabs: Vec::new(),
+            used: 0,
+            chunks: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn zero_entry(k: usize) -> *mut T {
+        (std::ptr::addr_of!(ZERO_CHUNK) as *mut T).wrapping_sub(k << Self::SHIFT)
+    }
+
+    /// `len` zero elements (only the directory is allocated: 8 bytes per chunk), or
+    /// `Err(bytes)` when the directory cannot be had.
+    pub fn try_zeroed(len: usize) -> Result<Self, usize> {
+        let n = len.div_ceil(Self::PER_CHUNK);
+        let mut dir = Vec::new();
+        dir.try_reserve_exact(n)
+            .map_err(|_| n.saturating_mul(size_of::<usize>()))?;
+        dir.extend((0..n).map(Self::zero_entry));
+        Ok(SparseVec {
+            dir,
+            len,
+            slabs: Vec::new(),
+            used: 0,
+            chunks: 0,
+        })
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Chunks in the table (allocated or not).
+    pub fn chunk_count(&self) -> usize {
+        self.dir.len()
+    }
+
+    #[cfg(test)]
+    /// Chunks allocated so far.
+    pub fn allocated_chunks(&self) -> usize {
+        self.chunks
+    }
+
+    /// Bytes of memory the table holds: the directory and the slabs its chunks came from.
+    pub fn allocated_bytes(&self) -> usize {
+        self.dir.len() * size_of::<usize>()
+            + self
+                .slabs
+                .iter()
+                .map(|s| s.len() * size_of::<T>())
+                .sum::<usize>()
+    }
+
+    /// Whether chunk `k` has memory of its own.
+    #[inline]
+    pub fn is_allocated(&self, k: usize) -> bool {
+        self.dir[k].wrapping_add(k << Self::SHIFT) as usize != zero_addr()
+    }
+
+    /// Address of element `i` (`i < len`): in its chunk or in the zero chunk.
+    #[inline(always)]
+    fn addr(&self, i: usize) -> *mut T {
+        if i >= self.len {
+            out_of_range(i, self.len);
+        }
+        // SAFETY: i < len, so i / PER_CHUNK < dir.len().
+        unsafe { self.dir.get_unchecked(i >> Self::SHIFT) }.wrapping_add(i)
+    }
+
+    /// Element `i`; panics when `i >= len`.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> T {
+        // SAFETY: addr gives a pointer to element i inside its chunk or inside the zero chunk
+        // (which holds PER_CHUNK zero elements); both are live while self is.
+        unsafe { *self.addr(i) }
+    }
+
+    /// Element `i`, or `None` when `i >= len`.
+    #[inline(always)]
+    pub fn try_get(&self, i: usize) -> Option<T> {
+        if i >= self.len {
+            return None;
+        }
+        // SAFETY: i < len, so i / PER_CHUNK < dir.len(); as in get.
+        Some(unsafe { *self.dir.get_unchecked(i >> Self::SHIFT).wrapping_add(i) })
+    }
+
+    /// A pointer to element `i` that may be written: its chunk is allocated first if needed.
+    /// Panics when `i >= len`; aborts when memory runs out (like `Vec` growing). The pointer
+    /// stays valid as long as `self` is not dropped (chunks never move, and moving `self`
+    /// does not move them).
+    #[inline(always)]
+    pub fn addr_mut(&mut self, i: usize) -> *mut T {
+        let p = self.addr(i);
+        if (p as usize).wrapping_sub(zero_addr()) < CHUNK_BYTES {
+            return self.alloc_for(i);
+        }
+        p
+    }
+
+    /// Sets element `i`; panics when `i >= len`.
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, v: T) {
+        let p = self.addr_mut(i);
+        // SAFETY: addr_mut points at element i of an allocated chunk owned by self.
+        unsafe { *p = v }
+    }
+
+    #[cfg(test)]
+    /// Element `i`, writable; panics when `i >= len`.
+    #[inline(always)]
+    pub fn get_mut(&mut self, i: usize) -> &mut T {
+        let p = self.addr_mut(i);
+        // SAFETY: as in set; the borrow of self keeps the chunk alive and unaliased.
+        unsafe { &mut *p }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_for(&mut self, i: usize) -> *mut T {
+        self.alloc_chunk(i >> Self::SHIFT)
+            .wrapping_add(i & (Self::PER_CHUNK - 1))
+    }
+
+    /// Allocates chunk `k` (unallocated) and returns its start.
+    fn alloc_chunk(&mut self, k: usize) -> *mut T {
+        let per = Self::PER_CHUNK;
+        if self
+            .slabs
+            .last()
+            .is_none_or(|s| (self.used + 1) * per > s.len())
+        {
+            // a slab of one huge page (mapped, faulted in as chunks are used), or the whole
+            // table when it is smaller (on the heap)
+            let n = (SLAB_BYTES / size_of::<T>()).min(self.dir.len() * per);
+            self.slabs.push(HugeVec::from_elem(T::ZERO, n));
+            self.used = 0;
+        }
+        let slab = self.slabs.last().expect("a slab was just added");
+        // SAFETY: (used + 1) * per <= slab.len(): the chunk lies inside the slab.
+        let start = unsafe { slab.base().add(self.used * per) };
+        self.used += 1;
+        self.chunks += 1;
+        self.dir[k] = start.wrapping_sub(k << Self::SHIFT);
+        start
+    }
+
+    /// The elements of chunk `k` (the zero chunk's when it is not allocated; the last chunk
+    /// is cut at `len`).
+    pub fn chunk(&self, k: usize) -> &[T] {
+        let first = k * Self::PER_CHUNK;
+        let n = Self::PER_CHUNK.min(self.len - first);
+        let p = self.dir[k].wrapping_add(first);
+        // SAFETY: p is the start of chunk k (or of the zero chunk), n <= PER_CHUNK elements.
+        unsafe { std::slice::from_raw_parts(p, n) }
+    }
+
+    /// The elements of chunk `k`, writable (allocated first if needed).
+    pub fn chunk_mut(&mut self, k: usize) -> &mut [T] {
+        let first = k * Self::PER_CHUNK;
+        let n = Self::PER_CHUNK.min(self.len - first);
+        let p = if self.is_allocated(k) {
+            self.dir[k].wrapping_add(first)
+        } else {
+            self.alloc_chunk(k)
+        };
+        // SAFETY: p is the start of the allocated chunk k owned by self; n <= PER_CHUNK.
+        unsafe { std::slice::from_raw_parts_mut(p, n) }
+    }
+
+    /// The allocated chunks in table order: (chunk index, elements).
+    pub fn allocated(&self) -> impl Iterator<Item = (usize, &[T])> + '_ {
+        (0..self.dir.len())
+            .filter(|&k| self.is_allocated(k))
+            .map(|k| (k, self.chunk(k)))
+    }
+
+    /// Every element in order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        (0..self.dir.len()).flat_map(|k| self.chunk(k).iter().copied())
+    }
+
+    /// Hints the CPU to load element `i` into the cache (nothing when out of range).
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        if i < self.len {
+            // SAFETY: as in addr.
+            prefetch_ptr(unsafe { self.dir.get_unchecked(i >> Self::SHIFT) }.wrapping_add(i));
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_range(i: usize, len: usize) -> ! {
+    panic!("index {i} out of range for a table of {len} entries")
+}
+
+impl<T: HugeElem> Default for SparseVec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: HugeElem> Clone for SparseVec<T> {
+    /// Copies the allocated chunks only (aborts when memory runs out, like `Vec::clone`).
+    fn clone(&self) -> Self {
+        let mut v = SparseVec::try_zeroed(self.len).unwrap_or_else(|bytes| {
+            std::alloc::handle_alloc_error(
+                std::alloc::Layout::from_size_align(bytes.max(1), 8)
+                    .unwrap_or(std::alloc::Layout::new::<usize>()),
+            )
+        });
+        for (k, c) in self.allocated() {
+            v.chunk_mut(k).copy_from_slice(c);
+        }
+        v
+    }
+}
+
+impl<T: HugeElem + fmt::Debug> fmt::Debug for SparseVec<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SparseVec")
+            .field("len", &self.len)
+            .field("allocated_chunks", &self.chunks)
+            .finish()
+    }
+}
+
+impl<T: HugeElem> PartialEq for SparseVec<T> {
+    /// Equal contents (whatever chunks each has allocated).
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && (0..self.dir.len()).all(|k| self.chunk(k) == other.chunk(k))
+    }
+}
+
 /// Hints the CPU to bring the cache line holding `slice[i]` into the cache (no effect when `i`
 /// is out of range or on targets without a prefetch instruction). Never faults, never blocks.
 #[inline(always)]
@@ -275,6 +584,120 @@ mod tests {
         assert!(b.iter().all(|&x| x));
         let e: HugeVec<u8> = HugeVec::default();
         assert!(e.is_empty());
+    }
+
+    #[test]
+    fn sparse_reads_zero_without_allocating() {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let v: SparseVec<u32> = SparseVec::try_zeroed(5 * per + 7).unwrap();
+        assert_eq!(v.len(), 5 * per + 7);
+        assert_eq!(v.chunk_count(), 6);
+        for i in [0, 1, per - 1, per, 3 * per + 5, 5 * per + 6] {
+            assert_eq!(v.get(i), 0);
+        }
+        v.prefetch(2 * per);
+        v.prefetch(v.len()); // out of range: nothing
+        assert_eq!(v.allocated_chunks(), 0);
+        assert_eq!(v.iter().count(), v.len());
+        assert!(v.iter().all(|x| x == 0));
+        assert_eq!(v.allocated_bytes(), 6 * 8);
+    }
+
+    #[test]
+    fn sparse_writes_allocate_their_chunk_only() {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let mut v: SparseVec<u32> = SparseVec::try_zeroed(100 * per).unwrap();
+        // both sides of a chunk boundary
+        v.set(per - 1, 7);
+        assert_eq!(v.allocated_chunks(), 1);
+        v.set(per, 8);
+        assert_eq!(v.allocated_chunks(), 2);
+        v.set(per, 9);
+        *v.get_mut(99 * per + per - 1) += 3;
+        assert_eq!(v.allocated_chunks(), 3);
+        assert_eq!(
+            (v.get(per - 1), v.get(per), v.get(100 * per - 1)),
+            (7, 9, 3)
+        );
+        assert_eq!((v.get(per - 2), v.get(per + 1), v.get(0)), (0, 0, 0));
+        assert!(v.is_allocated(0) && v.is_allocated(1) && v.is_allocated(99));
+        assert!(!v.is_allocated(2));
+        let idx: Vec<usize> = v.allocated().map(|(k, _)| k).collect();
+        assert_eq!(idx, [0, 1, 99]);
+        // the chunks share one huge-page slab
+        assert_eq!(v.slabs.len(), 1);
+        assert!(v.slabs[0].is_huge());
+        // the zero chunk stayed zero
+        assert!(v.chunk(50).iter().all(|&x| x == 0));
+        // a written chunk is a whole chunk of the table
+        assert_eq!(v.chunk(1)[0], 9);
+    }
+
+    #[test]
+    fn sparse_small_and_u8_tables() {
+        let mut v: SparseVec<u8> = SparseVec::try_zeroed(1000).unwrap();
+        assert_eq!(v.chunk_count(), 1);
+        v.set(999, 4);
+        assert_eq!(v.get(999), 4);
+        assert_eq!(v.chunk(0).len(), 1000);
+        assert!(!v.slabs[0].is_huge()); // a small table's one chunk lives on the heap
+        let e: SparseVec<u8> = SparseVec::default();
+        assert!(e.is_empty());
+        assert_eq!(e.clone(), e);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn sparse_out_of_range_panics() {
+        let v: SparseVec<u32> = SparseVec::try_zeroed(10).unwrap();
+        v.get(10);
+    }
+
+    #[test]
+    fn sparse_clone_copies_allocated_chunks() {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let mut a: SparseVec<u32> = SparseVec::try_zeroed(40 * per + 3).unwrap();
+        a.set(3, 1);
+        a.set(40 * per + 2, 2);
+        let mut b = a.clone();
+        assert_eq!(a, b);
+        assert_eq!(b.allocated_chunks(), 2);
+        b.set(3, 5);
+        assert_ne!(a, b);
+        assert_eq!(a.get(3), 1);
+        // equal contents, different chunks allocated: still equal
+        let mut c = a.clone();
+        c.set(20 * per, 0);
+        assert_eq!(c.allocated_chunks(), 3);
+        assert_eq!(a, c);
+        drop(a);
+        assert_eq!(c.get(40 * per + 2), 2);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sparse_matches_a_flat_table(
+            len in 1usize..200_000,
+            ops in proptest::collection::vec((0usize..200_000, 0u32..4), 0..200),
+        ) {
+            let mut v: SparseVec<u32> = SparseVec::try_zeroed(len).unwrap();
+            let mut m = vec![0u32; len];
+            for (i, x) in ops {
+                let i = i % len;
+                v.set(i, x);
+                m[i] = x;
+                proptest::prop_assert_eq!(v.get(i), x);
+            }
+            proptest::prop_assert!(v.iter().eq(m.iter().copied()));
+            let c = v.clone();
+            proptest::prop_assert!(c.iter().eq(m.iter().copied()));
+            let used = m
+                .chunks(SparseVec::<u32>::PER_CHUNK)
+                .enumerate()
+                .filter(|(k, _)| v.is_allocated(*k))
+                .count();
+            proptest::prop_assert_eq!(used, v.allocated_chunks());
+        }
     }
 
     #[test]

@@ -58,9 +58,21 @@ impl Simulator {
     /// Bytes of memory `n_drives` drives of `drive` take (see [`DriveConfig::memory_estimate`]),
     /// plus the shared event queue.
     pub fn memory_estimate(drive: &DriveConfig, n_drives: usize) -> u64 {
-        let per = drive.memory_estimate();
+        Self::memory_estimate_touch(drive, n_drives, crate::Touch::ALL)
+    }
+
+    /// Bytes of memory `n_drives` drives of `drive` take when a run writes what `touch` says
+    /// on each (see [`DriveConfig::memory_estimate_touch`]), plus the shared event queue.
+    pub fn memory_estimate_touch(drive: &DriveConfig, n_drives: usize, touch: crate::Touch) -> u64 {
+        let per = drive.memory_estimate_touch(touch);
         let queue = Self::queue_len(drive) as u64 * 48;
         (per + queue).saturating_mul(n_drives as u64)
+    }
+
+    /// Bytes of memory the drives' mapping tables hold now: they grow as a run writes new
+    /// regions (allocated per 64 KiB chunk on first write).
+    pub fn table_bytes(&self) -> u64 {
+        self.drives.iter().map(|d| d.ftl.map.held_bytes()).sum()
     }
 
     fn queue_len(drive: &DriveConfig) -> usize {

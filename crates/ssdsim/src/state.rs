@@ -7,8 +7,10 @@
 //! "SSDLABST"  u32 format version
 //! u32 length, header (postcard), u32 CRC-32C of the header
 //! u64 length, state (postcard), u32 CRC-32C of the state
-//! per drive: the mapping tables as raw blocks (l2p, then per-unit costs and sector versions
-//! when the configuration has them), then one u32 CRC-32C of all table bytes
+//! per drive: the mapping tables (l2p, then per-unit costs and sector versions when the
+//! configuration has them), then one u32 CRC-32C of all table bytes
+//! a table: u64 entries, u32 entries per chunk, u64 chunks written, then per chunk written
+//! (in increasing order) u64 chunk index and its entries
 //! ```
 //!
 //! The header names what the state belongs to (the drive configuration after overrides, the
@@ -16,9 +18,10 @@
 //! stripe); a load for anything else is refused, naming what differs. The state is everything
 //! else the simulator holds — every drive's block, page-group, scheduler, host and controller
 //! state, the shared event queue with its pending internal events, the adapter, counters, the
-//! random generator, the clock — serialised field by field. A table is written as chunks of
-//! 64 KiB, an all-zero chunk (never written) as one byte, so a drive that a run touched only
-//! in part makes a small file and loads without faulting in the rest. The reverse map is not
+//! random generator, the clock — serialised field by field. The mapping tables are sparse in
+//! memory (allocated per 64 KiB chunk on first write, see [`crate::mem::SparseVec`]) and a
+//! table is written as its allocated chunks that hold data, so a drive that a run touched only
+//! in part makes a small file and loads with only those chunks allocated. The reverse map is not
 //! written: it is rebuilt from the forward map (an entry of the reverse map counts only where
 //! the forward map points back at it, so the rebuilt one gives the same results).
 //!
@@ -29,6 +32,7 @@ use crate::config::DriveConfig;
 use crate::drive::Drive;
 use crate::ftl::mapping::UNMAPPED;
 use crate::ftl::AllocError;
+use crate::mem::{HugeElem, SparseVec, CHUNK_BYTES};
 use crate::sim::Simulator;
 use crate::{AdapterConfig, Precondition, SimError};
 use serde::{Deserialize, Serialize};
@@ -40,7 +44,7 @@ pub const STATE_MAGIC: &[u8; 8] = b"SSDLABST";
 pub const STATE_VERSION: u32 = 2;
 
 /// Table chunk, bytes.
-const CHUNK: usize = 64 << 10;
+const CHUNK: usize = CHUNK_BYTES;
 /// The header is a few KiB (a drive configuration as JSON); anything far larger is not one.
 const MAX_HEADER: u32 = 1 << 20;
 
@@ -210,22 +214,26 @@ impl Raw for u8 {
     }
 }
 
-/// Writes a table as its length and chunks (0: all zero, 1: raw data follows).
-fn write_table<T: Raw + PartialEq + Default, W: Write>(
+/// Writes a sparse table as its length, its chunk length, the number of chunks written, and
+/// each allocated chunk that holds data as its index and its entries (a chunk never written
+/// is left out, so is one written back to all zeros).
+fn write_table<T: HugeElem + Raw, W: Write>(
     w: &mut CrcWriter<W>,
-    t: &[T],
+    t: &SparseVec<T>,
     buf: &mut Vec<u8>,
 ) -> io::Result<()> {
+    let data: Vec<usize> = t
+        .allocated()
+        .filter(|(_, c)| c.iter().any(|&x| x != T::ZERO))
+        .map(|(k, _)| k)
+        .collect();
     w.put(&(t.len() as u64).to_le_bytes())?;
-    let zero = T::default();
-    for c in t.chunks(CHUNK / T::SIZE) {
-        if c.iter().all(|&x| x == zero) {
-            w.put(&[0])?;
-            continue;
-        }
+    w.put(&(SparseVec::<T>::PER_CHUNK as u32).to_le_bytes())?;
+    w.put(&(data.len() as u64).to_le_bytes())?;
+    for k in data {
         buf.clear();
-        buf.push(1);
-        for &x in c {
+        buf.extend_from_slice(&(k as u64).to_le_bytes());
+        for &x in t.chunk(k) {
             x.put(buf);
         }
         w.put(buf)?;
@@ -234,10 +242,11 @@ fn write_table<T: Raw + PartialEq + Default, W: Write>(
 }
 
 /// Reads a table written by [`write_table`] into `t` (all zero, of the length the configuration
-/// gives), calling `each(first index, chunk)` for every chunk that held data.
-fn read_table<T: Raw, R: Read>(
+/// gives; only the chunks in the file are allocated), calling `each(first index, chunk)` for
+/// every chunk read.
+fn read_table<T: HugeElem + Raw, R: Read>(
     r: &mut CrcReader<R>,
-    t: &mut [T],
+    t: &mut SparseVec<T>,
     what: &str,
     buf: &mut Vec<u8>,
     mut each: impl FnMut(usize, &[T]) -> Result<(), StateError>,
@@ -249,22 +258,28 @@ fn read_table<T: Raw, R: Read>(
             t.len()
         )));
     }
-    let per = CHUNK / T::SIZE;
-    for (i, c) in t.chunks_mut(per).enumerate() {
-        let mut flag = [0u8];
-        r.get(&mut flag)?;
-        match flag[0] {
-            0 => {}
-            1 => {
-                buf.resize(c.len() * T::SIZE, 0);
-                r.get(buf)?;
-                for (x, b) in c.iter_mut().zip(buf.chunks_exact(T::SIZE)) {
-                    *x = T::get(b);
-                }
-                each(i * per, c)?;
-            }
-            _ => return Err(corrupt(format!("bad chunk marker in the {what}"))),
+    let per = SparseVec::<T>::PER_CHUNK;
+    if r.u32()? as usize != per {
+        return Err(corrupt(format!("the {what} has chunks of another size")));
+    }
+    let count = r.u64()?;
+    if count > t.chunk_count() as u64 {
+        return Err(corrupt(format!("the {what} has too many chunks")));
+    }
+    let mut next = 0u64;
+    for _ in 0..count {
+        let k = r.u64()?;
+        if k < next || k >= t.chunk_count() as u64 {
+            return Err(corrupt(format!("bad chunk index in the {what}")));
         }
+        next = k + 1;
+        let c = t.chunk_mut(k as usize);
+        buf.resize(c.len() * T::SIZE, 0);
+        r.get(buf)?;
+        for (x, b) in c.iter_mut().zip(buf.chunks_exact(T::SIZE)) {
+            *x = T::get(b);
+        }
+        each(k as usize * per, c)?;
     }
     Ok(())
 }
@@ -383,7 +398,7 @@ impl Simulator {
         w.put(&s)?;
         w.seal()?;
         drop(s);
-        let mut buf = Vec::with_capacity(CHUNK + 1);
+        let mut buf = Vec::with_capacity(CHUNK + 8);
         for d in &self.drives {
             let m = &d.ftl.map;
             write_table(&mut w, m.l2p.raw(), &mut buf)?;

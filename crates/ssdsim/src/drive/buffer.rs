@@ -176,7 +176,7 @@ impl Drive {
                     self.ftl.scratch_ver[i] = if (a as usize..b as usize).contains(&i) {
                         cmd.version
                     } else if old != UNMAPPED {
-                        ver[old as usize * us as usize + i]
+                        ver.get(old as usize * us as usize + i)
                     } else {
                         0
                     };
@@ -188,13 +188,15 @@ impl Drive {
                 self.ftl.mapped_units += 1;
             }
             if !self.ftl.map.cost.is_empty() {
-                self.ftl.map.cost[l] = cost as u8;
+                self.ftl.map.cost.set(l, cost as u8);
             }
             let (slot, gid, gfull) = self.place_host(cost as u32, t_data, (b - a) * 512, now);
             self.ftl.map_unit(l, slot, cost as u32);
             if let Some(ver) = self.ftl.map.ver.as_mut() {
                 let base = slot as usize * us as usize;
-                ver[base..base + us as usize].copy_from_slice(&self.ftl.scratch_ver);
+                for (i, &v) in self.ftl.scratch_ver.iter().enumerate() {
+                    ver.set(base + i, v);
+                }
             }
             if rmw_src != UNMAPPED {
                 // the old unit must reach the controller before the merged unit is programmed
@@ -247,17 +249,27 @@ impl Drive {
         let bytes = us as u64 * 512;
         for u in u0..u1 {
             let l = u as usize;
-            let old = self.ftl.map.l2p.get(l);
+            // one lookup of the unit's entry for its read and its writes (`invalidate` and
+            // `map_unit`, inlined by hand)
+            let e = self.ftl.map.l2p.entry(l);
+            // SAFETY (every use of `e` below): the map lives in self.ftl, which this call
+            // neither drops nor replaces.
+            let old = unsafe { e.get() };
             if old != UNMAPPED {
                 if self.ftl.is_buffered(old) {
                     self.ftl.c.cache_write_hits += 1;
                 }
-                self.ftl.invalidate(l, old);
+                let b = self.ftl.g.slot_block(old);
+                self.ftl.blk_valid[b] -= self.ftl.map.unit_cost(l);
+                unsafe { e.set(UNMAPPED) };
             } else {
                 self.ftl.mapped_units += 1;
             }
             let (slot, gid, gfull) = self.place_host(us, t_data, bytes, now);
-            self.ftl.map_unit(l, slot, us);
+            self.ftl.map.p2l.set(slot as usize, l as u32);
+            unsafe { e.set(slot) };
+            let b = self.ftl.g.slot_block(slot);
+            self.ftl.blk_valid[b] += us;
             if gfull {
                 self.seal_host(gid, now);
             }

@@ -16,10 +16,10 @@ impl Drive {
     /// the cache so that its submission does not wait for memory.
     #[inline(always)]
     pub(crate) fn prefetch(&self, offset: u64) {
-        prefetch(
-            self.ftl.map.l2p.raw(),
-            self.ftl.g.d_unit.div(offset) as usize,
-        );
+        self.ftl
+            .map
+            .l2p
+            .prefetch(self.ftl.g.d_unit.div(offset) as usize);
     }
 
     /// A host command arrives at `now` (events before `now` have been processed).
@@ -27,14 +27,16 @@ impl Drive {
     pub(crate) fn submit(&mut self, sh: &mut Shared, now: u64, tag: u64, seq: u64, cmd: HostCmd) {
         self.sched.now = now;
         let u = self.ftl.g.d_unit.div(cmd.offset) as usize;
-        prefetch(self.ftl.map.l2p.raw(), u);
-        if cmd.kind == OpKind::Write && u < self.ftl.map.l2p.len() {
+        if cmd.kind == OpKind::Write {
             // with the entry itself cached (prefetched one command ahead by the caller), also
             // start on the valid count of the block holding the data being overwritten
-            let old = self.ftl.map.l2p.get(u);
-            if old != UNMAPPED {
-                prefetch(&self.ftl.blk_valid, self.ftl.g.slot_block(old));
+            if let Some(old) = self.ftl.map.l2p.try_get(u) {
+                if old != UNMAPPED {
+                    prefetch(&self.ftl.blk_valid, self.ftl.g.slot_block(old));
+                }
             }
+        } else {
+            self.ftl.map.l2p.prefetch(u);
         }
         if self.idle_fold_ns > 0 {
             self.host_active();
@@ -265,6 +267,7 @@ impl Drive {
         self.sched.enqueue(d, C_READ, tx);
     }
 
+    #[inline(always)]
     pub(super) fn start_write(&mut self, sh: &mut Shared, e: u32, now: u64) {
         self.write_seq += 1;
         let g = &self.ftl.g;

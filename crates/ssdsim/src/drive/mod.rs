@@ -91,14 +91,15 @@ fn plan(cfg: &DriveConfig) -> (usize, usize) {
 }
 
 impl Drive {
-    /// Bytes of memory (address space) [`Drive::try_new`] allocates for `cfg`: mapping tables,
-    /// block state, page groups, transaction queues, command slots. Kept next to `try_new` so
-    /// the two stay in step (a test checks the estimate against what is really allocated).
-    pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool) -> u64 {
+    /// Bytes of memory (address space) a drive of `cfg` takes when a run writes what `touch`
+    /// says: what [`Drive::try_new`] allocates (block state, page groups, transaction queues,
+    /// command slots, the mapping tables' directories) and the chunks of the sparse mapping
+    /// tables the writes reach. Kept next to `try_new` so the two stay in step.
+    pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool, touch: crate::Touch) -> u64 {
         let (groups, txs) = plan(cfg);
         let dies = (cfg.nand.channels * cfg.nand.dies_per_channel) as usize;
         let channels = cfg.nand.channels as u64;
-        Ftl::memory_estimate(cfg, tracking, groups)
+        Ftl::memory_estimate(cfg, tracking, groups, touch)
             + Sched::memory_estimate(dies, txs)
             + Host::memory_estimate(cfg.host.nvme_queues as usize, cfg.host.queue_depth as usize)
             + Controller::memory_estimate(cfg)
@@ -197,7 +198,7 @@ impl Drive {
         if slot == UNMAPPED {
             return None;
         }
-        let v = ver[slot as usize * us as usize + (sector % us) as usize];
+        let v = ver.get(slot as usize * us as usize + (sector % us) as usize);
         (v != 0).then_some(v)
     }
 

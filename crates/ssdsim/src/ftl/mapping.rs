@@ -2,47 +2,83 @@
 //! sector remapping) and, in tracking mode, the data version of every physical sector.
 
 use super::AllocError;
-use crate::mem::HugeVec;
+use crate::mem::{SparseVec, CHUNK_BYTES};
 
 pub(crate) const UNMAPPED: u32 = u32::MAX;
 
 /// A table of u32 entries whose initial state (every entry [`UNMAPPED`]) is all-zero memory:
-/// entries are stored bit-inverted. A new table then costs no writes, and only the pages a run
-/// touches are ever faulted in (a fresh 128 GB drive used over an 8 GiB span touches a few MiB
-/// of its 250 MB of maps).
+/// entries are stored bit-inverted. The table is sparse ([`SparseVec`]): memory is allocated
+/// per 64 KiB chunk on the first write into it, so a fresh 8 TB drive used over an 8 GiB span
+/// holds a few MiB of its 16 GB of maps, in address space as well as in resident memory.
 #[derive(Clone, Default)]
-pub(crate) struct Map(HugeVec<u32>);
+pub(crate) struct Map(SparseVec<u32>);
 
 impl Map {
     pub(crate) fn try_new(len: usize, what: &'static str) -> Result<Map, AllocError> {
         const { assert!(!UNMAPPED == 0) };
-        HugeVec::try_from_elem(0, len)
+        SparseVec::try_zeroed(len)
             .map(Map)
             .map_err(|bytes| AllocError::new(what, bytes))
     }
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> u32 {
-        !self.0[i]
+        !self.0.get(i)
     }
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(&mut self, i: usize, v: u32) {
-        self.0[i] = !v;
+        self.0.set(i, !v);
     }
     #[inline]
     pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
-    /// The stored (inverted) entries, for prefetching.
-    #[inline]
-    pub(crate) fn raw(&self) -> &[u32] {
+    /// Entry `i`, or `None` when `i` is out of range.
+    #[inline(always)]
+    pub(crate) fn try_get(&self, i: usize) -> Option<u32> {
+        self.0.try_get(i).map(|x| !x)
+    }
+    /// Entry `i` as a place to read and write more than once (its chunk is allocated now):
+    /// one directory lookup for a read followed by writes. Panics when `i >= len`.
+    #[inline(always)]
+    pub(crate) fn entry(&mut self, i: usize) -> Entry {
+        Entry(self.0.addr_mut(i))
+    }
+    /// Starts loading entry `i` into the cache (nothing when out of range).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, i: usize) {
+        self.0.prefetch(i);
+    }
+    /// The stored (inverted) entries, for saving and restoring a table.
+    pub(crate) fn raw(&self) -> &SparseVec<u32> {
         &self.0
     }
     /// The stored (inverted) entries, for restoring a saved table.
-    pub(crate) fn raw_mut(&mut self) -> &mut [u32] {
+    pub(crate) fn raw_mut(&mut self) -> &mut SparseVec<u32> {
         &mut self.0
     }
     pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().map(|&x| !x)
+        self.0.iter().map(|x| !x)
+    }
+}
+
+/// One entry of a [`Map`] ([`Map::entry`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Entry(*mut u32);
+
+impl Entry {
+    /// # Safety
+    /// The map the entry came from is alive (not dropped or replaced).
+    #[inline(always)]
+    pub(crate) unsafe fn get(self) -> u32 {
+        // SAFETY: the caller guarantees the map is alive; its chunks never move.
+        !unsafe { *self.0 }
+    }
+    /// # Safety
+    /// As for [`Entry::get`].
+    #[inline(always)]
+    pub(crate) unsafe fn set(self, v: u32) {
+        // SAFETY: as in get; the entry's chunk was allocated when the entry was taken.
+        unsafe { *self.0 = !v }
     }
 }
 
@@ -58,10 +94,10 @@ pub(crate) struct Mapping {
     pub p2l: Map,
     /// NAND sectors per unit when they vary (compression, sector remapping); empty otherwise.
     #[serde(skip)]
-    pub cost: HugeVec<u8>,
+    pub cost: SparseVec<u8>,
     /// Data version per physical sector (tracking mode only).
     #[serde(skip)]
-    pub ver: Option<HugeVec<u32>>,
+    pub ver: Option<SparseVec<u32>>,
     /// Sectors per unit.
     pub us: u32,
 }
@@ -77,14 +113,14 @@ impl Mapping {
         let l2p = Map::try_new(user_units, "logical-to-physical map")?;
         let p2l = Map::try_new(total_slots, "physical-to-logical map")?;
         let cost = if variable_cost {
-            HugeVec::try_from_elem(0, user_units)
+            SparseVec::try_zeroed(user_units)
                 .map_err(|b| AllocError::new("per-unit cost table", b))?
         } else {
-            HugeVec::new()
+            SparseVec::new()
         };
         let ver = if tracking {
             Some(
-                HugeVec::try_from_elem(0, total_slots * us as usize)
+                SparseVec::try_zeroed(total_slots * us as usize)
                     .map_err(|b| AllocError::new("version table", b))?,
             )
         } else {
@@ -99,31 +135,52 @@ impl Mapping {
         })
     }
 
-    /// Bytes [`Mapping::try_new`] allocates.
+    /// Bytes the tables take when a run writes at most `written_units` mapping units in a
+    /// region of `region_units` (at most `user_units`, one contiguous run) and `touched_slots`
+    /// physical slots (in `slot_runs` contiguous runs): the directories, and every chunk the
+    /// writes can reach, rounded up to whole 2 MiB slabs. With everything touched this is the
+    /// size of the flat tables (rounded up to 2 MiB) plus the directories.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn bytes(
         user_units: u64,
         total_slots: u64,
         us: u64,
         variable_cost: bool,
         tracking: bool,
+        (region_units, written_units): (u64, u64),
+        (touched_slots, slot_runs): (u64, u64),
     ) -> u64 {
-        let mut b = 4 * user_units + 4 * total_slots;
+        // a unit written lies in one chunk: no more chunks than units written
+        let l2p = |size| table_bytes(size, user_units, region_units, 1, written_units);
+        let p2l = |per_slot: u64| {
+            let (n, t) = (total_slots * per_slot, touched_slots * per_slot);
+            table_bytes(4, n, t, slot_runs, u64::MAX)
+        };
+        let mut b = l2p(4) + p2l(1);
         if variable_cost {
-            b += user_units;
+            b += l2p(1);
         }
         if tracking {
-            b += 4 * total_slots * us;
+            b += p2l(us);
         }
         b
     }
 
+    /// Bytes of memory the tables hold now (directories and allocated chunks).
+    pub(crate) fn held_bytes(&self) -> u64 {
+        (self.l2p.raw().allocated_bytes()
+            + self.p2l.raw().allocated_bytes()
+            + self.cost.allocated_bytes()
+            + self.ver.as_ref().map_or(0, |v| v.allocated_bytes())) as u64
+    }
+
     /// NAND sectors unit `l` occupies.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn unit_cost(&self, l: usize) -> u32 {
         if self.cost.is_empty() {
             self.us
         } else {
-            self.cost[l] as u32
+            self.cost.get(l) as u32
         }
     }
 
@@ -135,7 +192,7 @@ impl Mapping {
     }
 
     /// Points `l` at `slot`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn map(&mut self, l: usize, slot: u32) {
         self.p2l.set(slot as usize, l as u32);
         self.l2p.set(l, slot);
@@ -146,10 +203,86 @@ impl Mapping {
     pub(crate) fn copy_versions(&mut self, from: u32, to: u32) {
         if let Some(ver) = self.ver.as_mut() {
             let us = self.us as usize;
-            ver.copy_within(
-                from as usize * us..from as usize * us + us,
-                to as usize * us,
+            for i in 0..us {
+                let v = ver.get(from as usize * us + i);
+                ver.set(to as usize * us + i, v);
+            }
+        }
+    }
+}
+
+/// Bytes of a sparse table of `len` entries of `size` bytes when `touched` entries in `runs`
+/// contiguous runs are written (reaching at most `cap` chunks): its directory and the chunks
+/// those runs can reach (a run reaches one chunk more than its length fills), in whole slabs
+/// of 2 MiB (a table smaller than a slab takes one slab of its own size).
+fn table_bytes(size: u64, len: u64, touched: u64, runs: u64, cap: u64) -> u64 {
+    let chunk = CHUNK_BYTES as u64;
+    let per = chunk / size;
+    let chunks = len.div_ceil(per);
+    let dir = chunks * 8;
+    let touched = touched.min(len);
+    if touched == 0 || cap == 0 {
+        return dir;
+    }
+    let reach = (touched.div_ceil(per) + runs.max(1)).min(chunks).min(cap);
+    let slab = 2 << 20;
+    dir + if chunks * chunk < slab {
+        chunks * chunk
+    } else {
+        (reach * chunk).next_multiple_of(slab)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_reads_unmapped_until_written_and_allocates_by_touch() {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let mut m = Map::try_new(64 * per, "test").unwrap();
+        assert!(m.iter().take(1000).all(|x| x == UNMAPPED));
+        assert_eq!(m.get(64 * per - 1), UNMAPPED);
+        m.set(per - 1, 5);
+        m.set(per, 0);
+        assert_eq!(
+            (m.get(per - 1), m.get(per), m.get(per + 1)),
+            (5, 0, UNMAPPED)
+        );
+        assert_eq!(m.raw().allocated_chunks(), 2);
+        let c = m.clone();
+        assert_eq!(c.get(per - 1), 5);
+        assert_eq!(c.raw().allocated_chunks(), 2);
+    }
+
+    #[test]
+    fn estimate_covers_a_contiguous_run() {
+        let per = SparseVec::<u32>::PER_CHUNK as u64;
+        let len = 1000 * per;
+        for (start, n) in [(0, 1), (per - 1, 2), (17, 5 * per), (3 * per + 1, 40 * per)] {
+            let mut m = Map::try_new(len as usize, "test").unwrap();
+            for i in start..start + n {
+                m.set(i as usize, i as u32);
+            }
+            let real = m.raw().allocated_bytes() as u64;
+            let est = table_bytes(4, len, n, 1, u64::MAX);
+            assert!(
+                real <= est,
+                "run {start}+{n}: {real} allocated > {est} estimated"
+            );
+            assert!(
+                est <= real + (2 << 20),
+                "run {start}+{n}: estimate {est} far above {real}"
             );
         }
+        // everything: the flat table in whole 2 MiB slabs plus the directory
+        assert_eq!(
+            table_bytes(4, len, len, 1, u64::MAX),
+            (4 * len).next_multiple_of(2 << 20) + len / per * 8
+        );
+        assert_eq!(table_bytes(4, per, 1, 1, 1), 4 * per + 8);
+        // scattered writes: at most one chunk per unit written
+        assert_eq!(table_bytes(4, len, len, 1, 3), (2 << 20) + len / per * 8);
+        assert_eq!(table_bytes(4, len, 0, 1, u64::MAX), len / per * 8);
     }
 }

@@ -157,19 +157,50 @@ pub(crate) struct Ftl {
 }
 
 impl Ftl {
-    /// Bytes [`Ftl::try_new`] allocates (mapping tables, block and plane state, page groups).
-    pub(crate) fn memory_estimate(cfg: &DriveConfig, tracking: bool, groups_cap: usize) -> u64 {
+    /// Bytes the FTL takes when a run writes what `touch` says: mapping tables (sparse: the
+    /// chunks the written logical region and the written flash reach), block and plane state,
+    /// page groups. The per-block and per-plane tables are small per block (28 bytes) and are
+    /// allocated whole.
+    pub(crate) fn memory_estimate(
+        cfg: &DriveConfig,
+        tracking: bool,
+        groups_cap: usize,
+        touch: crate::Touch,
+    ) -> u64 {
         let g = Geometry::new(cfg);
         let f = &cfg.ftl;
         let user_units = f.user_capacity_bytes.div_ceil(f.mapping_unit);
         let variable = cfg.controller.compression || f.unaligned == UnalignedPolicy::Remap;
         let blocks = g.blocks as u64;
+        let units = touch.logical_bytes.div_ceil(f.mapping_unit).min(user_units);
+        // every sector written lies in one unit: no more units than sectors written
+        let written_units = touch.written_bytes.div_ceil(512);
+        // Blocks are taken from the front of each plane's free list, so the flash written lies
+        // in one run of slots per plane (two with a pSLC region, whose data is written again
+        // when folded); each plane's open block counts whole.
+        let total_slots = g.total_slots as u64;
+        let slot_bytes = (cfg.nand.page_bytes / g.spp as u64).max(1);
+        let pslc = cfg.pslc_blocks_per_plane() > 0;
+        let written = touch
+            .written_bytes
+            .saturating_mul(if pslc { 2 } else { 1 })
+            .div_ceil(slot_bytes);
+        let planes = g.planes_total as u64;
+        let open = planes * g.ppb as u64 * g.spp as u64 * if pslc { 2 } else { 1 };
+        let slots = if touch.written_bytes == 0 {
+            0
+        } else {
+            written.saturating_add(open).min(total_slots)
+        };
+        let runs = planes * if pslc { 2 } else { 1 };
         let mut b = Mapping::bytes(
             user_units,
-            g.total_slots as u64,
+            total_slots,
             g.us as u64,
             variable,
             tracking,
+            (units, written_units),
+            (slots, runs),
         );
         b += blocks * (4 + 4 + 1 + 1 + 2 + 8); // valid, erase, state, slc, programmed, time
         b += blocks * 4 * 2; // free lists and pSLC FIFOs (one block id each)
@@ -279,7 +310,7 @@ impl Ftl {
     }
 
     /// Drops the current mapping of `l` (stored in `slot`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn invalidate(&mut self, l: usize, slot: u32) {
         let cost = self.map.unit_cost(l);
         let b = self.g.slot_block(slot);
@@ -288,7 +319,7 @@ impl Ftl {
     }
 
     /// Maps `l` (already costed) to `slot` and counts it valid there.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn map_unit(&mut self, l: usize, slot: u32, cost: u32) {
         self.map.map(l, slot);
         let b = self.g.slot_block(slot);

@@ -16,7 +16,7 @@ impl Ftl {
         }
         let us = self.g.us;
         if !self.map.cost.is_empty() {
-            self.map.cost[l] = us as u8;
+            self.map.cost.set(l, us as u8);
         }
         loop {
             if self.host_group == NIL {
