@@ -1,7 +1,9 @@
-//! `ssdlab study stripe|alignment`: the built-in review studies. Each is a sweep generated from
-//! the options (`--qd`, `--time`, `--stripes`, `--target`, …), run into a results store like any
-//! sweep, then reported: tables and findings on stdout, an HTML report with the charts (by
-//! default next to the store; `--html FILE` to choose).
+//! `ssdlab study stripe|alignment|trim`: the built-in review studies. `stripe` and `alignment`
+//! are sweeps generated from the options (`--qd`, `--time`, `--stripes`, `--target`, …), run
+//! into a results store like any sweep, then reported: tables and findings on stdout, an HTML
+//! report with the charts (by default next to the store; `--html FILE` to choose). `trim` runs
+//! an office-like aging workload day after day on a simulated RAID 0 with and without TRIM
+//! pass-through (`ssdlab_engine::run_aging`) and prints its tables and findings (or JSON).
 
 use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
 use crate::cmd_run::preset_file;
@@ -12,18 +14,22 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_sweep::{parse_mix, PointTarget, SweepSpec, TargetInfo};
 use ssdlab_target::{check_outputs, Named};
-use ssdlab_workload::{format_size, parse_duration};
+use ssdlab_workload::{format_size, parse_duration, AllocPolicy};
 use std::path::{Path, PathBuf};
 
 /// The built-in studies: name and description.
-pub const STUDIES: [(&str, &str); 2] = [
+pub const STUDIES: [(&str, &str); 3] = [
     (
         "stripe",
         "one drive vs RAID 0 of two, stripes 8k–128k, 4 workloads × QD 1–32 (144 points)",
     ),
     (
         "alignment",
-        "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD 3, on all seven drive presets",
+        "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD 3, on the seven classic drive presets",
+    ),
+    (
+        "trim",
+        "RAID 0 of two with TRIM passed through vs dropped, office-like file activity over days",
     ),
 ];
 
@@ -103,12 +109,13 @@ fn time_arg(s: &str) -> Result<String, String> {
 /// `ssdlab study`: a built-in study (simulated unless `--target` names real members).
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// Which study: stripe (one drive vs RAID 0 of two over stripe sizes) or alignment (4 KiB
-    /// random writes at 4 KiB vs 512-byte alignment on the seven classic drive presets).
+    /// Which study: stripe (one drive vs RAID 0 of two over stripe sizes), alignment (4 KiB
+    /// random writes at 4 KiB vs 512-byte alignment on the seven classic drive presets) or trim (a RAID 0 of
+    /// two aged by office-like file activity, TRIM passed through vs dropped).
     #[arg(default_value = "stripe")]
     name: String,
-    /// Drive preset of the stripe study (default vertex450-128g). The alignment study compares
-    /// the seven classic presets.
+    /// Drive preset of the stripe and trim studies (default vertex450-128g). The alignment
+    /// study compares the seven classic presets.
     #[arg(long, conflicts_with = "target")]
     preset: Option<String>,
     /// Run the stripe study on real members instead of simulated drives: two or more files or
@@ -121,7 +128,7 @@ pub struct StudyArgs {
     #[arg(long, value_name = "LIST", value_parser = stripe_arg)]
     stripes: Option<StripeList>,
     /// Queue depths (default 1,2,4,8,16,32 for the stripe study, 3 for the alignment study as
-    /// in the classic test).
+    /// in the classic test; one value, default 4, for the trim study's file activity).
     #[arg(long, value_name = "LIST", value_parser = qd_arg)]
     qd: Option<QdList>,
     /// Measured time per point (default 1s simulated / 2s real for the stripe study, 10s for
@@ -155,6 +162,108 @@ pub struct StudyArgs {
     /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
     #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
     max_memory: Option<u64>,
+    /// Trim study: simulated days of use (default 14; endurance is projected from the
+    /// write amplification of the second half).
+    #[arg(long, value_name = "N", value_parser = positive_u32)]
+    days: Option<u32>,
+    /// Trim study: data written per day on the full-size array (default 20g, the 20 GB/day
+    /// Intel and PC makers set as a client target; Micron and Intel put the average desktop
+    /// at 7-10 GB/day).
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    daily_write: Option<u64>,
+    /// Trim study: utilisation of the file system, percent (default 50: desktop file systems
+    /// are on average half full, Douceur and Bolosky 1999).
+    #[arg(long, value_name = "PCT", value_parser = fill_arg)]
+    fill: Option<u32>,
+    /// Trim study: seed of the workload and the drives (default 1).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Trim study: simulate the drives scaled down by N (blocks per plane, user capacity and
+    /// pSLC divided by N, over-provisioning kept where the drive's spare blocks per plane
+    /// allow: the output says when it is not), with the daily write and the probe scaled alike;
+    /// 1 = full size (default 8).
+    #[arg(long, value_name = "N", value_parser = positive_u32)]
+    scale: Option<u32>,
+    /// Trim study: size of the sustained-write probe at the end of each day, on the full-size
+    /// array (default: 1/8 of the array; 0 = none).
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    probe: Option<u64>,
+    /// Trim study: the file system's allocator, next-fit (default; new data moves over the
+    /// whole volume) or first-fit (packs data at the start).
+    #[arg(long, value_name = "NAME", value_parser = alloc_arg)]
+    allocator: Option<AllocPolicy>,
+    /// Trim study: print the results as JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+fn fill_arg(s: &str) -> Result<u32, String> {
+    match s.trim().trim_end_matches('%').trim().parse::<u32>() {
+        Ok(v) if (1..=95).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a utilisation of 1 to 95 percent")),
+    }
+}
+
+fn alloc_arg(s: &str) -> Result<AllocPolicy, String> {
+    s.parse()
+}
+
+impl StudyArgs {
+    /// The first trim-study flag given, for refusing it on the other studies.
+    fn trim_flag(&self) -> Option<&'static str> {
+        [
+            ("--days", self.days.is_some()),
+            ("--daily-write", self.daily_write.is_some()),
+            ("--fill", self.fill.is_some()),
+            ("--seed", self.seed.is_some()),
+            ("--scale", self.scale.is_some()),
+            ("--probe", self.probe.is_some()),
+            ("--allocator", self.allocator.is_some()),
+            ("--json", self.json),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(f, _)| f)
+    }
+
+    /// The trim study's options (flags of the other studies are refused).
+    fn trim_args(&self) -> Result<crate::cmd_study_trim::TrimArgs> {
+        for (flag, given) in [
+            ("--target", !self.target.is_empty()),
+            ("--stripes", self.stripes.is_some()),
+            ("--time", self.time.is_some()),
+            ("--repeats", self.repeats.is_some()),
+            ("--db", self.db.is_some()),
+            ("--html", self.html.is_some()),
+            ("--jobs", self.jobs.is_some()),
+            ("--mix", self.mix.is_some()),
+        ] {
+            if given {
+                bail!("{flag} does not apply to the trim study (it is simulated, keeps no store and prints its report)");
+            }
+        }
+        let qd = match &self.qd {
+            None => 4,
+            Some(QdList(v)) if v.len() == 1 => v[0],
+            Some(_) => bail!("--qd: the trim study takes one queue depth (its file activity's)"),
+        };
+        Ok(crate::cmd_study_trim::TrimArgs {
+            preset: self
+                .preset
+                .clone()
+                .unwrap_or_else(|| "vertex450-128g".into()),
+            days: self.days.unwrap_or(14),
+            daily_write: self.daily_write.unwrap_or(20 << 30),
+            fill: self.fill.unwrap_or(50),
+            seed: self.seed.unwrap_or(1),
+            scale: self.scale.unwrap_or(8),
+            probe: self.probe,
+            allocator: self.allocator.unwrap_or_default(),
+            qd,
+            json: self.json,
+            max_memory: self.max_memory,
+        })
+    }
 }
 
 /// A string as a TOML string literal.
@@ -447,6 +556,12 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
             .into());
         }
         ssdlab_ssdsim::load_preset(p).map_err(|e| anyhow!("--preset: {e}"))?;
+    }
+    if *name == "trim" {
+        return crate::cmd_study_trim::cmd_study_trim(&a.trim_args()?);
+    }
+    if let Some(flag) = a.trim_flag() {
+        return Err(anyhow!("{flag} applies to the trim study (ssdlab study trim)").into());
     }
     let text = match *name {
         "stripe" => stripe_toml(&a)?,

@@ -8,6 +8,7 @@ pub mod cmd_fio;
 pub mod cmd_layout;
 pub mod cmd_run;
 pub mod cmd_study;
+pub mod cmd_study_trim;
 pub mod cmd_sweep;
 pub mod output;
 pub mod signals;

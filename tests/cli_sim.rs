@@ -860,3 +860,62 @@ fn large_drive_on_a_small_span_runs_in_little_address_space() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// `ssdlab study trim`: the office-like aging workload on a RAID 0 of two, TRIM passed through
+/// vs dropped by the RAID driver (direction only; a short run at the study's default scale).
+#[test]
+fn trim_study_passthrough_lowers_wa_and_keeps_writes_faster() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ssdlab()
+        .current_dir(dir.path())
+        .args(["study", "trim", "--days", "8", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = v["endurance"].as_array().unwrap();
+    assert_eq!(e.len(), 2);
+    let (with, without) = (&e[0], &e[1]);
+    assert!(with["label"].as_str().unwrap().contains("passed through"));
+    let f = |x: &Value, k: &str| x[k].as_f64().unwrap();
+    assert!(f(with, "write_amplification") < f(without, "write_amplification"));
+    assert!(f(with, "write_amplification_all_days") < f(without, "write_amplification_all_days"));
+    assert!(f(with, "probe_mb_s") > f(without, "probe_mb_s"));
+    assert!(f(with, "array_tbw_bytes") > f(without, "array_tbw_bytes"));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["days"].as_array().unwrap().len(), 8);
+    // the same file activity reaches both arrays; only the TRIMs differ
+    let host = |r: &Value| r["days"][7]["work"]["host_write_bytes"].as_u64().unwrap();
+    assert_eq!(host(&runs[0]), host(&runs[1]));
+    assert!(runs[0]["days"][7]["work"]["drive_trims"].as_u64().unwrap() > 0);
+    assert_eq!(
+        runs[1]["days"][7]["work"]["drive_trims"].as_u64().unwrap(),
+        0
+    );
+    // nothing is written next to it
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    // bad input: one error line, exit 2, nothing created
+    for args in [
+        &["study", "trim", "--days", "0"][..],
+        &["study", "trim", "--fill", "99"],
+        &["study", "trim", "--time", "1s"],
+        &["study", "trim", "--allocator", "best-fit"],
+        &["study", "stripe", "--daily-write", "10g"],
+    ] {
+        let out = ssdlab()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

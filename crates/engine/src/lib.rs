@@ -10,6 +10,7 @@
 //!
 //! Nothing here is process-global: the caller passes the stop flag its signal handler raises.
 
+mod aging;
 mod backend;
 mod engine_loop;
 mod fault;
@@ -20,6 +21,7 @@ mod replay;
 mod sim;
 mod stripe;
 
+pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
     merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, Progress, Stream, Unit,

@@ -16,11 +16,12 @@ use ssdlab_ssdsim::{
 };
 use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
 use ssdlab_workload::gen::worker_seed;
-use ssdlab_workload::{format_size, Op, OpKind, OpSource, WorkloadSpec};
+use ssdlab_workload::{format_size, Op, OpKind, OpList, OpSource, WorkloadSpec};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// A simulated target: a preset (or custom) drive, possibly several in RAID 0.
 #[derive(Debug, Clone)]
@@ -679,7 +680,9 @@ pub struct SimOutput {
 }
 
 /// A simulated drive or array that keeps its state and its virtual clock from one group of jobs
-/// to the next (fio's `stonewall`: a later group sees what an earlier one wrote).
+/// to the next (fio's `stonewall`: a later group sees what an earlier one wrote). A clone is an
+/// independent copy of the drives and the clock (to try something without changing them).
+#[derive(Clone)]
 pub struct SimSession {
     target: SimTarget,
     sim: Option<Simulator>,
@@ -803,6 +806,49 @@ impl SimSession {
         jobs: &[SimJob<'_>],
         opts: &SimOptions<'_>,
     ) -> Result<Vec<SimOutput>, EngineError> {
+        self.run_with(jobs, &[], opts)
+    }
+
+    /// Runs `spec` with its ops taken from `ops` (made in memory, e.g. by an aging workload;
+    /// offsets from the start of the spec's region) instead of generated: one worker issues
+    /// them in order at `spec.qd` and the run ends with the list (or the spec's stop condition).
+    pub fn run_ops(
+        &mut self,
+        spec: &WorkloadSpec,
+        ops: Arc<[Op]>,
+        opts: &SimOptions<'_>,
+    ) -> Result<SimOutput, EngineError> {
+        if spec.jobs != 1 {
+            return Err(
+                Invalid::Output("a list of ops is issued by one worker (jobs = 1)".into()).into(),
+            );
+        }
+        let job = SimJob { spec, iolog: None };
+        Ok(self.run_with(&[job], &[Some(ops)], opts)?.remove(0))
+    }
+
+    /// Lets the drives work without host commands until virtual time `t_ns` (background GC,
+    /// buffered programs), as a machine left idle does; the clock moves to `t_ns` (or stays
+    /// where it is when that is later).
+    pub fn idle_until(&mut self, t_ns: u64) {
+        if let Some(sim) = self.sim.as_mut() {
+            sim.run_until(t_ns.max(self.now));
+            self.now = self.now.max(t_ns);
+        }
+    }
+
+    /// The drives' counters over the window since the last run's measurement started, up to
+    /// the current time (so idle time after the run is included).
+    pub fn counters(&self) -> Vec<ssdlab_ssdsim::DriveCounters> {
+        self.sim.as_ref().map(|s| s.counters()).unwrap_or_default()
+    }
+
+    fn run_with(
+        &mut self,
+        jobs: &[SimJob<'_>],
+        lists: &[Option<Arc<[Op]>>],
+        opts: &SimOptions<'_>,
+    ) -> Result<Vec<SimOutput>, EngineError> {
         let target = self.target.clone();
         let what = if target.drives > 1 {
             format!("the simulated array ({} × {})", target.drives, target.name)
@@ -820,8 +866,19 @@ impl SimSession {
         let mut geo = Vec::with_capacity(jobs.len());
         let mut map = None;
         let mut size = 0;
-        for job in jobs {
+        for (j, job) in jobs.iter().enumerate() {
             let (m, start, span, sz) = sim_geometry(job.spec, &target)?;
+            if let Some(Some(ops)) = lists.get(j) {
+                if let Some(o) = ops.iter().find(|o| o.offset.saturating_add(o.len) > span) {
+                    return Err(Invalid::Output(format!(
+                        "an op at {} of {} ends beyond the region of {} on {what}",
+                        o.offset,
+                        format_size(o.len),
+                        format_size(span)
+                    ))
+                    .into());
+                }
+            }
             let trace = load_trace(job.spec, span, &what)?;
             map = m;
             size = sz;
@@ -834,8 +891,12 @@ impl SimSession {
         let mut nand = Vec::new();
         for (j, (job, (start, span, trace))) in jobs.iter().zip(&geo).enumerate() {
             for w in 0..job.spec.jobs {
+                let source = match lists.get(j) {
+                    Some(Some(ops)) => OpSource::List(OpList::new(Arc::clone(ops), *start)),
+                    _ => OpSource::for_worker(job.spec, trace.as_ref(), *start, *span, w),
+                };
                 streams.push(Stream {
-                    source: OpSource::for_worker(job.spec, trace.as_ref(), *start, *span, w),
+                    source,
                     qd: job.spec.qd,
                     unit: j,
                     rec: if opts.per_worker { streams.len() } else { j },

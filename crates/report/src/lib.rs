@@ -14,6 +14,7 @@ pub mod json;
 pub mod logs;
 pub mod store;
 pub mod table;
+pub mod trim;
 
 pub use export::{exporter, ExportError, Exporter, FioJob, Format, Report, ReportJob};
 pub use fio_json::{fio_json, fio_json_plus_string, fio_json_report, fio_json_string, Flavor};

@@ -295,6 +295,10 @@ pub struct NandConfig {
     /// At most this many suspensions of one program or erase (bounds its delay).
     #[serde(default = "default_max_suspends")]
     pub max_suspends: u32,
+    /// Rated program/erase cycles per block (the NAND maker's endurance rating); 0 = unknown.
+    /// Used only to project endurance (TBW); the model does not wear blocks out.
+    #[serde(default)]
+    pub pe_cycles: u32,
 }
 
 fn yes() -> bool {

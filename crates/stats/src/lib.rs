@@ -2,11 +2,13 @@
 //! reports when it ends ([`RunResult`]). Recorders of several workers merge exactly (histograms are
 //! added bucket by bucket), so a multi-worker result is the same as if one recorder had seen everything.
 
+pub mod aging;
 pub mod fio;
 pub mod log;
 mod recorder;
 mod result;
 
+pub use aging::{AgingDay, AgingRun, AgingWindow};
 pub use log::{JobLog, KindWindow, LogConfig, LogRecorder, LogWindow};
 pub use recorder::{
     DecodeError, KindRecorder, LatHist, Recorder, MAX_WINDOWS, SERIES_NS, STAT_WINDOW_NS,

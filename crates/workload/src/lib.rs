@@ -7,8 +7,11 @@
 //! * [`rng`]: a small, fast, seedable PRNG (xoshiro256**), so a seed gives the same sequence everywhere.
 //! * [`replay`]: recorded traces (fio iolog v2/v3, blktrace) read into a [`replay::Trace`], and
 //!   fio's v3 iolog lines for recording one.
+//! * [`aging`]: an office-like file-system aging workload (files created, rewritten and deleted
+//!   with TRIM over days).
 //! * [`source`]: [`OpSource`], where a worker's ops come from (generated or replayed).
 
+pub mod aging;
 pub mod gen;
 pub mod pattern;
 pub mod replay;
@@ -18,10 +21,11 @@ pub mod spec;
 pub mod units;
 pub mod verify;
 
+pub use aging::{AgingSpec, AllocPolicy};
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{Pattern, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
-pub use source::{Next, OpSource, Replay};
+pub use source::{Next, OpList, OpSource, Replay};
 pub use spec::{RwMode, SpecError, StopCondition, WorkloadSpec};
 pub use units::{
     edit_distance, format_duration, format_size, parse_duration, parse_size, UnitError,

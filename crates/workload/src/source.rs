@@ -59,6 +59,25 @@ pub enum OpSource {
         started: bool,
     },
     Replay(Replay),
+    /// A list of ops made in memory (e.g. by [`crate::aging::Aging`]), issued in order as fast
+    /// as the queue depth allows; ends with the list.
+    List(OpList),
+}
+
+/// A cursor over a shared list of ops.
+#[derive(Debug, Clone)]
+pub struct OpList {
+    ops: Arc<[Op]>,
+    next: usize,
+    /// Added to every offset (the region's start on the target).
+    base: u64,
+}
+
+impl OpList {
+    /// Issues `ops` from the first, every offset shifted by `base`.
+    pub fn new(ops: Arc<[Op]>, base: u64) -> OpList {
+        OpList { ops, next: 0, base }
+    }
 }
 
 impl Iterator for OpSource {
@@ -99,6 +118,18 @@ impl Iterator for OpSource {
                     catch_up: false,
                 })
             }
+            OpSource::List(l) => {
+                let op = *l.ops.get(l.next)?;
+                l.next += 1;
+                Some(Next {
+                    op: Op {
+                        offset: l.base + op.offset,
+                        ..op
+                    },
+                    gap_ns: 0,
+                    catch_up: false,
+                })
+            }
         }
     }
 }
@@ -108,7 +139,7 @@ impl OpSource {
     /// them).
     pub fn is_timed(&self) -> bool {
         match self {
-            OpSource::Generated(_) => false,
+            OpSource::Generated(_) | OpSource::List(_) => false,
             OpSource::Paced { .. } => true,
             OpSource::Replay(r) => r.trace.ops.iter().any(|o| o.gap_ns > 0),
         }
