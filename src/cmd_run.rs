@@ -85,9 +85,17 @@ pub struct RunArgs {
     /// Precondition the simulated drive by workload before the run, as SNIA's PTS does:
     /// steps such as "seqwrite 2x, randwrite 4k 1x over 8GiB" write the measured region (or
     /// SIZE from its start) that many times at QD 32 (block size defaults: 128k sequential,
-    /// 4k random). They run after --state (or --load-state), on the simulator's clock.
+    /// 4k random). They run after --state (or --load-state). Their writes go through the
+    /// drive's FTL (mapping, allocation, GC) without timing, at the FTL's speed; on a drive
+    /// loaded with --load-state, and with --precondition-timed, they run on the simulator's
+    /// clock.
     #[arg(long, value_name = "STEPS")]
     precondition: Option<String>,
+    /// Run the --precondition steps on the simulator's clock, request by request (slower; each
+    /// step then reports its simulated time and IOPS, and the SLC cache and background GC act
+    /// between steps as they would in time).
+    #[arg(long, requires = "precondition")]
+    precondition_timed: bool,
     /// Run the workload in rounds, each as long as the run, until SNIA PTS's steady-state test
     /// passes: the last 5 rounds' IOPS within 20 % of their average and their best-fit line's
     /// excursion within 10 % (at most 25 rounds). The last round is the result; the rounds and
@@ -267,6 +275,7 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         ("--adapter-cache", a.adapter_cache.is_some()),
         ("--precondition", a.precondition.is_some()),
         ("--steady-state", a.steady_state),
+        ("--precondition-timed", a.precondition_timed),
     ];
     let real_only = [
         ("--engine", a.engine.is_some()),
@@ -858,20 +867,15 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             };
             let mut notes = Vec::new();
             if !steps.is_empty() {
-                let done = ssdlab_engine::precondition(&mut session, &t, &spec, &steps, &opts)
-                    .map_err(engine_failure)?;
-                let said: Vec<String> = done
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{} ({} written in {} simulated, {:.0} IOPS)",
-                            d.step,
-                            ssdlab_workload::format_size(d.bytes),
-                            ssdlab_workload::format_duration(d.sim_ns),
-                            d.iops
-                        )
-                    })
-                    .collect();
+                let clock = if a.precondition_timed {
+                    ssdlab_engine::PreClock::Simulated
+                } else {
+                    ssdlab_engine::PreClock::Untimed
+                };
+                let done =
+                    ssdlab_engine::precondition(&mut session, &t, &spec, &steps, &opts, clock)
+                        .map_err(engine_failure)?;
+                let said: Vec<String> = done.iter().map(|d| d.to_string()).collect();
                 notes.push(format!("preconditioned by workload: {}", said.join("; ")));
             }
             let mut result = if a.steady_state {

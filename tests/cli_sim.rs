@@ -799,6 +799,71 @@ fn preconditioning_by_workload_and_the_steady_state_test() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Preconditioning placed through the FTL without timing (the default) and on the simulator's
+/// clock (`--precondition-timed`) bring the drive to the same steady state; every round continues
+/// the workload with new random offsets, so a drive overwritten at random across its span keeps
+/// collecting garbage (with the same offsets every round its write amplification fell to 1).
+#[test]
+fn untimed_and_timed_preconditioning_reach_the_same_steady_state() {
+    let run = |timed: bool| {
+        let mut args: Vec<&str> = SMALL.to_vec();
+        args.extend([
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "32",
+            "--time",
+            "300ms",
+        ]);
+        args.extend([
+            "--precondition",
+            "seqwrite 1x, randwrite 4k 1x",
+            "--steady-state",
+        ]);
+        if timed {
+            args.push("--precondition-timed");
+        }
+        let (v, _) = sim_json(&args);
+        let job = &v["jobs"][0];
+        let notes = job["ssdlab"]["notes"].to_string();
+        let ss = &job["ssdlab"]["steady_state"];
+        assert!(ss["reached_at"].as_u64().is_some(), "timed {timed}: {ss}");
+        let wa = device(job)["write_amplification"].as_f64().unwrap();
+        (ss["window_avg"].as_f64().unwrap(), wa, notes)
+    };
+    let (untimed, wa_u, err_u) = run(false);
+    let (timed, wa_t, err_t) = run(true);
+    assert!(
+        err_u.contains("written through the FTL, untimed"),
+        "{err_u}"
+    );
+    assert!(
+        err_t.contains("simulated") && !err_t.contains("untimed"),
+        "{err_t}"
+    );
+    assert!(
+        (untimed - timed).abs() < 0.1 * timed,
+        "steady state {untimed:.0} IOPS untimed vs {timed:.0} timed"
+    );
+    assert!(wa_u > 1.3 && wa_t > 1.3, "WA {wa_u} untimed, {wa_t} timed");
+    // --precondition-timed without --precondition: one line, exit 2
+    let out = ssdlab()
+        .arg("run")
+        .args(SMALL)
+        .args([
+            "--rw",
+            "randwrite",
+            "--time",
+            "10ms",
+            "--precondition-timed",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// Runs `ssdlab ARGS…` under an address-space limit (`ulimit -v`, KiB).
 fn under_ulimit_v(kib: u64, args: &[&str]) -> std::process::Output {
     std::process::Command::new("sh")

@@ -28,7 +28,9 @@ pub use engine_loop::{
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, IologTarget};
-pub use precondition::{parse_precondition, precondition, run_to_steady_state, PreDone, PreStep};
+pub use precondition::{
+    parse_precondition, precondition, run_to_steady_state, PreClock, PreDone, PreStep, PreTimed,
+};
 pub use real::{
     build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,
     RealJob, RealOptions, RealTarget, RunOutput,
@@ -37,6 +39,7 @@ pub use sim::{
     build_sim, check_sim_run, check_sim_run_touch, check_sim_target, run_sim, run_sim_prepared,
     run_sim_recorded, sim_memory_estimate, sim_memory_need, sim_run_memory_estimate, sim_touch,
     sim_touch_with, SimJob, SimMemoryNeed, SimOptions, SimOutput, SimSession, SimTarget,
+    UntimedWrite,
 };
 pub use ssdlab_io::{FixedBufs, RingOptions};
 pub use ssdlab_ssdsim::Touch;

@@ -1,13 +1,23 @@
 //! Preconditioning a simulated drive by workload, and the steady-state test of SNIA's
 //! Performance Test Specification (PTS): the drive is written the way a tester writes a real one
-//! (sequential fills, random overwrites) on the simulator's clock, then the measured workload
-//! runs in rounds until the last five rounds agree — their range within 20 % of their average
-//! and their best-fit line's excursion within 10 % — and the last round is the result.
+//! (sequential fills, random overwrites), then the measured workload runs in rounds until the
+//! last five rounds agree — their range within 20 % of their average and their best-fit line's
+//! excursion within 10 % — and the last round is the result.
+//!
+//! The writes of preconditioning are the workload's own ops (same offsets, same order), placed
+//! either through the drives' FTLs without timing ([`PreClock::Untimed`], the default: the
+//! mapping, allocation and GC a timed run would do, at the FTL's speed) or on the simulator's
+//! clock ([`PreClock::Simulated`]: every request through the host interface, write buffer and
+//! flash scheduler, so the passes report their own speed and the SLC cache and background GC
+//! act between them as they would in time). A PTS test reports only the rounds, so the two
+//! differ only in wall time and in what the passes report about themselves.
 
 use crate::sim::{sim_geometry, SimJob, SimOptions, SimSession, SimTarget};
 use crate::EngineError;
 use ssdlab_stats::{RunResult, SteadyState};
-use ssdlab_workload::{format_size, parse_size, RwMode, StopCondition, WorkloadSpec};
+use ssdlab_workload::{
+    format_duration, format_size, parse_size, RwMode, StopCondition, WorkloadSpec,
+};
 
 /// Rounds of the steady-state test at most (as in the PTS).
 pub const MAX_ROUNDS: usize = 25;
@@ -110,22 +120,64 @@ pub fn parse_precondition(text: &str) -> Result<Vec<PreStep>, String> {
     Ok(steps)
 }
 
-/// What preconditioning did: per step, bytes written and simulated time taken.
+/// How preconditioning writes are placed (see the module's overview).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PreClock {
+    /// Through the FTLs without timing, where the drives have not run yet (a session built,
+    /// not loaded); on the clock otherwise.
+    #[default]
+    Untimed,
+    /// On the simulator's clock, request by request.
+    Simulated,
+}
+
+/// What preconditioning did: per step, bytes written and, when it ran on the clock, the
+/// simulated time taken and its IOPS.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreDone {
     pub step: PreStep,
     pub bytes: u64,
+    /// `None`: written through the FTL without timing.
+    pub timed: Option<PreTimed>,
+}
+
+/// A preconditioning step's figures on the simulator's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PreTimed {
     pub sim_ns: u64,
     pub iops: f64,
 }
 
-/// Runs `steps` on the session's drives over the region of `measured` (its offset and span).
+impl std::fmt::Display for PreDone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.timed {
+            Some(t) => write!(
+                f,
+                "{} ({} written in {} simulated, {:.0} IOPS)",
+                self.step,
+                format_size(self.bytes),
+                format_duration(t.sim_ns),
+                t.iops
+            ),
+            None => write!(
+                f,
+                "{} ({} written through the FTL, untimed)",
+                self.step,
+                format_size(self.bytes)
+            ),
+        }
+    }
+}
+
+/// Runs `steps` on the session's drives over the region of `measured` (its offset and span),
+/// placing the writes as `clock` says.
 pub fn precondition(
     session: &mut SimSession,
     target: &SimTarget,
     measured: &WorkloadSpec,
     steps: &[PreStep],
     opts: &SimOptions<'_>,
+    clock: PreClock,
 ) -> Result<Vec<PreDone>, EngineError> {
     let (_, start, span, size) = sim_geometry(measured, target)?;
     let mut done = Vec::new();
@@ -153,6 +205,19 @@ pub fn precondition(
             seed: measured.seed ^ 0x9e37_79b9,
             ..Default::default()
         };
+        if clock == PreClock::Untimed {
+            if let Some(w) = session.write_untimed(&spec, opts)? {
+                done.push(PreDone {
+                    step: step.clone(),
+                    bytes: w.bytes,
+                    timed: None,
+                });
+                if w.interrupted {
+                    break;
+                }
+                continue;
+            }
+        }
         let t0 = session.now();
         let out = session.run(
             &[SimJob {
@@ -165,8 +230,10 @@ pub fn precondition(
         done.push(PreDone {
             step: step.clone(),
             bytes: r.write.bytes,
-            sim_ns: session.now() - t0,
-            iops: r.write.iops,
+            timed: Some(PreTimed {
+                sim_ns: session.now() - t0,
+                iops: r.write.iops,
+            }),
         });
         if r.interrupted {
             break;
@@ -207,6 +274,15 @@ pub fn is_steady(range_pct: f64, slope_pct: f64) -> bool {
     range_pct <= 20.0 && slope_pct <= 10.0
 }
 
+/// The seed of steady-state round `k` (0-based): the workload's own for the first round.
+pub fn round_seed(seed: u64, k: usize) -> u64 {
+    if k == 0 {
+        seed
+    } else {
+        seed ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
 /// Runs `spec` in rounds (each its full length) until the last [`WINDOW`] rounds are steady or
 /// [`MAX_ROUNDS`] have run; returns the last round's result and the verdict.
 pub fn run_to_steady_state(
@@ -218,8 +294,22 @@ pub fn run_to_steady_state(
     let mut last = None;
     let mut verdict = (0.0, 0.0, 0.0);
     let mut reached_at = None;
-    for _ in 0..MAX_ROUNDS {
-        let mut out = session.run(&[SimJob { spec, iolog: None }], opts)?;
+    for k in 0..MAX_ROUNDS {
+        // Each round continues the workload with fresh random offsets, as one long run would:
+        // with the same seed every round would rewrite the same offsets as the one before, and
+        // the drive would see a small hot set instead of the workload (its GC would find whole
+        // blocks invalid and its write amplification would fall towards 1).
+        let round = WorkloadSpec {
+            seed: round_seed(spec.seed, k),
+            ..spec.clone()
+        };
+        let mut out = session.run(
+            &[SimJob {
+                spec: &round,
+                iolog: None,
+            }],
+            opts,
+        )?;
         let r = out.remove(0).result;
         let interrupted = r.interrupted;
         rounds.push(r.read.iops + r.write.iops + r.trim.iops);

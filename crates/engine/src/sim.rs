@@ -20,7 +20,7 @@ use ssdlab_workload::{format_size, Op, OpKind, OpList, OpSource, WorkloadSpec};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A simulated target: a preset (or custom) drive, possibly several in RAID 0.
@@ -286,6 +286,14 @@ impl Backend for SimBackend {
             })
             .collect()
     }
+}
+
+/// What [`SimSession::write_untimed`] wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UntimedWrite {
+    pub bytes: u64,
+    /// Stopped from outside ([`SimOptions::stop`]) before the end.
+    pub interrupted: bool,
 }
 
 /// Options of a simulated run that are not part of the workload or the target.
@@ -825,6 +833,72 @@ impl SimSession {
         }
         let job = SimJob { spec, iolog: None };
         Ok(self.run_with(&[job], &[Some(ops)], opts)?.remove(0))
+    }
+
+    /// Writes `spec`'s ops (its generated writes, as its first worker would issue them, until
+    /// its byte limit or one pass over its region) through the drives' FTLs without timing:
+    /// the same mapping, allocation and GC as a timed run, without the clock, the events or
+    /// the per-request host path — preconditioning at the FTL's speed. Only a session on which
+    /// nothing has run yet (built, not loaded) can be written this way: `Ok(None)` otherwise,
+    /// and the caller runs the writes on the clock instead.
+    pub fn write_untimed(
+        &mut self,
+        spec: &WorkloadSpec,
+        opts: &SimOptions<'_>,
+    ) -> Result<Option<UntimedWrite>, EngineError> {
+        let target = self.target.clone();
+        let (map, start, span, _) = sim_geometry(spec, &target)?;
+        if self.loaded || self.now != 0 {
+            return Ok(None);
+        }
+        let touch = self.touch.plus(sim_touch(spec, &target));
+        check_sim_memory_held(&target, spec.total_qd(), touch, self.held, opts.max_memory)?;
+        let Some(sim) = self.sim.as_mut() else {
+            return Err(Invalid::NoDrives.into());
+        };
+        let Some(mut fill) = sim.untimed_fill() else {
+            return Ok(None);
+        };
+        self.touch = touch;
+        let limit = spec.stop.bytes.unwrap_or(span);
+        let mut source = OpSource::for_worker(spec, None, start, span, 0);
+        let mut out = UntimedWrite::default();
+        // The ops are made a few ahead of their writes, so that each write's mapping entry
+        // can be fetched into the CPU cache while earlier ones are placed.
+        const AHEAD: usize = 16;
+        let mut ahead = std::collections::VecDeque::with_capacity(AHEAD);
+        let mut n = 0u32;
+        while out.bytes < limit {
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(4096) && opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                out.interrupted = true;
+                break;
+            }
+            while ahead.len() < AHEAD {
+                let Some(next) = source.next() else { break };
+                let op = next.op;
+                match &map {
+                    None => fill.prefetch(0, op.offset),
+                    Some(m) => {
+                        if let Some(p) = m.split(op.offset, op.len).next() {
+                            fill.prefetch(p.member, p.member_offset);
+                        }
+                    }
+                }
+                ahead.push_back(op);
+            }
+            let Some(op) = ahead.pop_front() else { break };
+            match &map {
+                None => fill.write(0, op.offset, op.len),
+                Some(m) => {
+                    for p in m.split(op.offset, op.len) {
+                        fill.write(p.member, p.member_offset, p.len);
+                    }
+                }
+            }
+            out.bytes += op.len;
+        }
+        Ok(Some(out))
     }
 
     /// Lets the drives work without host commands until virtual time `t_ns` (background GC,

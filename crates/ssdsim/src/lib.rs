@@ -34,7 +34,7 @@ pub use config::{
 };
 pub use counters::{AuditReport, DriveCounters, Utilisation};
 pub use ftl::AllocError;
-pub use sim::Simulator;
+pub use sim::{Simulator, UntimedFill};
 pub use state::{StateError, StateExtra, STATE_MAGIC, STATE_VERSION};
 
 /// Why a simulator could not be built.

@@ -43,7 +43,57 @@ pub struct Simulator {
     pub(crate) now: u64,
 }
 
+/// Writes placed on a simulator's drives through their FTLs without timing (mapping,
+/// allocation and GC as in a timed run, no events, no clock): the fast way to write a drive into
+/// a state, as `Precondition::Full` does. Obtained from [`Simulator::untimed_fill`] before
+/// anything has run; when it is dropped, what is still buffered is programmed. The free pools
+/// stay where the writes left them (near the foreground-GC threshold after random overwrites):
+/// the next run starts at once, as a test that follows its preconditioning does.
+pub struct UntimedFill<'a> {
+    sim: &'a mut Simulator,
+    /// Per drive: the host stream's round-robin die cursor.
+    rr: Vec<usize>,
+}
+
+impl UntimedFill<'_> {
+    /// Writes the whole mapping units covering `[offset, offset + len)` (bytes) of `drive`, in
+    /// order, as new (incompressible) data.
+    pub fn write(&mut self, drive: usize, offset: u64, len: u64) {
+        self.sim.drives[drive].fill_untimed(offset, len, &mut self.rr[drive]);
+    }
+
+    /// Performance hint: `offset` of `drive` will be written soon (a few writes ahead); starts
+    /// fetching its mapping entry into the CPU cache. No effect on results.
+    #[inline]
+    pub fn prefetch(&self, drive: usize, offset: u64) {
+        if let Some(d) = self.sim.drives.get(drive) {
+            d.prefetch_untimed(offset);
+        }
+    }
+}
+
+impl Drop for UntimedFill<'_> {
+    fn drop(&mut self) {
+        for d in &mut self.sim.drives {
+            d.finish_untimed();
+        }
+    }
+}
+
 impl Simulator {
+    /// Untimed writing ([`UntimedFill`]), available while nothing has been submitted or
+    /// scheduled on the simulator (its clock at 0, no event ever queued) and it keeps no
+    /// per-sector data versions; `None` otherwise.
+    pub fn untimed_fill(&mut self) -> Option<UntimedFill<'_>> {
+        let idle = self.now == 0
+            && self.pending == 0
+            && self.sh.seq == 0
+            && self.ready.is_empty()
+            && self.drives.iter().all(|d| d.ftl.map.ver.is_none());
+        let rr = vec![0; self.drives.len()];
+        idle.then_some(UntimedFill { sim: self, rr })
+    }
+
     /// Build `n_drives` identical drives, preconditioned to `pre` (drive i uses `seed + i`).
     pub fn new(
         drive: &DriveConfig,

@@ -166,6 +166,11 @@ impl Drive {
     /// Brings the drive into the requested state without timing simulation.
     pub(crate) fn precondition(&mut self, pre: crate::Precondition, seed: u64) {
         self.ftl.precondition(pre, seed);
+        self.settle_modes();
+    }
+
+    /// Sets the dies' scheduling modes from the FTL's state after untimed work.
+    fn settle_modes(&mut self) {
         for d in 0..self.ftl.g.dies {
             let m = self.ftl.die_gc_mode(d);
             self.sched.set_mode(d, m);
@@ -173,6 +178,35 @@ impl Drive {
         }
         self.ftl.changed.clear();
         self.ftl.reset_free_stats(0);
+    }
+
+    /// Writes the whole mapping units covering `[offset, offset + len)` (bytes) through the
+    /// FTL without timing, the way [`Drive::precondition`] fills a drive; `rr` is the host
+    /// stream's die cursor. [`Drive::finish_untimed`] ends a series of these.
+    pub(crate) fn fill_untimed(&mut self, offset: u64, len: u64, rr: &mut usize) {
+        let ub = self.ftl.g.unit_bytes;
+        let u0 = offset / ub;
+        let u1 = offset
+            .saturating_add(len)
+            .div_ceil(ub)
+            .min(self.ftl.user_units);
+        for u in u0..u1 {
+            self.ftl.fill_unit(u as usize, rr);
+        }
+    }
+
+    /// Performance hint: the unit holding byte `offset` will be written untimed soon.
+    #[inline]
+    pub(crate) fn prefetch_untimed(&self, offset: u64) {
+        self.ftl
+            .prefetch_unit((offset / self.ftl.g.unit_bytes) as usize);
+    }
+
+    /// Programs what untimed writes left buffered and sets the dies' scheduling modes from the
+    /// result (the free pools as the writes left them: the next run follows at once).
+    pub(crate) fn finish_untimed(&mut self) {
+        self.ftl.finish_untimed(false);
+        self.settle_modes();
     }
 
     pub(crate) fn enable_audit(&mut self) {

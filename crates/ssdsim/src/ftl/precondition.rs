@@ -6,8 +6,9 @@ use super::{Ftl, NIL};
 use crate::Precondition;
 
 impl Ftl {
-    /// Writes unit `l` (whole, incompressible) through the host stream without timing.
-    fn fill_unit(&mut self, l: usize, rr: &mut usize) {
+    /// Writes unit `l` (whole, incompressible) through the host stream without timing; `rr`
+    /// is the host stream's round-robin die cursor.
+    pub(crate) fn fill_unit(&mut self, l: usize, rr: &mut usize) {
         let old = self.map.l2p.get(l);
         if old != UNMAPPED {
             self.invalidate(l, old);
@@ -78,7 +79,16 @@ impl Ftl {
             return false;
         }
         let (pages, cur) = (self.gc[d].pages, self.gc[d].cur);
+        // The victims' forward-map entries are looked up at random: fetch them a few pages
+        // ahead of the walk so the cache misses overlap (no effect on the result).
+        const AHEAD: u32 = 8;
+        for k in 0..AHEAD.min(pages) {
+            self.prefetch_gc_page(&cur, k);
+        }
         for k in 0..pages {
+            if k + AHEAD < pages {
+                self.prefetch_gc_page(&cur, k + AHEAD);
+            }
             for (p, &b) in cur.iter().enumerate().take(self.g.planes) {
                 if b != NIL && self.blk_valid[b as usize] > 0 && self.gc_page_live(b, k) > 0 {
                     self.gc_move_scratch(d, p, 0, 0, None);
@@ -96,6 +106,30 @@ impl Ftl {
         s.active = false;
         s.cur = [NIL; crate::nand::MAX_PLANES];
         true
+    }
+
+    /// Performance hint: starts fetching the forward-map entries of the units stored in page
+    /// `page` of the victims `cur` (one per plane) into the CPU cache.
+    #[inline]
+    fn prefetch_gc_page(&self, cur: &[u32; crate::nand::MAX_PLANES], page: u32) {
+        for &b in cur.iter().take(self.g.planes) {
+            if b == NIL {
+                continue;
+            }
+            let first = self.g.page_slot(b as usize, page);
+            for s in first..first + self.g.spp as usize {
+                let l = self.map.p2l.get(s);
+                if l != UNMAPPED {
+                    self.map.l2p.prefetch(l as usize);
+                }
+            }
+        }
+    }
+
+    /// Performance hint: unit `l` will be written untimed soon ([`Ftl::fill_unit`]).
+    #[inline]
+    pub(crate) fn prefetch_unit(&self, l: usize) {
+        self.map.l2p.prefetch(l);
     }
 
     /// Brings the drive into the requested state without timing.
@@ -129,6 +163,18 @@ impl Ftl {
                 }
             }
         }
+        self.finish_untimed(true);
+        self.c = Default::default();
+        for e in self.blk_erase.iter_mut() {
+            *e = 0;
+        }
+    }
+
+    /// Ends untimed writing: programs what is still buffered and, when `idle`, leaves every
+    /// plane with the background-GC reserve, as a drive that has been idle would (and, on a
+    /// drive that folds its SLC cache when idle, the cache folded). Without `idle` the free
+    /// pools stay where the writes left them, as for a workload that follows at once.
+    pub(crate) fn finish_untimed(&mut self, idle: bool) {
         // program what is still buffered
         for id in [self.host_group]
             .into_iter()
@@ -138,23 +184,19 @@ impl Ftl {
             self.seal(id);
             self.group_programmed(id, 0);
         }
-        // leave every plane with the background-GC reserve, as an idle drive would (and, on a
-        // drive that folds its SLC cache when idle, the cache folded)
-        self.idle_fold = self.fold_when_idle;
-        for d in 0..self.g.dies {
-            self.reclaim_untimed(d, self.gc_soft as usize);
+        if idle {
+            self.idle_fold = self.fold_when_idle;
+            for d in 0..self.g.dies {
+                self.reclaim_untimed(d, self.gc_soft as usize);
+            }
+            self.idle_fold = false;
         }
-        self.idle_fold = false;
         for id in self.gc_group.clone().into_iter().filter(|&id| id != NIL) {
             self.seal(id);
             self.group_programmed(id, 0);
         }
         for gc in &mut self.gc {
             gc.programmed_seq = gc.next_seq;
-        }
-        self.c = Default::default();
-        for e in self.blk_erase.iter_mut() {
-            *e = 0;
         }
     }
 }
