@@ -152,6 +152,12 @@ pub struct ControllerConfig {
     /// Additional firmware time per 4 KiB unit of a write command beyond the first, ns.
     #[serde(default)]
     pub fw_write_per_unit_ns: u64,
+    /// Firmware time to relocate one NAND page of live data during garbage collection (or
+    /// pSLC folding), ns: the mapping updates and the handling of the moved data by the
+    /// firmware. It runs on the firmware cores, so GC moves compete with host commands for
+    /// them. 0 (the default): GC costs the firmware nothing, only NAND and channel time.
+    #[serde(default)]
+    pub fw_gc_move_ns: u64,
     /// Parallel firmware processing units (cores / co-processors).
     #[serde(default = "one")]
     pub fw_units: u32,
@@ -531,6 +537,7 @@ impl DriveConfig {
                 c.fw_write_per_unit_ns,
                 SECOND,
             ),
+            ("controller.fw_gc_move_ns", c.fw_gc_move_ns, SECOND),
             ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
             ("controller.coalesce_ns", c.coalesce_ns, 10 * SECOND),
             ("nand.t_suspend_ns", n.t_suspend_ns, SECOND),

@@ -3,7 +3,11 @@
 //!
 //! Commands reach the firmware in arrival order and each takes the core that frees first, so
 //! a core is a FIFO server whose requests come in time order (a busy-until time per core is
-//! exact here). Write data is accepted into the buffer only when there is room (the drive
+//! exact here). The firmware's work comes in three kinds: per command (`fw_read_ns`,
+//! `fw_write_ns`, `fw_trim_ns`), per 4 KiB of a command beyond the first
+//! (`fw_*_per_unit_ns`), and per NAND page that GC relocates (`fw_gc_move_ns`, booked on the
+//! same cores when the die starts the GC read, so GC moves and host commands queue for the
+//! same cores). Write data is accepted into the buffer only when there is room (the drive
 //! requests the data from the host then); it leaves when its page group has been programmed.
 
 use crate::config::DriveConfig;
@@ -21,6 +25,8 @@ pub(crate) struct Controller {
     pub fw_trim: u64,
     pub fw_read_unit: u64,
     pub fw_write_unit: u64,
+    /// Firmware time per NAND page moved by GC.
+    pub fw_gc_move: u64,
     pub remap_cost: u64,
     /// Write buffer size (0: write-through, a write completes when its data is programmed).
     pub cache_cap: u64,
@@ -53,6 +59,7 @@ impl Controller {
             fw_trim: c.fw_trim_ns,
             fw_read_unit: c.fw_read_per_unit_ns,
             fw_write_unit: c.fw_write_per_unit_ns,
+            fw_gc_move: c.fw_gc_move_ns,
             remap_cost: c.remap_cost_ns,
             cache_cap: c.cache_bytes,
             cache_used: 0,

@@ -155,12 +155,19 @@ impl Drive {
                     continue;
                 }
                 pages += 1;
-                let ready = if self.ftl.copyback {
+                let mut ready = if self.ftl.copyback {
                     array_end
                 } else {
                     t = self.channel(ch, now, t, bytes as u64);
                     t
                 };
+                if self.ctl.fw_gc_move > 0 {
+                    // the firmware relocates the page (mapping updates, the data's handling)
+                    // on a core that host commands also need: booked now, in arrival order
+                    // with the commands, and the moved data can be programmed once both the
+                    // data and the firmware are done
+                    ready = ready.max(self.ctl.fw_op(self.w0, now, self.ctl.fw_gc_move));
+                }
                 self.ftl
                     .gc_move_scratch(d, tx.plane as usize, ready, now, Some(&mut self.sched));
                 continue;
