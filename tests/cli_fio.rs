@@ -444,22 +444,32 @@ fn replays_keep_the_recorded_timing_unless_told_not_to() {
         )
     };
     let runtime = |extra: &[&str]| runtime_of(&trace, extra);
-    // 40 ops, 39 gaps of 2 ms: about 78 ms.
-    let (n, ms) = runtime(&[]);
-    assert_eq!(n, 40);
-    assert!((70..300).contains(&ms), "{ms} ms");
-    // Twice the rate: about 39 ms.
-    let (_, fast) = runtime(&["--replay_time_scale=200"]);
-    assert!(
-        fast < ms && (30..200).contains(&fast),
-        "{fast} ms vs {ms} ms"
-    );
+    // Timings on a shared machine only stretch: the recorded gaps are lower bounds, and the
+    // comparisons between runs are made side by side, not against absolute ceilings.
+    // Each is the shortest of 3 runs (a stall of the machine only lengthens a run).
+    let best = |extra: &[&str]| {
+        (0..3)
+            .map(|_| runtime(extra))
+            .inspect(|&(n, _)| assert_eq!(n, 40))
+            .map(|(_, ms)| ms)
+            .min()
+            .unwrap()
+    };
+    // 40 ops, 39 gaps of 2 ms: at least 78 ms.
+    let ms = best(&[]);
+    assert!(ms >= 70, "{ms} ms");
+    // Twice the rate: at least 39 ms, and faster than at the recorded rate.
+    let fast = best(&["--replay_time_scale=200"]);
+    assert!(fast < ms && fast >= 30, "{fast} ms vs {ms} ms");
     // No stall: as fast as the file allows (11 reads recorded over 200 ms).
     let (n, quick) = runtime_of(&slow, &["--replay_no_stall=1"]);
     assert_eq!(n, 11);
-    assert!(quick < 100, "{quick} ms");
     let (_, stalled) = runtime_of(&slow, &[]);
     assert!(stalled >= 195, "{stalled} ms");
+    assert!(
+        quick * 2 < stalled,
+        "{quick} ms without stalls vs {stalled} ms"
+    );
     // Without replay_redirect the trace's own file is the target; it must exist or get a size.
     let out = ssdlab(d.path())
         .args([
