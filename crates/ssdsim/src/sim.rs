@@ -67,7 +67,7 @@ impl UntimedFill<'_> {
     #[inline]
     pub fn prefetch(&self, drive: usize, offset: u64) {
         if let Some(d) = self.sim.drives.get(drive) {
-            d.prefetch_untimed(offset);
+            d.prefetch(offset);
         }
     }
 }

@@ -195,13 +195,6 @@ impl Drive {
         }
     }
 
-    /// Performance hint: the unit holding byte `offset` will be written untimed soon.
-    #[inline]
-    pub(crate) fn prefetch_untimed(&self, offset: u64) {
-        self.ftl
-            .prefetch_unit((offset / self.ftl.g.unit_bytes) as usize);
-    }
-
     /// Programs what untimed writes left buffered and sets the dies' scheduling modes from the
     /// result (the free pools as the writes left them: the next run follows at once).
     pub(crate) fn finish_untimed(&mut self) {

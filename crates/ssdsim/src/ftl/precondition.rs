@@ -126,12 +126,6 @@ impl Ftl {
         }
     }
 
-    /// Performance hint: unit `l` will be written untimed soon ([`Ftl::fill_unit`]).
-    #[inline]
-    pub(crate) fn prefetch_unit(&self, l: usize) {
-        self.map.l2p.prefetch(l);
-    }
-
     /// Brings the drive into the requested state without timing.
     pub(crate) fn precondition(&mut self, pre: Precondition, seed: u64) {
         let mut rr = 0usize;
