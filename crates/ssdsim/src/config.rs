@@ -805,6 +805,50 @@ impl DriveConfig {
         Ok(cfg)
     }
 
+    /// Whether a drive of `other` brought into a state is the same as one of `self` in that
+    /// state: the two differ only in timing (firmware and per-unit times, GC move and remap
+    /// costs, the coalescing timer, the host's command overhead, latencies and link, NAND times
+    /// and bus rate, the scheduler's options) and in name, description, sources and ratings.
+    /// Then a preconditioned drive of one can be given the other's timing
+    /// ([`crate::Simulator::retimed`]) instead of being built and preconditioned again.
+    pub fn same_state_as(&self, other: &DriveConfig) -> bool {
+        fn shape(c: &DriveConfig) -> DriveConfig {
+            let mut c = c.clone();
+            c.name.clear();
+            c.description.clear();
+            c.sources.clear();
+            c.rated = Rated::default();
+            let k = &mut c.controller;
+            k.fw_read_ns = 0;
+            k.fw_write_ns = 0;
+            k.fw_trim_ns = 0;
+            k.fw_read_per_unit_ns = 0;
+            k.fw_write_per_unit_ns = 0;
+            k.fw_gc_move_ns = 0;
+            k.remap_cost_ns = 0;
+            k.coalesce_ns = 0;
+            let h = &mut c.host;
+            h.cmd_overhead_ns = 0;
+            h.doorbell_ns = 0;
+            h.sq_fetch_ns = 0;
+            h.completion_ns = 0;
+            h.link_bytes_per_sec = 0;
+            let n = &mut c.nand;
+            n.t_r_ns = 0;
+            n.t_prog_ns = 0;
+            n.t_prog_upper_ns = 0;
+            n.t_prog_pages_ns.clear();
+            n.t_r_pages_ns.clear();
+            n.t_bers_ns = 0;
+            n.bus_mt_s = 0;
+            n.t_suspend_ns = 0;
+            n.t_resume_ns = 0;
+            c.sched = SchedConfig::default();
+            c
+        }
+        toml::Value::try_from(shape(self)).ok() == toml::Value::try_from(shape(other)).ok()
+    }
+
     /// Dotted-path override such as `nand.channels=4` (`key`=`nand.channels`, `value`=`4`).
     /// Integers accept binary suffixes (`4k`, `256m`, `8g`). The result is re-validated; on
     /// error `self` is unchanged. Several overrides together: [`DriveConfig::set_all`].
@@ -995,6 +1039,11 @@ pub fn preset_summary(name: &str) -> Option<PresetInfo> {
         description: cfg.description,
         sources: cfg.sources,
     })
+}
+
+/// The TOML text of a built-in preset (with its comments and sources).
+pub fn preset_toml(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
 /// Load (and validate) a built-in preset.

@@ -28,9 +28,9 @@ mod state;
 
 pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
-    load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, ConfigError,
-    ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface, NandConfig,
-    PresetInfo, Rated, SchedConfig, UnalignedPolicy,
+    load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, preset_toml,
+    ConfigError, ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface,
+    NandConfig, PresetInfo, Rated, SchedConfig, UnalignedPolicy,
 };
 pub use counters::{AuditReport, DriveCounters, Utilisation};
 pub use ftl::AllocError;
@@ -144,7 +144,7 @@ impl Touch {
 }
 
 /// Drive state before the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precondition {
     /// Everything trimmed.

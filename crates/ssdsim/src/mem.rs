@@ -20,6 +20,9 @@ const HUGE: usize = 2 << 20;
 pub trait HugeElem: Copy + PartialEq + 'static {
     /// The value whose representation is all zero bytes.
     const ZERO: Self;
+    /// Every bit pattern is a valid value (integers): memory reused without zeroing may be
+    /// viewed as `Self`.
+    const ANY_BITS: bool = true;
 }
 
 macro_rules! huge_elem {
@@ -36,8 +39,11 @@ huge_elem!(
     i32 = 0,
     i64 = 0,
     isize = 0,
-    bool = false,
 );
+impl HugeElem for bool {
+    const ZERO: Self = false;
+    const ANY_BITS: bool = false;
+}
 
 /// Where the memory of a [`HugeVec`] came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -102,6 +108,18 @@ impl<T: HugeElem> HugeVec<T> {
     fn try_alloc(len: usize, value: T) -> Result<Self, usize> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(usize::MAX)?;
         if bytes >= HUGE && align_of::<T>() <= 4096 {
+            if bytes == HUGE {
+                if let Some(p) = pool::take() {
+                    // SAFETY: the pool hands out a mapping of HUGE bytes it owned; it is ours
+                    // now, and zeroed here before anything reads it as `T`.
+                    unsafe { std::ptr::write_bytes(p.as_ptr(), 0, HUGE) };
+                    return Ok(HugeVec {
+                        ptr: p.cast(),
+                        len,
+                        backing: Backing::Map(HUGE),
+                    });
+                }
+            }
             if let Some((ptr, map_len)) = map_huge(bytes) {
                 return Ok(HugeVec {
                     ptr: ptr.cast(),
@@ -116,6 +134,20 @@ impl<T: HugeElem> HugeVec<T> {
         Ok(Self::from_box(v.into_boxed_slice()))
     }
 
+    /// A slab of one huge page from the pool, not zeroed (it holds whatever its last table
+    /// left), for element types any bit pattern of which is valid; None when the pool is empty.
+    fn dirty_slab(len: usize) -> Option<Self> {
+        if !T::ANY_BITS || len.checked_mul(size_of::<T>()) != Some(HUGE) || align_of::<T>() > 4096 {
+            return None;
+        }
+        let p = pool::take()?;
+        Some(HugeVec {
+            ptr: p.cast(),
+            len,
+            backing: Backing::Map(HUGE),
+        })
+    }
+
     /// The start of the elements, with the provenance of the whole allocation (pointers into
     /// the array are derived from it without creating a reference).
     #[inline]
@@ -127,6 +159,46 @@ impl<T: HugeElem> HugeVec<T> {
     /// Whether the memory is an anonymous mapping advised for huge pages.
     pub fn is_huge(&self) -> bool {
         matches!(self.backing, Backing::Map(_))
+    }
+}
+
+/// Mappings of one huge page given back by dropped tables ([`SparseVec`] slabs, mostly), kept
+/// for the next table of that size: a preconditioned drive cloned again and again (a sweep's
+/// points, a calibration fit's evaluations) then costs a copy into memory already faulted in,
+/// not a page fault and a kernel clear per page (which took ¾ of such runs). The pool never
+/// holds more than [`pool::MAX_SLABS`]; memory taken from it is zeroed before use, so a table
+/// behaves exactly as on a fresh mapping. The process's memory stays at most its peak.
+mod pool {
+    use super::HUGE;
+    use std::ptr::NonNull;
+    use std::sync::Mutex;
+
+    /// 4 GiB of slabs at most; beyond that they are unmapped.
+    pub const MAX_SLABS: usize = 2048;
+
+    /// Start addresses of free mappings of HUGE bytes.
+    static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+    pub fn take() -> Option<NonNull<u8>> {
+        let a = FREE.lock().ok()?.pop()?;
+        NonNull::new(a as *mut u8)
+    }
+
+    /// Keeps a mapping of HUGE bytes (true) or refuses it (the caller unmaps it).
+    pub fn give(p: NonNull<u8>) -> bool {
+        debug_assert_eq!(p.as_ptr() as usize % HUGE, 0);
+        match FREE.lock() {
+            Ok(mut v) if v.len() < MAX_SLABS => {
+                v.push(p.as_ptr() as usize);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    #[cfg(test)]
+    pub fn len() -> usize {
+        FREE.lock().map(|v| v.len()).unwrap_or(0)
     }
 }
 
@@ -208,6 +280,9 @@ impl<T: HugeElem> Drop for HugeVec<T> {
                 drop(unsafe { Box::from_raw(raw) });
             }
             Backing::Map(map_len) => {
+                if map_len == HUGE && pool::give(self.ptr.cast()) {
+                    return;
+                }
                 // SAFETY: the mapping was created by map_huge with this start and length and
                 // nothing borrows it any more.
                 unsafe {
@@ -262,6 +337,9 @@ pub struct SparseVec<T: HugeElem> {
     slabs: Vec<HugeVec<T>>,
     /// Chunks handed out of the last slab.
     used: usize,
+    /// The last slab came from the pool unzeroed: a chunk handed out of it is zeroed first
+    /// (unless it is about to be overwritten whole, as in a clone).
+    dirty: bool,
     /// Allocated chunks.
     chunks: usize,
 }
@@ -290,6 +368,7 @@ impl<T: HugeElem> SparseVec<T> {
             len: 0,
             slabs: Vec::new(),
             used: 0,
+            dirty: false,
             chunks: 0,
         }
     }
@@ -312,6 +391,7 @@ impl<T: HugeElem> SparseVec<T> {
             len,
             slabs: Vec::new(),
             used: 0,
+            dirty: false,
             chunks: 0,
         })
     }
@@ -343,7 +423,7 @@ impl<T: HugeElem> SparseVec<T> {
             + self
                 .slabs
                 .iter()
-                .map(|s| s.len() * size_of::<T>())
+                .map(|s| s.len * size_of::<T>())
                 .sum::<usize>()
     }
 
@@ -418,8 +498,15 @@ impl<T: HugeElem> SparseVec<T> {
             .wrapping_add(i & (Self::PER_CHUNK - 1))
     }
 
-    /// Allocates chunk `k` (unallocated) and returns its start.
+    /// Allocates chunk `k` (unallocated), all zero, and returns its start.
     fn alloc_chunk(&mut self, k: usize) -> *mut T {
+        self.alloc_chunk_with(k, true)
+    }
+
+    /// Allocates chunk `k` (unallocated) and returns its start; when `zero` is false and the
+    /// memory came from the pool, its elements are whatever they were (valid values: see
+    /// [`HugeElem::ANY_BITS`]) and the caller overwrites them all.
+    fn alloc_chunk_with(&mut self, k: usize, zero: bool) -> *mut T {
         let per = Self::PER_CHUNK;
         if self
             .slabs
@@ -429,12 +516,25 @@ impl<T: HugeElem> SparseVec<T> {
             // a slab of one huge page (mapped, faulted in as chunks are used), or the whole
             // table when it is smaller (on the heap)
             let n = (SLAB_BYTES / size_of::<T>()).min(self.dir.len() * per);
-            self.slabs.push(HugeVec::from_elem(T::ZERO, n));
+            match HugeVec::dirty_slab(n) {
+                Some(slab) => {
+                    self.slabs.push(slab);
+                    self.dirty = true;
+                }
+                None => {
+                    self.slabs.push(HugeVec::from_elem(T::ZERO, n));
+                    self.dirty = false;
+                }
+            }
             self.used = 0;
         }
         let slab = self.slabs.last().expect("a slab was just added");
         // SAFETY: (used + 1) * per <= slab.len(): the chunk lies inside the slab.
         let start = unsafe { slab.base().add(self.used * per) };
+        if self.dirty && zero {
+            // SAFETY: the chunk's `per` elements lie inside the slab, owned by self, unshared.
+            unsafe { std::ptr::write_bytes(start, 0, per) };
+        }
         self.used += 1;
         self.chunks += 1;
         self.dir[k] = start.wrapping_sub(k << Self::SHIFT);
@@ -509,7 +609,11 @@ impl<T: HugeElem> Clone for SparseVec<T> {
             )
         });
         for (k, c) in self.allocated() {
-            v.chunk_mut(k).copy_from_slice(c);
+            // every element of the new chunk is written here: no need to zero it first
+            let p = v.alloc_chunk_with(k, false);
+            // SAFETY: p is the start of v's chunk k (PER_CHUNK elements, owned by v), c is a
+            // chunk of self (at most PER_CHUNK elements): distinct allocations.
+            unsafe { std::ptr::copy_nonoverlapping(c.as_ptr(), p, c.len()) };
         }
         v
     }
@@ -555,6 +659,30 @@ fn prefetch_ptr<T>(p: *const T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slab_from_the_pool_is_zero_like_a_fresh_mapping() {
+        let n = HUGE / 4;
+        for _ in 0..3 {
+            let mut v = HugeVec::<u32>::from_elem(0, n);
+            assert!(v.iter().all(|&x| x == 0));
+            v.fill(0xdead_beef);
+            drop(v);
+            assert!(pool::len() <= pool::MAX_SLABS);
+        }
+        // a sparse table written, dropped and built again reads zero where it was not written
+        let mut a = SparseVec::<u32>::try_zeroed(4 * n).unwrap();
+        for i in (0..4 * n).step_by(7) {
+            a.set(i, i as u32 | 1);
+        }
+        let b = a.clone();
+        assert!(a == b);
+        drop(a);
+        let mut c = SparseVec::<u32>::try_zeroed(4 * n).unwrap();
+        c.set(3, 9);
+        assert!((0..4 * n).all(|i| c.get(i) == if i == 3 { 9 } else { 0 }));
+        assert!((0..4 * n).all(|i| b.get(i) == if i % 7 == 0 { i as u32 | 1 } else { 0 }));
+    }
 
     #[test]
     fn small_and_large_fill_clone_drop() {

@@ -105,6 +105,25 @@ impl Simulator {
         Self::build(drive, n_drives, adapter, pre, seed, false)
     }
 
+    /// A copy of this simulator — built from `built` and brought into its state, nothing run yet
+    /// — whose drives have the timing of `cfg` (see [`DriveConfig::same_state_as`]): the same
+    /// as building it from `cfg` with the same state and seed, without preconditioning again.
+    /// None when the drives have run or `cfg` differs from `built` in more than timing.
+    pub fn retimed(&self, built: &DriveConfig, cfg: &DriveConfig) -> Option<Simulator> {
+        if self.now != 0
+            || self.pending != 0
+            || !built.same_state_as(cfg)
+            || cfg.validate().is_err()
+        {
+            return None;
+        }
+        let mut s = self.clone();
+        for d in &mut s.drives {
+            d.retime(cfg).ok()?;
+        }
+        Some(s)
+    }
+
     /// Bytes of memory `n_drives` drives of `drive` take (see [`DriveConfig::memory_estimate`]),
     /// plus the shared event queue.
     pub fn memory_estimate(drive: &DriveConfig, n_drives: usize) -> u64 {

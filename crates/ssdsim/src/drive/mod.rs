@@ -163,6 +163,33 @@ impl Drive {
         })
     }
 
+    /// Gives the drive the timing of `cfg` (firmware, host interface, NAND times, scheduler)
+    /// and keeps its state (mapping, blocks, free pools). Only for a drive that has not run and
+    /// a `cfg` that [`DriveConfig::same_state_as`] the drive's own.
+    pub(crate) fn retime(&mut self, cfg: &DriveConfig) -> Result<(), AllocError> {
+        let (_, txs) = plan(cfg);
+        self.sched = Sched::try_new(
+            self.ftl.g.dies,
+            txs,
+            cfg.sched.read_priority,
+            cfg.sched.suspend_min_remaining_ns,
+            cfg.nand.prog_mean_ns(),
+        )?;
+        self.nand = NandTiming::new(cfg);
+        self.host = Host::try_new(HostShape {
+            nvme: cfg.host.interface == Interface::Nvme,
+            link_bps: cfg.host.link_rate(),
+            cmd_overhead: cfg.host.cmd_overhead_ns,
+            queues: cfg.host.nvme_queues as usize,
+            depth: cfg.host.queue_depth as usize,
+            sub_lat: cfg.host.doorbell_ns + cfg.host.sq_fetch_ns,
+            cq_lat: cfg.host.completion_ns,
+        })?;
+        self.ctl = Controller::try_new(cfg)?;
+        self.settle_modes();
+        Ok(())
+    }
+
     /// Brings the drive into the requested state without timing simulation.
     pub(crate) fn precondition(&mut self, pre: crate::Precondition, seed: u64) {
         self.ftl.precondition(pre, seed);

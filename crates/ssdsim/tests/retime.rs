@@ -1,0 +1,103 @@
+//! `Simulator::retimed`: a preconditioned drive given another model's timing behaves exactly like
+//! the same drive built and preconditioned with that timing (what the calibration fitter relies
+//! on to precondition each drive state once).
+
+use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
+use ssdlab_ssdsim::*;
+
+/// A small drive (the preset scaled down) so preconditioning is quick.
+fn small(name: &str) -> DriveConfig {
+    load_preset(name).unwrap().scaled(32).unwrap()
+}
+
+fn timing_change(cfg: &DriveConfig) -> DriveConfig {
+    let mut c = cfg.clone();
+    c.set_all(&[
+        (
+            "controller.fw_read_ns".into(),
+            format!("{}", cfg.controller.fw_read_ns * 3 / 2 + 1000),
+        ),
+        (
+            "controller.fw_write_ns".into(),
+            format!("{}", cfg.controller.fw_write_ns / 2 + 500),
+        ),
+        ("controller.fw_gc_move_ns".into(), "20000".into()),
+        (
+            "host.cmd_overhead_ns".into(),
+            format!("{}", cfg.host.cmd_overhead_ns * 2 + 100),
+        ),
+        ("nand.t_r_ns".into(), format!("{}", cfg.nand.t_r_ns * 2)),
+        ("controller.remap_cost_ns".into(), "3000".into()),
+    ])
+    .unwrap();
+    c
+}
+
+fn workloads(cfg: &DriveConfig) -> Vec<Workload> {
+    let span = cfg.user_capacity() / 4096 * 4096;
+    let mut v = Vec::new();
+    for (kind, pat, bs) in [
+        (OpKind::Write, Pattern::Random, 4096),
+        (OpKind::Read, Pattern::Random, 4096),
+        (OpKind::Write, Pattern::Sequential, 128 << 10),
+    ] {
+        let mut w = Workload::new(kind, pat, bs, span, 8);
+        w.duration_ns = 300_000_000;
+        v.push(w);
+    }
+    v
+}
+
+#[test]
+fn a_retimed_drive_runs_exactly_like_one_built_with_that_timing() {
+    for name in [
+        "vertex450-128g",
+        "c300-256g",
+        "x25e-64g",
+        "crucial-mx500-1t",
+    ] {
+        let base = small(name);
+        let other = timing_change(&base);
+        for pre in [
+            Precondition::Fresh,
+            Precondition::Full,
+            Precondition::Steady,
+        ] {
+            let built = Simulator::new(&base, 1, &AdapterConfig::passthrough(), pre, 7).unwrap();
+            for w in workloads(&base) {
+                let mut a = built.retimed(&base, &other).expect("timing only");
+                let mut b =
+                    Simulator::new(&other, 1, &AdapterConfig::passthrough(), pre, 7).unwrap();
+                let (ra, rb) = (run(&mut a, 0, &w, 0), run(&mut b, 0, &w, 0));
+                assert_eq!(ra, rb, "{name} {pre} {:?} {:?}", w.kind, w.pattern);
+                assert!(ra.ios > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn only_timing_may_change_and_only_before_a_run() {
+    let base = small("vertex450-128g");
+    let sim = Simulator::new(
+        &base,
+        1,
+        &AdapterConfig::passthrough(),
+        Precondition::Full,
+        1,
+    )
+    .unwrap();
+    for (k, v) in [
+        ("ftl.unaligned", "remap"),
+        ("controller.cache_bytes", "1m"),
+        ("ftl.gc_bg_free_blocks", "9"),
+    ] {
+        let mut c = base.clone();
+        c.set(k, v).unwrap();
+        assert!(!base.same_state_as(&c), "{k}");
+        assert!(sim.retimed(&base, &c).is_none(), "{k}");
+    }
+    let mut ran = sim.clone();
+    run(&mut ran, 0, &workloads(&base)[0], 0);
+    assert!(ran.retimed(&base, &timing_change(&base)).is_none());
+}
