@@ -45,6 +45,12 @@ enum Cmd {
     /// (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite; --db to choose), print
     /// its report and findings, and write its HTML report (--html to choose where).
     Study(crate::cmd_study::StudyArgs),
+    /// Compare presets' simulated figures with published or measured ones (data files): error
+    /// per figure and per workload family, and which claims (a > b, a / b ≈ r) hold.
+    Validate(crate::cmd_calibrate::ValidateArgs),
+    /// Fit a preset's free parameters to figures: measured now on a file or device (--target),
+    /// or read from data files (--from); writes the fitted preset (--out).
+    Calibrate(Box<crate::cmd_calibrate::CalibrateArgs>),
     /// Run fio job files or an fio command line (--name=x --rw=randread …) on real targets, or
     /// on a simulated drive or array (--sim).
     Fio(Box<crate::cmd_fio::FioArgs>),
@@ -523,6 +529,8 @@ fn run_cmd(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv) -> Result<u8, Failure> {
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
         Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
         Cmd::Study(a) => crate::cmd_study::cmd_study(a),
+        Cmd::Validate(a) => crate::cmd_calibrate::cmd_validate(a),
+        Cmd::Calibrate(a) => crate::cmd_calibrate::cmd_calibrate(*a),
         Cmd::Completions(a) => cmd_completions(a),
         Cmd::Man(a) => cmd_man(a),
     }
@@ -586,6 +594,8 @@ fn main_ranks(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv, rank: usize, _size: u
                     Cmd::Report(_) => "report",
                     Cmd::Completions(_) => "completions",
                     Cmd::Man(_) => "man",
+                    Cmd::Validate(_) => "validate",
+                    Cmd::Calibrate(_) => "calibrate",
                     _ => "study",
                 }
             ),

@@ -4,6 +4,7 @@
 //! [`cli::main`].
 
 pub mod cli;
+pub mod cmd_calibrate;
 pub mod cmd_fio;
 pub mod cmd_layout;
 pub mod cmd_run;

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 /// fio's `rw=` modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     Read,

@@ -1,0 +1,728 @@
+//! Data files: figures as a source published or as `ssdlab calibrate` measured them, and
+//! qualitative claims (`a > b`, `a / b ≈ r`) between two workloads.
+//!
+//! One file per source (`data/published/*.toml` in the repository):
+//!
+//! ```toml
+//! [source]
+//! title = "AnandTech: The Crucial RealSSD C300"
+//! url = "https://www.anandtech.com/show/…"
+//! kind = "review"            # review | datasheet | measured | findings
+//! method = "Iometer; 4 KiB random over an 8 GB span, QD 3, 3 minutes"
+//!
+//! [[figure]]
+//! drive = "c300-256g"        # the preset (or model) the figure is for
+//! metric = "bw"              # bw | iops | lat (mean completion latency)
+//! value = 162.3
+//! unit = "MB/s"              # MB/s MiB/s GB/s KB/s IOPS us ms, as published
+//! rw = "randwrite"           # read write randread randwrite randrw
+//! bs = "4k"
+//! qd = 3
+//! span = "8g"                # omitted: the whole drive
+//! align = "512"              # omitted: the block size
+//! state = "fresh"            # fresh | full | steady (omitted: fresh)
+//! time = "180s"              # omitted: 60 s
+//!
+//! [[claim]]
+//! text = "512-B-aligned: the Vertex LE is ahead of the X25-E"
+//! metric = "bw"
+//! kind = "greater"           # greater (a > b) | ratio (a / b = value ± tolerance)
+//! a = { drive = "vertex-le-100g", rw = "randwrite", bs = "4k", qd = 3, span = "8g", align = "512" }
+//! b = { drive = "x25e-64g", rw = "randwrite", bs = "4k", qd = 3, span = "8g", align = "512" }
+//! ```
+//!
+//! Everything is checked when the file is read; the first problem is reported with the file and
+//! the figure or claim it is in.
+
+use serde::{Deserialize, Serialize};
+use ssdlab_ssdsim::Precondition;
+use ssdlab_workload::{parse_duration, parse_size, RwMode};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use thiserror::Error;
+
+/// Test length assumed when a figure does not say.
+pub const DEFAULT_TIME_NS: u64 = 60_000_000_000;
+/// Largest data file read.
+const MAX_FILE: u64 = 4 << 20;
+
+/// A data file that cannot be used, with where the problem is.
+#[derive(Debug, Error)]
+pub enum DataError {
+    #[error("{path}: {msg}")]
+    File { path: String, msg: String },
+    #[error("{path}: {item}: {msg}")]
+    Item {
+        path: String,
+        item: String,
+        msg: String,
+    },
+}
+
+/// Where the figures of a file come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+}
+
+/// The workload of a figure or of one side of a claim, as written in the file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawCase {
+    pub drive: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drives: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe: Option<String>,
+    pub rw: String,
+    pub bs: String,
+    pub qd: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<u8>,
+}
+
+/// A figure as written in the file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawFigure {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub drive: String,
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drives: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe: Option<String>,
+    pub rw: String,
+    pub bs: String,
+    pub qd: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<u8>,
+    /// "lower" or "upper" when the source gives only a bound ("over 160 MB/s").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_note: Option<String>,
+}
+
+/// Whether a figure is a value or only a bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    /// The value as published: the error is simulated / published − 1.
+    Exact,
+    /// "At least": no error when the simulation reaches it.
+    Lower,
+    /// "At most": no error when the simulation stays below it.
+    Upper,
+}
+
+/// A claim as written in the file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawClaim {
+    pub text: String,
+    pub metric: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    pub a: RawCase,
+    pub b: RawCase,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    pub source: Source,
+    #[serde(default, rename = "figure", skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<RawFigure>,
+    #[serde(default, rename = "claim", skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<RawClaim>,
+}
+
+/// What a figure measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Throughput, bytes/s.
+    Bw,
+    /// I/Os per second.
+    Iops,
+    /// Mean completion latency, ns.
+    Lat,
+}
+
+impl FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "bw" => Ok(Metric::Bw),
+            "iops" => Ok(Metric::Iops),
+            "lat" => Ok(Metric::Lat),
+            _ => Err(format!("metric {s:?}: expected bw, iops or lat")),
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Metric::Bw => "bw",
+            Metric::Iops => "iops",
+            Metric::Lat => "lat",
+        })
+    }
+}
+
+impl Metric {
+    /// Whether a larger value is better (throughput) or worse (latency).
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Metric::Lat)
+    }
+}
+
+/// The factor from a published unit to the metric's base unit (bytes/s, IOPS, ns).
+pub fn unit_factor(metric: Metric, unit: &str) -> Result<f64, String> {
+    let f = match (metric, unit) {
+        (Metric::Bw, "B/s") => 1.0,
+        (Metric::Bw, "KB/s") => 1e3,
+        (Metric::Bw, "KiB/s") => 1024.0,
+        (Metric::Bw, "MB/s") => 1e6,
+        (Metric::Bw, "MiB/s") => 1_048_576.0,
+        (Metric::Bw, "GB/s") => 1e9,
+        (Metric::Bw, "GiB/s") => 1_073_741_824.0,
+        (Metric::Iops, "IOPS") => 1.0,
+        (Metric::Lat, "ns") => 1.0,
+        (Metric::Lat, "us") | (Metric::Lat, "µs") => 1e3,
+        (Metric::Lat, "ms") => 1e6,
+        _ => {
+            let expect = match metric {
+                Metric::Bw => "B/s, KB/s, KiB/s, MB/s, MiB/s, GB/s or GiB/s",
+                Metric::Iops => "IOPS",
+                Metric::Lat => "ns, us or ms",
+            };
+            return Err(format!(
+                "unit {unit:?} for metric {metric}: expected {expect}"
+            ));
+        }
+    };
+    Ok(f)
+}
+
+/// A workload on a drive or an array of it, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Case {
+    pub drive: String,
+    pub drives: u32,
+    pub stripe: Option<u64>,
+    pub rw: RwMode,
+    pub bs: u64,
+    pub qd: u32,
+    pub span: Option<u64>,
+    pub align: u64,
+    pub state: Precondition,
+    pub time_ns: u64,
+    pub read_pct: u8,
+}
+
+/// Which kind of workload a case is, for the per-family error summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    RandomRead,
+    RandomWrite,
+    SequentialRead,
+    SequentialWrite,
+    Mixed,
+    Raid,
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Family::RandomRead => "random read",
+            Family::RandomWrite => "random write",
+            Family::SequentialRead => "sequential read",
+            Family::SequentialWrite => "sequential write",
+            Family::Mixed => "mixed",
+            Family::Raid => "RAID 0",
+        })
+    }
+}
+
+impl Case {
+    pub fn family(&self) -> Family {
+        if self.drives > 1 {
+            return Family::Raid;
+        }
+        match self.rw {
+            RwMode::Randread => Family::RandomRead,
+            RwMode::Randwrite => Family::RandomWrite,
+            RwMode::Read => Family::SequentialRead,
+            RwMode::Write => Family::SequentialWrite,
+            _ => Family::Mixed,
+        }
+    }
+
+    /// A short description: `randwrite 4k QD3 8g span 512-aligned fresh`.
+    pub fn label(&self) -> String {
+        let mut s = format!(
+            "{} {} QD{}",
+            self.rw.as_str(),
+            ssdlab_workload::format_size(self.bs),
+            self.qd
+        );
+        if matches!(self.rw, RwMode::Randrw | RwMode::Rw) {
+            s.push_str(&format!(" {}% read", self.read_pct));
+        }
+        if let Some(span) = self.span {
+            s.push_str(&format!(" {} span", ssdlab_workload::format_size(span)));
+        }
+        if self.align != self.bs {
+            s.push_str(&format!(" {}-aligned", self.align));
+        }
+        if self.drives > 1 {
+            s.push_str(&format!(
+                " RAID0×{} {}",
+                self.drives,
+                ssdlab_workload::format_size(self.stripe.unwrap_or(0))
+            ));
+        }
+        s.push_str(&format!(" {}", self.state));
+        s
+    }
+}
+
+fn size(what: &str, s: &str) -> Result<u64, String> {
+    let v = parse_size(s).map_err(|e| format!("{what}: {e}"))?;
+    if v == 0 {
+        return Err(format!("{what} must be greater than 0"));
+    }
+    Ok(v)
+}
+
+impl RawCase {
+    /// Checks the workload and gives it its defaults.
+    pub fn parse(&self) -> Result<Case, String> {
+        if self.drive.trim().is_empty() {
+            return Err("drive is empty".into());
+        }
+        let rw = RwMode::from_str(&self.rw).map_err(|e| e.to_string())?;
+        let bs = size("bs", &self.bs)?;
+        if self.qd == 0 || self.qd > 4096 {
+            return Err(format!("qd {} must be within 1..=4096", self.qd));
+        }
+        let drives = self.drives.unwrap_or(1);
+        if drives == 0 || drives > 64 {
+            return Err(format!("drives {drives} must be within 1..=64"));
+        }
+        let stripe = self
+            .stripe
+            .as_deref()
+            .map(|s| size("stripe", s))
+            .transpose()?;
+        if drives > 1 && stripe.is_none() {
+            return Err("an array (drives > 1) needs a stripe".into());
+        }
+        let span = self.span.as_deref().map(|s| size("span", s)).transpose()?;
+        let align = match &self.align {
+            Some(a) => size("align", a)?,
+            None => bs,
+        };
+        let state = match &self.state {
+            Some(s) => Precondition::from_str(s).map_err(|e| e.message)?,
+            None => Precondition::Fresh,
+        };
+        let time_ns = match &self.time {
+            Some(t) => parse_duration(t).map_err(|e| format!("time: {e}"))?,
+            None => DEFAULT_TIME_NS,
+        };
+        if time_ns == 0 {
+            return Err("time must be greater than 0".into());
+        }
+        let read_pct = match (rw.fixed_read_pct(), self.rwmixread) {
+            (Some(p), None) => p,
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "rwmixread applies to randrw and rw, not {}",
+                    self.rw
+                ))
+            }
+            (None, Some(p)) if p <= 100 => p,
+            (None, Some(p)) => return Err(format!("rwmixread {p} is not a percentage")),
+            (None, None) => 50,
+        };
+        Ok(Case {
+            drive: self.drive.trim().to_string(),
+            drives,
+            stripe,
+            rw,
+            bs,
+            qd: self.qd,
+            span,
+            align,
+            state,
+            time_ns,
+            read_pct,
+        })
+    }
+}
+
+impl RawFigure {
+    fn case(&self) -> RawCase {
+        RawCase {
+            drive: self.drive.clone(),
+            drives: self.drives,
+            stripe: self.stripe.clone(),
+            rw: self.rw.clone(),
+            bs: self.bs.clone(),
+            qd: self.qd,
+            span: self.span.clone(),
+            align: self.align.clone(),
+            state: self.state.clone(),
+            time: self.time.clone(),
+            rwmixread: self.rwmixread,
+        }
+    }
+}
+
+impl Figure {
+    /// simulated / published − 1, or 0 when the figure is a bound the simulation meets.
+    pub fn error(&self, simulated: f64) -> f64 {
+        let e = simulated / self.value - 1.0;
+        match self.bound {
+            Bound::Exact => e,
+            Bound::Lower => e.min(0.0),
+            Bound::Upper => e.max(0.0),
+        }
+    }
+}
+
+/// A published or measured figure, checked, in the metric's base unit.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    pub case: Case,
+    pub metric: Metric,
+    /// In bytes/s, IOPS or ns.
+    pub value: f64,
+    pub bound: Bound,
+    /// As written in the file (for display).
+    pub raw: RawFigure,
+    /// The file and the figure's position in it (`file.toml#3`), or its id.
+    pub origin: String,
+}
+
+/// What a claim asserts about a / b.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClaimKind {
+    /// a is better than b (higher throughput, lower latency).
+    Greater,
+    /// a / b is `value` within a relative `tolerance`.
+    Ratio { value: f64, tolerance: f64 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub text: String,
+    pub metric: Metric,
+    pub kind: ClaimKind,
+    pub a: Case,
+    pub b: Case,
+    pub origin: String,
+}
+
+/// One data file, checked.
+#[derive(Debug, Clone)]
+pub struct DataSet {
+    pub path: PathBuf,
+    pub source: Source,
+    pub figures: Vec<Figure>,
+    pub claims: Vec<Claim>,
+}
+
+const KINDS: [&str; 4] = ["review", "datasheet", "measured", "findings"];
+
+impl DataSet {
+    /// Reads and checks a data file.
+    pub fn read(path: &Path) -> Result<DataSet, DataError> {
+        let p = path.display().to_string();
+        let file_err = |msg: String| DataError::File {
+            path: p.clone(),
+            msg,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| file_err(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(file_err("not a regular file".into()));
+        }
+        if meta.len() > MAX_FILE {
+            return Err(file_err(format!(
+                "{} bytes; a data file is at most {MAX_FILE}",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| file_err(e.to_string()))?;
+        DataSet::parse(path, &text)
+    }
+
+    /// Checks the text of a data file (`path` names it in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<DataSet, DataError> {
+        let p = path.display().to_string();
+        let raw: RawFile = toml::from_str(text).map_err(|e| DataError::File {
+            path: p.clone(),
+            msg: e.to_string().trim_end().replace('\n', " "),
+        })?;
+        DataSet::from_raw(path, raw)
+    }
+
+    /// Checks a data file already read (`path` names it in errors).
+    pub fn from_raw(path: &Path, raw: RawFile) -> Result<DataSet, DataError> {
+        let p = path.display().to_string();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| p.clone());
+        if !KINDS.contains(&raw.source.kind.as_str()) {
+            return Err(DataError::File {
+                path: p,
+                msg: format!(
+                    "source.kind {:?}: expected one of {}",
+                    raw.source.kind,
+                    KINDS.join(", ")
+                ),
+            });
+        }
+        let mut figures = Vec::with_capacity(raw.figures.len());
+        for (i, f) in raw.figures.iter().enumerate() {
+            let item = match &f.id {
+                Some(id) => format!("figure {id:?}"),
+                None => format!("figure {}", i + 1),
+            };
+            let err = |msg: String| DataError::Item {
+                path: p.clone(),
+                item: item.clone(),
+                msg,
+            };
+            let case = f.case().parse().map_err(err)?;
+            let metric = Metric::from_str(&f.metric).map_err(err)?;
+            let factor = unit_factor(metric, &f.unit).map_err(err)?;
+            if !(f.value.is_finite() && f.value > 0.0) {
+                return Err(err(format!("value {} must be a positive number", f.value)));
+            }
+            let bound = match f.bound.as_deref() {
+                None => Bound::Exact,
+                Some("lower") => Bound::Lower,
+                Some("upper") => Bound::Upper,
+                Some(b) => return Err(err(format!("bound {b:?}: expected lower or upper"))),
+            };
+            figures.push(Figure {
+                case,
+                metric,
+                value: f.value * factor,
+                bound,
+                raw: f.clone(),
+                origin: format!("{name}#{}", i + 1),
+            });
+        }
+        let mut claims = Vec::with_capacity(raw.claims.len());
+        for (i, c) in raw.claims.iter().enumerate() {
+            let err = |msg: String| DataError::Item {
+                path: p.clone(),
+                item: format!("claim {}", i + 1),
+                msg,
+            };
+            let metric = Metric::from_str(&c.metric).map_err(err)?;
+            let kind = match (c.kind.as_str(), c.value, c.tolerance) {
+                ("greater", None, None) => ClaimKind::Greater,
+                ("greater", _, _) => {
+                    return Err(err("a greater claim takes no value or tolerance".into()))
+                }
+                ("ratio", Some(value), tolerance) => {
+                    let tolerance = tolerance.unwrap_or(0.15);
+                    if !(value.is_finite() && value > 0.0) {
+                        return Err(err(format!("value {value} must be a positive ratio")));
+                    }
+                    if !(tolerance.is_finite() && (0.0..10.0).contains(&tolerance)) {
+                        return Err(err(format!(
+                            "tolerance {tolerance} must be a fraction (0.15 = ±15 %)"
+                        )));
+                    }
+                    ClaimKind::Ratio { value, tolerance }
+                }
+                ("ratio", None, _) => return Err(err("a ratio claim needs a value".into())),
+                (k, _, _) => return Err(err(format!("kind {k:?}: expected greater or ratio"))),
+            };
+            let a = c.a.parse().map_err(|m| err(format!("a: {m}")))?;
+            let b = c.b.parse().map_err(|m| err(format!("b: {m}")))?;
+            claims.push(Claim {
+                text: c.text.clone(),
+                metric,
+                kind,
+                a,
+                b,
+                origin: format!("{name}#claim{}", i + 1),
+            });
+        }
+        if figures.is_empty() && claims.is_empty() {
+            return Err(DataError::File {
+                path: p,
+                msg: "holds no [[figure]] and no [[claim]]".into(),
+            });
+        }
+        Ok(DataSet {
+            path: path.to_path_buf(),
+            source: raw.source,
+            figures,
+            claims,
+        })
+    }
+
+    /// The drives the file's figures and claims name.
+    pub fn drives(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .figures
+            .iter()
+            .map(|f| f.case.drive.clone())
+            .chain(
+                self.claims
+                    .iter()
+                    .flat_map(|c| [c.a.drive.clone(), c.b.drive.clone()]),
+            )
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// Writes a data file (measured figures) as TOML.
+pub fn to_toml(raw: &RawFile) -> String {
+    toml::to_string_pretty(raw).expect("a data file serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<DataSet, DataError> {
+        DataSet::parse(Path::new("t.toml"), text)
+    }
+
+    const HEAD: &str = "[source]\ntitle = \"t\"\nkind = \"review\"\n";
+
+    #[test]
+    fn a_figure_is_read_in_base_units_with_its_defaults() {
+        let d = parse(&format!(
+            "{HEAD}[[figure]]\ndrive = \"c300-256g\"\nmetric = \"bw\"\nvalue = 162.5\nunit = \"MB/s\"\nrw = \"randwrite\"\nbs = \"4k\"\nqd = 3\nspan = \"8g\"\nalign = \"512\"\ntime = \"180s\"\n"
+        ))
+        .unwrap();
+        let f = &d.figures[0];
+        assert_eq!(f.value, 162.5e6);
+        assert_eq!(f.case.bs, 4096);
+        assert_eq!(f.case.align, 512);
+        assert_eq!(f.case.span, Some(8 << 30));
+        assert_eq!(f.case.state, Precondition::Fresh);
+        assert_eq!(f.case.time_ns, 180_000_000_000);
+        assert_eq!(f.case.family(), Family::RandomWrite);
+        assert_eq!(f.origin, "t.toml#1");
+    }
+
+    #[test]
+    fn bad_figures_name_the_field_at_fault() {
+        let fig = |extra: &str| {
+            format!(
+                "{HEAD}[[figure]]\ndrive = \"x\"\nrw = \"randread\"\nbs = \"4k\"\nqd = 1\n{extra}\n"
+            )
+        };
+        for (extra, want) in [
+            (
+                "metric = \"bw\"\nvalue = 1.0\nunit = \"IOPS\"",
+                "unit \"IOPS\" for metric bw",
+            ),
+            (
+                "metric = \"speed\"\nvalue = 1.0\nunit = \"MB/s\"",
+                "metric \"speed\"",
+            ),
+            (
+                "metric = \"iops\"\nvalue = -3.0\nunit = \"IOPS\"",
+                "must be a positive",
+            ),
+            (
+                "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nrwmixread = 70",
+                "rwmixread",
+            ),
+            (
+                "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nstate = \"warm\"",
+                "unknown state",
+            ),
+            (
+                "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\ndrives = 2",
+                "needs a stripe",
+            ),
+            (
+                "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nspeed = 2",
+                "unknown field",
+            ),
+        ] {
+            let e = parse(&fig(extra)).unwrap_err().to_string();
+            assert!(e.contains(want), "{extra}: {e}");
+            assert!(e.starts_with("t.toml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn claims_are_checked() {
+        let side = "{ drive = \"a\", rw = \"randwrite\", bs = \"4k\", qd = 2 }";
+        let ok = parse(&format!(
+            "[source]\ntitle = \"t\"\nkind = \"findings\"\n[[claim]]\ntext = \"x\"\nmetric = \"iops\"\nkind = \"ratio\"\nvalue = 4.25\na = {side}\nb = {side}\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            ok.claims[0].kind,
+            ClaimKind::Ratio {
+                value: 4.25,
+                tolerance: 0.15
+            }
+        );
+        let e = parse(&format!(
+            "[source]\ntitle = \"t\"\nkind = \"findings\"\n[[claim]]\ntext = \"x\"\nmetric = \"iops\"\nkind = \"ratio\"\na = {side}\nb = {side}\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("needs a value"), "{e}");
+        let e = parse("[source]\ntitle = \"t\"\nkind = \"review\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no [[figure]]"), "{e}");
+    }
+}

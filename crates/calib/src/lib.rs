@@ -1,0 +1,29 @@
+//! Calibration and validation of simulated drive models.
+//!
+//! - [`data`]: data files of figures (published by reviews and datasheets, or measured by
+//!   `ssdlab calibrate`) and of qualitative claims, checked when read.
+//! - [`predict`]: each figure's workload simulated on a drive model, through the same engine loop
+//!   and result type as `ssdlab run --sim`.
+//! - [`validate`]: figures compared with their simulations, errors per workload family, claims
+//!   checked.
+//! - [`fit`]: a model's free parameters fitted to figures (coordinate descent on the mean squared
+//!   log error, deterministic and bounded).
+//! - [`preset_out`]: the fitted model written as a preset, the base preset's text with the fitted
+//!   values marked.
+//! - [`suite`]: the characterisation suite `ssdlab calibrate --target` measures, and measuring it
+//!   through any [`suite::Measure`] (a real target in the CLI; a hidden simulated drive in the
+//!   blind self-test).
+
+pub mod blind;
+pub mod data;
+pub mod fit;
+pub mod predict;
+pub mod preset_out;
+pub mod suite;
+pub mod validate;
+
+pub use data::{Case, Claim, ClaimKind, DataError, DataSet, Family, Figure, Metric};
+pub use fit::{default_params, fit, parse_param, FitResult, Fitted, Param, Range};
+pub use predict::{simulate, simulate_all, Outcome, PredictOptions};
+pub use preset_out::fitted_toml;
+pub use validate::{render, validate, Validation};

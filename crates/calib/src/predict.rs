@@ -1,0 +1,224 @@
+//! Simulating the workloads of figures and claims: each [`Case`] becomes a workload
+//! ([`case_spec`]) on a simulated drive or array ([`case_target`]) and runs through the same
+//! engine loop and result type as `ssdlab run --sim`.
+
+use crate::data::{Case, Metric};
+use ssdlab_engine::{build_sim, run_sim_prepared, SimOptions, SimTarget};
+use ssdlab_ssdsim::{AdapterConfig, DriveConfig, Simulator};
+use ssdlab_workload::{StopCondition, WorkloadSpec};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How cases are simulated.
+#[derive(Debug, Clone, Copy)]
+pub struct PredictOptions {
+    /// Simulate at most this long (virtual time) even where a figure's test ran longer.
+    pub max_time_ns: Option<u64>,
+    /// Stop each case after this many I/Os even where its time is not up (a fast drive's long
+    /// test costs no more than a slow one's).
+    pub max_ios: Option<u64>,
+    /// Cases simulated at once.
+    pub threads: usize,
+    pub seed: u64,
+    /// Raised from outside (Ctrl-C): runs end at once and report [`INTERRUPTED`].
+    pub stop: Option<&'static AtomicBool>,
+}
+
+/// The error of a case stopped from outside ([`PredictOptions::stop`]).
+pub const INTERRUPTED: &str = "interrupted";
+
+impl PredictOptions {
+    pub fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+impl Default for PredictOptions {
+    fn default() -> Self {
+        PredictOptions {
+            max_time_ns: None,
+            max_ios: None,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            seed: 1,
+            stop: None,
+        }
+    }
+}
+
+/// What a simulated (or measured) case gave, in base units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    pub bw: f64,
+    pub iops: f64,
+    pub lat_ns: f64,
+}
+
+impl Outcome {
+    pub fn get(&self, m: Metric) -> f64 {
+        match m {
+            Metric::Bw => self.bw,
+            Metric::Iops => self.iops,
+            Metric::Lat => self.lat_ns,
+        }
+    }
+
+    pub fn of(r: &ssdlab_stats::RunResult) -> Outcome {
+        Outcome {
+            bw: r.total_bw_bytes(),
+            iops: r.total_iops(),
+            lat_ns: r.mean_lat_ns(),
+        }
+    }
+}
+
+/// The workload of a case (seed given; test length capped at `max_time_ns`).
+pub fn case_spec(
+    c: &Case,
+    seed: u64,
+    max_time_ns: Option<u64>,
+    max_ios: Option<u64>,
+) -> WorkloadSpec {
+    let time = max_time_ns.map_or(c.time_ns, |m| c.time_ns.min(m));
+    WorkloadSpec {
+        rw: c.rw,
+        read_pct: c.read_pct,
+        random_pct: c.rw.default_random_pct(),
+        bs: c.bs,
+        align: c.align,
+        span: c.span,
+        qd: c.qd,
+        stop: StopCondition {
+            time_ns: Some(time),
+            ios: max_ios,
+            ..Default::default()
+        },
+        seed,
+        ..Default::default()
+    }
+}
+
+/// The simulated target of a case with the drive model `drive`.
+pub fn case_target(c: &Case, drive: &DriveConfig) -> SimTarget {
+    SimTarget {
+        name: c.drive.clone(),
+        drive: drive.clone(),
+        drives: c.drives as usize,
+        stripe: c.stripe,
+        adapter: AdapterConfig::passthrough(),
+        state: c.state,
+    }
+}
+
+/// Drives built and brought into their state, kept to be given another model's timing
+/// ([`ssdlab_ssdsim::Simulator::retimed`]) instead of being preconditioned again: a fit that
+/// varies only timing parameters preconditions each drive state once.
+#[derive(Default)]
+pub struct SimCache {
+    entries: Mutex<Vec<Entry>>,
+}
+
+struct Entry {
+    built: DriveConfig,
+    drives: u32,
+    stripe: Option<u64>,
+    state: ssdlab_ssdsim::Precondition,
+    seed: u64,
+    sim: Arc<Simulator>,
+}
+
+/// Drive states larger than this are not kept (each run clones its state).
+const CACHE_MAX_BYTES: u64 = 4 << 30;
+
+impl SimCache {
+    fn prepared(&self, c: &Case, drive: &DriveConfig, seed: u64) -> Option<Simulator> {
+        let mut entries = self.entries.lock().expect("not poisoned");
+        let hit = entries.iter().find(|e| {
+            e.drives == c.drives
+                && e.stripe == c.stripe
+                && e.state == c.state
+                && e.seed == seed
+                && e.built.same_state_as(drive)
+        });
+        if let Some(e) = hit {
+            return e.sim.retimed(&e.built, drive);
+        }
+        let target = case_target(c, drive);
+        if ssdlab_engine::sim_memory_estimate(&target) > CACHE_MAX_BYTES {
+            return None;
+        }
+        let sim = build_sim(&target, seed, None).ok()?;
+        entries.push(Entry {
+            built: drive.clone(),
+            drives: c.drives,
+            stripe: c.stripe,
+            state: c.state,
+            seed,
+            sim: Arc::new(sim.clone()),
+        });
+        Some(sim)
+    }
+}
+
+/// Simulates one case on `drive` (from a drive state in `cache` when there is one).
+pub fn simulate(
+    c: &Case,
+    drive: &DriveConfig,
+    opts: &PredictOptions,
+    cache: Option<&SimCache>,
+) -> Result<Outcome, String> {
+    let spec = case_spec(c, opts.seed, opts.max_time_ns, opts.max_ios);
+    let target = case_target(c, drive);
+    ssdlab_engine::check_sim_run(&spec, &target, None).map_err(|e| e.to_string())?;
+    if opts.stopped() {
+        return Err(INTERRUPTED.into());
+    }
+    let prepared = cache.and_then(|k| k.prepared(c, drive, opts.seed));
+    let sim_opts = SimOptions {
+        stop: opts.stop,
+        ..Default::default()
+    };
+    let r = run_sim_prepared(&spec, &target, prepared, &sim_opts).map_err(|e| e.to_string())?;
+    if r.interrupted || opts.stopped() {
+        return Err(INTERRUPTED.into());
+    }
+    Ok(Outcome::of(&r))
+}
+
+/// Simulates every case, `opts.threads` at a time; `model` gives the drive model of a case's
+/// drive name (None: the case fails with "no model").
+pub fn simulate_all<F>(
+    cases: &[&Case],
+    model: F,
+    opts: &PredictOptions,
+    cache: Option<&SimCache>,
+) -> Vec<Result<Outcome, String>>
+where
+    F: Fn(&str) -> Option<DriveConfig> + Sync,
+{
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<Result<Outcome, String>>>> = Mutex::new(vec![None; cases.len()]);
+    let threads = opts.threads.clamp(1, cases.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= cases.len() {
+                    break;
+                }
+                let c = cases[i];
+                let r = match model(&c.drive) {
+                    Some(d) => simulate(c, &d, opts, cache),
+                    None => Err(format!("no drive model named {:?}", c.drive)),
+                };
+                out.lock().expect("not poisoned")[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner()
+        .expect("not poisoned")
+        .into_iter()
+        .map(|r| r.expect("every case simulated"))
+        .collect()
+}

@@ -1,0 +1,355 @@
+//! Validation: every figure simulated and compared with its published (or measured) value, the
+//! errors summarised per workload family, and every claim checked on the simulated values.
+
+use crate::data::{unit_factor, Claim, ClaimKind, Family, Figure, Metric};
+use crate::predict::{simulate_all, Outcome, PredictOptions};
+use serde::Serialize;
+use ssdlab_ssdsim::DriveConfig;
+use std::fmt::Write as _;
+
+/// How much better a must be for a `greater` claim to hold: closer than 1 % is a tie (the
+/// simulation's own noise between two configurations is below that; a review's "ahead" is more).
+pub const TIE: f64 = 0.01;
+
+/// One figure: published vs simulated.
+#[derive(Debug, Clone, Serialize)]
+pub struct FigureRow {
+    pub origin: String,
+    pub drive: String,
+    pub workload: String,
+    pub family: Family,
+    pub metric: Metric,
+    pub unit: String,
+    /// As published, in `unit`.
+    pub published: f64,
+    pub bound: crate::data::Bound,
+    /// Simulated, in `unit` (None when the simulation failed: see `failure`).
+    pub simulated: Option<f64>,
+    /// simulated / published − 1.
+    pub error: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// The errors of one workload family.
+#[derive(Debug, Clone, Serialize)]
+pub struct FamilyRow {
+    pub family: Family,
+    pub figures: usize,
+    /// Median of |error|.
+    pub median_abs_error: f64,
+    /// The error of largest magnitude, with its sign.
+    pub worst_error: f64,
+}
+
+/// One claim checked on simulated values.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimRow {
+    pub origin: String,
+    pub text: String,
+    pub expected: String,
+    /// a / b simulated (for latency, b / a: larger is always "a is better").
+    pub ratio: Option<f64>,
+    pub pass: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    pub figures: Vec<FigureRow>,
+    pub families: Vec<FamilyRow>,
+    pub claims: Vec<ClaimRow>,
+}
+
+impl Validation {
+    /// Median and worst |error| over all figures simulated.
+    pub fn overall(&self) -> Option<(f64, f64)> {
+        let errs: Vec<f64> = self.figures.iter().filter_map(|r| r.error).collect();
+        summary(&errs)
+    }
+}
+
+fn summary(errs: &[f64]) -> Option<(f64, f64)> {
+    if errs.is_empty() {
+        return None;
+    }
+    let mut abs: Vec<f64> = errs.iter().map(|e| e.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let n = abs.len();
+    let median = if n % 2 == 1 {
+        abs[n / 2]
+    } else {
+        (abs[n / 2 - 1] + abs[n / 2]) / 2.0
+    };
+    let worst = errs
+        .iter()
+        .copied()
+        .max_by(|a, b| a.abs().total_cmp(&b.abs()))
+        .expect("not empty");
+    Some((median, worst))
+}
+
+/// "a is better than b" as a ratio ≥ 1 when true, whatever the metric's direction.
+fn better_ratio(metric: Metric, a: f64, b: f64) -> f64 {
+    if metric.higher_is_better() {
+        a / b
+    } else {
+        b / a
+    }
+}
+
+/// Simulates the figures and the claims' workloads with the models `model` gives and compares.
+pub fn validate<F>(
+    figures: &[&Figure],
+    claims: &[&Claim],
+    model: F,
+    opts: &PredictOptions,
+) -> Validation
+where
+    F: Fn(&str) -> Option<DriveConfig> + Sync,
+{
+    let mut cases: Vec<&crate::data::Case> = figures.iter().map(|f| &f.case).collect();
+    for c in claims {
+        cases.push(&c.a);
+        cases.push(&c.b);
+    }
+    // identical workloads are simulated once
+    let mut uniq: Vec<&crate::data::Case> = Vec::new();
+    let mut index = Vec::with_capacity(cases.len());
+    for c in &cases {
+        match uniq.iter().position(|u| u == c) {
+            Some(i) => index.push(i),
+            None => {
+                index.push(uniq.len());
+                uniq.push(c);
+            }
+        }
+    }
+    let cache = crate::predict::SimCache::default();
+    let outs: Vec<Result<Outcome, String>> = simulate_all(&uniq, model, opts, Some(&cache));
+    let out = |k: usize| outs[index[k]].clone();
+    let mut rows = Vec::with_capacity(figures.len());
+    for (k, f) in figures.iter().enumerate() {
+        let factor = unit_factor(f.metric, &f.raw.unit).unwrap_or(1.0);
+        let (simulated, error, failure) = match out(k) {
+            Ok(o) => {
+                let v = o.get(f.metric);
+                (Some(v / factor), Some(f.error(v)), None)
+            }
+            Err(e) => (None, None, Some(e)),
+        };
+        rows.push(FigureRow {
+            origin: f.origin.clone(),
+            drive: f.case.drive.clone(),
+            workload: f.case.label(),
+            family: f.case.family(),
+            metric: f.metric,
+            unit: f.raw.unit.clone(),
+            published: f.raw.value,
+            bound: f.bound,
+            simulated,
+            error,
+            failure,
+        });
+    }
+    let mut families = Vec::new();
+    let mut fams: Vec<Family> = rows.iter().map(|r| r.family).collect();
+    fams.sort();
+    fams.dedup();
+    for fam in fams {
+        let errs: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.family == fam)
+            .filter_map(|r| r.error)
+            .collect();
+        if let Some((median, worst)) = summary(&errs) {
+            families.push(FamilyRow {
+                family: fam,
+                figures: errs.len(),
+                median_abs_error: median,
+                worst_error: worst,
+            });
+        }
+    }
+    let mut claim_rows = Vec::with_capacity(claims.len());
+    for (j, c) in claims.iter().enumerate() {
+        let k = figures.len() + 2 * j;
+        let expected = match c.kind {
+            ClaimKind::Greater => "a better than b (by 1 % or more)".to_string(),
+            ClaimKind::Ratio { value, tolerance } => {
+                format!("a/b = {value:.2} ± {:.0} %", tolerance * 100.0)
+            }
+        };
+        let (ratio, pass, failure) = match (out(k), out(k + 1)) {
+            (Ok(a), Ok(b)) => {
+                let r = better_ratio(c.metric, a.get(c.metric), b.get(c.metric));
+                let pass = match c.kind {
+                    ClaimKind::Greater => r >= 1.0 + TIE,
+                    ClaimKind::Ratio { value, tolerance } => (r / value - 1.0).abs() <= tolerance,
+                };
+                (Some(r), pass, None)
+            }
+            (Err(e), _) | (_, Err(e)) => (None, false, Some(e)),
+        };
+        claim_rows.push(ClaimRow {
+            origin: c.origin.clone(),
+            text: c.text.clone(),
+            expected,
+            ratio,
+            pass,
+            failure,
+        });
+    }
+    Validation {
+        figures: rows,
+        families,
+        claims: claim_rows,
+    }
+}
+
+fn pct(e: f64) -> String {
+    format!("{:+.0} %", e * 100.0)
+}
+
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Lays out rows of cells in aligned columns (the first row is the header).
+fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
+            .collect();
+        let _ = writeln!(s, "{}", line.join("  ").trim_end());
+    }
+    s
+}
+
+/// The validation as text tables: figures, families, claims.
+pub fn render(v: &Validation) -> String {
+    let mut s = String::new();
+    if !v.figures.is_empty() {
+        let mut rows = vec![vec![
+            "drive".to_string(),
+            "workload".into(),
+            "published".into(),
+            "simulated".into(),
+            "error".into(),
+            "source".into(),
+        ]];
+        for r in &v.figures {
+            rows.push(vec![
+                r.drive.clone(),
+                r.workload.clone(),
+                format!(
+                    "{}{} {}",
+                    match r.bound {
+                        crate::data::Bound::Exact => "",
+                        crate::data::Bound::Lower => "≥ ",
+                        crate::data::Bound::Upper => "≤ ",
+                    },
+                    num(r.published),
+                    r.unit
+                ),
+                match r.simulated {
+                    Some(x) => format!("{} {}", num(x), r.unit),
+                    None => "failed".into(),
+                },
+                r.error.map(pct).unwrap_or_else(|| "—".into()),
+                r.origin.clone(),
+            ]);
+        }
+        s.push_str(&columns(&rows));
+        for r in v.figures.iter().filter(|r| r.failure.is_some()) {
+            let _ = writeln!(
+                s,
+                "{} ({}): {}",
+                r.origin,
+                r.workload,
+                r.failure.as_deref().unwrap_or_default()
+            );
+        }
+        s.push('\n');
+        let mut rows = vec![vec![
+            "family".to_string(),
+            "figures".into(),
+            "median |error|".into(),
+            "worst".into(),
+        ]];
+        for f in &v.families {
+            rows.push(vec![
+                f.family.to_string(),
+                f.figures.to_string(),
+                format!("{:.0} %", f.median_abs_error * 100.0),
+                pct(f.worst_error),
+            ]);
+        }
+        if let Some((median, worst)) = v.overall() {
+            rows.push(vec![
+                "all".into(),
+                v.figures
+                    .iter()
+                    .filter(|r| r.error.is_some())
+                    .count()
+                    .to_string(),
+                format!("{:.0} %", median * 100.0),
+                pct(worst),
+            ]);
+        }
+        s.push_str(&columns(&rows));
+    }
+    if !v.claims.is_empty() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        let mut rows = vec![vec![
+            "claim".to_string(),
+            "expected".into(),
+            "simulated".into(),
+            "".into(),
+        ]];
+        for c in &v.claims {
+            rows.push(vec![
+                c.text.clone(),
+                c.expected.clone(),
+                c.ratio
+                    .map(|r| format!("a/b = {r:.3}"))
+                    .unwrap_or_else(|| "failed".into()),
+                if c.pass { "pass" } else { "FAIL" }.into(),
+            ]);
+        }
+        s.push_str(&columns(&rows));
+        let passed = v.claims.iter().filter(|c| c.pass).count();
+        let _ = writeln!(s, "{passed} of {} claims hold", v.claims.len());
+        for c in v.claims.iter().filter(|c| c.failure.is_some()) {
+            let _ = writeln!(
+                s,
+                "{}: {}",
+                c.origin,
+                c.failure.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,555 @@
+//! `ssdlab validate` and `ssdlab calibrate`: glue from the options to `ssdlab-calib` (data files,
+//! simulation of their workloads, the fitter, the fitted preset's text) and, for
+//! `calibrate --target`, to the real engine that measures the characterisation suite.
+
+use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
+use crate::cmd_run::{load_drive, preset_file};
+use crate::output::{self, check_writable_path};
+use crate::signals;
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use ssdlab_calib::data::{DataSet, RawFile, Source};
+use ssdlab_calib::suite::{fill_spec, measure_suite, suite, Measure, SuiteKind};
+use ssdlab_calib::{
+    default_params, fit, fitted_toml, parse_param, render, validate, Claim, Figure, Outcome,
+    PredictOptions,
+};
+use ssdlab_engine::RealOptions;
+use ssdlab_ssdsim::DriveConfig;
+use ssdlab_target::{check_outputs, Named, RealTarget};
+use ssdlab_workload::WorkloadSpec;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Presets (built-in names or preset files) to validate; none: every built-in preset the
+    /// data names.
+    presets: Vec<String>,
+    /// Data files of published or measured figures and claims (`data/published/*.toml`); a
+    /// directory stands for every .toml file in it. Repeatable.
+    #[arg(long, required = true, value_name = "FILE|DIR")]
+    against: Vec<PathBuf>,
+    /// The drive name in the data that the (single) preset given models (default: the preset's
+    /// own name).
+    #[arg(long, value_name = "NAME")]
+    drive: Option<String>,
+    /// Simulate each figure at most this long (virtual time; default: the test length the
+    /// figure states, 60 s when it states none).
+    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    max_time: Option<u64>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Measure this file or block device with the characterisation suite, then fit.
+    #[arg(long, value_name = "DEV|FILE", conflicts_with = "from")]
+    target: Option<PathBuf>,
+    /// Fit to the figures of these data files (published figures, or the measurements of an
+    /// earlier `calibrate --target`) instead of measuring. A directory stands for its .toml files.
+    #[arg(long, value_name = "FILE|DIR")]
+    from: Vec<PathBuf>,
+    /// The preset (built-in name or file) whose free parameters are fitted.
+    #[arg(long, value_name = "PRESET")]
+    base: String,
+    /// Where the fitted preset is written.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// The name of the fitted preset (default: the --out file's stem).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// With --from: fit the figures of this drive (default: the base preset's name).
+    #[arg(long, value_name = "NAME")]
+    drive: Option<String>,
+    /// A parameter to fit instead of the defaults: KEY (×¼…×4 around the base value),
+    /// KEY=LO..HI or KEY=a|b. Repeatable.
+    #[arg(long = "param", value_name = "KEY[=RANGE]")]
+    params: Vec<String>,
+    /// Coordinate-descent passes over the parameters.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
+    passes: u32,
+    /// While fitting, simulate each figure at most this long (virtual time).
+    #[arg(long, default_value = "20s", value_parser = duration_arg, value_name = "DURATION")]
+    fit_time: u64,
+    /// While fitting, stop each figure's simulation after this many I/Os.
+    #[arg(long, default_value = "500000", value_parser = clap::value_parser!(u64).range(1000..), value_name = "N")]
+    fit_ios: u64,
+    /// With --target: quick (QD 1, 4, 32) or full (QD 1–32) suite.
+    #[arg(long, default_value = "quick", value_parser = |s: &str| s.parse::<SuiteKind>())]
+    suite: SuiteKind,
+    /// With --target: the region measured, from the start (written first).
+    #[arg(long, default_value = "1g", value_parser = positive_size_arg, value_name = "SIZE")]
+    span: u64,
+    /// With --target: the length of each point (the sustained ones run longer).
+    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    point_time: Option<u64>,
+    /// With --target: where the measurements are written (a data file that `--from` reads back;
+    /// default: next to --out, OUT.measured.toml).
+    #[arg(long, value_name = "FILE")]
+    measurements: Option<PathBuf>,
+    /// With --target: allow writing to a block device (refused anyway when it holds a
+    /// filesystem or is in use).
+    #[arg(long)]
+    allow_destroy: bool,
+    /// Print the fit as JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Every .toml file of the directories, the files as given; at least one.
+fn data_paths(args: &[PathBuf], flag: &str) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in args {
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| anyhow!("{flag} {}: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|q| q.extension().is_some_and(|x| x == "toml") && q.is_file())
+                .collect();
+            if v.is_empty() {
+                bail!("{flag} {}: holds no .toml data file", p.display());
+            }
+            v.sort();
+            out.extend(v);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn read_data(args: &[PathBuf], flag: &str) -> Result<Vec<DataSet>> {
+    data_paths(args, flag)?
+        .iter()
+        .map(|p| DataSet::read(p).map_err(|e| anyhow!("{flag} {e}")))
+        .collect()
+}
+
+/// The built-in presets by name, with `overrides` (data name → model) in front.
+fn model_of(overrides: &BTreeMap<String, DriveConfig>, name: &str) -> Option<DriveConfig> {
+    overrides
+        .get(name)
+        .cloned()
+        .or_else(|| ssdlab_ssdsim::load_preset(name).ok())
+}
+
+pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
+    let data = read_data(&a.against, "--against")?;
+    if a.drive.is_some() && a.presets.len() != 1 {
+        return Err(
+            anyhow!("--drive names the data's drive for one preset; give exactly one").into(),
+        );
+    }
+    // data name → model
+    let mut models: BTreeMap<String, DriveConfig> = BTreeMap::new();
+    for p in &a.presets {
+        let cfg = load_drive(p).map_err(|e| anyhow!("{p}: {e}"))?;
+        let name = a.drive.clone().unwrap_or_else(|| cfg.name.clone());
+        models.insert(name, cfg);
+    }
+    if models.is_empty() {
+        for d in data.iter().flat_map(|d| d.drives()) {
+            if let Ok(cfg) = ssdlab_ssdsim::load_preset(&d) {
+                models.insert(d, cfg);
+            }
+        }
+        if models.is_empty() {
+            return Err(anyhow!(
+                "the data names no built-in preset; give the preset to validate (ssdlab validate PRESET --against …)"
+            )
+            .into());
+        }
+    }
+    let figures: Vec<&Figure> = data
+        .iter()
+        .flat_map(|d| &d.figures)
+        .filter(|f| models.contains_key(&f.case.drive))
+        .collect();
+    let claims: Vec<&Claim> = data
+        .iter()
+        .flat_map(|d| &d.claims)
+        .filter(|c| models.contains_key(&c.a.drive) || models.contains_key(&c.b.drive))
+        .collect();
+    for c in &claims {
+        for side in [&c.a, &c.b] {
+            if model_of(&models, &side.drive).is_none() {
+                return Err(anyhow!(
+                    "{}: drive {:?} is neither a built-in preset nor one given",
+                    c.origin,
+                    side.drive
+                )
+                .into());
+            }
+        }
+    }
+    if figures.is_empty() && claims.is_empty() {
+        return Err(anyhow!(
+            "the data holds no figure or claim for {}",
+            models.keys().cloned().collect::<Vec<_>>().join(", ")
+        )
+        .into());
+    }
+    let opts = PredictOptions {
+        max_time_ns: a.max_time,
+        stop: Some(signals::stop_flag()),
+        ..Default::default()
+    };
+    output::note(&format!(
+        "simulating {} figures and {} claims …",
+        figures.len(),
+        claims.len()
+    ));
+    let v = validate(&figures, &claims, |n| model_of(&models, n), &opts);
+    if opts.stopped() {
+        return Err(Failure::new(signals::exit_code(), anyhow!("interrupted")));
+    }
+    let text = if a.json {
+        serde_json::to_string_pretty(&v).expect("serialises") + "\n"
+    } else {
+        render(&v)
+    };
+    output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
+}
+
+/// A real file or device measured through the engine, the suite's span written first.
+struct RealMeasure<'a> {
+    target: RealTarget,
+    opts: RealOptions<'a>,
+    filled: bool,
+    span: u64,
+}
+
+impl RealMeasure<'_> {
+    fn run(&self, spec: &WorkloadSpec) -> Result<Outcome, String> {
+        let out =
+            ssdlab_engine::run_real(spec, &self.target, &self.opts).map_err(|e| e.to_string())?;
+        if out.result.interrupted {
+            return Err("interrupted".into());
+        }
+        if !out.result.errors.is_empty() {
+            return Err(format!("{} I/O errors", out.result.errors.len()));
+        }
+        Ok(Outcome::of(&out.result))
+    }
+}
+
+impl Measure for RealMeasure<'_> {
+    fn measure(&mut self, case: &ssdlab_calib::Case) -> Result<Outcome, String> {
+        if !self.filled {
+            // the span written once, sequentially, so reads find data ("full")
+            let fill = fill_spec(self.span);
+            self.run(&fill)?;
+            self.filled = true;
+        }
+        let spec = ssdlab_calib::predict::case_spec(case, 1, None, None);
+        self.run(&spec)
+    }
+}
+
+pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
+    if a.target.is_none() && a.from.is_empty() {
+        return Err(anyhow!(
+            "give --target DEV|FILE to measure, or --from DATA to fit published or stored figures"
+        )
+        .into());
+    }
+    if a.target.is_none() {
+        for (flag, set) in [
+            ("--measurements", a.measurements.is_some()),
+            ("--point-time", a.point_time.is_some()),
+            ("--allow-destroy", a.allow_destroy),
+        ] {
+            if set {
+                return Err(anyhow!("{flag} applies to --target (measuring a drive)").into());
+            }
+        }
+    }
+    let base = load_drive(&a.base).map_err(|e| anyhow!("--base {}: {e}", a.base))?;
+    let base_text = match preset_file(&a.base) {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| anyhow!("--base {}: {e}", a.base))?,
+        None => ssdlab_ssdsim::preset_toml(&a.base)
+            .ok_or_else(|| anyhow!("--base {}: unknown preset", a.base))?
+            .to_string(),
+    };
+    let name = match &a.name {
+        Some(n) if n.trim().is_empty() => return Err(anyhow!("--name is empty").into()),
+        Some(n) => n.clone(),
+        None => a
+            .out
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| anyhow!("--out {}: give a file name", a.out.display()))?,
+    };
+    let measured_path = a.target.as_ref().map(|_| {
+        a.measurements.clone().unwrap_or_else(|| {
+            let mut p = a.out.clone().into_os_string();
+            p.push(".measured.toml");
+            PathBuf::from(p)
+        })
+    });
+    // outputs: writable, and none of them an input
+    check_writable_path("--out", &a.out).map_err(|e| anyhow!(e))?;
+    if let Some(m) = &measured_path {
+        check_writable_path("--measurements", m).map_err(|e| anyhow!(e))?;
+        if m == &a.out {
+            return Err(anyhow!("--measurements and --out name the same file").into());
+        }
+    }
+    let data_files = data_paths(&a.from, "--from")?;
+    let mut inputs: Vec<Named<'_>> = data_files
+        .iter()
+        .map(|p| Named {
+            role: "a --from data file",
+            path: p,
+        })
+        .collect();
+    if let Some(p) = preset_file(&a.base) {
+        inputs.push(Named {
+            role: "the --base preset file",
+            path: p,
+        });
+    }
+    if let Some(t) = &a.target {
+        inputs.push(Named {
+            role: "the --target",
+            path: t,
+        });
+    }
+    let mut outputs = vec![Named {
+        role: "--out",
+        path: &a.out,
+    }];
+    if let Some(m) = &measured_path {
+        outputs.push(Named {
+            role: "--measurements",
+            path: m,
+        });
+    }
+    check_outputs(&outputs, &inputs)?;
+    let params_given: Vec<ssdlab_calib::Param> = a
+        .params
+        .iter()
+        .map(|s| parse_param(s, &base))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow!(e))?;
+
+    // the figures: read, or measured now
+    let (data, drive) = match &a.target {
+        None => {
+            let data = data_files
+                .iter()
+                .map(|p| DataSet::read(p).map_err(|e| anyhow!("--from {e}")))
+                .collect::<Result<Vec<_>>>()?;
+            let drive = a.drive.clone().unwrap_or_else(|| base.name.clone());
+            (data, drive)
+        }
+        Some(t) => {
+            if a.drive.is_some() {
+                return Err(anyhow!(
+                    "--drive applies to --from (the measured drive is named by --name)"
+                )
+                .into());
+            }
+            let point_ns = a.point_time.unwrap_or(match a.suite {
+                SuiteKind::Quick => 5_000_000_000,
+                SuiteKind::Full => 20_000_000_000,
+            });
+            if point_ns == 0 {
+                return Err(anyhow!("--point-time must be greater than 0").into());
+            }
+            let points = suite(a.suite, &name, a.span, point_ns);
+            let total: u64 = points.iter().map(|p| p.case.time_ns).sum();
+            // check the target with the first point's workload before anything is written
+            let opts = RealOptions {
+                allow_destroy: a.allow_destroy,
+                on_note: output::note,
+                stop: Some(signals::stop_flag()),
+                ..Default::default()
+            };
+            let target = RealTarget::Path(t.clone());
+            let plan_opts = ssdlab_target::PlanOptions {
+                direct: true,
+                allow_destroy: a.allow_destroy,
+                null_size: 0,
+            };
+            ssdlab_target::plan(&fill_spec(a.span), &target, &plan_opts)
+                .map_err(|e| anyhow!("--target {}: {e}", t.display()))?;
+            output::note(&format!(
+                "calibrate: measuring {} points on {} over {} (about {} s, plus writing the span once)",
+                points.len(),
+                t.display(),
+                ssdlab_workload::format_size(a.span),
+                total / 1_000_000_000
+            ));
+            let mut m = RealMeasure {
+                target,
+                opts,
+                filled: false,
+                span: a.span,
+            };
+            let source = Source {
+                title: format!("ssdlab calibrate --target {}", t.display()),
+                url: None,
+                published: None,
+                kind: "measured".into(),
+                method: Some(format!(
+                    "{:?} suite over {} written sequentially first; O_DIRECT, io_uring",
+                    a.suite,
+                    ssdlab_workload::format_size(a.span)
+                )),
+            };
+            let raw: RawFile = measure_suite(&mut m, &points, source, &mut |i, n, left| {
+                output::note(&format!("calibrate: point {i}/{n}, about {left:.0} s left"));
+            })
+            .map_err(|e| {
+                if signals::stopped() {
+                    Failure::new(
+                        signals::exit_code(),
+                        anyhow!("measuring {}: interrupted; nothing written", t.display()),
+                    )
+                } else {
+                    Failure::new(EXIT_FAILED, anyhow!("measuring {}: {e}", t.display()))
+                }
+            })?;
+            let path = measured_path.clone().expect("with --target");
+            output::write_file(&path, ssdlab_calib::data::to_toml(&raw).as_bytes()).map_err(
+                |e| {
+                    Failure::new(
+                        EXIT_FAILED,
+                        anyhow!("--measurements {}: {e}", path.display()),
+                    )
+                },
+            )?;
+            output::note(&format!(
+                "calibrate: measurements written to {} (refit later with --from)",
+                path.display()
+            ));
+            let ds = DataSet::from_raw(&path, raw)
+                .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
+            (vec![ds], name.clone())
+        }
+    };
+    let figures: Vec<&Figure> = data
+        .iter()
+        .flat_map(|d| &d.figures)
+        .filter(|f| f.case.drive == drive)
+        .collect();
+    if figures.is_empty() {
+        let named: Vec<String> = data.iter().flat_map(|d| d.drives()).collect();
+        return Err(anyhow!(
+            "the data holds no figure of drive {drive:?} (it names {}); use --drive",
+            named.join(", ")
+        )
+        .into());
+    }
+    let claims_left = data.iter().map(|d| d.claims.len()).sum::<usize>();
+    let params = if params_given.is_empty() {
+        default_params(&base, &figures)
+    } else {
+        params_given
+    };
+    if params.is_empty() {
+        return Err(anyhow!("no parameter to fit; give --param KEY").into());
+    }
+    let opts = PredictOptions {
+        max_time_ns: Some(a.fit_time),
+        max_ios: Some(a.fit_ios),
+        stop: Some(signals::stop_flag()),
+        ..Default::default()
+    };
+    output::note(&format!(
+        "calibrate: fitting {} parameters of {} to {} figures of {drive}{}",
+        params.len(),
+        base.name,
+        figures.len(),
+        if claims_left > 0 {
+            format!(" ({claims_left} claims are not fitted; check them with ssdlab validate)")
+        } else {
+            String::new()
+        }
+    ));
+    let t0 = Instant::now();
+    let res = fit(
+        &base,
+        &figures,
+        &params,
+        a.passes as usize,
+        &opts,
+        &mut |msg| {
+            output::note(&format!("calibrate: {msg}"));
+        },
+    )
+    .map_err(|e| {
+        if signals::stopped() {
+            Failure::new(
+                signals::exit_code(),
+                anyhow!("interrupted; nothing written to {}", a.out.display()),
+            )
+        } else {
+            Failure::new(EXIT_FAILED, anyhow!(e))
+        }
+    })?;
+    let wall = t0.elapsed().as_secs_f64();
+    let provenance = format!(
+        "fitted by ssdlab calibrate (base {}, {} figures of {drive} from {}; {} evaluations, fit time {} s per figure)",
+        base.name,
+        figures.len(),
+        data.iter()
+            .map(|d| d.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        res.evaluations,
+        a.fit_time / 1_000_000_000
+    );
+    let text = fitted_toml(&base_text, &res, &name, &provenance)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!(e)))?;
+    output::write_file(&a.out, text.as_bytes())
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("--out {}: {e}", a.out.display())))?;
+    let out = if a.json {
+        serde_json::to_string_pretty(&serde_json::json!({
+            "preset": name,
+            "base": base.name,
+            "drive": drive,
+            "figures": res.figures,
+            "evaluations": res.evaluations,
+            "wall_s": wall,
+            "rms_error_before": res.error_before,
+            "rms_error_after": res.error_after,
+            "params": res.params,
+        }))
+        .expect("serialises")
+            + "\n"
+    } else {
+        let mut s = String::new();
+        for p in &res.params {
+            s.push_str(&format!(
+                "{:<36} {:>12} -> {:<12} {}\n",
+                p.key,
+                p.before,
+                p.after,
+                if p.constrained {
+                    format!("range {}", p.range)
+                } else {
+                    "not constrained by the data (kept)".into()
+                }
+            ));
+        }
+        s.push_str(&format!(
+            "rms error {:.1} % -> {:.1} % over {} figures ({} evaluations, {wall:.1} s); written to {}\n",
+            res.error_before * 100.0,
+            res.error_after * 100.0,
+            res.figures,
+            res.evaluations,
+            a.out.display()
+        ));
+        s
+    };
+    output::stdout(&out).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    Ok(0)
+}

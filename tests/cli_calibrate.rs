@@ -1,0 +1,307 @@
+//! `ssdlab validate` and `ssdlab calibrate` through the real binary: validation tables and JSON,
+//! fitting from data files and from a real file measured with the suite, and bad input refused
+//! with nothing written.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn ssdlab() -> Command {
+    Command::cargo_bin("ssdlab").unwrap()
+}
+
+const X25E_FIGURES: &str = r#"
+[source]
+title = "test figures"
+kind = "review"
+
+[[figure]]
+drive = "x25e-64g"
+metric = "iops"
+value = 28000
+unit = "IOPS"
+rw = "randread"
+bs = "4k"
+qd = 32
+span = "1g"
+state = "full"
+time = "1s"
+
+[[figure]]
+drive = "x25e-64g"
+metric = "lat"
+value = 110
+unit = "us"
+rw = "randread"
+bs = "4k"
+qd = 1
+span = "1g"
+state = "full"
+time = "1s"
+
+[[claim]]
+text = "X25-E reads faster at QD 32 than at QD 1"
+metric = "iops"
+kind = "greater"
+a = { drive = "x25e-64g", rw = "randread", bs = "4k", qd = 32, span = "1g", state = "full", time = "500ms" }
+b = { drive = "x25e-64g", rw = "randread", bs = "4k", qd = 1, span = "1g", state = "full", time = "500ms" }
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Asserts a clean bad-input failure: exit 2, one line on stderr containing `needle`, nothing
+/// on stdout.
+fn assert_bad_input(args: &[&str], needle: &str) {
+    let out = ssdlab().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}: stdout not empty");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: expected '{needle}' in: {stderr}"
+    );
+}
+
+#[test]
+fn validate_compares_figures_and_checks_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(dir.path(), "x25e.toml", X25E_FIGURES);
+    let out = ssdlab()
+        .args(["validate", "x25e-64g", "--json", "--against"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let figs = v["figures"].as_array().unwrap();
+    assert_eq!(figs.len(), 2);
+    // the preset reads 35,000 IOPS at QD 32: 25 % above the figure of 28,000
+    let e = figs[0]["error"].as_f64().unwrap();
+    assert!((0.15..0.35).contains(&e), "{e}");
+    assert_eq!(figs[1]["unit"], "us");
+    assert!(figs[1]["simulated"].as_f64().unwrap() > 10.0);
+    assert_eq!(v["claims"][0]["pass"], true);
+    assert!(v["families"][0]["figures"].as_u64().unwrap() == 2);
+    // the table names the source of every figure
+    let out = ssdlab()
+        .args(["validate", "x25e-64g", "--against"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("x25e.toml#1") && text.contains("1 of 1 claims hold"),
+        "{text}"
+    );
+}
+
+#[test]
+fn calibrate_from_data_fits_toward_the_figures_and_writes_a_preset_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(dir.path(), "x25e.toml", X25E_FIGURES);
+    let out_preset = dir.path().join("slow-x25e.toml");
+    let out = ssdlab()
+        .args([
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--param",
+            "controller.fw_read_ns",
+            "--param",
+            "host.cmd_overhead_ns",
+            "--fit-time",
+            "1s",
+            "--json",
+            "--from",
+        ])
+        .arg(&data)
+        .arg("--out")
+        .arg(&out_preset)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let after = v["rms_error_after"].as_f64().unwrap();
+    let before = v["rms_error_before"].as_f64().unwrap();
+    assert!(after < before * 0.5, "{before} -> {after}");
+    let p = &v["params"][0];
+    assert_eq!(p["key"], "controller.fw_read_ns");
+    // slower reads were asked for: more firmware time per read
+    let (b, a): (f64, f64) = (
+        p["before"].as_str().unwrap().parse().unwrap(),
+        p["after"].as_str().unwrap().parse().unwrap(),
+    );
+    assert!(a > b, "{b} -> {a}");
+    let text = std::fs::read_to_string(&out_preset).unwrap();
+    assert!(text.contains("# fitted: "), "{text}");
+    assert!(text.contains("name = \"slow-x25e\""), "{text}");
+    assert!(text.contains("fitted by ssdlab calibrate"), "{text}");
+    // the fitted preset runs, and validates closer to the figures than the base
+    let out = ssdlab()
+        .args(["validate", "--drive", "x25e-64g", "--json", "--against"])
+        .arg(&data)
+        .arg(&out_preset)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = v["figures"][0]["error"].as_f64().unwrap();
+    assert!(e.abs() < 0.10, "{e}");
+}
+
+#[test]
+fn calibrate_measures_a_real_file_and_fits_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("disk.img");
+    let out_preset = dir.path().join("this-disk.toml");
+    let out = ssdlab()
+        .args(["calibrate", "--target"])
+        .arg(&target)
+        .args([
+            "--base",
+            "vertex450-128g",
+            "--span",
+            "32m",
+            "--point-time",
+            "50ms",
+            "--param",
+            "controller.fw_read_ns",
+            "--passes",
+            "1",
+            "--fit-time",
+            "200ms",
+            "--fit-ios",
+            "5000",
+            "--out",
+        ])
+        .arg(&out_preset)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("calibrate: point 0/"), "{stderr}");
+    let measured = dir.path().join("this-disk.toml.measured.toml");
+    let m = std::fs::read_to_string(&measured).unwrap();
+    assert_eq!(m.matches("[[figure]]").count(), 17, "{m}");
+    assert!(m.contains("kind = \"measured\""));
+    assert!(std::fs::read_to_string(&out_preset)
+        .unwrap()
+        .contains("controller"));
+    // the measurements are a data file: a fit can be redone from them
+    let refit = dir.path().join("refit.toml");
+    let out = ssdlab()
+        .args([
+            "calibrate",
+            "--base",
+            "vertex450-128g",
+            "--drive",
+            "this-disk",
+        ])
+        .args(["--param", "controller.fw_write_ns", "--passes", "1"])
+        .args(["--fit-time", "200ms", "--fit-ios", "5000", "--from"])
+        .arg(&measured)
+        .arg("--out")
+        .arg(&refit)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(refit.exists());
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(dir.path(), "x25e.toml", X25E_FIGURES);
+    let d = data.to_str().unwrap();
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        &X25E_FIGURES.replacen("metric = \"iops\"", "metric = \"speed\"", 1),
+    );
+    let out = dir.path().join("out.toml");
+    let o = out.to_str().unwrap();
+    assert_bad_input(
+        &["validate", "--against", bad.to_str().unwrap()],
+        "metric \"speed\"",
+    );
+    assert_bad_input(
+        &["validate", "x25e-64g", "--against", "/nonexistent/x.toml"],
+        "x.toml",
+    );
+    assert_bad_input(
+        &["validate", "c300-256g", "--against", d],
+        "no figure or claim for c300-256g",
+    );
+    assert_bad_input(&["validate", "nope", "--against", d], "unknown preset");
+    assert_bad_input(&["calibrate", "--base", "x25e-64g", "--out", o], "--target");
+    assert_bad_input(
+        &["calibrate", "--base", "x25e-64g", "--from", d, "--out", d],
+        "--out",
+    );
+    assert_bad_input(
+        &[
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--from",
+            d,
+            "--out",
+            o,
+            "--param",
+            "nand.colour",
+        ],
+        "unknown preset key",
+    );
+    assert_bad_input(
+        &[
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--from",
+            d,
+            "--out",
+            o,
+            "--drive",
+            "c300-256g",
+        ],
+        "no figure of drive",
+    );
+    assert_bad_input(
+        &[
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--from",
+            d,
+            "--out",
+            o,
+            "--point-time",
+            "1s",
+        ],
+        "--point-time applies to --target",
+    );
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), X25E_FIGURES);
+}
