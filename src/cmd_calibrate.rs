@@ -76,7 +76,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value = "20s", value_parser = duration_arg, value_name = "DURATION")]
     fit_time: u64,
     /// While fitting, stop each figure's simulation after this many I/Os.
-    #[arg(long, default_value = "500000", value_parser = clap::value_parser!(u64).range(1000..), value_name = "N")]
+    #[arg(long, default_value = "100000", value_parser = clap::value_parser!(u64).range(1000..), value_name = "N")]
     fit_ios: u64,
     /// With --target: quick (QD 1, 4, 32) or full (QD 1–32) suite.
     #[arg(long, default_value = "quick", value_parser = |s: &str| s.parse::<SuiteKind>())]
@@ -435,8 +435,20 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             (vec![ds], name.clone())
         }
     };
+    // findings (the reviews' claims and bounds the studies re-create) validate; they never fit
+    let findings: usize = data
+        .iter()
+        .filter(|d| d.source.kind == "findings")
+        .map(|d| d.figures.iter().filter(|f| f.case.drive == drive).count())
+        .sum();
+    if findings > 0 {
+        output::note(&format!(
+            "calibrate: {findings} figures of {drive} in files of kind \"findings\" are left out of the fit (they are validation targets: ssdlab validate)"
+        ));
+    }
     let figures: Vec<&Figure> = data
         .iter()
+        .filter(|d| d.source.kind != "findings")
         .flat_map(|d| &d.figures)
         .filter(|f| f.case.drive == drive)
         .collect();
@@ -507,7 +519,28 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         res.evaluations,
         a.fit_time / 1_000_000_000
     );
-    let text = fitted_toml(&base_text, &res, &name, &provenance)
+    // the fitted model's error per family on the figures it was fitted to (at the fit's length)
+    let check = validate(&figures, &[], |_| Some(res.config.clone()), &opts);
+    let calibration = ssdlab_ssdsim::Calibration {
+        figures: figures.len() as u32,
+        rms_error: res.error_after,
+        families: check
+            .families
+            .iter()
+            .map(|f| (f.family.to_string(), f.median_abs_error))
+            .collect(),
+        fitted_to: data
+            .iter()
+            .filter(|d| d.source.kind != "findings")
+            .map(|d| {
+                d.path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            })
+            .collect(),
+    };
+    let text = fitted_toml(&base_text, &res, &name, &provenance, &calibration)
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!(e)))?;
     output::write_file(&a.out, text.as_bytes())
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("--out {}: {e}", a.out.display())))?;

@@ -472,6 +472,10 @@ pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
                     parameters: drive
                         .as_ref()
                         .and_then(|d| serde_json::to_string_pretty(d).ok()),
+                    calibration: drive
+                        .as_ref()
+                        .and_then(|d| d.calibration.as_ref())
+                        .map(|c| c.summary()),
                 }
             }
             PointTarget::Real { paths } => TargetInfo {
@@ -486,6 +490,7 @@ pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
                 )),
                 unaligned: None,
                 parameters: None,
+                calibration: None,
             },
         })
         .collect()

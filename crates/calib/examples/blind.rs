@@ -3,7 +3,8 @@
 //! unchanged preset, and used to predict held-out workloads.
 //!
 //! `cargo run --release -p ssdlab-calib --example blind [PRESET] [SEEDS]`
-//! (defaults: vertex450-128g, seeds 1–8)
+//! (defaults: vertex450-128g, seeds 1–8); `… PRESET SEED detail` prints one seed's fit and
+//! predictions.
 use ssdlab_calib::blind::{self_test, BlindOptions};
 
 fn main() {
@@ -14,6 +15,18 @@ fn main() {
         .and_then(|c| c.scaled(16))
         .unwrap_or_else(|e| panic!("{e}"));
     let o = BlindOptions::default();
+    if args.get(2).map(String::as_str) == Some("detail") {
+        let r = self_test(&base, seeds, &o).unwrap_or_else(|e| panic!("{e}"));
+        println!("hidden: {:?}", r.hidden);
+        for p in &r.fit.params {
+            println!("fitted {} {} -> {} ({})", p.key, p.before, p.after, p.range);
+        }
+        println!("suite rms error {:.1} %", r.fit.error_after * 100.0);
+        for p in &r.predictions {
+            println!("{:<60} {:+.1} %", p.case.label(), p.error * 100.0);
+        }
+        return;
+    }
     let mut medians = Vec::new();
     let mut worsts = Vec::new();
     println!("| seed | hidden drive | fit rms error (suite) | held-out median | held-out worst | worst workload |");

@@ -38,8 +38,8 @@ fn next(s: &mut u64) -> f64 {
 }
 
 /// A hidden drive: `base` with its firmware times, command overhead and write cache scaled by
-/// factors drawn log-uniformly from ½…2, its unaligned-write policy drawn, and (when it remaps)
-/// a remapping cost of 0–20 µs. Returns the drive and the overrides that made it.
+/// factors drawn log-uniformly from ½…2, its NAND read and program times from 0.8…1.25, its
+/// unaligned-write policy drawn, and (when it remaps) a remapping cost of 0–20 µs. Returns the drive and the overrides that made it.
 pub fn hidden_drive(base: &DriveConfig, seed: u64) -> (DriveConfig, Vec<(String, String)>) {
     let mut s = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5eed;
     let mut sets = Vec::new();
@@ -58,6 +58,14 @@ pub fn hidden_drive(base: &DriveConfig, seed: u64) -> (DriveConfig, Vec<(String,
             nv = nv.max(1 << 20) & !4095;
         }
         sets.push((k.to_string(), nv.to_string()));
+    }
+    // the NAND as the controller sees it: ±25 % around the datasheet's typical times
+    for (k, v) in [
+        ("nand.t_r_ns", base.nand.t_r_ns),
+        ("nand.t_prog_ns", base.nand.t_prog_ns),
+    ] {
+        let f = 1.25f64.powf(2.0 * next(&mut s) - 1.0);
+        sets.push((k.to_string(), ((v as f64 * f).round() as u64).to_string()));
     }
     if next(&mut s) < 0.5 {
         sets.push(("ftl.unaligned".into(), "remap".into()));

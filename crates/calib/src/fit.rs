@@ -81,7 +81,7 @@ fn value_string(v: &toml::Value) -> String {
 }
 
 /// The parameters fitted by default: the controller's per-command and per-unit firmware times,
-/// the host command overhead, the write cache, and — when the figures test writes that are not
+/// the host command overhead, the write cache, the effective NAND read and program times, and — when the figures test writes that are not
 /// aligned to the mapping unit — the unaligned-write policy and the remapping cost; when they test
 /// a drive with a history (`full`, `steady`) — the GC page-move cost. Only keys whose base value
 /// can be scaled (non-zero) or that the data can see are included.
@@ -105,6 +105,15 @@ pub fn default_params(base: &DriveConfig, figures: &[&Figure]) -> Vec<Param> {
     }
     if c.cache_bytes > 0 {
         v.push(scale("controller.cache_bytes", 8.0, 8.0));
+    }
+    // effective NAND times (a datasheet's typical values; what the controller sees may differ)
+    for (key, val) in [
+        ("nand.t_r_ns", base.nand.t_r_ns),
+        ("nand.t_prog_ns", base.nand.t_prog_ns),
+    ] {
+        if val > 0 {
+            v.push(scale(key, 2.0, 2.0));
+        }
     }
     let unit = base.ftl.mapping_unit;
     let unaligned = figures.iter().any(|f| {
@@ -338,8 +347,13 @@ pub fn fit(
     }
     let mut best = start;
     let mut spread = vec![0.0f64; params.len()];
+    // choices (a policy) first in every pass: they change what the numbers mean, so the numbers
+    // are fitted to the chosen structure, not the structure to numbers tuned for another one
+    let mut order: Vec<usize> = (0..params.len()).collect();
+    order.sort_by_key(|&i| !matches!(params[i].range, Range::Choice(_)));
     for pass in 0..passes.max(1) {
-        for (i, p) in params.iter().enumerate() {
+        for &i in &order {
+            let p = &params[i];
             if opts.stopped() {
                 return Err(crate::predict::INTERRUPTED.into());
             }
@@ -465,4 +479,58 @@ pub fn fit(
         evaluations: obj.evaluations,
         figures: figures.len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_parse_with_their_ranges() {
+        let base = ssdlab_ssdsim::load_preset("c300-256g").unwrap();
+        let p = parse_param("controller.fw_read_ns", &base).unwrap();
+        assert_eq!(p.range, Range::Scale { down: 4.0, up: 4.0 });
+        let p = parse_param("controller.remap_cost_ns", &base).unwrap();
+        assert_eq!(
+            p.range,
+            Range::Linear {
+                lo: 0.0,
+                hi: 200_000.0
+            }
+        );
+        let p = parse_param("ftl.unaligned=rmw|remap", &base).unwrap();
+        assert_eq!(p.range, Range::Choice(vec!["rmw".into(), "remap".into()]));
+        let p = parse_param("nand.t_r_ns=30000..90000", &base).unwrap();
+        assert_eq!(
+            p.range,
+            Range::Linear {
+                lo: 30000.0,
+                hi: 90000.0
+            }
+        );
+        for (bad, want) in [
+            ("nand.colour", "unknown preset key"),
+            ("nand", "is a section"),
+            ("nand.t_r_ns=9..3", "empty"),
+            ("nand.t_r_ns=a..3", "not a number"),
+            ("ftl.unaligned", "give its choices"),
+        ] {
+            let e = parse_param(bad, &base).unwrap_err();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn positions_and_values_invert() {
+        for r in [
+            Range::Scale { down: 4.0, up: 4.0 },
+            Range::Linear { lo: 0.0, hi: 100.0 },
+        ] {
+            for u in [0.0, 0.3, 1.0] {
+                let v = at(&r, 50.0, u);
+                assert!((position(&r, 50.0, v) - u).abs() < 1e-9, "{r:?} {u}");
+            }
+        }
+        assert!((at(&Range::Scale { down: 4.0, up: 4.0 }, 100.0, 0.5) - 100.0).abs() < 1e-9);
+    }
 }

@@ -3,7 +3,7 @@
 //! every comment and citation of the preset it came from.
 
 use crate::fit::FitResult;
-use ssdlab_ssdsim::DriveConfig;
+use ssdlab_ssdsim::{Calibration, DriveConfig};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
 fn typed(s: &str) -> Value {
@@ -27,6 +27,7 @@ pub fn fitted_toml(
     fit: &FitResult,
     name: &str,
     provenance: &str,
+    calibration: &Calibration,
 ) -> Result<String, String> {
     let mut doc: DocumentMut = base_text
         .parse()
@@ -84,6 +85,25 @@ pub fn fitted_toml(
         v.decor_mut().set_suffix(comment);
         table.insert(field, Item::Value(v));
     }
+    let mut t = Table::new();
+    t.decor_mut()
+        .set_prefix("\n# what the fit reached (written by ssdlab calibrate; reports quote it)\n");
+    t.insert("figures", value(calibration.figures as i64));
+    t.insert(
+        "rms_error",
+        value((calibration.rms_error * 1e4).round() / 1e4),
+    );
+    let mut fams = toml_edit::InlineTable::new();
+    for (f, e) in &calibration.families {
+        fams.insert(f, Value::from((e * 1e4).round() / 1e4));
+    }
+    t.insert("families", value(fams));
+    let mut files = Array::new();
+    for f in &calibration.fitted_to {
+        files.push(f.as_str());
+    }
+    t.insert("fitted_to", value(files));
+    doc.insert("calibration", Item::Table(t));
     let text = doc.to_string();
     // the file must describe exactly the fitted model
     let back = DriveConfig::from_toml_str(&text).map_err(|e| format!("the fitted preset: {e}"))?;
@@ -91,8 +111,77 @@ pub fn fitted_toml(
     want.name = back.name.clone();
     want.description = back.description.clone();
     want.sources = back.sources.clone();
+    want.calibration = back.calibration.clone();
+    if back.calibration.as_ref().map(|c| c.figures) != Some(calibration.figures) {
+        return Err("the fitted preset's [calibration] does not read back".into());
+    }
     if toml::Value::try_from(&back).ok() != toml::Value::try_from(&want).ok() {
         return Err("the fitted preset does not read back as the fitted model".into());
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::Fitted;
+
+    #[test]
+    fn the_fitted_text_keeps_the_base_and_reads_back_as_the_model() {
+        let text = ssdlab_ssdsim::preset_toml("x25e-64g").unwrap();
+        let mut cfg = ssdlab_ssdsim::load_preset("x25e-64g").unwrap();
+        let before = cfg.controller.fw_read_ns.to_string();
+        cfg.set("controller.fw_read_ns", "20000").unwrap();
+        let fit = FitResult {
+            config: cfg,
+            params: vec![
+                Fitted {
+                    key: "controller.fw_read_ns".into(),
+                    before: before.clone(),
+                    after: "20000".into(),
+                    constrained: true,
+                    range: String::new(),
+                },
+                Fitted {
+                    key: "controller.fw_gc_move_ns".into(),
+                    before: "120000".into(),
+                    after: "120000".into(),
+                    constrained: false,
+                    range: String::new(),
+                },
+            ],
+            error_before: 0.2,
+            error_after: 0.01,
+            evaluations: 9,
+            figures: 3,
+        };
+        let cal = Calibration {
+            figures: 3,
+            rms_error: 0.01,
+            families: [("random read".to_string(), 0.02)].into_iter().collect(),
+            fitted_to: vec!["a.toml".into()],
+        };
+        let out = fitted_toml(text, &fit, "mine", "fitted by a test", &cal).unwrap();
+        let back = DriveConfig::from_toml_str(&out).unwrap();
+        assert_eq!(back.calibration.as_ref(), Some(&cal));
+        assert!(back
+            .calibration
+            .unwrap()
+            .summary()
+            .contains("±2 % on random read"));
+        assert!(out.contains(&format!(
+            "fw_read_ns = 20000 # fitted: {before} -> 20000 (rms error 20.0 % -> 1.0 % over 3 figures)"
+        )));
+        assert!(out.contains("not constrained by the fitted figures: kept 120000"));
+        assert!(out.contains("name = \"mine\""));
+        assert!(out.contains("fitted by a test"));
+        // every comment of the base is still there
+        for line in text.lines().filter(|l| l.trim_start().starts_with('#')) {
+            assert!(out.contains(line), "{line}");
+        }
+        // a fit result whose model disagrees with its parameters is refused
+        let mut wrong = fit.clone();
+        wrong.params[0].after = "30000".into();
+        assert!(fitted_toml(text, &wrong, "mine", "x", &cal).is_err());
+    }
 }

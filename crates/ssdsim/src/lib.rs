@@ -29,8 +29,8 @@ mod state;
 pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
     load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, preset_toml,
-    ConfigError, ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig, Interface,
-    NandConfig, PresetInfo, Rated, SchedConfig, UnalignedPolicy,
+    Calibration, ConfigError, ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig,
+    Interface, NandConfig, PresetInfo, Rated, SchedConfig, UnalignedPolicy,
 };
 pub use counters::{AuditReport, DriveCounters, Utilisation};
 pub use ftl::AllocError;

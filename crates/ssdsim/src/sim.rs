@@ -119,7 +119,9 @@ impl Simulator {
         }
         let mut s = self.clone();
         for d in &mut s.drives {
-            d.retime(cfg).ok()?;
+            if !d.retime(cfg).ok()? {
+                return None;
+            }
         }
         Some(s)
     }

@@ -28,6 +28,10 @@ fn timing_change(cfg: &DriveConfig) -> DriveConfig {
         ),
         ("nand.t_r_ns".into(), format!("{}", cfg.nand.t_r_ns * 2)),
         ("controller.remap_cost_ns".into(), "3000".into()),
+        (
+            "controller.cache_bytes".into(),
+            format!("{}", (cfg.controller.cache_bytes * 3 / 2) & !4095),
+        ),
     ])
     .unwrap();
     c
@@ -89,7 +93,7 @@ fn only_timing_may_change_and_only_before_a_run() {
     .unwrap();
     for (k, v) in [
         ("ftl.unaligned", "remap"),
-        ("controller.cache_bytes", "1m"),
+        ("controller.cache_bytes", "0"),
         ("ftl.gc_bg_free_blocks", "9"),
     ] {
         let mut c = base.clone();

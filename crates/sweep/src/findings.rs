@@ -19,6 +19,8 @@ pub struct TargetInfo {
     pub unaligned: Option<String>,
     /// The preset's parameters, as text (the report's appendix).
     pub parameters: Option<String>,
+    /// How far the preset can be trusted, when it was calibrated (one sentence).
+    pub calibration: Option<String>,
 }
 
 /// A gain at or above this (as a ratio) means the array pays off.
@@ -92,6 +94,14 @@ impl Analysis {
     pub fn findings(&self, infos: &[TargetInfo]) -> Vec<String> {
         let mut out = self.stripe_findings();
         out.extend(self.alignment_findings(infos));
+        for i in infos {
+            if let Some(c) = &i.calibration {
+                out.push(format!(
+                    "{}: the simulated figures come from a calibrated model, {c}.",
+                    i.label
+                ));
+            }
+        }
         out
     }
 

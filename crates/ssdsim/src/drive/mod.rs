@@ -163,11 +163,15 @@ impl Drive {
         })
     }
 
-    /// Gives the drive the timing of `cfg` (firmware, host interface, NAND times, scheduler)
-    /// and keeps its state (mapping, blocks, free pools). Only for a drive that has not run and
-    /// a `cfg` that [`DriveConfig::same_state_as`] the drive's own.
-    pub(crate) fn retime(&mut self, cfg: &DriveConfig) -> Result<(), AllocError> {
-        let (_, txs) = plan(cfg);
+    /// Gives the drive the timing of `cfg` (firmware, host interface, write-buffer size, NAND
+    /// times, scheduler) and keeps its state (mapping, blocks, free pools). Only for a drive
+    /// that has not run and a `cfg` that [`DriveConfig::same_state_as`] the drive's own; false
+    /// (the drive unusable) when a page group is still in use.
+    pub(crate) fn retime(&mut self, cfg: &DriveConfig) -> Result<bool, AllocError> {
+        let (groups, txs) = plan(cfg);
+        if !self.ftl.resize_group_pool(groups)? {
+            return Ok(false);
+        }
         self.sched = Sched::try_new(
             self.ftl.g.dies,
             txs,
@@ -187,7 +191,7 @@ impl Drive {
         })?;
         self.ctl = Controller::try_new(cfg)?;
         self.settle_modes();
-        Ok(())
+        Ok(true)
     }
 
     /// Brings the drive into the requested state without timing simulation.

@@ -157,6 +157,35 @@ pub(crate) struct Ftl {
 }
 
 impl Ftl {
+    /// A pool of `cap` free page groups (handed out in id order).
+    fn group_pool(cap: usize) -> Result<(Vec<Group>, Vec<u32>), AllocError> {
+        let mut groups = try_vec_with_capacity(cap, "page groups")?;
+        let mut group_free = try_vec_with_capacity(cap, "page groups")?;
+        for i in 0..cap {
+            groups.push(Group::default());
+            group_free.push((cap - 1 - i) as u32);
+        }
+        Ok((groups, group_free))
+    }
+
+    /// Gives the pool of page groups `cap` groups, as a drive built with that capacity has
+    /// (see `Drive::retime`). Only when no group is in use; false otherwise (nothing changed).
+    pub(crate) fn resize_group_pool(&mut self, cap: usize) -> Result<bool, AllocError> {
+        let idle = self.group_free.len() == self.groups.len()
+            && self.host_group == NIL
+            && self.gc_group.iter().all(|&g| g == NIL)
+            && self.host_pending.iter().all(|q| q.is_empty())
+            && self.host_sealed == 0;
+        if !idle {
+            return Ok(false);
+        }
+        if cap != self.groups.len() {
+            let (groups, group_free) = Self::group_pool(cap)?;
+            self.groups = groups;
+            self.group_free = group_free;
+        }
+        Ok(true)
+    }
     /// Bytes the FTL takes when a run writes what `touch` says: mapping tables (sparse: the
     /// chunks the written logical region and the written flash reach), block and plane state,
     /// page groups. The per-block and per-plane tables are small per block (28 bytes) and are
@@ -233,12 +262,7 @@ impl Ftl {
         for _ in 0..g.planes_total {
             slc_fifo.push(try_deque(g.bpp, "pSLC block lists")?);
         }
-        let mut groups = try_vec_with_capacity(groups_cap, "page groups")?;
-        let mut group_free = try_vec_with_capacity(groups_cap, "page groups")?;
-        for i in 0..groups_cap {
-            groups.push(Group::default());
-            group_free.push((groups_cap - 1 - i) as u32);
-        }
+        let (groups, group_free) = Self::group_pool(groups_cap)?;
         let mut gcs = try_vec_with_capacity(g.dies, "GC state")?;
         for _ in 0..g.dies {
             gcs.push(DieGc::try_new(g.planes)?);
