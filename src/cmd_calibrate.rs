@@ -532,6 +532,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         fitted_to: data
             .iter()
             .filter(|d| d.source.kind != "findings")
+            .filter(|d| d.figures.iter().any(|f| f.case.drive == drive))
             .map(|d| {
                 d.path
                     .file_name()

@@ -114,8 +114,9 @@ pub struct StudyArgs {
     /// two aged by office-like file activity, TRIM passed through vs dropped).
     #[arg(default_value = "stripe")]
     name: String,
-    /// Drive preset of the stripe and trim studies (default vertex450-128g). The alignment
-    /// study compares the seven classic presets.
+    /// Drive preset of the stripe and trim studies (default vertex450-128g); the stripe study
+    /// also takes a preset file (e.g. one written by `ssdlab calibrate`). The alignment study
+    /// compares the seven classic presets.
     #[arg(long, conflicts_with = "target")]
     preset: Option<String>,
     /// Run the stripe study on real members instead of simulated drives: two or more files or
@@ -331,6 +332,11 @@ fn stripe_toml(a: &StudyArgs) -> Result<String> {
         r#"workloads = ["4k-randread", "4k-randwrite", "128k-seqread", "128k-seqwrite"]"#;
     if !real {
         let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
+        // a preset file is named by its file name in the study's name and store
+        let shown = match preset_file(preset) {
+            Some(f) => plain(f).trim_end_matches(".toml").to_string(),
+            None => preset.to_string(),
+        };
         return Ok(format!(
             "# Built-in study \"stripe\": which stripe size for a RAID 0 of two drives, and what does it gain over\n\
              # one drive at each queue depth? (ssdlab study stripe)\n\
@@ -339,7 +345,7 @@ fn stripe_toml(a: &StudyArgs) -> Result<String> {
              time = {time}\nramp = \"100ms\"\nspan = \"8GiB\"\nqd = {qds}\nrepeats = {rep}\n{workloads}\n\n\
              [[target]]\nlabel = \"single\"\nsim = {p}\nstate = \"full\"\nbaseline = true\n\n\
              [[target]]\nlabel = \"raid0\"\nsim = {p}\nstate = \"full\"\ndrives = 2\nstripes = {st}\n",
-            name = q(&format!("study-stripe-{preset}")),
+            name = q(&format!("study-stripe-{shown}")),
             desc = q(&format!(
                 "{preset}: one drive vs RAID 0 of two, stripes {list} (simulated)"
             )),
@@ -554,13 +560,21 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     };
     let mix = a.mix.as_deref().map(parse_mix).transpose()?;
     if let Some(p) = &a.preset {
-        if preset_file(p).is_some() {
-            return Err(anyhow!(
-                "--preset {p}: the built-in studies take a preset name (see `ssdlab drives`)"
-            )
-            .into());
+        match preset_file(p) {
+            // a preset file (a calibrated model from `ssdlab calibrate`) for the stripe study
+            Some(_) if *name == "trim" => {
+                return Err(anyhow!(
+                    "--preset {p}: the trim study takes a preset name (see `ssdlab drives`)"
+                )
+                .into())
+            }
+            Some(_) => {
+                crate::cmd_run::load_drive(p).map_err(|e| anyhow!("--preset {p}: {e}"))?;
+            }
+            None => {
+                ssdlab_ssdsim::load_preset(p).map_err(|e| anyhow!("--preset: {e}"))?;
+            }
         }
-        ssdlab_ssdsim::load_preset(p).map_err(|e| anyhow!("--preset: {e}"))?;
     }
     if *name == "trim" {
         return crate::cmd_study_trim::cmd_study_trim(&a.trim_args()?);

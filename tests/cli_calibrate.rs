@@ -165,6 +165,37 @@ fn calibrate_from_data_fits_toward_the_figures_and_writes_a_preset_that_runs() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let e = v["figures"][0]["error"].as_f64().unwrap();
     assert!(e.abs() < 0.10, "{e}");
+    // the stripe study takes the calibrated preset and quotes its calibration
+    let out = ssdlab()
+        .current_dir(dir.path())
+        .args([
+            "study",
+            "stripe",
+            "--qd",
+            "4",
+            "--stripes",
+            "8k",
+            "--time",
+            "50ms",
+        ])
+        .arg("--preset")
+        .arg(&out_preset)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("come from a calibrated model, fitted by ssdlab calibrate to 2 figures"),
+        "{stdout}"
+    );
+    assert!(dir
+        .path()
+        .join("ssdlab-study-stripe-slow-x25e.sqlite")
+        .exists());
 }
 
 #[test]
