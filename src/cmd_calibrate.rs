@@ -138,6 +138,9 @@ fn model_of(overrides: &BTreeMap<String, DriveConfig>, name: &str) -> Option<Dri
 }
 
 pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
+    if a.max_time == Some(0) {
+        return Err(anyhow!("--max-time must be greater than 0").into());
+    }
     let data = read_data(&a.against, "--against")?;
     if a.drive.is_some() && a.presets.len() != 1 {
         return Err(
@@ -252,6 +255,9 @@ impl Measure for RealMeasure<'_> {
 }
 
 pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
+    if a.fit_time == 0 {
+        return Err(anyhow!("--fit-time must be greater than 0").into());
+    }
     if a.target.is_none() && a.from.is_empty() {
         return Err(anyhow!(
             "give --target DEV|FILE to measure, or --from DATA to fit published or stored figures"

@@ -333,6 +333,24 @@ fn bad_input_is_refused_and_nothing_is_written() {
         ],
         "--point-time applies to --target",
     );
+    assert_bad_input(
+        &["validate", "--max-time", "0", "--against", d],
+        "--max-time",
+    );
+    assert_bad_input(
+        &[
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--from",
+            d,
+            "--out",
+            o,
+            "--fit-time",
+            "0",
+        ],
+        "--fit-time",
+    );
     assert!(!out.exists());
     assert_eq!(std::fs::read_to_string(&data).unwrap(), X25E_FIGURES);
 }
