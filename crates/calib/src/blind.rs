@@ -11,7 +11,7 @@ use crate::data::{DataSet, Source};
 use crate::fit::{default_params, fit, FitResult};
 use crate::predict::{simulate, simulate_all, Outcome, PredictOptions, SimCache};
 use crate::suite::{measure_suite, suite, Measure, SuiteKind};
-use ssdlab_ssdsim::{DriveConfig, Precondition};
+use ssdlab_ssdsim::DriveConfig;
 use ssdlab_workload::RwMode;
 use std::path::Path;
 
@@ -83,6 +83,7 @@ pub fn hidden_drive(base: &DriveConfig, seed: u64) -> (DriveConfig, Vec<(String,
 
 /// The held-out workloads: none of them is in the characterisation suite.
 pub fn held_out(drive: &str, span: u64, time_ns: u64) -> Vec<(Case, Metric)> {
+    let base = Case::on_written_span(drive, span, time_ns);
     let case = |drives: u32,
                 stripe: Option<u64>,
                 rw: RwMode,
@@ -90,17 +91,14 @@ pub fn held_out(drive: &str, span: u64, time_ns: u64) -> Vec<(Case, Metric)> {
                 qd: u32,
                 align: u64,
                 read_pct: u8| Case {
-        drive: drive.to_string(),
         drives,
         stripe,
         rw,
         bs,
         qd,
-        span: Some(span),
         align,
-        state: Precondition::Full,
-        time_ns,
         read_pct,
+        ..base.clone()
     };
     vec![
         (

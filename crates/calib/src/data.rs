@@ -282,6 +282,24 @@ impl fmt::Display for Family {
 }
 
 impl Case {
+    /// 4 KiB random reads at QD 1 on one drive over `span` bytes from the start, written first
+    /// (`full`), for `time_ns`: the base the suite's and the self-test's workloads vary.
+    pub fn on_written_span(drive: &str, span: u64, time_ns: u64) -> Case {
+        Case {
+            drive: drive.to_string(),
+            drives: 1,
+            stripe: None,
+            rw: RwMode::Randread,
+            bs: 4096,
+            qd: 1,
+            span: Some(span),
+            align: 4096,
+            state: Precondition::Full,
+            time_ns,
+            read_pct: 100,
+        }
+    }
+
     pub fn family(&self) -> Family {
         if self.drives > 1 {
             return Family::Raid;

@@ -10,7 +10,6 @@
 
 use crate::data::{Case, Metric, RawFigure, RawFile, Source};
 use crate::predict::Outcome;
-use ssdlab_ssdsim::Precondition;
 use ssdlab_workload::{format_size, RwMode};
 use std::time::Instant;
 
@@ -48,18 +47,15 @@ pub fn suite(kind: SuiteKind, drive: &str, span: u64, point_ns: u64) -> Vec<Suit
         SuiteKind::Quick => &[1, 4, 32],
         SuiteKind::Full => &[1, 2, 4, 8, 16, 32],
     };
+    let base = Case::on_written_span(drive, span, point_ns);
     let case = |rw: RwMode, bs: u64, qd: u32, align: u64, time_ns: u64, read_pct: u8| Case {
-        drive: drive.to_string(),
-        drives: 1,
-        stripe: None,
         rw,
         bs,
         qd,
-        span: Some(span),
         align,
-        state: Precondition::Full,
         time_ns,
         read_pct,
+        ..base.clone()
     };
     let mut v = Vec::new();
     for &qd in qds {

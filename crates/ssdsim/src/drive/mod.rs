@@ -79,6 +79,30 @@ pub(crate) struct Drive {
     audit: Option<Box<Audit>>,
 }
 
+/// The flash scheduler of a drive of `cfg` with `dies` dies and room for `txs` transactions.
+fn new_sched(cfg: &DriveConfig, dies: usize, txs: usize) -> Result<Sched, AllocError> {
+    Sched::try_new(
+        dies,
+        txs,
+        cfg.sched.read_priority,
+        cfg.sched.suspend_min_remaining_ns,
+        cfg.nand.prog_mean_ns(),
+    )
+}
+
+/// The host interface of a drive of `cfg`.
+fn new_host(cfg: &DriveConfig) -> Result<Host, AllocError> {
+    Host::try_new(HostShape {
+        nvme: cfg.host.interface == Interface::Nvme,
+        link_bps: cfg.host.link_rate(),
+        cmd_overhead: cfg.host.cmd_overhead_ns,
+        queues: cfg.host.nvme_queues as usize,
+        depth: cfg.host.queue_depth as usize,
+        sub_lat: cfg.host.doorbell_ns + cfg.host.sq_fetch_ns,
+        cq_lat: cfg.host.completion_ns,
+    })
+}
+
 /// Capacities planned for a configuration: page groups and transactions in flight.
 fn plan(cfg: &DriveConfig) -> (usize, usize) {
     let n = &cfg.nand;
@@ -128,23 +152,9 @@ impl Drive {
         Ok(Drive {
             idx,
             plain,
-            sched: Sched::try_new(
-                dies,
-                txs,
-                cfg.sched.read_priority,
-                cfg.sched.suspend_min_remaining_ns,
-                cfg.nand.prog_mean_ns(),
-            )?,
+            sched: new_sched(cfg, dies, txs)?,
             nand: NandTiming::new(cfg),
-            host: Host::try_new(HostShape {
-                nvme: cfg.host.interface == Interface::Nvme,
-                link_bps: cfg.host.link_rate(),
-                cmd_overhead: cfg.host.cmd_overhead_ns,
-                queues: cfg.host.nvme_queues as usize,
-                depth: cfg.host.queue_depth as usize,
-                sub_lat: cfg.host.doorbell_ns + cfg.host.sq_fetch_ns,
-                cq_lat: cfg.host.completion_ns,
-            })?,
+            host: new_host(cfg)?,
             ctl,
             ch_meter: try_vec(Meter::default(), ftl.g.channels, "channel timelines")?,
             channels,
@@ -172,23 +182,9 @@ impl Drive {
         if !self.ftl.resize_group_pool(groups)? {
             return Ok(false);
         }
-        self.sched = Sched::try_new(
-            self.ftl.g.dies,
-            txs,
-            cfg.sched.read_priority,
-            cfg.sched.suspend_min_remaining_ns,
-            cfg.nand.prog_mean_ns(),
-        )?;
+        self.sched = new_sched(cfg, self.ftl.g.dies, txs)?;
         self.nand = NandTiming::new(cfg);
-        self.host = Host::try_new(HostShape {
-            nvme: cfg.host.interface == Interface::Nvme,
-            link_bps: cfg.host.link_rate(),
-            cmd_overhead: cfg.host.cmd_overhead_ns,
-            queues: cfg.host.nvme_queues as usize,
-            depth: cfg.host.queue_depth as usize,
-            sub_lat: cfg.host.doorbell_ns + cfg.host.sq_fetch_ns,
-            cq_lat: cfg.host.completion_ns,
-        })?;
+        self.host = new_host(cfg)?;
         self.ctl = Controller::try_new(cfg)?;
         self.settle_modes();
         Ok(true)
