@@ -9,12 +9,14 @@ use crate::signals;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_calib::data::{DataSet, RawFile, Source};
+use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
 use ssdlab_calib::suite::{fill_spec, measure_suite, suite, Measure, SuiteKind};
 use ssdlab_calib::{
     default_params, fit, fitted_toml, parse_param, render, validate, Claim, Figure, Outcome,
     PredictOptions,
 };
 use ssdlab_engine::RealOptions;
+use ssdlab_report::store::Store;
 use ssdlab_ssdsim::DriveConfig;
 use ssdlab_target::{check_outputs, Named, RealTarget};
 use ssdlab_workload::WorkloadSpec;
@@ -27,9 +29,10 @@ pub struct ValidateArgs {
     /// Presets (built-in names or preset files) to validate; none: every built-in preset the
     /// data names.
     presets: Vec<String>,
-    /// Data files of published or measured figures and claims (`data/published/*.toml`); a
-    /// directory stands for every .toml file in it. Repeatable.
-    #[arg(long, required = true, value_name = "FILE|DIR")]
+    /// Data files of published or measured figures and claims (`data/published/*.toml`), or a
+    /// results store whose stored runs are the measurements; a directory stands for every .toml
+    /// file in it. Repeatable.
+    #[arg(long, required = true, value_name = "FILE|DIR|STORE")]
     against: Vec<PathBuf>,
     /// The drive name in the data that the (single) preset given models (default: the preset's
     /// own name).
@@ -42,6 +45,10 @@ pub struct ValidateArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// Also write the validation as one self-contained HTML page (charts of the error per
+    /// workload family and of published against simulated figures per drive, then the tables).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -50,8 +57,9 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "DEV|FILE", conflicts_with = "from")]
     target: Option<PathBuf>,
     /// Fit to the figures of these data files (published figures, or the measurements of an
-    /// earlier `calibrate --target`) instead of measuring. A directory stands for its .toml files.
-    #[arg(long, value_name = "FILE|DIR")]
+    /// earlier `calibrate --target`) or to the runs of a results store, instead of measuring. A
+    /// directory stands for its .toml files.
+    #[arg(long, value_name = "FILE|DIR|STORE")]
     from: Vec<PathBuf>,
     /// The preset (built-in name or file) whose free parameters are fitted.
     #[arg(long, value_name = "PRESET")]
@@ -91,6 +99,10 @@ pub struct CalibrateArgs {
     /// default: next to --out, OUT.measured.toml).
     #[arg(long, value_name = "FILE")]
     measurements: Option<PathBuf>,
+    /// With --target: also keep every measured point as a run in this results store (created
+    /// if missing), where `calibrate --from STORE` and `validate --against STORE` read it back.
+    #[arg(long, value_name = "FILE")]
+    store: Option<PathBuf>,
     /// With --target: allow writing to a block device (refused anyway when it holds a
     /// filesystem or is in use).
     #[arg(long)]
@@ -122,11 +134,69 @@ fn data_paths(args: &[PathBuf], flag: &str) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn read_data(args: &[PathBuf], flag: &str) -> Result<Vec<DataSet>> {
-    data_paths(args, flag)?
-        .iter()
-        .map(|p| DataSet::read(p).map_err(|e| anyhow!("{flag} {e}")))
-        .collect()
+/// The data of `--from` / `--against`: data files, directories of them, and results stores
+/// (their stored single runs as measured figures; see `ssdlab_calib::stored`).
+fn read_data(args: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
+    let mut out = Vec::new();
+    for p in data_paths(args, flag)? {
+        if ssdlab_report::store::looks_like_sqlite(&p) {
+            out.push(read_store(&p, flag)?);
+        } else {
+            out.push(DataSet::read(&p).map_err(|e| anyhow!("{flag} {e}"))?);
+        }
+    }
+    Ok(out)
+}
+
+/// A results store's single runs as a data set of measured figures; the runs that are not a
+/// measurement of one drive are named on stderr with the reason.
+fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
+    let fail = |e: ssdlab_report::store::StoreError| {
+        let code = if e.is_io_failure() {
+            EXIT_FAILED
+        } else {
+            crate::cli::EXIT_BAD_INPUT
+        };
+        Failure::new(code, anyhow!("{flag} {e}"))
+    };
+    let st = Store::open_existing(p, true).map_err(fail)?;
+    let mut runs = Vec::new();
+    for row in st.runs().map_err(fail)? {
+        if let Some(result) = st.run_result(row.id).map_err(fail)? {
+            runs.push(StoredRun {
+                id: row.id,
+                label: row.label,
+                result,
+            });
+        }
+    }
+    if runs.is_empty() {
+        return Err(anyhow!(
+            "{flag} {}: the store holds no single run (ssdlab run --store, calibrate --target --store); sweep points are not read",
+            p.display()
+        )
+        .into());
+    }
+    let (ds, skipped) = dataset_of_runs(p, &runs).map_err(|e| anyhow!("{flag} {e}"))?;
+    const SHOWN: usize = 5;
+    for s in skipped.iter().take(SHOWN) {
+        output::note(&format!("{flag} {}: left out {s}", p.display()));
+    }
+    if skipped.len() > SHOWN {
+        output::note(&format!(
+            "{flag} {}: … and {} more runs left out",
+            p.display(),
+            skipped.len() - SHOWN
+        ));
+    }
+    ds.ok_or_else(|| {
+        anyhow!(
+            "{flag} {}: none of its {} stored runs measured one drive with O_DIRECT to the end",
+            p.display(),
+            runs.len()
+        )
+        .into()
+    })
 }
 
 /// The built-in presets by name, with `overrides` (data name → model) in front.
@@ -140,6 +210,31 @@ fn model_of(overrides: &BTreeMap<String, DriveConfig>, name: &str) -> Option<Dri
 pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     if a.max_time == Some(0) {
         return Err(anyhow!("--max-time must be greater than 0").into());
+    }
+    // --html: writable, and not one of the inputs
+    if let Some(h) = &a.html {
+        check_writable_path("--html", h).map_err(|e| anyhow!(e))?;
+        let against = data_paths(&a.against, "--against")?;
+        let inputs: Vec<Named<'_>> = against
+            .iter()
+            .map(|p| Named {
+                role: "an --against file",
+                path: p,
+            })
+            .chain(a.presets.iter().filter_map(|p| {
+                preset_file(p).map(|path| Named {
+                    role: "a preset file",
+                    path,
+                })
+            }))
+            .collect();
+        check_outputs(
+            &[Named {
+                role: "--html",
+                path: h,
+            }],
+            &inputs,
+        )?;
     }
     let data = read_data(&a.against, "--against")?;
     if a.drive.is_some() && a.presets.len() != 1 {
@@ -216,19 +311,42 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
         render(&v)
     };
     output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    if let Some(h) = &a.html {
+        let title = format!(
+            "ssdlab validate: {}",
+            models.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
+        let meta = format!(
+            "against {}",
+            data.iter()
+                .map(|d| d.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let page = ssdlab_calib::validate::render_html(&v, &title, &meta);
+        output::write_file(h, page.as_bytes())
+            .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("--html {}: {e}", h.display())))?;
+        output::note(&format!("validate: report written to {}", h.display()));
+    }
     Ok(0)
 }
 
 /// A real file or device measured through the engine, the suite's span written first.
+/// A real file or device measured through the engine, the suite's span written first; each
+/// measured point kept in `--store` when given (the store created with the first one).
 struct RealMeasure<'a> {
     target: RealTarget,
     opts: RealOptions<'a>,
     filled: bool,
     span: u64,
+    store_path: Option<PathBuf>,
+    store: Option<Store>,
+    /// The label of the stored runs (`calibrate NAME`).
+    label: String,
 }
 
 impl RealMeasure<'_> {
-    fn run(&self, spec: &WorkloadSpec) -> Result<Outcome, String> {
+    fn run(&self, spec: &WorkloadSpec) -> Result<ssdlab_stats::RunResult, String> {
         let out =
             ssdlab_engine::run_real(spec, &self.target, &self.opts).map_err(|e| e.to_string())?;
         if out.result.interrupted {
@@ -237,7 +355,19 @@ impl RealMeasure<'_> {
         if !out.result.errors.is_empty() {
             return Err(format!("{} I/O errors", out.result.errors.len()));
         }
-        Ok(Outcome::of(&out.result))
+        Ok(out.result)
+    }
+
+    fn keep(&mut self, r: &ssdlab_stats::RunResult) -> Result<(), String> {
+        let Some(path) = &self.store_path else {
+            return Ok(());
+        };
+        if self.store.is_none() {
+            self.store = Some(Store::open(path).map_err(|e| e.to_string())?);
+        }
+        let st = self.store.as_mut().expect("opened above");
+        st.insert_run(&self.label, r).map_err(|e| e.to_string())?;
+        Ok(())
     }
 }
 
@@ -250,7 +380,9 @@ impl Measure for RealMeasure<'_> {
             self.filled = true;
         }
         let spec = ssdlab_calib::predict::case_spec(case, 1, None, None);
-        self.run(&spec)
+        let r = self.run(&spec)?;
+        self.keep(&r)?;
+        Ok(Outcome::of(&r))
     }
 }
 
@@ -269,6 +401,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             ("--measurements", a.measurements.is_some()),
             ("--point-time", a.point_time.is_some()),
             ("--allow-destroy", a.allow_destroy),
+            ("--store", a.store.is_some()),
         ] {
             if set {
                 return Err(anyhow!("{flag} applies to --target (measuring a drive)").into());
@@ -337,6 +470,27 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             path: m,
         });
     }
+    // --store: an existing file must be a writable ssdlab store (checked before anything is
+    // measured); a missing one is created with the first measured point
+    if let Some(path) = &a.store {
+        if !path.exists() {
+            check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
+        } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(anyhow!(
+                "--store {}: exists and is not a regular file",
+                path.display()
+            )
+            .into());
+        } else {
+            Store::open(path)
+                .and_then(|st| st.require_writable("the measurements must be stored"))
+                .map_err(crate::cmd_sweep::store_failure)?;
+        }
+        outputs.push(Named {
+            role: "--store",
+            path,
+        });
+    }
     check_outputs(&outputs, &inputs)?;
     let params_given: Vec<ssdlab_calib::Param> = a
         .params
@@ -348,10 +502,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     // the figures: read, or measured now
     let (data, drive) = match &a.target {
         None => {
-            let data = data_files
-                .iter()
-                .map(|p| DataSet::read(p).map_err(|e| anyhow!("--from {e}")))
-                .collect::<Result<Vec<_>>>()?;
+            let data = read_data(&a.from, "--from")?;
             let drive = a.drive.clone().unwrap_or_else(|| base.name.clone());
             (data, drive)
         }
@@ -398,6 +549,9 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 opts,
                 filled: false,
                 span: a.span,
+                store_path: a.store.clone(),
+                store: None,
+                label: format!("calibrate {name}"),
             };
             let source = Source {
                 title: format!("ssdlab calibrate --target {}", t.display()),
@@ -436,6 +590,15 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 "calibrate: measurements written to {} (refit later with --from)",
                 path.display()
             ));
+            if let Some(st) = &a.store {
+                output::note(&format!(
+                    "calibrate: the measured points are also in the store {} as runs labelled \"calibrate {name}\" of drive {} (refit with --from {} --drive {})",
+                    st.display(),
+                    t.display(),
+                    st.display(),
+                    t.display()
+                ));
+            }
             let ds = DataSet::from_raw(&path, raw)
                 .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
             (vec![ds], name.clone())

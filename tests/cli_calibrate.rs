@@ -92,10 +92,13 @@ fn validate_compares_figures_and_checks_claims() {
     assert!(figs[1]["simulated"].as_f64().unwrap() > 10.0);
     assert_eq!(v["claims"][0]["pass"], true);
     assert!(v["families"][0]["figures"].as_u64().unwrap() == 2);
-    // the table names the source of every figure
+    // the table names the source of every figure; --html writes the same as a page with charts
+    let html = dir.path().join("validation.html");
     let out = ssdlab()
         .args(["validate", "x25e-64g", "--against"])
         .arg(dir.path())
+        .arg("--html")
+        .arg(&html)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -103,6 +106,21 @@ fn validate_compares_figures_and_checks_claims() {
         text.contains("x25e.toml#1") && text.contains("1 of 1 claims hold"),
         "{text}"
     );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        page.matches("<svg").count(),
+        3,
+        "family chart and one per unit"
+    );
+    for needle in [
+        "Error per workload family",
+        "x25e-64g: reference and simulated",
+        "x25e.toml#1",
+        "1 of 1 claims hold.",
+        "<td>pass</td>",
+    ] {
+        assert!(page.contains(needle), "{needle} not in the page");
+    }
 }
 
 #[test]
@@ -203,6 +221,7 @@ fn calibrate_measures_a_real_file_and_fits_it() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("disk.img");
     let out_preset = dir.path().join("this-disk.toml");
+    let store = dir.path().join("runs.sqlite");
     let out = ssdlab()
         .args(["calibrate", "--target"])
         .arg(&target)
@@ -221,8 +240,10 @@ fn calibrate_measures_a_real_file_and_fits_it() {
             "200ms",
             "--fit-ios",
             "5000",
-            "--out",
+            "--store",
         ])
+        .arg(&store)
+        .arg("--out")
         .arg(&out_preset)
         .output()
         .unwrap();
@@ -259,6 +280,64 @@ fn calibrate_measures_a_real_file_and_fits_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(refit.exists());
+    // ... and so are the runs kept in the store: a figure each, of the drive they ran on
+    let from_store = dir.path().join("from-store.toml");
+    let out = ssdlab()
+        .args(["calibrate", "--base", "vertex450-128g", "--drive"])
+        .arg(&target)
+        .args(["--param", "controller.fw_write_ns", "--passes", "1"])
+        .args([
+            "--fit-time",
+            "200ms",
+            "--fit-ios",
+            "5000",
+            "--json",
+            "--from",
+        ])
+        .arg(&store)
+        .arg("--out")
+        .arg(&from_store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["figures"], 17);
+    // a simulated run kept in the same store is no measurement: validate leaves it out and says so
+    let out = ssdlab()
+        .args(["run", "--sim", "x25e-64g", "--time", "20ms", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ssdlab()
+        .args(["validate", "--json", "--drive"])
+        .arg(&target)
+        .arg(&from_store)
+        .args(["--max-time", "200ms", "--against"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("left out run 18") && stderr.contains("simulated, not measured"),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let figs = v["figures"].as_array().unwrap();
+    assert_eq!(figs.len(), 17);
+    assert!(figs[0]["origin"]
+        .as_str()
+        .unwrap()
+        .starts_with("runs.sqlite#run"));
 }
 
 #[test]
@@ -350,6 +429,45 @@ fn bad_input_is_refused_and_nothing_is_written() {
             "0",
         ],
         "--fit-time",
+    );
+    assert_bad_input(
+        &[
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--from",
+            d,
+            "--out",
+            o,
+            "--store",
+            "runs.sqlite",
+        ],
+        "--store applies to --target",
+    );
+    // an SQLite file that is not an ssdlab store, and a store without single runs
+    let foreign = dir.path().join("foreign.sqlite");
+    let c = rusqlite::Connection::open(&foreign).unwrap();
+    c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(c);
+    assert_bad_input(
+        &[
+            "validate",
+            "x25e-64g",
+            "--against",
+            foreign.to_str().unwrap(),
+        ],
+        "not an ssdlab results store",
+    );
+    let empty = dir.path().join("empty.sqlite");
+    drop(ssdlab_report::store::Store::open(&empty).unwrap());
+    assert_bad_input(
+        &["validate", "x25e-64g", "--against", empty.to_str().unwrap()],
+        "holds no single run",
+    );
+    assert_bad_input(
+        &["validate", "x25e-64g", "--against", d, "--html", d],
+        "--html",
     );
     assert!(!out.exists());
     assert_eq!(std::fs::read_to_string(&data).unwrap(), X25E_FIGURES);

@@ -10,6 +10,7 @@
 //!   log error, deterministic and bounded).
 //! - [`preset_out`]: the fitted model written as a preset, the base preset's text with the fitted
 //!   values marked.
+//! - [`stored`]: runs kept in a results store read back as measured figures.
 //! - [`suite`]: the characterisation suite `ssdlab calibrate --target` measures, and measuring it
 //!   through any [`suite::Measure`] (a real target in the CLI; a hidden simulated drive in the
 //!   blind self-test).
@@ -19,6 +20,7 @@ pub mod data;
 pub mod fit;
 pub mod predict;
 pub mod preset_out;
+pub mod stored;
 pub mod suite;
 pub mod validate;
 

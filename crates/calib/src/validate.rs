@@ -246,20 +246,21 @@ fn columns(rows: &[Vec<String>]) -> String {
     s
 }
 
-/// The validation as text tables: figures, families, claims.
-pub fn render(v: &Validation) -> String {
-    let mut s = String::new();
-    if !v.figures.is_empty() {
-        let mut rows = vec![vec![
-            "drive".to_string(),
-            "workload".into(),
-            "published".into(),
-            "simulated".into(),
-            "error".into(),
-            "source".into(),
-        ]];
-        for r in &v.figures {
-            rows.push(vec![
+/// The figure table's header and rows (shared by the text and the HTML report).
+fn figure_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec![
+        "drive",
+        "workload",
+        "reference",
+        "simulated",
+        "error",
+        "source",
+    ];
+    let rows = v
+        .figures
+        .iter()
+        .map(|r| {
+            vec![
                 r.drive.clone(),
                 r.workload.clone(),
                 format!(
@@ -278,78 +279,236 @@ pub fn render(v: &Validation) -> String {
                 },
                 r.error.map(pct).unwrap_or_else(|| "—".into()),
                 r.origin.clone(),
-            ]);
-        }
-        s.push_str(&columns(&rows));
-        for r in v.figures.iter().filter(|r| r.failure.is_some()) {
-            let _ = writeln!(
-                s,
-                "{} ({}): {}",
-                r.origin,
-                r.workload,
-                r.failure.as_deref().unwrap_or_default()
-            );
-        }
-        s.push('\n');
-        let mut rows = vec![vec![
-            "family".to_string(),
-            "figures".into(),
-            "median |error|".into(),
-            "worst".into(),
-        ]];
-        for f in &v.families {
-            rows.push(vec![
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The per-family table, with a last row over all figures.
+fn family_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec!["family", "figures", "median |error|", "worst"];
+    let mut rows: Vec<Vec<String>> = v
+        .families
+        .iter()
+        .map(|f| {
+            vec![
                 f.family.to_string(),
                 f.figures.to_string(),
                 format!("{:.0} %", f.median_abs_error * 100.0),
                 pct(f.worst_error),
-            ]);
-        }
-        if let Some((median, worst)) = v.overall() {
-            rows.push(vec![
-                "all".into(),
-                v.figures
-                    .iter()
-                    .filter(|r| r.error.is_some())
-                    .count()
-                    .to_string(),
-                format!("{:.0} %", median * 100.0),
-                pct(worst),
-            ]);
-        }
-        s.push_str(&columns(&rows));
+            ]
+        })
+        .collect();
+    if let Some((median, worst)) = v.overall() {
+        rows.push(vec![
+            "all".into(),
+            v.figures
+                .iter()
+                .filter(|r| r.error.is_some())
+                .count()
+                .to_string(),
+            format!("{:.0} %", median * 100.0),
+            pct(worst),
+        ]);
     }
-    if !v.claims.is_empty() {
-        if !s.is_empty() {
-            s.push('\n');
-        }
-        let mut rows = vec![vec![
-            "claim".to_string(),
-            "expected".into(),
-            "simulated".into(),
-            "".into(),
-        ]];
-        for c in &v.claims {
-            rows.push(vec![
+    (header, rows)
+}
+
+fn claim_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec!["claim", "expected", "simulated", ""];
+    let rows = v
+        .claims
+        .iter()
+        .map(|c| {
+            vec![
                 c.text.clone(),
                 c.expected.clone(),
                 c.ratio
                     .map(|r| format!("a/b = {r:.3}"))
                     .unwrap_or_else(|| "failed".into()),
                 if c.pass { "pass" } else { "FAIL" }.into(),
-            ]);
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The lines naming why figures and claims could not be simulated.
+fn failures(v: &Validation) -> Vec<String> {
+    let figs = v.figures.iter().filter_map(|r| {
+        r.failure
+            .as_ref()
+            .map(|e| format!("{} ({}): {e}", r.origin, r.workload))
+    });
+    let claims = v
+        .claims
+        .iter()
+        .filter_map(|c| c.failure.as_ref().map(|e| format!("{}: {e}", c.origin)));
+    figs.chain(claims).collect()
+}
+
+fn with_header(header: Vec<&'static str>, rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let mut all = vec![header.into_iter().map(String::from).collect()];
+    all.extend(rows);
+    all
+}
+
+/// The validation as text tables: figures, families, claims.
+pub fn render(v: &Validation) -> String {
+    let mut s = String::new();
+    if !v.figures.is_empty() {
+        let (h, rows) = figure_table(v);
+        s.push_str(&columns(&with_header(h, rows)));
+        s.push('\n');
+        let (h, rows) = family_table(v);
+        s.push_str(&columns(&with_header(h, rows)));
+    }
+    if !v.claims.is_empty() {
+        if !s.is_empty() {
+            s.push('\n');
         }
-        s.push_str(&columns(&rows));
+        let (h, rows) = claim_table(v);
+        s.push_str(&columns(&with_header(h, rows)));
         let passed = v.claims.iter().filter(|c| c.pass).count();
         let _ = writeln!(s, "{passed} of {} claims hold", v.claims.len());
-        for c in v.claims.iter().filter(|c| c.failure.is_some()) {
-            let _ = writeln!(
-                s,
-                "{}: {}",
-                c.origin,
-                c.failure.as_deref().unwrap_or_default()
-            );
+    }
+    let fails = failures(v);
+    if !fails.is_empty() {
+        s.push_str("\nnot simulated:\n");
+        for f in fails {
+            let _ = writeln!(s, "  {f}");
         }
     }
     s
+}
+
+/// Most workloads in one published-vs-simulated chart.
+const PER_CHART: usize = 10;
+
+/// The validation as one self-contained HTML page: the error per family as a chart, published
+/// against simulated per drive and unit as charts, then the tables of the text report.
+/// `meta` is the line under the title (the command, the data read).
+pub fn render_html(v: &Validation, title: &str, meta: &str) -> String {
+    use ssdlab_chart::{BarChart, BarSeries, Page};
+    let mut page = Page::new(title);
+    page.meta(meta);
+    if let Some((median, worst)) = v.overall() {
+        let n = v.figures.iter().filter(|r| r.error.is_some()).count();
+        page.p(&format!(
+            "{n} figures simulated: median error ±{:.0} %, worst {}.",
+            median * 100.0,
+            pct(worst)
+        ));
+    }
+    if !v.claims.is_empty() {
+        let passed = v.claims.iter().filter(|c| c.pass).count();
+        page.p(&format!("{passed} of {} claims hold.", v.claims.len()));
+    }
+    if !v.families.is_empty() {
+        page.h2("Error per workload family");
+        page.chart(&BarChart {
+            title: "Simulated vs reference: |error| per workload family".into(),
+            x_title: "workload family".into(),
+            y_title: "|error| (%)".into(),
+            categories: v
+                .families
+                .iter()
+                .map(|f| vec![f.family.to_string()])
+                .collect(),
+            series: vec![
+                BarSeries {
+                    name: "median |error|".into(),
+                    values: v
+                        .families
+                        .iter()
+                        .map(|f| Some(f.median_abs_error * 100.0))
+                        .collect(),
+                },
+                BarSeries {
+                    name: "worst |error|".into(),
+                    values: v
+                        .families
+                        .iter()
+                        .map(|f| Some(f.worst_error.abs() * 100.0))
+                        .collect(),
+                },
+            ],
+        });
+        let (h, rows) = family_table(v);
+        page.table(&h, &rows);
+    }
+    if !v.figures.is_empty() {
+        page.h2("Reference (published or measured) and simulated figures, per drive");
+        // one chart per drive and unit, at most PER_CHART workloads each
+        let mut groups: Vec<(String, String)> = v
+            .figures
+            .iter()
+            .map(|r| (r.drive.clone(), r.unit.clone()))
+            .collect();
+        groups.dedup();
+        groups.sort();
+        groups.dedup();
+        for (drive, unit) in groups {
+            let rows: Vec<&FigureRow> = v
+                .figures
+                .iter()
+                .filter(|r| r.drive == drive && r.unit == unit)
+                .collect();
+            let parts = rows.len().div_ceil(PER_CHART);
+            for (i, chunk) in rows.chunks(PER_CHART).enumerate() {
+                let part = if parts > 1 {
+                    format!(" ({} of {parts})", i + 1)
+                } else {
+                    String::new()
+                };
+                page.chart(&BarChart {
+                    title: format!("{drive}: reference and simulated{part}"),
+                    x_title: "workload".into(),
+                    y_title: unit.clone(),
+                    categories: chunk.iter().map(|r| wrap(&r.workload)).collect(),
+                    series: vec![
+                        BarSeries {
+                            name: "reference".into(),
+                            values: chunk.iter().map(|r| Some(r.published)).collect(),
+                        },
+                        BarSeries {
+                            name: "simulated".into(),
+                            values: chunk.iter().map(|r| r.simulated).collect(),
+                        },
+                    ],
+                });
+            }
+        }
+        page.h3("Every figure");
+        let (h, rows) = figure_table(v);
+        page.table(&h, &rows);
+    }
+    if !v.claims.is_empty() {
+        page.h2("Claims");
+        let (h, rows) = claim_table(v);
+        page.table(&h, &rows);
+    }
+    let fails = failures(v);
+    if !fails.is_empty() {
+        page.h2("Not simulated");
+        page.list("failures", &fails);
+    }
+    page.finish()
+}
+
+/// A workload label as a bar category of two or three short lines.
+fn wrap(label: &str) -> Vec<String> {
+    let words: Vec<&str> = label.split(' ').collect();
+    let mut lines: Vec<String> = Vec::new();
+    for w in words {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + w.chars().count() <= 14 => {
+                l.push(' ');
+                l.push_str(w);
+            }
+            _ => lines.push(w.to_string()),
+        }
+    }
+    lines
 }

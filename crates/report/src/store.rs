@@ -308,6 +308,16 @@ CREATE TABLE runs (
 );
 ";
 
+/// True when `path` is a file that begins like an SQLite database (a results store, or a file to
+/// be refused as one by [`Store::open_existing`]); false for anything else, such as a TOML file.
+pub fn looks_like_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == SQLITE_MAGIC)
+}
+
 /// An open results store.
 pub struct Store {
     conn: Connection,
