@@ -182,8 +182,14 @@ impl PointRunner {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(key);
+        // frozen: every point's copy shares the template's tables and copies only what it writes
         let template = cell.get_or_init(|| {
-            ssdlab_engine::build_sim(t, p.spec.seed, self.max_memory).map_err(|e| e.to_string())
+            ssdlab_engine::build_sim(t, p.spec.seed, self.max_memory)
+                .map(|mut s| {
+                    s.freeze();
+                    s
+                })
+                .map_err(|e| e.to_string())
         });
         template.as_ref().map_err(|e| e.clone()).cloned()
     }

@@ -148,7 +148,10 @@ impl SimCache {
         if ssdlab_engine::sim_memory_estimate(&target) > CACHE_MAX_BYTES {
             return None;
         }
-        let sim = build_sim(&target, seed, None).ok()?;
+        let mut sim = build_sim(&target, seed, None).ok()?;
+        // the kept state and every run from it share the tables, each run copying only the
+        // chunks it writes
+        sim.freeze();
         entries.push(Entry {
             built: drive.clone(),
             drives: c.drives,

@@ -11,6 +11,7 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Huge page size assumed for alignment (x86-64 and most aarch64 kernels).
 const HUGE: usize = 2 << 20;
@@ -329,12 +330,26 @@ fn zero_addr() -> usize {
 /// points at one shared read-only zero chunk. A read is then a bounds check, a shift and two
 /// loads, with no branch on whether the chunk exists; a write checks whether its address lies
 /// in the zero chunk and allocates the chunk if so.
+///
+/// Copy on write: after [`SparseVec::freeze`], a clone shares every chunk with the original
+/// instead of copying it (the shared slabs are kept alive by reference counts), and a chunk is
+/// copied only when either side first writes into it. Writes go through a second directory
+/// ([`SparseVec::wdir`]) in which every chunk not owned (unallocated or shared) points at the
+/// zero chunk, so the write path's one check covers both cases. A fitter or a sweep that runs
+/// many workloads from one preconditioned drive then copies only what each run writes.
 pub struct SparseVec<T: HugeElem> {
-    /// Per chunk: `chunk start - k * per_chunk` (wrapping), element-wise.
+    /// Per chunk: `chunk start - k * per_chunk` (wrapping), element-wise. Reads go here.
     dir: Vec<*mut T>,
+    /// As `dir` for the chunks this table owns (may write); the zero chunk's entry for the
+    /// others (unallocated, or shared after a freeze). Writes go here.
+    wdir: Vec<*mut T>,
     len: usize,
-    /// Backing memory of the allocated chunks (never moved or freed while `self` lives).
+    /// Backing memory of the owned chunks (never moved or freed while `self` lives).
     slabs: Vec<HugeVec<T>>,
+    /// Memory of the shared chunks, frozen: never written while any reference lives.
+    shared: Vec<Arc<Vec<HugeVec<T>>>>,
+    /// Every chunk is shared: a clone shares them too instead of copying.
+    frozen: bool,
     /// Chunks handed out of the last slab.
     used: usize,
     /// The last slab came from the pool unzeroed: a chunk handed out of it is zeroed first
@@ -365,8 +380,11 @@ impl<T: HugeElem> SparseVec<T> {
     pub fn new() -> Self {
         SparseVec {
             dir: Vec::new(),
+            wdir: Vec::new(),
             len: 0,
             slabs: Vec::new(),
+            shared: Vec::new(),
+            frozen: false,
             used: 0,
             dirty: false,
             chunks: 0,
@@ -386,10 +404,17 @@ impl<T: HugeElem> SparseVec<T> {
         dir.try_reserve_exact(n)
             .map_err(|_| n.saturating_mul(size_of::<usize>()))?;
         dir.extend((0..n).map(Self::zero_entry));
+        let mut wdir = Vec::new();
+        wdir.try_reserve_exact(n)
+            .map_err(|_| n.saturating_mul(size_of::<usize>()))?;
+        wdir.extend_from_slice(&dir);
         Ok(SparseVec {
             dir,
+            wdir,
             len,
             slabs: Vec::new(),
+            shared: Vec::new(),
+            frozen: false,
             used: 0,
             dirty: false,
             chunks: 0,
@@ -417,9 +442,10 @@ impl<T: HugeElem> SparseVec<T> {
         self.chunks
     }
 
-    /// Bytes of memory the table holds: the directory and the slabs its chunks came from.
+    /// Bytes of memory the table holds: the directories and the slabs its own chunks came from
+    /// (not the chunks it shares with others).
     pub fn allocated_bytes(&self) -> usize {
-        self.dir.len() * size_of::<usize>()
+        2 * self.dir.len() * size_of::<usize>()
             + self
                 .slabs
                 .iter()
@@ -427,10 +453,50 @@ impl<T: HugeElem> SparseVec<T> {
                 .sum::<usize>()
     }
 
-    /// Whether chunk `k` has memory of its own.
+    /// Whether chunk `k` has memory (its own, or shared).
     #[inline]
     pub fn is_allocated(&self, k: usize) -> bool {
         self.dir[k].wrapping_add(k << Self::SHIFT) as usize != zero_addr()
+    }
+
+    /// Whether chunk `k` is this table's own (may be written in place).
+    #[inline]
+    fn is_owned(&self, k: usize) -> bool {
+        self.wdir[k].wrapping_add(k << Self::SHIFT) as usize != zero_addr()
+    }
+
+    /// Makes every chunk shared: from now on a clone shares the chunks instead of copying them,
+    /// and whoever writes into a shared chunk first (this table or a clone) copies it. Cheap:
+    /// the directories are rewritten, no element is copied.
+    pub fn freeze(&mut self) {
+        if self.frozen {
+            return;
+        }
+        if !self.slabs.is_empty() {
+            self.shared.push(Arc::new(std::mem::take(&mut self.slabs)));
+        }
+        self.used = 0;
+        self.dirty = false;
+        for (k, w) in self.wdir.iter_mut().enumerate() {
+            *w = Self::zero_entry(k);
+        }
+        self.frozen = true;
+    }
+
+    /// A clone sharing every chunk with `self` (frozen): the directories copied, no element.
+    fn share(&self) -> Self {
+        debug_assert!(self.frozen);
+        SparseVec {
+            dir: self.dir.clone(),
+            wdir: (0..self.dir.len()).map(Self::zero_entry).collect(),
+            len: self.len,
+            slabs: Vec::new(),
+            shared: self.shared.clone(),
+            frozen: true,
+            used: 0,
+            dirty: false,
+            chunks: 0,
+        }
     }
 
     /// Address of element `i` (`i < len`): in its chunk or in the zero chunk.
@@ -467,7 +533,11 @@ impl<T: HugeElem> SparseVec<T> {
     /// does not move them).
     #[inline(always)]
     pub fn addr_mut(&mut self, i: usize) -> *mut T {
-        let p = self.addr(i);
+        if i >= self.len {
+            out_of_range(i, self.len);
+        }
+        // SAFETY: i < len, so i / PER_CHUNK < wdir.len() == dir.len().
+        let p = unsafe { self.wdir.get_unchecked(i >> Self::SHIFT) }.wrapping_add(i);
         if (p as usize).wrapping_sub(zero_addr()) < CHUNK_BYTES {
             return self.alloc_for(i);
         }
@@ -498,9 +568,22 @@ impl<T: HugeElem> SparseVec<T> {
             .wrapping_add(i & (Self::PER_CHUNK - 1))
     }
 
-    /// Allocates chunk `k` (unallocated), all zero, and returns its start.
+    /// Makes chunk `k` (not owned) this table's own and returns its start: all zero when it
+    /// had no memory, a copy of the shared chunk when it had.
     fn alloc_chunk(&mut self, k: usize) -> *mut T {
-        self.alloc_chunk_with(k, true)
+        if !self.is_allocated(k) {
+            return self.alloc_chunk_with(k, true);
+        }
+        let first = k * Self::PER_CHUNK;
+        let n = Self::PER_CHUNK.min(self.len - first);
+        let src = self.dir[k].wrapping_add(first) as *const T;
+        let p = self.alloc_chunk_with(k, false);
+        // SAFETY: src is the start of the shared chunk k (n elements, kept alive by
+        // self.shared, never written), p the start of the new chunk k owned by self
+        // (PER_CHUNK >= n elements): distinct allocations. The new chunk's elements beyond n
+        // (a last chunk cut at len) are never read.
+        unsafe { std::ptr::copy_nonoverlapping(src, p, n) };
+        p
     }
 
     /// Allocates chunk `k` (unallocated) and returns its start; when `zero` is false and the
@@ -538,6 +621,9 @@ impl<T: HugeElem> SparseVec<T> {
         self.used += 1;
         self.chunks += 1;
         self.dir[k] = start.wrapping_sub(k << Self::SHIFT);
+        self.wdir[k] = self.dir[k];
+        // an owned chunk is not shared: a clone copies again (until the next freeze)
+        self.frozen = false;
         start
     }
 
@@ -555,8 +641,8 @@ impl<T: HugeElem> SparseVec<T> {
     pub fn chunk_mut(&mut self, k: usize) -> &mut [T] {
         let first = k * Self::PER_CHUNK;
         let n = Self::PER_CHUNK.min(self.len - first);
-        let p = if self.is_allocated(k) {
-            self.dir[k].wrapping_add(first)
+        let p = if self.is_owned(k) {
+            self.wdir[k].wrapping_add(first)
         } else {
             self.alloc_chunk(k)
         };
@@ -600,8 +686,12 @@ impl<T: HugeElem> Default for SparseVec<T> {
 }
 
 impl<T: HugeElem> Clone for SparseVec<T> {
-    /// Copies the allocated chunks only (aborts when memory runs out, like `Vec::clone`).
+    /// Copies the allocated chunks only (aborts when memory runs out, like `Vec::clone`); a
+    /// frozen table's clone shares them instead ([`SparseVec::freeze`]).
     fn clone(&self) -> Self {
+        if self.frozen {
+            return self.share();
+        }
         let mut v = SparseVec::try_zeroed(self.len).unwrap_or_else(|bytes| {
             std::alloc::handle_alloc_error(
                 std::alloc::Layout::from_size_align(bytes.max(1), 8)
@@ -728,7 +818,7 @@ mod tests {
         assert_eq!(v.allocated_chunks(), 0);
         assert_eq!(v.iter().count(), v.len());
         assert!(v.iter().all(|x| x == 0));
-        assert_eq!(v.allocated_bytes(), 6 * 8);
+        assert_eq!(v.allocated_bytes(), 2 * 6 * 8);
     }
 
     #[test]
@@ -802,7 +892,73 @@ mod tests {
         assert_eq!(c.get(40 * per + 2), 2);
     }
 
+    #[test]
+    fn a_frozen_table_is_shared_and_copied_on_write_by_either_side() {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let mut a: SparseVec<u32> = SparseVec::try_zeroed(10 * per + 5).unwrap();
+        a.set(1, 11);
+        a.set(10 * per + 4, 12); // the last chunk, cut at len
+        a.freeze();
+        let mut b = a.clone();
+        let c = a.clone();
+        // nothing copied: the clones own no chunk, and read the shared ones
+        assert_eq!((b.allocated_chunks(), b.slabs.len()), (0, 0));
+        assert_eq!((b.get(1), b.get(10 * per + 4)), (11, 12));
+        assert_eq!(b, a);
+        // a clone's write copies its chunk and leaves the others' alone
+        b.set(2, 21);
+        assert_eq!((b.get(1), b.get(2), b.allocated_chunks()), (11, 21, 1));
+        assert_eq!((a.get(2), c.get(2)), (0, 0));
+        b.set(10 * per + 4, 22);
+        assert_eq!((a.get(10 * per + 4), b.get(10 * per + 4)), (12, 22));
+        // a chunk nobody had is allocated zero
+        b.set(5 * per, 23);
+        assert_eq!(b.chunk(5).iter().filter(|&&x| x != 0).count(), 1);
+        // the frozen original copies on its own writes too
+        a.chunk_mut(0)[3] = 31;
+        assert_eq!((a.get(1), a.get(3), c.get(3), b.get(3)), (11, 31, 0, 0));
+        // a table with chunks of its own is copied whole by a clone again
+        let d = b.clone();
+        assert_eq!(d, b);
+        assert_eq!(d.allocated_chunks(), 3); // chunks 0, 5 and 10, all b has
+                                             // the shared memory outlives the table it came from
+        drop(a);
+        assert_eq!((c.get(1), d.get(1), d.get(2)), (11, 11, 21));
+        // freezing again shares the clone's own chunks as well
+        b.freeze();
+        let e = b.clone();
+        drop(b);
+        assert_eq!((e.get(1), e.get(2), e.get(5 * per)), (11, 21, 23));
+    }
+
     proptest::proptest! {
+        #[test]
+        fn frozen_clones_match_flat_tables(
+            len in 1usize..100_000,
+            ops in proptest::collection::vec((0usize..3, 0usize..100_000, 0u32..4), 0..300),
+        ) {
+            // three tables, each cloned from the one before at points where it is frozen;
+            // every write lands in exactly one table
+            let mut v: Vec<SparseVec<u32>> = vec![SparseVec::try_zeroed(len).unwrap()];
+            let mut m = vec![vec![0u32; len]];
+            for (n, (t, i, x)) in ops.into_iter().enumerate() {
+                if n % 50 == 25 && v.len() < 3 {
+                    let last = v.len() - 1;
+                    v[last].freeze();
+                    let c = v[last].clone();
+                    v.push(c);
+                    m.push(m[last].clone());
+                }
+                let t = t % v.len();
+                let i = i % len;
+                v[t].set(i, x);
+                m[t][i] = x;
+            }
+            for (vt, mt) in v.iter().zip(&m) {
+                proptest::prop_assert!(vt.iter().eq(mt.iter().copied()));
+            }
+        }
+
         #[test]
         fn sparse_matches_a_flat_table(
             len in 1usize..200_000,

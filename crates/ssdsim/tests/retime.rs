@@ -1,6 +1,7 @@
 //! `Simulator::retimed`: a preconditioned drive given another model's timing behaves exactly like
 //! the same drive built and preconditioned with that timing (what the calibration fitter relies
-//! on to precondition each drive state once).
+//! on to precondition each drive state once), also when the preconditioned drive is frozen
+//! (`Simulator::freeze`) and its copies share its tables.
 
 use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
 use ssdlab_ssdsim::*;
@@ -67,7 +68,12 @@ fn a_retimed_drive_runs_exactly_like_one_built_with_that_timing() {
             Precondition::Full,
             Precondition::Steady,
         ] {
-            let built = Simulator::new(&base, 1, &AdapterConfig::passthrough(), pre, 7).unwrap();
+            let mut built =
+                Simulator::new(&base, 1, &AdapterConfig::passthrough(), pre, 7).unwrap();
+            // as the fitter keeps it: every retimed copy shares the tables and copies what it
+            // writes (a write leaking into the shared tables would change the next workload's
+            // result from the same state)
+            built.freeze();
             for w in workloads(&base) {
                 let mut a = built.retimed(&base, &other).expect("timing only");
                 let mut b =

@@ -115,6 +115,11 @@ fn plan(cfg: &DriveConfig) -> (usize, usize) {
 }
 
 impl Drive {
+    /// See [`Simulator::freeze`](crate::Simulator::freeze).
+    pub(crate) fn freeze(&mut self) {
+        self.ftl.freeze();
+    }
+
     /// Bytes of memory (address space) a drive of `cfg` takes when a run writes what `touch`
     /// says: what [`Drive::try_new`] allocates (block state, page groups, transaction queues,
     /// command slots, the mapping tables' directories) and the chunks of the sparse mapping

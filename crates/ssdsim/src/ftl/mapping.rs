@@ -103,6 +103,17 @@ pub(crate) struct Mapping {
 }
 
 impl Mapping {
+    /// Shares the tables with every later clone, copying a chunk only when it is first written
+    /// (see [`SparseVec::freeze`]).
+    pub(crate) fn freeze(&mut self) {
+        self.l2p.0.freeze();
+        self.p2l.0.freeze();
+        self.cost.freeze();
+        if let Some(v) = &mut self.ver {
+            v.freeze();
+        }
+    }
+
     pub(crate) fn try_new(
         user_units: usize,
         total_slots: usize,
@@ -219,7 +230,8 @@ fn table_bytes(size: u64, len: u64, touched: u64, runs: u64, cap: u64) -> u64 {
     let chunk = CHUNK_BYTES as u64;
     let per = chunk / size;
     let chunks = len.div_ceil(per);
-    let dir = chunks * 8;
+    // the read and the write directory, 8 bytes per chunk each
+    let dir = chunks * 16;
     let touched = touched.min(len);
     if touched == 0 || cap == 0 {
         return dir;
@@ -275,14 +287,14 @@ mod tests {
                 "run {start}+{n}: estimate {est} far above {real}"
             );
         }
-        // everything: the flat table in whole 2 MiB slabs plus the directory
+        // everything: the flat table in whole 2 MiB slabs plus the two directories
         assert_eq!(
             table_bytes(4, len, len, 1, u64::MAX),
-            (4 * len).next_multiple_of(2 << 20) + len / per * 8
+            (4 * len).next_multiple_of(2 << 20) + len / per * 16
         );
-        assert_eq!(table_bytes(4, per, 1, 1, 1), 4 * per + 8);
+        assert_eq!(table_bytes(4, per, 1, 1, 1), 4 * per + 16);
         // scattered writes: at most one chunk per unit written
-        assert_eq!(table_bytes(4, len, len, 1, 3), (2 << 20) + len / per * 8);
-        assert_eq!(table_bytes(4, len, 0, 1, u64::MAX), len / per * 8);
+        assert_eq!(table_bytes(4, len, len, 1, 3), (2 << 20) + len / per * 16);
+        assert_eq!(table_bytes(4, len, 0, 1, u64::MAX), len / per * 16);
     }
 }

@@ -157,6 +157,11 @@ pub(crate) struct Ftl {
 }
 
 impl Ftl {
+    /// See [`Simulator::freeze`](crate::Simulator::freeze).
+    pub(crate) fn freeze(&mut self) {
+        self.map.freeze();
+    }
+
     /// A pool of `cap` free page groups (handed out in id order).
     fn group_pool(cap: usize) -> Result<(Vec<Group>, Vec<u32>), AllocError> {
         let mut groups = try_vec_with_capacity(cap, "page groups")?;
