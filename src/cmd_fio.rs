@@ -666,7 +666,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 drives,
                 a.stripe,
                 a.state.as_deref().unwrap_or("fresh"),
-                ssdlab_ssdsim::AdapterConfig::passthrough(),
+                &ssdlab_ssdsim::AdapterChoice::default(),
             )?)
         }
         None => None,

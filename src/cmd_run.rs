@@ -68,6 +68,12 @@ pub struct RunArgs {
     /// ftl.user_capacity_bytes is set too.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// The host adapter of the simulated drives: chipset (Intel RST chipset RAID: every
+    /// member's data crosses the chipset's 2 GB/s DMI 2.0 link) or none (straight to the
+    /// drives). Default: chipset for arrays of SATA drives, none for a single drive and for
+    /// NVMe arrays. The flags below change single settings of it.
+    #[arg(long, value_name = "MODEL", value_parser = |s: &str| s.parse::<ssdlab_ssdsim::AdapterModel>())]
+    adapter: Option<ssdlab_ssdsim::AdapterModel>,
     /// Shared uplink bandwidth of the simulated host adapter in bytes/s (e.g. 1600m for DMI 1.0).
     #[arg(long, value_parser = positive_size_arg)]
     uplink: Option<u64>,
@@ -269,6 +275,7 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         ("--load-state", a.load_state.is_some()),
         ("--save-state", a.save_state.is_some()),
         ("--set", !a.sets.is_empty()),
+        ("--adapter", a.adapter.is_some()),
         ("--uplink", a.uplink.is_some()),
         ("--adapter-overhead", a.adapter_overhead.is_some()),
         ("--no-trim-passthrough", a.no_trim_passthrough),
@@ -410,13 +417,12 @@ fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimT
         .into_iter()
         .collect();
     check_outputs(outputs, &inputs)?;
-    let adapter = ssdlab_ssdsim::AdapterConfig {
+    let adapter = ssdlab_ssdsim::AdapterChoice {
+        model: a.adapter,
         uplink_bytes_per_sec: a.uplink,
-        per_request_overhead_ns: a.adapter_overhead.unwrap_or(0),
-        trim_passthrough: !a.no_trim_passthrough,
-        write_cache: a
-            .adapter_cache
-            .map(ssdlab_ssdsim::WriteCacheConfig::with_size),
+        per_request_overhead_ns: a.adapter_overhead,
+        trim_passthrough: a.no_trim_passthrough.then_some(false),
+        cache_bytes: a.adapter_cache,
     };
     Ok(sim_target(
         name,
@@ -424,7 +430,7 @@ fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimT
         a.drives.unwrap_or(1),
         a.stripe,
         a.state.as_deref().unwrap_or("fresh"),
-        adapter,
+        &adapter,
     )?)
 }
 
@@ -495,7 +501,7 @@ pub fn sim_target(
     drives: u32,
     stripe: Option<u64>,
     state: &str,
-    adapter: ssdlab_ssdsim::AdapterConfig,
+    adapter: &ssdlab_ssdsim::AdapterChoice,
 ) -> Result<SimTarget> {
     let mut drive = load_drive(name)?;
     let what = sets
@@ -509,6 +515,7 @@ pub fn sim_target(
     }
     drive.validate()?;
     let state: ssdlab_ssdsim::Precondition = state.parse().map_err(|e| anyhow!("--state: {e}"))?;
+    let adapter = adapter.resolve(&drive, drives as usize);
     Ok(SimTarget {
         name: name.to_string(),
         drive,

@@ -463,7 +463,7 @@ pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
                     1,
                     None,
                     "fresh",
-                    ssdlab_ssdsim::AdapterConfig::passthrough(),
+                    &ssdlab_ssdsim::AdapterChoice::default(),
                 )
                 .ok()
                 .map(|t| t.drive);

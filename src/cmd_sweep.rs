@@ -287,8 +287,9 @@ impl PointRunner {
                 drives,
                 state,
                 overrides,
+                adapter,
             } => Some(format!(
-                "{preset}|{overrides:?}|{drives}|{}|{}",
+                "{preset}|{overrides:?}|{drives}|{adapter:?}|{}|{}",
                 state.as_str(),
                 p.spec.seed
             )),
@@ -324,6 +325,7 @@ impl PointRunner {
             drives,
             state,
             overrides,
+            adapter,
         } = &p.target
         else {
             return Ok(None);
@@ -332,15 +334,7 @@ impl PointRunner {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        sim_target(
-            preset,
-            &sets,
-            *drives,
-            p.stripe,
-            state.as_str(),
-            ssdlab_ssdsim::AdapterConfig::passthrough(),
-        )
-        .map(Some)
+        sim_target(preset, &sets, *drives, p.stripe, state.as_str(), adapter).map(Some)
     }
 
     /// Runs one point.

@@ -503,6 +503,94 @@ fn the_raid_driver_cache_is_for_arrays_and_lifts_short_write_runs() {
     assert!(iops(&cached, "write") > 1.5 * iops(&plain, "write"));
 }
 
+#[test]
+fn sata_arrays_sit_behind_the_chipset_dmi_link_unless_told_otherwise() {
+    // five SATA drives reading sequentially carry more than DMI 2.0's 2 GB/s
+    let run = |extra: &[&str]| {
+        let args = [
+            &[
+                "--sim",
+                "vertex450-128g",
+                "--drives",
+                "5",
+                "--stripe",
+                "128k",
+                "--rw",
+                "read",
+                "--bs",
+                "640k",
+                "--qd",
+                "16",
+                "--span",
+                "5g",
+                "--time",
+                "200ms",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let (v, _) = sim_json(&args);
+        v["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap()
+    };
+    let default = run(&[]);
+    let chipset = run(&["--adapter", "chipset"]);
+    let none = run(&["--adapter", "none"]);
+    assert_eq!(
+        default, chipset,
+        "the default for SATA arrays is chipset RAID"
+    );
+    assert!(chipset <= 2.0e9 * 1.01, "{chipset}");
+    assert!(none > 1.2 * chipset, "{none} vs {chipset}");
+    // a changed setting applies to the model: a narrower uplink is narrower still
+    let narrow = run(&["--uplink", "1g"]);
+    assert!(narrow <= (1u64 << 30) as f64 * 1.01, "{narrow}");
+    // NVMe arrays and single drives go straight through: the link of one 980 PRO alone is
+    // beyond DMI
+    let nvme = |adapter: &[&str]| {
+        let args = [
+            &[
+                "--sim",
+                "samsung-980pro-1t",
+                "--drives",
+                "2",
+                "--stripe",
+                "128k",
+                "--rw",
+                "read",
+                "--bs",
+                "1m",
+                "--qd",
+                "32",
+                "--span",
+                "4g",
+                "--time",
+                "100ms",
+            ][..],
+            adapter,
+        ]
+        .concat();
+        let (v, _) = sim_json(&args);
+        v["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap()
+    };
+    let n_default = nvme(&[]);
+    assert_eq!(n_default, nvme(&["--adapter", "none"]));
+    assert!(nvme(&["--adapter", "chipset"]) < n_default);
+    let out = ssdlab()
+        .args([
+            "run",
+            "--sim",
+            "x25e-64g",
+            "--adapter",
+            "hba",
+            "--time",
+            "10ms",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use chipset or none"));
+}
+
 /// A small vertex450 (3 GB), so a steady-state drive's file is a few MB.
 const SMALL: [&str; 8] = [
     "--sim",

@@ -4,7 +4,7 @@
 
 use crate::data::{Case, Metric};
 use ssdlab_engine::{build_sim, run_sim_prepared, SimOptions, SimTarget};
-use ssdlab_ssdsim::{AdapterConfig, DriveConfig, Simulator};
+use ssdlab_ssdsim::{AdapterModel, DriveConfig, Simulator};
 use ssdlab_workload::{StopCondition, WorkloadSpec};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -106,7 +106,8 @@ pub fn case_target(c: &Case, drive: &DriveConfig) -> SimTarget {
         drive: drive.clone(),
         drives: c.drives as usize,
         stripe: c.stripe,
-        adapter: AdapterConfig::passthrough(),
+        // an array behind the adapter such arrays are built with (chipset RAID for SATA)
+        adapter: AdapterModel::default_for(drive, c.drives as usize).config(),
         state: c.state,
     }
 }

@@ -1132,6 +1132,9 @@ impl SimSession {
             details.push(("drives".into(), target.drives.to_string()));
             details.push(("stripe".into(), format_size(m.chunk())));
         }
+        if target.adapter != AdapterConfig::passthrough() {
+            details.push(("adapter".into(), describe_adapter(&target.adapter)));
+        }
         // Simulated results carry no wall-clock timestamp, so the same spec, drive and seed
         // give a byte-identical result: the group's start on the virtual clock (0 for the
         // first) stands in.
@@ -1272,4 +1275,28 @@ impl Backend for SimRecording<'_> {
     fn member_stats(&mut self) -> Vec<MemberStats> {
         self.inner.member_stats()
     }
+}
+
+/// The host adapter's settings in words (`uplink 2.0 GB/s, TRIM passed, …`), for a result's
+/// details.
+fn describe_adapter(a: &AdapterConfig) -> String {
+    let mut v = Vec::new();
+    if let Some(u) = a.uplink_bytes_per_sec {
+        v.push(format!("uplink {:.2} GB/s", u as f64 / 1e9));
+    }
+    if a.per_request_overhead_ns > 0 {
+        v.push(format!(
+            "driver {:.1} us/request",
+            a.per_request_overhead_ns as f64 / 1e3
+        ));
+    }
+    v.push(if a.trim_passthrough {
+        "TRIM passed".to_string()
+    } else {
+        "TRIM not passed".to_string()
+    });
+    if let Some(c) = &a.write_cache {
+        v.push(format!("write-back cache {}", format_size(c.bytes)));
+    }
+    v.join(", ")
 }

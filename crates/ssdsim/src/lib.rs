@@ -213,3 +213,123 @@ impl AdapterConfig {
         }
     }
 }
+
+/// The host adapters simulated drives can sit behind, by name (`run --adapter`, a sweep
+/// target's `adapter`); [`AdapterModel::default_for`] picks the one a drive and array size get
+/// when none is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdapterModel {
+    /// Requests go straight to the drives: no shared uplink, no driver time (a drive on its
+    /// own port, NVMe drives on CPU PCIe lanes).
+    None,
+    /// Chipset RAID: Intel Rapid Storage Technology on a 6- or 7-series PCH (the Z77 of the
+    /// classic RAID 0 reviews). Every member's data crosses the PCH's DMI 2.0 link to the CPU:
+    /// four lanes at 5 GT/s with 8b/10b coding, 2 GB/s each way (Intel 7 Series / C216 Chipset
+    /// Family PCH datasheet, 326776, "Direct Media Interface"). TRIM reaches RAID 0 members
+    /// (RST 11.0 and later on 7-series chipsets). RST's volume write-back cache is off unless
+    /// asked for (`--adapter-cache`), as in RST itself. Intel publishes no per-request driver
+    /// time, so none is assumed; `--adapter-overhead` adds one.
+    Chipset,
+}
+
+impl AdapterModel {
+    /// The DMI 2.0 payload rate of [`AdapterModel::Chipset`], bytes/s.
+    pub const DMI2_BYTES_PER_SEC: u64 = 2_000_000_000;
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdapterModel::None => "none",
+            AdapterModel::Chipset => "chipset",
+        }
+    }
+
+    /// The adapter's settings.
+    pub fn config(self) -> AdapterConfig {
+        match self {
+            AdapterModel::None => AdapterConfig::passthrough(),
+            AdapterModel::Chipset => AdapterConfig {
+                uplink_bytes_per_sec: Some(Self::DMI2_BYTES_PER_SEC),
+                ..AdapterConfig::passthrough()
+            },
+        }
+    }
+
+    /// The adapter `n` drives of `drive` sit behind unless told otherwise: an array of SATA
+    /// drives is chipset RAID (where SATA RAID 0 is built on desktops, and what the classic
+    /// reviews measured); a single drive, or an array of NVMe drives (on CPU lanes, striped by
+    /// the OS), goes straight through.
+    pub fn default_for(drive: &DriveConfig, n: usize) -> AdapterModel {
+        if n > 1 && drive.host.interface != Interface::Nvme {
+            AdapterModel::Chipset
+        } else {
+            AdapterModel::None
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AdapterModel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "passthrough" | "pass-through" => Ok(AdapterModel::None),
+            "chipset" | "rst" => Ok(AdapterModel::Chipset),
+            _ => Err(format!("unknown adapter {s:?} (use chipset or none)")),
+        }
+    }
+}
+
+/// A simulated target's adapter as asked for: a named model (or the default for the drive and
+/// array size) with fields overridden.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AdapterChoice {
+    /// None: [`AdapterModel::default_for`] the drive and array size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<AdapterModel>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplink_bytes_per_sec: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request_overhead_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_passthrough: Option<bool>,
+    /// Bytes of the driver's write-back cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
+}
+
+impl AdapterChoice {
+    /// Nothing asked for: the default model, as it is.
+    pub fn is_default(&self) -> bool {
+        *self == AdapterChoice::default()
+    }
+
+    /// The model used for `n` drives of `drive`.
+    pub fn model_for(&self, drive: &DriveConfig, n: usize) -> AdapterModel {
+        self.model
+            .unwrap_or_else(|| AdapterModel::default_for(drive, n))
+    }
+
+    /// The settings for `n` drives of `drive`.
+    pub fn resolve(&self, drive: &DriveConfig, n: usize) -> AdapterConfig {
+        let mut c = self.model_for(drive, n).config();
+        if let Some(u) = self.uplink_bytes_per_sec {
+            c.uplink_bytes_per_sec = Some(u);
+        }
+        if let Some(o) = self.per_request_overhead_ns {
+            c.per_request_overhead_ns = o;
+        }
+        if let Some(t) = self.trim_passthrough {
+            c.trim_passthrough = t;
+        }
+        if let Some(b) = self.cache_bytes {
+            c.write_cache = Some(WriteCacheConfig::with_size(b));
+        }
+        c
+    }
+}

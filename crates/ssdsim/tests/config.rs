@@ -220,3 +220,31 @@ fn overrides_apply_together_and_keep_the_over_provisioning() {
         assert_eq!(d, base);
     }
 }
+
+#[test]
+fn sata_arrays_default_to_chipset_raid_and_the_rest_to_no_adapter() {
+    let sata = load_preset("vertex450-128g").unwrap();
+    let nvme = load_preset("samsung-980pro-1t").unwrap();
+    assert_eq!(AdapterModel::default_for(&sata, 2), AdapterModel::Chipset);
+    assert_eq!(AdapterModel::default_for(&sata, 1), AdapterModel::None);
+    assert_eq!(AdapterModel::default_for(&nvme, 4), AdapterModel::None);
+    let chipset = AdapterModel::Chipset.config();
+    assert_eq!(chipset.uplink_bytes_per_sec, Some(2_000_000_000));
+    assert!(chipset.trim_passthrough && chipset.write_cache.is_none());
+    assert_eq!(AdapterModel::None.config(), AdapterConfig::passthrough());
+    for m in [AdapterModel::None, AdapterModel::Chipset] {
+        assert_eq!(m.as_str().parse::<AdapterModel>(), Ok(m));
+    }
+    assert!("hba".parse::<AdapterModel>().is_err());
+    // a choice changes single settings of the model it resolves to
+    let c = AdapterChoice {
+        per_request_overhead_ns: Some(5000),
+        cache_bytes: Some(1 << 20),
+        ..Default::default()
+    };
+    let r = c.resolve(&sata, 2);
+    assert_eq!(r.uplink_bytes_per_sec, Some(2_000_000_000));
+    assert_eq!(r.per_request_overhead_ns, 5000);
+    assert_eq!(r.write_cache.map(|w| w.bytes), Some(1 << 20));
+    assert_eq!(c.resolve(&nvme, 2).uplink_bytes_per_sec, None);
+}

@@ -2,6 +2,7 @@
 
 use crate::SweepError;
 use serde::Deserialize;
+use ssdlab_ssdsim::{AdapterChoice, AdapterModel};
 use ssdlab_workload::replay::Skip;
 use ssdlab_workload::{
     parse_duration, parse_size, Pattern, ReplaySpec, RwMode, StopCondition, Trace, WorkloadSpec,
@@ -109,6 +110,18 @@ struct RawTarget {
     state: Option<String>,
     #[serde(default)]
     overrides: Option<BTreeMap<String, toml::Value>>,
+    /// Simulated arrays: the host adapter (`chipset` or `none`; default for the drive) and
+    /// settings of it changed.
+    #[serde(default)]
+    adapter: Option<String>,
+    #[serde(default)]
+    adapter_cache: Option<SizeVal>,
+    #[serde(default)]
+    adapter_overhead: Option<String>,
+    #[serde(default)]
+    uplink: Option<SizeVal>,
+    #[serde(default)]
+    trim_passthrough: Option<bool>,
     #[serde(default)]
     path: Option<PathBuf>,
     #[serde(default)]
@@ -157,6 +170,10 @@ pub enum PointTarget {
         state: DriveState,
         /// Preset fields overridden (`key = value`, as `ssdlab run --sim-set` takes them).
         overrides: BTreeMap<String, String>,
+        /// The host adapter as asked for (left out of the point key when nothing is asked, so
+        /// the keys of sweeps written before the key existed stay the same).
+        #[serde(default, skip_serializing_if = "AdapterChoice::is_default")]
+        adapter: AdapterChoice,
     },
     /// Real files or block devices: one path = a single target, several = RAID 0 members in order.
     /// Relative paths are resolved against the sweep file's directory.
@@ -767,7 +784,53 @@ impl SweepSpec {
                     if preset.trim().is_empty() {
                         return Err(SweepError::field(&f("sim"), "must name a preset"));
                     }
+                    let adapter = AdapterChoice {
+                        model: t
+                            .adapter
+                            .as_deref()
+                            .map(|m| m.parse::<AdapterModel>())
+                            .transpose()
+                            .map_err(|e| SweepError::field(&f("adapter"), e))?,
+                        cache_bytes: t
+                            .adapter_cache
+                            .as_ref()
+                            .map(|v| v.bytes(&f("adapter_cache")))
+                            .transpose()?,
+                        per_request_overhead_ns: t
+                            .adapter_overhead
+                            .as_deref()
+                            .map(|v| dur(&f("adapter_overhead"), v))
+                            .transpose()?,
+                        uplink_bytes_per_sec: t
+                            .uplink
+                            .as_ref()
+                            .map(|v| v.bytes(&f("uplink")))
+                            .transpose()?,
+                        trim_passthrough: t.trim_passthrough,
+                    };
+                    for (k, set) in [
+                        ("adapter_cache", adapter.cache_bytes.is_some()),
+                        ("trim_passthrough", adapter.trim_passthrough.is_some()),
+                    ] {
+                        if set && drives < 2 {
+                            return Err(SweepError::field(
+                                &f(k),
+                                "applies to arrays (drives > 1): it is the RAID driver's",
+                            ));
+                        }
+                    }
+                    if adapter.cache_bytes == Some(0) || adapter.uplink_bytes_per_sec == Some(0) {
+                        return Err(SweepError::field(
+                            &f(if adapter.cache_bytes == Some(0) {
+                                "adapter_cache"
+                            } else {
+                                "uplink"
+                            }),
+                            "must be greater than 0",
+                        ));
+                    }
                     PointTarget::Sim {
+                        adapter,
                         preset: preset.trim().to_string(),
                         drives,
                         state,
@@ -915,6 +978,11 @@ impl SweepSpec {
             ("drives", t.drives.is_some()),
             ("state", t.state.is_some()),
             ("overrides", t.overrides.is_some()),
+            ("adapter", t.adapter.is_some()),
+            ("adapter_cache", t.adapter_cache.is_some()),
+            ("adapter_overhead", t.adapter_overhead.is_some()),
+            ("uplink", t.uplink.is_some()),
+            ("trim_passthrough", t.trim_passthrough.is_some()),
         ] {
             if set {
                 return Err(SweepError::field(
@@ -1124,6 +1192,7 @@ fn auto_label(kind: &PointTarget) -> String {
             drives,
             state,
             overrides,
+            adapter,
         } => {
             let mut s = format!("sim:{preset}");
             if *drives > 1 {
@@ -1135,6 +1204,12 @@ fn auto_label(kind: &PointTarget) -> String {
             if !overrides.is_empty() {
                 let o: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 s.push_str(&format!(" {{{}}}", o.join(",")));
+            }
+            if let Some(m) = adapter.model {
+                s.push_str(&format!(" adapter={m}"));
+            }
+            if let Some(b) = adapter.cache_bytes {
+                s.push_str(&format!(" cache={}", ssdlab_workload::format_size(b)));
             }
             s
         }
@@ -1182,5 +1257,49 @@ mod tests {
         assert_eq!(parse_shorthand("1m-seqread"), Some((RwMode::Read, 1 << 20)));
         assert_eq!(parse_shorthand("4k-randred"), None);
         assert_eq!(parse_shorthand("0-randread"), None);
+    }
+
+    fn sweep_with(target: &str) -> Result<SweepSpec, SweepError> {
+        let text = format!(
+            "name = \"a\"\nqd = [1]\ntime = \"10ms\"\nworkloads = [\"4k-randread\"]\n\
+             [[target]]\nsim = \"x25e-64g\"\n\n[[target]]\nsim = \"x25e-64g\"\n\
+             drives = 2\nstripes = [\"8k\"]\n{target}\n"
+        );
+        SweepSpec::parse(&text, Path::new("."))
+    }
+
+    #[test]
+    fn adapter_keys_of_simulated_arrays() {
+        let s = sweep_with(
+            "adapter = \"none\"\nadapter_cache = \"64m\"\nadapter_overhead = \"5us\"\n\
+             uplink = \"1g\"\ntrim_passthrough = false",
+        )
+        .unwrap();
+        let PointTarget::Sim { adapter, .. } = &s.targets[1].kind else {
+            panic!("a simulated target")
+        };
+        assert_eq!(
+            *adapter,
+            AdapterChoice {
+                model: Some(AdapterModel::None),
+                uplink_bytes_per_sec: Some(1 << 30),
+                per_request_overhead_ns: Some(5_000),
+                trim_passthrough: Some(false),
+                cache_bytes: Some(64 << 20),
+            }
+        );
+        assert!(s.targets[1].label.contains("adapter=none"));
+        // no adapter key: nothing of it in the target (so in the point key)
+        let s = sweep_with("").unwrap();
+        let json = serde_json::to_string(&s.targets[1].kind).unwrap();
+        assert!(!json.contains("adapter"), "{json}");
+        for (bad, field) in [
+            ("adapter = \"hba\"", "adapter"),
+            ("adapter_cache = \"0\"", "adapter_cache"),
+            ("adapter_overhead = \"soon\"", "adapter_overhead"),
+        ] {
+            let e = sweep_with(bad).unwrap_err().to_string();
+            assert!(e.contains(field), "{bad}: {e}");
+        }
     }
 }
