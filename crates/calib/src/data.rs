@@ -35,7 +35,7 @@
 //! the figure or claim it is in.
 
 use serde::{Deserialize, Serialize};
-use ssdlab_ssdsim::Precondition;
+use ssdlab_ssdsim::{AdapterChoice, AdapterModel, Precondition};
 use ssdlab_workload::{parse_duration, parse_size, RwMode};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -96,6 +96,13 @@ pub struct RawCase {
     pub time: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmixread: Option<u8>,
+    /// The host adapter (`chipset`, `none`; default: the one such drives get, see
+    /// `ssdlab_ssdsim::AdapterModel::default_for`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// An array's RAID driver write-back cache in host memory (size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_cache: Option<String>,
 }
 
 /// A figure as written in the file.
@@ -125,6 +132,10 @@ pub struct RawFigure {
     pub time: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmixread: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_cache: Option<String>,
     /// "lower" or "upper" when the source gives only a bound ("over 160 MB/s").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
@@ -254,6 +265,8 @@ pub struct Case {
     pub state: Precondition,
     pub time_ns: u64,
     pub read_pct: u8,
+    /// The host adapter asked for (nothing: the default for the drive and array size).
+    pub adapter: AdapterChoice,
 }
 
 /// Which kind of workload a case is, for the per-family error summary.
@@ -297,6 +310,7 @@ impl Case {
             state: Precondition::Full,
             time_ns,
             read_pct: 100,
+            adapter: AdapterChoice::default(),
         }
     }
 
@@ -336,6 +350,12 @@ impl Case {
                 self.drives,
                 ssdlab_workload::format_size(self.stripe.unwrap_or(0))
             ));
+        }
+        if let Some(m) = self.adapter.model {
+            s.push_str(&format!(" adapter {m}"));
+        }
+        if let Some(b) = self.adapter.cache_bytes {
+            s.push_str(&format!(" cache {}", ssdlab_workload::format_size(b)));
         }
         s.push_str(&format!(" {}", self.state));
         s
@@ -401,7 +421,24 @@ impl RawCase {
             (None, Some(p)) => return Err(format!("rwmixread {p} is not a percentage")),
             (None, None) => 50,
         };
+        let adapter = AdapterChoice {
+            model: self
+                .adapter
+                .as_deref()
+                .map(|m| m.parse::<AdapterModel>())
+                .transpose()?,
+            cache_bytes: self
+                .adapter_cache
+                .as_deref()
+                .map(|s| size("adapter_cache", s))
+                .transpose()?,
+            ..Default::default()
+        };
+        if adapter.cache_bytes.is_some() && drives < 2 {
+            return Err("adapter_cache is an array's RAID driver cache: give drives > 1".into());
+        }
         Ok(Case {
+            adapter,
             drive: self.drive.trim().to_string(),
             drives,
             stripe,
@@ -431,6 +468,8 @@ impl RawFigure {
             state: self.state.clone(),
             time: self.time.clone(),
             rwmixread: self.rwmixread,
+            adapter: self.adapter.clone(),
+            adapter_cache: self.adapter_cache.clone(),
         }
     }
 }
@@ -711,11 +750,35 @@ mod tests {
                 "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nspeed = 2",
                 "unknown field",
             ),
+            (
+                "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nadapter = \"hba\"",
+                "unknown adapter",
+            ),
+            (
+                "metric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nadapter_cache = \"64m\"",
+                "give drives > 1",
+            ),
         ] {
             let e = parse(&fig(extra)).unwrap_err().to_string();
             assert!(e.contains(want), "{extra}: {e}");
             assert!(e.starts_with("t.toml"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_figure_may_name_its_arrays_host_adapter() {
+        let d = parse(&format!(
+            "{HEAD}[[figure]]\ndrive = \"c300-256g\"\nmetric = \"iops\"\nvalue = 5.0\nunit = \"IOPS\"\nrw = \"randwrite\"\nbs = \"4k\"\nqd = 2\ndrives = 2\nstripe = \"8k\"\nadapter = \"chipset\"\nadapter_cache = \"256m\"\n[[figure]]\ndrive = \"c300-256g\"\nmetric = \"iops\"\nvalue = 5.0\nunit = \"IOPS\"\nrw = \"randwrite\"\nbs = \"4k\"\nqd = 2\n"
+        ))
+        .unwrap();
+        let a = &d.figures[0].case.adapter;
+        assert_eq!(a.model, Some(AdapterModel::Chipset));
+        assert_eq!(a.cache_bytes, Some(256 << 20));
+        assert!(d.figures[0]
+            .case
+            .label()
+            .contains("adapter chipset cache 256 MiB"));
+        assert!(d.figures[1].case.adapter.is_default());
     }
 
     #[test]

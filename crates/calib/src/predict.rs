@@ -4,7 +4,7 @@
 
 use crate::data::{Case, Metric};
 use ssdlab_engine::{build_sim, run_sim_prepared, SimOptions, SimTarget};
-use ssdlab_ssdsim::{AdapterModel, DriveConfig, Simulator};
+use ssdlab_ssdsim::{DriveConfig, Simulator};
 use ssdlab_workload::{StopCondition, WorkloadSpec};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -106,8 +106,8 @@ pub fn case_target(c: &Case, drive: &DriveConfig) -> SimTarget {
         drive: drive.clone(),
         drives: c.drives as usize,
         stripe: c.stripe,
-        // an array behind the adapter such arrays are built with (chipset RAID for SATA)
-        adapter: AdapterModel::default_for(drive, c.drives as usize).config(),
+        // the adapter asked for, else the one such arrays are built with (chipset RAID for SATA)
+        adapter: c.adapter.resolve(drive, c.drives as usize),
         state: c.state,
     }
 }
@@ -122,6 +122,7 @@ pub struct SimCache {
 
 struct Entry {
     built: DriveConfig,
+    adapter: ssdlab_ssdsim::AdapterChoice,
     drives: u32,
     stripe: Option<u64>,
     state: ssdlab_ssdsim::Precondition,
@@ -137,6 +138,7 @@ impl SimCache {
         let mut entries = self.entries.lock().expect("not poisoned");
         let hit = entries.iter().find(|e| {
             e.drives == c.drives
+                && e.adapter == c.adapter
                 && e.stripe == c.stripe
                 && e.state == c.state
                 && e.seed == seed
@@ -155,6 +157,7 @@ impl SimCache {
         sim.freeze();
         entries.push(Entry {
             built: drive.clone(),
+            adapter: c.adapter.clone(),
             drives: c.drives,
             stripe: c.stripe,
             state: c.state,

@@ -102,6 +102,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
         state: Precondition::Full,
         time_ns: r.runtime_ns,
         read_pct: s.read_pct,
+        adapter: Default::default(),
     })
 }
 

@@ -157,6 +157,8 @@ pub fn figure_of(p: &SuitePoint, o: &Outcome, note: &str) -> RawFigure {
         state: Some(c.state.to_string()),
         time: Some(format!("{}ms", c.time_ns / 1_000_000)),
         rwmixread: matches!(c.rw, RwMode::Randrw | RwMode::Rw).then_some(c.read_pct),
+        adapter: c.adapter.model.map(|m| m.to_string()),
+        adapter_cache: c.adapter.cache_bytes.map(format_size),
         bound: None,
         note: Some(note.to_string()),
         capacity_note: None,
