@@ -199,6 +199,14 @@ fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
     })
 }
 
+/// Whether two paths name the same file, before any exists (absolute, lexically).
+fn same_path(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// The built-in presets by name, with `overrides` (data name → model) in front.
 fn model_of(overrides: &BTreeMap<String, DriveConfig>, name: &str) -> Option<DriveConfig> {
     overrides
@@ -343,6 +351,8 @@ struct RealMeasure<'a> {
     store: Option<Store>,
     /// The label of the stored runs (`calibrate NAME`).
     label: String,
+    /// Runs stored so far.
+    stored: usize,
 }
 
 impl RealMeasure<'_> {
@@ -367,6 +377,7 @@ impl RealMeasure<'_> {
         }
         let st = self.store.as_mut().expect("opened above");
         st.insert_run(&self.label, r).map_err(|e| e.to_string())?;
+        self.stored += 1;
         Ok(())
     }
 }
@@ -436,8 +447,20 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     check_writable_path("--out", &a.out).map_err(|e| anyhow!(e))?;
     if let Some(m) = &measured_path {
         check_writable_path("--measurements", m).map_err(|e| anyhow!(e))?;
-        if m == &a.out {
+        if same_path(m, &a.out) {
             return Err(anyhow!("--measurements and --out name the same file").into());
+        }
+    }
+    // the store is written first and must not be replaced by the files written after it
+    if let Some(st) = &a.store {
+        if same_path(st, &a.out) {
+            return Err(anyhow!("--store and --out name the same file").into());
+        }
+        if measured_path.as_deref().is_some_and(|m| same_path(st, m)) {
+            return Err(anyhow!(
+                "--store and --measurements (default OUT.measured.toml) name the same file"
+            )
+            .into());
         }
     }
     let data_files = data_paths(&a.from, "--from")?;
@@ -552,6 +575,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 store_path: a.store.clone(),
                 store: None,
                 label: format!("calibrate {name}"),
+                stored: 0,
             };
             let source = Source {
                 title: format!("ssdlab calibrate --target {}", t.display()),
@@ -568,13 +592,26 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 output::note(&format!("calibrate: point {i}/{n}, about {left:.0} s left"));
             })
             .map_err(|e| {
+                // the points measured before are kept in --store, and said so
+                let kept = match (&a.store, m.stored) {
+                    (Some(st), n) if n > 0 => {
+                        format!("; the {n} points measured before are in {}", st.display())
+                    }
+                    _ => String::new(),
+                };
                 if signals::stopped() {
                     Failure::new(
                         signals::exit_code(),
-                        anyhow!("measuring {}: interrupted; nothing written", t.display()),
+                        anyhow!(
+                            "measuring {}: interrupted; no preset or measurement file written{kept}",
+                            t.display()
+                        ),
                     )
                 } else {
-                    Failure::new(EXIT_FAILED, anyhow!("measuring {}: {e}", t.display()))
+                    Failure::new(
+                        EXIT_FAILED,
+                        anyhow!("measuring {}: {e}{kept}", t.display()),
+                    )
                 }
             })?;
             let path = measured_path.clone().expect("with --target");

@@ -288,6 +288,7 @@ impl PointRunner {
                 state,
                 overrides,
                 adapter,
+                ..
             } => Some(format!(
                 "{preset}|{overrides:?}|{drives}|{adapter:?}|{}|{}",
                 state.as_str(),
@@ -326,6 +327,7 @@ impl PointRunner {
             state,
             overrides,
             adapter,
+            ..
         } = &p.target
         else {
             return Ok(None);

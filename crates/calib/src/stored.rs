@@ -12,7 +12,7 @@
 //! reason: simulated runs, stripe sets and the null target, runs through the page cache
 //! (no O_DIRECT), interrupted runs and runs with I/O errors, and workloads a figure cannot
 //! describe (several jobs, a region that does not start at 0, a mixed sequential/random share,
-//! holes, a paced rate, a replayed trace).
+//! holes, a paced rate, a replayed trace, compressible data).
 
 use crate::data::{DataError, DataSet, Metric, RawFile, Source};
 use crate::predict::Outcome;
@@ -87,6 +87,12 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
     if s.replay.is_some() {
         return Err("a replayed trace".into());
     }
+    if s.pattern != ssdlab_workload::Pattern::Random {
+        return Err(format!(
+            "data pattern {} (a figure's data is incompressible)",
+            s.pattern
+        ));
+    }
     if t.span == 0 {
         return Err("an empty region".into());
     }
@@ -112,6 +118,13 @@ pub fn dataset_of_runs(
     path: &Path,
     runs: &[StoredRun],
 ) -> Result<(Option<DataSet>, Vec<String>), DataError> {
+    let source = Source {
+        title: format!("runs stored in {}", path.display()),
+        url: None,
+        published: None,
+        kind: "measured".into(),
+        method: Some("ssdlab run --store / calibrate --store; O_DIRECT".into()),
+    };
     let mut figures = Vec::new();
     let mut ids = Vec::new();
     let mut skipped = Vec::new();
@@ -119,10 +132,26 @@ pub fn dataset_of_runs(
         match case_of_run(&run.result) {
             Ok(case) => {
                 let metric = metric_for(case.rw, case.bs);
+                let (span, time_ns) = (case.span, case.time_ns);
                 let p = SuitePoint { case, metric };
                 let note = format!("stored run {} ({})", run.id, run.label);
-                figures.push(figure_of(&p, &Outcome::of(&run.result), &note));
-                ids.push(run.id);
+                let mut fig = figure_of(&p, &Outcome::of(&run.result), &note);
+                // exact, not rounded for reading: a whole device's span, a sub-millisecond run
+                fig.span = span.map(|s| s.to_string());
+                fig.time = Some(format!("{time_ns}ns"));
+                // a figure the data format refuses is left out with the reason, not the store
+                let one = RawFile {
+                    source: source.clone(),
+                    figures: vec![fig.clone()],
+                    claims: Vec::new(),
+                };
+                match DataSet::from_raw(path, one) {
+                    Ok(_) => {
+                        figures.push(fig);
+                        ids.push(run.id);
+                    }
+                    Err(e) => skipped.push(format!("run {} ({}): {e}", run.id, run.label)),
+                }
             }
             Err(why) => skipped.push(format!("run {} ({}): {why}", run.id, run.label)),
         }
@@ -131,13 +160,7 @@ pub fn dataset_of_runs(
         return Ok((None, skipped));
     }
     let raw = RawFile {
-        source: Source {
-            title: format!("runs stored in {}", path.display()),
-            url: None,
-            published: None,
-            kind: "measured".into(),
-            method: Some("ssdlab run --store / calibrate --store; O_DIRECT".into()),
-        },
+        source,
         figures,
         claims: Vec::new(),
     };
@@ -236,6 +259,23 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_devices_span_and_a_short_run_are_kept_exactly() {
+        let mut r = measured(RwMode::Randread, 4096, 1);
+        r.target.span = 256_060_514_304; // 238.47 GiB: no whole number of any unit
+        r.target.size = r.target.span;
+        r.runtime_ns = 400_000; // under a millisecond
+        let runs = vec![StoredRun {
+            id: 1,
+            label: "l".into(),
+            result: r,
+        }];
+        let (ds, skipped) = dataset_of_runs(Path::new("x.db"), &runs).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let c = &ds.unwrap().figures[0].case;
+        assert_eq!((c.span, c.time_ns), (Some(256_060_514_304), 400_000));
+    }
+
+    #[test]
     fn runs_that_are_not_one_drives_measurement_are_left_out_with_the_reason() {
         let base = measured(RwMode::Randread, 4096, 1);
         let cases: Vec<(RunResult, &str)> = vec![
@@ -296,6 +336,16 @@ mod tests {
                     ..base.clone()
                 },
                 "stripe set",
+            ),
+            (
+                RunResult {
+                    spec: WorkloadSpec {
+                        pattern: ssdlab_workload::Pattern::Zeros,
+                        ..base.spec.clone()
+                    },
+                    ..base.clone()
+                },
+                "data pattern",
             ),
         ];
         for (r, why) in cases {

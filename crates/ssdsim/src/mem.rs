@@ -355,13 +355,15 @@ pub struct SparseVec<T: HugeElem> {
     /// The last slab came from the pool unzeroed: a chunk handed out of it is zeroed first
     /// (unless it is about to be overwritten whole, as in a clone).
     dirty: bool,
-    /// Allocated chunks.
+    /// Chunks this table owns (allocated since it was made or last frozen).
     chunks: usize,
 }
 
-// SAFETY: a SparseVec owns its chunks exclusively (the shared zero chunk is never written);
-// the raw pointers in its directory point only into its own slabs or the zero chunk.
-unsafe impl<T: HugeElem + Send> Send for SparseVec<T> {}
+// SAFETY: a SparseVec owns its chunks exclusively, except the zero chunk and the chunks shared
+// after a freeze, which are never written; the raw pointers in its directories point only into
+// its own slabs, the shared slabs it holds a reference to, or the zero chunk. Shared chunks are
+// read from several threads, hence `Sync` as well.
+unsafe impl<T: HugeElem + Send + Sync> Send for SparseVec<T> {}
 // SAFETY: shared access only reads.
 unsafe impl<T: HugeElem + Sync> Sync for SparseVec<T> {}
 
@@ -437,7 +439,7 @@ impl<T: HugeElem> SparseVec<T> {
     }
 
     #[cfg(test)]
-    /// Chunks allocated so far.
+    /// Chunks this table owns.
     pub fn allocated_chunks(&self) -> usize {
         self.chunks
     }
@@ -477,6 +479,7 @@ impl<T: HugeElem> SparseVec<T> {
         }
         self.used = 0;
         self.dirty = false;
+        self.chunks = 0;
         for (k, w) in self.wdir.iter_mut().enumerate() {
             *w = Self::zero_entry(k);
         }

@@ -174,6 +174,11 @@ pub enum PointTarget {
         /// the keys of sweeps written before the key existed stay the same).
         #[serde(default, skip_serializing_if = "AdapterChoice::is_default")]
         adapter: AdapterChoice,
+        /// An array with no adapter named: it runs behind the default adapter of its drive
+        /// (chipset RAID for SATA drives), which arrays did not have before the adapter
+        /// existed; in the point key so that such points of older stores run again.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        default_adapter: bool,
     },
     /// Real files or block devices: one path = a single target, several = RAID 0 members in order.
     /// Relative paths are resolved against the sweep file's directory.
@@ -830,6 +835,7 @@ impl SweepSpec {
                         ));
                     }
                     PointTarget::Sim {
+                        default_adapter: drives > 1 && adapter.model.is_none(),
                         adapter,
                         preset: preset.trim().to_string(),
                         drives,
@@ -1193,6 +1199,7 @@ fn auto_label(kind: &PointTarget) -> String {
             state,
             overrides,
             adapter,
+            ..
         } => {
             let mut s = format!("sim:{preset}");
             if *drives > 1 {
@@ -1289,10 +1296,13 @@ mod tests {
             }
         );
         assert!(s.targets[1].label.contains("adapter=none"));
-        // no adapter key: nothing of it in the target (so in the point key)
+        // no adapter key: a single drive's target (so its point key) is as before the adapter
+        // existed; an array's says it runs behind the default adapter (older points run again)
         let s = sweep_with("").unwrap();
-        let json = serde_json::to_string(&s.targets[1].kind).unwrap();
+        let json = serde_json::to_string(&s.targets[0].kind).unwrap();
         assert!(!json.contains("adapter"), "{json}");
+        let json = serde_json::to_string(&s.targets[1].kind).unwrap();
+        assert!(json.contains("\"default_adapter\":true"), "{json}");
         for (bad, field) in [
             ("adapter = \"hba\"", "adapter"),
             ("adapter_cache = \"0\"", "adapter_cache"),
