@@ -496,15 +496,8 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     // --store: an existing file must be a writable ssdlab store (checked before anything is
     // measured); a missing one is created with the first measured point
     if let Some(path) = &a.store {
-        if !path.exists() {
-            check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
-        } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-            return Err(anyhow!(
-                "--store {}: exists and is not a regular file",
-                path.display()
-            )
-            .into());
-        } else {
+        crate::cmd_run::check_store_path(path)?;
+        if path.exists() {
             Store::open(path)
                 .and_then(|st| st.require_writable("the measurements must be stored"))
                 .map_err(crate::cmd_sweep::store_failure)?;

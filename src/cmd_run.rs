@@ -639,6 +639,21 @@ pub fn emit(
     Ok(())
 }
 
+/// Checks the path of `--store` before anything runs: a missing file must be creatable, an
+/// existing one a regular file (whether it is an ssdlab store is checked when it is opened).
+pub fn check_store_path(path: &Path) -> Result<(), Failure> {
+    if !path.exists() {
+        check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
+    } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err(anyhow!(
+            "--store {}: exists and is not a regular file",
+            path.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
 fn keep(
     store: &mut Option<ssdlab_report::store::Store>,
@@ -754,15 +769,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         .into_iter()
         .collect();
     if let Some(path) = &a.store {
-        if !path.exists() {
-            check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
-        } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-            return Err(anyhow!(
-                "--store {}: exists and is not a regular file",
-                path.display()
-            )
-            .into());
-        }
+        check_store_path(path)?;
         outputs.push(Named {
             role: "--store",
             path,

@@ -172,7 +172,7 @@ fn simulated_ranks_merge_histograms_exactly() {
         1,
         None,
         "fresh",
-        ssdlab_ssdsim::AdapterConfig::passthrough(),
+        &ssdlab_ssdsim::AdapterChoice::default(),
     )
     .unwrap();
     for (r, entry) in ranks(&v).iter().enumerate() {
