@@ -7,7 +7,7 @@ use crate::signals;
 use anyhow::{anyhow, Result};
 use ssdlab_engine::{run_aging, AgingOptions, SimOptions, SimTarget};
 use ssdlab_report::trim::{TrimStudy, ASSUMED_PE_CYCLES};
-use ssdlab_ssdsim::{AdapterConfig, Precondition};
+use ssdlab_ssdsim::{AdapterChoice, Precondition};
 use ssdlab_workload::aging::Aging;
 use ssdlab_workload::{AgingSpec, AllocPolicy};
 use std::io::Write;
@@ -47,10 +47,13 @@ fn plan(a: &TrimArgs) -> Result<(TrimStudy, [SimTarget; 2], AgingSpec, AgingOpti
         drive: drive.clone(),
         drives: 2,
         stripe: Some(STRIPE),
-        adapter: AdapterConfig {
-            trim_passthrough: trim,
-            ..AdapterConfig::passthrough()
-        },
+        // the array's default adapter (Intel RST chipset RAID for SATA drives), with TRIM
+        // passed to the members (7-series chipsets) or not (earlier ones)
+        adapter: AdapterChoice {
+            trim_passthrough: Some(trim),
+            ..Default::default()
+        }
+        .resolve(&drive, 2),
         state: Precondition::Fresh,
     };
     let volume = drive.user_capacity() / STRIPE * STRIPE * 2;
