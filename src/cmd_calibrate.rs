@@ -136,13 +136,13 @@ fn data_paths(args: &[PathBuf], flag: &str) -> Result<Vec<PathBuf>> {
 
 /// The data of `--from` / `--against`: data files, directories of them, and results stores
 /// (their stored single runs as measured figures; see `ssdlab_calib::stored`).
-fn read_data(args: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
+fn read_data(paths: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
     let mut out = Vec::new();
-    for p in data_paths(args, flag)? {
-        if ssdlab_report::store::looks_like_sqlite(&p) {
-            out.push(read_store(&p, flag)?);
+    for p in paths {
+        if ssdlab_report::store::looks_like_sqlite(p) {
+            out.push(read_store(p, flag)?);
         } else {
-            out.push(DataSet::read(&p).map_err(|e| anyhow!("{flag} {e}"))?);
+            out.push(DataSet::read(p).map_err(|e| anyhow!("{flag} {e}"))?);
         }
     }
     Ok(out)
@@ -151,14 +151,7 @@ fn read_data(args: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
 /// A results store's single runs as a data set of measured figures; the runs that are not a
 /// measurement of one drive are named on stderr with the reason.
 fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
-    let fail = |e: ssdlab_report::store::StoreError| {
-        let code = if e.is_io_failure() {
-            EXIT_FAILED
-        } else {
-            crate::cli::EXIT_BAD_INPUT
-        };
-        Failure::new(code, anyhow!("{flag} {e}"))
-    };
+    let fail = crate::cmd_sweep::store_failure;
     let st = Store::open_existing(p, true).map_err(fail)?;
     let mut runs = Vec::new();
     for row in st.runs().map_err(fail)? {
@@ -177,7 +170,7 @@ fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
         )
         .into());
     }
-    let (ds, skipped) = dataset_of_runs(p, &runs).map_err(|e| anyhow!("{flag} {e}"))?;
+    let (ds, skipped) = dataset_of_runs(p, &runs);
     const SHOWN: usize = 5;
     for s in skipped.iter().take(SHOWN) {
         output::note(&format!("{flag} {}: left out {s}", p.display()));
@@ -219,10 +212,10 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     if a.max_time == Some(0) {
         return Err(anyhow!("--max-time must be greater than 0").into());
     }
+    let against = data_paths(&a.against, "--against")?;
     // --html: writable, and not one of the inputs
     if let Some(h) = &a.html {
         check_writable_path("--html", h).map_err(|e| anyhow!(e))?;
-        let against = data_paths(&a.against, "--against")?;
         let inputs: Vec<Named<'_>> = against
             .iter()
             .map(|p| Named {
@@ -244,7 +237,7 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
             &inputs,
         )?;
     }
-    let data = read_data(&a.against, "--against")?;
+    let data = read_data(&against, "--against")?;
     if a.drive.is_some() && a.presets.len() != 1 {
         return Err(
             anyhow!("--drive names the data's drive for one preset; give exactly one").into(),
@@ -339,7 +332,6 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// A real file or device measured through the engine, the suite's span written first.
 /// A real file or device measured through the engine, the suite's span written first; each
 /// measured point kept in `--store` when given (the store created with the first one).
 struct RealMeasure<'a> {
@@ -369,15 +361,14 @@ impl RealMeasure<'_> {
     }
 
     fn keep(&mut self, r: &ssdlab_stats::RunResult) -> Result<(), String> {
-        let Some(path) = &self.store_path else {
-            return Ok(());
-        };
-        if self.store.is_none() {
-            self.store = Some(Store::open(path).map_err(|e| e.to_string())?);
-        }
-        let st = self.store.as_mut().expect("opened above");
-        st.insert_run(&self.label, r).map_err(|e| e.to_string())?;
-        self.stored += 1;
+        crate::cmd_run::keep(
+            &mut self.store,
+            self.store_path.as_deref(),
+            Some(&self.label),
+            r,
+        )
+        .map_err(|e| e.err.to_string())?;
+        self.stored += usize::from(self.store.is_some());
         Ok(())
     }
 }
@@ -518,7 +509,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     // the figures: read, or measured now
     let (data, drive) = match &a.target {
         None => {
-            let data = read_data(&a.from, "--from")?;
+            let data = read_data(&data_files, "--from")?;
             let drive = a.drive.clone().unwrap_or_else(|| base.name.clone());
             (data, drive)
         }

@@ -655,7 +655,7 @@ pub fn check_store_path(path: &Path) -> Result<(), Failure> {
 }
 
 /// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
-fn keep(
+pub(crate) fn keep(
     store: &mut Option<ssdlab_report::store::Store>,
     path: Option<&Path>,
     label: Option<&str>,

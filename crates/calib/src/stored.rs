@@ -14,7 +14,7 @@
 //! describe (several jobs, a region that does not start at 0, a mixed sequential/random share,
 //! holes, a paced rate, a replayed trace, compressible data).
 
-use crate::data::{DataError, DataSet, Metric, RawFile, Source};
+use crate::data::{DataSet, Figure, Metric, RawFile, Source};
 use crate::predict::Outcome;
 use crate::suite::{figure_of, SuitePoint};
 use crate::Case;
@@ -114,10 +114,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
 
 /// The store's runs as a data set of measured figures (`None` when none qualifies), and a line
 /// for each run left out.
-pub fn dataset_of_runs(
-    path: &Path,
-    runs: &[StoredRun],
-) -> Result<(Option<DataSet>, Vec<String>), DataError> {
+pub fn dataset_of_runs(path: &Path, runs: &[StoredRun]) -> (Option<DataSet>, Vec<String>) {
     let source = Source {
         title: format!("runs stored in {}", path.display()),
         url: None,
@@ -125,54 +122,53 @@ pub fn dataset_of_runs(
         kind: "measured".into(),
         method: Some("ssdlab run --store / calibrate --store; O_DIRECT".into()),
     };
-    let mut figures = Vec::new();
-    let mut ids = Vec::new();
-    let mut skipped = Vec::new();
-    for run in runs {
-        match case_of_run(&run.result) {
-            Ok(case) => {
-                let metric = metric_for(case.rw, case.bs);
-                let (span, time_ns) = (case.span, case.time_ns);
-                let p = SuitePoint { case, metric };
-                let note = format!("stored run {} ({})", run.id, run.label);
-                let mut fig = figure_of(&p, &Outcome::of(&run.result), &note);
-                // exact, not rounded for reading: a whole device's span, a sub-millisecond run
-                fig.span = span.map(|s| s.to_string());
-                fig.time = Some(format!("{time_ns}ns"));
-                // a figure the data format refuses is left out with the reason, not the store
-                let one = RawFile {
-                    source: source.clone(),
-                    figures: vec![fig.clone()],
-                    claims: Vec::new(),
-                };
-                match DataSet::from_raw(path, one) {
-                    Ok(_) => {
-                        figures.push(fig);
-                        ids.push(run.id);
-                    }
-                    Err(e) => skipped.push(format!("run {} ({}): {e}", run.id, run.label)),
-                }
-            }
-            Err(why) => skipped.push(format!("run {} ({}): {why}", run.id, run.label)),
-        }
-    }
-    if figures.is_empty() {
-        return Ok((None, skipped));
-    }
-    let raw = RawFile {
-        source,
-        figures,
-        claims: Vec::new(),
-    };
-    let mut ds = DataSet::from_raw(path, raw)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    for (f, id) in ds.figures.iter_mut().zip(ids) {
-        f.origin = format!("{name}#run{id}");
+    let mut figures = Vec::new();
+    let mut skipped = Vec::new();
+    for run in runs {
+        let why = match figure_of_run(path, &source, run) {
+            Ok(mut f) => {
+                f.origin = format!("{name}#run{}", run.id);
+                figures.push(f);
+                continue;
+            }
+            Err(why) => why,
+        };
+        skipped.push(format!("run {} ({}): {why}", run.id, run.label));
     }
-    Ok((Some(ds), skipped))
+    let ds = (!figures.is_empty()).then(|| DataSet {
+        path: path.to_path_buf(),
+        source,
+        figures,
+        claims: Vec::new(),
+    });
+    (ds, skipped)
+}
+
+/// One stored run as a figure, checked as a data file's figure is, or why it cannot be one.
+fn figure_of_run(path: &Path, source: &Source, run: &StoredRun) -> Result<Figure, String> {
+    let case = case_of_run(&run.result)?;
+    let metric = metric_for(case.rw, case.bs);
+    let (span, time_ns) = (case.span, case.time_ns);
+    let note = format!("stored run {} ({})", run.id, run.label);
+    let mut fig = figure_of(
+        &SuitePoint { case, metric },
+        &Outcome::of(&run.result),
+        &note,
+    );
+    // exact, not rounded for reading: a whole device's span, a sub-millisecond run
+    fig.span = span.map(|s| s.to_string());
+    fig.time = Some(format!("{time_ns}ns"));
+    let one = RawFile {
+        source: source.clone(),
+        figures: vec![fig],
+        claims: Vec::new(),
+    };
+    let mut ds = DataSet::from_raw(path, one).map_err(|e| e.to_string())?;
+    Ok(ds.figures.pop().expect("one figure in, one out"))
 }
 
 #[cfg(test)]
@@ -237,7 +233,7 @@ mod tests {
                 result: measured(RwMode::Write, 128 << 10, 32),
             },
         ];
-        let (ds, skipped) = dataset_of_runs(Path::new("runs.db"), &runs).unwrap();
+        let (ds, skipped) = dataset_of_runs(Path::new("runs.db"), &runs);
         assert!(skipped.is_empty(), "{skipped:?}");
         let ds = ds.unwrap();
         assert_eq!(ds.figures.len(), 2);
@@ -269,7 +265,7 @@ mod tests {
             label: "l".into(),
             result: r,
         }];
-        let (ds, skipped) = dataset_of_runs(Path::new("x.db"), &runs).unwrap();
+        let (ds, skipped) = dataset_of_runs(Path::new("x.db"), &runs);
         assert!(skipped.is_empty(), "{skipped:?}");
         let c = &ds.unwrap().figures[0].case;
         assert_eq!((c.span, c.time_ns), (Some(256_060_514_304), 400_000));
@@ -360,7 +356,7 @@ mod tests {
                 ..base
             },
         }];
-        let (ds, skipped) = dataset_of_runs(Path::new("x.db"), &runs).unwrap();
+        let (ds, skipped) = dataset_of_runs(Path::new("x.db"), &runs);
         assert!(ds.is_none());
         assert_eq!(skipped.len(), 1);
         assert!(skipped[0].starts_with("run 9 (l): "), "{skipped:?}");

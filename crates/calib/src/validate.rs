@@ -446,7 +446,6 @@ pub fn render_html(v: &Validation, title: &str, meta: &str) -> String {
             .iter()
             .map(|r| (r.drive.clone(), r.unit.clone()))
             .collect();
-        groups.dedup();
         groups.sort();
         groups.dedup();
         for (drive, unit) in groups {

@@ -170,8 +170,8 @@ pub enum PointTarget {
         state: DriveState,
         /// Preset fields overridden (`key = value`, as `ssdlab run --sim-set` takes them).
         overrides: BTreeMap<String, String>,
-        /// The host adapter as asked for (left out of the point key when nothing is asked, so
-        /// the keys of sweeps written before the key existed stay the same).
+        /// The host adapter as asked for (left out of the point key when nothing is asked: a
+        /// single drive's key stays what it was before the adapter keys existed).
         #[serde(default, skip_serializing_if = "AdapterChoice::is_default")]
         adapter: AdapterChoice,
         /// An array with no adapter named: it runs behind the default adapter of its drive
@@ -824,15 +824,13 @@ impl SweepSpec {
                             ));
                         }
                     }
-                    if adapter.cache_bytes == Some(0) || adapter.uplink_bytes_per_sec == Some(0) {
-                        return Err(SweepError::field(
-                            &f(if adapter.cache_bytes == Some(0) {
-                                "adapter_cache"
-                            } else {
-                                "uplink"
-                            }),
-                            "must be greater than 0",
-                        ));
+                    for (k, v) in [
+                        ("adapter_cache", adapter.cache_bytes),
+                        ("uplink", adapter.uplink_bytes_per_sec),
+                    ] {
+                        if v == Some(0) {
+                            return Err(SweepError::field(&f(k), "must be greater than 0"));
+                        }
                     }
                     PointTarget::Sim {
                         default_adapter: drives > 1 && adapter.model.is_none(),
