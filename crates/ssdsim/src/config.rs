@@ -689,6 +689,12 @@ impl DriveConfig {
                 format!("must divide the page size ({} bytes)", n.page_bytes),
             );
         }
+        if f.unaligned == UnalignedPolicy::Remap && mu > 32 * 512 {
+            return err(
+                "ftl.mapping_unit",
+                "must be at most 16 KiB under unaligned = \"remap\" (its fragments track 32 sectors per unit)",
+            );
+        }
         if f.pack_factor == 0 || f.pack_factor > 8 {
             return err("ftl.pack_factor", "must be 1..=8");
         }

@@ -20,6 +20,7 @@ pub(crate) struct RawCounters {
     pub nand_erases: u64,
     pub nand_erase_cmds: u64,
     pub rmw_reads: u64,
+    pub fragment_reads: u64,
     pub cache_hits: u64,
     pub unwritten_read_bytes: u64,
     pub pslc_programs: u64,
@@ -85,6 +86,15 @@ pub struct DriveCounters {
     pub pslc_folds: u64,
     /// Old units read from NAND for unaligned writes under `rmw`.
     pub rmw_reads: u64,
+    /// NAND reads of the older fragment of a unit (`remap`): for host reads of its sectors,
+    /// and for partial rewrites that merge it.
+    pub fragment_reads: u64,
+    /// Partial rewrites (`remap`) that merged a unit's two older fragments into its new slot.
+    pub remap_merges: u64,
+    /// Fragmented units merged by GC when it moved one of their parts.
+    pub gc_merges: u64,
+    /// Units whose sectors lie in two slots at the end of the window (`remap`).
+    pub fragmented_units: u64,
     /// NAND bytes programmed / host bytes written.
     pub write_amplification: f64,
     /// Mapping units read (or merged) from the controller buffer / DRAM instead of NAND.

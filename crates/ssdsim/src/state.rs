@@ -22,8 +22,9 @@
 //! memory (allocated per 64 KiB chunk on first write, see [`crate::mem::SparseVec`]) and a
 //! table is written as its allocated chunks that hold data, so a drive that a run touched only
 //! in part makes a small file and loads with only those chunks allocated. The reverse map is not
-//! written: it is rebuilt from the forward map (an entry of the reverse map counts only where
-//! the forward map points back at it, so the rebuilt one gives the same results).
+//! written: it is rebuilt from the forward map and the fragment table (an entry of the reverse
+//! map counts only where one of them points back at it, so the rebuilt one gives the same
+//! results).
 //!
 //! Loading checks before it allocates: sizes come from the configuration the caller gives, and
 //! the file must match them; checksums catch corrupted bytes; a truncated file is an error.
@@ -41,7 +42,7 @@ use std::io::{self, Read, Write};
 /// The first bytes of a state file.
 pub const STATE_MAGIC: &[u8; 8] = b"SSDLABST";
 /// The format version this build writes and reads.
-pub const STATE_VERSION: u32 = 3;
+pub const STATE_VERSION: u32 = 4;
 
 /// Table chunk, bytes.
 const CHUNK: usize = CHUNK_BYTES;
@@ -530,6 +531,19 @@ impl Simulator {
                 })?;
             }
             m.l2p = l2p;
+            // the older slots of fragmented units point back at their units too
+            for (&l, f) in &m.frags.0 {
+                if f.fmask == 0 {
+                    continue;
+                }
+                let slot = f.fslot as usize;
+                if slot >= slots || m.p2l.get(slot) != UNMAPPED {
+                    return Err(corrupt(format!(
+                        "drive {i}: a fragment of unit {l} lies in slot {slot}"
+                    )));
+                }
+                m.p2l.set(slot, l);
+            }
             read_table(&mut r, &mut m.cost, "unit costs", &mut buf, |_, _| Ok(()))?;
             if let Some(v) = m.ver.as_mut() {
                 read_table(&mut r, v, "versions", &mut buf, |_, _| Ok(()))?;

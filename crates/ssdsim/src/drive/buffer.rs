@@ -5,7 +5,7 @@
 use super::{Drive, Shared};
 use crate::events::{ev, EV_FLUSH};
 use crate::ftl::alloc::HOST_RESERVE;
-use crate::ftl::mapping::UNMAPPED;
+use crate::ftl::mapping::{sector_mask, UNMAPPED};
 use crate::ftl::NIL;
 use crate::sched::{Tx, C_PROG, F_RMW, F_SLC, K_PROG, K_READ};
 use crate::OpKind;
@@ -153,7 +153,9 @@ impl Drive {
             let l = u as usize;
             let old = self.ftl.map.l2p.get(l);
             let data_sectors = if full || self.ftl.rmw { us } else { b - a };
-            let mut rmw_src = UNMAPPED;
+            // old data to read before the unit is programmed: the unit under read-modify-write,
+            // or the fragments a remapping drive merges
+            let mut srcs = [(UNMAPPED, 0u32); 2];
             let old_cost = self.ftl.map.unit_cost(l);
             if old != UNMAPPED {
                 let buffered = self.ftl.is_buffered(old);
@@ -165,11 +167,11 @@ impl Drive {
                         self.c.cache_hits += 1;
                     } else {
                         self.c.rmw_reads += 1;
-                        rmw_src = old;
+                        srcs[0] = (old, old_cost);
                     }
                 }
             }
-            let cost = self.ctl.nand_sectors(data_sectors, cmd.frac);
+            let mut cost = self.ctl.nand_sectors(data_sectors, cmd.frac);
             self.ftl.c.compression_saved_bytes += (data_sectors - cost) * 512;
             if let Some(ver) = self.ftl.map.ver.as_ref() {
                 for i in 0..us as usize {
@@ -182,7 +184,22 @@ impl Drive {
                     };
                 }
             }
-            if old != UNMAPPED {
+            if self.ftl.remap && !full {
+                let merge = self.ftl.remap_partial_write(l, old, sector_mask(a, b));
+                for (k, (slot, c)) in merge.into_iter().enumerate() {
+                    if slot == UNMAPPED {
+                        continue;
+                    }
+                    cost += c as u64;
+                    if self.ftl.is_buffered(slot) {
+                        self.c.cache_hits += 1;
+                    } else {
+                        self.c.fragment_reads += 1;
+                        srcs[k] = (slot, c);
+                    }
+                }
+                cost = cost.min(us);
+            } else if old != UNMAPPED {
                 self.ftl.invalidate(l, old);
             } else {
                 self.ftl.mapped_units += 1;
@@ -198,20 +215,23 @@ impl Drive {
                     ver.set(base + i, v);
                 }
             }
-            if rmw_src != UNMAPPED {
-                // the old unit must reach the controller before the merged unit is programmed
+            for (src, src_cost) in srcs {
+                if src == UNMAPPED {
+                    continue;
+                }
+                // the old data must reach the controller before the merged unit is programmed
                 let g = &self.ftl.g;
-                let blk = g.slot_block(rmw_src);
+                let blk = g.slot_block(src);
                 let tx = Tx {
                     ready: cmd.t_fw,
                     kind: K_READ,
                     plane: (g.block_plane(blk) % g.planes) as u8,
                     flags: F_RMW | if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
-                    page: g.slot_page(rmw_src),
+                    page: g.slot_page(src),
                     blk: blk as u32,
                     owner: e,
                     group: gid,
-                    bytes: old_cost * 512,
+                    bytes: src_cost * 512,
                     host_bytes: 0,
                     next: NIL,
                     enq: 0,

@@ -180,9 +180,16 @@ impl Drive {
                 gr.deps -= 1;
                 if gr.deps == 0 {
                     let gd = gr.die as usize;
-                    self.drain_pending(gd);
+                    if gr.gc {
+                        self.ftl.drain_gc_pending(gd, &mut self.sched);
+                    } else {
+                        self.drain_pending(gd);
+                    }
                 }
-                self.piece_done(sh, tx.owner, t);
+                if tx.owner != NIL {
+                    // (a GC merge read has no host command)
+                    self.piece_done(sh, tx.owner, t);
+                }
             } else {
                 self.read_piece(sh, tx.owner, tx.host_bytes as u64, t, now);
             }

@@ -4,7 +4,7 @@
 
 use super::{Drive, Shared};
 use crate::events::{ev, EV_HOST_DONE, EV_IDLE};
-use crate::ftl::mapping::UNMAPPED;
+use crate::ftl::mapping::{sector_mask, UNMAPPED};
 use crate::ftl::NIL;
 use crate::host::{Cmd, Queued};
 use crate::mem::prefetch;
@@ -198,8 +198,48 @@ impl Drive {
         let mut cur_page = u32::MAX;
         for u in u0..u1 {
             let l = u as usize;
-            let host_b = (off + len).min((u + 1) * ub) - off.max(u * ub);
+            let mut host_b = (off + len).min((u + 1) * ub) - off.max(u * ub);
             let slot = self.ftl.map.l2p.get(l);
+            if self.ftl.remap && slot != UNMAPPED {
+                if let Some(f) = self.ftl.map.frag(l) {
+                    // sectors still in the unit's older slot are read from there
+                    let us = self.ftl.g.us as u64;
+                    let want = sector_mask(s0.max(u * us) - u * us, s1.min((u + 1) * us) - u * us);
+                    let in_frag = ((want & f.fmask).count_ones() as u64 * 512).min(host_b);
+                    if in_frag > 0 {
+                        host_b -= in_frag;
+                        if self.ftl.is_buffered(f.fslot) {
+                            self.c.cache_hits += 1;
+                            dram += in_frag;
+                        } else {
+                            self.c.fragment_reads += 1;
+                            pages += 1;
+                            let g = &self.ftl.g;
+                            let blk = g.slot_block(f.fslot);
+                            self.enqueue_read(Tx {
+                                ready: t_fw,
+                                kind: K_READ,
+                                plane: (g.block_plane(blk) % g.planes) as u8,
+                                flags: if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
+                                page: g.slot_page(f.fslot),
+                                blk: blk as u32,
+                                owner: e,
+                                group: NIL,
+                                bytes: f.fcost * 512,
+                                host_bytes: in_frag as u32,
+                                next: NIL,
+                                enq: 0,
+                            });
+                        }
+                    }
+                    if want & f.pmask == 0 {
+                        // nothing wanted in the unit's slot (the rest was never written)
+                        self.c.unwritten_read_bytes += host_b;
+                        dram += host_b;
+                        continue;
+                    }
+                }
+            }
             if slot == UNMAPPED {
                 self.c.unwritten_read_bytes += host_b;
                 dram += host_b;

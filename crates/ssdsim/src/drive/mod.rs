@@ -309,6 +309,7 @@ impl Drive {
         same_len!(ftl.gc_wp);
         same_len!(ftl.gc_group);
         same_len!(ftl.host_pending);
+        same_len!(ftl.gc_pending);
         same_len!(ftl.gc);
         same_len!(ftl.changed_flag);
         same_len!(ftl.scratch_units);
@@ -331,6 +332,14 @@ impl Drive {
             .all(|q| q.len() <= a.g.bpp && q.iter().all(|&b| b < blocks));
         if !ok {
             return Err("a block list holds blocks that do not exist".into());
+        }
+        let (units, slots) = (a.user_units as usize, a.g.total_slots);
+        let ok = (a.map.frags.0.is_empty() || a.remap)
+            && a.map.frags.0.iter().all(|(&l, f)| {
+                (l as usize) < units && (f.fmask == 0 || (f.fslot as usize) < slots)
+            });
+        if !ok {
+            return Err("its fragment table names units or slots that do not exist".into());
         }
         Ok(())
     }

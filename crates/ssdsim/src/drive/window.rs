@@ -95,6 +95,17 @@ impl Drive {
             gc_units_moved: f.gc_units_moved,
             pslc_folds: f.pslc_folds,
             rmw_reads: c.rmw_reads,
+            fragment_reads: c.fragment_reads,
+            remap_merges: f.remap_merges,
+            gc_merges: f.gc_merges,
+            fragmented_units: self
+                .ftl
+                .map
+                .frags
+                .0
+                .values()
+                .filter(|f| f.fmask != 0)
+                .count() as u64,
             write_amplification: if c.host_write_bytes > 0 {
                 c.nand_program_bytes as f64 / c.host_write_bytes as f64
             } else {

@@ -13,11 +13,13 @@
 //!
 //! A new victim policy belongs in [`Ftl::select_victim`].
 
+use super::mapping::{Frag, UNMAPPED};
 use super::{try_vec_with_capacity, AllocError, Ftl, CLOSED, NIL, VICTIM};
 use crate::config::GcPolicy;
 use crate::nand::MAX_PLANES;
 use crate::sched::{
-    Sched, Tx, C_GC, F_SLC, GC_BACKGROUND, GC_CRITICAL, GC_FOREGROUND, K_ERASE, K_PROG, K_READ,
+    Sched, Tx, C_GC, C_READ, F_RMW, F_SLC, GC_BACKGROUND, GC_CRITICAL, GC_FOREGROUND, K_ERASE,
+    K_PROG, K_READ,
 };
 
 /// GC state of one die.
@@ -323,6 +325,27 @@ impl Ftl {
 
     /// Queues the program of sealed GC group `id`.
     pub(crate) fn enqueue_gc_program(&mut self, d: usize, id: u32, sched: &mut Sched) {
+        if !self.gc_pending[d].is_empty() || self.groups[id as usize].deps > 0 {
+            // behind the reads of merged fragments, in page order
+            self.gc_pending[d].push_back(id);
+            return;
+        }
+        self.queue_gc_program(d, id, sched);
+    }
+
+    /// Queues the programs of die `d`'s sealed GC groups whose merge reads have all arrived.
+    pub(crate) fn drain_gc_pending(&mut self, d: usize, sched: &mut Sched) {
+        while let Some(&id) = self.gc_pending[d].front() {
+            let gr = &self.groups[id as usize];
+            if gr.deps > 0 || !gr.sealed {
+                break;
+            }
+            self.gc_pending[d].pop_front();
+            self.queue_gc_program(d, id, sched);
+        }
+    }
+
+    fn queue_gc_program(&mut self, d: usize, id: u32, sched: &mut Sched) {
         let gr = &self.groups[id as usize];
         sched.enqueue(
             d,
@@ -370,8 +393,8 @@ impl Ftl {
         let mut bytes = 0;
         let mut n = 0;
         for s in first..first + spp {
-            if let Some(l) = self.map.live(s) {
-                bytes += self.map.unit_cost(l) * 512;
+            if let Some((_, cost)) = self.map.live_part(s) {
+                bytes += cost * 512;
                 self.scratch_units[n] = s as u32;
                 n += 1;
             }
@@ -399,17 +422,49 @@ impl Ftl {
             if old == NIL {
                 break;
             }
-            let l = self.map.p2l.get(old as usize) as usize;
-            let cost = self.map.unit_cost(l);
+            // (unit, NAND sectors to move, the unit's other part to merge: slot, its sectors)
+            let (l, cost, merge) = if self.remap {
+                match self.map.live_part(old as usize) {
+                    // merged away by a move of its other part in this page
+                    None => continue,
+                    Some((l, c)) => match self.map.frag(l) {
+                        Some(f) if f.fmask != 0 => {
+                            let (p, cp) = (self.map.l2p.get(l), self.map.unit_cost(l));
+                            let other = if old == p {
+                                (f.fslot, f.fcost)
+                            } else {
+                                (p, cp)
+                            };
+                            (l, (cp + f.fcost).min(self.g.us), Some((f, other)))
+                        }
+                        _ => (l, c, None),
+                    },
+                }
+            } else {
+                let l = self.map.p2l.get(old as usize) as usize;
+                (l, self.map.unit_cost(l), None)
+            };
             loop {
                 let id = self.gc_group_of(d, now);
                 let mut full = false;
                 let slot = self.group_put(id, cost, ready, &mut full);
                 if let Some(slot) = slot {
-                    let ob = self.g.slot_block(old);
-                    self.blk_valid[ob] -= cost;
+                    match merge {
+                        None => {
+                            let ob = self.g.slot_block(old);
+                            self.blk_valid[ob] -= cost;
+                            self.map.copy_versions(old, slot);
+                        }
+                        Some((f, (other, other_cost))) => {
+                            self.merge_fragments(l, f, slot, cost);
+                            if let Some(s) = sched.as_deref_mut() {
+                                if !self.is_buffered(other) {
+                                    self.merge_read(other, other_cost, id, now, s);
+                                }
+                            }
+                        }
+                    }
                     self.map_unit(l, slot, cost);
-                    self.map.copy_versions(old, slot);
                     self.c.gc_units_moved += 1;
                     self.gc[d].last_seq[plane_in_die] = self.groups[id as usize].seq;
                 }
@@ -427,5 +482,59 @@ impl Ftl {
                 }
             }
         }
+    }
+
+    /// GC moves fragmented unit `l` (fragment entry `f`) whole into `slot` (`cost` NAND
+    /// sectors): both old parts stop counting, the entry keeps only the sectors never written.
+    /// The caller maps `l` to `slot`.
+    fn merge_fragments(&mut self, l: usize, f: Frag, slot: u32, cost: u32) {
+        let p = self.map.l2p.get(l);
+        let cp = self.map.unit_cost(l);
+        self.blk_valid[self.g.slot_block(p)] -= cp;
+        self.blk_valid[self.g.slot_block(f.fslot)] -= f.fcost;
+        let pmask = f.pmask | f.fmask;
+        if pmask == self.full_mask() {
+            self.map.frags.0.remove(&(l as u32));
+        } else {
+            self.map.frags.0.insert(
+                l as u32,
+                Frag {
+                    pmask,
+                    fmask: 0,
+                    fslot: UNMAPPED,
+                    fcost: 0,
+                },
+            );
+        }
+        if !self.map.cost.is_empty() {
+            self.map.cost.set(l, cost as u8);
+        }
+        // the unit's slot carries every sector's version (tracking mode)
+        self.map.copy_versions(p, slot);
+        self.c.gc_merges += 1;
+    }
+
+    /// Queues the read of the other part of a unit GC merges into group `id`: the group's
+    /// program waits for it.
+    fn merge_read(&mut self, src: u32, sectors: u32, id: u32, now: u64, sched: &mut Sched) {
+        let blk = self.g.slot_block(src);
+        let plane = self.g.block_plane(blk);
+        self.groups[id as usize].deps += 1;
+        sched.enqueue(
+            self.g.plane_die(plane),
+            C_READ,
+            Tx {
+                ready: now,
+                kind: K_READ,
+                plane: (plane % self.g.planes) as u8,
+                flags: F_RMW | if self.blk_slc[blk] { F_SLC } else { 0 },
+                page: self.g.slot_page(src),
+                blk: blk as u32,
+                owner: NIL,
+                group: id,
+                bytes: sectors * 512,
+                ..Tx::default()
+            },
+        );
     }
 }

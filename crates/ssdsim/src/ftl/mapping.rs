@@ -1,8 +1,20 @@
 //! Page-level mapping: logical unit → physical slot and back, per-unit NAND cost (compression,
-//! sector remapping) and, in tracking mode, the data version of every physical sector.
+//! sector remapping), the fragments of partly rewritten units (sector remapping) and, in
+//! tracking mode, the data version of every physical sector.
+//!
+//! **Fragments** (`unaligned = "remap"`). A write that covers part of a mapping unit is
+//! programmed alone, without reading the rest of the unit: the unit's slot (the forward map's
+//! entry) then holds only the sectors written last, and the sectors it does not cover stay
+//! where they were, in the unit's previous slot, which keeps counting them as valid data. A
+//! unit thus lies in at most two slots; a [`Frag`] says which sectors each holds. A read of
+//! sectors held by the older slot reads that slot's page too, and a rewrite that would leave
+//! old sectors in two older slots merges them first (the controller reads both and programs the
+//! whole unit). Garbage collection merges a fragmented unit whenever it moves either part, so
+//! fragments live until their blocks are collected or the unit is rewritten whole.
 
 use super::AllocError;
 use crate::mem::{SparseVec, CHUNK_BYTES};
+use rustc_hash::FxHashMap;
 
 pub(crate) const UNMAPPED: u32 = u32::MAX;
 
@@ -82,6 +94,64 @@ impl Entry {
     }
 }
 
+/// Where the sectors of a unit lie when its slot does not hold all of them (`remap` policy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Frag {
+    /// Sectors the unit's slot (the forward map's entry) holds; bit `i` is sector `i` of the
+    /// unit. Sectors in neither mask were never written (or were trimmed with the unit).
+    pub pmask: u32,
+    /// Sectors an older slot still holds (0: none; the unit lies in one slot).
+    pub fmask: u32,
+    /// That older slot (meaningful when `fmask != 0`).
+    pub fslot: u32,
+    /// NAND sectors of the older slot still valid.
+    pub fcost: u32,
+}
+
+/// The fragment table: one [`Frag`] per unit whose slot holds less than the whole unit. Saved
+/// in unit order, so a saved state does not depend on the hash order.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Frags(pub FxHashMap<u32, Frag>);
+
+impl serde::Serialize for Frags {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v: Vec<(u32, Frag)> = self.0.iter().map(|(&k, &f)| (k, f)).collect();
+        v.sort_unstable_by_key(|e| e.0);
+        serde::Serialize::serialize(&v, s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Frags {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v: Vec<(u32, Frag)> = serde::Deserialize::deserialize(d)?;
+        Ok(Frags(v.into_iter().collect()))
+    }
+}
+
+/// Bytes a fragment table entry takes (key, value, the hash table's control byte and its
+/// spare capacity).
+pub(crate) const FRAG_ENTRY_BYTES: u64 = 32;
+
+/// The NAND sectors still valid of a part of a unit that held the sectors `before` at a cost
+/// of `cost` and holds `after` (a subset) now: in proportion, at least one while any is left.
+#[inline]
+pub(crate) fn shrink(cost: u32, before: u32, after: u32) -> u32 {
+    if after == 0 {
+        0
+    } else if after == before {
+        cost
+    } else {
+        (cost * after.count_ones() / before.count_ones().max(1)).max(1)
+    }
+}
+
+/// The sector mask of sectors `a..b` of a unit (`b <= 32`).
+#[inline]
+pub(crate) fn sector_mask(a: u64, b: u64) -> u32 {
+    let upto = |n: u64| if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+    upto(b) & !upto(a)
+}
+
 /// The mapping tables.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Mapping {
@@ -98,6 +168,8 @@ pub(crate) struct Mapping {
     /// Data version per physical sector (tracking mode only).
     #[serde(skip)]
     pub ver: Option<SparseVec<u32>>,
+    /// Units not wholly in their slot (`remap` policy only; empty otherwise).
+    pub frags: Frags,
     /// Sectors per unit.
     pub us: u32,
 }
@@ -142,6 +214,7 @@ impl Mapping {
             p2l,
             cost,
             ver,
+            frags: Frags::default(),
             us,
         })
     }
@@ -195,11 +268,42 @@ impl Mapping {
         }
     }
 
-    /// The logical unit stored in `slot`, if that data is still current.
+    /// The logical unit stored in `slot`, if that data is still current (the unit's slot, or
+    /// the older slot of a fragmented unit).
     #[inline]
     pub(crate) fn live(&self, slot: usize) -> Option<usize> {
+        self.live_part(slot).map(|(l, _)| l)
+    }
+
+    /// The logical unit stored in `slot` and the NAND sectors of it still valid there, if that
+    /// data is still current.
+    #[inline]
+    pub(crate) fn live_part(&self, slot: usize) -> Option<(usize, u32)> {
         let l = self.p2l.get(slot);
-        (l != UNMAPPED && self.l2p.get(l as usize) == slot as u32).then_some(l as usize)
+        if l == UNMAPPED {
+            return None;
+        }
+        if self.l2p.get(l as usize) == slot as u32 {
+            return Some((l as usize, self.unit_cost(l as usize)));
+        }
+        if !self.frags.0.is_empty() {
+            if let Some(f) = self.frags.0.get(&l) {
+                if f.fmask != 0 && f.fslot == slot as u32 {
+                    return Some((l as usize, f.fcost));
+                }
+            }
+        }
+        None
+    }
+
+    /// The fragment entry of unit `l`, if it has one.
+    #[inline]
+    pub(crate) fn frag(&self, l: usize) -> Option<Frag> {
+        if self.frags.0.is_empty() {
+            None
+        } else {
+            self.frags.0.get(&(l as u32)).copied()
+        }
     }
 
     /// Points `l` at `slot`.

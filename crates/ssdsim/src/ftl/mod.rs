@@ -16,7 +16,7 @@ use crate::config::{DriveConfig, GcPolicy, UnalignedPolicy};
 use crate::nand::Geometry;
 use alloc::{BlockSet, Group};
 use gc::DieGc;
-use mapping::{Mapping, UNMAPPED};
+use mapping::{shrink, Frag, Mapping, FRAG_ENTRY_BYTES, UNMAPPED};
 use std::collections::VecDeque;
 
 pub(crate) const NIL: u32 = u32::MAX;
@@ -84,6 +84,10 @@ pub(crate) struct FtlCounters {
     pub gc_units_moved: u64,
     pub cache_write_hits: u64,
     pub compression_saved_bytes: u64,
+    /// Partial rewrites (`remap`) that merged two older fragments of a unit into the new slot.
+    pub remap_merges: u64,
+    /// Fragmented units merged by GC when it moved one of their parts.
+    pub gc_merges: u64,
 }
 
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -92,6 +96,8 @@ pub(crate) struct Ftl {
     pub user_units: u64,
     pub user_bytes: u64,
     pub rmw: bool,
+    /// `unaligned = "remap"`: partly rewritten units keep fragments ([`Frag`]).
+    pub remap: bool,
     pub copyback: bool,
     pub map: Mapping,
     // per block
@@ -137,6 +143,8 @@ pub(crate) struct Ftl {
     pub gc_group: Vec<u32>,
     /// Per die: sealed host groups waiting for RMW reads (programs must go in page order).
     pub host_pending: Vec<VecDeque<u32>>,
+    /// Per die: sealed GC groups waiting for the reads of merged fragments (in page order).
+    pub gc_pending: Vec<VecDeque<u32>>,
     /// Sealed host groups whose program has not completed (they hold write-buffer space).
     pub host_sealed: u64,
     // garbage collection
@@ -180,6 +188,7 @@ impl Ftl {
             && self.host_group == NIL
             && self.gc_group.iter().all(|&g| g == NIL)
             && self.host_pending.iter().all(|q| q.is_empty())
+            && self.gc_pending.iter().all(|q| q.is_empty())
             && self.host_sealed == 0;
         if !idle {
             return Ok(false);
@@ -242,6 +251,10 @@ impl Ftl {
         b += groups_cap as u64 * (size_of::<Group>() as u64 + 4);
         b += g.dies as u64 * (size_of::<DieGc>() as u64 + DieGc::heap_bytes(g.planes) + 4 * 8);
         b += (g.spp as u64 + g.us as u64) * 4 + g.dies as u64 * 5;
+        if f.unaligned == UnalignedPolicy::Remap {
+            // at most one fragment entry per unit written
+            b += written_units.min(units) * FRAG_ENTRY_BYTES;
+        }
         b
     }
 
@@ -273,14 +286,17 @@ impl Ftl {
             gcs.push(DieGc::try_new(g.planes)?);
         }
         let mut host_pending = try_vec_with_capacity(g.dies, "page groups")?;
+        let mut gc_pending = try_vec_with_capacity(g.dies, "page groups")?;
         for _ in 0..g.dies {
             host_pending.push(try_deque(4, "page groups")?);
+            gc_pending.push(try_deque(4, "page groups")?);
         }
         let blocks = g.blocks;
         Ok(Ftl {
             user_units,
             user_bytes: f.user_capacity_bytes,
             rmw: f.unaligned == UnalignedPolicy::Rmw,
+            remap: f.unaligned == UnalignedPolicy::Remap,
             copyback: f.copyback,
             map,
             blk_valid: try_vec(0u32, blocks, "block valid counts")?,
@@ -313,6 +329,7 @@ impl Ftl {
             host_group: NIL,
             gc_group: try_vec(NIL, g.dies, "write points")?,
             host_pending,
+            gc_pending,
             host_sealed: 0,
             gc: gcs,
             policy: f.gc_policy,
@@ -338,13 +355,103 @@ impl Ftl {
         self.g.slot_page(slot) >= self.blk_prog[b] as u32
     }
 
-    /// Drops the current mapping of `l` (stored in `slot`).
+    /// Drops the current mapping of `l` (stored in `slot`), with its older fragment if any.
     #[inline(always)]
     pub(crate) fn invalidate(&mut self, l: usize, slot: u32) {
         let cost = self.map.unit_cost(l);
         let b = self.g.slot_block(slot);
         self.blk_valid[b] -= cost;
         self.map.l2p.set(l, UNMAPPED);
+        if self.remap && !self.map.frags.0.is_empty() {
+            if let Some(f) = self.map.frags.0.remove(&(l as u32)) {
+                if f.fmask != 0 {
+                    self.blk_valid[self.g.slot_block(f.fslot)] -= f.fcost;
+                }
+            }
+        }
+    }
+
+    /// The sector mask of a whole unit.
+    #[inline]
+    pub(crate) fn full_mask(&self) -> u32 {
+        mapping::sector_mask(0, self.g.us as u64)
+    }
+
+    /// A write of the sectors `mask` (not the whole unit) to unit `l`, under the `remap` policy,
+    /// before its data is placed: the unit's old slot `old` (or UNMAPPED) and older fragment
+    /// keep what the write does not cover. Returns the old parts to merge into the new slot,
+    /// when two would be left (the controller reads them and programs the whole unit), as
+    /// (slot, NAND sectors) with UNMAPPED for none; their sectors must be added to the new
+    /// slot's cost.
+    pub(crate) fn remap_partial_write(&mut self, l: usize, old: u32, mask: u32) -> [(u32, u32); 2] {
+        let none = [(UNMAPPED, 0); 2];
+        let key = l as u32;
+        if old == UNMAPPED {
+            self.mapped_units += 1;
+            self.map.frags.0.insert(
+                key,
+                Frag {
+                    pmask: mask,
+                    fmask: 0,
+                    fslot: UNMAPPED,
+                    fcost: 0,
+                },
+            );
+            return none;
+        }
+        let full = self.full_mask();
+        let e = self.map.frag(l);
+        let mp = e.map_or(full, |f| f.pmask);
+        let cp = self.map.unit_cost(l);
+        self.blk_valid[self.g.slot_block(old)] -= cp;
+        self.map.l2p.set(l, UNMAPPED);
+        let (mf, cf, fs) = match e {
+            Some(f) if f.fmask != 0 => {
+                self.blk_valid[self.g.slot_block(f.fslot)] -= f.fcost;
+                (f.fmask, f.fcost, f.fslot)
+            }
+            _ => (0, 0, UNMAPPED),
+        };
+        let (mp2, mf2) = (mp & !mask, mf & !mask);
+        let (cp2, cf2) = (shrink(cp, mp, mp2), shrink(cf, mf, mf2));
+        let (pmask, frag, merge) = match (mp2 != 0, mf2 != 0) {
+            (false, false) => (mask, None, none),
+            (true, false) => (mask, Some((old, mp2, cp2)), none),
+            (false, true) => (mask, Some((fs, mf2, cf2)), none),
+            (true, true) => {
+                self.c.remap_merges += 1;
+                (mask | mp2 | mf2, None, [(old, cp2), (fs, cf2)])
+            }
+        };
+        match frag {
+            Some((slot, fmask, fcost)) => {
+                self.blk_valid[self.g.slot_block(slot)] += fcost;
+                self.map.frags.0.insert(
+                    key,
+                    Frag {
+                        pmask,
+                        fmask,
+                        fslot: slot,
+                        fcost,
+                    },
+                );
+            }
+            None if pmask == full => {
+                self.map.frags.0.remove(&key);
+            }
+            None => {
+                self.map.frags.0.insert(
+                    key,
+                    Frag {
+                        pmask,
+                        fmask: 0,
+                        fslot: UNMAPPED,
+                        fcost: 0,
+                    },
+                );
+            }
+        }
+        merge
     }
 
     /// Maps `l` (already costed) to `slot` and counts it valid there.
@@ -487,6 +594,46 @@ impl Ftl {
             }
             valid[b] += self.map.unit_cost(l) as u64;
         }
+        let mut fragments = 0u64;
+        for (&l, f) in &self.map.frags.0 {
+            if !self.remap {
+                return Err(format!(
+                    "unit {l}: a fragment entry without the remap policy"
+                ));
+            }
+            if self.map.l2p.get(l as usize) == UNMAPPED {
+                return Err(format!("unit {l}: a fragment entry but no mapping"));
+            }
+            if f.pmask == 0
+                || f.pmask & f.fmask != 0
+                || (f.pmask | f.fmask) & !self.full_mask() != 0
+            {
+                return Err(format!("unit {l}: bad fragment masks {f:?}"));
+            }
+            if f.fmask == 0 {
+                if f.pmask == self.full_mask() {
+                    return Err(format!("unit {l}: a fragment entry for a whole unit"));
+                }
+                continue;
+            }
+            fragments += 1;
+            let slot = f.fslot;
+            if slot as usize >= self.map.p2l.len() || self.map.p2l.get(slot as usize) != l {
+                return Err(format!(
+                    "unit {l}: fragment slot {slot} does not reverse-map to it"
+                ));
+            }
+            if f.fcost == 0 || f.fcost > f.fmask.count_ones() {
+                return Err(format!("unit {l}: fragment cost {} for {:?}", f.fcost, f));
+            }
+            let b = g.slot_block(slot);
+            if matches!(self.blk_state[b], FREE | ERASING) {
+                return Err(format!(
+                    "unit {l}: fragment slot {slot} lies in free/erasing block {b}"
+                ));
+            }
+            valid[b] += f.fcost as u64;
+        }
         if mapped != self.mapped_units {
             return Err(format!(
                 "mapped unit count {} != map population {mapped}",
@@ -496,9 +643,9 @@ impl Ftl {
         let live = (0..self.map.p2l.len())
             .filter(|&s| self.map.live(s).is_some())
             .count() as u64;
-        if live != mapped {
+        if live != mapped + fragments {
             return Err(format!(
-                "{live} live reverse entries but {mapped} mapped units"
+                "{live} live reverse entries but {mapped} mapped units and {fragments} fragments"
             ));
         }
         for (b, &v) in valid.iter().enumerate() {
