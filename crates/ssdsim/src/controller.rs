@@ -1,19 +1,34 @@
 //! Controller: firmware cores (the command path), the DRAM write buffer and on-the-fly
 //! compression.
 //!
-//! Commands reach the firmware in arrival order and each takes the core that frees first, so
-//! a core is a FIFO server whose requests come in time order (a busy-until time per core is
-//! exact here). The firmware's work comes in three kinds: per command (`fw_read_ns`,
-//! `fw_write_ns`, `fw_trim_ns`), per 4 KiB of a command beyond the first
-//! (`fw_*_per_unit_ns`), and per NAND page that GC relocates (`fw_gc_move_ns`, booked on the
-//! same cores when the die starts the GC read, so GC moves and host commands queue for the
-//! same cores). Write data is accepted into the buffer only when there is room (the drive
-//! requests the data from the host then); it leaves when its page group has been programmed.
+//! The firmware's work comes in three kinds: per command (`fw_read_ns`, `fw_write_ns`,
+//! `fw_trim_ns`), per 4 KiB of a command beyond the first (`fw_*_per_unit_ns`), and per NAND
+//! page that GC relocates (`fw_gc_move_ns`). Commands reach the firmware in arrival order and
+//! each takes the core that frees first; a core serves them as a FIFO whose requests come in
+//! time order (a busy-until time per core is exact here). GC page moves are background work
+//! with a priority between the commands:
+//!
+//! - A move is queued as a job and starts only on a core idle at that moment (a wake-up when
+//!   the first core frees checks again, since commands that arrived meanwhile go first). Reads
+//!   and TRIMs overtake queued moves: a read waits at most for the one move a core is running.
+//! - A write arriving while moves are queued books them first, in arrival order: writes
+//!   consume the free blocks that GC makes, so they do not overtake it.
+//! - Foreground GC (a plane below the hard free-block threshold) books its moves at once, in
+//!   arrival order with the commands, as the die interleaves GC with host programs then.
+//!
+//! The moved data's page group is programmed only after its move ends.
+//!
+//! Write data is accepted into the buffer only when there is room (the drive requests the data
+//! from the host then); it leaves when its page group has been programmed.
 
 use crate::config::DriveConfig;
 use crate::events::Ring;
 use crate::ftl::{try_vec, AllocError};
 use crate::nand::Meter;
+
+/// Page groups one GC page move's units went into: a page's units fill at most
+/// `pack_factor` (≤ 8) pages' worth of sectors, so they reach at most 9 groups. NIL where unused.
+pub(crate) type GcJob = [u32; 9];
 
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Controller {
@@ -27,6 +42,11 @@ pub(crate) struct Controller {
     pub fw_write_unit: u64,
     /// Firmware time per NAND page moved by GC.
     pub fw_gc_move: u64,
+    /// GC page moves waiting for an idle core, in order: the page groups each one's data went
+    /// into (NIL where unused); each of them counts the job as a dependency.
+    pub gc_jobs: Ring<GcJob>,
+    /// Time of the armed firmware wake-up, or `u64::MAX`.
+    pub fw_wake_at: u64,
     pub remap_cost: u64,
     /// Write buffer size (0: write-through, a write completes when its data is programmed).
     pub cache_cap: u64,
@@ -60,6 +80,8 @@ impl Controller {
             fw_read_unit: c.fw_read_per_unit_ns,
             fw_write_unit: c.fw_write_per_unit_ns,
             fw_gc_move: c.fw_gc_move_ns,
+            gc_jobs: Ring::default(),
+            fw_wake_at: u64::MAX,
             remap_cost: c.remap_cost_ns,
             cache_cap: c.cache_bytes,
             cache_used: 0,
@@ -92,6 +114,27 @@ impl Controller {
         self.fw[best] = s + dur;
         self.fw_meter[best].add(w0, s, s + dur);
         s + dur
+    }
+
+    /// A core idle at `now` (the first), if any.
+    #[inline]
+    pub(crate) fn idle_core(&self, now: u64) -> Option<usize> {
+        self.fw.iter().position(|&b| b <= now)
+    }
+
+    /// When the first core frees.
+    #[inline]
+    pub(crate) fn first_free(&self) -> u64 {
+        self.fw.iter().copied().min().unwrap_or(0)
+    }
+
+    /// Runs one GC job on idle core `core` from `now`; returns its end.
+    #[inline]
+    pub(crate) fn run_gc_job(&mut self, w0: u64, core: usize, now: u64) -> u64 {
+        let end = now + self.fw_gc_move;
+        self.fw[core] = end;
+        self.fw_meter[core].add(w0, now, end);
+        end
     }
 
     /// Whether `bytes` more fit into the write buffer.

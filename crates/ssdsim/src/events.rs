@@ -159,6 +159,8 @@ impl<T: Copy> std::ops::IndexMut<usize> for Ring<T> {
 pub(crate) const EV_HOST_DONE: u64 = 0;
 pub(crate) const EV_DIE_DONE: u64 = 1;
 pub(crate) const EV_DIE_WAKE: u64 = 2;
+/// Payload of an `EV_DIE_WAKE` that wakes the firmware cores (for queued GC jobs), not a die.
+pub(crate) const FW_WAKE: u64 = 1 << 47;
 pub(crate) const EV_FLUSH: u64 = 3;
 pub(crate) const EV_ARRIVE: u64 = 4;
 pub(crate) const EV_ADAPTER_DONE: u64 = 5;

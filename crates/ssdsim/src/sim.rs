@@ -6,7 +6,7 @@ use crate::counters::AuditReport;
 use crate::drive::{Drive, Shared};
 use crate::events::{
     ev, ev_drive, ev_kind, ev_payload, Agenda, Calendar, Ring, EV_ADAPTER_DONE, EV_ARRIVE,
-    EV_CACHE_PUMP, EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, EV_IDLE, MAX_DRIVES,
+    EV_CACHE_PUMP, EV_DIE_DONE, EV_DIE_WAKE, EV_FLUSH, EV_HOST_DONE, EV_IDLE, FW_WAKE, MAX_DRIVES,
 };
 use crate::ftl::AllocError;
 use crate::host::Uplink;
@@ -339,6 +339,7 @@ impl Simulator {
                 }
             }
             EV_DIE_DONE => self.drives[d].die_done(&mut self.sh, p, t),
+            EV_DIE_WAKE if p == FW_WAKE => self.drives[d].fw_wake(&mut self.sh, t),
             EV_DIE_WAKE => self.drives[d].die_wake(&mut self.sh, p as usize, t),
             EV_FLUSH => self.drives[d].flush_timer(&mut self.sh, t),
             EV_CACHE_PUMP => self.pump(d as u32, t),

@@ -308,8 +308,8 @@ fn remap_fragments_cost_flash_work() {
         let wr = ssdlab_ssdsim::loadgen::run(&mut s, 0, &w, 0);
         s.check_invariants().unwrap();
         let cw = s.counters()[0].clone();
-        // the drive finishes its GC first: its firmware moves would compete with the reads
-        // for the one core (the core serves GC and host work in arrival order)
+        // the drive finishes its GC first, so the read phase's NAND reads are the reads'
+        // own (with the fragments they need), not GC's
         s.run_until_idle();
         s.check_invariants().unwrap();
         s.reset_counters();

@@ -3,11 +3,13 @@
 //! what a finished operation frees (pages, buffer space, waiting writes).
 
 use super::{Drive, Shared, DIE_BITS};
-use crate::events::{ev, EV_DIE_DONE, EV_DIE_WAKE};
+use crate::controller::GcJob;
+use crate::events::{ev, EV_DIE_DONE, EV_DIE_WAKE, FW_WAKE};
 use crate::ftl::{ERASING, NIL};
 use crate::nand::MAX_PLANES;
 use crate::sched::{
-    Op, Suspended, Tx, C_GC, C_PROG, C_READ, F_RMW, F_SLC, K_ERASE, K_PROG, K_READ, K_SUSPEND,
+    Op, Suspended, Tx, C_GC, C_PROG, C_READ, F_RMW, F_SLC, GC_BACKGROUND, K_ERASE, K_PROG, K_READ,
+    K_SUSPEND,
 };
 
 impl Drive {
@@ -103,6 +105,59 @@ impl Drive {
         }
     }
 
+    /// Starts queued GC jobs on the cores idle at `now`; wakes up when the first core frees if
+    /// jobs are left.
+    pub(super) fn fw_run_gc(&mut self, sh: &mut Shared, now: u64) {
+        while !self.ctl.gc_jobs.is_empty() {
+            let Some(core) = self.ctl.idle_core(now) else {
+                let t = self.ctl.first_free();
+                if t < self.ctl.fw_wake_at {
+                    self.ctl.fw_wake_at = t;
+                    sh.push(t, ev(EV_DIE_WAKE, self.idx, FW_WAKE));
+                }
+                return;
+            };
+            let job = self.ctl.gc_jobs.pop_front().expect("not empty");
+            let end = self.ctl.run_gc_job(self.w0, core, now);
+            self.gc_job_done(job, end);
+        }
+    }
+
+    /// Books every queued GC job on the cores in arrival order from `now`, as a command
+    /// arriving at `now` would be (the jobs go before it).
+    #[inline]
+    pub(super) fn flush_gc_jobs(&mut self, now: u64) {
+        while let Some(job) = self.ctl.gc_jobs.pop_front() {
+            let end = self.ctl.fw_op(self.w0, now, self.ctl.fw_gc_move);
+            self.gc_job_done(job, end);
+        }
+    }
+
+    /// The firmware's move of a GC page ends at `end`: the groups its data went into may be
+    /// programmed from then on.
+    fn gc_job_done(&mut self, job: GcJob, end: u64) {
+        for id in job.into_iter().take_while(|&g| g != NIL) {
+            let gr = &mut self.ftl.groups[id as usize];
+            gr.ready = gr.ready.max(end);
+            gr.deps -= 1;
+            if gr.deps == 0 {
+                let gd = gr.die as usize;
+                self.ftl.drain_gc_pending(gd, &mut self.sched);
+            }
+        }
+    }
+
+    /// The firmware wake-up at `now`: a core may be idle for the queued GC jobs.
+    pub(crate) fn fw_wake(&mut self, sh: &mut Shared, now: u64) {
+        self.sched.now = now;
+        if self.ctl.fw_wake_at != now {
+            return; // superseded by an earlier wake-up
+        }
+        self.ctl.fw_wake_at = u64::MAX;
+        self.fw_run_gc(sh, now);
+        self.service(sh, now);
+    }
+
     /// Marks die `d` busy with `op` until `op.end` and schedules its completion.
     #[inline]
     pub(super) fn begin(&mut self, sh: &mut Shared, d: usize, op: Op) {
@@ -155,21 +210,34 @@ impl Drive {
                     continue;
                 }
                 pages += 1;
-                let mut ready = if self.ftl.copyback {
+                let ready = if self.ftl.copyback {
                     array_end
                 } else {
                     t = self.channel(ch, now, t, bytes as u64);
                     t
                 };
-                if self.ctl.fw_gc_move > 0 {
-                    // the firmware relocates the page (mapping updates, the data's handling)
-                    // on a core that host commands also need: booked now, in arrival order
-                    // with the commands, and the moved data can be programmed once both the
-                    // data and the firmware are done
-                    ready = ready.max(self.ctl.fw_op(self.w0, now, self.ctl.fw_gc_move));
+                // the firmware relocates the page (mapping updates, the data's handling) on a
+                // core, after the host commands: the groups the data went into wait for it
+                let fw = self.ctl.fw_gc_move > 0;
+                let job = self.ftl.gc_move_scratch(
+                    d,
+                    tx.plane as usize,
+                    ready,
+                    now,
+                    Some(&mut self.sched),
+                    fw,
+                );
+                if fw {
+                    self.ctl.gc_jobs.push_back(job);
+                    if self.sched.mode[d] != GC_BACKGROUND {
+                        // foreground GC (a plane below the hard free-block threshold): the
+                        // moves take the cores in arrival order with the host commands, as the
+                        // die interleaves GC with host programs
+                        self.flush_gc_jobs(now);
+                    } else {
+                        self.fw_run_gc(sh, now);
+                    }
                 }
-                self.ftl
-                    .gc_move_scratch(d, tx.plane as usize, ready, now, Some(&mut self.sched));
                 continue;
             }
             pages += 1;

@@ -329,6 +329,10 @@ impl Drive {
         if !aligned && !self.ftl.rmw {
             fwt += self.ctl.remap_cost;
         }
+        // writes queue behind the GC moves waiting for a core (reads go ahead of them)
+        if !self.ctl.gc_jobs.is_empty() {
+            self.flush_gc_jobs(now + self.host.sub_lat);
+        }
         let t_fw = self.ctl.fw_op(self.w0, now + self.host.sub_lat, fwt);
         self.host.cmds[e as usize].t_fw = t_fw;
         if self.ctl.waiters.is_empty() && self.can_admit(units, len) {

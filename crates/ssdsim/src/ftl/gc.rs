@@ -16,6 +16,7 @@
 use super::mapping::{Frag, UNMAPPED};
 use super::{try_vec_with_capacity, AllocError, Ftl, CLOSED, NIL, VICTIM};
 use crate::config::GcPolicy;
+use crate::controller::GcJob;
 use crate::nand::MAX_PLANES;
 use crate::sched::{
     Sched, Tx, C_GC, C_READ, F_RMW, F_SLC, GC_BACKGROUND, GC_CRITICAL, GC_FOREGROUND, K_ERASE,
@@ -408,6 +409,9 @@ impl Ftl {
     /// Moves the units collected by [`Ftl::gc_page_live`] into die `d`'s GC group (data in the
     /// controller at `ready`); full groups are queued as programs (untimed: `sched` is None and
     /// they are programmed at once).
+    ///
+    /// With `hold`, every group that receives a unit counts one more dependency (the
+    /// firmware's move of this page, which ends later), and the groups are returned.
     pub(crate) fn gc_move_scratch(
         &mut self,
         d: usize,
@@ -415,7 +419,9 @@ impl Ftl {
         ready: u64,
         now: u64,
         mut sched: Option<&mut Sched>,
-    ) {
+        hold: bool,
+    ) -> GcJob {
+        let mut held: GcJob = [NIL; 9];
         self.c.gc_pages_moved += 1;
         for i in 0..self.g.spp as usize {
             let old = self.scratch_units[i];
@@ -466,6 +472,11 @@ impl Ftl {
                     }
                     self.map_unit(l, slot, cost);
                     self.c.gc_units_moved += 1;
+                    if hold && !held.contains(&id) {
+                        let free = held.iter().position(|&g| g == NIL);
+                        held[free.expect("a GC page fills at most 9 groups")] = id;
+                        self.groups[id as usize].deps += 1;
+                    }
                     self.gc[d].last_seq[plane_in_die] = self.groups[id as usize].seq;
                 }
                 if full {
@@ -482,6 +493,7 @@ impl Ftl {
                 }
             }
         }
+        held
     }
 
     /// GC moves fragmented unit `l` (fragment entry `f`) whole into `slot` (`cost` NAND

@@ -91,7 +91,7 @@ impl Ftl {
             }
             for (p, &b) in cur.iter().enumerate().take(self.g.planes) {
                 if b != NIL && self.blk_valid[b as usize] > 0 && self.gc_page_live(b, k) > 0 {
-                    self.gc_move_scratch(d, p, 0, 0, None);
+                    self.gc_move_scratch(d, p, 0, 0, None, false);
                 }
             }
         }
