@@ -36,8 +36,8 @@ pub(crate) const K_SUSPEND: u8 = 3;
 
 /// Transaction flags.
 pub(crate) const F_SLC: u8 = 1;
-/// A read for read-modify-write: `owner` is the write command, `group` the page group
-/// waiting for the old data.
+/// A read of old data a page group waits for (`group`): read-modify-write (`owner` is the
+/// write command, which completes after it) or the merge of a fragmented unit (`owner` NIL).
 pub(crate) const F_RMW: u8 = 2;
 
 /// GC only in idle die time (host programs first).

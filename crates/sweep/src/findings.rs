@@ -34,7 +34,7 @@ const LITTLE: f64 = 1.10;
 pub fn policy_reason(policy: &str) -> &'static str {
     match policy {
         "rmw" => "its controller read-modify-writes partial pages (reads the old page, merges, writes it whole)",
-        "remap" => "its controller remaps sectors, so a partial page costs a little bookkeeping, not a read",
+        "remap" => "its controller remaps sectors, so a partial page costs bookkeeping and leaves the rest of the unit where it was (merged later), not a read first",
         _ => "its controller's unaligned-write policy is not known",
     }
 }
@@ -327,7 +327,7 @@ impl Analysis {
                             ": its controller read-modify-writes partial pages, but the cost does not show in this run (its write cache absorbs a short run, or something else limits it first; the classic test ran 3 minutes: --time 3m)",
                         ),
                         (Some("remap"), Some(_)) => s.push_str(
-                            ": its controller remaps sectors, yet the sector-aligned writes still cost more here (remapping bookkeeping per command)",
+                            ": its controller remaps sectors, yet the sector-aligned writes still cost more here (remapping bookkeeping per command, and units left in two places that reads and GC must merge)",
                         ),
                         (_, Some(w)) => s.push_str(&format!(": {w}")),
                         (_, None) => {}

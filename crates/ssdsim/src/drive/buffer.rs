@@ -219,7 +219,10 @@ impl Drive {
                 if src == UNMAPPED {
                     continue;
                 }
-                // the old data must reach the controller before the merged unit is programmed
+                // the old data must reach the controller before the merged unit is programmed;
+                // a read-modify-write also holds the command until then (the buffer holds
+                // whole units), a remapping drive's merge does not (the write is in the buffer)
+                let rmw = self.ftl.rmw;
                 let g = &self.ftl.g;
                 let blk = g.slot_block(src);
                 let tx = Tx {
@@ -229,7 +232,7 @@ impl Drive {
                     flags: F_RMW | if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
                     page: g.slot_page(src),
                     blk: blk as u32,
-                    owner: e,
+                    owner: if rmw { e } else { NIL },
                     group: gid,
                     bytes: src_cost * 512,
                     host_bytes: 0,
@@ -237,7 +240,9 @@ impl Drive {
                     enq: 0,
                 };
                 self.ftl.groups[gid as usize].deps += 1;
-                rmw_reads += 1;
+                if rmw {
+                    rmw_reads += 1;
+                }
                 self.enqueue_read(tx);
             }
             if write_through && gid != last_gid {
