@@ -99,7 +99,8 @@ fn check(cfg: &DriveConfig, ops: &[Op]) -> Result<(), TestCaseError> {
         return Err(TestCaseError::fail(e));
     }
     let audit = sim.audit_report().unwrap();
-    prop_assert!(audit.checks > 0);
+    // (a case of waits alone submits nothing for the audit to check)
+    prop_assert!(audit.checks > 0 || tag == 0);
     prop_assert_eq!(audit.violations, 0, "{:?}", audit.messages);
     check_window(&sim)?;
     for s in 0..sectors {
