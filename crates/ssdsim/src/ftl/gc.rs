@@ -394,7 +394,12 @@ impl Ftl {
         let mut bytes = 0;
         let mut n = 0;
         for s in first..first + spp {
-            if let Some((_, cost)) = self.map.live_part(s) {
+            let live = if self.remap {
+                self.map.live_part(s)
+            } else {
+                self.map.live_whole(s)
+            };
+            if let Some((_, cost)) = live {
                 bytes += cost * 512;
                 self.scratch_units[n] = s as u32;
                 n += 1;
@@ -430,21 +435,10 @@ impl Ftl {
             }
             // (unit, NAND sectors to move, the unit's other part to merge: slot, its sectors)
             let (l, cost, merge) = if self.remap {
-                match self.map.live_part(old as usize) {
+                match self.remap_move_part(old) {
                     // merged away by a move of its other part in this page
                     None => continue,
-                    Some((l, c)) => match self.map.frag(l) {
-                        Some(f) if f.fmask != 0 => {
-                            let (p, cp) = (self.map.l2p.get(l), self.map.unit_cost(l));
-                            let other = if old == p {
-                                (f.fslot, f.fcost)
-                            } else {
-                                (p, cp)
-                            };
-                            (l, (cp + f.fcost).min(self.g.us), Some((f, other)))
-                        }
-                        _ => (l, c, None),
-                    },
+                    Some(x) => x,
                 }
             } else {
                 let l = self.map.p2l.get(old as usize) as usize;
@@ -461,13 +455,8 @@ impl Ftl {
                             self.blk_valid[ob] -= cost;
                             self.map.copy_versions(old, slot);
                         }
-                        Some((f, (other, other_cost))) => {
-                            self.merge_fragments(l, f, slot, cost);
-                            if let Some(s) = sched.as_deref_mut() {
-                                if !self.is_buffered(other) {
-                                    self.merge_read(other, other_cost, id, now, s);
-                                }
-                            }
+                        Some((f, other)) => {
+                            self.merge_move(l, f, other, slot, cost, id, now, sched.as_deref_mut())
                         }
                     }
                     self.map_unit(l, slot, cost);
@@ -494,6 +483,50 @@ impl Ftl {
             }
         }
         held
+    }
+
+    /// What GC moves for the part of a unit in slot `old` on a remapping drive: the unit, its
+    /// NAND sectors, and for a fragmented unit its fragment entry and the other part (slot,
+    /// sectors), merged into the move; `None` when the slot is no longer live.
+    #[inline(never)]
+    #[allow(clippy::type_complexity)]
+    fn remap_move_part(&self, old: u32) -> Option<(usize, u32, Option<(Frag, (u32, u32))>)> {
+        let (l, c) = self.map.live_part(old as usize)?;
+        Some(match self.map.frag(l) {
+            Some(f) if f.fmask != 0 => {
+                let (p, cp) = (self.map.l2p.get(l), self.map.unit_cost(l));
+                let other = if old == p {
+                    (f.fslot, f.fcost)
+                } else {
+                    (p, cp)
+                };
+                (l, (cp + f.fcost).min(self.g.us), Some((f, other)))
+            }
+            _ => (l, c, None),
+        })
+    }
+
+    /// GC merges fragmented unit `l` into `slot` of group `id` and reads its other part
+    /// (`other`: slot, sectors) for the group when timed.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn merge_move(
+        &mut self,
+        l: usize,
+        f: Frag,
+        (other, other_cost): (u32, u32),
+        slot: u32,
+        cost: u32,
+        id: u32,
+        now: u64,
+        sched: Option<&mut Sched>,
+    ) {
+        self.merge_fragments(l, f, slot, cost);
+        if let Some(s) = sched {
+            if !self.is_buffered(other) {
+                self.merge_read(other, other_cost, id, now, s);
+            }
+        }
     }
 
     /// GC moves fragmented unit `l` (fragment entry `f`) whole into `slot` (`cost` NAND

@@ -296,6 +296,14 @@ impl Mapping {
         None
     }
 
+    /// [`Mapping::live_part`] for a drive without fragments: only the forward map counts.
+    #[inline(always)]
+    pub(crate) fn live_whole(&self, slot: usize) -> Option<(usize, u32)> {
+        let l = self.p2l.get(slot);
+        (l != UNMAPPED && self.l2p.get(l as usize) == slot as u32)
+            .then(|| (l as usize, self.unit_cost(l as usize)))
+    }
+
     /// The fragment entry of unit `l`, if it has one.
     #[inline]
     pub(crate) fn frag(&self, l: usize) -> Option<Frag> {

@@ -362,11 +362,17 @@ impl Ftl {
         let b = self.g.slot_block(slot);
         self.blk_valid[b] -= cost;
         self.map.l2p.set(l, UNMAPPED);
-        if self.remap && !self.map.frags.0.is_empty() {
-            if let Some(f) = self.map.frags.0.remove(&(l as u32)) {
-                if f.fmask != 0 {
-                    self.blk_valid[self.g.slot_block(f.fslot)] -= f.fcost;
-                }
+        if self.remap {
+            self.drop_fragment(l);
+        }
+    }
+
+    /// Drops the fragment entry of unit `l` (remap), with the older slot's data if any.
+    #[inline(never)]
+    fn drop_fragment(&mut self, l: usize) {
+        if let Some(f) = self.map.frags.0.remove(&(l as u32)) {
+            if f.fmask != 0 {
+                self.blk_valid[self.g.slot_block(f.fslot)] -= f.fcost;
             }
         }
     }
