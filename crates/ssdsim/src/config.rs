@@ -161,6 +161,15 @@ pub struct ControllerConfig {
     /// Parallel firmware processing units (cores / co-processors).
     #[serde(default = "one")]
     pub fw_units: u32,
+    /// ECC decoding of data read from the NAND, ns per 4 KiB on one decode engine: a stage
+    /// between the channel and the host (or the GC buffer) that reads queue for when the
+    /// engines are busy. 0 (the default): decoding keeps pace with the channels (inline, as
+    /// with per-channel BCH engines) and costs nothing separately.
+    #[serde(default)]
+    pub ecc_decode_ns: u64,
+    /// Decode engines shared by all channels (with `ecc_decode_ns`).
+    #[serde(default = "one")]
+    pub ecc_engines: u32,
     /// DRAM write-cache size in bytes (write-back); 0 = no cache: a write completes after its
     /// NAND program.
     pub cache_bytes: u64,
@@ -579,6 +588,7 @@ impl DriveConfig {
                 SECOND,
             ),
             ("controller.fw_gc_move_ns", c.fw_gc_move_ns, SECOND),
+            ("controller.ecc_decode_ns", c.ecc_decode_ns, SECOND),
             ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
             ("controller.coalesce_ns", c.coalesce_ns, 10 * SECOND),
             ("nand.t_suspend_ns", n.t_suspend_ns, SECOND),
@@ -678,6 +688,9 @@ impl DriveConfig {
         }
         if c.fw_units == 0 || c.fw_units > 64 {
             return err("controller.fw_units", "must be 1..=64");
+        }
+        if c.ecc_engines == 0 || c.ecc_engines > 64 {
+            return err("controller.ecc_engines", "must be 1..=64");
         }
         let mu = f.mapping_unit;
         if mu == 0 || !mu.is_multiple_of(512) {
@@ -854,7 +867,7 @@ impl DriveConfig {
 
     /// Whether a drive of `other` brought into a state is the same as one of `self` in that
     /// state: the two differ only in timing (firmware and per-unit times, GC move and remap
-    /// costs, the coalescing timer, the write buffer's size (not whether there is one), the
+    /// costs, ECC decoding, the coalescing timer, the write buffer's size (not whether there is one), the
     /// host's command overhead, latencies and link, NAND times
     /// and bus rate, the scheduler's options) and in name, description, sources and ratings.
     /// Then a preconditioned drive of one can be given the other's timing
@@ -874,6 +887,8 @@ impl DriveConfig {
             k.fw_read_per_unit_ns = 0;
             k.fw_write_per_unit_ns = 0;
             k.fw_gc_move_ns = 0;
+            k.ecc_decode_ns = 0;
+            k.ecc_engines = 1;
             k.remap_cost_ns = 0;
             k.coalesce_ns = 0;
             // the write buffer's size is timing; whether there is one is not

@@ -22,7 +22,7 @@
 //! from the host then); it leaves when its page group has been programmed.
 
 use crate::config::DriveConfig;
-use crate::events::Ring;
+use crate::events::{Calendar, Ring};
 use crate::ftl::{try_vec, AllocError};
 use crate::nand::Meter;
 
@@ -47,6 +47,11 @@ pub(crate) struct Controller {
     pub gc_jobs: Ring<GcJob>,
     /// Time of the armed firmware wake-up, or `u64::MAX`.
     pub fw_wake_at: u64,
+    /// ECC decode time per 4 KiB (0: no separate stage).
+    pub ecc_ns: u64,
+    /// Per ECC decode engine: its bookings (gaps are used, as on a channel).
+    pub ecc: Vec<Calendar>,
+    pub ecc_meter: Vec<Meter>,
     pub remap_cost: u64,
     /// Write buffer size (0: write-through, a write completes when its data is programmed).
     pub cache_cap: u64,
@@ -65,12 +70,19 @@ pub(crate) struct Controller {
 
 impl Controller {
     pub(crate) fn memory_estimate(cfg: &DriveConfig) -> u64 {
-        cfg.controller.fw_units as u64 * (8 + 8) + cfg.host.queue_depth as u64 * 8
+        cfg.controller.fw_units as u64 * (8 + 8)
+            + cfg.host.queue_depth as u64 * 8
+            + cfg.controller.ecc_engines as u64 * 64
     }
 
     pub(crate) fn try_new(cfg: &DriveConfig) -> Result<Controller, AllocError> {
         let c = &cfg.controller;
         let units = c.fw_units as usize;
+        let engines = if c.ecc_decode_ns > 0 {
+            c.ecc_engines as usize
+        } else {
+            0
+        };
         Ok(Controller {
             fw: try_vec(0u64, units, "firmware cores")?,
             fw_meter: try_vec(Meter::default(), units, "firmware cores")?,
@@ -82,6 +94,9 @@ impl Controller {
             fw_gc_move: c.fw_gc_move_ns,
             gc_jobs: Ring::default(),
             fw_wake_at: u64::MAX,
+            ecc_ns: c.ecc_decode_ns,
+            ecc: try_vec(Calendar::default(), engines, "ECC engines")?,
+            ecc_meter: try_vec(Meter::default(), engines, "ECC engines")?,
             remap_cost: c.remap_cost_ns,
             cache_cap: c.cache_bytes,
             cache_used: 0,
@@ -135,6 +150,27 @@ impl Controller {
         self.fw[core] = end;
         self.fw_meter[core].add(w0, now, end);
         end
+    }
+
+    /// `bytes` read from the NAND reach the controller at `t`: they are decoded on the ECC
+    /// engine that can finish first; returns when the data is usable (`t` without the stage).
+    #[inline]
+    pub(crate) fn decode(&mut self, w0: u64, now: u64, t: u64, bytes: u64) -> u64 {
+        if self.ecc_ns == 0 {
+            return t;
+        }
+        let dur = self.ecc_ns * bytes.div_ceil(4096).max(1);
+        let mut best = 0;
+        let mut best_start = u64::MAX;
+        for (i, e) in self.ecc.iter().enumerate() {
+            let s = e.peek(t, dur);
+            if s < best_start {
+                (best, best_start) = (i, s);
+            }
+        }
+        let (s, e) = self.ecc[best].book(now, t, dur);
+        self.ecc_meter[best].add(w0, s, e);
+        e
     }
 
     /// Whether `bytes` more fit into the write buffer.

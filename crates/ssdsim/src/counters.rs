@@ -39,6 +39,8 @@ pub struct Utilisation {
     pub channels: Vec<f64>,
     /// Per firmware core.
     pub fw_cores: Vec<f64>,
+    /// Per ECC decode engine (empty when decoding is not a separate stage).
+    pub ecc_engines: Vec<f64>,
     /// Host link (SATA: both directions; NVMe: host → drive).
     pub link: f64,
     /// NVMe only: drive → host.
@@ -47,7 +49,9 @@ pub struct Utilisation {
     pub die_max: f64,
     pub channel_max: f64,
     pub fw_max: f64,
-    /// The most utilised resource (`die 3`, `channel 0`, `fw core 0`, `link`, `link to host`).
+    pub ecc_max: f64,
+    /// The most utilised resource (`die 3`, `channel 0`, `fw core 0`, `ecc engine 0`, `link`,
+    /// `link to host`).
     pub busiest: String,
     pub busiest_utilisation: f64,
 }
@@ -115,6 +119,8 @@ pub struct DriveCounters {
     pub per_channel_busy_ns: Vec<u64>,
     /// Busy time per firmware core inside the window, ns.
     pub per_fw_busy_ns: Vec<u64>,
+    /// Busy time per ECC decode engine inside the window, ns (empty without the stage).
+    pub per_ecc_busy_ns: Vec<u64>,
     pub erase_count_min: u32,
     pub erase_count_max: u32,
     pub erase_count_mean: f64,
@@ -143,6 +149,7 @@ impl Utilisation {
         dies: &[u64],
         channels: &[u64],
         fw: &[u64],
+        ecc: &[u64],
         link: u64,
         link_to_host: u64,
     ) -> Utilisation {
@@ -151,6 +158,7 @@ impl Utilisation {
         let dies = frac(dies);
         let channels = frac(channels);
         let fw_cores = frac(fw);
+        let ecc_engines = frac(ecc);
         let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
         let (link, link_to_host) = (link as f64 / w, link_to_host as f64 / w);
         let mut busiest = (String::new(), -1.0);
@@ -168,6 +176,9 @@ impl Utilisation {
         for (i, &u) in fw_cores.iter().enumerate() {
             consider(format!("fw core {i}"), u);
         }
+        for (i, &u) in ecc_engines.iter().enumerate() {
+            consider(format!("ecc engine {i}"), u);
+        }
         consider("link".into(), link);
         consider("link to host".into(), link_to_host);
         Utilisation {
@@ -175,9 +186,11 @@ impl Utilisation {
             die_max: max(&dies),
             channel_max: max(&channels),
             fw_max: max(&fw_cores),
+            ecc_max: max(&ecc_engines),
             dies,
             channels,
             fw_cores,
+            ecc_engines,
             link,
             link_to_host,
             busiest: busiest.0,

@@ -407,6 +407,21 @@ impl Calendar {
         }
     }
 
+    /// Where [`Calendar::book`] would start `dur` ns asked for at `t` (nothing is booked).
+    pub(crate) fn peek(&self, t: u64, dur: u64) -> u64 {
+        let mut i = self.iv.as_slice().partition_point(|iv| iv.1 <= t);
+        let mut s = t;
+        while i < self.iv.len() {
+            let (a, b) = self.iv[i];
+            if s + dur <= a {
+                break;
+            }
+            s = s.max(b);
+            i += 1;
+        }
+        s
+    }
+
     #[cold]
     fn book_slow(&mut self, t: u64, dur: u64) -> (u64, u64) {
         let mut i = self.iv.as_slice().partition_point(|iv| iv.1 <= t);

@@ -170,3 +170,61 @@ fn reads_overtake_background_gc_moves() {
         after.iops
     );
 }
+
+/// 4 KiB random reads at `qd` over a whole full drive for 1 s.
+fn reads_at(cfg: &DriveConfig, qd: usize) -> (RunResult, DriveCounters) {
+    let mut s = sim(cfg, Precondition::Full);
+    let mut w = Workload::new(OpKind::Read, Pattern::Random, 4096, cfg.user_capacity(), qd);
+    w.align = 4096;
+    w.warmup_ns = 50_000_000;
+    w.duration_ns = 1_000_000_000;
+    let r = run(&mut s, 0, &w, 0);
+    s.check_invariants().unwrap();
+    (r, s.counters()[0].clone())
+}
+
+/// A separate ECC decode stage is queue-dependent: one read at a time pays its decode time
+/// once (latency up by about that much, nothing queues), many outstanding reads queue for the
+/// engines, so IOPS cannot pass engines / decode time and the engines become what binds; a
+/// second engine lifts that bound. Without the stage (the default) nothing changes.
+#[test]
+fn ecc_engines_bound_reads_by_queue_depth() {
+    let base = preset("vertex450-128g", 16);
+    let with = |ns: &str, engines: &str| {
+        let mut c = base.clone();
+        c.set("controller.ecc_decode_ns", ns).unwrap();
+        c.set("controller.ecc_engines", engines).unwrap();
+        c
+    };
+    let decode = 40_000.0; // ns per 4 KiB
+    let (q1_off, _) = reads_at(&base, 1);
+    let (q1_on, _) = reads_at(&with("40000", "1"), 1);
+    let (q32_off, _) = reads_at(&base, 32);
+    let (q32_on, c32) = reads_at(&with("40000", "1"), 32);
+    let (q32_two, _) = reads_at(&with("40000", "2"), 32);
+    eprintln!(
+        "QD 1: {:.0} -> {:.0} IOPS (mean {:.1} -> {:.1} us); QD 32: {:.0} -> {:.0} (1 engine, busiest {} {:.2}), {:.0} (2 engines)",
+        q1_off.iops,
+        q1_on.iops,
+        q1_off.mean_latency_ns / 1e3,
+        q1_on.mean_latency_ns / 1e3,
+        q32_off.iops,
+        q32_on.iops,
+        c32.utilisation.busiest,
+        c32.utilisation.busiest_utilisation,
+        q32_two.iops
+    );
+    // QD 1: the decode time adds to every read, nothing queues for it (a little less than the
+    // decode time: without the stage the link started while the channel still sent the data)
+    let added = q1_on.mean_latency_ns - q1_off.mean_latency_ns;
+    assert!(
+        added > 0.8 * decode && added <= 1.01 * decode,
+        "added {added} ns"
+    );
+    // QD 32: bounded by one engine, which binds
+    assert!(q32_on.iops <= 1e9 / decode * 1.01, "{} IOPS", q32_on.iops);
+    assert!(q32_on.iops < q32_off.iops);
+    assert_eq!(c32.utilisation.busiest, "ecc engine 0");
+    assert!(c32.utilisation.ecc_max > 0.95 && c32.utilisation.ecc_max <= 1.0 + 1e-9);
+    assert!(q32_two.iops > 1.5 * q32_on.iops);
+}

@@ -120,6 +120,7 @@ fn check_window(sim: &Simulator) -> Result<(), TestCaseError> {
             .map(|&b| ("die", b))
             .chain(c.per_channel_busy_ns.iter().map(|&b| ("channel", b)))
             .chain(c.per_fw_busy_ns.iter().map(|&b| ("fw core", b)))
+            .chain(c.per_ecc_busy_ns.iter().map(|&b| ("ecc engine", b)))
             .chain([
                 ("link", c.link_busy_ns),
                 ("link to host", c.link_to_host_busy_ns),
@@ -141,6 +142,15 @@ proptest! {
     #[test]
     fn shadow_remap_4k_compressed_nocache(ops in prop::collection::vec(op(2048), 1..1500)) {
         check(&tiny(4096, false, 0, true), &ops)?;
+    }
+    /// A separate ECC decode stage (one engine) on a read-modify-write drive without copyback:
+    /// host, read-modify-write and GC reads all queue for it.
+    #[test]
+    fn shadow_rmw_ecc_engine(ops in prop::collection::vec(op(2048), 1..1500)) {
+        let mut cfg = tiny(4096, true, 65536, false);
+        cfg.set("controller.ecc_decode_ns", "30000").unwrap();
+        cfg.set("ftl.copyback", "false").unwrap();
+        check(&cfg, &ops)?;
     }
     /// Remapping with a write-back buffer: fragments, their merges at rewrite and at GC.
     #[test]

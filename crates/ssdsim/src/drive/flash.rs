@@ -214,7 +214,7 @@ impl Drive {
                     array_end
                 } else {
                     t = self.channel(ch, now, t, bytes as u64);
-                    t
+                    self.ctl.decode(self.w0, now, t, bytes as u64)
                 };
                 // the firmware relocates the page (mapping updates, the data's handling) on a
                 // core, after the host commands: the groups the data went into wait for it
@@ -242,9 +242,11 @@ impl Drive {
             }
             pages += 1;
             t = self.channel(ch, now, t, tx.bytes as u64);
+            // the die is held until its transfers end; the data is usable once decoded
+            let usable = self.ctl.decode(self.w0, now, t, tx.bytes as u64);
             if tx.flags & F_RMW != 0 {
                 let gr = &mut self.ftl.groups[tx.group as usize];
-                gr.ready = gr.ready.max(t);
+                gr.ready = gr.ready.max(usable);
                 gr.deps -= 1;
                 if gr.deps == 0 {
                     let gd = gr.die as usize;
@@ -256,10 +258,10 @@ impl Drive {
                 }
                 if tx.owner != NIL {
                     // (a GC merge read has no host command)
-                    self.piece_done(sh, tx.owner, t);
+                    self.piece_done(sh, tx.owner, usable);
                 }
             } else {
-                self.read_piece(sh, tx.owner, tx.host_bytes as u64, t, now);
+                self.read_piece(sh, tx.owner, tx.host_bytes as u64, usable, now);
             }
         }
         if gc {

@@ -324,6 +324,8 @@ impl Drive {
         same_len!(host.cmds);
         same_len!(ctl.fw);
         same_len!(ctl.fw_meter);
+        same_len!(ctl.ecc);
+        same_len!(ctl.ecc_meter);
         let blocks = a.blk_state.len() as u32;
         let ok = a
             .free

@@ -23,6 +23,9 @@ impl Drive {
         for (m, &f) in self.ctl.fw_meter.iter_mut().zip(&self.ctl.fw) {
             m.acc = f.saturating_sub(now);
         }
+        for (m, c) in self.ctl.ecc_meter.iter_mut().zip(&self.ctl.ecc) {
+            m.acc = c.busy_after(now);
+        }
         self.host.up_meter.acc = self.host.up.busy_after(now);
         self.host.down_meter.acc = self.host.down.busy_after(now);
     }
@@ -64,6 +67,13 @@ impl Drive {
             .iter()
             .zip(&self.ctl.fw)
             .map(|(m, &f)| m.acc.saturating_sub(f.saturating_sub(now)))
+            .collect();
+        let ecc: Vec<u64> = self
+            .ctl
+            .ecc_meter
+            .iter()
+            .zip(&self.ctl.ecc)
+            .map(|(m, c)| m.acc.saturating_sub(c.busy_after(now)))
             .collect();
         let link = self
             .host
@@ -130,10 +140,11 @@ impl Drive {
             free_blocks_mean: free_mean,
             spare_blocks_mean: spare_mean,
             free_blocks_min: self.ftl.free_min,
-            utilisation: Utilisation::new(window, &dies, &channels, &fw, link, link_down),
+            utilisation: Utilisation::new(window, &dies, &channels, &fw, &ecc, link, link_down),
             per_die_busy_ns: dies,
             per_channel_busy_ns: channels,
             per_fw_busy_ns: fw,
+            per_ecc_busy_ns: ecc,
         }
     }
 }
