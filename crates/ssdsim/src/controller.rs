@@ -10,7 +10,8 @@
 //!
 //! - A move is queued as a job and starts only on a core idle at that moment (a wake-up when
 //!   the first core frees checks again, since commands that arrived meanwhile go first). Reads
-//!   and TRIMs overtake queued moves: a read waits at most for the one move a core is running.
+//!   and TRIMs overtake queued moves: a read waits for the move a core is running and for moves
+//!   already booked (by a write or by foreground GC), not for those still queued.
 //! - A write arriving while moves are queued books them first, in arrival order: writes
 //!   consume the free blocks that GC makes, so they do not overtake it.
 //! - Foreground GC (a plane below the hard free-block threshold) books its moves at once, in

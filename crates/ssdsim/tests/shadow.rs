@@ -152,6 +152,15 @@ proptest! {
         cfg.set("ftl.copyback", "false").unwrap();
         check(&cfg, &ops)?;
     }
+    /// GC page moves cost the firmware core: moves queue for an idle core, writes and
+    /// foreground GC book them, GC groups wait for them (remapping, so merges join in).
+    #[test]
+    fn shadow_remap_gc_firmware(ops in prop::collection::vec(op(2048), 1..1500)) {
+        let mut cfg = tiny(4096, false, 65536, false);
+        cfg.set("controller.fw_gc_move_ns", "60000").unwrap();
+        cfg.set("ftl.copyback", "false").unwrap();
+        check(&cfg, &ops)?;
+    }
     /// Remapping with a write-back buffer: fragments, their merges at rewrite and at GC.
     #[test]
     fn shadow_remap_4k_cache(ops in prop::collection::vec(op(2048), 1..1500)) {

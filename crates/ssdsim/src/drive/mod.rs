@@ -265,9 +265,12 @@ impl Drive {
         self.write_seq
     }
 
-    /// Work still queued or running inside the drive (GC, programs of buffered data).
+    /// Work still queued or running inside the drive (GC, programs of buffered data, GC moves
+    /// waiting for a firmware core).
     pub(crate) fn busy(&self) -> bool {
-        (0..self.ftl.g.dies).any(|d| self.sched.dies[d].busy || self.sched.queued_total(d) > 0)
+        !self.ctl.gc_jobs.is_empty()
+            || (0..self.ftl.g.dies)
+                .any(|d| self.sched.dies[d].busy || self.sched.queued_total(d) > 0)
     }
 
     /// Whether a drive read from a state file has the tables a drive built for its

@@ -523,7 +523,10 @@ impl Ftl {
     ) {
         self.merge_fragments(l, f, slot, cost);
         if let Some(s) = sched {
-            if !self.is_buffered(other) {
+            // (nothing to read when the other part is in the controller: still buffered, or in
+            // the page GC has just read)
+            let same_page = self.g.slot_gpage(other) == self.g.slot_gpage(self.scratch_units[0]);
+            if !self.is_buffered(other) && !same_page {
                 self.merge_read(other, other_cost, id, now, s);
             }
         }

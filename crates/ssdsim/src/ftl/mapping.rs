@@ -159,7 +159,8 @@ pub(crate) struct Mapping {
     #[serde(skip)]
     pub l2p: Map,
     /// Reverse map. Never cleared on overwrite (that would cost a cache miss per host write): a
-    /// slot is live exactly when the forward map points back at it.
+    /// slot is live exactly when the forward map, or the unit's fragment entry, points back at
+    /// it.
     #[serde(skip)]
     pub p2l: Map,
     /// NAND sectors per unit when they vary (compression, sector remapping); empty otherwise.
@@ -252,10 +253,11 @@ impl Mapping {
 
     /// Bytes of memory the tables hold now (directories and allocated chunks).
     pub(crate) fn held_bytes(&self) -> u64 {
-        (self.l2p.raw().allocated_bytes()
-            + self.p2l.raw().allocated_bytes()
-            + self.cost.allocated_bytes()
-            + self.ver.as_ref().map_or(0, |v| v.allocated_bytes())) as u64
+        self.frags.0.capacity() as u64 * FRAG_ENTRY_BYTES
+            + (self.l2p.raw().allocated_bytes()
+                + self.p2l.raw().allocated_bytes()
+                + self.cost.allocated_bytes()
+                + self.ver.as_ref().map_or(0, |v| v.allocated_bytes())) as u64
     }
 
     /// NAND sectors unit `l` occupies.
