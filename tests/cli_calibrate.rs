@@ -447,35 +447,23 @@ fn bad_input_is_refused_and_nothing_is_written() {
     // the store is written first: no later output may replace it
     let disk = dir.path().join("disk.img");
     let disk = disk.to_str().unwrap();
-    assert_bad_input(
-        &[
-            "calibrate",
-            "--base",
-            "x25e-64g",
-            "--target",
-            disk,
-            "--out",
-            o,
-            "--store",
-            o,
-        ],
-        "--store and --out",
-    );
     let m = format!("{o}.measured.toml");
-    assert_bad_input(
-        &[
-            "calibrate",
-            "--base",
-            "x25e-64g",
-            "--target",
-            disk,
-            "--out",
-            o,
-            "--store",
-            &m,
-        ],
-        "--store and --measurements",
-    );
+    for (store, what) in [(o, "--store and --out"), (&m, "--store and --measurements")] {
+        assert_bad_input(
+            &[
+                "calibrate",
+                "--base",
+                "x25e-64g",
+                "--target",
+                disk,
+                "--out",
+                o,
+                "--store",
+                store,
+            ],
+            what,
+        );
+    }
     assert!(!dir.path().join("disk.img").exists());
     // an SQLite file that is not an ssdlab store, and a store without single runs
     let foreign = dir.path().join("foreign.sqlite");

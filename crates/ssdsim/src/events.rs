@@ -409,6 +409,12 @@ impl Calendar {
 
     /// Where [`Calendar::book`] would start `dur` ns asked for at `t` (nothing is booked).
     pub(crate) fn peek(&self, t: u64, dur: u64) -> u64 {
+        self.gap(t, dur).1
+    }
+
+    /// The earliest gap of `dur` ns at or after `t`: the index of the first interval after it
+    /// and its start.
+    fn gap(&self, t: u64, dur: u64) -> (usize, u64) {
         let mut i = self.iv.as_slice().partition_point(|iv| iv.1 <= t);
         let mut s = t;
         while i < self.iv.len() {
@@ -419,21 +425,12 @@ impl Calendar {
             s = s.max(b);
             i += 1;
         }
-        s
+        (i, s)
     }
 
     #[cold]
     fn book_slow(&mut self, t: u64, dur: u64) -> (u64, u64) {
-        let mut i = self.iv.as_slice().partition_point(|iv| iv.1 <= t);
-        let mut s = t;
-        while i < self.iv.len() {
-            let (a, b) = self.iv[i];
-            if s + dur <= a {
-                break;
-            }
-            s = s.max(b);
-            i += 1;
-        }
+        let (i, s) = self.gap(t, dur);
         let e = s + dur;
         // merge with the previous interval (ends exactly at s) and/or the next (starts at e)
         let joins_prev = i > 0 && self.iv[i - 1].1 == s;
