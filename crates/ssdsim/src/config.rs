@@ -170,6 +170,14 @@ pub struct ControllerConfig {
     /// Decode engines shared by all channels (with `ecc_decode_ns`).
     #[serde(default = "one")]
     pub ecc_engines: u32,
+    /// Controller memory holding the mapping table, bytes: on-chip SRAM, or the host memory
+    /// buffer (HMB) of a DRAM-less NVMe drive. The table lives in flash as translation pages
+    /// (one NAND page of 4-byte entries each) and this many bytes of them are cached, least
+    /// recently used out first; a miss costs a NAND read before the command can go on, and a
+    /// changed page pushed out is programmed back (see `ftl::mapcache`). 0 (the default): the
+    /// whole table is in DRAM and costs nothing.
+    #[serde(default)]
+    pub map_cache_bytes: u64,
     /// DRAM write-cache size in bytes (write-back); 0 = no cache: a write completes after its
     /// NAND program.
     pub cache_bytes: u64,
@@ -692,6 +700,15 @@ impl DriveConfig {
         if c.ecc_engines == 0 || c.ecc_engines > 64 {
             return err("controller.ecc_engines", "must be 1..=64");
         }
+        if c.map_cache_bytes > 0 && c.map_cache_bytes < n.page_bytes {
+            return err(
+                "controller.map_cache_bytes",
+                format!(
+                    "must be 0 (the whole map in DRAM) or at least one translation page ({} bytes, nand.page_bytes)",
+                    n.page_bytes
+                ),
+            );
+        }
         let mu = f.mapping_unit;
         if mu == 0 || !mu.is_multiple_of(512) {
             return err("ftl.mapping_unit", "must be a non-zero multiple of 512");
@@ -807,7 +824,7 @@ impl DriveConfig {
     }
 
     /// A smaller copy of this drive for tests and quick studies: blocks per plane, user
-    /// capacity and pSLC size divided by `factor` (timings, cache and geometry otherwise
+    /// capacity, pSLC size and the cached map divided by `factor` (timings, cache and geometry otherwise
     /// unchanged; the user capacity shrinks further where GC needs more spare blocks than the
     /// scaled over-provisioning leaves). The result is validated.
     pub fn scaled(&self, factor: u32) -> Result<DriveConfig, ConfigError> {
@@ -825,6 +842,11 @@ impl DriveConfig {
         c.ftl.user_capacity_bytes = ((c.ftl.user_capacity_bytes / f).min(max_user)) / 4096 * 4096;
         c.ftl.pslc_bytes /= f;
         c.ftl.pslc_static_bytes /= f;
+        // the cached share of the map stays the same (at least one translation page)
+        if c.controller.map_cache_bytes > 0 {
+            c.controller.map_cache_bytes =
+                (c.controller.map_cache_bytes / f).max(c.nand.page_bytes);
+        }
         if c.ftl.pslc_bytes > 0 && c.pslc_blocks_per_plane() == 0 {
             c.ftl.pslc_bytes = 0;
             c.ftl.pslc_static_bytes = 0;
@@ -1082,6 +1104,7 @@ presets!(
     "crucial-mx500-1t",
     "samsung-870qvo-1t",
     "samsung-980pro-1t",
+    "samsung-980-1t",
 );
 
 /// Name, description and sources of a preset.

@@ -21,6 +21,11 @@ pub(crate) struct RawCounters {
     pub nand_erase_cmds: u64,
     pub rmw_reads: u64,
     pub fragment_reads: u64,
+    /// Translation pages of the cached mapping table read, written back, and translation blocks
+    /// erased.
+    pub map_reads: u64,
+    pub map_writes: u64,
+    pub map_erases: u64,
     pub cache_hits: u64,
     pub unwritten_read_bytes: u64,
     pub pslc_programs: u64,
@@ -99,6 +104,15 @@ pub struct DriveCounters {
     pub gc_merges: u64,
     /// Units whose sectors lie in two slots at the end of the window (`remap`).
     pub fragmented_units: u64,
+    /// Cached mapping table (`controller.map_cache_bytes`): translation-page lookups (one per
+    /// page a command or GC move touches), misses that read the page from the flash, NAND
+    /// reads and write-backs of translation pages, and translation blocks erased. The reads,
+    /// programs and erases are also in the `nand_*` counters (and in the write amplification).
+    pub map_lookups: u64,
+    pub map_misses: u64,
+    pub map_reads: u64,
+    pub map_writes: u64,
+    pub map_erases: u64,
     /// NAND bytes programmed / host bytes written.
     pub write_amplification: f64,
     /// Mapping units read (or merged) from the controller buffer / DRAM instead of NAND.

@@ -33,12 +33,24 @@ pub(crate) const K_PROG: u8 = 1;
 pub(crate) const K_ERASE: u8 = 2;
 /// The die is waiting out a suspend command (no transaction).
 pub(crate) const K_SUSPEND: u8 = 3;
+/// A write-back of a translation page of the cached mapping table ([`crate::ftl::mapcache`]),
+/// queued with the host programs and kept in their order.
+pub(crate) const K_MAPW: u8 = 4;
+
+/// Programs of a die's program queue go in order: page groups and map write-backs.
+#[inline(always)]
+fn ordered(kind: u8) -> bool {
+    kind == K_PROG || kind == K_MAPW
+}
 
 /// Transaction flags.
 pub(crate) const F_SLC: u8 = 1;
 /// A read of old data a page group waits for (`group`): read-modify-write (`owner` is the
 /// write command, which completes after it) or the merge of a fragmented unit (`owner` NIL).
 pub(crate) const F_RMW: u8 = 2;
+/// A read of a translation page of the cached mapping table: `owner` is the host read that
+/// waits for it, or NIL.
+pub(crate) const F_MAP: u8 = 4;
 
 /// GC only in idle die time (host programs first).
 pub(crate) const GC_BACKGROUND: u8 = 0;
@@ -322,7 +334,7 @@ impl Sched {
         let mut prog_seen = false;
         while i != NIL {
             let t = &self.txs[i as usize];
-            if t.kind == K_PROG {
+            if ordered(t.kind) {
                 if !prog_seen && t.ready <= now {
                     return Some(prev);
                 }
@@ -446,10 +458,10 @@ impl Sched {
             let mut prog_seen = false;
             while i != NIL {
                 let x = &self.txs[i as usize];
-                if x.kind != K_PROG || !prog_seen {
+                if !ordered(x.kind) || !prog_seen {
                     t = t.min(x.ready);
                 }
-                if x.kind == K_PROG {
+                if ordered(x.kind) {
                     prog_seen = true;
                     if c == C_PROG {
                         break;
@@ -482,8 +494,8 @@ impl Sched {
             let mut i = self.dies[d].q[c].head;
             while i != NIL {
                 let x = &self.txs[i as usize];
-                let eligible = x.kind != K_PROG || first_prog;
-                if x.kind == K_PROG {
+                let eligible = !ordered(x.kind) || first_prog;
+                if ordered(x.kind) {
                     first_prog = false;
                 }
                 if eligible && x.ready <= now {

@@ -170,6 +170,14 @@ proptest! {
     fn shadow_512_unit(ops in prop::collection::vec(op(2048), 1..1500)) {
         check(&tiny(512, true, 0, false), &ops)?;
     }
+    /// A cached mapping table of one translation page for the drive's two: reads wait for the
+    /// page they need, writes and GC moves dirty pages that are written back when pushed out.
+    #[test]
+    fn shadow_map_cache(ops in prop::collection::vec(op(2048), 1..1500)) {
+        let mut cfg = tiny(512, true, 32768, false);
+        cfg.set("controller.map_cache_bytes", "4096").unwrap();
+        check(&cfg, &ops)?;
+    }
     #[test]
     fn shadow_page_unit_compressed(ops in prop::collection::vec(op(2048), 1..1500)) {
         check(&tiny(4096, true, 32768, true), &ops)?;

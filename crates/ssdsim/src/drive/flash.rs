@@ -8,8 +8,8 @@ use crate::events::{ev, EV_DIE_DONE, EV_DIE_WAKE, FW_WAKE};
 use crate::ftl::{ERASING, NIL};
 use crate::nand::MAX_PLANES;
 use crate::sched::{
-    Op, Suspended, Tx, C_GC, C_PROG, C_READ, F_RMW, F_SLC, GC_BACKGROUND, K_ERASE, K_PROG, K_READ,
-    K_SUSPEND,
+    Op, Suspended, Tx, C_GC, C_PROG, C_READ, F_MAP, F_RMW, F_SLC, GC_BACKGROUND, K_ERASE, K_MAPW,
+    K_PROG, K_READ, K_SUSPEND,
 };
 
 impl Drive {
@@ -90,6 +90,11 @@ impl Drive {
                 K_READ => self.start_read_op(sh, d, class, tx, now),
                 K_PROG => {
                     self.start_program(sh, d, tx, now);
+                    self.watch_reads(sh, d);
+                    true
+                }
+                K_MAPW => {
+                    self.start_map_write(sh, d, tx, now);
                     self.watch_reads(sh, d);
                     true
                 }
@@ -260,6 +265,11 @@ impl Drive {
                     // (a GC merge read has no host command)
                     self.piece_done(sh, tx.owner, usable);
                 }
+            } else if tx.flags & F_MAP != 0 {
+                self.c.map_reads += 1;
+                if tx.owner != NIL {
+                    self.map_loaded(sh, tx.owner, usable, now);
+                }
             } else {
                 self.read_piece(sh, tx.owner, tx.host_bytes as u64, usable, now);
             }
@@ -373,6 +383,48 @@ impl Drive {
                 array_start: xe,
                 end: xe + tprog,
                 ids,
+            },
+        );
+    }
+
+    /// Starts the write-back of a translation page of the cached mapping table: its data over
+    /// the channel, then the program at the next page of the die's translation block; the
+    /// first write into a new translation block erases it first (its old contents are stale,
+    /// see [`crate::ftl::mapcache`]).
+    #[cold]
+    fn start_map_write(&mut self, sh: &mut Shared, d: usize, tx: Tx, now: u64) {
+        let ppb = self.ftl.g.ppb as u64;
+        let mc = self
+            .ftl
+            .mcache
+            .as_mut()
+            .expect("map write-backs come from the map cache");
+        let w = mc.written[d];
+        mc.written[d] += 1;
+        let ch = self.ftl.g.die_channel(d);
+        let xe = self.channel(ch, now, now, tx.bytes as u64);
+        let mut end = xe + self.nand.prog_ns((w % ppb) as u32, false);
+        if w > 0 && w.is_multiple_of(ppb) {
+            end += self.nand.t_bers;
+            self.c.map_erases += 1;
+            self.c.nand_erases += 1;
+            self.c.nand_erase_cmds += 1;
+        }
+        self.c.map_writes += 1;
+        self.c.nand_programs += 1;
+        self.c.nand_program_cmds += 1;
+        self.c.nand_program_bytes += self.ftl.g.page_bytes;
+        self.begin(
+            sh,
+            d,
+            Op {
+                kind: K_MAPW,
+                n: 1,
+                suspends: 0,
+                start: now,
+                array_start: xe,
+                end,
+                ids: [NIL; MAX_PLANES],
             },
         );
     }

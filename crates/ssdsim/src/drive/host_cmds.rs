@@ -181,7 +181,6 @@ impl Drive {
         self.c.host_reads += 1;
         self.c.host_read_bytes += len;
         let g = &self.ftl.g;
-        let ub = g.unit_bytes;
         let s0 = off / 512;
         let s1 = (off + len).div_ceil(512);
         let u0 = g.d_us.div(s0);
@@ -192,6 +191,39 @@ impl Drive {
             self.ctl.fw_read + self.ctl.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
         );
         self.host.cmds[e as usize].t_fw = t_fw;
+        if self.ftl.mcache.is_some() {
+            // where the data is comes from translation pages the cache may have to load first
+            let loads = self.ftl.map_touch(u0, u1, false, t_fw, e, &mut self.sched);
+            if loads > 0 {
+                self.host.cmds[e as usize].remaining = loads;
+                return;
+            }
+        }
+        self.issue_reads(sh, e, t_fw, now);
+    }
+
+    /// A translation page read for host read `e` is in the controller at `t`: once its last
+    /// one is, the command's data reads go out.
+    pub(super) fn map_loaded(&mut self, sh: &mut Shared, e: u32, t: u64, now: u64) {
+        let c = &mut self.host.cmds[e as usize];
+        c.t_fw = c.t_fw.max(t);
+        c.remaining -= 1;
+        if c.remaining == 0 {
+            let t = c.t_fw;
+            self.issue_reads(sh, e, t, now);
+        }
+    }
+
+    /// Host read `e`, its mapping known at `t_fw`: queues the flash reads of its units and sends
+    /// what the controller holds (or zeros for unwritten units) to the host.
+    fn issue_reads(&mut self, sh: &mut Shared, e: u32, t_fw: u64, now: u64) {
+        let Cmd { off, len, .. } = self.host.cmds[e as usize];
+        let g = &self.ftl.g;
+        let ub = g.unit_bytes;
+        let s0 = off / 512;
+        let s1 = (off + len).div_ceil(512);
+        let u0 = g.d_us.div(s0);
+        let u1 = g.d_us.div_ceil(s1);
         let mut dram = 0u64;
         let mut pages = 0u32;
         let mut tx = Tx::default();
@@ -335,6 +367,12 @@ impl Drive {
         }
         let t_fw = self.ctl.fw_op(self.w0, now + self.host.sub_lat, fwt);
         self.host.cmds[e as usize].t_fw = t_fw;
+        if self.ftl.mcache.is_some() {
+            // the write changes its units' translation pages (loaded first on a miss; the data
+            // goes to the buffer meanwhile)
+            let (u0, u1) = (self.host.cmds[e as usize].u0, self.host.cmds[e as usize].u1);
+            self.ftl.map_touch(u0, u1, true, t_fw, NIL, &mut self.sched);
+        }
         if self.ctl.waiters.is_empty() && self.can_admit(units, len) {
             self.admit(sh, e, now);
         } else {

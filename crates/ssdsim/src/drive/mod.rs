@@ -296,6 +296,11 @@ impl Drive {
                 }
             };
         }
+        match (&self.ftl.mcache, &fresh.ftl.mcache) {
+            (None, None) => {}
+            (Some(a), Some(b)) => a.check_shape(b)?,
+            _ => return Err("its cached mapping table differs from the configuration's".into()),
+        }
         same_len!(channels);
         same_len!(ch_meter);
         same_len!(ftl.blk_valid);

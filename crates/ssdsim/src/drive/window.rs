@@ -116,6 +116,11 @@ impl Drive {
                 .values()
                 .filter(|f| f.fmask != 0)
                 .count() as u64,
+            map_lookups: f.map_lookups,
+            map_misses: f.map_misses,
+            map_reads: c.map_reads,
+            map_writes: c.map_writes,
+            map_erases: c.map_erases,
             write_amplification: if c.host_write_bytes > 0 {
                 c.nand_program_bytes as f64 / c.host_write_bytes as f64
             } else {

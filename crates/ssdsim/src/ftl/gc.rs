@@ -461,6 +461,12 @@ impl Ftl {
                     }
                     self.map_unit(l, slot, cost);
                     self.c.gc_units_moved += 1;
+                    if self.mcache.is_some() {
+                        // the move changes the unit's translation page
+                        if let Some(s) = sched.as_deref_mut() {
+                            self.map_touch(l as u64, l as u64 + 1, true, ready, NIL, s);
+                        }
+                    }
                     if hold && !held.contains(&id) {
                         let free = held.iter().position(|&g| g == NIL);
                         held[free.expect("a GC page fills at most 9 groups")] = id;

@@ -9,6 +9,7 @@
 
 pub(crate) mod alloc;
 pub(crate) mod gc;
+pub(crate) mod mapcache;
 pub(crate) mod mapping;
 pub(crate) mod precondition;
 
@@ -16,6 +17,7 @@ use crate::config::{DriveConfig, GcPolicy, UnalignedPolicy};
 use crate::nand::Geometry;
 use alloc::{BlockSet, Group};
 use gc::DieGc;
+use mapcache::MapCache;
 use mapping::{shrink, Frag, Mapping, FRAG_ENTRY_BYTES, UNMAPPED};
 use std::collections::VecDeque;
 
@@ -88,6 +90,10 @@ pub(crate) struct FtlCounters {
     pub remap_merges: u64,
     /// Fragmented units merged by GC when it moved one of their parts.
     pub gc_merges: u64,
+    /// Lookups of translation pages in the cached mapping table, and those that missed and read
+    /// the page from the flash (`controller.map_cache_bytes`).
+    pub map_lookups: u64,
+    pub map_misses: u64,
 }
 
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -161,6 +167,9 @@ pub(crate) struct Ftl {
     /// Live units of the page being moved (scratch).
     pub scratch_units: Vec<u32>,
     pub scratch_ver: Vec<u32>,
+    /// The cached mapping table of a controller without DRAM for the map (`None`: the whole
+    /// table in DRAM).
+    pub mcache: Option<MapCache>,
     pub c: FtlCounters,
 }
 
@@ -255,6 +264,14 @@ impl Ftl {
             // at most one fragment entry per unit written
             b += written_units.min(units) * FRAG_ENTRY_BYTES;
         }
+        if cfg.controller.map_cache_bytes > 0 {
+            b += MapCache::memory_estimate(
+                cfg.controller.map_cache_bytes,
+                cfg.nand.page_bytes,
+                user_units,
+                g.dies,
+            );
+        }
         b
     }
 
@@ -342,6 +359,10 @@ impl Ftl {
             changed_flag: try_vec(false, g.dies, "plane state")?,
             scratch_units: try_vec(0u32, g.spp as usize, "scratch")?,
             scratch_ver: try_vec(0u32, g.us as usize, "scratch")?,
+            mcache: match cfg.controller.map_cache_bytes {
+                0 => None,
+                b => Some(MapCache::try_new(b, g.page_bytes, user_units, g.dies)?),
+            },
             c: FtlCounters::default(),
             g,
         })
@@ -715,6 +736,9 @@ impl Ftl {
                 "spare blocks {} != {total} free + {erasing} erasing + {waiting} collected",
                 self.spare_total
             ));
+        }
+        if let Some(mc) = &self.mcache {
+            mc.check()?;
         }
         Ok(())
     }
