@@ -291,3 +291,29 @@ fn samsung_980_reads_slow_down_beyond_what_its_host_memory_buffer_maps() {
     assert!(c_all.map_misses as f64 > 0.8 * c_all.map_lookups as f64);
     assert!(r_all.iops < 0.8 * r_in.iops);
 }
+
+/// Two reads of units in one translation page arrive together on a cold cache: the second
+/// finds the page in the cache but still being read, and waits for it as the first does —
+/// both take a translation-page read and a data read (two 45 µs array reads at least).
+#[test]
+fn a_read_of_a_page_still_loading_waits_for_it() {
+    let cfg = drive(16 * 16384);
+    let mut s = sim(&cfg, Precondition::Full);
+    s.submit(0, 0, 0, HostCmd::read(0, 4096));
+    s.submit(0, 1, 0, HostCmd::read(4096 * 1000, 4096));
+    let mut done = Vec::new();
+    while let Some((tag, t)) = s.next_completion() {
+        done.push((tag, t));
+    }
+    s.check_invariants().unwrap();
+    let c = s.counters()[0].clone();
+    eprintln!("completions {done:?}, {} map reads", c.map_reads);
+    assert_eq!(c.map_reads, 1, "one translation page, read once");
+    assert_eq!(done.len(), 2);
+    for (tag, t) in done {
+        assert!(
+            t >= 2 * 45_000,
+            "read {tag} done at {t} ns without its translation page"
+        );
+    }
+}

@@ -267,9 +267,7 @@ impl Drive {
                 }
             } else if tx.flags & F_MAP != 0 {
                 self.c.map_reads += 1;
-                if tx.owner != NIL {
-                    self.map_loaded(sh, tx.owner, usable, now);
-                }
+                self.map_loaded(sh, tx.group as usize, usable, now);
             } else {
                 self.read_piece(sh, tx.owner, tx.host_bytes as u64, usable, now);
             }
@@ -472,7 +470,7 @@ impl Drive {
         let die = &self.sched.dies[d];
         let op = die.op;
         let can = match op.kind {
-            K_PROG => self.nand.program_suspend,
+            K_PROG | K_MAPW => self.nand.program_suspend,
             K_ERASE => self.nand.erase_suspend,
             _ => false,
         };
@@ -499,7 +497,7 @@ impl Drive {
         die.susp = Some(Suspended { op, remaining });
         die.gen = die.gen.wrapping_add(1);
         die.busy = false;
-        if op.kind == K_PROG {
+        if op.kind != K_ERASE {
             self.c.program_suspends += 1;
         } else {
             self.c.erase_suspends += 1;

@@ -193,24 +193,37 @@ impl Drive {
         self.host.cmds[e as usize].t_fw = t_fw;
         if self.ftl.mcache.is_some() {
             // where the data is comes from translation pages the cache may have to load first
-            let loads = self.ftl.map_touch(u0, u1, false, t_fw, e, &mut self.sched);
-            if loads > 0 {
-                self.host.cmds[e as usize].remaining = loads;
+            let (waits, at) = self.ftl.map_touch(u0, u1, false, t_fw, e, &mut self.sched);
+            let t = t_fw.max(at);
+            if waits > 0 {
+                let c = &mut self.host.cmds[e as usize];
+                c.t_fw = t;
+                c.remaining = waits;
                 return;
             }
+            self.issue_reads(sh, e, t, now);
+            return;
         }
         self.issue_reads(sh, e, t_fw, now);
     }
 
-    /// A translation page read for host read `e` is in the controller at `t`: once its last
-    /// one is, the command's data reads go out.
-    pub(super) fn map_loaded(&mut self, sh: &mut Shared, e: u32, t: u64, now: u64) {
-        let c = &mut self.host.cmds[e as usize];
-        c.t_fw = c.t_fw.max(t);
-        c.remaining -= 1;
-        if c.remaining == 0 {
-            let t = c.t_fw;
-            self.issue_reads(sh, e, t, now);
+    /// The read of translation page `tp` delivers it at `t`: the host reads waiting for it go
+    /// on (each once its last page is in, with its data reads).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn map_loaded(&mut self, sh: &mut Shared, tp: usize, t: u64, now: u64) {
+        let Some(mc) = self.ftl.mcache.as_mut() else {
+            return;
+        };
+        mc.loaded(tp, t);
+        while let Some(e) = self.ftl.mcache.as_mut().and_then(|m| m.take_waiter(tp)) {
+            let c = &mut self.host.cmds[e as usize];
+            c.t_fw = c.t_fw.max(t);
+            c.remaining -= 1;
+            if c.remaining == 0 {
+                let t = c.t_fw;
+                self.issue_reads(sh, e, t, now);
+            }
         }
     }
 

@@ -298,7 +298,7 @@ impl Drive {
         }
         match (&self.ftl.mcache, &fresh.ftl.mcache) {
             (None, None) => {}
-            (Some(a), Some(b)) => a.check_shape(b)?,
+            (Some(a), Some(b)) => a.check_shape(b, self.host.cmds.len())?,
             _ => return Err("its cached mapping table differs from the configuration's".into()),
         }
         same_len!(channels);

@@ -43,7 +43,13 @@ struct Slot {
     newer: u32,
     older: u32,
     dirty: bool,
+    /// When the page is in the controller: [`LOADING`] while its read is queued, then the time
+    /// the read delivers it (0: long since).
+    ready: u64,
 }
+
+/// [`Slot::ready`] of a page whose read is queued and not yet started.
+pub(crate) const LOADING: u64 = u64::MAX;
 
 /// What an access to a translation page needs from the flash.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +60,9 @@ pub(crate) struct Access {
     /// per access (the page that made room, and one more when fragments took room: the cache
     /// shrinks by a page per access until it fits beside them).
     pub evicted: [u32; 2],
+    /// When the page is in the controller ([`LOADING`]: its read is queued; a hit on a page
+    /// still being read waits for it too).
+    pub ready: u64,
 }
 
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -74,6 +83,8 @@ pub(crate) struct MapCache {
     lru: u32,
     /// Per die: translation pages written (an erase every `pages_per_block`).
     pub written: Vec<u64>,
+    /// Host reads waiting for a translation page whose read has not started: (page, command).
+    waiters: Vec<(u32, u32)>,
 }
 
 #[inline]
@@ -114,6 +125,7 @@ impl MapCache {
             mru: NIL,
             lru: NIL,
             written: try_vec(0u64, dies, "cached mapping table")?,
+            waiters: Vec::new(),
         })
     }
 
@@ -156,12 +168,14 @@ impl MapCache {
         let mut a = Access {
             read: false,
             evicted: [NIL; 2],
+            ready: 0,
         };
         let s = self.slot_of[tp];
         if s != NIL {
             self.unlink(s);
             self.push_mru(s);
             self.slots[s as usize].dirty |= dirty;
+            a.ready = self.slots[s as usize].ready;
             // fragments took room since: the least recently used page goes
             if self.slots.len() > self.capacity(frag_bytes) {
                 let x = self.lru;
@@ -180,6 +194,7 @@ impl MapCache {
                     newer: NIL,
                     older: NIL,
                     dirty: false,
+                    ready: 0,
                 });
                 (self.slots.len() - 1) as u32
             } else {
@@ -210,14 +225,36 @@ impl MapCache {
                     newer: NIL,
                     older: NIL,
                     dirty: false,
+                    ready: 0,
                 };
                 s
             };
             self.slot_of[tp] = s;
             self.push_mru(s);
-            self.slots[s as usize].dirty = dirty;
+            let sl = &mut self.slots[s as usize];
+            sl.dirty = dirty;
+            if a.read {
+                sl.ready = LOADING;
+                a.ready = LOADING;
+            }
         }
         a
+    }
+
+    /// The read of translation page `tp` delivers it at `t`: a cached copy waiting for it is
+    /// usable from `t` on.
+    pub(crate) fn loaded(&mut self, tp: usize, t: u64) {
+        let s = self.slot_of[tp];
+        if s != NIL && self.slots[s as usize].ready == LOADING {
+            self.slots[s as usize].ready = t;
+        }
+    }
+
+    /// A host read waiting for translation page `tp`, taken off the list.
+    #[inline]
+    pub(crate) fn take_waiter(&mut self, tp: usize) -> Option<u32> {
+        let i = self.waiters.iter().position(|&(t, _)| t as usize == tp)?;
+        Some(self.waiters.remove(i).1)
     }
 
     /// Takes slot `s` out of the list and the index; returns its page when it was dirty (then
@@ -284,8 +321,9 @@ impl MapCache {
     }
 
     /// Whether a cache read from a state file has the sizes the configuration gives (`fresh`)
-    /// and links that stay inside its tables (checked before anything indexes with them).
-    pub(crate) fn check_shape(&self, fresh: &MapCache) -> Result<(), String> {
+    /// and links that stay inside its tables, with waiting reads among `cmds` command slots
+    /// (checked before anything indexes with them).
+    pub(crate) fn check_shape(&self, fresh: &MapCache, cmds: usize) -> Result<(), String> {
         if (self.units_per_tp, self.bytes, self.tp_bytes)
             != (fresh.units_per_tp, fresh.bytes, fresh.tp_bytes)
             || self.slot_of.len() != fresh.slot_of.len()
@@ -295,6 +333,13 @@ impl MapCache {
             || self.slots.len() > self.capacity(0)
         {
             return Err("its cached mapping table differs from the configuration's".into());
+        }
+        if self
+            .waiters
+            .iter()
+            .any(|&(tp, e)| tp as usize >= self.slot_of.len() || e as usize >= cmds)
+        {
+            return Err("its cached mapping table has a waiting read out of range".into());
         }
         let n = self.slots.len() as u32;
         let ok = |s: u32| s == NIL || s < n;
@@ -365,9 +410,10 @@ fn tp_place(g: &Geometry, tp: usize) -> (usize, u8, u32) {
 
 impl Ftl {
     /// Units `u0..u1` are looked up at `ready` (and changed when `dirty`) through the cached
-    /// mapping table: each translation page missing from the cache is read from the flash
-    /// (for host command `owner`, which waits for it, or NIL), and each dirty page pushed out
-    /// is written back. Returns the reads queued.
+    /// mapping table: each translation page missing from the cache is read from the flash, and
+    /// each dirty page pushed out is written back. For host read `owner` (NIL: a write or GC
+    /// move, which does not wait) returns the pages it must wait for, whose reads have not
+    /// started, and the time the other pages it needs are in the controller.
     pub(crate) fn map_touch(
         &mut self,
         u0: u64,
@@ -376,18 +422,21 @@ impl Ftl {
         ready: u64,
         owner: u32,
         sched: &mut Sched,
-    ) -> u32 {
+    ) -> (u32, u64) {
         let Some(mc) = self.mcache.as_mut() else {
-            return 0;
+            return (0, 0);
         };
+        if u1 <= u0 {
+            return (0, 0);
+        }
         let per = mc.units_per_tp;
         let frag_bytes = if self.remap {
             self.map.frags.0.len() as u64 * FRAG_ENTRY_BYTES
         } else {
             0
         };
-        let mut reads = 0;
-        for tp in (u0 / per) as usize..=((u1.max(u0 + 1) - 1) / per) as usize {
+        let (mut waits, mut at) = (0, 0);
+        for tp in (u0 / per) as usize..=((u1 - 1) / per) as usize {
             let map = &self.map;
             let units = self.user_units as usize;
             let a = mc.access(tp, dirty, frag_bytes, || {
@@ -397,7 +446,6 @@ impl Ftl {
             self.c.map_lookups += 1;
             if a.read {
                 self.c.map_misses += 1;
-                reads += 1;
                 let (d, plane, blk) = tp_place(&self.g, tp);
                 // (its page in the translation block: lower and upper pages alternate)
                 let page = (tp / self.g.planes_total) as u32 % self.g.ppb;
@@ -411,14 +459,22 @@ impl Ftl {
                         flags: F_MAP,
                         page,
                         blk,
-                        owner,
-                        group: NIL,
+                        owner: NIL,
+                        group: tp as u32,
                         bytes: self.g.page_bytes as u32,
                         host_bytes: 0,
                         next: NIL,
                         enq: 0,
                     },
                 );
+            }
+            if owner != NIL {
+                if a.ready == LOADING {
+                    mc.waiters.push((tp as u32, owner));
+                    waits += 1;
+                } else {
+                    at = at.max(a.ready);
+                }
             }
             for t in a.evicted.into_iter().filter(|&t| t != NIL) {
                 let (d, plane, blk) = tp_place(&self.g, t as usize);
@@ -442,7 +498,7 @@ impl Ftl {
                 );
             }
         }
-        reads
+        (waits, at)
     }
 }
 
@@ -473,6 +529,23 @@ mod tests {
         // written back: its next miss reads it
         assert!(c.access(0, false, 0, || false).read);
         c.check().unwrap();
+    }
+
+    #[test]
+    fn a_page_being_read_is_ready_when_its_read_delivers_it() {
+        let mut c = cache(2);
+        let a = c.access(5, false, 0, || true);
+        assert!(a.read);
+        assert_eq!(a.ready, LOADING);
+        // a second lookup before the read started: a hit, still loading
+        let b = c.access(5, false, 0, || unreachable!());
+        assert!(!b.read);
+        assert_eq!(b.ready, LOADING);
+        c.waiters.push((5, 7));
+        c.loaded(5, 1234);
+        assert_eq!(c.take_waiter(5), Some(7));
+        assert_eq!(c.take_waiter(5), None);
+        assert_eq!(c.access(5, false, 0, || unreachable!()).ready, 1234);
     }
 
     #[test]
