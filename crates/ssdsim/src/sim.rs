@@ -325,7 +325,9 @@ impl Simulator {
         }
     }
 
-    #[inline]
+    // Out of line: inlined into the event loop it made the loop slower (user time of `speed
+    // requests 2000000` 0.39–0.41 s against 0.33–0.35 s; docs/PERFORMANCE.md).
+    #[inline(never)]
     fn handle(&mut self, t: u64, tag: u64) {
         let d = ev_drive(tag);
         let p = ev_payload(tag);

@@ -413,7 +413,9 @@ impl Ftl {
     /// mapping table: each translation page missing from the cache is read from the flash, and
     /// each dirty page pushed out is written back. For host read `owner` (NIL: a write or GC
     /// move, which does not wait) returns the pages it must wait for, whose reads have not
-    /// started, and the time the other pages it needs are in the controller.
+    /// started, and the time the other pages it needs are in the controller. (Kept out of line:
+    /// drives without the cache only test whether there is one.)
+    #[inline(never)]
     pub(crate) fn map_touch(
         &mut self,
         u0: u64,
