@@ -475,6 +475,57 @@ fn reads_of_never_written_data_are_noted() {
     );
 }
 
+/// A drive without DRAM for its map (the 980, its geometry cut to 1/8 and its cached map to
+/// 1 MiB, which maps 1 GiB): random reads over the whole written drive mostly miss the cached map
+/// and are told so; over a span the cache maps nothing is said.
+#[test]
+fn map_cache_misses_are_noted() {
+    let base = [
+        "run",
+        "--sim",
+        "samsung-980-1t",
+        "--set",
+        "nand.blocks_per_plane=171",
+        "--set",
+        "controller.map_cache_bytes=1048576",
+        "--state",
+        "full",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--time",
+        "200ms",
+        "--json",
+    ];
+    let whole = ssdlab().args(base).output().unwrap();
+    assert!(whole.status.success());
+    let err = String::from_utf8_lossy(&whole.stderr);
+    assert!(
+        err.contains("missed the controller's cached map (1 MiB"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&whole.stdout).unwrap();
+    let notes = v["jobs"][0]["ssdlab"]["notes"].as_array().unwrap();
+    assert!(notes[0].as_str().unwrap().contains("translation page"));
+    let d = &v["jobs"][0]["ssdlab"]["device"][0];
+    assert!(d["map_misses"].as_u64().unwrap() * 2 > d["map_lookups"].as_u64().unwrap());
+    let small = ssdlab()
+        .args(base)
+        .args(["--span", "512m"])
+        .output()
+        .unwrap();
+    assert!(small.status.success());
+    assert!(!String::from_utf8_lossy(&small.stderr).contains("cached map"));
+    let v: Value = serde_json::from_slice(&small.stdout).unwrap();
+    assert!(v["jobs"][0]["ssdlab"].get("notes").is_none());
+    let iops_small = iops(&v, "read");
+    let v: Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert!(iops(&v, "read") < 0.8 * iops_small);
+}
+
 #[test]
 fn the_raid_driver_cache_is_for_arrays_and_lifts_short_write_runs() {
     let base = [

@@ -335,6 +335,32 @@ fn unwritten_read_note(counters: &[ssdlab_ssdsim::DriveCounters]) -> Option<Stri
     ))
 }
 
+/// A note when 1 % or more of the lookups of a cached mapping table (a controller without DRAM
+/// for its map, `controller.map_cache_bytes`) missed: each miss read a translation page from the
+/// flash before the command could go on, so the result depends on how much of the drive the
+/// workload spans.
+fn map_cache_note(counters: &[ssdlab_ssdsim::DriveCounters], cache_bytes: u64) -> Option<String> {
+    let lookups: u64 = counters.iter().map(|c| c.map_lookups).sum();
+    let misses: u64 = counters.iter().map(|c| c.map_misses).sum();
+    if lookups == 0 || misses * 100 < lookups {
+        return None;
+    }
+    Some(format!(
+        "{:.0} % of the mapping lookups missed the controller's cached map ({}, \
+         controller.map_cache_bytes; this drive has no DRAM for its whole map): each miss read a \
+         translation page from the flash first ({} reads, {} write-backs), so the result depends \
+         on how much of the drive the workload spans",
+        100.0 * misses as f64 / lookups as f64,
+        if cache_bytes >= 1 << 20 {
+            format!("{} MiB", cache_bytes >> 20)
+        } else {
+            format!("{} KiB", cache_bytes >> 10)
+        },
+        counters.iter().map(|c| c.map_reads).sum::<u64>(),
+        counters.iter().map(|c| c.map_writes).sum::<u64>(),
+    ))
+}
+
 /// Bytes of memory the simulator of `target` takes once built and brought into its state
 /// (every drive's tables and the event queue), before a run writes anything.
 pub fn sim_memory_estimate(target: &SimTarget) -> u64 {
@@ -1145,7 +1171,13 @@ impl SimSession {
             Vec::new()
         };
         let counters = backend.sim.counters();
-        let notes: Vec<String> = unwritten_read_note(&counters).into_iter().collect();
+        let notes: Vec<String> = unwritten_read_note(&counters)
+            .into_iter()
+            .chain(map_cache_note(
+                &counters,
+                target.drive.controller.map_cache_bytes,
+            ))
+            .collect();
         // Counters are plain numbers: serialising them cannot fail.
         let device = serde_json::to_value(counters).ok();
         self.now = backend.now;
