@@ -1,6 +1,6 @@
-//! Flash translation layer: mapping ([`mapping`]), block allocation and write points
-//! ([`alloc`]), garbage collection and pSLC folding ([`gc`]) and untimed preconditioning
-//! ([`precondition`]).
+//! Flash translation layer: mapping ([`mapping`]), the cached map of a controller without DRAM
+//! for it ([`mapcache`]), block allocation and write points ([`alloc`]), garbage collection and
+//! pSLC folding ([`gc`]) and untimed preconditioning ([`precondition`]).
 //!
 //! The FTL's state changes when the controller acts: a host write is mapped when the command is
 //! admitted to the write buffer, a GC move when its read is issued to the die, a block becomes
