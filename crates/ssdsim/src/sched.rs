@@ -48,8 +48,8 @@ pub(crate) const F_SLC: u8 = 1;
 /// A read of old data a page group waits for (`group`): read-modify-write (`owner` is the
 /// write command, which completes after it) or the merge of a fragmented unit (`owner` NIL).
 pub(crate) const F_RMW: u8 = 2;
-/// A read of a translation page of the cached mapping table: `owner` is the host read that
-/// waits for it, or NIL.
+/// A read of a translation page of the cached mapping table (`group`: the page; the host reads
+/// waiting for it are listed by the cache).
 pub(crate) const F_MAP: u8 = 4;
 
 /// GC only in idle die time (host programs first).

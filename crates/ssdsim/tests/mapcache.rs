@@ -34,6 +34,24 @@ fn go(
     (r, s.counters()[0].clone())
 }
 
+/// `go` on a new full drive of `cfg`, 4 KiB-aligned.
+fn full(
+    cfg: &DriveConfig,
+    kind: OpKind,
+    span: u64,
+    qd: usize,
+    secs: f64,
+) -> (RunResult, DriveCounters) {
+    go(
+        &mut sim(cfg, Precondition::Full),
+        kind,
+        span,
+        4096,
+        qd,
+        secs,
+    )
+}
+
 /// Random reads at QD 1 on a full drive: within the span the cache maps (16 translation pages
 /// = 256 MiB) every lookup hits once the pages are in, and a read costs one NAND read as with
 /// the map in DRAM; over the whole drive nearly every lookup misses, so a read waits for a
@@ -45,30 +63,9 @@ fn map_misses_read_translation_pages_beyond_the_cached_span() {
     let dram = drive(0);
     let small = drive(cache);
     let all = dram.user_capacity();
-    let (r_in, c_in) = go(
-        &mut sim(&small, Precondition::Full),
-        OpKind::Read,
-        128 * MIB,
-        4096,
-        1,
-        0.5,
-    );
-    let (r_all, c_all) = go(
-        &mut sim(&small, Precondition::Full),
-        OpKind::Read,
-        all,
-        4096,
-        1,
-        0.5,
-    );
-    let (r_dram, c_dram) = go(
-        &mut sim(&dram, Precondition::Full),
-        OpKind::Read,
-        all,
-        4096,
-        1,
-        0.5,
-    );
+    let (r_in, c_in) = full(&small, OpKind::Read, 128 * MIB, 1, 0.5);
+    let (r_all, c_all) = full(&small, OpKind::Read, all, 1, 0.5);
+    let (r_dram, c_dram) = full(&dram, OpKind::Read, all, 1, 0.5);
     eprintln!(
         "QD 1 random reads: 128 MiB span {:.0} IOPS ({} misses / {} lookups, {:.3} NAND reads per read); \
          whole drive {:.0} IOPS ({} / {}, {:.3}), map in DRAM {:.0} IOPS ({:.3}); mean {:.1} / {:.1} us",
@@ -133,22 +130,8 @@ fn dirty_translation_pages_are_written_back() {
         fresh.map_writes, 0,
         "nothing pushed out within the cached span"
     );
-    let (r_all, c_all) = go(
-        &mut sim(&small, Precondition::Full),
-        OpKind::Write,
-        all,
-        4096,
-        32,
-        1.0,
-    );
-    let (r_dram, c_dram) = go(
-        &mut sim(&dram, Precondition::Full),
-        OpKind::Write,
-        all,
-        4096,
-        32,
-        1.0,
-    );
+    let (r_all, c_all) = full(&small, OpKind::Write, all, 32, 1.0);
+    let (r_dram, c_dram) = full(&dram, OpKind::Write, all, 32, 1.0);
     eprintln!(
         "QD 32 random writes over the whole drive: {:.0} IOPS, WA {:.2} ({} map reads, {} write-backs, {} erases) \
          against {:.0} IOPS, WA {:.2} with the map in DRAM",
@@ -179,14 +162,7 @@ fn fragments_push_translation_pages_out() {
     cfg.set("controller.map_cache_bytes", &(128 * 4096).to_string())
         .unwrap();
     let span = 256 * MIB;
-    let (_, aligned) = go(
-        &mut sim(&cfg, Precondition::Full),
-        OpKind::Write,
-        span,
-        4096,
-        3,
-        1.0,
-    );
+    let (_, aligned) = full(&cfg, OpKind::Write, span, 3, 1.0);
     let (_, unaligned) = go(
         &mut sim(&cfg, Precondition::Full),
         OpKind::Write,
@@ -250,30 +226,9 @@ fn samsung_980_reads_slow_down_beyond_what_its_host_memory_buffer_maps() {
     assert_eq!(cfg.controller.map_cache_bytes, (64 << 20) / 16);
     let mut dram = cfg.clone();
     dram.set("controller.map_cache_bytes", "0").unwrap();
-    let (r_in, c_in) = go(
-        &mut sim(&cfg, Precondition::Full),
-        OpKind::Read,
-        2048 * MIB,
-        4096,
-        1,
-        0.5,
-    );
-    let (r_all, c_all) = go(
-        &mut sim(&cfg, Precondition::Full),
-        OpKind::Read,
-        cfg.user_capacity(),
-        4096,
-        1,
-        0.5,
-    );
-    let (r_dram, _) = go(
-        &mut sim(&dram, Precondition::Full),
-        OpKind::Read,
-        cfg.user_capacity(),
-        4096,
-        1,
-        0.5,
-    );
+    let (r_in, c_in) = full(&cfg, OpKind::Read, 2048 * MIB, 1, 0.5);
+    let (r_all, c_all) = full(&cfg, OpKind::Read, cfg.user_capacity(), 1, 0.5);
+    let (r_dram, _) = full(&dram, OpKind::Read, cfg.user_capacity(), 1, 0.5);
     eprintln!(
         "samsung-980-1t/16 QD 1 random reads: 2 GiB span {:.0} IOPS ({} misses), whole drive {:.0} IOPS \
          ({} misses of {}), map in DRAM {:.0} IOPS",

@@ -180,30 +180,28 @@ impl Drive {
         let Cmd { off, len, .. } = self.host.cmds[e as usize];
         self.c.host_reads += 1;
         self.c.host_read_bytes += len;
-        let g = &self.ftl.g;
-        let s0 = off / 512;
-        let s1 = (off + len).div_ceil(512);
-        let u0 = g.d_us.div(s0);
-        let u1 = g.d_us.div_ceil(s1);
-        let t_fw = self.ctl.fw_op(
+        let mut t_fw = self.ctl.fw_op(
             self.w0,
             now + self.host.sub_lat,
             self.ctl.fw_read + self.ctl.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
         );
-        self.host.cmds[e as usize].t_fw = t_fw;
         if self.ftl.mcache.is_some() {
             // where the data is comes from translation pages the cache may have to load first
+            let g = &self.ftl.g;
+            let (u0, u1) = (
+                g.d_us.div(off / 512),
+                g.d_us.div_ceil((off + len).div_ceil(512)),
+            );
             let (waits, at) = self.ftl.map_touch(u0, u1, false, t_fw, e, &mut self.sched);
-            let t = t_fw.max(at);
+            t_fw = t_fw.max(at);
             if waits > 0 {
                 let c = &mut self.host.cmds[e as usize];
-                c.t_fw = t;
+                c.t_fw = t_fw;
                 c.remaining = waits;
                 return;
             }
-            self.issue_reads(sh, e, t, now);
-            return;
         }
+        self.host.cmds[e as usize].t_fw = t_fw;
         self.issue_reads(sh, e, t_fw, now);
     }
 

@@ -97,11 +97,16 @@ fn set(v: &mut [u64], i: usize) {
     v[i / 64] |= 1 << (i % 64);
 }
 
+/// Mapping units per translation page of `page_bytes`, and translation pages for `units`.
+fn tp_shape(page_bytes: u64, units: u64) -> (u64, u64) {
+    let per = (page_bytes / MAP_ENTRY_BYTES).max(1);
+    (per, units.div_ceil(per))
+}
+
 impl MapCache {
     /// Bytes [`MapCache::try_new`] allocates.
     pub(crate) fn memory_estimate(bytes: u64, page_bytes: u64, units: u64, dies: usize) -> u64 {
-        let per = (page_bytes / MAP_ENTRY_BYTES).max(1);
-        let tps = units.div_ceil(per);
+        let (_, tps) = tp_shape(page_bytes, units);
         let cap = (bytes / page_bytes).max(1).min(tps);
         tps * 4 + tps.div_ceil(64) * 16 + cap * size_of::<Slot>() as u64 + dies as u64 * 8
     }
@@ -112,8 +117,8 @@ impl MapCache {
         units: u64,
         dies: usize,
     ) -> Result<MapCache, AllocError> {
-        let per = (page_bytes / MAP_ENTRY_BYTES).max(1);
-        let tps = units.div_ceil(per) as usize;
+        let (per, tps) = tp_shape(page_bytes, units);
+        let tps = tps as usize;
         Ok(MapCache {
             units_per_tp: per,
             bytes,
