@@ -625,24 +625,31 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             (vec![ds], name.clone())
         }
     };
-    // findings (the reviews' claims and bounds the studies re-create) validate; they never fit
-    let findings: usize = data
+    // figures held out for validation (reviews' measurements, the findings the studies
+    // re-create) are never fitted to: a model is fitted to ratings, datasheets and this
+    // machine's measurements, and checked on the rest
+    let held_out: usize = data
         .iter()
-        .filter(|d| d.source.kind == "findings")
-        .map(|d| d.figures.iter().filter(|f| f.case.drive == drive).count())
-        .sum();
-    if findings > 0 {
+        .flat_map(|d| &d.figures)
+        .filter(|f| f.case.drive == drive && f.usage == ssdlab_calib::data::Usage::Validate)
+        .count();
+    if held_out > 0 {
         output::note(&format!(
-            "calibrate: {findings} figures of {drive} in files of kind \"findings\" are left out of the fit (they are validation targets: ssdlab validate)"
+            "calibrate: {held_out} figures of {drive} marked use = \"validate\" (reviewers' measurements, the reviews' findings) are left out of the fit; ssdlab validate checks the fitted model on them"
         ));
     }
     let figures: Vec<&Figure> = data
         .iter()
-        .filter(|d| d.source.kind != "findings")
         .flat_map(|d| &d.figures)
-        .filter(|f| f.case.drive == drive)
+        .filter(|f| f.case.drive == drive && f.usage == ssdlab_calib::data::Usage::Fit)
         .collect();
     if figures.is_empty() {
+        if held_out > 0 {
+            return Err(anyhow!(
+                "the data holds no figure of drive {drive:?} to fit: its {held_out} figures are held out for validation (use = \"validate\", the default for reviews); mark the ones to fit use = \"fit\""
+            )
+            .into());
+        }
         let named: Vec<String> = data.iter().flat_map(|d| d.drives()).collect();
         return Err(anyhow!(
             "the data holds no figure of drive {drive:?} (it names {}); use --drive",

@@ -13,7 +13,7 @@ fn ssdlab() -> Command {
 const X25E_FIGURES: &str = r#"
 [source]
 title = "test figures"
-kind = "review"
+kind = "datasheet"
 
 [[figure]]
 drive = "x25e-64g"

@@ -22,6 +22,10 @@
 //! align = "512"              # omitted: the block size
 //! state = "fresh"            # fresh | full | steady (omitted: fresh)
 //! time = "180s"              # omitted: 60 s
+//! pattern = "random"         # data written: random | zeros | repeat[:BYTE] | compress:N
+//! use = "validate"           # fit | validate (omitted: fit for datasheet and measured
+//!                            # sources, validate for reviews and findings)
+//! quote = "the C300 manages 162.3MB/s"   # the source's words giving the number
 //!
 //! [[claim]]
 //! text = "512-B-aligned: the Vertex LE is ahead of the X25-E"
@@ -36,7 +40,7 @@
 
 use serde::{Deserialize, Serialize};
 use ssdlab_ssdsim::{AdapterChoice, AdapterModel, Precondition};
-use ssdlab_workload::{parse_duration, parse_size, RwMode};
+use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -103,6 +107,10 @@ pub struct RawCase {
     /// An array's RAID driver write-back cache in host memory (size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter_cache: Option<String>,
+    /// The data written (`random`, `zeros`, `repeat[:BYTE]`, `compress:N`; default random:
+    /// incompressible, as AS SSD and Iometer's full-random pattern write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
 }
 
 /// A figure as written in the file.
@@ -136,9 +144,20 @@ pub struct RawFigure {
     pub adapter: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter_cache: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
     /// "lower" or "upper" when the source gives only a bound ("over 160 MB/s").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
+    /// `fit` (a figure `ssdlab calibrate` may fit a model to: ratings, datasheets, this
+    /// machine's measurements) or `validate` (held out: only `ssdlab validate` reads it).
+    /// Default: `fit` for sources of kind datasheet and measured, `validate` for reviews and
+    /// findings.
+    #[serde(default, rename = "use", skip_serializing_if = "Option::is_none")]
+    pub usage: Option<String>,
+    /// The words of the source the figure was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -267,6 +286,8 @@ pub struct Case {
     pub read_pct: u8,
     /// The host adapter asked for (nothing: the default for the drive and array size).
     pub adapter: AdapterChoice,
+    /// The data written.
+    pub pattern: Pattern,
 }
 
 /// Which kind of workload a case is, for the per-family error summary.
@@ -311,6 +332,7 @@ impl Case {
             time_ns,
             read_pct: 100,
             adapter: AdapterChoice::default(),
+            pattern: Pattern::Random,
         }
     }
 
@@ -356,6 +378,9 @@ impl Case {
         }
         if let Some(b) = self.adapter.cache_bytes {
             s.push_str(&format!(" cache {}", ssdlab_workload::format_size(b)));
+        }
+        if self.pattern != Pattern::Random {
+            s.push_str(&format!(" {}", self.pattern));
         }
         s.push_str(&format!(" {}", self.state));
         s
@@ -437,7 +462,12 @@ impl RawCase {
         if adapter.cache_bytes.is_some() && drives < 2 {
             return Err("adapter_cache is an array's RAID driver cache: give drives > 1".into());
         }
+        let pattern = match &self.pattern {
+            Some(p) => Pattern::from_str(p).map_err(|e| e.to_string())?,
+            None => Pattern::Random,
+        };
         Ok(Case {
+            pattern,
             adapter,
             drive: self.drive.trim().to_string(),
             drives,
@@ -470,6 +500,7 @@ impl RawFigure {
             rwmixread: self.rwmixread,
             adapter: self.adapter.clone(),
             adapter_cache: self.adapter_cache.clone(),
+            pattern: self.pattern.clone(),
         }
     }
 }
@@ -494,10 +525,41 @@ pub struct Figure {
     /// In bytes/s, IOPS or ns.
     pub value: f64,
     pub bound: Bound,
+    /// Whether calibration may fit to it.
+    pub usage: Usage,
     /// As written in the file (for display).
     pub raw: RawFigure,
     /// The file and the figure's position in it (`file.toml#3`), or its id.
     pub origin: String,
+}
+
+/// What a figure is for: fitting a model, or checking one on data it was not fitted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Usage {
+    /// `ssdlab calibrate` may fit to it (ratings, datasheets, measurements of this machine).
+    Fit,
+    /// Held out: `ssdlab validate` reports its error apart from the fitted figures'.
+    Validate,
+}
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Usage::Fit => "fit",
+            Usage::Validate => "validate",
+        })
+    }
+}
+
+impl Usage {
+    /// What a figure of a source of `kind` is for when it does not say.
+    pub fn default_for(kind: &str) -> Usage {
+        match kind {
+            "datasheet" | "measured" => Usage::Fit,
+            _ => Usage::Validate,
+        }
+    }
 }
 
 /// What a claim asserts about a / b.
@@ -602,11 +664,23 @@ impl DataSet {
                 Some("upper") => Bound::Upper,
                 Some(b) => return Err(err(format!("bound {b:?}: expected lower or upper"))),
             };
+            let usage = match f.usage.as_deref() {
+                None => Usage::default_for(&raw.source.kind),
+                Some("fit") => Usage::Fit,
+                Some("validate") => Usage::Validate,
+                Some(u) => return Err(err(format!("use {u:?}: expected fit or validate"))),
+            };
+            if raw.source.kind == "findings" && usage == Usage::Fit {
+                return Err(err(
+                    "use \"fit\": a findings file is never fitted to (use = \"validate\")".into(),
+                ));
+            }
             figures.push(Figure {
                 case,
                 metric,
                 value: f.value * factor,
                 bound,
+                usage,
                 raw: f.clone(),
                 origin: format!("{name}#{}", i + 1),
             });
@@ -779,6 +853,32 @@ mod tests {
             .label()
             .contains("adapter chipset cache 256 MiB"));
         assert!(d.figures[1].case.adapter.is_default());
+    }
+
+    #[test]
+    fn a_figure_is_fitted_or_held_out() {
+        let fig = |kind: &str, extra: &str| {
+            format!(
+                "[source]\ntitle = \"t\"\nkind = \"{kind}\"\n[[figure]]\ndrive = \"x\"\nmetric = \"iops\"\nvalue = 3.0\nunit = \"IOPS\"\nrw = \"randwrite\"\nbs = \"4k\"\nqd = 1\n{extra}\n"
+            )
+        };
+        let usage = |kind: &str, extra: &str| parse(&fig(kind, extra)).map(|d| d.figures[0].usage);
+        assert_eq!(usage("review", "").unwrap(), Usage::Validate);
+        assert_eq!(usage("datasheet", "").unwrap(), Usage::Fit);
+        assert_eq!(usage("measured", "").unwrap(), Usage::Fit);
+        assert_eq!(usage("review", "use = \"fit\"").unwrap(), Usage::Fit);
+        assert_eq!(
+            usage("datasheet", "use = \"validate\"").unwrap(),
+            Usage::Validate
+        );
+        let e = usage("findings", "use = \"fit\"").unwrap_err().to_string();
+        assert!(e.contains("never fitted"), "{e}");
+        let e = usage("review", "use = \"maybe\"").unwrap_err().to_string();
+        assert!(e.contains("expected fit or validate"), "{e}");
+        let d = parse(&fig("review", "pattern = \"compress:50\"\nquote = \"q\"")).unwrap();
+        assert_eq!(d.figures[0].case.pattern, Pattern::Compress(50));
+        assert!(d.figures[0].case.label().contains("compress:50"));
+        assert!(parse(&fig("review", "pattern = \"sometimes\"")).is_err());
     }
 
     #[test]

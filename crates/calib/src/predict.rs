@@ -89,6 +89,7 @@ pub fn case_spec(
         align: c.align,
         span: c.span,
         qd: c.qd,
+        pattern: c.pattern,
         stop: StopCondition {
             time_ns: Some(time),
             ios: max_ios,

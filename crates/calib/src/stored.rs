@@ -109,6 +109,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
         time_ns: r.runtime_ns,
         read_pct: s.read_pct,
         adapter: Default::default(),
+        pattern: ssdlab_workload::Pattern::Random,
     })
 }
 

@@ -159,7 +159,10 @@ pub fn figure_of(p: &SuitePoint, o: &Outcome, note: &str) -> RawFigure {
         rwmixread: matches!(c.rw, RwMode::Randrw | RwMode::Rw).then_some(c.read_pct),
         adapter: c.adapter.model.map(|m| m.to_string()),
         adapter_cache: c.adapter.cache_bytes.map(format_size),
+        pattern: (c.pattern != ssdlab_workload::Pattern::Random).then(|| c.pattern.to_string()),
         bound: None,
+        usage: None,
+        quote: None,
         note: Some(note.to_string()),
         capacity_note: None,
     }

@@ -1,7 +1,7 @@
 //! Validation: every figure simulated and compared with its published (or measured) value, the
 //! errors summarised per workload family, and every claim checked on the simulated values.
 
-use crate::data::{unit_factor, Claim, ClaimKind, Family, Figure, Metric};
+use crate::data::{unit_factor, Claim, ClaimKind, Family, Figure, Metric, Usage};
 use crate::predict::{simulate_all, Outcome, PredictOptions};
 use serde::Serialize;
 use ssdlab_ssdsim::DriveConfig;
@@ -18,6 +18,8 @@ pub struct FigureRow {
     pub drive: String,
     pub workload: String,
     pub family: Family,
+    /// Whether the figure is one models are fitted to or one held out to check them.
+    pub usage: Usage,
     pub metric: Metric,
     pub unit: String,
     /// As published, in `unit`.
@@ -55,10 +57,24 @@ pub struct ClaimRow {
     pub failure: Option<String>,
 }
 
+/// The errors of the figures of one use: those models may be fitted to, and those held out.
+#[derive(Debug, Clone, Serialize)]
+pub struct UsageRow {
+    pub usage: Usage,
+    pub figures: usize,
+    pub median_abs_error: f64,
+    /// 90th percentile of |error| (nearest rank).
+    pub p90_abs_error: f64,
+    /// The five figures of largest |error|: origin, drive, workload, error.
+    pub worst: Vec<(String, String, String, f64)>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Validation {
     pub figures: Vec<FigureRow>,
     pub families: Vec<FamilyRow>,
+    /// Fit figures and held-out (validate) figures apart: evidence is the second.
+    pub usages: Vec<UsageRow>,
     pub claims: Vec<ClaimRow>,
 }
 
@@ -68,6 +84,55 @@ impl Validation {
         let errs: Vec<f64> = self.figures.iter().filter_map(|r| r.error).collect();
         summary(&errs)
     }
+}
+
+/// The `q` quantile (0..=1) of the sorted values, nearest rank.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let n = sorted.len();
+    let k = ((q * n as f64).ceil() as usize).clamp(1, n);
+    sorted[k - 1]
+}
+
+fn usage_rows(rows: &[FigureRow]) -> Vec<UsageRow> {
+    let mut out = Vec::new();
+    for usage in [Usage::Fit, Usage::Validate] {
+        let mut of: Vec<&FigureRow> = rows
+            .iter()
+            .filter(|r| r.usage == usage && r.error.is_some())
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let errs: Vec<f64> = of.iter().filter_map(|r| r.error).collect();
+        let (median, _) = summary(&errs).expect("not empty");
+        let mut abs: Vec<f64> = errs.iter().map(|e| e.abs()).collect();
+        abs.sort_by(f64::total_cmp);
+        of.sort_by(|a, b| {
+            b.error
+                .unwrap_or(0.0)
+                .abs()
+                .total_cmp(&a.error.unwrap_or(0.0).abs())
+        });
+        out.push(UsageRow {
+            usage,
+            figures: errs.len(),
+            median_abs_error: median,
+            p90_abs_error: quantile(&abs, 0.9),
+            worst: of
+                .iter()
+                .take(5)
+                .map(|r| {
+                    (
+                        r.origin.clone(),
+                        r.drive.clone(),
+                        r.workload.clone(),
+                        r.error.unwrap_or(0.0),
+                    )
+                })
+                .collect(),
+        });
+    }
+    out
 }
 
 fn summary(errs: &[f64]) -> Option<(f64, f64)> {
@@ -144,6 +209,7 @@ where
             drive: f.case.drive.clone(),
             workload: f.case.label(),
             family: f.case.family(),
+            usage: f.usage,
             metric: f.metric,
             unit: f.raw.unit.clone(),
             published: f.raw.value,
@@ -202,6 +268,7 @@ where
         });
     }
     Validation {
+        usages: usage_rows(&rows),
         figures: rows,
         families,
         claims: claim_rows,
@@ -254,6 +321,7 @@ fn figure_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "reference",
         "simulated",
         "error",
+        "use",
         "source",
     ];
     let rows = v
@@ -278,6 +346,7 @@ fn figure_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
                     None => "failed".into(),
                 },
                 r.error.map(pct).unwrap_or_else(|| "—".into()),
+                r.usage.to_string(),
                 r.origin.clone(),
             ]
         })
@@ -313,6 +382,50 @@ fn family_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
         ]);
     }
     (header, rows)
+}
+
+/// Fit figures and held-out figures apart: median and 90th-percentile |error|.
+fn usage_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec![
+        "figures",
+        "count",
+        "median |error|",
+        "90th percentile",
+        "worst",
+    ];
+    let rows = v
+        .usages
+        .iter()
+        .map(|u| {
+            vec![
+                match u.usage {
+                    Usage::Fit => "fit (ratings, datasheets, measurements)".to_string(),
+                    Usage::Validate => "validate (held out)".to_string(),
+                },
+                u.figures.to_string(),
+                format!("{:.0} %", u.median_abs_error * 100.0),
+                format!("{:.0} %", u.p90_abs_error * 100.0),
+                u.worst.first().map(|w| pct(w.3)).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The five held-out figures of largest |error| (the fitted ones when none is held out).
+fn worst_lines(v: &Validation) -> Vec<String> {
+    let u = v
+        .usages
+        .iter()
+        .find(|u| u.usage == Usage::Validate)
+        .or_else(|| v.usages.first());
+    u.map(|u| {
+        u.worst
+            .iter()
+            .map(|(o, d, w, e)| format!("{} {d} {w} ({o}, {} figure)", pct(*e), u.usage))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 fn claim_table(v: &Validation) -> (Vec<&'static str>, Vec<Vec<String>>) {
@@ -363,6 +476,16 @@ pub fn render(v: &Validation) -> String {
         s.push('\n');
         let (h, rows) = family_table(v);
         s.push_str(&columns(&with_header(h, rows)));
+        s.push('\n');
+        let (h, rows) = usage_table(v);
+        s.push_str(&columns(&with_header(h, rows)));
+        let worst = worst_lines(v);
+        if !worst.is_empty() {
+            s.push_str("worst five:\n");
+            for w in worst {
+                let _ = writeln!(s, "  {w}");
+            }
+        }
     }
     if !v.claims.is_empty() {
         if !s.is_empty() {
@@ -401,6 +524,20 @@ pub fn render_html(v: &Validation, title: &str, meta: &str) -> String {
             pct(worst)
         ));
     }
+    for u in &v.usages {
+        page.p(&format!(
+            "{} {} figures{}: median error ±{:.0} %, 90th percentile ±{:.0} %.",
+            u.figures,
+            u.usage,
+            if u.usage == Usage::Validate {
+                " (held out: no model was fitted to them)"
+            } else {
+                " (models may be fitted to them)"
+            },
+            u.median_abs_error * 100.0,
+            u.p90_abs_error * 100.0
+        ));
+    }
     if !v.claims.is_empty() {
         let passed = v.claims.iter().filter(|c| c.pass).count();
         page.p(&format!("{passed} of {} claims hold.", v.claims.len()));
@@ -437,6 +574,13 @@ pub fn render_html(v: &Validation, title: &str, meta: &str) -> String {
         });
         let (h, rows) = family_table(v);
         page.table(&h, &rows);
+        page.h3("Fitted and held-out figures");
+        let (h, rows) = usage_table(v);
+        page.table(&h, &rows);
+        let worst = worst_lines(v);
+        if !worst.is_empty() {
+            page.list("the five worst", &worst);
+        }
     }
     if !v.figures.is_empty() {
         page.h2("Reference (published or measured) and simulated figures, per drive");

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What a write puts on the medium. It matters for drives that compress (SandForce-style).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind", content = "value")]
 #[derive(Default)]
 pub enum Pattern {
