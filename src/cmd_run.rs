@@ -423,6 +423,7 @@ fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimT
         per_request_overhead_ns: a.adapter_overhead,
         trim_passthrough: a.no_trim_passthrough.then_some(false),
         cache_bytes: a.adapter_cache,
+        host: None,
     };
     Ok(sim_target(
         name,

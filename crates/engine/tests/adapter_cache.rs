@@ -15,6 +15,7 @@ fn array(cache: Option<u64>) -> SimTarget {
         stripe: Some(8192),
         adapter: AdapterConfig {
             write_cache: cache.map(WriteCacheConfig::with_size),
+            host: Default::default(),
             ..AdapterConfig::passthrough()
         },
         state: Precondition::Fresh,

@@ -26,13 +26,42 @@ impl ConfigError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interface {
-    /// SATA 1.5/3 Gb/s class link with NCQ (at most 32 commands inside the drive).
+    /// SATA 1.5 Gb/s (SATA revision 1) with NCQ (at most 32 commands inside the drive).
+    #[serde(rename = "sata1.5g")]
+    Sata1g5,
+    /// SATA 3 Gb/s with NCQ.
     Sata3g,
     /// SATA 6 Gb/s with NCQ.
     Sata6g,
     /// NVMe over PCIe (queue count × depth commands inside the drive, full-duplex link).
     Nvme,
 }
+
+impl Interface {
+    /// The SATA line rate in bits per second (None for NVMe).
+    pub fn sata_line_bps(self) -> Option<u64> {
+        match self {
+            Interface::Sata1g5 => Some(1_500_000_000),
+            Interface::Sata3g => Some(3_000_000_000),
+            Interface::Sata6g => Some(6_000_000_000),
+            Interface::Nvme => None,
+        }
+    }
+
+    /// Whether the drive is a SATA drive (one half-duplex link, NCQ, FIS exchange).
+    pub fn is_sata(self) -> bool {
+        self != Interface::Nvme
+    }
+}
+
+/// Link-layer cost of one SATA frame (FIS) beyond its payload, in dword (40-bit) times: SOF,
+/// CRC and EOF, the X_RDY/R_RDY, R_IP, WTRM/R_OK handshake primitives and the turnaround of the
+/// half-duplex link. Derived (not measured here) from what SATA drives reach at most: 8 KiB data
+/// frames at this cost give 572 MB/s on a 6 Gb/s link and 286 MB/s on 3 Gb/s, the ceilings the
+/// fastest drives of each generation measured sequentially (about 550–560 and 280–285 MB/s);
+/// with the command's own frames a 4 KiB read then costs 10.3 µs of a 6 Gb/s link, the ~97K
+/// IOPS ceiling of SATA 6 Gb/s drives.
+pub const SATA_FIS_OVERHEAD_DWORDS: u64 = 100;
 
 /// What the FTL does with a write that covers only part of a mapping unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +72,17 @@ pub enum UnalignedPolicy {
     /// Sector-granular remapping: no read, only the written sectors are programmed, at a
     /// per-command mapping cost (`controller.remap_cost_ns`).
     Remap,
+}
+
+/// What host writes do once the SLC cache's share is used up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PslcWhenFull {
+    /// Straight to native blocks.
+    #[default]
+    Native,
+    /// Into SLC blocks while the oldest are folded into native blocks.
+    Fold,
 }
 
 /// How the FTL picks the block to collect.
@@ -66,9 +106,16 @@ pub enum GcPolicy {
 pub struct HostConfig {
     /// `sata3g`, `sata6g` or `nvme`.
     pub interface: Interface,
-    /// Payload bandwidth of the link in bytes per second (after 8b/10b and FIS framing).
+    /// Data bandwidth of the link in bytes per second. 0 (the default): derived from the
+    /// interface — SATA: the line rate after 8b/10b coding (600 MB/s at 6 Gb/s), each frame
+    /// paying its framing and handshake on top ([`SATA_FIS_OVERHEAD_DWORDS`]); NVMe: from
+    /// `pcie_gen`, `pcie_lanes` and `pcie_mps_bytes`. A value given here is the payload rate of
+    /// the link as one figure (frames cost nothing on top).
+    #[serde(default)]
     pub link_bytes_per_sec: u64,
-    /// Link time per command for the protocol exchange (command FIS, status FIS, DMA setup), ns.
+    /// Extra link time per command beyond the protocol's frames, ns (default 0: the SATA frames
+    /// of a command — command, DMA set-up, data, status — are counted one by one).
+    #[serde(default)]
     pub cmd_overhead_ns: u64,
     /// Commands the drive accepts at once: SATA NCQ at most 32; NVMe: entries of each I/O
     /// submission queue (`nvme_queues` queues of this depth).
@@ -108,13 +155,27 @@ fn default_mps() -> u32 {
 }
 
 impl HostConfig {
-    /// Payload bytes per second of the link: `link_bytes_per_sec` when given, else derived
-    /// from the PCIe generation, lanes and payload size (NVMe).
+    /// Data bytes per second of the link: `link_bytes_per_sec` when given, else derived from
+    /// the SATA line rate (8b/10b) or from the PCIe generation, lanes and payload size (NVMe).
     pub fn link_rate(&self) -> u64 {
         if self.link_bytes_per_sec > 0 {
             return self.link_bytes_per_sec;
         }
-        pcie_payload_rate(self.pcie_gen, self.pcie_lanes, self.pcie_mps_bytes)
+        match self.interface.sata_line_bps() {
+            Some(bps) => bps / 10,
+            None => pcie_payload_rate(self.pcie_gen, self.pcie_lanes, self.pcie_mps_bytes),
+        }
+    }
+
+    /// Link time of one SATA frame's framing and handshake, ns (0 for NVMe, or when the link's
+    /// rate is given as one payload figure).
+    pub fn fis_overhead_ns(&self) -> u64 {
+        match self.interface.sata_line_bps() {
+            Some(bps) if self.link_bytes_per_sec == 0 => {
+                SATA_FIS_OVERHEAD_DWORDS * 40 * 1_000_000_000 / bps
+            }
+            _ => 0,
+        }
     }
 }
 
@@ -158,9 +219,26 @@ pub struct ControllerConfig {
     /// them. 0 (the default): GC costs the firmware nothing, only NAND and channel time.
     #[serde(default)]
     pub fw_gc_move_ns: u64,
-    /// Parallel firmware processing units (cores / co-processors).
+    /// Parallel firmware processing units, each doing every kind of firmware work (used when
+    /// `cores` is empty).
     #[serde(default = "one")]
     pub fw_units: u32,
+    /// The controller's firmware cores and what each does, one entry per core: `host`
+    /// (command decode and completion: the host interface layer), `ftl` (mapping lookups and
+    /// updates per 4 KiB, GC page moves), `flash` (issuing NAND commands: the flash interface
+    /// layer), joined with `+` when one core does several (`"host+ftl"`), `all` for every role.
+    /// A command's stages run on the cores of their role and overlap across commands and with
+    /// the flash. Empty: `fw_units` cores doing everything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<String>,
+    /// Firmware time per command when it completes (status posted, slot freed), ns, on a
+    /// `host` core.
+    #[serde(default)]
+    pub fw_complete_ns: u64,
+    /// Firmware time to issue one NAND command of the host path (a page read, a page group's
+    /// program), ns, on a `flash` core. GC's NAND commands are in `fw_gc_move_ns`.
+    #[serde(default)]
+    pub fw_flash_ns: u64,
     /// ECC decoding of data read from the NAND, ns per 4 KiB on one decode engine: a stage
     /// between the channel and the host (or the GC buffer) that reads queue for when the
     /// engines are busy. 0 (the default): decoding keeps pace with the channels (inline, as
@@ -235,6 +313,13 @@ pub struct FtlConfig {
     /// shrinking as the drive fills).
     #[serde(default)]
     pub pslc_idle_fold_ns: u64,
+    /// What host writes do once the SLC cache's share is used up: `native` (the default) —
+    /// they go straight to native (MLC/TLC/QLC) blocks; `fold` — they keep landing in SLC
+    /// blocks while the oldest SLC blocks are folded into native ones to make room, so every
+    /// byte is programmed twice (and read once) while the host writes (Samsung's Intelligent
+    /// TurboWrite as TechPowerUp saw the 980 "flushing SLC back to TLC" during a long write).
+    #[serde(default)]
+    pub pslc_when_full: PslcWhenFull,
     /// Program time of a pSLC page, ns.
     #[serde(default)]
     pub pslc_t_prog_ns: u64,
@@ -596,6 +681,8 @@ impl DriveConfig {
                 SECOND,
             ),
             ("controller.fw_gc_move_ns", c.fw_gc_move_ns, SECOND),
+            ("controller.fw_complete_ns", c.fw_complete_ns, SECOND),
+            ("controller.fw_flash_ns", c.fw_flash_ns, SECOND),
             ("controller.ecc_decode_ns", c.ecc_decode_ns, SECOND),
             ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
             ("controller.coalesce_ns", c.coalesce_ns, 10 * SECOND),
@@ -655,7 +742,7 @@ impl DriveConfig {
                 "must be a power of two from 128 to 4096",
             );
         }
-        if h.link_bytes_per_sec == 0 && (h.pcie_gen == 0 || h.pcie_lanes == 0) {
+        if nvme && h.link_bytes_per_sec == 0 && (h.pcie_gen == 0 || h.pcie_lanes == 0) {
             return err(
                 "host.link_bytes_per_sec",
                 "must be given (bytes/s), or be 0 with host.pcie_gen and host.pcie_lanes set",
@@ -696,6 +783,21 @@ impl DriveConfig {
         }
         if c.fw_units == 0 || c.fw_units > 64 {
             return err("controller.fw_units", "must be 1..=64");
+        }
+        if c.cores.len() > 64 {
+            return err("controller.cores", "at most 64 cores");
+        }
+        let mut covered = 0u8;
+        for core in &c.cores {
+            let m = crate::controller::roles_of(core)
+                .map_err(|m| ConfigError::new("controller.cores", format!("{core:?}: {m}")))?;
+            covered |= m;
+        }
+        if !c.cores.is_empty() && covered != crate::controller::ALL_ROLES {
+            return err(
+                "controller.cores",
+                "every role (host, ftl, flash) needs at least one core",
+            );
         }
         if c.ecc_engines == 0 || c.ecc_engines > 64 {
             return err("controller.ecc_engines", "must be 1..=64");
@@ -909,6 +1011,10 @@ impl DriveConfig {
             k.fw_read_per_unit_ns = 0;
             k.fw_write_per_unit_ns = 0;
             k.fw_gc_move_ns = 0;
+            k.fw_complete_ns = 0;
+            k.fw_flash_ns = 0;
+            k.fw_units = 1;
+            k.cores.clear();
             k.ecc_decode_ns = 0;
             k.ecc_engines = 1;
             k.remap_cost_ns = 0;

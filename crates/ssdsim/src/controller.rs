@@ -1,12 +1,18 @@
 //! Controller: firmware cores (the command path), the DRAM write buffer and on-the-fly
 //! compression.
 //!
-//! The firmware's work comes in three kinds: per command (`fw_read_ns`, `fw_write_ns`,
-//! `fw_trim_ns`), per 4 KiB of a command beyond the first (`fw_*_per_unit_ns`), and per NAND
-//! page that GC relocates (`fw_gc_move_ns`). Commands reach the firmware in arrival order and
-//! each takes the core that frees first; a core serves them as a FIFO whose requests come in
-//! time order (a busy-until time per core is exact here). GC page moves are background work
-//! with a priority between the commands:
+//! The firmware is a set of cores, each with roles (`controller.cores`): **host** (the host
+//! interface layer: decoding a command, `fw_read_ns`/`fw_write_ns`/`fw_trim_ns`, and completing
+//! it, `fw_complete_ns`), **ftl** (mapping lookups and updates per 4 KiB beyond a command's
+//! first, `fw_*_per_unit_ns`, and GC page moves, `fw_gc_move_ns`) and **flash** (issuing the
+//! host path's NAND commands, `fw_flash_ns`). A command's stages run one after the other on
+//! cores of their roles, so on a controller with several cores the stages of different
+//! commands overlap (command A's completion while B is decoded and C's pages are looked up),
+//! and a large command's later units are looked up while its first pages are already being
+//! read. Each core is a calendar of busy intervals: a stage takes the earliest gap at or after
+//! the time it can start on the core of its role that can start it first (a core's event loop
+//! serves whatever work is ready). GC page moves are background work with a priority between
+//! the commands:
 //!
 //! - A move is queued as a job and starts only on a core idle at that moment (a wake-up when
 //!   the first core frees checks again, since commands that arrived meanwhile go first). Reads
@@ -31,11 +37,64 @@ use crate::nand::Meter;
 /// `pack_factor` (≤ 8) pages' worth of sectors, so they reach at most 9 groups. NIL where unused.
 pub(crate) type GcJob = [u32; 9];
 
+/// Firmware roles (a core's bit mask).
+pub(crate) const ROLE_HOST: u8 = 1;
+pub(crate) const ROLE_FTL: u8 = 2;
+pub(crate) const ROLE_FLASH: u8 = 4;
+pub(crate) const ALL_ROLES: u8 = ROLE_HOST | ROLE_FTL | ROLE_FLASH;
+/// Role indices for [`Controller::fw`].
+pub(crate) const R_HOST: usize = 0;
+pub(crate) const R_FTL: usize = 1;
+pub(crate) const R_FLASH: usize = 2;
+
+/// The roles a `controller.cores` entry names (`"host+ftl"`, `"all"`).
+pub(crate) fn roles_of(s: &str) -> Result<u8, String> {
+    let mut m = 0;
+    for part in s.split('+') {
+        m |= match part.trim().to_ascii_lowercase().as_str() {
+            "host" => ROLE_HOST,
+            "ftl" => ROLE_FTL,
+            "flash" => ROLE_FLASH,
+            "all" => ALL_ROLES,
+            other => {
+                return Err(format!(
+                    "unknown role {other:?}; use host, ftl, flash (joined with +) or all"
+                ))
+            }
+        };
+    }
+    Ok(m)
+}
+
+/// The role names of a mask, for reports (`host+ftl`).
+pub(crate) fn role_names(m: u8) -> String {
+    if m == ALL_ROLES {
+        return "all".into();
+    }
+    let mut v = Vec::new();
+    for (bit, name) in [
+        (ROLE_HOST, "host"),
+        (ROLE_FTL, "ftl"),
+        (ROLE_FLASH, "flash"),
+    ] {
+        if m & bit != 0 {
+            v.push(name);
+        }
+    }
+    v.join("+")
+}
+
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Controller {
-    /// Per firmware core: busy until.
-    pub fw: Vec<u64>,
+    /// Per firmware core: its bookings (gaps are used).
+    pub fw: Vec<Calendar>,
     pub fw_meter: Vec<Meter>,
+    /// Per firmware core: its roles.
+    pub roles: Vec<u8>,
+    /// Per role (host, ftl, flash): the cores that have it.
+    pub by_role: [Vec<u8>; 3],
+    pub fw_complete: u64,
+    pub fw_flash: u64,
     pub fw_read: u64,
     pub fw_write: u64,
     pub fw_trim: u64,
@@ -71,22 +130,52 @@ pub(crate) struct Controller {
 
 impl Controller {
     pub(crate) fn memory_estimate(cfg: &DriveConfig) -> u64 {
-        cfg.controller.fw_units as u64 * (8 + 8)
+        let cores = cfg
+            .controller
+            .cores
+            .len()
+            .max(cfg.controller.fw_units as usize) as u64;
+        cores * (64 * 16 + 32)
             + cfg.host.queue_depth as u64 * 8
             + cfg.controller.ecc_engines as u64 * 64
     }
 
     pub(crate) fn try_new(cfg: &DriveConfig) -> Result<Controller, AllocError> {
         let c = &cfg.controller;
-        let units = c.fw_units as usize;
+        let roles: Vec<u8> = if c.cores.is_empty() {
+            vec![ALL_ROLES; c.fw_units as usize]
+        } else {
+            c.cores
+                .iter()
+                .map(|r| roles_of(r).unwrap_or(ALL_ROLES))
+                .collect()
+        };
+        let units = roles.len();
+        let mut by_role: [Vec<u8>; 3] = Default::default();
+        for (i, &m) in roles.iter().enumerate() {
+            for (r, bit) in [ROLE_HOST, ROLE_FTL, ROLE_FLASH].into_iter().enumerate() {
+                if m & bit != 0 {
+                    by_role[r].push(i as u8);
+                }
+            }
+        }
+        let mut fw = try_vec(Calendar::default(), units, "firmware cores")?;
+        for cal in &mut fw {
+            cal.try_reserve(256)
+                .map_err(|_| AllocError::new("firmware cores", 256 * 16))?;
+        }
         let engines = if c.ecc_decode_ns > 0 {
             c.ecc_engines as usize
         } else {
             0
         };
         Ok(Controller {
-            fw: try_vec(0u64, units, "firmware cores")?,
+            fw,
             fw_meter: try_vec(Meter::default(), units, "firmware cores")?,
+            roles,
+            by_role,
+            fw_complete: c.fw_complete_ns,
+            fw_flash: c.fw_flash_ns,
             fw_read: c.fw_read_ns,
             fw_write: c.fw_write_ns,
             fw_trim: c.fw_trim_ns,
@@ -116,41 +205,58 @@ impl Controller {
         })
     }
 
-    /// Runs `dur` of firmware work for a command arriving at `t` on the core that frees first;
-    /// returns when it is done.
+    /// Runs `dur` of firmware work of role `role` (index: 0 host, 1 ftl, 2 flash) that can start
+    /// at `t` on the core of that role that can start it first (the earliest gap); `now` is the
+    /// current time. Returns its end (`t` when `dur` is 0).
     #[inline]
-    pub(crate) fn fw_op(&mut self, w0: u64, t: u64, dur: u64) -> u64 {
-        let mut best = 0;
-        for i in 1..self.fw.len() {
-            if self.fw[i] < self.fw[best] {
-                best = i;
-            }
+    pub(crate) fn fw(&mut self, w0: u64, now: u64, role: usize, t: u64, dur: u64) -> u64 {
+        if dur == 0 {
+            return t;
         }
-        let s = t.max(self.fw[best]);
-        self.fw[best] = s + dur;
-        self.fw_meter[best].add(w0, s, s + dur);
-        s + dur
+        let cores = &self.by_role[role];
+        let best = if cores.len() == 1 {
+            cores[0] as usize
+        } else {
+            let mut best = cores[0] as usize;
+            let mut best_start = u64::MAX;
+            for &c in cores {
+                let s = self.fw[c as usize].peek(t.max(now), dur);
+                if s < best_start {
+                    (best, best_start) = (c as usize, s);
+                }
+            }
+            best
+        };
+        let (s, e) = self.fw[best].book(now, t.max(now), dur);
+        self.fw_meter[best].add(w0, s, e);
+        e
     }
 
-    /// A core idle at `now` (the first), if any.
+    /// An `ftl` core free for a GC move of `fw_gc_move` ns from `now`, if any.
     #[inline]
     pub(crate) fn idle_core(&self, now: u64) -> Option<usize> {
-        self.fw.iter().position(|&b| b <= now)
+        self.by_role[1]
+            .iter()
+            .map(|&c| c as usize)
+            .find(|&c| self.fw[c].peek(now, self.fw_gc_move) == now)
     }
 
-    /// When the first core frees.
+    /// When an `ftl` core could next start a GC move.
     #[inline]
-    pub(crate) fn first_free(&self) -> u64 {
-        self.fw.iter().copied().min().unwrap_or(0)
+    pub(crate) fn first_free(&self, now: u64) -> u64 {
+        self.by_role[1]
+            .iter()
+            .map(|&c| self.fw[c as usize].peek(now, self.fw_gc_move))
+            .min()
+            .unwrap_or(now)
     }
 
     /// Runs one GC job on idle core `core` from `now`; returns its end.
     #[inline]
     pub(crate) fn run_gc_job(&mut self, w0: u64, core: usize, now: u64) -> u64 {
-        let end = now + self.fw_gc_move;
-        self.fw[core] = end;
-        self.fw_meter[core].add(w0, now, end);
-        end
+        let (s, e) = self.fw[core].book(now, now, self.fw_gc_move);
+        self.fw_meter[core].add(w0, s, e);
+        e
     }
 
     /// `bytes` read from the NAND reach the controller at `t`: they are decoded on the ECC

@@ -44,6 +44,11 @@ pub struct Utilisation {
     pub channels: Vec<f64>,
     /// Per firmware core.
     pub fw_cores: Vec<f64>,
+    /// Per firmware core: its roles (`all`, or `host`, `ftl`, `flash` joined with `+`).
+    pub fw_roles: Vec<String>,
+    /// Per host CPU taking the drive's completions (one per SATA drive, one per NVMe queue):
+    /// the host's completion handling.
+    pub host_cpus: Vec<f64>,
     /// Per ECC decode engine (empty when decoding is not a separate stage).
     pub ecc_engines: Vec<f64>,
     /// Host link (SATA: both directions; NVMe: host → drive).
@@ -55,8 +60,9 @@ pub struct Utilisation {
     pub channel_max: f64,
     pub fw_max: f64,
     pub ecc_max: f64,
-    /// The most utilised resource (`die 3`, `channel 0`, `fw core 0`, `ecc engine 0`, `link`,
-    /// `link to host`).
+    /// The most utilised resource (`die 3`, `channel 0`, `fw core 0` — with its roles when it
+    /// has not all of them, `fw core 1 (flash)` —, `ecc engine 0`, `link`, `link to host`,
+    /// `host cpu 0`).
     pub busiest: String,
     pub busiest_utilisation: f64,
 }
@@ -135,6 +141,8 @@ pub struct DriveCounters {
     pub per_fw_busy_ns: Vec<u64>,
     /// Busy time per ECC decode engine inside the window, ns (empty without the stage).
     pub per_ecc_busy_ns: Vec<u64>,
+    /// Busy time per host CPU handling the drive's completions inside the window, ns.
+    pub per_host_cpu_busy_ns: Vec<u64>,
     pub erase_count_min: u32,
     pub erase_count_max: u32,
     pub erase_count_mean: f64,
@@ -157,22 +165,37 @@ pub struct DriveCounters {
     pub utilisation: Utilisation,
 }
 
+/// Busy times of a drive's resources over a window, ns.
+pub(crate) struct Busy<'a> {
+    pub dies: &'a [u64],
+    pub channels: &'a [u64],
+    pub fw: &'a [u64],
+    pub fw_roles: &'a [String],
+    pub ecc: &'a [u64],
+    pub link: u64,
+    pub link_to_host: u64,
+    pub host_cpu: &'a [u64],
+}
+
 impl Utilisation {
-    pub(crate) fn new(
-        window: u64,
-        dies: &[u64],
-        channels: &[u64],
-        fw: &[u64],
-        ecc: &[u64],
-        link: u64,
-        link_to_host: u64,
-    ) -> Utilisation {
+    pub(crate) fn new(window: u64, b: Busy<'_>) -> Utilisation {
+        let Busy {
+            dies,
+            channels,
+            fw,
+            fw_roles,
+            ecc,
+            link,
+            link_to_host,
+            host_cpu,
+        } = b;
         let w = window.max(1) as f64;
         let frac = |v: &[u64]| v.iter().map(|&b| b as f64 / w).collect::<Vec<f64>>();
         let dies = frac(dies);
         let channels = frac(channels);
         let fw_cores = frac(fw);
         let ecc_engines = frac(ecc);
+        let host_cpus = frac(host_cpu);
         let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
         let (link, link_to_host) = (link as f64 / w, link_to_host as f64 / w);
         let mut busiest = (String::new(), -1.0);
@@ -188,13 +211,19 @@ impl Utilisation {
             consider(format!("channel {i}"), u);
         }
         for (i, &u) in fw_cores.iter().enumerate() {
-            consider(format!("fw core {i}"), u);
+            match fw_roles.get(i).map(String::as_str) {
+                None | Some("all") => consider(format!("fw core {i}"), u),
+                Some(r) => consider(format!("fw core {i} ({r})"), u),
+            }
         }
         for (i, &u) in ecc_engines.iter().enumerate() {
             consider(format!("ecc engine {i}"), u);
         }
         consider("link".into(), link);
         consider("link to host".into(), link_to_host);
+        for (i, &u) in host_cpus.iter().enumerate() {
+            consider(format!("host cpu {i}"), u);
+        }
         Utilisation {
             die_mean: dies.iter().sum::<f64>() / dies.len().max(1) as f64,
             die_max: max(&dies),
@@ -204,6 +233,8 @@ impl Utilisation {
             dies,
             channels,
             fw_cores,
+            fw_roles: fw_roles.to_vec(),
+            host_cpus,
             ecc_engines,
             link,
             link_to_host,

@@ -30,12 +30,19 @@ pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
     load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, preset_toml,
     Calibration, ConfigError, ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig,
-    Interface, NandConfig, PresetInfo, Rated, SchedConfig, UnalignedPolicy,
+    Interface, NandConfig, PresetInfo, PslcWhenFull, Rated, SchedConfig, UnalignedPolicy,
 };
 pub use counters::{AuditReport, DriveCounters, Utilisation};
 pub use ftl::AllocError;
+pub use host::HostStack;
 pub use sim::{Simulator, UntimedFill};
 pub use state::{StateError, StateExtra, STATE_MAGIC, STATE_VERSION};
+
+/// The simulator's model version: raised whenever a change of the model changes what it
+/// simulates, so that stored results of an earlier model (a sweep's points) are simulated again
+/// instead of being mixed with new ones. 2: the SATA link's frames, the host's time per command,
+/// firmware cores with roles and pipelined stages, buffered read-modify-write.
+pub const MODEL_VERSION: u32 = 2;
 
 /// Why a simulator could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -193,6 +200,10 @@ pub struct AdapterConfig {
     /// The driver's write-back cache in host memory (`None`: writes go straight through).
     #[serde(default)]
     pub write_cache: Option<WriteCacheConfig>,
+    /// The host computer's own time per command (block layer and AHCI/NVMe driver), on every
+    /// command of every drive.
+    #[serde(default)]
+    pub host: HostStack,
 }
 
 impl Default for AdapterConfig {
@@ -210,6 +221,7 @@ impl AdapterConfig {
             per_request_overhead_ns: 0,
             trim_passthrough: true,
             write_cache: None,
+            host: HostStack::default(),
         }
     }
 }
@@ -301,6 +313,10 @@ pub struct AdapterChoice {
     /// Bytes of the driver's write-back cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_bytes: Option<u64>,
+    /// The host's own time per command (None: [`HostStack::default_for`] the drive's
+    /// interface).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostStack>,
 }
 
 impl AdapterChoice {
@@ -330,6 +346,9 @@ impl AdapterChoice {
         if let Some(b) = self.cache_bytes {
             c.write_cache = Some(WriteCacheConfig::with_size(b));
         }
+        c.host = self
+            .host
+            .unwrap_or_else(|| HostStack::default_for(drive.host.interface));
         c
     }
 }

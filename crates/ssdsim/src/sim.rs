@@ -204,7 +204,7 @@ impl Simulator {
             bytes: n_drives.saturating_mul(size_of::<Drive>()),
         })?;
         for i in 0..n_drives {
-            let mut d = Drive::try_new(drive, tracking, i as u32)?;
+            let mut d = Drive::try_new(drive, tracking, i as u32, adapter.host)?;
             d.precondition(pre, seed.wrapping_add(i as u64));
             drives.push(d);
         }
@@ -245,6 +245,11 @@ impl Simulator {
             per_request_overhead_ns: self.adapter_overhead,
             trim_passthrough: self.trim_passthrough,
             write_cache: self.cache.as_ref().map(|c| c.cfg),
+            host: self
+                .drives
+                .first()
+                .map(|d| d.host_stack())
+                .unwrap_or_default(),
         }
     }
 
@@ -584,6 +589,16 @@ impl Simulator {
     /// tracking is off. Preconditioning data reads as `None`.
     pub fn read_version(&self, drive: usize, sector: u64) -> Option<u32> {
         self.drives.get(drive)?.read_version(sector)
+    }
+
+    /// For drives brought into `steady` state: per drive, the marginal write amplification GC
+    /// had reached when the untimed preconditioning stopped, and the random overwrites it took
+    /// (in capacities). None for other states.
+    pub fn steady_state(&self) -> Vec<Option<(f64, f64)>> {
+        self.drives
+            .iter()
+            .map(|d| d.ftl.steady_wa.map(|wa| (wa, d.ftl.steady_written)))
+            .collect()
     }
 
     /// Write commands submitted to `drive` so far (the version the next write gets, minus 1).

@@ -10,6 +10,7 @@ fn sim(cache: Option<u64>, tracking: bool) -> Simulator {
     let cfg = load_preset("vertex450-128g").unwrap();
     let ad = AdapterConfig {
         write_cache: cache.map(WriteCacheConfig::with_size),
+        host: Default::default(),
         ..AdapterConfig::passthrough()
     };
     if tracking {

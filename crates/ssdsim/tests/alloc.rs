@@ -56,6 +56,7 @@ fn no_allocations_per_request_after_warmup() {
             per_request_overhead_ns: 500,
             trim_passthrough: true,
             write_cache: None,
+            host: Default::default(),
         };
         let mut sim = Simulator::new(&cfg, 2, &ad, Precondition::Steady, 1).unwrap();
         let span = cfg.user_capacity() / 4096 - 64;

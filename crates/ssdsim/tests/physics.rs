@@ -117,6 +117,81 @@ fn greedy_wa_matches_the_analytic_model() {
     }
 }
 
+/// `steady` means steady: right after the untimed preconditioning (and the writes that use up
+/// the background-GC reserve it leaves), random writes run at the write amplification greedy GC
+/// converges to, not at a transient on the way there.
+#[test]
+fn steady_state_is_reached_by_the_untimed_fill() {
+    for op in [0.07, 0.28] {
+        let (bpp, ppb) = (128u32, 256u32);
+        let mut cfg = gc_drive(op, bpp, ppb, "greedy");
+        cfg.ftl.steady_overwrite = 4.0;
+        let mut sim = common::sim(&cfg, Precondition::Steady);
+        let (untimed_wa, written) = sim.steady_state()[0].expect("a steady drive");
+        let units = cfg.user_capacity() / 4096;
+        let mut x = 0x0bad_cafe_1234_5678u64;
+        // the free blocks above the GC threshold that an idle drive keeps
+        let reserve = (cfg.ftl.gc_bg_free_blocks as u64 + 2) * 4 * ppb as u64;
+        random_writes(&mut sim, units, reserve, 16, &mut x);
+        sim.reset_counters();
+        random_writes(&mut sim, units, units / 8, 16, &mut x);
+        let c = &sim.counters()[0];
+        let planes = 4.0;
+        let held = (planes * bpp as f64 - c.spare_blocks_mean - planes) * ppb as f64;
+        let model = analytic_wa(units as f64 / held);
+        let wa = c.write_amplification;
+        eprintln!(
+            "OP {:.0} %: untimed fill stopped at WA {untimed_wa:.3} after {written:.2} capacities; timed WA {wa:.3}, model {model:.3}",
+            op * 100.0
+        );
+        assert!(
+            (wa / model - 1.0).abs() < 0.05,
+            "OP {op}: WA {wa:.3} vs {model:.3}"
+        );
+        assert!(written < 4.0, "the fill converged before its limit");
+    }
+}
+
+/// The same on a preset's geometry (vertex450-128g, 1/4 of its blocks, its 7 % spare area):
+/// stopping the overwrites when the free pool first reaches the GC threshold — where the
+/// untimed fill used to stop — leaves a transient whose write amplification is well above the
+/// converged one; the fill now goes on until it has converged.
+#[test]
+fn steady_state_of_a_preset_has_converged() {
+    let base = load_preset("vertex450-128g").unwrap().scaled(4).unwrap();
+    let run = |overwrite: f64| {
+        let mut cfg = base.clone();
+        cfg.ftl.steady_overwrite = overwrite;
+        let mut sim = common::sim(&cfg, Precondition::Steady);
+        let units = cfg.user_capacity() / 4096;
+        let mut x = 0x5eed_u64;
+        let g = &cfg.nand;
+        let planes = (g.channels * g.dies_per_channel * g.planes_per_die) as u64;
+        let reserve =
+            (cfg.ftl.gc_bg_free_blocks as u64 + 2) * planes * g.pages_per_block as u64 * 2;
+        random_writes(&mut sim, units, reserve, 32, &mut x);
+        sim.reset_counters();
+        random_writes(&mut sim, units, units / 20, 32, &mut x);
+        (sim.counters()[0].write_amplification, sim.steady_state()[0])
+    };
+    // the free pool reaches the threshold after about the spare area's worth of overwrites
+    let (transient, _) = run(0.06);
+    let (steady, at) = run(2.0);
+    let (untimed, written) = at.expect("converged");
+    eprintln!(
+        "stopped at the threshold: WA {transient:.2}; converged fill (WA {untimed:.2} after {written:.2} capacities): WA {steady:.2}"
+    );
+    assert!(written < 2.0);
+    assert!(
+        transient > 1.05 * steady,
+        "the early stop should show the transient: {transient:.2} vs {steady:.2}"
+    );
+    assert!(
+        (steady / untimed - 1.0).abs() < 0.1,
+        "{steady:.2} vs {untimed:.2}"
+    );
+}
+
 /// What a closed-loop run measured (virtual time).
 #[derive(Debug, Default)]
 struct Run {

@@ -90,6 +90,7 @@ fn cases() -> Vec<Case> {
                     trim_passthrough: false,
                     // the RAID driver's cache, with dirty data in flight at the save
                     write_cache: Some(ssdlab_ssdsim::WriteCacheConfig::with_size(1 << 20)),
+                    host: Default::default(),
                 }
             } else {
                 AdapterConfig::passthrough()

@@ -109,6 +109,10 @@ struct KeyView<'a> {
     /// start fresh stay as they were.
     #[serde(skip_serializing_if = "Option::is_none")]
     after: Option<&'a str>,
+    /// Simulated targets: the simulator's model version, so that points simulated by an earlier
+    /// model are simulated again rather than mixed with new ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<u32>,
 }
 
 /// FNV-1a, 128 bits: small, stable across Rust versions and platforms.
@@ -134,6 +138,7 @@ fn point_key(p: &Point, after: Option<&str>) -> String {
         stripe: p.stripe,
         repeat: p.repeat,
         after,
+        model: matches!(p.target, PointTarget::Sim { .. }).then_some(ssdlab_ssdsim::MODEL_VERSION),
     };
     let json = serde_json::to_string(&view).expect("key view serialises");
     format!("{:032x}", fnv1a128(json.as_bytes()))

@@ -812,6 +812,7 @@ impl SweepSpec {
                             .map(|v| v.bytes(&f("uplink")))
                             .transpose()?,
                         trim_passthrough: t.trim_passthrough,
+                        host: None,
                     };
                     for (k, set) in [
                         ("adapter_cache", adapter.cache_bytes.is_some()),
@@ -1291,6 +1292,7 @@ mod tests {
                 per_request_overhead_ns: Some(5_000),
                 trim_passthrough: Some(false),
                 cache_bytes: Some(64 << 20),
+                host: None,
             }
         );
         assert!(s.targets[1].label.contains("adapter=none"));

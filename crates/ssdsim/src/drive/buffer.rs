@@ -3,6 +3,7 @@
 //! sealing full groups into program transactions, and the coalescing flush timer.
 
 use super::{Drive, Shared};
+use crate::controller::R_FLASH;
 use crate::events::{ev, EV_FLUSH};
 use crate::ftl::alloc::HOST_RESERVE;
 use crate::ftl::mapping::{sector_mask, UNMAPPED};
@@ -115,15 +116,16 @@ impl Drive {
         self.c.cache_wait_ns += start - t_fw;
         let t_data = self
             .host
-            .xfer(&mut sh.uplink, self.w0, now, start, len, false, true);
+            .xfer(&mut sh.uplink, self.w0, now, start, len, false, true, e);
         self.ctl.cache_used += len;
         self.admit_whole(u0, u1, t_data, now);
         self.ctl.last_arrival = self.ctl.last_arrival.max(t_data);
         self.arm_flush(sh);
         let c = &mut self.host.cmds[e as usize];
-        c.done = t_data;
+        c.done = c.done.max(t_data);
         c.remaining = 0;
-        self.complete(sh, e, t_data);
+        let done = c.done;
+        self.complete(sh, e, done);
     }
 
     #[inline(never)]
@@ -133,7 +135,7 @@ impl Drive {
         self.c.cache_wait_ns += start - cmd.t_fw;
         let t_data = self
             .host
-            .xfer(&mut sh.uplink, self.w0, now, start, cmd.len, false, true);
+            .xfer(&mut sh.uplink, self.w0, now, start, cmd.len, false, true, e);
         let write_through = self.ctl.cache_cap == 0;
         if !write_through {
             self.ctl.cache_used += cmd.len;
@@ -220,9 +222,11 @@ impl Drive {
                     continue;
                 }
                 // the old data must reach the controller before the merged unit is programmed;
-                // a read-modify-write also holds the command until then (the buffer holds
-                // whole units), a remapping drive's merge does not (the write is in the buffer)
-                let rmw = self.ftl.rmw;
+                // the command waits for it only on a drive without a write buffer: a buffered
+                // write completes once its data is in, and the merge costs flash time in the
+                // background (its group, holding buffer space, is programmed after the read, so
+                // writes throttle when the buffer fills)
+                let rmw = self.ftl.rmw && write_through;
                 let g = &self.ftl.g;
                 let blk = g.slot_block(src);
                 let tx = Tx {
@@ -256,14 +260,14 @@ impl Drive {
         }
         self.ctl.last_arrival = self.ctl.last_arrival.max(t_data);
         self.arm_flush(sh);
-        // The write completes when its data is in the buffer, after the old data of partly
-        // written units has been merged (`rmw`: the buffer holds whole mapping units), and
-        // (write-through) after its pages are programmed.
+        // The write completes when its data is in the buffer and (write-through) after the old
+        // data of partly written units has been merged and its pages are programmed.
         let c = &mut self.host.cmds[e as usize];
-        c.done = t_data;
+        c.done = c.done.max(t_data);
         c.remaining = waiting_on + rmw_reads;
         if c.remaining == 0 {
-            self.complete(sh, e, t_data);
+            let done = c.done;
+            self.complete(sh, e, done);
         }
     }
 
@@ -387,6 +391,14 @@ impl Drive {
     }
 
     pub(super) fn enqueue_program(&mut self, d: usize, id: u32) {
+        if self.ctl.fw_flash > 0 {
+            // a `flash` core issues the program once the group's data is in
+            let now = self.sched.now;
+            let gr = &mut self.ftl.groups[id as usize];
+            gr.ready = self
+                .ctl
+                .fw(self.w0, now, R_FLASH, gr.ready.max(now), self.ctl.fw_flash);
+        }
         let gr = &self.ftl.groups[id as usize];
         self.sched.enqueue(
             d,

@@ -3,7 +3,7 @@
 //! what a finished operation frees (pages, buffer space, waiting writes).
 
 use super::{Drive, Shared, DIE_BITS};
-use crate::controller::GcJob;
+use crate::controller::{GcJob, R_FTL};
 use crate::events::{ev, EV_DIE_DONE, EV_DIE_WAKE, FW_WAKE};
 use crate::ftl::{ERASING, NIL};
 use crate::nand::MAX_PLANES;
@@ -115,7 +115,7 @@ impl Drive {
     pub(super) fn fw_run_gc(&mut self, sh: &mut Shared, now: u64) {
         while !self.ctl.gc_jobs.is_empty() {
             let Some(core) = self.ctl.idle_core(now) else {
-                let t = self.ctl.first_free();
+                let t = self.ctl.first_free(now);
                 if t < self.ctl.fw_wake_at {
                     self.ctl.fw_wake_at = t;
                     sh.push(t, ev(EV_DIE_WAKE, self.idx, FW_WAKE));
@@ -132,8 +132,9 @@ impl Drive {
     /// arriving at `now` would be (the jobs go before it).
     #[inline]
     pub(super) fn flush_gc_jobs(&mut self, now: u64) {
+        let cur = self.sched.now;
         while let Some(job) = self.ctl.gc_jobs.pop_front() {
-            let end = self.ctl.fw_op(self.w0, now, self.ctl.fw_gc_move);
+            let end = self.ctl.fw(self.w0, cur, R_FTL, now, self.ctl.fw_gc_move);
             self.gc_job_done(job, end);
         }
     }
@@ -308,7 +309,7 @@ impl Drive {
         let first = self.host.cmds[e as usize].first;
         let end = self
             .host
-            .xfer(&mut sh.uplink, self.w0, now, t, bytes, true, first);
+            .xfer(&mut sh.uplink, self.w0, now, t, bytes, true, first, e);
         self.host.cmds[e as usize].first = false;
         self.piece_done(sh, e, end);
     }

@@ -3,6 +3,7 @@
 //! a trim; its completion is handed back to the host interface.
 
 use super::{Drive, Shared};
+use crate::controller::{R_FLASH, R_FTL, R_HOST};
 use crate::events::{ev, EV_HOST_DONE, EV_IDLE};
 use crate::ftl::mapping::{sector_mask, UNMAPPED};
 use crate::ftl::NIL;
@@ -72,6 +73,8 @@ impl Drive {
             version: 0,
             arrive: now,
             t_fw: now,
+            m_s: 0,
+            m_per: 0,
             remaining: 0,
             done: now,
             first: true,
@@ -84,9 +87,8 @@ impl Drive {
             OpKind::Write => self.start_write(sh, e, now),
             OpKind::Trim => {
                 self.c.host_trims += 1;
-                let t = self
-                    .ctl
-                    .fw_op(self.w0, now + self.host.sub_lat, self.ctl.fw_trim);
+                let t_in = self.host.arrive(self.w0, now);
+                let t = self.ctl.fw(self.w0, now, R_HOST, t_in, self.ctl.fw_trim);
                 self.host.cmds[e as usize].t_fw = t;
                 if self.ctl.waiters.is_empty() {
                     self.trim(sh, e, now);
@@ -101,26 +103,43 @@ impl Drive {
     pub(super) fn trim(&mut self, sh: &mut Shared, e: u32, now: u64) {
         let c = self.host.cmds[e as usize];
         self.ftl.trim(c.off, c.len);
+        // the range list of the DATA SET MANAGEMENT command: one 512-byte block
         let done = self.host.xfer(
             &mut sh.uplink,
             self.w0,
             now,
             now.max(c.t_fw),
-            0,
+            512,
             false,
             true,
+            e,
         );
         self.complete(sh, e, done);
     }
 
+    /// Command `e`'s last piece ends at `t`: the firmware completes it (`fw_complete_ns` on a
+    /// host core), the host interface delivers the completion and the host handles it.
     #[inline]
     pub(super) fn complete(&mut self, sh: &mut Shared, e: u32, t: u64) {
+        let now = self.sched.now;
+        let t = self.ctl.fw(self.w0, now, R_HOST, t, self.ctl.fw_complete);
+        let q = self.host.queue_of_slot(e);
+        let t = self.host.finish(self.w0, now, t, q);
         let seq = self.host.cmds[e as usize].seq;
-        sh.heap.push_completion(
-            t + self.host.cq_lat,
-            seq,
-            ev(EV_HOST_DONE, self.idx, e as u64),
-        );
+        sh.heap
+            .push_completion(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
+    }
+
+    /// Books the lookups of a command's 4 KiB units beyond its first on an `ftl` core from
+    /// `t` (`per` ns each); returns their start (unit k ≥ 1 is done at start + k × per).
+    #[inline]
+    fn book_units(&mut self, now: u64, t: u64, len: u64, per: u64) -> u64 {
+        let more = len.div_ceil(4096).saturating_sub(1);
+        if more == 0 || per == 0 {
+            return t;
+        }
+        let end = self.ctl.fw(self.w0, now, R_FTL, t, more * per);
+        end - more * per
     }
 
     /// The completion of command slot `e` is delivered at `t`: the slot frees (a command
@@ -180,11 +199,15 @@ impl Drive {
         let Cmd { off, len, .. } = self.host.cmds[e as usize];
         self.c.host_reads += 1;
         self.c.host_read_bytes += len;
-        let mut t_fw = self.ctl.fw_op(
-            self.w0,
-            now + self.host.sub_lat,
-            self.ctl.fw_read + self.ctl.fw_read_unit * len.div_ceil(4096).saturating_sub(1),
-        );
+        let t_in = self.host.arrive(self.w0, now);
+        let mut t_fw = self.ctl.fw(self.w0, now, R_HOST, t_in, self.ctl.fw_read);
+        let per = self.ctl.fw_read_unit;
+        let m_s = self.book_units(now, t_fw, len, per);
+        {
+            let c = &mut self.host.cmds[e as usize];
+            c.m_s = m_s;
+            c.m_per = per as u32;
+        }
         if self.ftl.mcache.is_some() {
             // where the data is comes from translation pages the cache may have to load first
             let g = &self.ftl.g;
@@ -228,7 +251,22 @@ impl Drive {
     /// Host read `e`, its mapping known at `t_fw`: queues the flash reads of its units and sends
     /// what the controller holds (or zeros for unwritten units) to the host.
     fn issue_reads(&mut self, sh: &mut Shared, e: u32, t_fw: u64, now: u64) {
-        let Cmd { off, len, .. } = self.host.cmds[e as usize];
+        let Cmd {
+            off,
+            len,
+            m_s,
+            m_per,
+            ..
+        } = self.host.cmds[e as usize];
+        // when the lookup of the 4 KiB unit holding the command's byte `rel` is done
+        let mapped = |rel: u64| {
+            let k = rel / 4096;
+            if k == 0 || m_per == 0 {
+                t_fw
+            } else {
+                t_fw.max(m_s + k * m_per as u64)
+            }
+        };
         let g = &self.ftl.g;
         let ub = g.unit_bytes;
         let s0 = off / 512;
@@ -259,8 +297,9 @@ impl Drive {
                             pages += 1;
                             let g = &self.ftl.g;
                             let blk = g.slot_block(f.fslot);
+                            let rel = (u + 1) * ub - 1 - off;
                             self.enqueue_read(Tx {
-                                ready: t_fw,
+                                ready: mapped(rel.min(len - 1)),
                                 kind: K_READ,
                                 plane: (g.block_plane(blk) % g.planes) as u8,
                                 flags: if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
@@ -296,9 +335,11 @@ impl Drive {
             let g = &self.ftl.g;
             let gp = g.slot_gpage(slot);
             let nand_b = self.ftl.map.unit_cost(l) * 512;
+            let ready = mapped(((u + 1) * ub).min(off + len) - 1 - off);
             if gp == cur_page {
                 tx.bytes += nand_b;
                 tx.host_bytes += host_b as u32;
+                tx.ready = ready;
                 continue;
             }
             let blk = g.slot_block(slot);
@@ -309,7 +350,7 @@ impl Drive {
             cur_page = gp;
             pages += 1;
             tx = Tx {
-                ready: t_fw,
+                ready,
                 kind: K_READ,
                 plane,
                 flags: if self.ftl.blk_slc[blk] { F_SLC } else { 0 },
@@ -328,10 +369,11 @@ impl Drive {
             self.enqueue_read(tx);
         }
         if dram > 0 || pages == 0 {
-            // data held in the controller (or unmapped: zeros) goes to the host at once
+            // data held in the controller (or unmapped: zeros) goes to the host once looked up
+            let t = mapped(len.max(1) - 1);
             let end = self
                 .host
-                .xfer(&mut sh.uplink, self.w0, now, t_fw, dram, true, true);
+                .xfer(&mut sh.uplink, self.w0, now, t, dram, true, true, e);
             let c = &mut self.host.cmds[e as usize];
             c.first = false;
             c.done = end;
@@ -341,8 +383,18 @@ impl Drive {
         }
     }
 
+    /// Queues a host read's page read on its die, once a `flash` core has issued it.
     #[inline]
-    pub(super) fn enqueue_read(&mut self, tx: Tx) {
+    pub(super) fn enqueue_read(&mut self, mut tx: Tx) {
+        if self.ctl.fw_flash > 0 {
+            tx.ready = self.ctl.fw(
+                self.w0,
+                self.sched.now,
+                R_FLASH,
+                tx.ready,
+                self.ctl.fw_flash,
+            );
+        }
         let d = self
             .ftl
             .g
@@ -367,17 +419,24 @@ impl Drive {
         let units = c.u1 - c.u0;
         self.c.host_writes += 1;
         self.c.host_write_bytes += len;
-        let mut fwt =
-            self.ctl.fw_write + self.ctl.fw_write_unit * (len.div_ceil(4096)).saturating_sub(1);
+        let mut fwt = self.ctl.fw_write;
         if !aligned && !self.ftl.rmw {
             fwt += self.ctl.remap_cost;
         }
+        let t_in = self.host.arrive(self.w0, now);
         // writes queue behind the GC moves waiting for a core (reads go ahead of them)
         if !self.ctl.gc_jobs.is_empty() {
-            self.flush_gc_jobs(now + self.host.sub_lat);
+            self.flush_gc_jobs(t_in);
         }
-        let t_fw = self.ctl.fw_op(self.w0, now + self.host.sub_lat, fwt);
-        self.host.cmds[e as usize].t_fw = t_fw;
+        let t_fw = self.ctl.fw(self.w0, now, R_HOST, t_in, fwt);
+        // the later units' mapping updates run beside the data transfer; the write completes
+        // when both are done
+        let per = self.ctl.fw_write_unit;
+        let m_s = self.book_units(now, t_fw, len, per);
+        let m_end = m_s + len.div_ceil(4096).saturating_sub(1) * per;
+        let c = &mut self.host.cmds[e as usize];
+        c.t_fw = t_fw;
+        c.done = m_end.max(t_fw);
         if self.ftl.mcache.is_some() {
             // the write changes its units' translation pages (loaded first on a miss; the data
             // goes to the buffer meanwhile)

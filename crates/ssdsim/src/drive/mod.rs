@@ -23,7 +23,7 @@ use crate::counters::{Audit, AuditReport, RawCounters};
 use crate::events::{Agenda, Calendar};
 use crate::ftl::mapping::UNMAPPED;
 use crate::ftl::{try_vec, try_vec_with_capacity, AllocError, Ftl};
-use crate::host::{Host, HostShape, Uplink};
+use crate::host::{Host, HostShape, HostStack, Uplink};
 use crate::nand::{Meter, NandTiming};
 use crate::sched::Sched;
 
@@ -90,12 +90,14 @@ fn new_sched(cfg: &DriveConfig, dies: usize, txs: usize) -> Result<Sched, AllocE
     )
 }
 
-/// The host interface of a drive of `cfg`.
-fn new_host(cfg: &DriveConfig) -> Result<Host, AllocError> {
+/// The host interface of a drive of `cfg` behind a host whose own time per command is `stack`.
+fn new_host(cfg: &DriveConfig, stack: HostStack) -> Result<Host, AllocError> {
     Host::try_new(HostShape {
         nvme: cfg.host.interface == Interface::Nvme,
         link_bps: cfg.host.link_rate(),
         cmd_overhead: cfg.host.cmd_overhead_ns,
+        fis_ns: cfg.host.fis_overhead_ns(),
+        stack,
         queues: cfg.host.nvme_queues as usize,
         depth: cfg.host.queue_depth as usize,
         sub_lat: cfg.host.doorbell_ns + cfg.host.sq_fetch_ns,
@@ -107,9 +109,13 @@ fn new_host(cfg: &DriveConfig) -> Result<Host, AllocError> {
 fn plan(cfg: &DriveConfig) -> (usize, usize) {
     let n = &cfg.nand;
     let dies = (n.channels * n.dies_per_channel) as usize;
-    let group_bytes = n.page_bytes * n.planes_per_die as u64;
     let qd = cfg.host.queue_depth as usize * cfg.host.nvme_queues as usize;
-    let groups = dies * 4 + (cfg.controller.cache_bytes / group_bytes) as usize + qd * 2 + 16;
+    // a sealed group holds at least one mapping unit of buffered data (groups sealed early by
+    // the flush timer are partly filled), so the buffer holds at most this many
+    let groups = dies * 4
+        + (cfg.controller.cache_bytes / cfg.ftl.mapping_unit.max(512)) as usize
+        + qd * 2
+        + 16;
     let txs = groups + qd * 8 + dies * (n.planes_per_die as usize * 4 + 8) + 64;
     (groups, txs)
 }
@@ -141,6 +147,7 @@ impl Drive {
         cfg: &DriveConfig,
         tracking: bool,
         idx: u32,
+        stack: HostStack,
     ) -> Result<Drive, AllocError> {
         let (groups, txs) = plan(cfg);
         let ftl = Ftl::try_new(cfg, tracking, groups)?;
@@ -159,7 +166,7 @@ impl Drive {
             plain,
             sched: new_sched(cfg, dies, txs)?,
             nand: NandTiming::new(cfg),
-            host: new_host(cfg)?,
+            host: new_host(cfg, stack)?,
             ctl,
             ch_meter: try_vec(Meter::default(), ftl.g.channels, "channel timelines")?,
             channels,
@@ -189,7 +196,7 @@ impl Drive {
         }
         self.sched = new_sched(cfg, self.ftl.g.dies, txs)?;
         self.nand = NandTiming::new(cfg);
-        self.host = new_host(cfg)?;
+        self.host = new_host(cfg, self.host.stack)?;
         self.ctl = Controller::try_new(cfg)?;
         self.settle_modes();
         Ok(true)
@@ -259,6 +266,10 @@ impl Drive {
         }
         let v = ver.get(slot as usize * us as usize + (sector % us) as usize);
         (v != 0).then_some(v)
+    }
+
+    pub(crate) fn host_stack(&self) -> HostStack {
+        self.host.stack
     }
 
     pub(crate) fn write_seq(&self) -> u32 {
@@ -332,6 +343,9 @@ impl Drive {
         same_len!(host.cmds);
         same_len!(ctl.fw);
         same_len!(ctl.fw_meter);
+        same_len!(ctl.roles);
+        same_len!(host.cpu);
+        same_len!(host.cpu_meter);
         same_len!(ctl.ecc);
         same_len!(ctl.ecc_meter);
         let blocks = a.blk_state.len() as u32;

@@ -20,8 +20,11 @@ impl Drive {
         for (m, c) in self.ch_meter.iter_mut().zip(&self.channels) {
             m.acc = c.busy_after(now);
         }
-        for (m, &f) in self.ctl.fw_meter.iter_mut().zip(&self.ctl.fw) {
-            m.acc = f.saturating_sub(now);
+        for (m, c) in self.ctl.fw_meter.iter_mut().zip(&self.ctl.fw) {
+            m.acc = c.busy_after(now);
+        }
+        for (m, c) in self.host.cpu_meter.iter_mut().zip(&self.host.cpu) {
+            m.acc = c.busy_after(now);
         }
         for (m, c) in self.ctl.ecc_meter.iter_mut().zip(&self.ctl.ecc) {
             m.acc = c.busy_after(now);
@@ -66,7 +69,20 @@ impl Drive {
             .fw_meter
             .iter()
             .zip(&self.ctl.fw)
-            .map(|(m, &f)| m.acc.saturating_sub(f.saturating_sub(now)))
+            .map(|(m, c)| m.acc.saturating_sub(c.busy_after(now)))
+            .collect();
+        let host_cpu: Vec<u64> = self
+            .host
+            .cpu_meter
+            .iter()
+            .zip(&self.host.cpu)
+            .map(|(m, c)| m.acc.saturating_sub(c.busy_after(now)))
+            .collect();
+        let roles: Vec<String> = self
+            .ctl
+            .roles
+            .iter()
+            .map(|&r| crate::controller::role_names(r))
             .collect();
         let ecc: Vec<u64> = self
             .ctl
@@ -145,7 +161,20 @@ impl Drive {
             free_blocks_mean: free_mean,
             spare_blocks_mean: spare_mean,
             free_blocks_min: self.ftl.free_min,
-            utilisation: Utilisation::new(window, &dies, &channels, &fw, &ecc, link, link_down),
+            utilisation: Utilisation::new(
+                window,
+                crate::counters::Busy {
+                    dies: &dies,
+                    channels: &channels,
+                    fw: &fw,
+                    fw_roles: &roles,
+                    ecc: &ecc,
+                    link,
+                    link_to_host: link_down,
+                    host_cpu: &host_cpu,
+                },
+            ),
+            per_host_cpu_busy_ns: host_cpu,
             per_die_busy_ns: dies,
             per_channel_busy_ns: channels,
             per_fw_busy_ns: fw,

@@ -89,7 +89,11 @@ impl Ftl {
     fn open_host_blocks(&mut self, d: usize, now: u64) {
         let budget = self.slc_budget();
         let planes = self.g.planes;
-        let slc = budget > 0 && (0..planes).all(|p| self.slc_count[d * planes + p] < budget);
+        // past the cache's share a folding drive still writes SLC (the oldest SLC blocks are
+        // folded to make room, see `gc_need`)
+        let slc = budget > 0
+            && (self.fold_when_full
+                || (0..planes).all(|p| self.slc_count[d * planes + p] < budget));
         let mut w = BlockSet {
             open: true,
             slc,

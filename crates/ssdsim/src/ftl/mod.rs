@@ -128,6 +128,9 @@ pub(crate) struct Ftl {
     pub idle_fold: bool,
     /// The drive folds its SLC cache when the host is idle (`ftl.pslc_idle_fold_ns` > 0).
     pub fold_when_idle: bool,
+    /// `ftl.pslc_when_full = "fold"`: host writes keep landing in SLC blocks past the cache's
+    /// share while the oldest are folded.
+    pub fold_when_full: bool,
     pub free_total: u64,
     /// ∫ free blocks dt over the measurement window (for the mean), and where it stands.
     pub free_area: u128,
@@ -171,6 +174,11 @@ pub(crate) struct Ftl {
     /// table in DRAM).
     pub mcache: Option<MapCache>,
     pub c: FtlCounters,
+    /// `steady` preconditioning: the marginal write amplification GC had reached (None when
+    /// the drive was not brought into the steady state) and the overwrites it took, in
+    /// capacities.
+    pub steady_wa: Option<f64>,
+    pub steady_written: f64,
 }
 
 impl Ftl {
@@ -258,6 +266,9 @@ impl Ftl {
         b += blocks * 4 * 2; // free lists and pSLC FIFOs (one block id each)
         b += g.planes_total as u64 * (4 + 4) + g.dies as u64 * 2 * size_of::<BlockSet>() as u64;
         b += groups_cap as u64 * (size_of::<Group>() as u64 + 4);
+        // the per-die queues of sealed host groups
+        let pending = (2 * groups_cap / g.dies.max(1) + 16).min(groups_cap.max(4)) as u64;
+        b += g.dies as u64 * (pending + 4) * 4;
         b += g.dies as u64 * (size_of::<DieGc>() as u64 + DieGc::heap_bytes(g.planes) + 4 * 8);
         b += (g.spp as u64 + g.us as u64) * 4 + g.dies as u64 * 5;
         if f.unaligned == UnalignedPolicy::Remap {
@@ -304,8 +315,11 @@ impl Ftl {
         }
         let mut host_pending = try_vec_with_capacity(g.dies, "page groups")?;
         let mut gc_pending = try_vec_with_capacity(g.dies, "page groups")?;
+        // sealed host groups wait in page order behind read-modify-write reads: a die's queue
+        // can hold a share of the buffer's groups
+        let pending = (2 * groups_cap / g.dies.max(1) + 16).min(groups_cap.max(4));
         for _ in 0..g.dies {
-            host_pending.push(try_deque(4, "page groups")?);
+            host_pending.push(try_deque(pending, "page groups")?);
             gc_pending.push(try_deque(4, "page groups")?);
         }
         let blocks = g.blocks;
@@ -332,6 +346,8 @@ impl Ftl {
                 .min(cfg.pslc_blocks_per_plane()),
             idle_fold: false,
             fold_when_idle: f.pslc_bytes > 0 && f.pslc_idle_fold_ns > 0,
+            fold_when_full: f.pslc_bytes > 0
+                && f.pslc_when_full == crate::config::PslcWhenFull::Fold,
             free_total: blocks as u64,
             free_area: 0,
             free_last_t: 0,
@@ -364,6 +380,8 @@ impl Ftl {
                 b => Some(MapCache::try_new(b, g.page_bytes, user_units, g.dies)?),
             },
             c: FtlCounters::default(),
+            steady_wa: None,
+            steady_written: 0.0,
             g,
         })
     }

@@ -135,33 +135,56 @@ impl Ftl {
             }
         }
         if matches!(pre, Precondition::Steady) {
-            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            // Random single-unit overwrites, stopping when the free pools reach the GC
-            // threshold (or after `steady_overwrite` × capacity): every block ends up with a
-            // binomial spread of invalid units and the next host writes need GC at once — the
-            // state greedy GC approaches under random writes, reached in seconds.
-            let n = (self.steady_overwrite * self.user_units as f64) as u64;
-            let mut done = 0u64;
-            let limit = (self.gc_soft as u64 + 1) * self.g.planes_total as u64;
-            while done < n {
-                for _ in 0..256 {
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    let l = (rng % self.user_units) as usize;
-                    self.fill_unit(l, &mut rr);
-                    done += 1;
-                }
-                if self.free_total <= limit {
-                    break;
-                }
-            }
+            self.steady_state(seed, &mut rr);
         }
         self.finish_untimed(true);
         self.c = Default::default();
         for e in self.blk_erase.iter_mut() {
             *e = 0;
         }
+    }
+
+    /// Random single-unit overwrites until garbage collection is in its steady state: first
+    /// until the free pools reach the GC threshold, then in windows of 2 % of the capacity
+    /// until the marginal write amplification (units written by the host and moved by GC, per
+    /// host unit) changes by less than 1 % over three windows — what greedy GC converges to
+    /// under uniform random writes — or `ftl.steady_overwrite` × capacity has been written.
+    /// The marginal write amplification of the last window is kept ([`Ftl::steady_wa`]).
+    fn steady_state(&mut self, seed: u64, rr: &mut usize) {
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let n = (self.steady_overwrite * self.user_units as f64) as u64;
+        let mut done = 0u64;
+        let mut write = |ftl: &mut Ftl, k: u64| {
+            for _ in 0..k {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let l = (rng % ftl.user_units) as usize;
+                ftl.fill_unit(l, rr);
+            }
+        };
+        let limit = (self.gc_soft as u64 + 1) * self.g.planes_total as u64;
+        while done < n && self.free_total > limit {
+            write(self, 256);
+            done += 256;
+        }
+        let window = (self.user_units / 50).max(256);
+        let mut was: Vec<f64> = Vec::new();
+        while done < n {
+            let moved0 = self.c.gc_units_moved;
+            let k = window.min(n - done);
+            write(self, k);
+            done += k;
+            let wa = 1.0 + (self.c.gc_units_moved - moved0) as f64 / k as f64;
+            was.push(wa);
+            if let [.., a, _, _, d] = was[..] {
+                if (d - a).abs() <= 0.01 * d {
+                    break;
+                }
+            }
+        }
+        self.steady_wa = was.last().copied();
+        self.steady_written = done as f64 / self.user_units as f64;
     }
 
     /// Ends untimed writing: programs what is still buffered and, when `idle`, leaves every
