@@ -200,17 +200,21 @@ pub fn pcie_payload_rate(gen: u32, lanes: u32, mps: u32) -> u64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
-    /// Firmware time per read command, ns (bounds QD1 IOPS).
+    /// Firmware time to decode a read command, ns, on a `host` core (with `fw_map_ns` and the
+    /// completion, the command's firmware time).
     pub fw_read_ns: u64,
-    /// Firmware time per write command, ns.
+    /// Firmware time to decode a write command and set up its data transfer, ns, on a `host`
+    /// core.
     pub fw_write_ns: u64,
-    /// Firmware time per TRIM command, ns.
+    /// Firmware time per TRIM command, ns, on a `host` core.
     pub fw_trim_ns: u64,
-    /// Additional firmware time per 4 KiB unit of a read command beyond the first, ns
-    /// (bounds large-block read throughput of controllers slower than their link).
+    /// Additional firmware time per 4 KiB unit of a read command beyond the first (its
+    /// mapping lookup), ns, on an `ftl` core: bounds the large-block read throughput of
+    /// controllers slower than their link; a unit's page read starts once it is looked up.
     #[serde(default)]
     pub fw_read_per_unit_ns: u64,
-    /// Additional firmware time per 4 KiB unit of a write command beyond the first, ns.
+    /// Additional firmware time per 4 KiB unit of a write command beyond the first (its
+    /// mapping update), ns, on an `ftl` core.
     #[serde(default)]
     pub fw_write_per_unit_ns: u64,
     /// Firmware time to relocate one NAND page of live data during garbage collection (or
@@ -231,6 +235,10 @@ pub struct ControllerConfig {
     /// the flash. Empty: `fw_units` cores doing everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<String>,
+    /// Firmware time per read or write command for its mapping (the lookup or the allocation
+    /// and update of its first 4 KiB), ns, on an `ftl` core, after the command's decode.
+    #[serde(default)]
+    pub fw_map_ns: u64,
     /// Firmware time per command when it completes (status posted, slot freed), ns, on a
     /// `host` core.
     #[serde(default)]
@@ -682,6 +690,7 @@ impl DriveConfig {
             ),
             ("controller.fw_gc_move_ns", c.fw_gc_move_ns, SECOND),
             ("controller.fw_complete_ns", c.fw_complete_ns, SECOND),
+            ("controller.fw_map_ns", c.fw_map_ns, SECOND),
             ("controller.fw_flash_ns", c.fw_flash_ns, SECOND),
             ("controller.ecc_decode_ns", c.ecc_decode_ns, SECOND),
             ("controller.remap_cost_ns", c.remap_cost_ns, SECOND),
@@ -1012,6 +1021,7 @@ impl DriveConfig {
             k.fw_write_per_unit_ns = 0;
             k.fw_gc_move_ns = 0;
             k.fw_complete_ns = 0;
+            k.fw_map_ns = 0;
             k.fw_flash_ns = 0;
             k.fw_units = 1;
             k.cores.clear();

@@ -130,16 +130,18 @@ impl Drive {
             .push_completion(t, seq, ev(EV_HOST_DONE, self.idx, e as u64));
     }
 
-    /// Books the lookups of a command's 4 KiB units beyond its first on an `ftl` core from
-    /// `t` (`per` ns each); returns their start (unit k ≥ 1 is done at start + k × per).
+    /// Books a command's mapping stage on an `ftl` core from `t`: `fw_map_ns`, then `per` ns
+    /// for each 4 KiB unit beyond the first. Returns when its first unit is mapped (unit k is
+    /// mapped `k × per` later).
     #[inline]
-    fn book_units(&mut self, now: u64, t: u64, len: u64, per: u64) -> u64 {
-        let more = len.div_ceil(4096).saturating_sub(1);
-        if more == 0 || per == 0 {
+    fn book_map(&mut self, now: u64, t: u64, len: u64, per: u64) -> u64 {
+        let more = len.div_ceil(4096).saturating_sub(1) * per;
+        let dur = self.ctl.fw_map + more;
+        if dur == 0 {
             return t;
         }
-        let end = self.ctl.fw(self.w0, now, R_FTL, t, more * per);
-        end - more * per
+        let end = self.ctl.fw(self.w0, now, R_FTL, t, dur);
+        end - more
     }
 
     /// The completion of command slot `e` is delivered at `t`: the slot frees (a command
@@ -200,9 +202,10 @@ impl Drive {
         self.c.host_reads += 1;
         self.c.host_read_bytes += len;
         let t_in = self.host.arrive(self.w0, now);
-        let mut t_fw = self.ctl.fw(self.w0, now, R_HOST, t_in, self.ctl.fw_read);
+        let t_dec = self.ctl.fw(self.w0, now, R_HOST, t_in, self.ctl.fw_read);
         let per = self.ctl.fw_read_unit;
-        let m_s = self.book_units(now, t_fw, len, per);
+        let m_s = self.book_map(now, t_dec, len, per);
+        let mut t_fw = m_s;
         {
             let c = &mut self.host.cmds[e as usize];
             c.m_s = m_s;
@@ -432,7 +435,7 @@ impl Drive {
         // the later units' mapping updates run beside the data transfer; the write completes
         // when both are done
         let per = self.ctl.fw_write_unit;
-        let m_s = self.book_units(now, t_fw, len, per);
+        let m_s = self.book_map(now, t_fw, len, per);
         let m_end = m_s + len.div_ceil(4096).saturating_sub(1) * per;
         let c = &mut self.host.cmds[e as usize];
         c.t_fw = t_fw;
