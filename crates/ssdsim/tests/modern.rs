@@ -261,6 +261,46 @@ fn an_idle_drive_folds_its_slc_cache_and_the_next_burst_is_fast_again() {
     );
 }
 
+/// Past the cache's share a folding drive keeps writing SLC pages and folds the oldest SLC
+/// blocks meanwhile: every byte is programmed twice, so its post-cache rate is below that of a
+/// drive that writes straight to native blocks, and it keeps programming SLC pages.
+#[test]
+fn a_drive_that_folds_while_writing_is_slower_after_its_cache() {
+    let after_cache = |when_full: &str| {
+        let cfg = drive("", &format!("{SLC}\npslc_when_full = \"{when_full}\""), "");
+        let mut s = sim(&cfg, Precondition::Fresh);
+        // fill the cache, then measure the next 64 MiB
+        let n = (48 << 20) / (128 << 10);
+        let (t0, _) = closed(&mut s, 0, &[8], n, |_, k| {
+            HostCmd::write(k as u64 * (128 << 10), 128 << 10)
+        });
+        s.reset_counters();
+        let n = (64 << 20) / (128 << 10);
+        let (end, _) = closed(&mut s, t0, &[8], n, |_, k| {
+            HostCmd::write((48 << 20) + k as u64 * (128 << 10), 128 << 10)
+        });
+        let c = s.counters()[0].clone();
+        s.check_invariants().unwrap();
+        (
+            (64u64 << 20) as f64 / (end - t0) as f64 * 1e3,
+            c.pslc_programs,
+            c.write_amplification,
+        )
+    };
+    let (native, native_slc, native_wa) = after_cache("native");
+    let (fold, fold_slc, fold_wa) = after_cache("fold");
+    eprintln!("after the cache: native {native:.0} MB/s (WA {native_wa:.2}, {native_slc} SLC pages), fold {fold:.0} MB/s (WA {fold_wa:.2}, {fold_slc} SLC pages)");
+    assert!(fold < 0.85 * native, "{fold:.0} vs {native:.0} MB/s");
+    assert!(
+        fold_slc > 4 * native_slc.max(1),
+        "{fold_slc} vs {native_slc}"
+    );
+    assert!(
+        fold_wa > native_wa + 0.3,
+        "WA {fold_wa:.2} vs {native_wa:.2}"
+    );
+}
+
 #[test]
 fn the_pcie_link_rate_follows_generation_lanes_and_payload_size() {
     let g4 = pcie_payload_rate(4, 4, 256) as f64;
