@@ -119,9 +119,12 @@ pub fn case_target(c: &Case, drive: &DriveConfig) -> SimTarget {
 #[derive(Default)]
 pub struct SimCache {
     entries: Mutex<Vec<Entry>>,
+    /// Keep a state only while cases that need it are left ([`SimCache::single_pass`]).
+    single_pass: bool,
 }
 
 struct Entry {
+    key: String,
     built: DriveConfig,
     adapter: ssdlab_ssdsim::AdapterChoice,
     drives: u32,
@@ -134,7 +137,33 @@ struct Entry {
 /// Drive states larger than this are not kept (each run clones its state).
 const CACHE_MAX_BYTES: u64 = 4 << 30;
 
+/// The drive state a case starts from, as a key (drive, array, adapter, state).
+fn state_key(c: &Case) -> String {
+    format!(
+        "{}|{}|{:?}|{:?}|{}",
+        c.drive, c.drives, c.stripe, c.adapter, c.state
+    )
+}
+
 impl SimCache {
+    /// A cache for one pass over a set of cases ([`simulate_all`]): the cases run grouped by the
+    /// drive state they start from, and a state is dropped as soon as its last case is done, so
+    /// only the states in use are held (a validation of every preset holds one or two drives at
+    /// a time instead of all of them).
+    pub fn single_pass() -> SimCache {
+        SimCache {
+            single_pass: true,
+            ..Default::default()
+        }
+    }
+
+    fn evict(&self, key: &str) {
+        self.entries
+            .lock()
+            .expect("not poisoned")
+            .retain(|e| e.key != key);
+    }
+
     fn prepared(&self, c: &Case, drive: &DriveConfig, seed: u64) -> Option<Simulator> {
         let mut entries = self.entries.lock().expect("not poisoned");
         let hit = entries.iter().find(|e| {
@@ -157,6 +186,7 @@ impl SimCache {
         // chunks it writes
         sim.freeze();
         entries.push(Entry {
+            key: state_key(c),
             built: drive.clone(),
             adapter: c.adapter.clone(),
             drives: c.drives,
@@ -205,22 +235,42 @@ pub fn simulate_all<F>(
 where
     F: Fn(&str) -> Option<DriveConfig> + Sync,
 {
+    // cases that start from the same drive state run one after the other
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    let keys: Vec<String> = cases.iter().map(|c| state_key(c)).collect();
+    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
+    let left: Mutex<std::collections::HashMap<&str, usize>> = Mutex::new(keys.iter().fold(
+        std::collections::HashMap::new(),
+        |mut m, k| {
+            *m.entry(k.as_str()).or_insert(0) += 1;
+            m
+        },
+    ));
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<Outcome, String>>>> = Mutex::new(vec![None; cases.len()]);
     let threads = opts.threads.clamp(1, cases.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= cases.len() {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= cases.len() {
                     break;
                 }
+                let i = order[k];
                 let c = cases[i];
                 let r = match model(&c.drive) {
                     Some(d) => simulate(c, &d, opts, cache),
                     None => Err(format!("no drive model named {:?}", c.drive)),
                 };
                 out.lock().expect("not poisoned")[i] = Some(r);
+                if let Some(cache) = cache.filter(|c| c.single_pass) {
+                    let mut left = left.lock().expect("not poisoned");
+                    let n = left.get_mut(keys[i].as_str()).expect("counted");
+                    *n -= 1;
+                    if *n == 0 {
+                        cache.evict(&keys[i]);
+                    }
+                }
             });
         }
     });

@@ -191,7 +191,7 @@ where
             }
         }
     }
-    let cache = crate::predict::SimCache::default();
+    let cache = crate::predict::SimCache::single_pass();
     let outs: Vec<Result<Outcome, String>> = simulate_all(&uniq, model, opts, Some(&cache));
     let out = |k: usize| outs[index[k]].clone();
     let mut rows = Vec::with_capacity(figures.len());

@@ -60,24 +60,25 @@ fn a_retimed_drive_runs_exactly_like_one_built_with_that_timing() {
         "c300-256g",
         "x25e-64g",
         "crucial-mx500-1t",
+        "samsung-980-1t",
     ] {
         let base = small(name);
+        // the host's time per command as `run` gives it
+        let ad = AdapterChoice::default().resolve(&base, 1);
         let other = timing_change(&base);
         for pre in [
             Precondition::Fresh,
             Precondition::Full,
             Precondition::Steady,
         ] {
-            let mut built =
-                Simulator::new(&base, 1, &AdapterConfig::passthrough(), pre, 7).unwrap();
+            let mut built = Simulator::new(&base, 1, &ad, pre, 7).unwrap();
             // as the fitter keeps it: every retimed copy shares the tables and copies what it
             // writes (a write leaking into the shared tables would change the next workload's
             // result from the same state)
             built.freeze();
             for w in workloads(&base) {
                 let mut a = built.retimed(&base, &other).expect("timing only");
-                let mut b =
-                    Simulator::new(&other, 1, &AdapterConfig::passthrough(), pre, 7).unwrap();
+                let mut b = Simulator::new(&other, 1, &ad, pre, 7).unwrap();
                 let (ra, rb) = (run(&mut a, 0, &w, 0), run(&mut b, 0, &w, 0));
                 assert_eq!(ra, rb, "{name} {pre} {:?} {:?}", w.kind, w.pattern);
                 assert!(ra.ios > 0);
