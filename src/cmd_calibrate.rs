@@ -306,6 +306,22 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     if opts.stopped() {
         return Err(Failure::new(signals::exit_code(), anyhow!("interrupted")));
     }
+    let simulated =
+        v.figures.iter().any(|r| r.error.is_some()) || v.claims.iter().any(|c| c.ratio.is_some());
+    if !simulated {
+        let why = v
+            .figures
+            .iter()
+            .filter_map(|r| r.failure.as_ref().map(|e| format!("{}: {e}", r.origin)))
+            .chain(
+                v.claims
+                    .iter()
+                    .filter_map(|c| c.failure.as_ref().map(|e| format!("{}: {e}", c.origin))),
+            )
+            .next()
+            .unwrap_or_default();
+        return Err(anyhow!("nothing could be simulated ({why}); nothing to report").into());
+    }
     let text = if a.json {
         serde_json::to_string_pretty(&v).expect("serialises") + "\n"
     } else {
@@ -658,6 +674,41 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         .into());
     }
     let claims_left = data.iter().map(|d| d.claims.len()).sum::<usize>();
+    let opts = PredictOptions {
+        max_time_ns: Some(a.fit_time),
+        max_ios: Some(a.fit_ios),
+        stop: Some(signals::stop_flag()),
+        ..Default::default()
+    };
+    // figures the simulator cannot run are left out, each named; none left: nothing to fit
+    let first = validate(&figures, &[], |_| Some(base.clone()), &opts);
+    if opts.stopped() {
+        return Err(Failure::new(
+            signals::exit_code(),
+            anyhow!("interrupted; nothing written to {}", a.out.display()),
+        ));
+    }
+    let mut runnable = Vec::with_capacity(figures.len());
+    let mut reasons = Vec::new();
+    for (f, row) in figures.iter().zip(&first.figures) {
+        match &row.failure {
+            None => runnable.push(*f),
+            Some(e) => reasons.push(format!("{}: {e}", f.origin)),
+        }
+    }
+    if runnable.is_empty() {
+        return Err(anyhow!(
+            "none of the {} figures of {drive} can be simulated ({}); nothing written to {}",
+            figures.len(),
+            reasons.first().cloned().unwrap_or_default(),
+            a.out.display()
+        )
+        .into());
+    }
+    for r in &reasons {
+        output::note(&format!("calibrate: left out of the fit: {r}"));
+    }
+    let figures = runnable;
     let params = if params_given.is_empty() {
         default_params(&base, &figures)
     } else {
@@ -666,12 +717,6 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     if params.is_empty() {
         return Err(anyhow!("no parameter to fit; give --param KEY").into());
     }
-    let opts = PredictOptions {
-        max_time_ns: Some(a.fit_time),
-        max_ios: Some(a.fit_ios),
-        stop: Some(signals::stop_flag()),
-        ..Default::default()
-    };
     output::note(&format!(
         "calibrate: fitting {} parameters of {} to {} figures of {drive}{}",
         params.len(),
@@ -705,6 +750,15 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         }
     })?;
     let wall = t0.elapsed().as_secs_f64();
+    if !res.params.iter().any(|p| p.constrained) {
+        return Err(anyhow!(
+            "the {} figures of {drive} constrain none of the parameters fitted ({}); nothing written to {}",
+            res.figures,
+            res.params.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(", "),
+            a.out.display()
+        )
+        .into());
+    }
     let provenance = format!(
         "fitted by ssdlab calibrate (base {}, {} figures of {drive} from {}; {} evaluations, fit time {} s per figure)",
         base.name,

@@ -493,3 +493,85 @@ fn bad_input_is_refused_and_nothing_is_written() {
     assert!(!out.exists());
     assert_eq!(std::fs::read_to_string(&data).unwrap(), X25E_FIGURES);
 }
+
+/// A data file's mistakes are named by their key and line; when nothing can be simulated or
+/// fitted, calibrate and validate exit 2 and write nothing (no "rms 900 %" preset).
+#[test]
+fn nothing_simulated_or_fitted_is_an_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let figure = |extra: &str| {
+        format!(
+            "[source]\ntitle = \"t\"\nkind = \"datasheet\"\n\n[[figure]]\ndrive = \"x25e-64g\"\nmetric = \"iops\"\nunit = \"IOPS\"\nrw = \"randread\"\nqd = 1\n{extra}\n"
+        )
+    };
+    let run = |args: &[&str], data: &Path| {
+        let out = ssdlab().args(args).arg(data).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let out_preset = dir.path().join("o.toml");
+    let calib = [
+        "calibrate",
+        "--base",
+        "x25e-64g",
+        "--fit-time",
+        "100ms",
+        "--out",
+    ];
+    let calib: Vec<&str> = calib
+        .iter()
+        .copied()
+        .chain([out_preset.to_str().unwrap(), "--from"])
+        .collect();
+    // a key the file gets wrong: named with its line, in the file's words
+    let bad = write(dir.path(), "bad.toml", &figure("bs = \"3\"\nvalue = 1000"));
+    let (code, err) = run(&calib, &bad);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("figure 1 (line 5)") && err.contains("bs = \"3\"") && !err.contains("--bs"),
+        "{err}"
+    );
+    let huge = write(
+        dir.path(),
+        "huge.toml",
+        &figure("bs = \"4k\"\nvalue = 1e308"),
+    );
+    let (code, err) = run(&calib, &huge);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("beyond any storage device") && err.len() < 300,
+        "{err}"
+    );
+    // a figure the simulator cannot run: nothing to fit, nothing to validate
+    let far = write(
+        dir.path(),
+        "far.toml",
+        &figure("bs = \"4k\"\nvalue = 1000\nspan = \"1t\""),
+    );
+    let (code, err) = run(&calib, &far);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("span = \"1 TiB\" is beyond"), "{err}");
+    assert!(!out_preset.exists(), "nothing written");
+    let (code, err) = run(&["validate", "x25e-64g", "--against"], &far);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("nothing could be simulated"), "{err}");
+    // figures that leave every parameter unconstrained: nothing fitted, nothing written
+    let reads = write(
+        dir.path(),
+        "reads.toml",
+        &figure("bs = \"4k\"\nvalue = 30000"),
+    );
+    let mut only_write: Vec<&str> = calib.clone();
+    only_write.splice(1..1, ["--param", "controller.fw_write_ns"]);
+    let (code, err) = run(&only_write, &reads);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("constrain none of the parameters"), "{err}");
+    assert!(!out_preset.exists(), "nothing written");
+    let mut negative: Vec<&str> = calib.clone();
+    negative.splice(1..1, ["--param", "nand.t_r_ns=-1000000..-10"]);
+    let (code, err) = run(&negative, &reads);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("never negative"), "{err}");
+}

@@ -403,6 +403,12 @@ impl RawCase {
         }
         let rw = RwMode::from_str(&self.rw).map_err(|e| e.to_string())?;
         let bs = size("bs", &self.bs)?;
+        if bs % 512 != 0 {
+            return Err(format!(
+                "bs = {:?}: a transfer must be a whole number of 512-byte sectors",
+                self.bs
+            ));
+        }
         if self.qd == 0 || self.qd > 4096 {
             return Err(format!("qd {} must be within 1..=4096", self.qd));
         }
@@ -423,6 +429,12 @@ impl RawCase {
             Some(a) => size("align", a)?,
             None => bs,
         };
+        if align % 512 != 0 {
+            return Err(format!(
+                "align = {:?}: offsets are aligned to whole 512-byte sectors",
+                self.align.as_deref().unwrap_or_default()
+            ));
+        }
         let state = match &self.state {
             Some(s) => Precondition::from_str(s).map_err(|e| e.message)?,
             None => Precondition::Fresh,
@@ -621,11 +633,30 @@ impl DataSet {
             path: p.clone(),
             msg: e.to_string().trim_end().replace('\n', " "),
         })?;
-        DataSet::from_raw(path, raw)
+        // the lines of the [[figure]] and [[claim]] headers, to name them in errors
+        let header_lines = |h: &str| -> Vec<usize> {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| l.trim() == h)
+                .map(|(i, _)| i + 1)
+                .collect()
+        };
+        let lines = (header_lines("[[figure]]"), header_lines("[[claim]]"));
+        DataSet::from_raw_lines(path, raw, Some(&lines))
     }
 
     /// Checks a data file already read (`path` names it in errors).
     pub fn from_raw(path: &Path, raw: RawFile) -> Result<DataSet, DataError> {
+        DataSet::from_raw_lines(path, raw, None)
+    }
+
+    /// [`DataSet::from_raw`], naming the line of a figure's or claim's header in errors when
+    /// `lines` gives them.
+    fn from_raw_lines(
+        path: &Path,
+        raw: RawFile,
+        lines: Option<&(Vec<usize>, Vec<usize>)>,
+    ) -> Result<DataSet, DataError> {
         let p = path.display().to_string();
         let name = path
             .file_name()
@@ -643,10 +674,13 @@ impl DataSet {
         }
         let mut figures = Vec::with_capacity(raw.figures.len());
         for (i, f) in raw.figures.iter().enumerate() {
-            let item = match &f.id {
+            let mut item = match &f.id {
                 Some(id) => format!("figure {id:?}"),
                 None => format!("figure {}", i + 1),
             };
+            if let Some(l) = lines.and_then(|l| l.0.get(i)) {
+                item.push_str(&format!(" (line {l})"));
+            }
             let err = |msg: String| DataError::Item {
                 path: p.clone(),
                 item: item.clone(),
@@ -657,6 +691,14 @@ impl DataSet {
             let factor = unit_factor(metric, &f.unit).map_err(err)?;
             if !(f.value.is_finite() && f.value > 0.0) {
                 return Err(err(format!("value {} must be a positive number", f.value)));
+            }
+            // far beyond any storage device: a typo or a unit mix-up
+            const MAX_BASE: f64 = 1e15;
+            if f.value * factor > MAX_BASE {
+                return Err(err(format!(
+                    "value = {:.3e} {} is beyond any storage device",
+                    f.value, f.unit
+                )));
             }
             let bound = match f.bound.as_deref() {
                 None => Bound::Exact,
@@ -687,9 +729,13 @@ impl DataSet {
         }
         let mut claims = Vec::with_capacity(raw.claims.len());
         for (i, c) in raw.claims.iter().enumerate() {
+            let item = match lines.and_then(|l| l.1.get(i)) {
+                Some(l) => format!("claim {} (line {l})", i + 1),
+                None => format!("claim {}", i + 1),
+            };
             let err = |msg: String| DataError::Item {
                 path: p.clone(),
-                item: format!("claim {}", i + 1),
+                item: item.clone(),
                 msg,
             };
             let metric = Metric::from_str(&c.metric).map_err(err)?;

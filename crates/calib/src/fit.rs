@@ -178,6 +178,11 @@ pub fn parse_param(s: &str, base: &DriveConfig) -> Result<Param, String> {
             if lo >= hi {
                 return Err(format!("--param {s}: the range is empty"));
             }
+            if cur.is_integer() && lo < 0.0 {
+                return Err(format!(
+                    "--param {s}: {key} is a count or a time, never negative (the range must start at 0 or above)"
+                ));
+            }
             Range::Linear { lo, hi }
         }
         None => match cur {
@@ -488,6 +493,9 @@ mod tests {
     #[test]
     fn params_parse_with_their_ranges() {
         let base = ssdlab_ssdsim::load_preset("c300-256g").unwrap();
+        assert!(parse_param("nand.t_r_ns=-1000000..-10", &base)
+            .unwrap_err()
+            .contains("never negative"));
         let p = parse_param("controller.fw_read_ns", &base).unwrap();
         assert_eq!(p.range, Range::Scale { down: 4.0, up: 4.0 });
         let p = parse_param("controller.remap_cost_ns", &base).unwrap();

@@ -208,6 +208,16 @@ pub fn simulate(
 ) -> Result<Outcome, String> {
     let spec = case_spec(c, opts.seed, opts.max_time_ns, opts.max_ios);
     let target = case_target(c, drive);
+    // what a data file can get wrong, in its own words (the engine's check speaks of flags)
+    let capacity = drive.user_capacity().saturating_mul(c.drives as u64);
+    if let Some(span) = c.span.filter(|&s| s > capacity) {
+        return Err(format!(
+            "span = {:?} is beyond the simulated {} ({})",
+            ssdlab_workload::format_size(span),
+            if c.drives > 1 { "array" } else { "drive" },
+            ssdlab_workload::format_size(capacity)
+        ));
+    }
     ssdlab_engine::check_sim_run(&spec, &target, None).map_err(|e| e.to_string())?;
     if opts.stopped() {
         return Err(INTERRUPTED.into());
