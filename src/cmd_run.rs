@@ -823,6 +823,8 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         }
         _ => None,
     };
+    // a write after the run that failed: reported once the result is printed
+    let mut deferred: Option<Failure> = None;
 
     if let Some(name) = &a.sim {
         // No other output may be the state file read (--save-state may: it replaces the file
@@ -928,18 +930,21 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             };
             result.notes.splice(0..0, notes);
             if let Some(path) = &a.save_state {
-                if result.interrupted {
+                if result.interrupted || crate::signals::stopped() {
                     output::note(&format!(
                         "--save-state {}: not written, the run was interrupted",
                         path.display()
                     ));
-                } else {
-                    save_sim_state(path, &session)?;
+                } else if let Err(e) = save_sim_state(path, &session) {
+                    // the result is printed first; the failed write is reported after it
+                    deferred.get_or_insert(e);
                 }
             }
             result
         };
-        keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result)?;
+        if let Err(e) = keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result) {
+            deferred.get_or_insert(e);
+        }
         let exporter: Box<dyn Exporter> = if a.out.format() == Format::Html {
             Box::new(html_exporter(Some(&t)))
         } else {
@@ -952,7 +957,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             std::slice::from_ref(&result),
         )?;
         write_html(a.html.as_deref(), Some(&t), &result)?;
-        return Ok(exit_code_for(&result));
+        return finish(&result, deferred);
     }
 
     let target = real_target(&a)?;
@@ -990,12 +995,15 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         ssdlab_engine::run_real(&spec, &target, &RealOptions { progress, ..opts })
     })
     .map_err(engine_failure)?;
-    keep(
+    // the measurement is printed first: a store that cannot be written (a full disk) is
+    // reported after it, and does not throw the result away
+    let deferred = keep(
         &mut store,
         a.store.as_deref(),
         a.label.as_deref(),
         &out.result,
-    )?;
+    )
+    .err();
     emit(
         exporter.as_ref(),
         &dest,
@@ -1003,7 +1011,24 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         std::slice::from_ref(&out.result),
     )?;
     write_html(a.html.as_deref(), None, &out.result)?;
-    Ok(exit_code_for(&out.result))
+    finish(&out.result, deferred)
+}
+
+/// The exit of a run whose result has been printed: a write that failed after it (`--store`,
+/// `--save-state`) is reported now (exit 1), a signal that came during those writes is the
+/// signal's exit code, else the result's.
+fn finish(result: &ssdlab_stats::RunResult, deferred: Option<Failure>) -> Result<u8, Failure> {
+    if let Some(f) = deferred {
+        return Err(Failure::new(
+            f.code,
+            anyhow!("{} (the result was printed; it was not kept there)", f.err),
+        ));
+    }
+    if crate::signals::stopped() && !result.interrupted {
+        output::note("interrupted after the run; its result is above");
+        return Ok(crate::signals::exit_code());
+    }
+    Ok(exit_code_for(result))
 }
 
 // ---------------------------------------------------------------------------------------------

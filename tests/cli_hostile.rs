@@ -1148,3 +1148,44 @@ fn absurd_drive_parameters_are_refused() {
     }
     assert!(listing(dir.path()).is_empty());
 }
+
+/// A finished run whose `--store` or `--save-state` meets a full disk still prints its result
+/// (stdout), then reports the failed write naming the path, exit 1, and leaves nothing half
+/// written (issue 25: the measurement used to be thrown away with an empty stdout).
+#[test]
+fn a_full_disk_after_the_run_keeps_the_result() {
+    let fs_ = match Tmpfs::mount("64k") {
+        Ok(t) => t,
+        Err(e) => return skip(&e),
+    };
+    let full = fs_.path();
+    // fill it
+    let _ = fs::write(full.join("fill"), vec![0u8; 1 << 20]);
+    let d = tempfile::tempdir().unwrap();
+    for (flag, name) in [("--store", "new.sqlite"), ("--save-state", "s.state")] {
+        let path = full.join(name);
+        let o = ssdlab(
+            d.path(),
+            &[
+                "run",
+                "--sim",
+                "vertex450-128g",
+                "--time",
+                "100ms",
+                "--json",
+                flag,
+                path.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{flag}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{flag}: the result is printed ({e})"));
+        assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+        let err = stderr(&o);
+        assert!(
+            err.contains(name) && err.contains("the result was printed"),
+            "{flag}: {err}"
+        );
+        assert_eq!(listing(full), vec!["fill".to_string()], "{flag}");
+    }
+}
