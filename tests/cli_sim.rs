@@ -1139,3 +1139,47 @@ fn trim_study_passthrough_lowers_wa_and_keeps_writes_faster() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The memory check is made once, before the drive is built, against what it will hold: a
+/// run that fits is not refused afterwards because the built drive now counts as used address
+/// space (issue 25: `ulimit -v 3500000; run --sim samsung-980pro-1t --state full` worked 20 s,
+/// then exited 2).
+#[test]
+fn a_run_that_fits_its_memory_limit_is_not_refused_after_building() {
+    let args = [
+        "run",
+        "--sim",
+        "vertex450-128g",
+        "--state",
+        "full",
+        "--ios",
+        "10",
+    ];
+    // the tool's own estimate, from a refusal
+    let out = ssdlab()
+        .args(args)
+        .args(["--max-memory", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let need_mib: f64 = err
+        .split("need about ")
+        .nth(1)
+        .and_then(|r| r.split(" MiB").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("an estimate in MiB: {err}"));
+    // room for the estimate and the process itself, not for the estimate twice
+    let kib = (need_mib * 1.6 * 1024.0) as u64;
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\"",))
+        .arg(assert_cmd::cargo::cargo_bin("ssdlab"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ulimit -v {kib}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

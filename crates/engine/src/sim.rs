@@ -557,6 +557,42 @@ fn check_sim_memory_held(
     Ok(())
 }
 
+/// More drives than one simulator holds (`ssdlab_ssdsim`'s limit).
+const MAX_SIM_DRIVES: usize = 1 << 13;
+
+/// Checks the memory a built session needs for more work: the user's `--max-memory` against the
+/// whole need, the system's limit (which already counts the drives built, as mapped memory)
+/// against what the work adds to what the session was budgeted for (`old`).
+fn check_sim_memory_more(
+    target: &SimTarget,
+    slots: u64,
+    old: Touch,
+    new: Touch,
+    held: u64,
+    max_memory: Option<u64>,
+) -> Result<(), EngineError> {
+    let need = sim_memory_need(target, slots, new);
+    let total = need.bytes.saturating_add(held);
+    if let Some(user) = max_memory {
+        if total > user {
+            return Err(Invalid::Memory {
+                what: need.what,
+                need: format_size(total),
+                limit: format_size(user),
+                bound: "--max-memory".into(),
+            }
+            .into());
+        }
+    }
+    let built = sim_memory_need(target, 0, old).bytes;
+    check_budget(
+        &need.what,
+        total.saturating_sub(built.saturating_add(held)),
+        None,
+    )?;
+    Ok(())
+}
+
 /// Builds (and preconditions) the simulator [`run_sim`] would use for `target` with `seed`, so
 /// callers running many workloads on the same drive state can build it once and clone it.
 pub fn build_sim(
@@ -594,8 +630,11 @@ pub(crate) fn sim_geometry(
     if spec.verify {
         return Err(Invalid::VerifyOnSim.into());
     }
-    // Memory first: an array of a billion drives is refused before its stripe map is built.
-    check_sim_memory(target, spec.total_qd(), sim_touch(spec, target), None)?;
+    // An array of a billion drives is refused (for its memory) before its stripe map is built;
+    // the memory of an ordinary target is checked by the callers, once, before building it.
+    if target.drives > MAX_SIM_DRIVES {
+        check_sim_memory(target, spec.total_qd(), sim_touch(spec, target), None)?;
+    }
     let drive_size = target.drive.user_capacity();
     let block = target.drive.logical_block_size();
     let map = match (target.drives > 1, target.stripe) {
@@ -878,7 +917,14 @@ impl SimSession {
             return Ok(None);
         }
         let touch = self.touch.plus(sim_touch(spec, &target));
-        check_sim_memory_held(&target, spec.total_qd(), touch, self.held, opts.max_memory)?;
+        check_sim_memory_more(
+            &target,
+            spec.total_qd(),
+            self.touch,
+            touch,
+            self.held,
+            opts.max_memory,
+        )?;
         let Some(sim) = self.sim.as_mut() else {
             return Err(Invalid::NoDrives.into());
         };
@@ -961,7 +1007,14 @@ impl SimSession {
         let touch = jobs
             .iter()
             .fold(self.touch, |t, j| t.plus(sim_touch(j.spec, &target)));
-        check_sim_memory_held(&target, slots, touch, self.held, opts.max_memory)?;
+        check_sim_memory_more(
+            &target,
+            slots,
+            self.touch,
+            touch,
+            self.held,
+            opts.max_memory,
+        )?;
         self.touch = touch;
         let mut geo = Vec::with_capacity(jobs.len());
         let mut map = None;
