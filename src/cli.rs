@@ -500,10 +500,22 @@ pub fn main() -> ExitCode {
                 .get(clap::error::ContextKind::InvalidArg)
                 .map(|v| v.to_string())
                 .unwrap_or_default();
-            output::note(&format!(
-                "error: {} (see --help)",
+            let negative = arg.len() > 1
+                && arg.starts_with('-')
+                && arg[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            let msg = if negative {
+                // `--qd -1`: clap takes the value for an option it does not know
+                let before = std::env::args()
+                    .take_while(|a| *a != arg)
+                    .last()
+                    .filter(|a| a.starts_with("--"))
+                    .map(|a| format!("{a} "))
+                    .unwrap_or_default();
+                format!("{before}{arg}: a negative number where a positive one is wanted")
+            } else {
                 unknown_option_message(&command(), sub.as_deref(), &arg)
-            ));
+            };
+            output::note(&format!("error: {msg} (see --help)"));
             return ExitCode::from(EXIT_BAD_INPUT);
         }
         Err(e) => return clap_failure(e),
@@ -636,7 +648,12 @@ fn clap_failure(e: clap::Error) -> ExitCode {
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error:")
                 .trim();
-            let mut msg = first.to_string();
+            // Rust's number-parsing texts, in words
+            let mut msg = first
+                .replace("invalid digit found in string", "not a whole number")
+                .replace("cannot parse integer from empty string", "empty")
+                .replace("number too large to fit in target type", "too large")
+                .replace("invalid float literal", "not a number");
             if msg.ends_with(':') {
                 // "the following required arguments were not provided:" + an indented list.
                 let items: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();

@@ -742,6 +742,13 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         }
     }
     let spec = a.workload.to_spec()?;
+    if let Some(b) = a.submit_batch.filter(|&b| b > spec.qd) {
+        return Err(anyhow!(
+            "--submit-batch {b} is above --qd {}: a batch holds at most the I/Os a worker keeps in flight",
+            spec.qd
+        )
+        .into());
+    }
     let exporter = a.out.exporter()?;
     let dest = a.out.dest();
     if let Some(p) = dest.file() {
@@ -858,6 +865,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             }
             None => Vec::new(),
         };
+        ssdlab_engine::check_precondition(&steps, &spec, &t).map_err(engine_failure)?;
         let plain = steps.is_empty() && !a.steady_state;
         // The simulated drives' tables grow with what the run writes: say before starting
         // when that is a lot, and budget it.

@@ -1063,6 +1063,28 @@ fn usage_errors_and_odd_inputs_are_one_line() {
         &["run", "--target", "f", "--verify-map", "m.map"],
         &["study", "alignment", "--preset", "c300-256g"],
         &["run", "--sim", "./nonexistent.toml"],
+        &["run", "--sim", "vertex450-128g", "--qd", "-1"],
+        &["run", "--sim", "vertex450-128g", "--qd", "abc"],
+        &[
+            "run",
+            "--target",
+            "x.img",
+            "--span",
+            "1m",
+            "--qd",
+            "4",
+            "--submit-batch",
+            "64",
+        ],
+        &[
+            "run",
+            "--sim",
+            "vertex450-128g",
+            "--span",
+            "1g",
+            "--precondition",
+            "seqwrite 1x over 400g",
+        ],
     ];
     for args in cases {
         let o = ssdlab(dir, args);
@@ -1070,6 +1092,12 @@ fn usage_errors_and_odd_inputs_are_one_line() {
         assert_eq!(o.status.code(), Some(2), "{}: {err}", args.join(" "));
         assert_eq!(err.lines().count(), 1, "{}: {err}", args.join(" "));
         assert!(err.starts_with("ssdlab: error: "), "{err}");
+        assert!(
+            listing(dir).is_empty(),
+            "{}: {:?}",
+            args.join(" "),
+            listing(dir)
+        );
     }
     // A FIFO as a preset file is refused, never opened (which would block).
     let fifo = dir.join("f.toml");

@@ -29,7 +29,8 @@ pub use engine_loop::{
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, IologTarget};
 pub use precondition::{
-    parse_precondition, precondition, run_to_steady_state, PreClock, PreDone, PreStep, PreTimed,
+    check_precondition, parse_precondition, precondition, run_to_steady_state, PreClock, PreDone,
+    PreStep, PreTimed,
 };
 pub use real::{
     build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,
@@ -63,6 +64,8 @@ impl std::fmt::Debug for StartHook<'_> {
 /// A run that cannot be done as asked (nothing was written).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
+    #[error("--precondition {0}")]
+    Precondition(String),
     #[error("--verify needs data on a real target (a file, a device or a stripe set of them)")]
     VerifyNeedsData,
     #[error("--verify needs a real target: simulated drives carry no data")]

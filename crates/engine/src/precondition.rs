@@ -13,7 +13,7 @@
 //! differ only in wall time and in what the passes report about themselves.
 
 use crate::sim::{sim_geometry, SimJob, SimOptions, SimSession, SimTarget};
-use crate::EngineError;
+use crate::{EngineError, Invalid};
 use ssdlab_stats::{RunResult, SteadyState};
 use ssdlab_workload::{
     format_duration, format_size, parse_size, RwMode, StopCondition, WorkloadSpec,
@@ -169,6 +169,29 @@ impl std::fmt::Display for PreDone {
     }
 }
 
+/// Checks `steps` against the target before anything is built: a step's region (`over SIZE`,
+/// from the measured region's start) must lie on the drive or array.
+pub fn check_precondition(
+    steps: &[PreStep],
+    measured: &WorkloadSpec,
+    target: &SimTarget,
+) -> Result<(), EngineError> {
+    let (_, start, _, size) = sim_geometry(measured, target)?;
+    for step in steps {
+        if let Some(s) = step.span.filter(|&s| s > size - start) {
+            return Err(Invalid::Precondition(format!(
+                "'{step}': over {} from offset {} goes beyond the end of the simulated {} ({})",
+                format_size(s),
+                format_size(start),
+                if target.drives > 1 { "array" } else { "drive" },
+                format_size(size)
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// Runs `steps` on the session's drives over the region of `measured` (its offset and span),
 /// placing the writes as `clock` says.
 pub fn precondition(
@@ -179,6 +202,7 @@ pub fn precondition(
     opts: &SimOptions<'_>,
     clock: PreClock,
 ) -> Result<Vec<PreDone>, EngineError> {
+    check_precondition(steps, measured, target)?;
     let (_, start, span, size) = sim_geometry(measured, target)?;
     let mut done = Vec::new();
     for step in steps {
