@@ -1108,6 +1108,71 @@ fn usage_errors_and_odd_inputs_are_one_line() {
         .success());
     let o = ssdlab(dir, &["run", "--sim", "./f.toml", "--time", "10ms"]);
     assert_refused(&o, "not a regular file", "FIFO preset");
+    // A FIFO as an include or a trace, a device as a job file: refused, never opened or read.
+    fs::write(
+        dir.join("inc.fio"),
+        "[j]\nioengine=null\nsize=1m\ninclude f.toml\n",
+    )
+    .unwrap();
+    let o = ssdlab(dir, &["fio", "inc.fio"]);
+    assert_refused(
+        &o,
+        "include f.toml: not a regular file (a FIFO)",
+        "FIFO include",
+    );
+    let o = ssdlab(dir, &["fio", "/dev/zero"]);
+    assert_refused(
+        &o,
+        "not a regular file (a character device)",
+        "device job file",
+    );
+    fs::write(dir.join("log.fio"), "[j]\nread_iolog=f.toml\n").unwrap();
+    let o = ssdlab(dir, &["fio", "log.fio", "--sim", "vertex450-128g"]);
+    assert_refused(
+        &o,
+        "cannot read the trace: not a regular file (a FIFO)",
+        "FIFO trace",
+    );
+    // A timestamp the simulator would step through for years is refused, naming the line.
+    fs::write(
+        dir.join("t.log"),
+        "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n10 /dev/x write 0 4096\n\
+         18446744073709551615 /dev/x write 4096 4096\n",
+    )
+    .unwrap();
+    fs::write(dir.join("ts.fio"), "[j]\nread_iolog=t.log\n").unwrap();
+    let o = ssdlab(dir, &["fio", "ts.fio", "--sim", "vertex450-128g"]);
+    assert_refused(&o, "t.log line 5: the I/O comes", "endless timestamp");
+    // A file that is not a job file is quoted at most three lines deep.
+    let secret: String = (0..40)
+        .map(|i| format!("user{i}:*:20228:0:99999:7:::\n"))
+        .collect();
+    fs::write(dir.join("shadow"), secret).unwrap();
+    fs::write(dir.join("sh.fio"), "[j]\nioengine=null\ninclude shadow\n").unwrap();
+    let o = ssdlab(dir, &["fio", "sh.fio"]);
+    assert_refused(&o, "and 37 more", "a non-job file included");
+    assert!(!stderr(&o).contains("user3:"), "{}", stderr(&o));
+    // Registered buffers beyond the kernel's limit: refused before the file is laid out.
+    let o = ssdlab(
+        dir,
+        &[
+            "run",
+            "--target",
+            "fb.img",
+            "--span",
+            "1m",
+            "--qd",
+            "65536",
+            "--fixedbufs",
+            "on",
+        ],
+    );
+    assert_refused(
+        &o,
+        "fixed buffers: at most 16384",
+        "fixedbufs above the limit",
+    );
+    assert!(!dir.join("fb.img").exists());
     // A huge input is not echoed whole.
     fs::write(dir.join("huge.toml"), vec![0u8; 2 << 20]).unwrap();
     let o = ssdlab(dir, &["run", "--sim", "./huge.toml"]);

@@ -618,6 +618,11 @@ fn choose_engine(
                 ssdlab_target::polled_io(&p.info).map_err(|why| Invalid::Hipri { why })?;
             }
         }
+        // Registered buffers (fixedbufs=on): the kernel's limit is checked before any layout.
+        if opts.ring.fixed_bufs == ring::FixedBufs::On {
+            ring::check_fixed_bufs(spec.qd, spec.bs as usize)
+                .map_err(|e| Invalid::RingSetup { err: e.to_string() })?;
+        }
         if opts.ring.iopoll || opts.ring.sqpoll {
             ring::check_ring_with(spec.qd, inflight, &opts.ring)
                 .map_err(|e| Invalid::RingSetup { err: e.to_string() })?;

@@ -126,7 +126,9 @@ impl Env for SystemEnv {
         }
     }
     fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        std::fs::read(path)
+        // Regular files only (a FIFO would block, /dev/zero never end), at most 16 MiB.
+        ssdlab_workload::input::read_input(path, MAX_JOB_FILE_BYTES)
+            .map_err(|e| std::io::Error::other(e.to_string()))
     }
     fn exists(&self, path: &Path) -> bool {
         path.exists()
@@ -137,6 +139,12 @@ impl Env for SystemEnv {
 const MAX_LINE: usize = 8192;
 /// Deepest include nesting.
 const MAX_INCLUDE_DEPTH: usize = 16;
+/// Largest job file (or included file) read.
+pub const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
+/// Most `include`s followed, each time counted.
+pub const MAX_INCLUDES: u32 = 4096;
+/// Most bytes read through `include`, all included files counted each time they are included.
+pub const MAX_INCLUDED_BYTES: u64 = 64 << 20;
 
 /// Strips a comment (`;` or `#` anywhere) and blanks.
 fn strip(line: &str) -> &str {
@@ -213,6 +221,10 @@ pub struct Parser<'e> {
     pub only: Vec<String>,
     /// Every file read through `include`.
     included: std::cell::RefCell<Vec<PathBuf>>,
+    /// Bytes read through `include` so far (bounded by [`MAX_INCLUDED_BYTES`]).
+    included_bytes: std::cell::Cell<u64>,
+    /// Includes read so far (bounded by [`MAX_INCLUDES`]).
+    includes: std::cell::Cell<u32>,
 }
 
 impl<'e> Parser<'e> {
@@ -221,6 +233,8 @@ impl<'e> Parser<'e> {
             env,
             only: Vec::new(),
             included: Default::default(),
+            included_bytes: Default::default(),
+            includes: Default::default(),
         }
     }
 
@@ -316,7 +330,7 @@ impl<'e> Parser<'e> {
         stack: &mut Vec<PathBuf>,
     ) -> Result<(), SyntaxError> {
         if let Some(rest) = line.strip_prefix("include") {
-            if rest.starts_with(char::is_whitespace) {
+            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
                 return self.include(rest.trim(), loc, opts, stack);
             }
         }
@@ -365,7 +379,25 @@ impl<'e> Parser<'e> {
             .env
             .read(&path)
             .map_err(|e| err(format!("include {}: {e}", path.display())))?;
-        self.included.borrow_mut().push(path.clone());
+        // Files including others many times each fan out: the whole expansion is bounded.
+        let total = self.included_bytes.get() + data.len() as u64;
+        let count = self.includes.get() + 1;
+        if count > MAX_INCLUDES {
+            return Err(err(format!(
+                "include {name}: more than {MAX_INCLUDES} includes in all (files included many times over?)"
+            )));
+        }
+        self.includes.set(count);
+        if total > MAX_INCLUDED_BYTES {
+            return Err(err(format!(
+                "include {name}: the includes add up to more than {} MiB (files included many times over?)",
+                MAX_INCLUDED_BYTES >> 20
+            )));
+        }
+        self.included_bytes.set(total);
+        if !self.included.borrow().contains(&path) {
+            self.included.borrow_mut().push(path.clone());
+        }
         let text = String::from_utf8_lossy(&data);
         let file: Arc<str> = Arc::from(path.display().to_string().as_str());
         stack.push(path);
@@ -642,5 +674,30 @@ pub(crate) mod tests {
         assert_eq!(s[1].opts.len(), 2);
         assert_eq!(s[2].opts[1].key, "time_based");
         assert!(s[2].opts[1].loc.to_string().contains("argument 5"));
+    }
+
+    #[test]
+    fn include_fan_out_is_bounded() {
+        let mut env = FakeEnv::default();
+        // Fan-out: 12 files each including the next 10 times (10^12 includes) is refused.
+        for i in 0..12 {
+            let next = format!("include f{}.fio\n", i + 1).repeat(10);
+            env.files
+                .insert(format!("/jobs/f{i}.fio").into(), next.into_bytes());
+        }
+        env.files
+            .insert("/jobs/f12.fio".into(), b"bs=4k\n".to_vec());
+        let p2 = Parser::new(&env);
+        let e = p2
+            .text(b"[j]\ninclude f0.fio\n", Path::new("/jobs/main.fio"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("more than 4096 includes in all"), "{e}");
+        // A bare include names what is missing.
+        let e = p2
+            .text(b"[j]\ninclude\n", Path::new("/jobs/main.fio"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("include needs a file name"), "{e}");
     }
 }

@@ -994,10 +994,26 @@ pub struct JobSet {
     pub notes: Vec<String>,
 }
 
-/// Why the jobs cannot run: every bad value and unknown key, with its line.
+/// Why the jobs cannot run: every bad value and unknown key, with its line (shown: the first
+/// three, then how many more, so a wrong file given as a job file is not echoed whole).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .0.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "))]
+#[error("{}", show_issues(.0))]
 pub struct JobError(pub Vec<Issue>);
+
+/// The first three issues, then how many more.
+fn show_issues(issues: &[Issue]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = issues
+        .iter()
+        .take(SHOWN)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if issues.len() > SHOWN {
+        s.push_str(&format!("; and {} more", issues.len() - SHOWN));
+    }
+    s
+}
 
 /// Resolves sections (command-line sections first, then job files in order) into jobs.
 pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
@@ -1326,9 +1342,10 @@ mod tests {
 
     #[test]
     fn errors_collect_every_bad_value() {
-        let e = jobs("[a]\nbs=4q\niodeph=4\nrw=randomread\nruntime=10sec\n")
-            .unwrap_err()
-            .to_string();
+        let err = jobs("[a]\nbs=4q\niodeph=4\nrw=randomread\nruntime=10sec\n").unwrap_err();
+        // Every issue is kept; the message shows the first three and counts the rest.
+        let all: String = err.0.iter().map(|i| i.to_string()).collect();
+        let e = err.to_string();
         for want in [
             "line 2",
             "4q",
@@ -1336,10 +1353,12 @@ mod tests {
             "did you mean iodepth",
             "line 4",
             "randomread",
-            "line 5",
-            "10 microseconds",
         ] {
             assert!(e.contains(want), "{want}: {e}");
+        }
+        assert!(e.ends_with("; and 1 more"), "{e}");
+        for want in ["line 5", "10 microseconds"] {
+            assert!(all.contains(want), "{want}: {all}");
         }
         assert!(!e.contains('\n'));
     }

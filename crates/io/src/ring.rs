@@ -140,6 +140,21 @@ pub fn check_ring_with(slots: u32, max_inflight: u32, opts: &RingOptions) -> io:
     build_ring(sq_entries(slots, max_inflight), opts).map(drop)
 }
 
+/// Whether `slots` buffers of `buf_len` bytes can be registered (fio `fixedbufs`): at most
+/// [`MAX_REGISTERED_BUFFERS`] of at most 1 GiB each. Checked before a run lays anything out.
+pub fn check_fixed_bufs(slots: u32, buf_len: usize) -> io::Result<()> {
+    if slots <= MAX_REGISTERED_BUFFERS && buf_len <= MAX_REGISTERED_BUFFER_LEN {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "fixed buffers: at most {MAX_REGISTERED_BUFFERS} buffers of at most 1 GiB can be \
+             registered ({slots} of {buf_len} bytes asked)"
+        ),
+    ))
+}
+
 /// An io_uring submission/completion pair over one or more files (registered as fixed files
 /// 0, 1, …) with one buffer per slot.
 pub struct UringBackend {
@@ -221,15 +236,9 @@ impl UringBackend {
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "buffers too large"))?;
         let mut bufs = AlignedBuf::try_new(total, align.max(4096))?;
         let mut fixed_bufs = false;
-        let fits = slots <= MAX_REGISTERED_BUFFERS && buf_len <= MAX_REGISTERED_BUFFER_LEN;
-        if opts.fixed_bufs == FixedBufs::On && !fits {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "fixed buffers: at most {MAX_REGISTERED_BUFFERS} buffers of at most 1 GiB can \
-                     be registered ({slots} of {buf_len} bytes asked)"
-                ),
-            ));
+        let fits = check_fixed_bufs(slots, buf_len).is_ok();
+        if opts.fixed_bufs == FixedBufs::On {
+            check_fixed_bufs(slots, buf_len)?;
         }
         if fits && opts.fixed_bufs != FixedBufs::Off {
             let base = bufs.as_mut_ptr();

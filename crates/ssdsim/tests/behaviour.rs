@@ -135,7 +135,7 @@ fn random_reads_scale_with_qd_and_sequential_is_link_bound() {
         1.0,
         0.3,
     );
-    let link = cfg.host.link_bytes_per_sec as f64 / 1e6;
+    let link = cfg.host.link_rate() as f64 / 1e6;
     eprintln!("seq read {:.1} MB/s (link {link})", r.mb_s);
     assert!(r.mb_s <= link * 1.001 && r.mb_s > link * 0.85);
 }

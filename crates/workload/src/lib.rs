@@ -9,10 +9,12 @@
 //!   fio's v3 iolog lines for recording one.
 //! * [`aging`]: an office-like file-system aging workload (files created, rewritten and deleted
 //!   with TRIM over days).
+//! * [`input`]: reading the files a user names (job files, traces): regular files only, bounded.
 //! * [`source`]: [`OpSource`], where a worker's ops come from (generated or replayed).
 
 pub mod aging;
 pub mod gen;
+pub mod input;
 pub mod pattern;
 pub mod replay;
 pub mod rng;

@@ -249,8 +249,33 @@ pub enum TraceError {
     Syncs { path: String, syncs: u64 },
     #[error("{path}: the trace has no I/O to replay{}", if *.skipped > 0 { format!(" ({} entries skipped)", .skipped) } else { String::new() })]
     Empty { path: String, skipped: u64 },
+    #[error("{path}: {ops} I/Os take about {} MiB to hold, more than this process may take (ulimit -v, the cgroup's memory)", .bytes >> 20)]
+    Memory { path: String, ops: u64, bytes: u64 },
+    #[error("{path} {at}: the I/O comes {} days after the trace starts; ssdlab replays at most {} days (replay_time_scale or replay_no_stall=1 shorten it)", .at_ns / 86_400_000_000_000, MAX_TRACE_NS / 86_400_000_000_000)]
+    TooLong {
+        path: String,
+        at: String,
+        at_ns: u64,
+    },
     #[error("{0}")]
     Option(String),
+}
+
+/// Longest trace replayed, in (scaled) time from its first I/O: 30 days. Runs keep per-interval
+/// samples and a simulated drive steps through its idle time, so a longer trace would not end
+/// in any useful time (a timestamp of 2^64 µs would take years).
+pub const MAX_TRACE_NS: u64 = 30 * 86_400_000_000_000;
+
+/// Largest trace file read: 16 GiB.
+pub const MAX_TRACE_BYTES: u64 = 16 << 30;
+
+/// Room for `ops` trace entries, or the error naming what they would take.
+fn reserve_ops(v: &mut Vec<TraceOp>, ops: usize, path: &str) -> Result<(), TraceError> {
+    v.try_reserve_exact(ops).map_err(|_| TraceError::Memory {
+        path: path.to_string(),
+        ops: ops as u64,
+        bytes: (ops * std::mem::size_of::<TraceOp>()) as u64,
+    })
 }
 
 /// What a trace does, for checking it against a target and describing it as a workload.
@@ -297,10 +322,7 @@ impl Trace {
     /// Reads the trace `spec` names (format detected), with its options applied.
     pub fn load(spec: &ReplaySpec) -> Result<Trace, TraceError> {
         spec.validate()?;
-        let data = std::fs::read(&spec.trace).map_err(|e| TraceError::Read {
-            path: spec.trace.display().to_string(),
-            why: e.to_string(),
-        })?;
+        let data = read_trace(&spec.trace)?;
         Self::parse(&data, &spec.trace, spec)
     }
 
@@ -358,10 +380,7 @@ impl Trace {
 
     /// FNV-1a (64 bits) of a trace file's bytes, as hex: tells traces apart in stored results.
     pub fn digest_of(path: &Path) -> Result<String, TraceError> {
-        let data = std::fs::read(path).map_err(|e| TraceError::Read {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
+        let data = read_trace(path)?;
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for &b in &data {
             h ^= b as u64;
@@ -369,6 +388,19 @@ impl Trace {
         }
         Ok(format!("{h:016x}"))
     }
+}
+
+/// Lines in `data` (newlines, plus one for an unterminated last line).
+fn line_count(data: &[u8]) -> usize {
+    data.iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// A trace file's bytes: a regular file of at most [`MAX_TRACE_BYTES`].
+fn read_trace(path: &Path) -> Result<Vec<u8>, TraceError> {
+    crate::input::read_input(path, MAX_TRACE_BYTES).map_err(|e| TraceError::Read {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    })
 }
 
 /// Scales a recorded gap (fio's `delay_since_ttime`).
@@ -423,6 +455,10 @@ fn parse_iolog(data: &[u8], path: &str, spec: &ReplaySpec) -> Result<Trace, Trac
     // after their own delay, moving fio's last-issue time).
     let mut carry: u64 = 0;
     let mut last_ts: Option<u64> = None;
+    let mut elapsed: u64 = 0;
+    // Every line may be an I/O: room for them all before the first (an iolog line is at least
+    // a few bytes), so a trace too large for memory is refused, not aborted on.
+    reserve_ops(&mut t.ops, line_count(data), path)?;
     for (i, raw) in lines.enumerate() {
         let line_no = i + 2;
         let err = |why: String| TraceError::Line {
@@ -457,6 +493,14 @@ fn parse_iolog(data: &[u8], path: &str, spec: &ReplaySpec) -> Result<Trace, Trac
             last_ts = ts;
         }
         let gap_ns = scaled_gap(gap_ns, spec);
+        elapsed = elapsed.saturating_add(gap_ns);
+        if elapsed > MAX_TRACE_NS {
+            return Err(TraceError::TooLong {
+                path: path.to_string(),
+                at: format!("line {line_no}"),
+                at_ns: elapsed,
+            });
+        }
         match rest {
             [file, action] => {
                 match *action {
@@ -685,6 +729,8 @@ fn parse_blktrace(data: &[u8], path: &str, spec: &ReplaySpec) -> Result<Trace, T
     let mut depth = [0i64; 3];
     let mut pos = 0usize;
     let mut record = 0u64;
+    let mut elapsed: u64 = 0;
+    reserve_ops(&mut t.ops, data.len() / BLK_TRACE_LEN, path)?;
     let tc = |r: &BlkRecord, c: u32| r.action & (c << BLK_TC_SHIFT) != 0;
     let ddir = |r: &BlkRecord| -> Option<usize> {
         if tc(r, BLK_TC_READ) {
@@ -749,6 +795,14 @@ fn parse_blktrace(data: &[u8], path: &str, spec: &ReplaySpec) -> Result<Trace, T
         };
         last_time = Some(r.time);
         let gap_ns = scaled_gap(gap_ns, spec);
+        elapsed = elapsed.saturating_add(gap_ns);
+        if elapsed > MAX_TRACE_NS {
+            return Err(TraceError::TooLong {
+                path: path.to_string(),
+                at: format!("record {record}"),
+                at_ns: elapsed,
+            });
+        }
         let kind = if tc(&r, BLK_TC_DISCARD) {
             OpKind::Trim
         } else if tc(&r, BLK_TC_FLUSH) {
@@ -940,6 +994,15 @@ mod tests {
             ("fio version 2 iolog\nf add\nf read 0 1 2 3\n", "expected"),
             ("fio version 2 iolog\nf add\nf read 0 0\n", "length 0"),
             ("fio version 2 iolog\ng open\n", "not added"),
+            // A timestamp the replay would wait years for (a 2^64 µs one never ended on --sim).
+            (
+                "fio version 3 iolog\n0 f add\n1 f read 0 512\n18446744073709551615 f read 0 512\n",
+                "line 4: the I/O comes 213503 days after the trace starts; ssdlab replays at most 30 days",
+            ),
+            (
+                "fio version 3 iolog\n0 f add\n1 f read 0 512\n2592000000001 f read 0 512\n",
+                "line 4",
+            ),
         ] {
             let e = parse(text, &spec()).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?}: {e}");
@@ -957,6 +1020,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.ignored_waits, 1);
+        // Exactly 30 days is replayed; twice as fast, 60 days are too.
+        let month = "fio version 3 iolog\n0 f add\n0 f read 0 512\n2592000000000 f read 0 512\n";
+        assert_eq!(parse(month, &spec()).unwrap().ops.len(), 2);
+        let two = "fio version 3 iolog\n0 f add\n0 f read 0 512\n5184000000000 f read 0 512\n";
+        let mut fast = spec();
+        fast.time_scale = 200;
+        assert_eq!(parse(two, &fast).unwrap().ops.len(), 2);
+        assert!(parse(two, &spec()).is_err());
     }
 
     fn blk(records: &[[u8; BLK_TRACE_LEN]]) -> Vec<u8> {
