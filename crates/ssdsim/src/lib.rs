@@ -29,10 +29,11 @@ mod state;
 pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
     load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, preset_toml,
-    Calibration, ConfigError, ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig,
-    Interface, NandConfig, PresetInfo, PslcWhenFull, Rated, SchedConfig, UnalignedPolicy,
+    Calibration, ConfigError, ControllerConfig, DriveConfig, FtlConfig, FtlScheme, GcPolicy,
+    HostConfig, Interface, NandConfig, PresetInfo, PslcWhenFull, Rated, SchedConfig,
+    UnalignedPolicy,
 };
-pub use counters::{AuditReport, DriveCounters, Utilisation};
+pub use counters::{AuditReport, DriveCounters, MergeCounters, Utilisation};
 pub use ftl::AllocError;
 pub use host::HostStack;
 pub use sim::{Simulator, UntimedFill};

@@ -52,6 +52,15 @@ pub(crate) struct Group {
     pub seq: u64,
     /// Write-through commands waiting for this program.
     pub waiters: Vec<u32>,
+    /// A group of the hybrid scheme (`ftl::hybrid`): its pages sit at fixed planes, `pmask`
+    /// says which it holds.
+    pub hybrid: bool,
+    pub pmask: u8,
+}
+
+#[inline]
+fn gr_pmask(g: &Group) -> u32 {
+    g.pmask as u32
 }
 
 /// Blocks a plane keeps for GC: the host may not take the last one.
@@ -169,6 +178,8 @@ impl Ftl {
         gr.sealed = false;
         gr.seq = seq;
         gr.waiters.clear();
+        gr.hybrid = false;
+        gr.pmask = 0;
         if gc {
             self.gc_wp[d].next_page += 1;
         } else {
@@ -264,8 +275,18 @@ impl Ftl {
         let (d, page, last, slc, gc) = (gr.die as usize, gr.page, gr.last, gr.slc, gr.gc);
         let blk = gr.blk;
         let cache = gr.cache_bytes;
-        for &b in blk.iter().take(self.g.planes) {
-            self.blk_prog[b as usize] = (page + 1) as u16;
+        // a hybrid group programs only the planes it holds (another group may program the same
+        // page index of the other planes)
+        let pmask = if gr.hybrid {
+            self.hybrid_programmed(id);
+            gr_pmask(&self.groups[id as usize])
+        } else {
+            u32::MAX
+        };
+        for (p, &b) in blk.iter().take(self.g.planes).enumerate() {
+            if pmask & (1 << p) != 0 {
+                self.blk_prog[b as usize] = (page + 1) as u16;
+            }
             if last {
                 let b = b as usize;
                 self.blk_state[b] = CLOSED;
