@@ -998,12 +998,6 @@ impl Ftl {
 
     /// Writes unit `l` (whole) under the hybrid scheme without timing.
     pub(crate) fn hybrid_fill_unit(&mut self, l: usize) {
-        let old = self.map.l2p.get(l);
-        if old != UNMAPPED {
-            self.invalidate(l, old);
-        } else {
-            self.mapped_units += 1;
-        }
         let (lb, off) = self.lb_of(l);
         let d = self.lb_die(lb);
         let (release, place) = self.hybrid_decide(d, lb, off);
@@ -1016,6 +1010,24 @@ impl Ftl {
             self.hybrid_jobs_untimed(d);
         }
         let total = self.g.ppb * self.g.planes as u32;
+        if place == Place::Rw && self.hyb().dies[d].rw.back().is_none_or(|x| x.pos >= total) {
+            // no random log page left: the oldest random log block is merged first (with the
+            // page's old data still valid, as FAST merges before it writes)
+            let n_rw = self.hyb().n_rw as usize;
+            if self.hyb().dies[d].rw.len() >= n_rw {
+                let v = self.hyb_mut().dies[d].rw.pop_front().expect("a log block");
+                let x = &mut self.hyb_mut().dies[d];
+                x.victim = true;
+                x.jobs.push_back(Job::Victim(v.blk));
+                self.hybrid_jobs_untimed(d);
+            }
+        }
+        let old = self.map.l2p.get(l);
+        if old != UNMAPPED {
+            self.invalidate(l, old);
+        } else {
+            self.mapped_units += 1;
+        }
         let slot = match place {
             Place::SwNew | Place::SwAppend => {
                 if place == Place::SwNew {
@@ -1035,14 +1047,6 @@ impl Ftl {
             Place::Rw => {
                 let full = self.hyb().dies[d].rw.back().is_none_or(|x| x.pos >= total);
                 if full {
-                    let n_rw = self.hyb().n_rw as usize;
-                    if self.hyb().dies[d].rw.len() >= n_rw {
-                        let v = self.hyb_mut().dies[d].rw.pop_front().expect("a log block");
-                        let x = &mut self.hyb_mut().dies[d];
-                        x.victim = true;
-                        x.jobs.push_back(Job::Victim(v.blk));
-                        self.hybrid_jobs_untimed(d);
-                    }
                     let blk = self.alloc_set(d, 0, R_RW);
                     self.hyb_mut().dies[d].rw.push_back(LogBlk { blk, pos: 0 });
                 }
