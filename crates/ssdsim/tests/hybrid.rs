@@ -117,7 +117,11 @@ fn random_writes_fully_merge_whole_logical_blocks() {
                 .wrapping_add(1442695040888963407);
             // any page but a logical block's first (no sequential log block)
             let page = (x >> 33) % 192;
-            let page = if page.is_multiple_of(lbp) { page + 1 } else { page };
+            let page = if page.is_multiple_of(lbp) {
+                page + 1
+            } else {
+                page
+            };
             f.write(0, page * 4096, 4096);
         }
     }
@@ -210,13 +214,13 @@ fn untimed_states_are_consistent() {
         let c = &s.counters()[0];
         assert_eq!(c.mapped_bytes, cfg.user_capacity() / 4096 * 4096);
         if pre == Precondition::Steady {
-            // Uniform random single-page writes: a logical block is merged when its oldest log
-            // page reaches the oldest random log block; by then about log pages / logical
-            // blocks of its pages have come in (2048 log pages and 112 logical blocks per
-            // die), so each merge of 256 pages absorbs about 18 writes: WA ≈ 15.
+            // Uniform random single-page writes: a logical block is merged when a page of it
+            // reaches the oldest random log block, with the other pages it has in the log:
+            // about 1 + 2047 / 112 of them (2048 log pages, 112 logical blocks per die), so a
+            // merge of 256 pages absorbs about 19 writes: WA ≈ 1 + 256 / 19.3 = 14.3.
             let (wa, written) = s.steady_state()[0].expect("steady");
             eprintln!("steady: WA {wa:.1} after {written:.3} capacities");
-            let model = 1.0 + 256.0 * 112.0 / 2048.0;
+            let model = 1.0 + 256.0 / (1.0 + 2047.0 / 112.0);
             assert!(wa > 0.8 * model && wa < 1.3 * model, "{wa} against {model}");
         }
         let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 64 << 20, 4);
