@@ -93,6 +93,7 @@ impl Drive {
 
     /// Writes wait for buffer space: if nothing already on its way to the NAND will free any,
     /// program the partly filled host group now.
+    #[inline]
     pub(super) fn unblock(&mut self, now: u64) {
         if self.ftl.hy.is_some() {
             return self.hybrid_unblock(now);

@@ -143,6 +143,8 @@ impl Drive {
     /// Writes wait (hybrid): when nothing on its way to the NAND will free buffer space, the
     /// open log page groups are programmed; a die whose open random log block cannot take the
     /// first waiting write, with no merge to make room, closes it so that it is merged.
+    #[cold]
+    #[inline(never)]
     pub(super) fn hybrid_unblock(&mut self, now: u64) {
         let Some(&e) = self.ctl.waiters.front() else {
             return;

@@ -58,11 +58,6 @@ pub(crate) struct Group {
     pub pmask: u8,
 }
 
-#[inline]
-fn gr_pmask(g: &Group) -> u32 {
-    g.pmask as u32
-}
-
 /// Blocks a plane keeps for GC: the host may not take the last one.
 pub(crate) const HOST_RESERVE: usize = 1;
 
@@ -271,20 +266,27 @@ impl Ftl {
     /// blocks close after their last page, the group is recycled. Returns the write-buffer
     /// bytes it held.
     pub(crate) fn group_programmed(&mut self, id: u32, now: u64) -> u64 {
+        if self.groups[id as usize].hybrid {
+            self.programmed::<true>(id, now)
+        } else {
+            self.programmed::<false>(id, now)
+        }
+    }
+
+    /// [`Ftl::group_programmed`]; a hybrid group (`HYBRID`) programs only the planes it holds
+    /// (another group may program the same page index of the other planes).
+    #[inline(always)]
+    fn programmed<const HYBRID: bool>(&mut self, id: u32, now: u64) -> u64 {
         let gr = &self.groups[id as usize];
         let (d, page, last, slc, gc) = (gr.die as usize, gr.page, gr.last, gr.slc, gr.gc);
         let blk = gr.blk;
         let cache = gr.cache_bytes;
-        // a hybrid group programs only the planes it holds (another group may program the same
-        // page index of the other planes)
-        let pmask = if gr.hybrid {
+        let pmask = gr.pmask as u32;
+        if HYBRID {
             self.hybrid_programmed(id);
-            gr_pmask(&self.groups[id as usize])
-        } else {
-            u32::MAX
-        };
+        }
         for (p, &b) in blk.iter().take(self.g.planes).enumerate() {
-            if pmask & (1 << p) != 0 {
+            if !HYBRID || pmask & (1 << p) != 0 {
                 self.blk_prog[b as usize] = (page + 1) as u16;
             }
             if last {
