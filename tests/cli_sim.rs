@@ -209,9 +209,87 @@ fn simulated_array_and_bad_input() {
         &["--sim", "c300-256g", "--set", "nand.no_such_key=1"],
         "no_such_key",
     );
+    // the hybrid log-block scheme's settings: one line naming the field
+    for (args, field) in [
+        (
+            [
+                "--sim",
+                "vertex-barefoot-120g",
+                "--set",
+                "ftl.scheme=blocks",
+            ],
+            "ftl.scheme",
+        ),
+        (
+            ["--sim", "vertex-barefoot-120g", "--set", "ftl.log_blocks=0"],
+            "ftl.log_blocks",
+        ),
+        (
+            [
+                "--sim",
+                "vertex-barefoot-120g",
+                "--set",
+                "ftl.log_blocks=9999",
+            ],
+            "ftl.log_blocks",
+        ),
+        (
+            ["--sim", "c300-256g", "--set", "ftl.log_blocks=4"],
+            "ftl.log_blocks",
+        ),
+        (
+            ["--sim", "c300-256g", "--set", "ftl.scheme=hybrid"],
+            "ftl.log_blocks",
+        ),
+    ] {
+        bad(&args, field);
+        let out = ssdlab().arg("run").args(args).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
     bad(&["--sim", "c300-256g", "--span", "100t"], "beyond the end");
     bad(&["--sim", "c300-256g", "--state", "dirty"], "state");
     bad(&["--sim", "c300-256g", "--verify"], "--verify");
+}
+
+/// A drive of the hybrid log-block scheme reports its merges (a page-mapped one has no such
+/// counters in its JSON).
+#[test]
+fn hybrid_drives_report_merges() {
+    let (v, _) = sim_json(&[
+        "--sim",
+        "vertex-barefoot-120g",
+        "--set",
+        "nand.blocks_per_plane=256",
+        "--set",
+        "ftl.log_blocks=1",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "3",
+        "--span",
+        "256m",
+        "--time",
+        "3s",
+    ]);
+    let m = &v["jobs"][0]["ssdlab"]["device"][0]["hybrid"];
+    assert!(m["full_merges"].as_u64().unwrap() > 0, "{m}");
+    assert!(m["merge_pages"].as_u64().unwrap() > 0, "{m}");
+    assert_eq!(m["switch_merges"].as_u64(), Some(0), "{m}");
+    let (v, _) = sim_json(&[
+        "--sim",
+        "vertex450-128g",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--span",
+        "64m",
+        "--time",
+        "100ms",
+    ]);
+    assert!(v["jobs"][0]["ssdlab"]["device"][0].get("hybrid").is_none());
 }
 
 #[test]

@@ -85,6 +85,37 @@ pub enum PslcWhenFull {
     Fold,
 }
 
+/// How the FTL maps logical pages to flash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FtlScheme {
+    /// Page-level mapping: any mapping unit anywhere, greedy (or other) garbage collection.
+    #[default]
+    Page,
+    /// Hybrid log-block mapping after FAST (Lee et al., ACM TECS 6(3), 2007; BAST: Kim et al.,
+    /// IEEE Trans. Consumer Electronics 48(2), 2002): data blocks are block-mapped (page `i` of
+    /// a logical block at page `i` of its data block), writes go to a few page-mapped log
+    /// blocks — one sequential log block and `ftl.log_blocks` fully associative random log
+    /// blocks per die — and are merged into data blocks (switch, partial and full merges)
+    /// when log space runs out. See `ftl::hybrid`.
+    Hybrid,
+}
+
+impl FtlScheme {
+    fn is_page(&self) -> bool {
+        *self == FtlScheme::Page
+    }
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+/// Block sets per die the hybrid scheme needs beyond the data blocks and the random log blocks:
+/// the sequential log block and the one replacing it while the old one waits for its merge,
+/// a running merge's destination, and blocks waiting for their erase.
+pub(crate) const HYBRID_SPARE_SETS: u64 = 6;
+
 /// How the FTL picks the block to collect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -344,6 +375,15 @@ pub struct FtlConfig {
     /// Blocks sampled per victim choice under `d-choices`.
     #[serde(default = "default_d")]
     pub gc_d_choices: u32,
+    /// Mapping scheme: `page` (the default) or `hybrid` (FAST-style log blocks; needs
+    /// `mapping_unit` = `nand.page_bytes`, `pack_factor` = 1, `unaligned = "rmw"`, no pSLC
+    /// cache, no compression and no cached map).
+    #[serde(default, skip_serializing_if = "FtlScheme::is_page")]
+    pub scheme: FtlScheme,
+    /// `hybrid`: random-write log blocks per die (each a block on every plane of the die, as
+    /// the data blocks are), besides the die's one sequential log block. 0 with `page`.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub log_blocks: u32,
 }
 
 fn default_d() -> u32 {
@@ -858,6 +898,7 @@ impl DriveConfig {
             );
         }
         let raw = self.raw_capacity();
+        self.validate_scheme()?;
         if f.user_capacity_bytes >= raw {
             return err(
                 "ftl.user_capacity_bytes",
@@ -873,7 +914,12 @@ impl DriveConfig {
         let spare =
             n.blocks_per_plane as u64 - user_blocks_per_plane.min(n.blocks_per_plane as u64);
         let pslc_blocks = self.pslc_blocks_per_plane() as u64;
-        let needed = f.gc_bg_free_blocks as u64 + 3;
+        let needed = if f.scheme == FtlScheme::Hybrid {
+            // checked per die in validate_scheme
+            0
+        } else {
+            f.gc_bg_free_blocks as u64 + 3
+        };
         if spare < needed {
             return err(
                 "ftl.user_capacity_bytes",
@@ -934,6 +980,82 @@ impl DriveConfig {
         Ok(())
     }
 
+    /// The hybrid scheme's requirements (see [`FtlScheme::Hybrid`]).
+    fn validate_scheme(&self) -> Result<(), ConfigError> {
+        let (n, f, c) = (&self.nand, &self.ftl, &self.controller);
+        if f.scheme == FtlScheme::Page {
+            if f.log_blocks != 0 {
+                return err(
+                    "ftl.log_blocks",
+                    "applies to ftl.scheme = \"hybrid\" (0 with the page scheme)",
+                );
+            }
+            return Ok(());
+        }
+        let hybrid = "with ftl.scheme = \"hybrid\"";
+        if f.mapping_unit != n.page_bytes {
+            return err(
+                "ftl.mapping_unit",
+                format!(
+                    "must equal nand.page_bytes ({}) {hybrid}: its log and data blocks map whole pages",
+                    n.page_bytes
+                ),
+            );
+        }
+        if f.pack_factor != 1 {
+            return err("ftl.pack_factor", format!("must be 1 {hybrid}"));
+        }
+        if f.unaligned != UnalignedPolicy::Rmw {
+            return err("ftl.unaligned", format!("must be \"rmw\" {hybrid}"));
+        }
+        if f.pslc_bytes != 0 || f.pslc_static_bytes != 0 {
+            return err(
+                "ftl.pslc_bytes",
+                format!("must be 0 {hybrid} (no SLC cache)"),
+            );
+        }
+        if c.compression {
+            return err("controller.compression", format!("must be false {hybrid}"));
+        }
+        if c.map_cache_bytes != 0 {
+            return err(
+                "controller.map_cache_bytes",
+                format!("must be 0 {hybrid} (the block map is small; it is kept in DRAM)"),
+            );
+        }
+        if f.log_blocks == 0 {
+            return err(
+                "ftl.log_blocks",
+                format!("must be at least 1 {hybrid} (random log blocks per die)"),
+            );
+        }
+        let dies = n.channels as u64 * n.dies_per_channel as u64;
+        let lb_pages = n.planes_per_die as u64 * n.pages_per_block as u64;
+        let lbs = (f.user_capacity_bytes.div_ceil(n.page_bytes)).div_ceil(lb_pages);
+        let per_die = lbs.div_ceil(dies.max(1));
+        let have = n.blocks_per_plane as u64;
+        let used = per_die + HYBRID_SPARE_SETS;
+        if used > have {
+            return err(
+                "ftl.user_capacity_bytes",
+                format!(
+                    "too large for the hybrid scheme: {per_die} data blocks per die plus {HYBRID_SPARE_SETS} for the sequential log, merges and erases need more than the {have} blocks per plane"
+                ),
+            );
+        }
+        if used + f.log_blocks as u64 > have {
+            return err(
+                "ftl.log_blocks",
+                format!(
+                    "{} random log blocks per die do not fit: the die's {have} blocks per plane hold {per_die} data blocks and {HYBRID_SPARE_SETS} for the sequential log, merges and erases; at most {}",
+                    f.log_blocks,
+                    have - used
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// A smaller copy of this drive for tests and quick studies: blocks per plane, user
     /// capacity, pSLC size and the cached map divided by `factor` (timings, cache and geometry otherwise
     /// unchanged; the user capacity shrinks further where GC needs more spare blocks than the
@@ -945,11 +1067,14 @@ impl DriveConfig {
         let n = &c.nand;
         let planes_total = n.channels as u64 * n.dies_per_channel as u64 * n.planes_per_die as u64;
         let block_bytes = n.pages_per_block as u64 * n.page_bytes;
-        // keep the over-provisioning fraction, but at least the spare blocks GC needs
-        let max_user = (n.blocks_per_plane as u64)
-            .saturating_sub(c.ftl.gc_bg_free_blocks as u64 + 4)
-            * planes_total
-            * block_bytes;
+        // keep the over-provisioning fraction, but at least the spare blocks GC (or the hybrid
+        // scheme's log blocks and merges) need
+        let spare = match c.ftl.scheme {
+            FtlScheme::Page => c.ftl.gc_bg_free_blocks as u64 + 4,
+            FtlScheme::Hybrid => c.ftl.log_blocks as u64 + HYBRID_SPARE_SETS + 1,
+        };
+        let max_user =
+            (n.blocks_per_plane as u64).saturating_sub(spare) * planes_total * block_bytes;
         c.ftl.user_capacity_bytes = ((c.ftl.user_capacity_bytes / f).min(max_user)) / 4096 * 4096;
         c.ftl.pslc_bytes /= f;
         c.ftl.pslc_static_bytes /= f;
@@ -1129,6 +1254,13 @@ impl DriveConfig {
     fn set_unchecked(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let mut root = toml::Value::try_from(&*self)
             .map_err(|e| ConfigError::new(key, format!("cannot serialize config: {e}")))?;
+        // keys left out of the serialised form while they hold their defaults can be set too
+        if let Some(ftl) = root.get_mut("ftl").and_then(|t| t.as_table_mut()) {
+            ftl.entry("scheme")
+                .or_insert_with(|| toml::Value::String("page".into()));
+            ftl.entry("log_blocks")
+                .or_insert_with(|| toml::Value::Integer(0));
+        }
         let mut cur = &mut root;
         let parts: Vec<&str> = key.split('.').collect();
         for (i, p) in parts.iter().enumerate() {

@@ -119,6 +119,10 @@ pub struct DriveCounters {
     pub map_reads: u64,
     pub map_writes: u64,
     pub map_erases: u64,
+    /// Merges of the hybrid log-block scheme (`ftl.scheme = "hybrid"`; absent for a
+    /// page-mapped drive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<MergeCounters>,
     /// NAND bytes programmed / host bytes written.
     pub write_amplification: f64,
     /// Mapping units read (or merged) from the controller buffer / DRAM instead of NAND.
@@ -163,6 +167,22 @@ pub struct DriveCounters {
     /// erase), time average over the window: the spare space not holding data.
     pub spare_blocks_mean: f64,
     pub utilisation: Utilisation,
+}
+
+/// What the hybrid log-block scheme's merges did over the window. Their page reads, programs
+/// and erases are also in the `nand_*` counters (and the write amplification).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct MergeCounters {
+    /// Full merges: every valid page of a logical block copied into a new data block.
+    pub full_merges: u64,
+    /// Partial merges: a sequential log block holding a prefix of its logical block completed
+    /// from the data block and made the data block.
+    pub partial_merges: u64,
+    /// Switch merges: a sequential log block holding its whole logical block in order made the
+    /// data block, without copying.
+    pub switch_merges: u64,
+    /// Pages copied by merges (one page read and one page programmed each).
+    pub merge_pages: u64,
 }
 
 /// Busy times of a drive's resources over a window, ns.

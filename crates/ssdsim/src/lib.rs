@@ -29,10 +29,11 @@ mod state;
 pub use adapter::{WriteCacheConfig, WriteCacheCounters};
 pub use config::{
     load_config_file, load_preset, pcie_payload_rate, preset_names, preset_summary, preset_toml,
-    Calibration, ConfigError, ControllerConfig, DriveConfig, FtlConfig, GcPolicy, HostConfig,
-    Interface, NandConfig, PresetInfo, PslcWhenFull, Rated, SchedConfig, UnalignedPolicy,
+    Calibration, ConfigError, ControllerConfig, DriveConfig, FtlConfig, FtlScheme, GcPolicy,
+    HostConfig, Interface, NandConfig, PresetInfo, PslcWhenFull, Rated, SchedConfig,
+    UnalignedPolicy,
 };
-pub use counters::{AuditReport, DriveCounters, Utilisation};
+pub use counters::{AuditReport, DriveCounters, MergeCounters, Utilisation};
 pub use ftl::AllocError;
 pub use host::HostStack;
 pub use sim::{Simulator, UntimedFill};
@@ -41,8 +42,10 @@ pub use state::{StateError, StateExtra, STATE_MAGIC, STATE_VERSION};
 /// The simulator's model version: raised whenever a change of the model changes what it
 /// simulates, so that stored results of an earlier model (a sweep's points) are simulated again
 /// instead of being mixed with new ones. 2: the SATA link's frames, the host's time per command,
-/// firmware cores with roles and pipelined stages, buffered read-modify-write.
-pub const MODEL_VERSION: u32 = 2;
+/// firmware cores with roles and pipelined stages, buffered read-modify-write. 3: the hybrid
+/// log-block FTL (`ftl.scheme = "hybrid"`) of the vertex-barefoot-120g and ssdnow-vplus-128g
+/// presets.
+pub const MODEL_VERSION: u32 = 3;
 
 /// Why a simulator could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

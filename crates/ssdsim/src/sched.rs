@@ -51,6 +51,9 @@ pub(crate) const F_RMW: u8 = 2;
 /// A read of a translation page of the cached mapping table (`group`: the page; the host reads
 /// waiting for it are listed by the cache).
 pub(crate) const F_MAP: u8 = 4;
+/// A read of a merge of the hybrid scheme ([`crate::ftl::hybrid`]), in the GC class: `owner`
+/// is the logical unit, `group` the merge's page group waiting for it.
+pub(crate) const F_MERGE: u8 = 8;
 
 /// GC only in idle die time (host programs first).
 pub(crate) const GC_BACKGROUND: u8 = 0;

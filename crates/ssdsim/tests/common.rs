@@ -81,3 +81,19 @@ t_bers_ns = 2000000
     );
     DriveConfig::from_toml_str(&text).unwrap()
 }
+
+/// The tiny drive under the hybrid log-block scheme: 4 KiB pages mapped whole, 12 logical
+/// blocks of 16 pages (6 per die) in 768 KiB, `log_blocks` random log blocks per die, a write
+/// buffer of `cache` bytes (0: write-through).
+pub fn tiny_hybrid(log_blocks: u32, cache: u64) -> DriveConfig {
+    let mut c = tiny(4096, true, cache, false);
+    c.set_all(&[
+        ("ftl.pack_factor".into(), "1".into()),
+        ("ftl.pslc_bytes".into(), "0".into()),
+        ("ftl.user_capacity_bytes".into(), "786432".into()),
+        ("ftl.scheme".into(), "hybrid".into()),
+        ("ftl.log_blocks".into(), log_blocks.to_string()),
+    ])
+    .unwrap();
+    c
+}

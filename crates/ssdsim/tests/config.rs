@@ -248,3 +248,51 @@ fn sata_arrays_default_to_chipset_raid_and_the_rest_to_no_adapter() {
     assert_eq!(r.write_cache.map(|w| w.bytes), Some(1 << 20));
     assert_eq!(c.resolve(&nvme, 2).uplink_bytes_per_sec, None);
 }
+
+#[test]
+fn hybrid_scheme_settings_name_the_field() {
+    bad("ftl.scheme", "blocks", "ftl.scheme");
+    bad("ftl.log_blocks", "4", "ftl.log_blocks"); // a page-mapped drive has none
+    let hybrid = |key: &str, value: &str, field: &str| {
+        let mut c = load_preset("vertex-barefoot-120g").unwrap();
+        assert_eq!(c.ftl.scheme, FtlScheme::Hybrid);
+        let before = c.clone();
+        let e = c.set(key, value).unwrap_err();
+        assert_eq!(e.field, field, "{key}={value}: {e}");
+        assert_eq!(c, before);
+    };
+    hybrid("ftl.log_blocks", "0", "ftl.log_blocks");
+    hybrid("ftl.log_blocks", "100000", "ftl.log_blocks");
+    hybrid("ftl.mapping_unit", "512", "ftl.mapping_unit");
+    hybrid("ftl.pack_factor", "2", "ftl.pack_factor");
+    hybrid("ftl.unaligned", "remap", "ftl.unaligned");
+    hybrid("controller.compression", "true", "controller.compression");
+    hybrid(
+        "controller.map_cache_bytes",
+        "1m",
+        "controller.map_cache_bytes",
+    );
+    hybrid(
+        "ftl.user_capacity_bytes",
+        "137300000000",
+        "ftl.user_capacity_bytes",
+    );
+    // the largest count that fits is accepted, one more is not
+    let mut c = load_preset("vertex-barefoot-120g").unwrap();
+    c.set("ftl.log_blocks", "253").unwrap();
+    let e = c.set("ftl.log_blocks", "254").unwrap_err();
+    assert!(e.message.contains("at most 253"), "{e}");
+    // the page scheme serialises as before: the new keys are left out at their defaults
+    let page = load_preset("c300-256g").unwrap();
+    let text = toml::to_string(&page).unwrap();
+    assert!(
+        !text.contains("scheme") && !text.contains("log_blocks"),
+        "{text}"
+    );
+    // and a scaled hybrid preset still validates, its log blocks kept
+    let s = load_preset("vertex-barefoot-120g")
+        .unwrap()
+        .scaled(64)
+        .unwrap();
+    assert_eq!((s.ftl.scheme, s.ftl.log_blocks), (FtlScheme::Hybrid, 8));
+}

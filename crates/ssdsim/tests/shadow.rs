@@ -1,6 +1,6 @@
 #![allow(clippy::manual_is_multiple_of)]
 mod common;
-use common::tiny;
+use common::{tiny, tiny_hybrid};
 use proptest::prelude::*;
 use ssdlab_ssdsim::*;
 
@@ -193,6 +193,22 @@ proptest! {
         cfg.set("ftl.gc_policy", "cost-benefit").unwrap();
         check(&cfg, &ops)?;
     }
+    /// The hybrid log-block scheme (FAST): writes into sequential and random log blocks,
+    /// switch, partial and full merges, with a write buffer.
+    #[test]
+    fn shadow_hybrid(ops in prop::collection::vec(op(1536), 1..1500)) {
+        check(&tiny_hybrid(2, 65536), &ops)?;
+    }
+    /// The hybrid scheme with one random log block per die (every merge in the foreground),
+    /// without a write buffer (writes complete when programmed; the flush timer programs
+    /// partly filled log pages), without copyback, single-plane commands.
+    #[test]
+    fn shadow_hybrid_write_through(ops in prop::collection::vec(op(1536), 1..1500)) {
+        let mut cfg = tiny_hybrid(1, 0);
+        cfg.set("ftl.copyback", "false").unwrap();
+        cfg.set("nand.multi_plane", "false").unwrap();
+        check(&cfg, &ops)?;
+    }
     /// Single-plane commands, no copyback, d-choices victims.
     #[test]
     fn shadow_single_plane_dchoices(ops in prop::collection::vec(op(2048), 1..1500)) {
@@ -288,4 +304,80 @@ fn remap_fragments_merge_under_the_shadow() {
     assert!(c.gc_merges > 0, "no merges by GC");
     assert!(c.fragment_reads > 0, "no merge reads");
     sim.check_invariants().unwrap();
+}
+
+/// Random writes, reads and trims mixed with sequential passes over whole logical blocks on the
+/// hybrid drive (30,000 operations, many times its capacity): full merges of random log blocks,
+/// switch merges of sequential log blocks written whole, partial merges of ones written in
+/// part, all under the shadow and the audit.
+fn hybrid_mix(seed: u64, n: usize) -> Vec<Op> {
+    let mut x = seed;
+    let mut ops = Vec::new();
+    let sectors = 1536;
+    while ops.len() < n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        match (x >> 40) % 10 {
+            // a sequential pass over a logical block (128 sectors), whole or a prefix
+            0 | 1 => {
+                let lb = (x >> 20) % 12;
+                let len = if (x >> 30) % 3 == 0 {
+                    8 * (1 + (x >> 33) % 15)
+                } else {
+                    128
+                };
+                let mut s = lb * 128;
+                while s < lb * 128 + len {
+                    ops.push(Op::W(s, 8, 1.0));
+                    s += 8;
+                }
+            }
+            2 => ops.push(Op::T((x >> 20) % sectors, 8 + (x >> 50) % 40)),
+            3 | 4 => ops.push(Op::R((x >> 20) % sectors, 1 + (x >> 50) % 16)),
+            _ => ops.push(Op::W((x >> 20) % (sectors - 16), 1 + (x >> 50) % 16, 1.0)),
+        }
+    }
+    ops
+}
+
+#[test]
+fn hybrid_heavy_mix_under_the_shadow() {
+    for (cfg, seed) in [
+        (tiny_hybrid(2, 65536), 3u64),
+        (tiny_hybrid(1, 0), 5),
+        (tiny_hybrid(4, 16384), 7),
+    ] {
+        let ops = hybrid_mix(seed, 30_000);
+        check(&cfg, &ops).unwrap();
+        let mut sim = Simulator::new(
+            &cfg,
+            1,
+            &AdapterConfig::passthrough(),
+            Precondition::Fresh,
+            5,
+        )
+        .unwrap();
+        for (tag, o) in ops.iter().enumerate() {
+            let cmd = match *o {
+                Op::W(s, n, _) => HostCmd::write(s * 512, n * 512),
+                Op::R(s, n) => HostCmd::read(s * 512, n.min(1536 - s) * 512),
+                Op::T(s, n) => HostCmd::trim(s * 512, n.min(1536 - s) * 512),
+                Op::Wait(_) => continue,
+            };
+            if sim.pending() >= 6 {
+                sim.next_completion();
+            }
+            sim.submit(sim.now(), tag as u64, 0, cmd);
+        }
+        while sim.next_completion().is_some() {}
+        sim.run_until_idle();
+        sim.check_invariants().unwrap();
+        let m = sim.counters()[0].hybrid.unwrap();
+        eprintln!("{}: {m:?}", cfg.ftl.log_blocks);
+        assert!(
+            m.full_merges > 0 && m.partial_merges > 0 && m.switch_merges > 0,
+            "{m:?}"
+        );
+    }
 }

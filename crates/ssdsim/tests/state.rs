@@ -73,6 +73,8 @@ fn cases() -> Vec<Case> {
         ("x25m-g2-160g", 2, false),
         ("vertex-le-100g", 1, true),
         ("c300-256g", 1, true),
+        // the hybrid log-block scheme: log blocks, merge jobs and a running merge carried
+        ("vertex-barefoot-120g", 1, true),
     ] {
         let mut cfg = load_preset(name).unwrap().scaled(64).unwrap();
         if name == "vertex-le-100g" {
@@ -123,8 +125,14 @@ fn loaded_state_continues_exactly() {
         let mut a = build(&c);
         start(&mut a, 32);
         let mut x = 11u64;
-        // on until GC moves data (a deterministic point: the same for every run)
-        let gc = |a: &Simulator| a.counters().iter().map(|c| c.gc_pages_moved).sum::<u64>();
+        // on until GC (or a hybrid drive's merges) moves data (a deterministic point: the same
+        // for every run)
+        let gc = |a: &Simulator| {
+            a.counters()
+                .iter()
+                .map(|c| c.gc_pages_moved + c.hybrid.map_or(0, |h| h.merge_pages))
+                .sum::<u64>()
+        };
         for _ in 0..100 {
             run(&mut a, 5_000, span, &mut x);
             if gc(&a) > 0 {
@@ -342,6 +350,13 @@ fn corrupt_and_truncated_files_are_errors() {
     let mut v = bytes.clone();
     v[8] = 9;
     assert!(err(load(c, &v)).contains("version 9"));
+    // the format before the hybrid scheme's tables is refused by its number
+    v[8] = 6;
+    let e = err(load(c, &v));
+    assert!(
+        e.contains("version 6") && e.contains(&format!("reads version {STATE_VERSION}")),
+        "{e}"
+    );
     // every cut is an error
     let step = (bytes.len() / 300).max(1);
     for n in (0..bytes.len()).step_by(step).chain([bytes.len() - 1]) {

@@ -75,7 +75,12 @@ impl Drive {
                 self.trim(sh, e, now);
                 continue;
             }
-            if !self.can_admit(c.u1 - c.u0, c.len) {
+            let ok = if self.ftl.hy.is_some() {
+                self.hybrid_can_admit(c.u0, c.u1, c.len)
+            } else {
+                self.can_admit(c.u1 - c.u0, c.len)
+            };
+            if !ok {
                 break;
             }
             self.ctl.waiters.pop_front();
@@ -88,7 +93,11 @@ impl Drive {
 
     /// Writes wait for buffer space: if nothing already on its way to the NAND will free any,
     /// program the partly filled host group now.
+    #[inline]
     pub(super) fn unblock(&mut self, now: u64) {
+        if self.ftl.hy.is_some() {
+            return self.hybrid_unblock(now);
+        }
         let hg = self.ftl.host_group;
         if self.ftl.host_sealed == 0 && hg != NIL && self.ftl.groups[hg as usize].sectors > 0 {
             self.seal_host(hg, now);
@@ -209,7 +218,11 @@ impl Drive {
             if !self.ftl.map.cost.is_empty() {
                 self.ftl.map.cost.set(l, cost as u8);
             }
-            let (slot, gid, gfull) = self.place_host(cost as u32, t_data, (b - a) * 512, now);
+            let (slot, gid, gfull) = if self.ftl.hy.is_some() {
+                self.place_hybrid(l, t_data, (b - a) * 512, now)
+            } else {
+                self.place_host(cost as u32, t_data, (b - a) * 512, now)
+            };
             self.ftl.map_unit(l, slot, cost as u32);
             if let Some(ver) = self.ftl.map.ver.as_mut() {
                 let base = slot as usize * us as usize;
@@ -259,7 +272,11 @@ impl Drive {
             }
         }
         self.ctl.last_arrival = self.ctl.last_arrival.max(t_data);
-        self.arm_flush(sh);
+        if self.ftl.hy.is_some() {
+            self.hybrid_arm_flush(sh);
+        } else {
+            self.arm_flush(sh);
+        }
         // The write completes when its data is in the buffer and (write-through) after the old
         // data of partly written units has been merged and its pages are programmed.
         let c = &mut self.host.cmds[e as usize];
@@ -438,6 +455,9 @@ impl Drive {
     pub(crate) fn flush_timer(&mut self, sh: &mut Shared, now: u64) {
         self.sched.now = now;
         self.ctl.flush_at = u64::MAX;
+        if self.ftl.hy.is_some() {
+            return self.hybrid_flush_timer(sh, now);
+        }
         let hg = self.ftl.host_group;
         if hg == NIL || self.ftl.groups[hg as usize].sectors == 0 {
             return;

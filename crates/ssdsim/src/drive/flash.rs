@@ -29,7 +29,9 @@ impl Drive {
             self.ftl.changed_flag[d] = false;
             let m = self.ftl.die_gc_mode(d);
             self.sched.set_mode(d, m);
-            if self.ftl.gc_start(d, now) {
+            if self.ftl.hy.is_some() {
+                self.ftl.hybrid_issue(d, &mut self.sched, now);
+            } else if self.ftl.gc_start(d, now) {
                 self.ftl.gc_issue(d, &mut self.sched, now);
             }
         }
@@ -201,7 +203,11 @@ impl Drive {
                 .take_partners(d, class, &first, now, &mut txs[1..self.ftl.g.planes]);
         }
         let gc = class == C_GC;
-        if gc {
+        // (a drive of the hybrid scheme has no GC rounds: its GC-class reads are merge reads)
+        let merge = gc && self.ftl.hy.is_some();
+        if merge {
+            self.ftl.hyb_mut().dies[d].queued -= n as u32;
+        } else if gc {
             self.ftl.gc[d].queued -= n as u32;
         }
         let slc = first.flags & F_SLC != 0;
@@ -210,6 +216,12 @@ impl Drive {
         let mut t = array_end;
         let mut pages = 0;
         for tx in txs.iter().take(n) {
+            if merge {
+                if self.hybrid_merge_read(d, tx, now, array_end, &mut t) {
+                    pages += 1;
+                }
+                continue;
+            }
             if gc {
                 let bytes = self.ftl.gc_page_live(tx.blk, tx.page);
                 if bytes == 0 {
@@ -273,7 +285,9 @@ impl Drive {
                 self.read_piece(sh, tx.owner, tx.host_bytes as u64, usable, now);
             }
         }
-        if gc {
+        if merge {
+            self.ftl.hybrid_issue(d, &mut self.sched, now);
+        } else if gc {
             self.ftl.gc_issue(d, &mut self.sched, now);
         }
         if pages == 0 {
@@ -340,7 +354,13 @@ impl Drive {
                 )
             });
         }
-        let (page, slc, used, gc, sectors) = (gr.page, gr.slc, gr.used_planes, gr.gc, gr.sectors);
+        let (page, slc, gc, sectors) = (gr.page, gr.slc, gr.gc, gr.sectors);
+        // (a hybrid group holds the pages of the planes in its mask)
+        let used = if gr.hybrid {
+            gr.pmask.count_ones()
+        } else {
+            gr.used_planes
+        };
         let bytes = if gc && self.ftl.copyback {
             0
         } else {
@@ -611,7 +631,10 @@ impl Drive {
         }
         let cache = self.ftl.group_programmed(id, now);
         self.ctl.cache_used -= cache;
-        if gc {
+        if self.ftl.hy.is_some() {
+            // a merge may wait for this program (its source or the one before)
+            self.ftl.hybrid_issue(d, &mut self.sched, now);
+        } else if gc {
             self.ftl.gc_try_erase(d, &mut self.sched, now);
             self.ftl.gc_issue(d, &mut self.sched, now);
         }

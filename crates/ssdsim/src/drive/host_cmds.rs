@@ -446,7 +446,14 @@ impl Drive {
             let (u0, u1) = (self.host.cmds[e as usize].u0, self.host.cmds[e as usize].u1);
             self.ftl.map_touch(u0, u1, true, t_fw, NIL, &mut self.sched);
         }
-        if self.ctl.waiters.is_empty() && self.can_admit(units, len) {
+        if self.ctl.waiters.is_empty()
+            && if self.ftl.hy.is_some() {
+                let c = &self.host.cmds[e as usize];
+                self.hybrid_can_admit(c.u0, c.u1, len)
+            } else {
+                self.can_admit(units, len)
+            }
+        {
             self.admit(sh, e, now);
         } else {
             self.ctl.waiters.push_back(e);

@@ -30,6 +30,7 @@ use crate::sched::Sched;
 mod buffer;
 mod flash;
 mod host_cmds;
+mod hybrid;
 mod window;
 
 /// State shared by all drives behind one host adapter.
@@ -160,7 +161,11 @@ impl Drive {
             channels.push(c);
         }
         let ctl = Controller::try_new(cfg)?;
-        let plain = !tracking && ftl.map.cost.is_empty() && !ctl.compression && ctl.cache_cap > 0;
+        let plain = !tracking
+            && ftl.map.cost.is_empty()
+            && !ctl.compression
+            && ctl.cache_cap > 0
+            && ftl.hy.is_none();
         Ok(Drive {
             idx,
             plain,
@@ -217,6 +222,15 @@ impl Drive {
         }
         self.ftl.changed.clear();
         self.ftl.reset_free_stats(0);
+        if let Some(h) = &self.ftl.hy {
+            // merges queued by untimed writing start with the first timed work
+            let busy: Vec<usize> = (0..h.dies.len())
+                .filter(|&d| !h.dies[d].jobs.is_empty())
+                .collect();
+            for d in busy {
+                self.ftl.mark_changed(d);
+            }
+        }
     }
 
     /// Writes the whole mapping units covering `[offset, offset + len)` (bytes) through the
@@ -280,6 +294,7 @@ impl Drive {
     /// waiting for a firmware core).
     pub(crate) fn busy(&self) -> bool {
         !self.ctl.gc_jobs.is_empty()
+            || self.ftl.hy.as_ref().is_some_and(|h| h.busy())
             || (0..self.ftl.g.dies)
                 .any(|d| self.sched.dies[d].busy || self.sched.queued_total(d) > 0)
     }
@@ -306,6 +321,11 @@ impl Drive {
                     ));
                 }
             };
+        }
+        match (&self.ftl.hy, &fresh.ftl.hy) {
+            (None, None) => {}
+            (Some(a), Some(b)) => a.check_shape(b, self.ftl.g.planes)?,
+            _ => return Err("its mapping scheme differs from the configuration's".into()),
         }
         match (&self.ftl.mcache, &fresh.ftl.mcache) {
             (None, None) => {}

@@ -9,6 +9,9 @@ impl Drive {
         self.w0 = now;
         self.c = RawCounters::default();
         self.ftl.c = Default::default();
+        if let Some(h) = self.ftl.hy.as_mut() {
+            h.c = Default::default();
+        }
         self.ftl.reset_free_stats(now);
         for die in &mut self.sched.dies {
             die.meter.acc = if die.busy && die.op.end > now {
@@ -137,6 +140,16 @@ impl Drive {
             map_reads: c.map_reads,
             map_writes: c.map_writes,
             map_erases: c.map_erases,
+            hybrid: self
+                .ftl
+                .hy
+                .as_ref()
+                .map(|h| crate::counters::MergeCounters {
+                    full_merges: h.c.full,
+                    partial_merges: h.c.partial,
+                    switch_merges: h.c.switch,
+                    merge_pages: h.c.pages,
+                }),
             write_amplification: if c.host_write_bytes > 0 {
                 c.nand_program_bytes as f64 / c.host_write_bytes as f64
             } else {

@@ -52,6 +52,10 @@ pub(crate) struct Group {
     pub seq: u64,
     /// Write-through commands waiting for this program.
     pub waiters: Vec<u32>,
+    /// A group of the hybrid scheme (`ftl::hybrid`): its pages sit at fixed planes, `pmask`
+    /// says which it holds.
+    pub hybrid: bool,
+    pub pmask: u8,
 }
 
 /// Blocks a plane keeps for GC: the host may not take the last one.
@@ -169,6 +173,8 @@ impl Ftl {
         gr.sealed = false;
         gr.seq = seq;
         gr.waiters.clear();
+        gr.hybrid = false;
+        gr.pmask = 0;
         if gc {
             self.gc_wp[d].next_page += 1;
         } else {
@@ -260,12 +266,29 @@ impl Ftl {
     /// blocks close after their last page, the group is recycled. Returns the write-buffer
     /// bytes it held.
     pub(crate) fn group_programmed(&mut self, id: u32, now: u64) -> u64 {
+        if self.groups[id as usize].hybrid {
+            self.programmed::<true>(id, now)
+        } else {
+            self.programmed::<false>(id, now)
+        }
+    }
+
+    /// [`Ftl::group_programmed`]; a hybrid group (`HYBRID`) programs only the planes it holds
+    /// (another group may program the same page index of the other planes).
+    #[inline(always)]
+    fn programmed<const HYBRID: bool>(&mut self, id: u32, now: u64) -> u64 {
         let gr = &self.groups[id as usize];
         let (d, page, last, slc, gc) = (gr.die as usize, gr.page, gr.last, gr.slc, gr.gc);
         let blk = gr.blk;
         let cache = gr.cache_bytes;
-        for &b in blk.iter().take(self.g.planes) {
-            self.blk_prog[b as usize] = (page + 1) as u16;
+        let pmask = gr.pmask as u32;
+        if HYBRID {
+            self.hybrid_programmed(id);
+        }
+        for (p, &b) in blk.iter().take(self.g.planes).enumerate() {
+            if !HYBRID || pmask & (1 << p) != 0 {
+                self.blk_prog[b as usize] = (page + 1) as u16;
+            }
             if last {
                 let b = b as usize;
                 self.blk_state[b] = CLOSED;

@@ -145,6 +145,9 @@ impl Ftl {
     /// foreground below the hard threshold, critical at the last free block.
     #[inline]
     pub(crate) fn die_gc_mode(&self, d: usize) -> u8 {
+        if self.hy.is_some() {
+            return self.hybrid_mode(d);
+        }
         let p0 = d * self.g.planes;
         let low = (p0..p0 + self.g.planes)
             .map(|p| self.free_soon(p))
@@ -182,7 +185,8 @@ impl Ftl {
 
     /// Starts a GC round on die `d` when it needs one; returns whether it did.
     pub(crate) fn gc_start(&mut self, d: usize, now: u64) -> bool {
-        if self.gc[d].active {
+        if self.gc[d].active || self.hy.is_some() {
+            // (the hybrid scheme merges instead)
             return false;
         }
         let Some(fold) = self.gc_need(d) else {
@@ -342,6 +346,12 @@ impl Ftl {
                 break;
             }
             self.gc_pending[d].pop_front();
+            if gr.sectors == 0 {
+                // a merge group of the hybrid scheme whose pages were all overwritten before
+                // their reads: nothing to program
+                self.hybrid_discard(id);
+                continue;
+            }
             self.queue_gc_program(d, id, sched);
         }
     }

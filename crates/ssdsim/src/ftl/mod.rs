@@ -9,14 +9,16 @@
 
 pub(crate) mod alloc;
 pub(crate) mod gc;
+pub(crate) mod hybrid;
 pub(crate) mod mapcache;
 pub(crate) mod mapping;
 pub(crate) mod precondition;
 
-use crate::config::{DriveConfig, GcPolicy, UnalignedPolicy};
+use crate::config::{DriveConfig, FtlScheme, GcPolicy, UnalignedPolicy};
 use crate::nand::Geometry;
 use alloc::{BlockSet, Group};
 use gc::DieGc;
+use hybrid::Hybrid;
 use mapcache::MapCache;
 use mapping::{shrink, Frag, Mapping, FRAG_ENTRY_BYTES, UNMAPPED};
 use std::collections::VecDeque;
@@ -179,6 +181,8 @@ pub(crate) struct Ftl {
     /// capacities.
     pub steady_wa: Option<f64>,
     pub steady_written: f64,
+    /// The hybrid log-block scheme's tables (`ftl.scheme = "hybrid"`; `None`: page mapping).
+    pub hy: Option<Box<Hybrid>>,
 }
 
 impl Ftl {
@@ -275,6 +279,15 @@ impl Ftl {
             // at most one fragment entry per unit written
             b += written_units.min(units) * FRAG_ENTRY_BYTES;
         }
+        if f.scheme == FtlScheme::Hybrid {
+            let lbp = g.planes as u64 * g.ppb as u64;
+            b += Hybrid::memory_estimate(
+                user_units.div_ceil(lbp),
+                g.planes as u64,
+                blocks,
+                g.dies as u64,
+            );
+        }
         if cfg.controller.map_cache_bytes > 0 {
             b += MapCache::memory_estimate(
                 cfg.controller.map_cache_bytes,
@@ -323,7 +336,22 @@ impl Ftl {
             gc_pending.push(try_deque(4, "page groups")?);
         }
         let blocks = g.blocks;
+        let hy = match f.scheme {
+            FtlScheme::Page => None,
+            FtlScheme::Hybrid => {
+                let lbp = (g.planes * g.ppb as usize) as u64;
+                Some(Box::new(Hybrid::try_new(
+                    lbp as u32,
+                    user_units.div_ceil(lbp) as u32,
+                    f.log_blocks,
+                    g.planes,
+                    blocks,
+                    g.dies,
+                )?))
+            }
+        };
         Ok(Ftl {
+            hy,
             user_units,
             user_bytes: f.user_capacity_bytes,
             rmw: f.unaligned == UnalignedPolicy::Rmw,
@@ -757,6 +785,9 @@ impl Ftl {
         }
         if let Some(mc) = &self.mcache {
             mc.check()?;
+        }
+        if self.hy.is_some() {
+            self.hybrid_check()?;
         }
         Ok(())
     }

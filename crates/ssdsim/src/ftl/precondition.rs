@@ -9,6 +9,9 @@ impl Ftl {
     /// Writes unit `l` (whole, incompressible) through the host stream without timing; `rr`
     /// is the host stream's round-robin die cursor.
     pub(crate) fn fill_unit(&mut self, l: usize, rr: &mut usize) {
+        if self.hy.is_some() {
+            return self.hybrid_fill_unit(l);
+        }
         let old = self.map.l2p.get(l);
         if old != UNMAPPED {
             self.invalidate(l, old);
@@ -135,10 +138,17 @@ impl Ftl {
             }
         }
         if matches!(pre, Precondition::Steady) {
-            self.steady_state(seed, &mut rr);
+            if self.hy.is_some() {
+                self.hybrid_steady(seed);
+            } else {
+                self.steady_state(seed, &mut rr);
+            }
         }
         self.finish_untimed(true);
         self.c = Default::default();
+        if let Some(h) = self.hy.as_mut() {
+            h.c = Default::default();
+        }
         for e in self.blk_erase.iter_mut() {
             *e = 0;
         }
@@ -201,7 +211,7 @@ impl Ftl {
             self.seal(id);
             self.group_programmed(id, 0);
         }
-        if idle {
+        if idle && self.hy.is_none() {
             self.idle_fold = self.fold_when_idle;
             for d in 0..self.g.dies {
                 self.reclaim_untimed(d, self.gc_soft as usize);
@@ -214,6 +224,9 @@ impl Ftl {
         }
         for gc in &mut self.gc {
             gc.programmed_seq = gc.next_seq;
+        }
+        if self.hy.is_some() {
+            self.hybrid_settle();
         }
     }
 }
