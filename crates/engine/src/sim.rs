@@ -1180,6 +1180,10 @@ impl SimSession {
             .collect();
         // Counters are plain numbers: serialising them cannot fail.
         let device = serde_json::to_value(counters).ok();
+        let adapter_cache = backend
+            .sim
+            .write_cache_counters()
+            .and_then(|c| serde_json::to_value(c).ok());
         self.now = backend.now;
         self.sim = Some(backend.sim);
         let mut results = Vec::with_capacity(jobs.len());
@@ -1215,6 +1219,7 @@ impl SimSession {
                 );
                 r.members = members.clone();
                 r.device = device.clone();
+                r.adapter_cache = adapter_cache.clone();
                 r.notes = notes.clone();
                 r
             };
@@ -1238,6 +1243,7 @@ impl SimSession {
                         );
                         r.members = members.clone();
                         r.device = device.clone();
+                        r.adapter_cache = adapter_cache.clone();
                         r.notes = notes.clone();
                         r
                     })
