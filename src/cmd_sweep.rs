@@ -1013,6 +1013,12 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             .as_ref()
             .map(crate::cmd_study::target_infos)
             .unwrap_or_default();
+        // how far the drive models can be trusted (their standing against the built-in findings)
+        analysis.caveats.extend(crate::standing::report_caveat(
+            &store,
+            &s.name,
+            parsed.as_ref(),
+        ));
         let findings = analysis.findings(&infos);
         if !findings.is_empty() {
             text.push_str("\nFindings\n");
