@@ -617,6 +617,8 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     if code != 0 {
         return Ok(code);
     }
+    // the models' standing against the classic reviews' findings, kept in the store for `report`
+    crate::standing::check_study(&db, &spec).map_err(|e| anyhow!("{}: {e}", db.display()))?;
     let report = ReportArgs {
         db,
         csv: None,

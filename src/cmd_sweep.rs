@@ -990,7 +990,9 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     ));
     for s in &sweeps {
         let points = store.points(s.id)?;
-        let analysis = Analysis::new(&s.name, &points);
+        let mut analysis = Analysis::new(&s.name, &points);
+        // what the simulated drives did at each point, to say what binds and why
+        analysis.attach_devices(&points, |key| store.result(key).ok().flatten());
         csv_rows.extend(analysis.csv_rows(&points));
         let recs = match &mix {
             Some(m) => match analysis.recommend(m, a.qd) {
@@ -1011,6 +1013,12 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
             .as_ref()
             .map(crate::cmd_study::target_infos)
             .unwrap_or_default();
+        // how far the drive models can be trusted (their standing against the built-in findings)
+        analysis.caveats.extend(crate::standing::report_caveat(
+            &store,
+            &s.name,
+            parsed.as_ref(),
+        ));
         let findings = analysis.findings(&infos);
         if !findings.is_empty() {
             text.push_str("\nFindings\n");

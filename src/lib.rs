@@ -13,4 +13,5 @@ pub mod cmd_study_trim;
 pub mod cmd_sweep;
 pub mod output;
 pub mod signals;
+pub mod standing;
 pub mod status;

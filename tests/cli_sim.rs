@@ -646,6 +646,102 @@ fn the_raid_driver_cache_is_for_arrays_and_lifts_short_write_runs() {
     let (plain, _) = sim_json(&[&base[1..], &array[..]].concat());
     let (cached, _) = sim_json(&[&base[1..], &array[..], &["--adapter-cache", "64m"]].concat());
     assert!(iops(&cached, "write") > 1.5 * iops(&plain, "write"));
+    // the cache's counters come with the result: what it took in is what the host wrote
+    let c = &cached["jobs"][0]["ssdlab"]["adapter_cache"];
+    let written = cached["jobs"][0]["write"]["io_bytes"].as_f64().unwrap();
+    assert!(
+        c["absorbed_bytes"].as_f64().unwrap() >= 0.99 * written,
+        "{c}"
+    );
+    assert!(
+        c["peak_dirty_bytes"].as_f64().unwrap() <= (64u64 << 20) as f64,
+        "{c}"
+    );
+    assert!(plain["jobs"][0]["ssdlab"].get("adapter_cache").is_none());
+    let out = ssdlab()
+        .args(base)
+        .args(array)
+        .args(["--adapter-cache", "64m"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("RAID driver cache: absorbed ")),
+        "{text}"
+    );
+}
+
+/// `run` names what binds a simulated run: the busiest resource when one is saturated, else
+/// the latency at the queue depth (nothing saturated), in the table and the HTML report.
+#[test]
+fn a_simulated_run_names_what_limits_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |qd: &str, extra: &[&str]| {
+        let out = ssdlab()
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--sim",
+                "vertex450-128g",
+                "--rw",
+                "randwrite",
+                "--bs",
+                "4k",
+            ])
+            .args(["--span", "1g", "--time", "100ms", "--qd", qd])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let limit = |text: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("limited by: "))
+            .unwrap_or_else(|| panic!("no limit named: {text}"))
+            .to_string()
+    };
+    // QD 32 of random writes keeps every die programming
+    let deep = run("32", &[]);
+    let (v, _) = sim_json(&[
+        "--sim",
+        "vertex450-128g",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--span",
+        "1g",
+        "--time",
+        "100ms",
+        "--qd",
+        "32",
+    ]);
+    let u = &v["jobs"][0]["ssdlab"]["device"][0]["utilisation"];
+    let dies = u["dies"].as_array().unwrap().len();
+    assert!(u["busiest"].as_str().unwrap().starts_with("die "), "{u}");
+    assert!(u["die_mean"].as_f64().unwrap() > 0.97, "{u}");
+    assert_eq!(limit(&deep), format!("all {dies} dies, 100 % busy"));
+    // QD 1: nothing is saturated; the busiest resource is named, with how busy it is
+    let one = limit(&run("1", &[]));
+    assert!(
+        one.starts_with("latency (nothing saturated; busiest: ") && one.ends_with("% busy)"),
+        "{one}"
+    );
+    // the array names what its drives share
+    let array = limit(&run("32", &["--drives", "2", "--stripe", "8k"]));
+    assert!(array.contains(" of each drive, "), "{array}");
+    // the HTML report says it and shows the numbers behind it
+    run("32", &["--html", "r.html"]);
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains("What limits it (simulated)"), "{html}");
+    assert!(html.contains(&format!("Limited by: all {dies} dies, 100 % busy.")));
+    assert!(html.contains("dies (mean"), "the utilisation table");
 }
 
 #[test]

@@ -802,6 +802,29 @@ impl DataSet {
     }
 }
 
+/// Where the two classic reviews' findings live in the repository (and what
+/// [`builtin_findings`] holds: the file is built into the binary).
+pub const BUILTIN_FINDINGS_PATH: &str = "data/published/seed-findings.toml";
+
+/// The text of [`BUILTIN_FINDINGS_PATH`] as it was when ssdlab was built.
+pub const BUILTIN_FINDINGS_TEXT: &str = include_str!("../../../data/published/seed-findings.toml");
+
+/// The two classic reviews' findings as claims per drive (Review A: Vertex 450 RAID 0 stripes
+/// and queue depths; Review B: 512-B- vs 4 KiB-aligned random writes on the classic drives),
+/// built into the binary so that a study can check its drive's model against them wherever it
+/// runs. Origins read `seed-findings.toml#claimN`, as `ssdlab validate --against` names them.
+pub fn builtin_findings() -> DataSet {
+    DataSet::parse(Path::new("seed-findings.toml"), BUILTIN_FINDINGS_TEXT)
+        .expect("the built-in findings are checked by the tests")
+}
+
+impl Claim {
+    /// The drives the claim's two workloads run on.
+    pub fn drives(&self) -> [&str; 2] {
+        [self.a.drive.as_str(), self.b.drive.as_str()]
+    }
+}
+
 /// Writes a data file (measured figures) as TOML.
 pub fn to_toml(raw: &RawFile) -> String {
     toml::to_string_pretty(raw).expect("a data file serialises")
@@ -925,6 +948,32 @@ mod tests {
         assert_eq!(d.figures[0].case.pattern, Pattern::Compress(50));
         assert!(d.figures[0].case.label().contains("compress:50"));
         assert!(parse(&fig("review", "pattern = \"sometimes\"")).is_err());
+    }
+
+    #[test]
+    fn the_built_in_findings_are_the_repositorys_file() {
+        let d = builtin_findings();
+        assert_eq!(d.source.kind, "findings");
+        // Review A's claims on the Vertex 450, Review B's on the classic drives, two bounds.
+        let on = |drive: &str| {
+            d.claims
+                .iter()
+                .filter(|c| c.drives().contains(&drive))
+                .count()
+        };
+        assert_eq!(on("vertex450-128g"), 17);
+        assert!(on("c300-256g") >= 4, "{}", on("c300-256g"));
+        assert_eq!(d.figures.len(), 2);
+        assert!(d.figures.iter().all(|f| f.bound == Bound::Lower));
+        assert_eq!(d.claims[1].origin, "seed-findings.toml#claim2");
+        // the copy in the binary is the file in the repository
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(BUILTIN_FINDINGS_PATH);
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            BUILTIN_FINDINGS_TEXT
+        );
     }
 
     #[test]

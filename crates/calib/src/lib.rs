@@ -28,4 +28,4 @@ pub use data::{Case, Claim, ClaimKind, DataError, DataSet, Family, Figure, Metri
 pub use fit::{default_params, fit, parse_param, FitResult, Fitted, Param, Range};
 pub use predict::{simulate, simulate_all, Outcome, PredictOptions};
 pub use preset_out::fitted_toml;
-pub use validate::{render, validate, Validation};
+pub use validate::{render, validate, validate_with, Validation};

@@ -174,6 +174,19 @@ pub fn validate<F>(
 where
     F: Fn(&str) -> Option<DriveConfig> + Sync,
 {
+    validate_with(figures, claims, |uniq| {
+        let cache = crate::predict::SimCache::single_pass();
+        simulate_all(uniq, model, opts, Some(&cache))
+    })
+}
+
+/// [`validate`] with the workloads simulated by `simulate`, which gets every distinct workload
+/// of the figures and claims once and returns their outcomes in the same order (a study runs
+/// them on the drive states it has already built).
+pub fn validate_with<S>(figures: &[&Figure], claims: &[&Claim], simulate: S) -> Validation
+where
+    S: FnOnce(&[&crate::data::Case]) -> Vec<Result<Outcome, String>>,
+{
     let mut cases: Vec<&crate::data::Case> = figures.iter().map(|f| &f.case).collect();
     for c in claims {
         cases.push(&c.a);
@@ -191,8 +204,8 @@ where
             }
         }
     }
-    let cache = crate::predict::SimCache::single_pass();
-    let outs: Vec<Result<Outcome, String>> = simulate_all(&uniq, model, opts, Some(&cache));
+    let outs: Vec<Result<Outcome, String>> = simulate(&uniq);
+    assert_eq!(outs.len(), uniq.len(), "one outcome per workload");
     let out = |k: usize| outs[index[k]].clone();
     let mut rows = Vec::with_capacity(figures.len());
     for (k, f) in figures.iter().enumerate() {
@@ -654,4 +667,63 @@ fn wrap(label: &str) -> Vec<String> {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DataSet;
+    use std::path::Path;
+
+    #[test]
+    fn claims_are_judged_on_the_outcomes_given() {
+        let side = |qd: u32| {
+            format!(
+                "{{ drive = \"d\", rw = \"randread\", bs = \"4k\", qd = {qd}, state = \"full\" }}"
+            )
+        };
+        let text = format!(
+            "[source]\ntitle = \"t\"\nkind = \"findings\"\n\
+             [[figure]]\ndrive = \"d\"\nmetric = \"iops\"\nvalue = 900.0\nunit = \"IOPS\"\nbound = \"lower\"\nrw = \"randread\"\nbs = \"4k\"\nqd = 1\nstate = \"full\"\n\
+             [[claim]]\ntext = \"QD 4 is 30 % ahead\"\nmetric = \"iops\"\nkind = \"ratio\"\nvalue = 1.3\na = {}\nb = {}\n\
+             [[claim]]\ntext = \"QD 2 ahead of QD 1\"\nmetric = \"iops\"\nkind = \"greater\"\na = {}\nb = {}\n",
+            side(4),
+            side(1),
+            side(2),
+            side(1)
+        );
+        let d = DataSet::parse(Path::new("t.toml"), &text).unwrap();
+        let figures: Vec<&Figure> = d.figures.iter().collect();
+        let claims: Vec<&Claim> = d.claims.iter().collect();
+        let mut asked = 0;
+        // IOPS = 1000 × QD^0.05: QD 4 only 7 % ahead of QD 1 (not 30 ± 15 %), QD 2 3.5 % ahead
+        let v = validate_with(&figures, &claims, |cases| {
+            asked = cases.len();
+            cases
+                .iter()
+                .map(|c| {
+                    let iops = 1000.0 * (c.qd as f64).powf(0.05);
+                    Ok(Outcome {
+                        bw: iops * 4096.0,
+                        iops,
+                        lat_ns: 1e9 / iops,
+                    })
+                })
+                .collect()
+        });
+        // the figure's workload and the claims' QD 1 side are one workload, simulated once
+        assert_eq!(asked, 3);
+        assert_eq!(v.figures[0].error, Some(0.0), "the bound is met");
+        assert!(!v.claims[0].pass);
+        assert!((v.claims[0].ratio.unwrap() - 4f64.powf(0.05)).abs() < 1e-12);
+        assert!(v.claims[1].pass);
+        // a workload that failed to simulate fails its claim with the reason
+        let v = validate_with(&figures, &claims, |cases| {
+            cases.iter().map(|_| Err("no model".to_string())).collect()
+        });
+        assert!(v
+            .claims
+            .iter()
+            .all(|c| !c.pass && c.failure.as_deref() == Some("no model")));
+    }
 }

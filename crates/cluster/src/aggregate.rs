@@ -286,6 +286,8 @@ pub fn aggregate(
         },
         steady_state: None,
         device: (!devices.is_empty()).then_some(Value::Array(devices)),
+        // each rank's array has its own cache: its counters stay with the rank's result
+        adapter_cache: None,
         disk_util,
         // Time-series logs stay with each rank (a job on several ranks refuses them).
         logs: Vec::new(),

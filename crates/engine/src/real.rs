@@ -1558,6 +1558,7 @@ pub fn build_result(
         notes: Vec::new(),
         steady_state: None,
         device: None,
+        adapter_cache: None,
         disk_util: Vec::new(),
         logs: rec.job_logs(out.runtime_ns),
     }

@@ -1233,6 +1233,10 @@ impl SimSession {
             .collect();
         // Counters are plain numbers: serialising them cannot fail.
         let device = serde_json::to_value(counters).ok();
+        let adapter_cache = backend
+            .sim
+            .write_cache_counters()
+            .and_then(|c| serde_json::to_value(c).ok());
         self.now = backend.now;
         self.sim = Some(backend.sim);
         let mut results = Vec::with_capacity(jobs.len());
@@ -1268,6 +1272,7 @@ impl SimSession {
                 );
                 r.members = members.clone();
                 r.device = device.clone();
+                r.adapter_cache = adapter_cache.clone();
                 r.notes = notes.clone();
                 r
             };
@@ -1291,6 +1296,7 @@ impl SimSession {
                         );
                         r.members = members.clone();
                         r.device = device.clone();
+                        r.adapter_cache = adapter_cache.clone();
                         r.notes = notes.clone();
                         r
                     })

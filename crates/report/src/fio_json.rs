@@ -224,6 +224,9 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     if let Some(ss) = &r.steady_state {
         ssdlab["steady_state"] = serde_json::json!(ss);
     }
+    if let Some(c) = &r.adapter_cache {
+        ssdlab["adapter_cache"] = c.clone();
+    }
     let mut job = match fio {
         // An fio job: its own name and group, when it started (ms since the epoch; simulated
         // drives: of virtual time), its options as written.

@@ -292,10 +292,66 @@ pub fn run_sections(page: &mut Page, r: &RunResult, heading: &str) {
     for n in &r.notes {
         page.p(&format!("Note: {n}."));
     }
+    limits_section(page, r);
     if let Some(d) = &r.device {
         page.h3("Device counters (simulated)");
         page.pre(&serde_json::to_string_pretty(d).unwrap_or_default());
     }
+}
+
+/// What binds a simulated run: the busiest resource of each drive in words, then per drive how
+/// busy each kind of resource was (the numbers behind it).
+fn limits_section(page: &mut Page, r: &RunResult) {
+    let Some(limit) = crate::limits::limited_by(r.device.as_ref()) else {
+        return;
+    };
+    page.h3("What limits it (simulated)");
+    page.p(&format!(
+        "Limited by: {limit}. (A resource busy {:.0} % of the time or more binds the rate; below that the latency of each I/O at the queue depth sets it.)",
+        crate::limits::SATURATED * 100.0
+    ));
+    let drives = r.device.as_ref().and_then(|d| d.as_array());
+    let rows: Vec<Vec<String>> = drives
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let u = d.get("utilisation")?;
+            let f = |k: &str| u.get(k).and_then(|v| v.as_f64());
+            let pct = |k: &str| f(k).map_or("-".into(), |v| format!("{:.0} %", v * 100.0));
+            let host = u
+                .get("host_cpus")
+                .and_then(|v| v.as_array())
+                .map(|v| v.iter().filter_map(|x| x.as_f64()).fold(0.0, f64::max))
+                .map_or("-".into(), |v| format!("{:.0} %", v * 100.0));
+            Some(vec![
+                i.to_string(),
+                u.get("busiest")?.as_str()?.to_string(),
+                pct("busiest_utilisation"),
+                format!("{} / {}", pct("die_mean"), pct("die_max")),
+                pct("channel_max"),
+                pct("fw_max"),
+                pct("link"),
+                host,
+            ])
+        })
+        .collect();
+    if let Some(c) = crate::limits::adapter_cache_phrase(r.adapter_cache.as_ref()) {
+        page.p(&format!("The RAID driver's write-back cache {c}."));
+    }
+    page.table(
+        &[
+            "drive",
+            "busiest resource",
+            "busy",
+            "dies (mean / max)",
+            "channels (max)",
+            "firmware cores (max)",
+            "host link",
+            "host CPU (max)",
+        ],
+        &rows,
+    );
 }
 
 /// The page of one or more runs (fio jobs are headed by their job names).

@@ -11,6 +11,7 @@ pub mod fio_plot;
 pub mod fio_text;
 pub mod html;
 pub mod json;
+pub mod limits;
 pub mod logs;
 pub mod store;
 pub mod table;

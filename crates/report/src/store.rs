@@ -888,6 +888,19 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// Sets a value in the `meta` table (replacing the key's old value).
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.require_writable("set a meta value")?;
+        let path = self.path.clone();
+        let tx = self.write_tx()?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )
+        .map_err(|e| sql_err(&path, e))?;
+        tx.commit().map_err(|e| sql_err(&path, e))
+    }
+
     /// Records that sweep `name` is being run with `spec_toml`; returns its id (the same id when
     /// the sweep is already in the store). Writes nothing when the sweep is stored with the same
     /// text; safe when another process does the same at once (an upsert).
@@ -1478,6 +1491,15 @@ mod tests {
         r.read.lat.mean = 1000.0;
         r.read.lat.percentiles = vec![(50.0, 900), (99.0, 5000)];
         r
+    }
+
+    #[test]
+    fn meta_values_are_set_and_replaced() {
+        let mut s = Store::open_in_memory().unwrap();
+        assert_eq!(s.meta("standing/x").unwrap(), None);
+        s.set_meta("standing/x", "a").unwrap();
+        s.set_meta("standing/x", "b").unwrap();
+        assert_eq!(s.meta("standing/x").unwrap().as_deref(), Some("b"));
     }
 
     #[test]

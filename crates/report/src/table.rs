@@ -166,6 +166,12 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
             out.push('\n');
         }
     }
+    if let Some(l) = crate::limits::limited_by(r.device.as_ref()) {
+        out.push_str(&format!("limited by: {l}\n"));
+    }
+    if let Some(c) = crate::limits::adapter_cache_phrase(r.adapter_cache.as_ref()) {
+        out.push_str(&format!("RAID driver cache: {c}\n"));
+    }
     if let Some(ss) = &r.steady_state {
         let rounds: Vec<String> = ss.rounds.iter().map(|v| format!("{v:.0}")).collect();
         out.push_str(&format!("rounds:   IOPS {}\n", rounds.join(", ")));

@@ -251,6 +251,10 @@ pub struct RunResult {
     /// Device counters of simulated drives (one object per drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,
+    /// What the host RAID driver's write-back cache of a simulated array did over the run
+    /// (absorbed, flushed, read hits, waits for room, peak dirty bytes), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_cache: Option<serde_json::Value>,
     /// The kernel's statistics of the block devices under a real target over the run (fio's
     /// `disk_util`): the device of a file's filesystem, a block device itself, with the
     /// members of an md/dm device.

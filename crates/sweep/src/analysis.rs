@@ -37,6 +37,10 @@ pub struct Cell {
     pub ratio: Option<f64>,
     /// `(ratio - 1) * 100`.
     pub gain_pct: Option<f64>,
+    /// Simulated points: what the drives did (the first repeat's counters), when attached
+    /// ([`Analysis::attach_devices`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<crate::device::DeviceSummary>,
 }
 
 /// The best stripe of an array target for one workload (over all QDs, or at one QD).
@@ -153,6 +157,10 @@ pub struct Analysis {
     pub cells: Vec<Cell>,
     pub best_per_workload: Vec<BestStripe>,
     pub best_per_workload_qd: Vec<BestStripe>,
+    /// What the numbers cannot say about themselves (the models' standing against published
+    /// findings), given by the caller; the last findings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
 }
 
 /// (stripe, geometric-mean IOPS, geometric-mean gain ratio).
@@ -240,6 +248,7 @@ impl Analysis {
                     baseline_iops: None,
                     ratio: None,
                     gain_pct: None,
+                    device: None,
                 }
             })
             .collect();
@@ -277,6 +286,7 @@ impl Analysis {
             cells,
             best_per_workload: Vec::new(),
             best_per_workload_qd: Vec::new(),
+            caveats: Vec::new(),
         };
         for t in a.array_targets() {
             for w in &a.workloads {

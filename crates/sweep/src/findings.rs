@@ -102,6 +102,7 @@ impl Analysis {
                 ));
             }
         }
+        out.extend(self.caveats.iter().cloned());
         out
     }
 
@@ -158,6 +159,10 @@ impl Analysis {
             }
             if base.is_some() {
                 out.extend(self.payoff_findings(&t));
+            }
+            out.extend(self.limit_findings(&t));
+            if base.is_some() {
+                out.extend(self.beyond_findings(&t));
             }
             let all: Vec<(String, f64)> = self.workloads.iter().map(|w| (w.clone(), 1.0)).collect();
             if all.len() > 1 {
@@ -331,6 +336,18 @@ impl Analysis {
                         ),
                         (_, Some(w)) => s.push_str(&format!(": {w}")),
                         (_, None) => {}
+                    }
+                    let limit = |w: &str| {
+                        self.cells
+                            .iter()
+                            .find(|c| c.target_label == t && c.workload == w && c.qd == q)
+                            .and_then(|c| c.device.as_ref())
+                            .and_then(crate::device::DeviceSummary::limit)
+                    };
+                    if let (Some(lu), Some(la)) = (limit(&unaligned), limit(&aligned)) {
+                        s.push_str(&format!(
+                            ". What limits it — {au}-aligned writes: {lu}; {aa}-aligned: {la}"
+                        ));
                     }
                     out.push(s + ".");
                 }

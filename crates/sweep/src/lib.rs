@@ -8,6 +8,7 @@
 //! nor the simulator.
 
 pub mod analysis;
+pub mod device;
 pub mod findings;
 pub mod html;
 pub mod point;
@@ -16,6 +17,7 @@ pub mod runner;
 pub mod spec;
 
 pub use analysis::{parse_mix, Analysis, BestStripe, Cell, MixRecommendation};
+pub use device::{explain_gain, DeviceSummary, DriveSummary};
 pub use findings::TargetInfo;
 pub use html::{sweep_sections, SweepHtml};
 pub use point::Point;
