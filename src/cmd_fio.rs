@@ -22,7 +22,7 @@ use ssdlab_engine::{
 };
 use ssdlab_fiojob::job::split_filenames;
 use ssdlab_fiojob::{options, Engine, Job, JobSet, Settings, Size, SystemEnv};
-use ssdlab_report::{exporter, FioJob, Format, Report, ReportJob, TableStyle};
+use ssdlab_report::{exporter, FioJob, Format, Ignored, Report, ReportJob, TableStyle};
 use ssdlab_stats::{Recorder, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::replay::{TraceFile, TraceShape};
@@ -432,15 +432,21 @@ fn plan_units(
                     (s.workload(off, span, clones, seed), sim.name.clone())
                 }
             };
-            if matches!(s.engine, Engine::Null)
-                || s.direct
-                || !matches!(s.engine, Engine::Sync("psync"))
-            {
-                note(
-                    "on a simulated drive, ioengine and direct do not apply (every job issues to the drive's queue)".into(),
-                    notes,
-                );
-            }
+            // One meaning per engine: on the drive, the engine sets the queue depth as in fio
+            // (a sync engine: one I/O at a time; an asynchronous one: iodepth).
+            note(
+                format!(
+                    "job {name}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",
+                    s.engine.name(),
+                    match s.engine {
+                        Engine::Sync(_) => "one I/O at a time (QD 1), as fio's synchronous engines".to_string(),
+                        Engine::Null => "the drive's queue at iodepth (fio's null engine would complete without a device)".to_string(),
+                        _ => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
+                    },
+                    if s.direct { "" } else { " and direct=0" },
+                ),
+                notes,
+            );
             let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
             units.push(Unit {
                 job: ji,
@@ -1130,6 +1136,16 @@ fn build_report(
                     options: j.options.clone(),
                     description,
                     header: header(j, &units[b.unit].label),
+                    ignored: j
+                        .settings
+                        .ignored
+                        .iter()
+                        .map(|i| Ignored {
+                            option: i.key.clone(),
+                            at: i.loc.as_ref().map(|l| l.to_string()).unwrap_or_default(),
+                            why: i.why.clone(),
+                        })
+                        .collect(),
                 },
             )
         })

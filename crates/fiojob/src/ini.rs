@@ -10,8 +10,8 @@
 //!   current directory when the file is there, else from the including file's directory);
 //!   included files hold options only, no sections, and may include others (cycles are refused).
 //! - `${VAR}` in an option line is replaced by the environment variable's value; an unset
-//!   variable is refused (fio would put in an empty string). `$pagesize`, `$mb_memory` and
-//!   `$ncpus` are replaced by the system's values.
+//!   variable is an empty string, as in fio. `$pagesize`, `$mb_memory` and `$ncpus` are
+//!   replaced by the system's values.
 //!
 //! Lines are bytes: text that is not UTF-8 is read lossily (and then fails as an unknown key
 //! or a bad value), never a panic.
@@ -46,6 +46,8 @@ pub struct Opt {
     pub key: String,
     pub value: Option<String>,
     pub loc: Loc,
+    /// `${VAR}`s of the line that were not set (put in as empty strings, as fio does).
+    pub unset: Vec<String>,
 }
 
 impl Opt {
@@ -144,8 +146,14 @@ fn strip(line: &str) -> &str {
     line[..cut].trim_matches(|c: char| c.is_whitespace() || c.is_control())
 }
 
-/// Replaces `${VAR}` and fio's `$keywords` in an option line.
-fn substitute(line: &str, env: &dyn Env, loc: &Loc) -> Result<String, SyntaxError> {
+/// Replaces `${VAR}` and fio's `$keywords` in an option line; `unset` collects the variables
+/// that were not set.
+fn substitute(
+    line: &str,
+    env: &dyn Env,
+    loc: &Loc,
+    unset: &mut Vec<String>,
+) -> Result<String, SyntaxError> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(i) = rest.find("${") {
@@ -154,16 +162,10 @@ fn substitute(line: &str, env: &dyn Env, loc: &Loc) -> Result<String, SyntaxErro
         match after.find('}') {
             Some(j) if j > 0 => {
                 let name = &after[..j];
+                // An unset variable is an empty string, as in fio.
                 match env.var(name) {
                     Some(v) => out.push_str(&v),
-                    None => {
-                        return Err(SyntaxError::At {
-                            loc: loc.clone(),
-                            why: format!(
-                                "${{{name}}} is not set in the environment (fio would put in an empty string)"
-                            ),
-                        })
-                    }
+                    None => unset.push(name.to_string()),
                 }
                 rest = &after[j + 1..];
             }
@@ -188,7 +190,7 @@ fn substitute(line: &str, env: &dyn Env, loc: &Loc) -> Result<String, SyntaxErro
 }
 
 /// Splits `key=value` / `key` (blanks around both dropped).
-fn split_opt(line: &str, loc: Loc) -> Result<Opt, SyntaxError> {
+fn split_opt(line: &str, loc: Loc, unset: Vec<String>) -> Result<Opt, SyntaxError> {
     let (key, value) = match line.split_once('=') {
         Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
         None => (line.trim(), None),
@@ -203,6 +205,7 @@ fn split_opt(line: &str, loc: Loc) -> Result<Opt, SyntaxError> {
         key: key.to_string(),
         value,
         loc,
+        unset,
     })
 }
 
@@ -320,8 +323,9 @@ impl<'e> Parser<'e> {
                 return self.include(rest.trim(), loc, opts, stack);
             }
         }
-        let line = substitute(line, self.env, &loc)?;
-        opts.push(split_opt(&line, loc)?);
+        let mut unset = Vec::new();
+        let line = substitute(line, self.env, &loc, &mut unset)?;
+        opts.push(split_opt(&line, loc, unset)?);
         Ok(())
     }
 
@@ -339,7 +343,7 @@ impl<'e> Parser<'e> {
         if name.is_empty() {
             return Err(err("include needs a file name".into()));
         }
-        let name = substitute(name, self.env, &loc)?;
+        let name = substitute(name, self.env, &loc, &mut Vec::new())?;
         let p = PathBuf::from(&name);
         let current = stack.last().cloned().unwrap_or_default();
         let path = if p.is_absolute() || self.env.exists(&p) {
@@ -415,8 +419,9 @@ pub fn argv_sections(
             line: *pos,
             argv: true,
         };
+        let mut unset = Vec::new();
         let value = match value {
-            Some(v) => Some(substitute(v, env, &loc)?),
+            Some(v) => Some(substitute(v, env, &loc, &mut unset)?),
             None => None,
         };
         if key == "name" {
@@ -438,6 +443,7 @@ pub fn argv_sections(
                         key: "name".into(),
                         value: Some(name),
                         loc,
+                        unset,
                     }],
                     file_index: usize::MAX,
                 });
@@ -461,6 +467,7 @@ pub fn argv_sections(
             key: key.clone(),
             value,
             loc,
+            unset,
         });
     }
     Ok(sections)
@@ -553,11 +560,11 @@ pub(crate) mod tests {
         assert_eq!(s[0].opts[0].value.as_deref(), Some("/dev/nvme0n1"));
         assert_eq!(s[0].opts[1].value.as_deref(), Some("8"));
         assert_eq!(s[0].opts[2].value.as_deref(), Some("${ unterminated"));
-        let e = Parser::new(&env)
-            .text(b"[j]\nfilename=${NOPE}\n", Path::new("j.fio"), 0)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("NOPE") && e.contains("line 2"), "{e}");
+        // An unset variable is an empty string (as fio does).
+        let s = Parser::new(&env)
+            .text(b"[j]\nfilename=/x/${NOPE}y\n", Path::new("j.fio"), 0)
+            .unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("/x/y"));
     }
 
     #[test]

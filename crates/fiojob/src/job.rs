@@ -42,10 +42,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// The engine of `ioengine=NAME`, or why ssdlab does not run it.
     fn parse(s: &str) -> Result<Engine, Problem> {
-        Ok(match s.trim() {
+        let name = s.trim();
+        Ok(match name {
             "io_uring" => Engine::IoUring,
             "libaio" => Engine::Async("libaio"),
+            // fio's aliases of libaio (`ioengines.c`).
+            n if n.starts_with("aio") || n.starts_with("linuxaio") => Engine::Async("libaio"),
             "posixaio" => Engine::Async("posixaio"),
             "psync" => Engine::Sync("psync"),
             "sync" => Engine::Sync("sync"),
@@ -53,11 +57,7 @@ impl Engine {
             "pvsync2" => Engine::Sync("pvsync2"),
             "vsync" => Engine::Sync("vsync"),
             "null" => Engine::Null,
-            other => {
-                return Err(Problem::Unsupported(format!(
-                    "ioengine={other} (ssdlab runs io_uring, libaio and posixaio on its io_uring engine, psync/sync/pvsync/pvsync2/vsync on its sync engine, and null)"
-                )))
-            }
+            other => return Err(unsupported(engine_refusal(other))),
         })
     }
 
@@ -69,6 +69,32 @@ impl Engine {
             Engine::Null => "null",
         }
     }
+}
+
+/// Why ssdlab does not run fio's engine `name`.
+fn engine_refusal(name: &str) -> String {
+    let what = match name {
+        "io_uring_cmd" => "NVMe passthrough commands through io_uring on a character device (ssdlab issues reads and writes to files and block devices)",
+        "sg" | "bsg" => "SCSI generic commands",
+        "xnvme" | "libblkio" | "spdk" => "a user-space NVMe or block driver",
+        "mmap" => "I/O through a memory mapping of the file",
+        "splice" | "netsplice" => "I/O through splice(2)",
+        "net" | "rdma" | "librpma_apm_client" | "librpma_apm_server" | "librpma_gpspm_client"
+        | "librpma_gpspm_server" | "nbd" | "http" | "nfs" | "libiscsi" | "rbd" | "rados"
+        | "gfapi" | "gfapi_async" | "libhdfs" | "dfs" => "network or cluster storage",
+        "cpuio" | "exec" => "no storage I/O (CPU load or a program)",
+        "falloc" | "ftruncate" | "e4defrag" | "filecreate" | "filedelete" | "filestat"
+        | "dircreate" | "dirdelete" | "dirstat" => "file-system operations other than reads and writes",
+        "dev-dax" | "libpmem" | "pmemblk" | "page_fault" => "persistent or mapped memory",
+        "libcufile" | "libhipfile" => "GPU-direct storage",
+        "windowsaio" | "solarisaio" => "another operating system's asynchronous I/O",
+        n if n.starts_with("external") || n.contains('/') => "an external engine fio loads with dlopen",
+        n if options::ENGINES.contains(&n) => "an engine ssdlab does not have",
+        _ => "not an engine fio has built in (fio would try to load it as an external engine)",
+    };
+    format!(
+        "ioengine={name}: {what}; ssdlab runs io_uring, libaio and posixaio on its io_uring engine, psync/sync/pvsync/pvsync2/vsync on its sync engine, and null"
+    )
 }
 
 /// The `rw=` modes ssdlab runs.
@@ -171,8 +197,15 @@ pub struct Settings {
     pub sqthread_poll: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
-    /// Where io_uring engine options were set (checked against the engine at the end).
-    pub ring_opts: Vec<(String, Loc)>,
+    /// Engine options as set: key, where, and whether ssdlab handles it (checked against the
+    /// job's engine at the end, as fio reads engine options only for their engine).
+    pub engine_opts: Vec<(String, Loc, bool)>,
+    /// An `ioengine=` ssdlab does not run (refused; the job keeps its previous engine when the
+    /// refusal is ignored).
+    pub refused_engine: Option<String>,
+    /// What ssdlab does not support in this job (its own options and its globals'): refused,
+    /// or, with `--ignore-unsupported`, listed in its output.
+    pub ignored: Vec<Issue>,
     pub stonewall: bool,
     pub new_group: bool,
     pub wait_for: Option<String>,
@@ -234,7 +267,9 @@ impl Default for Settings {
             sqthread_poll: false,
             fixedbufs: false,
             registerfiles: false,
-            ring_opts: Vec::new(),
+            engine_opts: Vec::new(),
+            refused_engine: None,
+            ignored: Vec::new(),
             stonewall: false,
             new_group: false,
             wait_for: None,
@@ -450,7 +485,16 @@ impl Settings {
             "buffered" => self.direct = !flag(v)?,
             "ioengine" => {
                 let e = need(v, key)?;
-                self.engine = Engine::parse(&e)?;
+                match Engine::parse(&e) {
+                    Ok(engine) => {
+                        self.engine = engine;
+                        self.refused_engine = None;
+                    }
+                    Err(p) => {
+                        self.refused_engine = Some(e.trim().to_string());
+                        return Err(p);
+                    }
+                }
             }
             "iodepth" => self.iodepth = value::int_in(&need(v, key)?, 1, 65536)? as u32,
             "iodepth_batch" => {
@@ -583,10 +627,13 @@ impl Settings {
                     "fixedbufs" => self.fixedbufs = on,
                     _ => self.registerfiles = on,
                 }
-                self.ring_opts.push((key.to_string(), opt.loc.clone()));
+                self.engine_opts
+                    .push((key.to_string(), opt.loc.clone(), true));
             }
             "nonvectored" | "force_async" | "uncached" | "nowait" | "userspace_reap"
             | "libaio_vectored" | "readfua" | "writefua" => {
+                self.engine_opts
+                    .push((key.to_string(), opt.loc.clone(), true));
                 only_default(key, v, &["0"], "an engine option ssdlab does not implement")?
             }
             "rate_iops" => {
@@ -643,10 +690,26 @@ impl Settings {
                 only_default(key, v, &["0"], "reading the file into the page cache first")?
             }
             k if options::no_effect(k).is_some() => {}
-            k if options::is_fio_option(k) => {
-                return Err(unsupported(format!(
-                    "{k}: an fio option ssdlab does not implement"
-                )))
+            k if options::lookup(k).is_some() => {
+                let o = options::lookup(k).expect("looked up");
+                match o.scope {
+                    // fio accepts deprecated options and ignores them.
+                    _ if o.deprecated => {}
+                    // A profile's options change nothing without the profile (and `profile=`
+                    // is refused).
+                    options::Scope::Profile(_) => {}
+                    // Checked against the job's engine once all its options are read.
+                    options::Scope::Engine(_) => {
+                        self.engine_opts
+                            .push((k.to_string(), opt.loc.clone(), false))
+                    }
+                    options::Scope::Core => {
+                        return Err(unsupported(format!(
+                            "{k}: {}",
+                            options::why_not_implemented(k)
+                        )))
+                    }
+                }
             }
             k => {
                 let hint = options::suggest(k)
@@ -658,23 +721,81 @@ impl Settings {
         Ok(())
     }
 
+    /// Checks the engine options set by a section (those from `own_from` on) against the
+    /// engine the section ends with, as fio reads engine options for the section's engine only;
+    /// inherited ones a job's engine does not have are dropped, as fio drops them.
+    fn engine_check(&mut self, own_from: usize) -> Vec<(Option<(String, Loc)>, Problem)> {
+        let engine = self
+            .refused_engine
+            .clone()
+            .unwrap_or_else(|| self.engine.name().to_string());
+        let mut out = Vec::new();
+        let mut keep = Vec::new();
+        for (i, (k, loc, handled)) in std::mem::take(&mut self.engine_opts)
+            .into_iter()
+            .enumerate()
+        {
+            let own = i >= own_from;
+            let Some(options::FioOption {
+                scope: options::Scope::Engine(engines),
+                ..
+            }) = options::lookup(&k)
+            else {
+                continue;
+            };
+            let at = Some((k.clone(), loc.clone()));
+            let list = engines.join("/");
+            if !own {
+                // Set by a global section for its engine: a job that changes the engine drops
+                // it, as fio does.
+                if engines.contains(&engine.as_str()) || self.refused_engine.is_some() {
+                    keep.push((k, loc, handled));
+                }
+                continue;
+            }
+            keep.push((k.clone(), loc.clone(), handled));
+            if let Some(e) = &self.refused_engine {
+                let of = if engines.contains(&e.as_str()) {
+                    format!("ioengine={e}, which ssdlab does not run")
+                } else {
+                    format!("ioengine={list}")
+                };
+                out.push((at, unsupported(format!("{k}: an option of {of}"))));
+            } else if !engines.contains(&engine.as_str()) {
+                // fio reads engine options only for their engine: "Bad option".
+                out.push((
+                    at,
+                    Problem::Invalid(format!(
+                        "{k} is an option of ioengine={list} (this job uses ioengine={engine})"
+                    )),
+                ));
+            } else if !handled {
+                out.push((
+                    at,
+                    unsupported(format!(
+                        "{k}: an option of ioengine={engine} ssdlab does not implement"
+                    )),
+                ));
+            } else if matches!(
+                k.as_str(),
+                "hipri" | "sqthread_poll" | "fixedbufs" | "registerfiles"
+            ) && !matches!(self.engine, Engine::IoUring)
+            {
+                out.push((
+                    at,
+                    unsupported(format!(
+                        "{k} with ioengine={engine} (ssdlab polls, registers buffers and files only on its io_uring engine: use ioengine=io_uring)"
+                    )),
+                ));
+            }
+        }
+        self.engine_opts = keep;
+        out
+    }
+
     /// Checks a job's settings as a whole (after all its options).
     fn finish(&self) -> Vec<(Option<(String, Loc)>, Problem)> {
         let mut out = Vec::new();
-        let ring_engine = matches!(self.engine, Engine::IoUring);
-        for (k, loc) in &self.ring_opts {
-            if !ring_engine {
-                let p = if matches!(self.engine, Engine::Sync("pvsync2")) && k == "hipri" {
-                    unsupported("hipri with pvsync2 (RWF_HIPRI); use ioengine=io_uring")
-                } else {
-                    Problem::Invalid(format!(
-                        "{k} is an option of ioengine=io_uring (this job uses ioengine={})",
-                        self.engine.name()
-                    ))
-                };
-                out.push((Some((k.clone(), loc.clone())), p));
-            }
-        }
         if self.read_iolog.is_none() && self.mode.reads() && self.mode.writes() {
             if self.bs[0] != self.bs[1] {
                 out.push((
@@ -1032,8 +1153,24 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
             s
         };
         let mut own = Vec::new();
+        let engine_opts_before = target.engine_opts.len();
         for o in &sec.opts {
-            match target.apply(o) {
+            // A value that is wrong because a variable was not set says so.
+            let unset = |why: String| {
+                if o.unset.is_empty() {
+                    why
+                } else {
+                    let vars: Vec<String> = o.unset.iter().map(|v| format!("${{{v}}}")).collect();
+                    format!(
+                        "{why} ({} not set in the environment: an empty string, as in fio)",
+                        vars.join(", ")
+                    )
+                }
+            };
+            match target.apply(o).map_err(|p| match p {
+                Problem::Invalid(w) => Problem::Invalid(unset(w)),
+                Problem::Unsupported(w) => Problem::Unsupported(unset(w)),
+            }) {
                 Ok(()) => {}
                 Err(Problem::Invalid(why)) => push(
                     &mut errors,
@@ -1043,25 +1180,23 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
                         why,
                     },
                 ),
-                Err(Problem::Unsupported(why)) => push(
-                    &mut unsupported,
-                    Issue {
+                Err(Problem::Unsupported(why)) => {
+                    let i = Issue {
                         key: o.key.clone(),
                         loc: Some(o.loc.clone()),
                         why,
-                    },
-                ),
+                    };
+                    push(&mut target.ignored, i.clone());
+                    push(&mut unsupported, i);
+                }
             }
             own.push((o.key.clone(), o.value.clone().unwrap_or_default()));
         }
-        if sec.global {
-            // A global `name` does not rename the jobs after it.
-            target.name = None;
-            defaults = target;
-            global_options.extend(own.into_iter().filter(|(k, _)| k != "name"));
-            continue;
+        let mut checks = target.engine_check(engine_opts_before);
+        if !sec.global {
+            checks.extend(target.finish());
         }
-        for (at, p) in target.finish() {
+        for (at, p) in checks {
             let (key, loc) = match at {
                 Some((k, l)) => (k, l),
                 None => (format!("[{}]", sec.name), sec.loc.clone()),
@@ -1073,8 +1208,18 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
             };
             match p {
                 Problem::Invalid(w) => push(&mut errors, issue(w)),
-                Problem::Unsupported(w) => push(&mut unsupported, issue(w)),
+                Problem::Unsupported(w) => {
+                    push(&mut target.ignored, issue(w.clone()));
+                    push(&mut unsupported, issue(w));
+                }
             }
+        }
+        if sec.global {
+            // A global `name` does not rename the jobs after it.
+            target.name = None;
+            defaults = target;
+            global_options.extend(own.into_iter().filter(|(k, _)| k != "name"));
+            continue;
         }
         if stonewall_next {
             target.stonewall = true;
@@ -1257,11 +1402,10 @@ mod tests {
 
     #[test]
     fn waves_groups_and_wait_for() {
-        // examples/waitfor.fio
-        let js = jobs("[global]\nthreads=1\n");
-        assert!(js.is_err(), "threads is not an fio option (thread is)");
-        let e = js.unwrap_err().to_string();
-        assert!(e.contains("did you mean thread"), "{e}");
+        // examples/waitfor.fio: `threads` is the tiobench profile's option, which fio
+        // accepts in any job and which changes nothing without the profile.
+        let js = jobs("[global]\nthreads=1\n[a]\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
         let js = jobs(
             "[global]\nthread=1\ngroup_reporting\nfilename=/tmp/data\nfilesize=128m\n\
              [writers]\nrw=write\nbs=128k\nnumjobs=4\nruntime=10\n\
@@ -1346,20 +1490,40 @@ mod tests {
 
     #[test]
     fn modes_modifiers_and_engines() {
-        let js = jobs(
-            "[a]\nrw=randread:8\nioengine=io_uring\niodepth=32\nhipri\nfixedbufs=1\n\
-             [b]\nrw=write:4k\n[c]\nrw=randrw\nrwmixwrite=30\n[d]\nioengine=libaio\nhipri\n\
-             [e]\nioengine=pvsync2\nhipri\n[f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n",
-        );
-        let e = js.unwrap_err().to_string();
+        // An engine option of another engine is fio's "Bad option".
+        let e = jobs("[a]\nioengine=psync\nsqthread_poll\n[b]\nioengine=libaio\nuserspace_reap\n")
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("hipri (j.fio line 14)") && e.contains("ioengine=libaio"),
+            e.contains("sqthread_poll (j.fio line 3)")
+                && e.contains("this job uses ioengine=psync"),
             "{e}"
         );
+        // examples/e4defrag2.fio: a global section's engine option, inherited by a job that
+        // changes the engine, is dropped (fio does not complain).
+        let js =
+            jobs("[global]\nioengine=io_uring\nsqthread_poll\n[a]\nioengine=libaio\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        assert!(js.jobs[0].settings.engine_opts.is_empty());
+        // An engine ssdlab does not run is refused for itself, and its options with it
+        // (never as options of fio's default engine).
+        let js = jobs("[a]\nioengine=io_uring_cmd\ncmd_type=nvme\nsqthread_poll=1\n").unwrap();
+        let why: Vec<&str> = js.unsupported.iter().map(|i| i.why.as_str()).collect();
+        assert_eq!(why.len(), 3, "{why:?}");
+        assert!(why[0].contains("io_uring_cmd: NVMe passthrough"), "{why:?}");
+        assert!(
+            why.iter().all(|w| !w.contains("uses ioengine=psync")),
+            "{why:?}"
+        );
+        assert!(
+            why[1].contains("cmd_type: an option of ioengine=io_uring_cmd"),
+            "{why:?}"
+        );
+        assert_eq!(js.jobs[0].settings.ignored.len(), 3);
         let js = jobs(
             "[a]\nrw=randread:8\nioengine=io_uring\niodepth=32\nhipri\nfixedbufs=1\n\
              [b]\nrw=write:4k\n[c]\nrw=randrw\nrwmixwrite=30\n[e]\nioengine=pvsync2\nhipri\n\
-             [f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n",
+             [f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n[h]\nioengine=libaio\nhipri\n",
         )
         .unwrap();
         let w = js.jobs[0].settings.workload(0, 1 << 30, 1, 1);
@@ -1368,8 +1532,9 @@ mod tests {
         let w = js.jobs[1].settings.workload(0, 1 << 30, 1, 1);
         assert_eq!(w.seq_skip, 4096);
         assert_eq!(js.jobs[2].settings.rwmixread, 70);
-        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert_eq!(js.unsupported.len(), 2, "{:?}", js.unsupported);
         assert!(js.unsupported[0].why.contains("pvsync2"));
+        assert!(js.unsupported[1].why.contains("libaio"));
         assert_eq!(js.jobs[4].settings.block_size(), 4000);
         assert_eq!(js.jobs[5].settings.block_size(), 4000);
     }

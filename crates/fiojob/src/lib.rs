@@ -19,6 +19,7 @@
 pub mod ini;
 pub mod job;
 pub mod options;
+mod table;
 pub mod value;
 
 pub use ini::{argv_sections, Env, Loc, Opt, Parser, Section, SyntaxError, SystemEnv};

@@ -43,6 +43,20 @@ pub struct FioJob {
     pub description: Option<String>,
     /// fio's one-line job description (`name: (g=0): rw=…`), printed first by the normal text.
     pub header: String,
+    /// Options of the job ssdlab does not support, ignored at the user's request
+    /// (`--ignore-unsupported`): listed in every output of the job.
+    pub ignored: Vec<Ignored>,
+}
+
+/// An option of an fio job that was ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ignored {
+    /// The key as written.
+    pub option: String,
+    /// Where: `FILE line N` or `command line argument N`.
+    pub at: String,
+    /// Why ssdlab does not support it.
+    pub why: String,
 }
 
 /// One run of a [`Report`].

@@ -224,6 +224,14 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     if let Some(ss) = &r.steady_state {
         ssdlab["steady_state"] = serde_json::json!(ss);
     }
+    // What an fio job asked for that ssdlab ignored (--ignore-unsupported).
+    if let Some(f) = fio {
+        ssdlab["ignored_options"] = f
+            .ignored
+            .iter()
+            .map(|i| serde_json::json!({"option": i.option, "at": i.at, "why": i.why}))
+            .collect();
+    }
     let mut job = match fio {
         // An fio job: its own name and group, when it started (ms since the epoch; simulated
         // drives: of virtual time), its options as written.

@@ -213,6 +213,7 @@ struct Entry<'a> {
     members: u32,
     description: Option<&'a str>,
     header: String,
+    ignored: &'a [crate::export::Ignored],
 }
 
 /// fio's normal text (`show_thread_status_normal`, the group summary and the disk stats of
@@ -229,6 +230,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 members: f.members,
                 description: f.description.as_deref(),
                 header: f.header.clone(),
+                ignored: &f.ignored,
             },
             None => {
                 let name = job_name(j.result);
@@ -239,6 +241,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                     group: 0,
                     members: j.result.spec.jobs,
                     description: None,
+                    ignored: &[],
                 }
             }
         })
@@ -266,6 +269,13 @@ pub fn normal_text(report: &Report<'_>) -> String {
         ));
         if let Some(d) = e.description {
             out.push_str(&format!("  Description  : [{d}]\n"));
+        }
+        // ssdlab's own line: what it ran without (--ignore-unsupported).
+        for i in e.ignored {
+            out.push_str(&format!(
+                "  ignored      : {} ({}): {}\n",
+                i.option, i.at, i.why
+            ));
         }
         for (kind, o) in [("read", &r.read), ("write", &r.write), ("trim", &r.trim)] {
             if o.ios > 0 || o.bytes > 0 {
