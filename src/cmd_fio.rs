@@ -512,17 +512,17 @@ fn plan_units(
                 Some(Size::Percent(_)) => bail!("job {name}: ioengine=null needs size= in bytes"),
                 None => bail!("job {name}: ioengine=null needs size= (fio's null engine does too)"),
             };
+            // fio's null "file" is the job's region: `size` bytes from `offset` on.
             let offset = match s.offset {
                 Some(o) => resolve_size(o, size),
                 None => 0,
             };
-            let span = size.saturating_sub(offset).max(1);
-            let spec = s.workload(offset, span, clones, seed);
+            let spec = s.workload(offset, size.max(1), clones, seed);
             units.push(Unit {
                 job: ji,
                 clones,
                 spec,
-                real: Some((RealTarget::Null, opts(size))),
+                real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
                 iolog: write_iolog("null"),
                 label: "null".into(),
                 verify_back: false,
@@ -578,6 +578,7 @@ fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     v.random_map = false;
     v.random_every = 1;
     v.seq_skip = 0;
+    v.seq_back = 0;
     v.jobs = 1;
     v.ramp_ns = 0;
     v.stop = ssdlab_workload::StopCondition {

@@ -147,12 +147,14 @@ fn strip(line: &str) -> &str {
 }
 
 /// Replaces `${VAR}` and fio's `$keywords` in an option line; `unset` collects the variables
-/// that were not set.
+/// that were not set, `calc` is set when a keyword was replaced (fio then does the value's
+/// arithmetic with `bc`, see [`calculate`]).
 fn substitute(
     line: &str,
     env: &dyn Env,
     loc: &Loc,
     unset: &mut Vec<String>,
+    calc: &mut bool,
 ) -> Result<String, SyntaxError> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
@@ -184,9 +186,22 @@ fn substitute(
                 why: format!("cannot find the value of {word}"),
             })?;
             out = out.replace(&word, &v);
+            *calc = true;
         }
     }
     Ok(out)
+}
+
+/// fio's `bc_calc`: a value that had `$pagesize`, `$mb_memory` or `$ncpus` in it and holds
+/// `+ - * /` is computed by `bc` (integer arithmetic; `size=8*1024*$pagesize`).
+fn calculate(value: &str, loc: &Loc) -> Result<String, SyntaxError> {
+    if !value.contains(['+', '-', '*', '/']) || value.contains('\'') {
+        return Ok(value.to_string());
+    }
+    crate::value::bc(value).map_err(|why| SyntaxError::At {
+        loc: loc.clone(),
+        why,
+    })
 }
 
 /// Splits `key=value` / `key` (blanks around both dropped).
@@ -324,8 +339,15 @@ impl<'e> Parser<'e> {
             }
         }
         let mut unset = Vec::new();
-        let line = substitute(line, self.env, &loc, &mut unset)?;
-        opts.push(split_opt(&line, loc, unset)?);
+        let mut calc = false;
+        let line = substitute(line, self.env, &loc, &mut unset, &mut calc)?;
+        let mut opt = split_opt(&line, loc, unset)?;
+        if calc {
+            if let Some(v) = &opt.value {
+                opt.value = Some(calculate(v, &opt.loc)?);
+            }
+        }
+        opts.push(opt);
         Ok(())
     }
 
@@ -343,7 +365,7 @@ impl<'e> Parser<'e> {
         if name.is_empty() {
             return Err(err("include needs a file name".into()));
         }
-        let name = substitute(name, self.env, &loc, &mut Vec::new())?;
+        let name = substitute(name, self.env, &loc, &mut Vec::new(), &mut false)?;
         let p = PathBuf::from(&name);
         let current = stack.last().cloned().unwrap_or_default();
         let path = if p.is_absolute() || self.env.exists(&p) {
@@ -420,8 +442,12 @@ pub fn argv_sections(
             argv: true,
         };
         let mut unset = Vec::new();
+        let mut calc = false;
         let value = match value {
-            Some(v) => Some(substitute(v, env, &loc, &mut unset)?),
+            Some(v) => {
+                let v = substitute(v, env, &loc, &mut unset, &mut calc)?;
+                Some(if calc { calculate(&v, &loc)? } else { v })
+            }
             None => None,
         };
         if key == "name" {
@@ -560,6 +586,21 @@ pub(crate) mod tests {
         assert_eq!(s[0].opts[0].value.as_deref(), Some("/dev/nvme0n1"));
         assert_eq!(s[0].opts[1].value.as_deref(), Some("8"));
         assert_eq!(s[0].opts[2].value.as_deref(), Some("${ unterminated"));
+        // A keyword with arithmetic is computed as fio's bc does (examples/page_fault.fio).
+        let s = Parser::new(&env)
+            .text(
+                b"[j]\nsize=8*1024*$pagesize\nsize=5*1024*1024*$mb_memory/8 # 5/8\nrw=read:-8k\n",
+                Path::new("j.fio"),
+                0,
+            )
+            .unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("33554432"));
+        assert_eq!(s[0].opts[1].value.as_deref(), Some("10737418240"));
+        assert_eq!(
+            s[0].opts[2].value.as_deref(),
+            Some("read:-8k"),
+            "no keyword, no bc"
+        );
         // An unset variable is an empty string (as fio does).
         let s = Parser::new(&env)
             .text(b"[j]\nfilename=/x/${NOPE}y\n", Path::new("j.fio"), 0)

@@ -159,8 +159,8 @@ pub struct Settings {
     pub loops: u64,
     pub mode: Mode,
     /// `rw=MODE:N`: for random modes a new random offset every N ops; for sequential ones N
-    /// bytes skipped after each op.
-    pub rw_modifier: Option<u64>,
+    /// bytes skipped after each op (negative: gone back, `rw=read:-8k`).
+    pub rw_modifier: Option<i64>,
     pub rwmixread: u8,
     /// Block size per direction (read, write, trim).
     pub bs: [u64; 3],
@@ -311,6 +311,15 @@ impl Settings {
         let size = |s: &str| value::size(s, kb).map_err(Problem::Invalid);
         let bytes = |s: &str| value::bytes(s, kb).map_err(Problem::Invalid);
         let flag = |v: Option<&str>| value::boolean(v).map_err(Problem::Invalid);
+        // fio's zone units (`size=8z`): a number of zones of `zonemode`'s zone size.
+        if let Some(z) = v.map(str::trim).and_then(|v| v.strip_suffix(['z', 'Z'])) {
+            if !z.is_empty() && z.chars().all(|c| c.is_ascii_digit()) {
+                return Err(unsupported(format!(
+                    "{key}={}: zone units (fio's zonemode; ssdlab does not model zoned devices)",
+                    v.unwrap_or("").trim()
+                )));
+            }
+        }
         match key {
             "name" => self.name = Some(need(v, key)?),
             "kb_base" => {
@@ -380,13 +389,21 @@ impl Settings {
                 self.rw_modifier = match modifier {
                     None => None,
                     Some(n) => {
-                        let n = bytes(n)?;
-                        if n == 0 || (self.mode.random() && n > u32::MAX as u64) {
+                        // A sequential mode's modifier may be negative: backwards.
+                        let (neg, digits) = match n.strip_prefix('-') {
+                            Some(d) if !self.mode.random() => (true, d),
+                            _ => (false, n),
+                        };
+                        let n = bytes(digits)?;
+                        if n == 0
+                            || n > i64::MAX as u64
+                            || (self.mode.random() && n > u32::MAX as u64)
+                        {
                             return Err(Problem::Invalid(format!(
                                 "rw={s}: the modifier is out of range"
                             )));
                         }
-                        Some(n)
+                        Some(if neg { -(n as i64) } else { n as i64 })
                     }
                 };
             }
@@ -972,10 +989,11 @@ impl Settings {
         } else {
             0
         };
-        let (random_every, seq_skip) = match self.rw_modifier {
-            Some(n) if mode.random() => (n as u32, 0),
-            Some(n) => (1, n),
-            None => (1, 0),
+        let (random_every, seq_skip, seq_back) = match self.rw_modifier {
+            Some(n) if mode.random() => (n as u32, 0, 0),
+            Some(n) if n < 0 => (1, 0, n.unsigned_abs()),
+            Some(n) => (1, n as u64, 0),
+            None => (1, 0, 0),
         };
         WorkloadSpec {
             rw,
@@ -999,6 +1017,7 @@ impl Settings {
             random_map: mode.random() && !self.norandommap,
             random_every,
             seq_skip,
+            seq_back,
             replay: None,
             pace_ns: self.pace_ns(),
         }
@@ -1045,6 +1064,7 @@ impl Settings {
             random_map: false,
             random_every: 1,
             seq_skip: 0,
+            seq_back: 0,
             replay: Some(replay),
             pace_ns: 0,
         }
@@ -1531,6 +1551,18 @@ mod tests {
         assert!(js.jobs[0].settings.hipri && js.jobs[0].settings.fixedbufs);
         let w = js.jobs[1].settings.workload(0, 1 << 30, 1, 1);
         assert_eq!(w.seq_skip, 4096);
+        // examples/backwards-read.fio
+        let e = jobs("[a]\nbs=4k\nrw=read:-8k\n[b]\nrw=randread:-8\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 5") && !e.contains("line 3"), "{e}");
+        let back = jobs("[a]\nbs=4k\nrw=read:-8k\n").unwrap();
+        let w = back.jobs[0].settings.workload(0, 1 << 30, 1, 1);
+        assert_eq!((w.seq_skip, w.seq_back), (0, 8192));
+        // Zone units are fio's zonemode: not supported (not a bad value).
+        let z = jobs("[a]\nsize=8z\noffset=0%\n").unwrap();
+        assert_eq!(z.unsupported.len(), 1, "{:?}", z.unsupported);
+        assert!(z.unsupported[0].why.contains("zonemode"));
         assert_eq!(js.jobs[2].settings.rwmixread, 70);
         assert_eq!(js.unsupported.len(), 2, "{:?}", js.unsupported);
         assert!(js.unsupported[0].why.contains("pvsync2"));

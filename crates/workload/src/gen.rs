@@ -136,9 +136,12 @@ pub struct OpGen {
     positions: u64,
     read_pct: u32,
     random_pct: u32,
-    next_seq: u64,
-    /// Bytes skipped after each sequential op.
-    seq_skip: u64,
+    /// Where each direction's last op ended (fio's `last_pos`: reads and writes of a mixed
+    /// sequential job each go their own way through the region, as in fio).
+    last: [u64; 2],
+    /// Bytes added after each sequential op: skipped (fio's `rw=write:4k`), or, negative, gone
+    /// back (`rw=read:-8k`).
+    seq_add: i64,
     /// A random decision only every `random_every` ops; `count` counts them.
     random_every: u32,
     count: u32,
@@ -167,8 +170,9 @@ impl OpGen {
             positions,
             read_pct: spec.read_pct as u32,
             random_pct: spec.random_pct as u32,
-            next_seq: start,
-            seq_skip: spec.seq_skip,
+            last: [start; 2],
+            seq_add: spec.seq_skip.min(i64::MAX as u64) as i64
+                - spec.seq_back.min(i64::MAX as u64) as i64,
             random_every: spec.random_every.max(1),
             count: 0,
             map,
@@ -206,18 +210,51 @@ impl OpGen {
             };
             self.start + pos * self.align
         } else {
-            let mut o = self.next_seq;
-            if o + self.bs > self.end {
-                o = self.start;
-            }
-            o
+            self.seq_offset(kind.index())
         };
-        self.next_seq = offset + self.bs + self.seq_skip;
+        self.last[kind.index()] = offset + self.bs;
         Op {
             kind,
             offset,
             len: self.bs,
         }
+    }
+
+    /// The next sequential offset of direction `d`, as fio's `get_next_seq_offset` works it out
+    /// (`f` the region's start, `s` its size, the file taken to end with the region): after
+    /// each op the next one starts where it ended, plus the `:N` modifier; going back before the
+    /// start wraps to the end, going past the end wraps to the start. Where fio would end the
+    /// job instead (an offset past the region, which happens with holes and a region that does
+    /// not start at 0), ssdlab starts the region again, as a new loop would.
+    fn seq_offset(&mut self, d: usize) -> u64 {
+        let (f, end, bs) = (self.start, self.end, self.bs);
+        if self.seq_add == 0 {
+            let o = self.last[d];
+            return if o + bs > end { f } else { o };
+        }
+        let s = end - f;
+        let add = self.seq_add as u64;
+        // fio's "rewind to the end" for a region that does not start at 0 (relative `s`).
+        let back_to = if end > s { s } else { end };
+        if self.last[d] == f && f != 0 && self.seq_add < 0 {
+            self.last[d] = back_to;
+        }
+        let mut pos = self.last[d].wrapping_sub(f);
+        if pos != 0 {
+            pos = pos.wrapping_add(add);
+            if pos >= end {
+                pos = if self.seq_add > 0 {
+                    f
+                } else {
+                    back_to.wrapping_add(add)
+                };
+            }
+        }
+        if pos >= s || pos.saturating_add(bs) > s {
+            self.last[d] = f;
+            return f;
+        }
+        f + pos
     }
 
     /// The generator's random stream, for data patterns.
@@ -364,6 +401,48 @@ mod tests {
         );
     }
 
+    #[test]
+    fn backwards_and_per_direction_like_fio() {
+        // fio 3.33, --ioengine=null --size=64k --bs=4k --rw=read:-8k, write_iolog offsets.
+        let mut s = spec(RwMode::Read, 4096, 4096);
+        s.seq_back = 8192;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..16).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(
+            offs,
+            vec![0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]
+        );
+        // --offset=16k: fio rewinds to its (relative) size first.
+        let mut g = OpGen::new(&s, 16 * 1024, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..16).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(
+            offs,
+            vec![56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 72, 68, 64, 60, 56]
+        );
+        // --bs=8k --rw=write:-4k: forward by 4k.
+        let mut s = spec(RwMode::Write, 8192, 8192);
+        s.seq_back = 4096;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..8).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(offs, vec![0, 4, 8, 12, 16, 20, 24, 28]);
+        // --rw=write:12k.
+        let mut s = spec(RwMode::Write, 4096, 4096);
+        s.seq_skip = 12288;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..6).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(offs, vec![0, 16, 32, 48, 0, 16]);
+        // rw=rw: reads and writes each go their own way (fio's last_pos per direction).
+        let s = spec(RwMode::Rw, 4096, 4096);
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let mut next = [0u64; 2];
+        for _ in 0..32 {
+            let op = g.next_op();
+            let d = op.kind.index();
+            assert_eq!(op.offset, next[d] % (64 * 1024), "{op:?}");
+            next[d] = op.offset + 4096;
+        }
+    }
+
     proptest! {
         #[test]
         fn ops_stay_in_region(
@@ -384,7 +463,11 @@ mod tests {
             s.seed = seed;
             s.random_map = random_map;
             s.random_every = every;
-            s.seq_skip = skip_sectors * 512;
+            if skip_sectors % 2 == 0 {
+                s.seq_skip = skip_sectors * 512;
+            } else {
+                s.seq_back = skip_sectors * 512;
+            }
             let start = start_blocks * 512;
             let span = (span_blocks * 512).max(bs);
             let mut g = OpGen::new(&s, start, span, 3);

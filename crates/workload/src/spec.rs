@@ -162,6 +162,10 @@ pub struct WorkloadSpec {
     /// Bytes skipped after each sequential op: sequential I/O with holes (fio's `rw=write:4k`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq_skip: u64,
+    /// Bytes gone back after each sequential op: backwards sequential I/O (fio's
+    /// `rw=read:-8k`; `seq_skip` and `seq_back` are fio's modifier's two signs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_back: u64,
     /// Replay a recorded trace instead of generating ops (fio's `read_iolog`). `bs`, `align`,
     /// `span` and `read_pct` then describe the trace (largest op, common alignment, end of the
     /// highest op, share of reads) so the target checks see what the replay will do.
@@ -196,6 +200,7 @@ impl Default for WorkloadSpec {
             random_map: false,
             random_every: 1,
             seq_skip: 0,
+            seq_back: 0,
             replay: None,
             pace_ns: 0,
         }
