@@ -21,9 +21,14 @@ use ssdlab_engine::{
     RingOptions, SimJob, SimOptions, SimSession, SimTarget,
 };
 use ssdlab_fiojob::job::split_filenames;
-use ssdlab_fiojob::{options, Engine, Job, JobSet, Settings, Size, SystemEnv};
+use ssdlab_fiojob::{
+    options, Engine, Fadvise, Fallocate, Job, JobSet, Settings, Size, SystemEnv, Unified,
+};
+use ssdlab_io::cache::FileAdvice;
+use ssdlab_io::SyncMode;
 use ssdlab_report::{exporter, FioJob, Format, Ignored, Report, ReportJob, TableStyle};
 use ssdlab_stats::{Recorder, RunResult};
+use ssdlab_target::Fill;
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::replay::{TraceFile, TraceShape};
 use ssdlab_workload::{ReplaySpec, Trace, WorkloadSpec};
@@ -232,6 +237,7 @@ fn ring_of(s: &Settings) -> RingOptions {
             },
             register_files: s.registerfiles,
         },
+        Engine::Async(_) if sync_mode_of(s) != SyncMode::Threads => RingOptions::default(),
         Engine::Async(_) => RingOptions {
             fixed_bufs: FixedBufs::Off,
             register_files: false,
@@ -370,6 +376,47 @@ fn header(j: &Job, label: &str) -> String {
     )
 }
 
+/// How the sync engine does a job's I/Os: fio's libaio on a buffered file does each I/O inside
+/// `io_submit` (the kernel has no asynchronous buffered I/O for it), and glibc's POSIX AIO
+/// (fio's posixaio) serves one file's requests in order on one thread.
+fn sync_mode_of(s: &Settings) -> SyncMode {
+    match s.engine {
+        Engine::Async("libaio") if !s.direct => SyncMode::Serial,
+        Engine::Async("posixaio") => SyncMode::Queue,
+        _ => SyncMode::Threads,
+    }
+}
+
+/// How a file the job needs is laid out, as fio's `extend_file` does it: with data for a job
+/// that reads (or writes with `overwrite=1`); otherwise as `fallocate=` says (fio's default on
+/// Linux: allocated, unwritten extents); not at all with `create_on_open`.
+fn fill_of(s: &Settings) -> Fill {
+    if s.create_on_open {
+        return Fill::Nothing;
+    }
+    if s.mode.reads() || s.overwrite {
+        return Fill::Data;
+    }
+    match s.fallocate {
+        Fallocate::Native | Fallocate::Posix => Fill::Allocate,
+        Fallocate::Keep => Fill::AllocateKeepSize,
+        Fallocate::Truncate => Fill::Truncate,
+        Fallocate::None => Fill::Nothing,
+    }
+}
+
+/// fio's `fadvise_hint` (default: random advice for random modes, sequential otherwise).
+fn advice_of(s: &Settings) -> Option<FileAdvice> {
+    match s.fadvise {
+        Fadvise::None => None,
+        Fadvise::ByMode if s.mode.random() => Some(FileAdvice::Random),
+        Fadvise::ByMode => Some(FileAdvice::Sequential),
+        Fadvise::Random => Some(FileAdvice::Random),
+        Fadvise::Sequential => Some(FileAdvice::Sequential),
+        Fadvise::NoReuse => Some(FileAdvice::NoReuse),
+    }
+}
+
 /// Builds the units of every job; notes go to `notes`.
 fn plan_units(
     js: &JobSet,
@@ -459,11 +506,19 @@ fn plan_units(
             });
             continue;
         }
+        let sync_mode = sync_mode_of(s);
         let opts = |null_size: u64| RealOptions {
-            engine: match s.engine {
-                Engine::IoUring | Engine::Async(_) => EngineChoice::IoUring,
+            engine: match (s.engine, sync_mode) {
+                (Engine::IoUring, _) | (Engine::Async(_), SyncMode::Threads) => {
+                    EngineChoice::IoUring
+                }
                 _ => EngineChoice::Sync,
             },
+            sync_mode,
+            fill: fill_of(s),
+            invalidate: s.invalidate,
+            advice: advice_of(s),
+            pre_read: s.pre_read,
             direct: s.direct,
             allow_destroy: a.allow_destroy,
             continue_on_error: s.continue_on_error,
@@ -476,11 +531,26 @@ fn plan_units(
             per_worker: per_worker(j) && clones > 1,
             ..Default::default()
         };
-        if let Engine::Async(e) = s.engine {
-            note(
+        match (s.engine, sync_mode) {
+            (Engine::Async(e), SyncMode::Threads) => note(
                 format!("ioengine={e} runs on ssdlab's io_uring engine (same queue depth, plain buffers and descriptors)"),
                 notes,
-            );
+            ),
+            (Engine::Async(e), SyncMode::Serial) => note(
+                format!(
+                    "job {name}: ioengine={e} on a buffered file (direct=0): the kernel does each I/O inside io_submit, so, as in fio, the I/Os are done one at a time as they are submitted and reaped afterwards (iodepth={} in flight, one being done)",
+                    s.iodepth
+                ),
+                notes,
+            ),
+            (Engine::Async(e), SyncMode::Queue) => note(
+                format!(
+                    "job {name}: ioengine={e}: glibc's POSIX AIO does one file's I/Os one at a time on one thread, and so does ssdlab (iodepth={} queued, one being done)",
+                    s.iodepth
+                ),
+                notes,
+            ),
+            _ => {}
         }
         if let Some(r) = s.replay() {
             let t = load_trace(&r, name)?;
@@ -546,6 +616,17 @@ fn plan_units(
             let what = path.display().to_string();
             let total = info.exists.then_some(info.size);
             let (mut off, span) = region(s, total, &what, name)?;
+            if info.exists
+                && info.kind == ssdlab_target::TargetKind::File
+                && info.size < off.saturating_add(span)
+            {
+                note(
+                    format!(
+                        "job {name}: {what} is shorter than the job needs: fio deletes and lays out such a file again; ssdlab keeps its data and extends it"
+                    ),
+                    notes,
+                );
+            }
             if let Some(inc) = s.offset_increment {
                 if matches!(inc, Size::Percent(_)) && total.is_none() {
                     bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
@@ -949,6 +1030,16 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             if !m.result.errors.is_empty() {
                 continue;
             }
+            // fio verifies only when the write phase ended with its size: a runtime that ended
+            // it first ends the job (`td->terminate`), without a verify phase.
+            if !m.outcome.budget_done {
+                let n = format!(
+                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio",
+                    js.jobs[u.job].name
+                );
+                m.result.notes.push(n);
+                continue;
+            }
             let (t, o) = u.real.as_ref().expect("real unit");
             match ssdlab_engine::run_real(&verify_spec(&u.spec), t, o) {
                 Ok(v) => {
@@ -1128,6 +1219,11 @@ fn build_report(
                         .find(|(k, _)| k == "description")
                 })
                 .map(|(_, v)| v.clone());
+            let mixed = (j.settings.unified != Unified::None).then(|| {
+                b.recorder
+                    .unified()
+                    .summary(ssdlab_workload::OpKind::Read, result.runtime_ns)
+            });
             (
                 result,
                 FioJob {
@@ -1147,6 +1243,9 @@ fn build_report(
                             why: i.why.clone(),
                         })
                         .collect(),
+                    mixed,
+                    mixed_only: j.settings.unified == Unified::Mixed,
+                    kb_base: j.settings.kb_base,
                 },
             )
         })

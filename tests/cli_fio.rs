@@ -1026,3 +1026,188 @@ fn rate_iops_paces_and_offset_increment_splits_regions() {
         4 << 20
     );
 }
+
+/// fio's file semantics: a job that only writes lays its new file out by allocating it
+/// (`fallocate=native`, unwritten extents that read as zeros), a job that reads lays it out with
+/// data; `fallocate=truncate` makes it sparse, `fallocate=none` leaves it to the writes.
+#[test]
+fn files_are_laid_out_as_fio_lays_them_out() {
+    let d = tempfile::tempdir().unwrap();
+    let tail_is_zero = |name: &str| {
+        let b = std::fs::read(d.path().join(name)).unwrap();
+        assert_eq!(b.len(), 1 << 20, "{name}");
+        b[512 << 10..].iter().all(|&x| x == 0)
+    };
+    let run = |args: &[&str]| fio_json(d.path(), args);
+    run(&[
+        "--name=w",
+        "--filename=w.img",
+        "--size=1m",
+        "--rw=write",
+        "--number_ios=4",
+    ]);
+    assert!(tail_is_zero("w.img"), "allocated, not written");
+    run(&[
+        "--name=r",
+        "--filename=r.img",
+        "--size=1m",
+        "--rw=read",
+        "--number_ios=4",
+    ]);
+    assert!(!tail_is_zero("r.img"), "laid out with data for reading");
+    run(&[
+        "--name=o",
+        "--filename=o.img",
+        "--size=1m",
+        "--rw=write",
+        "--overwrite=1",
+        "--number_ios=4",
+    ]);
+    assert!(!tail_is_zero("o.img"), "overwrite=1 lays out data first");
+    run(&[
+        "--name=t",
+        "--filename=t.img",
+        "--size=1m",
+        "--rw=write",
+        "--fallocate=truncate",
+        "--number_ios=4",
+    ]);
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(d.path().join("t.img")).unwrap();
+    assert_eq!(m.len(), 1 << 20);
+    assert!(
+        m.blocks() * 512 < 512 << 10,
+        "sparse: {} blocks",
+        m.blocks()
+    );
+    run(&[
+        "--name=n",
+        "--filename=n.img",
+        "--size=1m",
+        "--rw=write",
+        "--fallocate=none",
+        "--number_ios=4",
+        "--bs=4k",
+    ]);
+    assert_eq!(
+        std::fs::metadata(d.path().join("n.img")).unwrap().len(),
+        16 << 10,
+        "nothing allocated: the writes extend the file"
+    );
+}
+
+/// fio's engines on buffered files: libaio does each I/O inside io_submit (all of iodepth in
+/// flight, one being done), posixaio one at a time on glibc's thread; both say so. A verify
+/// phase is skipped when the runtime ended the write phase, as in fio. unified_rw_reporting and
+/// kb_base change the output as in fio.
+#[test]
+fn buffered_engines_verify_and_reporting_follow_fio() {
+    let d = tempfile::tempdir().unwrap();
+    for (engine, note) in [("libaio", "inside io_submit"), ("posixaio", "POSIX AIO")] {
+        let out = ssdlab(d.path())
+            .args([
+                "fio",
+                "--name=b",
+                "--filename=b.img",
+                "--size=1m",
+                "--rw=randread",
+                &format!("--ioengine={engine}"),
+                "--iodepth=8",
+                "--number_ios=200",
+                "--output-format=json",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(note), "{engine}: {err}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let j = &jobs(&v)[0];
+        assert_eq!(ios(j, "read"), 200);
+        let at8 = j["iodepth_level"]["8"].as_f64().unwrap();
+        assert!(at8 > 90.0, "{engine}: depth {}", j["iodepth_level"]);
+    }
+    // Verify: a runtime far shorter than the size ends the write phase; no verify phase.
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--name=v",
+            "--filename=v.img",
+            "--size=64m",
+            "--rw=write",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--rate_iops=200",
+            "--verify=crc32c",
+            "--runtime=200ms",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no verify phase"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ios(&jobs(&v)[0], "read"), 0, "no verify reads");
+    // unified_rw_reporting=mixed: one `mixed` direction; both: the directions, then mixed.
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randrw",
+            "--unified_rw_reporting=mixed",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    assert!(j.get("read").is_none() && j.get("sync").is_none());
+    assert_eq!(ios(j, "mixed"), 256);
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randrw",
+            "--unified_rw_reporting=both",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    assert_eq!(ios(j, "read") + ios(j, "write"), ios(j, "mixed"));
+    // In fio's order: the directions, sync, then mixed.
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randrw",
+            "--unified_rw_reporting=both",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&out.stdout);
+    let at = |k: &str| raw.find(&format!("\"{k}\" :")).unwrap();
+    assert!(at("read") < at("sync") && at("sync") < at("mixed"), "{raw}");
+    // kb_base=1000: decimal units first in the text.
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--name=k",
+            "--ioengine=null",
+            "--kb_base=1000",
+            "--size=1000000",
+            "--bs=1000",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("read: IOPS=")).unwrap();
+    assert!(line.contains("(1000kB/"), "{line}");
+}

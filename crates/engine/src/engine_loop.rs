@@ -48,6 +48,19 @@ pub struct Control<'a> {
     pub stonewall: Option<&'a AtomicBool>,
     /// Where the loops report what they measured so far (for a status line).
     pub progress: Option<&'a Progress>,
+    /// Called when a generated source starts a new pass over its region (the random map
+    /// begins again, a sequential job wraps to the start): fio drops the page cache there.
+    pub on_pass: Option<OnPass<'a>>,
+}
+
+/// What to do when a source starts a new pass over its region ([`Control::on_pass`]).
+#[derive(Clone, Copy)]
+pub struct OnPass<'a>(pub &'a (dyn Fn() + Sync));
+
+impl std::fmt::Debug for OnPass<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnPass")
+    }
 }
 
 impl<'a> Control<'a> {
@@ -61,7 +74,14 @@ impl<'a> Control<'a> {
             stop: None,
             stonewall: None,
             progress: None,
+            on_pass: None,
         }
+    }
+
+    /// The same control, calling `f` when a source starts a new pass over its region.
+    pub fn with_on_pass(mut self, f: Option<OnPass<'a>>) -> Self {
+        self.on_pass = f;
+        self
     }
 
     /// The same control, reporting its progress to `progress`.
@@ -469,11 +489,19 @@ pub fn run_streams<B: Backend>(
                     ss[si].pending.take().expect("checked")
                 } else {
                     let n = match &mut streams[si].source {
-                        OpSource::Generated(g) => Some(Next {
-                            op: g.next_op(),
-                            gap_ns: 0,
-                            catch_up: false,
-                        }),
+                        OpSource::Generated(g) => {
+                            let op = g.next_op();
+                            if g.take_wrapped() {
+                                if let Some(f) = units[u].ctl.on_pass {
+                                    (f.0)();
+                                }
+                            }
+                            Some(Next {
+                                op,
+                                gap_ns: 0,
+                                catch_up: false,
+                            })
+                        }
                         other => other.next(),
                     };
                     let Some(n) = n else {

@@ -130,6 +130,39 @@ impl Mode {
     }
 }
 
+/// fio's `fallocate=`: how a file a job only writes is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallocate {
+    None,
+    /// fio's default on Linux: `fallocate(2)` (unwritten extents).
+    Native,
+    Posix,
+    Keep,
+    Truncate,
+}
+
+/// fio's `fadvise_hint=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fadvise {
+    None,
+    /// fio's default (`1`): random for random modes, sequential otherwise.
+    ByMode,
+    Random,
+    Sequential,
+    NoReuse,
+}
+
+/// fio's `unified_rw_reporting=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unified {
+    /// Reads, writes and trims apart (fio's default).
+    None,
+    /// One `mixed` entry instead.
+    Mixed,
+    /// Both: the directions, then `mixed`.
+    Both,
+}
+
 /// A value that is wrong (an error) or that ssdlab cannot honour (unsupported).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
@@ -216,6 +249,17 @@ pub struct Settings {
     pub rate: [Option<u64>; 3],
     /// Clone k starts at `offset + k × offset_increment`.
     pub offset_increment: Option<Size>,
+    /// Drop the page cache of the job's region before it starts (fio's default).
+    pub invalidate: bool,
+    pub fadvise: Fadvise,
+    pub fallocate: Fallocate,
+    /// A write job lays its file out with data first (fio's `overwrite`).
+    pub overwrite: bool,
+    /// The file is created when the job opens it, not laid out (fio's `create_on_open`).
+    pub create_on_open: bool,
+    /// The region is read into the page cache before the job (fio's `pre_read`).
+    pub pre_read: bool,
+    pub unified: Unified,
 }
 
 impl Default for Settings {
@@ -277,6 +321,13 @@ impl Default for Settings {
             rate_iops: [None; 3],
             rate: [None; 3],
             offset_increment: None,
+            invalidate: true,
+            fadvise: Fadvise::ByMode,
+            fallocate: Fallocate::Native,
+            overwrite: false,
+            create_on_open: false,
+            pre_read: false,
+            unified: Unified::None,
         }
     }
 }
@@ -667,10 +718,49 @@ impl Settings {
             "new_group" => self.new_group = flag(v)?,
             "wait_for" => self.wait_for = Some(need(v, key)?),
             "group_reporting" => self.group_reporting = flag(v)?,
-            // Dropping the page cache before a job matters to buffered jobs only; ssdlab does
-            // not drop it (docs/FIO-JOBS.md says so).
-            "invalidate" => {
-                flag(v)?;
+            "invalidate" => self.invalidate = flag(v)?,
+            "overwrite" => self.overwrite = flag(v)?,
+            "create_on_open" => self.create_on_open = flag(v)?,
+            "pre_read" => self.pre_read = flag(v)?,
+            "fadvise_hint" => {
+                self.fadvise = match need(v, key)?.as_str() {
+                    "0" => Fadvise::None,
+                    "1" => Fadvise::ByMode,
+                    "random" => Fadvise::Random,
+                    "sequential" => Fadvise::Sequential,
+                    "noreuse" => Fadvise::NoReuse,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "fadvise_hint={o}: 0, 1, random, sequential or noreuse"
+                        )))
+                    }
+                }
+            }
+            "fallocate" => {
+                self.fallocate = match need(v, key)?.as_str() {
+                    "none" | "0" => Fallocate::None,
+                    "native" => Fallocate::Native,
+                    "posix" | "1" => Fallocate::Posix,
+                    "keep" => Fallocate::Keep,
+                    "truncate" => Fallocate::Truncate,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "fallocate={o}: none, native, posix, keep or truncate"
+                        )))
+                    }
+                }
+            }
+            "unified_rw_reporting" => {
+                self.unified = match need(v, key)?.as_str() {
+                    "none" | "0" => Unified::None,
+                    "mixed" | "1" => Unified::Mixed,
+                    "both" | "2" => Unified::Both,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "unified_rw_reporting={o}: none, mixed or both"
+                        )))
+                    }
+                }
             }
             "fsync" | "fdatasync" | "write_barrier" => {
                 only_default(key, v, &["0"], "ssdlab issues no syncs")?
@@ -702,9 +792,6 @@ impl Settings {
                         "mem={m}: ssdlab allocates its own aligned buffers"
                     )));
                 }
-            }
-            "pre_read" => {
-                only_default(key, v, &["0"], "reading the file into the page cache first")?
             }
             k if options::no_effect(k).is_some() => {}
             k if options::lookup(k).is_some() => {
@@ -862,6 +949,20 @@ impl Settings {
                 None,
                 unsupported(
                     "rate or rate_iops of a mixed read/write job (fio caps each direction)",
+                ),
+            ));
+        }
+        if self.create_on_open && self.mode.reads() && self.read_iolog.is_none() {
+            out.push((
+                None,
+                unsupported("create_on_open with reads (fio would read a file it did not lay out)"),
+            ));
+        }
+        if self.verify && self.time_based {
+            out.push((
+                None,
+                unsupported(
+                    "verify with time_based (fio alternates write passes and verify passes until the runtime; ssdlab verifies once, after the write phase)",
                 ),
             ));
         }

@@ -131,30 +131,13 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
     ("create_fsync", "ssdlab syncs files it lays out"),
     (
-        "create_on_open",
-        "ssdlab lays files out before the jobs run",
-    ),
-    (
         "allow_file_create",
         "ssdlab creates missing files (never truncating any)",
-    ),
-    (
-        "overwrite",
-        "ssdlab lays out missing files with data before writing",
-    ),
-    (
-        "fadvise_hint",
-        "page-cache advice; O_DIRECT runs bypass the cache",
     ),
     (
         "disk_util",
         "ssdlab reports member statistics of arrays only",
     ),
-    (
-        "unified_rw_reporting",
-        "reports keep reads and writes apart",
-    ),
-    ("kb_base", "used while reading sizes"),
     ("per_job_logs", "no logs are written"),
     (
         "clocksource",

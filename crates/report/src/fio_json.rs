@@ -256,22 +256,30 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
             None => job_options(r),
         },
     );
+    // fio's unified_rw_reporting: `mixed` alone, or after the directions (`both`).
+    let mixed = fio.and_then(|f| f.mixed.as_ref().map(|m| (m, f.mixed_only)));
+    if !matches!(mixed, Some((_, true))) {
+        job = job
+            .with("read", op_obj(&r.read, flavor))
+            .with("write", op_obj(&r.write, flavor))
+            .with("trim", op_obj(&r.trim, flavor))
+            .with(
+                "sync",
+                Json::obj().with("total_ios", 0u64).with(
+                    "lat_ns",
+                    Json::obj()
+                        .with("min", 0u64)
+                        .with("max", 0u64)
+                        .with("mean", 0.0)
+                        .with("stddev", 0.0)
+                        .with("N", 0u64),
+                ),
+            );
+    }
+    if let Some((m, _)) = mixed {
+        job.push("mixed", op_obj(m, flavor));
+    }
     let mut job = job
-        .with("read", op_obj(&r.read, flavor))
-        .with("write", op_obj(&r.write, flavor))
-        .with("trim", op_obj(&r.trim, flavor))
-        .with(
-            "sync",
-            Json::obj().with("total_ios", 0u64).with(
-                "lat_ns",
-                Json::obj()
-                    .with("min", 0u64)
-                    .with("max", 0u64)
-                    .with("mean", 0.0)
-                    .with("stddev", 0.0)
-                    .with("N", 0u64),
-            ),
-        )
         .with("job_runtime", runtime_ms)
         .with("usr_cpu", cpu_pct(r.cpu.user_ns))
         .with("sys_cpu", cpu_pct(r.cpu.sys_ns))

@@ -66,6 +66,8 @@ struct Permutation {
     left: u64,
     /// Where each pass's order comes from.
     rng: Rng,
+    /// A new pass began since the last look.
+    renewed: bool,
 }
 
 impl Permutation {
@@ -81,6 +83,7 @@ impl Permutation {
             mul: 1,
             left: 0,
             rng,
+            renewed: false,
         };
         p.new_pass();
         p
@@ -108,6 +111,7 @@ impl Permutation {
         loop {
             if self.left == 0 {
                 self.new_pass();
+                self.renewed = true;
             }
             self.left -= 1;
             // a ≡ 1 (mod 4), c odd: full period modulo any power of two.
@@ -147,6 +151,9 @@ pub struct OpGen {
     count: u32,
     /// Random positions without repeats within a pass (the random map).
     map: Option<Permutation>,
+    /// A new pass over the region began (the random map started again, or sequential I/O
+    /// wrapped to the start) since [`take_wrapped`](Self::take_wrapped) last looked.
+    wrapped: bool,
 }
 
 impl OpGen {
@@ -176,7 +183,14 @@ impl OpGen {
             random_every: spec.random_every.max(1),
             count: 0,
             map,
+            wrapped: false,
         }
+    }
+
+    /// True once after each new pass over the region began (fio drops the page cache there).
+    #[inline]
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// The region this generator stays in.
@@ -205,7 +219,13 @@ impl OpGen {
                 || (self.random_pct > 0 && self.rng.percent() < self.random_pct));
         let offset = if random {
             let pos = match &mut self.map {
-                Some(p) => p.next(),
+                Some(p) => {
+                    let v = p.next();
+                    if std::mem::take(&mut p.renewed) {
+                        self.wrapped = true;
+                    }
+                    v
+                }
                 None => self.rng.below(self.positions),
             };
             self.start + pos * self.align
@@ -230,7 +250,11 @@ impl OpGen {
         let (f, end, bs) = (self.start, self.end, self.bs);
         if self.seq_add == 0 {
             let o = self.last[d];
-            return if o + bs > end { f } else { o };
+            if o + bs > end {
+                self.wrapped = true;
+                return f;
+            }
+            return o;
         }
         let s = end - f;
         let add = self.seq_add as u64;
@@ -243,6 +267,7 @@ impl OpGen {
         if pos != 0 {
             pos = pos.wrapping_add(add);
             if pos >= end {
+                self.wrapped = true;
                 pos = if self.seq_add > 0 {
                     f
                 } else {
@@ -251,6 +276,7 @@ impl OpGen {
             }
         }
         if pos >= s || pos.saturating_add(bs) > s {
+            self.wrapped = true;
             self.last[d] = f;
             return f;
         }
@@ -399,6 +425,22 @@ mod tests {
             offs,
             vec![0, 8192, 16384, 24576, 32768, 40960, 49152, 57344, 0, 8192]
         );
+    }
+
+    #[test]
+    fn passes_are_told() {
+        for rw in [RwMode::Read, RwMode::Randread] {
+            let mut s = spec(rw, 4096, 4096);
+            s.random_map = true;
+            let mut g = OpGen::new(&s, 0, 16 * 4096, 0);
+            let wraps: Vec<usize> = (0..48)
+                .filter(|_| {
+                    g.next_op();
+                    g.take_wrapped()
+                })
+                .collect();
+            assert_eq!(wraps, vec![16, 32], "{rw:?}: a new pass every 16 ops");
+        }
     }
 
     #[test]
