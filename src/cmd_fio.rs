@@ -417,6 +417,35 @@ fn advice_of(s: &Settings) -> Option<FileAdvice> {
     }
 }
 
+/// The random seed of clone `c` of a job (fio seeds each clone by its thread number).
+fn clone_seed(seed: u64, c: u32) -> u64 {
+    if c == 0 {
+        seed
+    } else {
+        ssdlab_workload::gen::worker_seed(seed, c)
+    }
+}
+
+/// One meaning per engine: on the drive, the engine sets the queue depth as in fio (a sync
+/// engine: one I/O at a time; an asynchronous one: iodepth).
+fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut Vec<String>) {
+    let s = &j.settings;
+    note(
+        format!(
+            "job {}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",
+            j.name,
+            s.engine.name(),
+            match s.engine {
+                Engine::Sync(_) => "one I/O at a time (QD 1), as fio's synchronous engines".to_string(),
+                Engine::Null => "the drive's queue at iodepth (fio's null engine would complete without a device)".to_string(),
+                _ => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
+            },
+            if s.direct { "" } else { " and direct=0" },
+        ),
+        notes,
+    );
+}
+
 /// Builds the units of every job; notes go to `notes`.
 fn plan_units(
     js: &JobSet,
@@ -476,24 +505,24 @@ fn plan_units(
                         &format!("the simulated drive {}", sim.name),
                         name,
                     )?;
-                    (s.workload(off, span, clones, seed), sim.name.clone())
+                    // Each clone its own job with its own size and random stream, as in fio.
+                    let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
+                    for c in 0..clones {
+                        units.push(Unit {
+                            job: ji,
+                            clones: 1,
+                            spec: s.workload(off, span, 1, clone_seed(seed, c)),
+                            real: None,
+                            iolog: write_iolog(&file_name),
+                            label: sim.name.clone(),
+                            verify_back: false,
+                        });
+                    }
+                    sim_note(j, &mut note, notes);
+                    continue;
                 }
             };
-            // One meaning per engine: on the drive, the engine sets the queue depth as in fio
-            // (a sync engine: one I/O at a time; an asynchronous one: iodepth).
-            note(
-                format!(
-                    "job {name}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",
-                    s.engine.name(),
-                    match s.engine {
-                        Engine::Sync(_) => "one I/O at a time (QD 1), as fio's synchronous engines".to_string(),
-                        Engine::Null => "the drive's queue at iodepth (fio's null engine would complete without a device)".to_string(),
-                        _ => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
-                    },
-                    if s.direct { "" } else { " and direct=0" },
-                ),
-                notes,
-            );
+            sim_note(j, &mut note, notes);
             let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
             units.push(Unit {
                 job: ji,
@@ -587,26 +616,42 @@ fn plan_units(
                 Some(o) => resolve_size(o, size),
                 None => 0,
             };
-            let spec = s.workload(offset, size.max(1), clones, seed);
-            units.push(Unit {
-                job: ji,
-                clones,
-                spec,
-                real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
-                iolog: write_iolog("null"),
-                label: "null".into(),
-                verify_back: false,
-            });
+            // fio's null engine holds one submission batch in flight at a time: it completes
+            // what was committed before it takes more (its queue answers "busy" until then).
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            if s.queue_depth() > batch {
+                note(
+                    format!(
+                        "job {name}: ioengine=null: fio's null engine has one submission batch in flight at a time (iodepth_batch={batch}), so the depth is {batch}, not iodepth={}, as in fio",
+                        s.iodepth
+                    ),
+                    notes,
+                );
+            }
+            for c in 0..clones {
+                let mut spec = s.workload(offset, size.max(1), 1, clone_seed(seed, c));
+                spec.qd = spec.qd.min(batch);
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
+                    iolog: write_iolog("null"),
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
             continue;
         }
         // One file shared by the clones, or (without filename=) a file per clone, named as
         // fio names it: JOB.CLONE.0 in the directory. With offset_increment each clone has its
         // own region (clone k at offset + k × increment).
+        // Each clone is a job of its own (its own size, number_ios and random stream), as in
+        // fio; clones of one file share it.
         let files: Vec<(PathBuf, u32, u32)> = match &s.filename {
-            Some(f) if s.offset_increment.is_some() => (0..clones)
+            Some(f) => (0..clones)
                 .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
                 .collect(),
-            Some(f) => vec![(in_directory(s, &split_filenames(f).concat()), clones, 0)],
             None => (0..clones)
                 .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1, c))
                 .collect(),
@@ -614,8 +659,29 @@ fn plan_units(
         for (path, n, clone) in files {
             let info = ssdlab_target::probe(&path).map_err(|e| anyhow!("job {name}: {e}"))?;
             let what = path.display().to_string();
-            let total = info.exists.then_some(info.size);
-            let (mut off, span) = region(s, total, &what, name)?;
+            // A file still to be laid out is `filesize` long, and `size` percentages are of
+            // that; fio takes an `offset` percentage of the length the file has, 0.
+            let total = if info.exists {
+                Some(info.size)
+            } else {
+                s.filesize
+            };
+            let mut s2;
+            let mut sr = s;
+            if !info.exists && s.filesize.is_some() {
+                if let Some(Size::Percent(p)) = s.offset {
+                    s2 = s.clone();
+                    s2.offset = Some(Size::Bytes(0));
+                    sr = &s2;
+                    if p > 0.0 {
+                        note(
+                            format!("job {name}: offset={p}% of {what}, which does not exist yet, is 0, as in fio"),
+                            notes,
+                        );
+                    }
+                }
+            }
+            let (mut off, span) = region(sr, total, &what, name)?;
             if info.exists
                 && info.kind == ssdlab_target::TargetKind::File
                 && info.size < off.saturating_add(span)
@@ -633,7 +699,7 @@ fn plan_units(
                 }
                 off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
             }
-            let spec = s.workload(off, span, n, seed);
+            let spec = s.workload(off, span, n, clone_seed(seed, clone));
             let mut o = opts(0);
             o.per_worker = per_worker(j) && n > 1;
             units.push(Unit {
@@ -794,18 +860,13 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         if let Some(t) = &u.iolog {
             let name = js.jobs[u.job].name.as_str();
             if let Some(other) = logs.insert(&t.path, name) {
-                return Err(anyhow!(if other != name {
-                    format!(
+                if other != name {
+                    return Err(anyhow!(
                         "write_iolog {}: jobs {other} and {name} both write it (fio: give each job its own)",
                         t.path.display()
                     )
-                } else {
-                    format!(
-                        "write_iolog {}: the clones of job {name} have regions or files of their own (no filename=, or offset_increment): ssdlab records one run per log",
-                        t.path.display()
-                    )
-                })
-                .into());
+                    .into());
+                }
             }
             ssdlab_engine::check_iolog_target(&t.path).map_err(|e| anyhow!(e))?;
         }
@@ -906,6 +967,49 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         dest.write(&text)
             .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, anyhow!("cannot write: {e}")))?;
         return Ok(0);
+    }
+
+    // The clones of a job write one log, as in fio: each writes a part of its own, merged
+    // into the log when its wave has run.
+    let mut units = units;
+    let mut merges: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
+    let sharing: Vec<usize> = units
+        .iter()
+        .map(|u| {
+            u.iolog.as_ref().map_or(0, |t| {
+                units
+                    .iter()
+                    .filter(|v| v.iolog.as_ref().is_some_and(|x| x.path == t.path))
+                    .count()
+            })
+        })
+        .collect();
+    for i in 0..units.len() {
+        let Some(t) = &units[i].iolog else { continue };
+        let dest = t.path.clone();
+        if sharing[i] < 2 {
+            continue;
+        }
+        let k = match merges.iter().position(|(_, d, _)| *d == dest) {
+            Some(k) => k,
+            None => {
+                merges.push((js.jobs[units[i].job].wave, dest.clone(), Vec::new()));
+                merges.len() - 1
+            }
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let part = dest.with_file_name(format!(
+            ".{name}.ssdlab-{}-clone{}.log",
+            std::process::id(),
+            merges[k].2.len()
+        ));
+        merges[k].2.push(part.clone());
+        if let Some(t) = &mut units[i].iolog {
+            t.path = part;
+        }
     }
 
     // 5. Run the waves.
@@ -1018,6 +1122,14 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 break;
             }
         }
+        for (_, dest, parts) in merges.iter().filter(|(mw, _, _)| *mw == w) {
+            if let Err(e) = ssdlab_engine::merge_iologs(parts, dest) {
+                failure = Some(Failure::new(crate::cli::EXIT_FAILED, anyhow!(e)));
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
         // fio's verify phase: read back what each verifying write job wrote.
         for &i in &idx {
             let u = &units[i];
@@ -1070,6 +1182,11 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         if failure.is_some() {
             break;
         }
+    }
+
+    // Parts of clones' logs a failed or interrupted wave did not merge.
+    for p in merges.iter().flat_map(|(_, _, parts)| parts) {
+        let _ = std::fs::remove_file(p);
     }
 
     // 6. The report.

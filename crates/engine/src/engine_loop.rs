@@ -608,13 +608,25 @@ pub fn run_streams<B: Backend>(
                     state[slot as usize].t_submit = t_submit;
                 }
                 // fio's iodepth_level is the depth of one job (stream), also when several
-                // share this loop.
+                // share this loop, right after each submission: I/Os handed over one batch
+                // (`submit_batch`) at a time count at the depth each batch reached.
+                let step = match backend.submit_batch() {
+                    0 => u32::MAX,
+                    b => b,
+                };
                 for (i, st) in ss.iter_mut().enumerate() {
                     if st.pushed_now > 0 {
                         let s = &streams[i];
                         if now >= us[s.unit].t0 {
-                            recs[s.rec].record_depth(st.inflight, st.pushed_now as u64);
-                            per_rec[s.rec] += st.pushed_now as u64;
+                            let n = st.pushed_now;
+                            let base = st.inflight.saturating_sub(n);
+                            let mut done = 0;
+                            while done < n {
+                                let k = step.min(n - done);
+                                done += k;
+                                recs[s.rec].record_depth(base + done, k as u64);
+                            }
+                            per_rec[s.rec] += n as u64;
                         }
                         st.pushed_now = 0;
                     }
