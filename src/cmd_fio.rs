@@ -358,7 +358,12 @@ fn replay_target(s: &Settings, trace: &Trace, job: &str) -> Result<PathBuf> {
 /// fio's one-line job description.
 fn header(j: &Job, label: &str) -> String {
     let s = &j.settings;
-    let bs = |i: usize| format!("{}B-{}B", s.bs[i], s.bs[i]);
+    // fio's num2str with 4 digits: 4096B, 16.0KiB.
+    let size = |b: u64| ssdlab_report::fio_text::num2str(b, 4, true, "B");
+    let bs = |i: usize| {
+        let (lo, hi) = s.bs_of(i).bounds();
+        format!("{}-{}", size(lo), size(hi))
+    };
     let rw = if s.read_iolog.is_some() {
         "replay".to_string()
     } else {

@@ -245,13 +245,13 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "u.fio",
-        "[global]\nfilename=never-made\nsize=1m\nbssplit=4k/50:64k/50\n[a]\nrw=randread\nthinktime=500\nnumjobs=2\n",
+        "[global]\nfilename=never-made\nsize=1m\nrate_min=1m\n[a]\nrw=randread\nthinktime=500\nnumjobs=2\n",
     );
     let err = refused(
         d.path(),
         &["fio", f.to_str().unwrap()],
         &[
-            "bssplit",
+            "rate_min",
             "u.fio line 4",
             "thinktime",
             "u.fio line 7",
@@ -1227,4 +1227,44 @@ fn buffered_engines_verify_and_reporting_follow_fio() {
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text.lines().find(|l| l.contains("read: IOPS=")).unwrap();
     assert!(line.contains("(1000kB/"), "{line}");
+}
+
+#[test]
+fn block_size_mixes_and_distributions_run_or_are_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    // Runs: a split on the null engine, every I/O one of its sizes at 4k-aligned offsets.
+    let f = write(
+        d.path(),
+        "mix.fio",
+        "[m]\nioengine=null\nrw=randread\nsize=128m\nnorandommap\nbssplit=4k/70:64k/30\n\
+         random_distribution=zipf:1.2\nnumber_ios=2000\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = &jobs(&v)[0];
+    assert_eq!(ios(j, "read"), 2000);
+    let bytes = j["read"]["io_bytes"].as_u64().unwrap();
+    // 70 % of 4k and 30 % of 64k: about 22 KiB an I/O.
+    assert!((bytes / 2000).abs_diff(22 * 1024) < 3 * 1024, "{bytes}");
+    // Refused, named, nothing run: what ssdlab cannot run as fio does.
+    for (text, needle) in [
+        ("[a]\nioengine=null\nsize=1m\nrw=randrw\nbs=4k,16k\n", "smallest read size"),
+        (
+            "[a]\nioengine=null\nsize=1m\nrw=randread\nbs=8k\nba=4k\nrandom_distribution=zipf:1.2\n",
+            "random_distribution=zipf:1.2 with blockalign",
+        ),
+        (
+            "[a]\nioengine=null\nsize=1m\nrw=randread\nrandom_distribution=sequence:1,2\n",
+            "random_distribution=sequence",
+        ),
+        (
+            "[a]\nioengine=null\nsize=1m\nrw=randread\nrandom_distribution=zoned_abs:60/2m:40/2m\n",
+            "beyond the region",
+        ),
+    ] {
+        let f = write(d.path(), "r.fio", text);
+        refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
+    }
+    // A bad value is fio's error.
+    let f = write(d.path(), "b.fio", "[a]\nrandom_distribution=zipf:1\n");
+    refused(d.path(), &["fio", f.to_str().unwrap()], &["zipf theta"]);
 }

@@ -51,6 +51,10 @@ pub struct Control<'a> {
     /// Called when a generated source starts a new pass over its region (the random map
     /// begins again, a sequential job wraps to the start): fio drops the page cache there.
     pub on_pass: Option<OnPass<'a>>,
+    /// Measured bytes still allowed to be issued, for ops of varying sizes (`u64::MAX`:
+    /// unlimited): an op is issued while any are left, as fio issues until its bytes are
+    /// reached.
+    pub bytes_left: AtomicU64,
 }
 
 /// What to do when a source starts a new pass over its region ([`Control::on_pass`]).
@@ -75,6 +79,36 @@ impl<'a> Control<'a> {
             stonewall: None,
             progress: None,
             on_pass: None,
+            bytes_left: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// The same control, also ending after `bytes` measured bytes (ops of varying sizes).
+    pub fn with_bytes(self, bytes: Option<u64>) -> Self {
+        self.bytes_left
+            .store(bytes.unwrap_or(u64::MAX), Ordering::Relaxed);
+        self
+    }
+
+    /// Takes `len` bytes from the byte budget; false when none were left.
+    fn take_bytes(&self, len: u64) -> bool {
+        let mut cur = self.bytes_left.load(Ordering::Relaxed);
+        loop {
+            if cur == u64::MAX {
+                return true;
+            }
+            if cur == 0 {
+                return false;
+            }
+            match self.bytes_left.compare_exchange_weak(
+                cur,
+                cur.saturating_sub(len),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
         }
     }
 
@@ -539,6 +573,13 @@ pub fn run_streams<B: Backend>(
                             keep.push(slot);
                             continue;
                         }
+                    }
+                    if !units[u].ctl.take_bytes(next.op.len) {
+                        us[u].stopping = true;
+                        us[u].out.budget_done = true;
+                        ss[si].pending = Some(next);
+                        keep.push(slot);
+                        continue;
                     }
                     us[u].allowance -= 1;
                 }

@@ -737,7 +737,15 @@ fn memory_need(
         0
     };
     let trace_bytes = trace.map_or(0, |t| t.memory());
-    let need = buffers + maps + threads + trace_bytes + WORKER_OVERHEAD * spec.jobs as u64;
+    // The random map of varying block sizes: a bit per block of the smallest size, per worker.
+    let block_map = match &spec.block_sizes {
+        Some(b) if spec.random_map => {
+            (plan.span / b.bounds().0.max(1)).div_ceil(8) * spec.jobs as u64
+        }
+        _ => 0,
+    };
+    let need =
+        buffers + maps + threads + trace_bytes + block_map + WORKER_OVERHEAD * spec.jobs as u64;
     let mut what = format!(
         "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
         spec.total_qd(),
@@ -1228,6 +1236,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         .zip(&pass_drops)
         .map(|(j, pass)| {
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
+                .with_bytes(byte_budget(j.spec))
                 .with_stop(j.opts.stop)
                 .with_progress(j.opts.progress)
                 .with_stonewall(j.opts.stonewall)
@@ -1616,9 +1625,20 @@ fn merge_members(acc: &mut Vec<MemberStats>, ms: Vec<MemberStats>) {
     }
 }
 
+/// The byte budget of ops of varying sizes (fio's bytes to issue), when there is one: ops are
+/// issued while any bytes are left, so the last one may pass it, as in fio.
+pub(crate) fn byte_budget(spec: &WorkloadSpec) -> Option<u64> {
+    spec.stop.bytes.filter(|_| spec.block_sizes.is_some())
+}
+
 /// The I/O budget implied by `--ios` and `--bytes` (the smaller wins).
 pub(crate) fn max_ios(spec: &WorkloadSpec) -> Option<u64> {
-    let by_bytes = spec.stop.bytes.map(|b| b.div_ceil(spec.bs));
+    // Ops of varying sizes count bytes instead ([`byte_budget`]).
+    let by_bytes = spec
+        .stop
+        .bytes
+        .filter(|_| spec.block_sizes.is_none())
+        .map(|b| b.div_ceil(spec.bs));
     match (spec.stop.ios, by_bytes) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

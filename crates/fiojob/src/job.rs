@@ -21,7 +21,9 @@ use crate::ini::{Loc, Opt, Section};
 use crate::options;
 use crate::value::{self, Size};
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
-use ssdlab_workload::{Pattern, RwMode, StopCondition, WorkloadSpec};
+use ssdlab_workload::{
+    BlockSizes, BsChoice, Distribution, Pattern, RwMode, StopCondition, WorkloadSpec, Zone,
+};
 
 /// fio's default random seed (`randseed`).
 pub const FIO_RANDSEED: u64 = 0x89;
@@ -197,8 +199,10 @@ pub struct Settings {
     pub rwmixread: u8,
     /// Block size per direction (read, write, trim).
     pub bs: [u64; 3],
-    /// `bsrange`/`bssplit` asked for variable block sizes.
-    pub variable_bs: Option<Loc>,
+    /// Block sizes that vary per direction (`bssplit`, `bsrange` with min < max); `None`: `bs`.
+    pub bs_choice: [Option<BsChoice>; 3],
+    /// fio's `random_distribution`.
+    pub distribution: Distribution,
     pub ba: [Option<u64>; 3],
     pub percentage_random: [u8; 3],
     pub randseed: u64,
@@ -279,7 +283,8 @@ impl Default for Settings {
             rw_modifier: None,
             rwmixread: 50,
             bs: [4096; 3],
-            variable_bs: None,
+            bs_choice: [None, None, None],
+            distribution: Distribution::Uniform,
             ba: [None; 3],
             percentage_random: [100; 3],
             randseed: FIO_RANDSEED,
@@ -481,32 +486,42 @@ impl Settings {
                             return Err(Problem::Invalid("bs must be greater than 0".into()));
                         }
                         self.bs[i] = *b;
+                        self.bs_choice[i] = None;
                     }
                 }
-                self.variable_bs = None;
             }
             "bsrange" => {
                 let l = value::per_ddir(&need(v, key)?, |s| value::range(s, kb))?;
                 for (i, r) in l.iter().enumerate() {
                     if let Some((lo, hi)) = r {
-                        if lo != hi {
-                            self.variable_bs = Some(opt.loc.clone());
-                            return Err(unsupported(format!(
-                                "bsrange={}: variable block sizes (ssdlab issues one block size; bsrange=4k-4k is fine)",
-                                v.unwrap_or("")
-                            )));
-                        }
                         if *lo == 0 {
                             return Err(Problem::Invalid("bsrange must be greater than 0".into()));
                         }
-                        self.bs[i] = *lo;
+                        self.bs[i] = *hi;
+                        self.bs_choice[i] = (lo != hi).then_some(BsChoice::Range(*lo, *hi));
                     }
                 }
             }
             "bssplit" => {
-                return Err(unsupported(
-                    "bssplit: a mix of block sizes (ssdlab issues one block size per job)",
-                ))
+                let text = need(v, key)?;
+                for (i, d) in value::per_ddir_split(&text).iter().enumerate() {
+                    let list = value::split_list(d, |b| value::bytes(b, kb), value::split_pct)?;
+                    if list.is_empty() {
+                        continue;
+                    }
+                    if list.len() > 64 {
+                        return Err(Problem::Invalid(format!(
+                            "bssplit={text}: more than 64 sizes (fio's BSSPLIT_MAX)"
+                        )));
+                    }
+                    if list.iter().any(|(b, _)| *b == 0) {
+                        return Err(Problem::Invalid("bssplit: a block size of 0".into()));
+                    }
+                    let c = BsChoice::split(list)
+                        .map_err(|e| Problem::Invalid(format!("bssplit={text}: {e}")))?;
+                    self.bs[i] = c.bounds().1;
+                    self.bs_choice[i] = Some(c);
+                }
             }
             "ba" => {
                 let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
@@ -543,11 +558,12 @@ impl Settings {
             "softrandommap" => only_default(key, v, &["0"], "fio's soft random map")?,
             "random_distribution" => {
                 let d = need(v, key)?;
-                if d != "random" {
+                if d.trim().split(':').next() == Some("sequence") {
                     return Err(unsupported(format!(
-                        "random_distribution={d} (ssdlab draws offsets uniformly: random)"
+                        "random_distribution={d}: fio's sequence distribution (newer than fio 3.42), not implemented"
                     )));
                 }
+                self.distribution = distribution(&d, kb).map_err(Problem::Invalid)?
             }
             "direct" => self.direct = flag(v)?,
             "buffered" => self.direct = !flag(v)?,
@@ -901,15 +917,6 @@ impl Settings {
     fn finish(&self) -> Vec<(Option<(String, Loc)>, Problem)> {
         let mut out = Vec::new();
         if self.read_iolog.is_none() && self.mode.reads() && self.mode.writes() {
-            if self.bs[0] != self.bs[1] {
-                out.push((
-                    None,
-                    unsupported(format!(
-                        "bs={},{}: different read and write block sizes in one job",
-                        self.bs[0], self.bs[1]
-                    )),
-                ));
-            }
             if self.ba[0] != self.ba[1] {
                 out.push((
                     None,
@@ -972,6 +979,54 @@ impl Settings {
         if self.verify && self.mode.reads() && self.mode.writes() {
             out.push((None, unsupported("verify of a mixed read/write job")));
         }
+        let varying = self.read_iolog.is_none() && self.block_sizes().is_some();
+        if varying && self.verify {
+            out.push((
+                None,
+                unsupported("verify with varying block sizes (bssplit, bsrange)"),
+            ));
+        }
+        if varying && self.rate.iter().any(Option::is_some) {
+            out.push((
+                None,
+                unsupported("rate (bytes per second) with varying block sizes; rate_iops runs"),
+            ));
+        }
+        if self.read_iolog.is_none()
+            && self.mode.random()
+            && self.mode.reads()
+            && self.mode.writes()
+            && self.bs_of(0).bounds().0 != self.bs_of(1).bounds().0
+        {
+            out.push((
+                None,
+                unsupported(format!(
+                    "bs/bssplit/bsrange: a random mixed job whose smallest read size ({}) and smallest write size ({}) differ (fio aligns each direction's offsets to its own; ssdlab has one alignment)",
+                    self.bs_of(0).bounds().0,
+                    self.bs_of(1).bounds().0
+                )),
+            ));
+        }
+        if self.read_iolog.is_none()
+            && self.mode.random()
+            && matches!(
+                self.distribution,
+                Distribution::Zipf { .. }
+                    | Distribution::Pareto { .. }
+                    | Distribution::Normal { .. }
+            )
+            && self.align() != self.min_block_size()
+        {
+            out.push((
+                None,
+                unsupported(format!(
+                    "random_distribution={} with blockalign {} other than the smallest block size {} (fio counts its ranks in blocks of the smallest size but places them at blockalign multiples, past the region)",
+                    self.distribution.describe(),
+                    self.align(),
+                    self.min_block_size()
+                )),
+            ));
+        }
         out
     }
 
@@ -984,14 +1039,65 @@ impl Settings {
         }
     }
 
-    /// The block size of the job.
-    pub fn block_size(&self) -> u64 {
-        self.bs[self.ddir()]
+    /// The directions whose block sizes the job uses (read 0, write 1).
+    fn ddirs(&self) -> &'static [usize] {
+        match (self.mode.reads(), self.mode.writes()) {
+            (true, true) => &[0, 1],
+            (true, false) => &[0],
+            _ => &[1],
+        }
     }
 
-    /// The offset alignment (fio's `blockalign`, default the block size).
+    /// The block size of direction `d`: fixed, a split or a range.
+    pub fn bs_of(&self, d: usize) -> BsChoice {
+        self.bs_choice[d]
+            .clone()
+            .unwrap_or(BsChoice::Fixed(self.bs[d]))
+    }
+
+    /// The largest block size of the job (one size for most jobs).
+    pub fn block_size(&self) -> u64 {
+        self.ddirs()
+            .iter()
+            .map(|&d| self.bs_of(d).bounds().1)
+            .max()
+            .unwrap_or(4096)
+    }
+
+    /// The smallest block size of the job (fio's `min_bs`).
+    pub fn min_block_size(&self) -> u64 {
+        self.ddirs()
+            .iter()
+            .map(|&d| self.bs_of(d).bounds().0)
+            .min()
+            .unwrap_or(4096)
+    }
+
+    /// The job's block sizes when they vary (a split, a range, a size per direction).
+    pub fn block_sizes(&self) -> Option<BlockSizes> {
+        let d = self.ddirs();
+        let (r, w) = (
+            self.bs_of(d[0]),
+            self.bs_of(*d.last().expect("a direction")),
+        );
+        match (&r, &w) {
+            (BsChoice::Fixed(a), BsChoice::Fixed(b)) if a == b => None,
+            _ => Some(BlockSizes { read: r, write: w }),
+        }
+    }
+
+    /// The offset alignment (fio's `blockalign`, default the smallest block size).
     pub fn align(&self) -> u64 {
-        self.ba[self.ddir()].unwrap_or(self.block_size())
+        self.ba[self.ddir()].unwrap_or(self.min_block_size())
+    }
+
+    /// fio keeps its random map (every block once per pass) for uniform offsets only, and
+    /// turns it off when `blockalign` is not the smallest block size.
+    pub fn random_map(&self) -> bool {
+        self.mode.random()
+            && !self.norandommap
+            && self.distribution.is_uniform()
+            && self.align() == self.min_block_size()
     }
 
     /// True when the job runs on a synchronous engine (one I/O at a time).
@@ -1115,12 +1221,18 @@ impl Settings {
             },
             seed,
             verify: self.verify,
-            random_map: mode.random() && !self.norandommap,
+            random_map: self.random_map(),
             random_every,
             seq_skip,
             seq_back,
             replay: None,
             pace_ns: self.pace_ns(),
+            block_sizes: self.block_sizes(),
+            distribution: if mode.random() {
+                self.distribution.clone()
+            } else {
+                Distribution::Uniform
+            },
         }
     }
 
@@ -1168,8 +1280,130 @@ impl Settings {
             seq_back: 0,
             replay: Some(replay),
             pace_ns: 0,
+            block_sizes: None,
+            distribution: Distribution::Uniform,
         }
     }
+}
+
+/// fio's `random_distribution=` (`str_random_distribution_cb`, `parse_zoned_distribution`).
+fn distribution(s: &str, kb: u64) -> Result<Distribution, String> {
+    let s = s.trim();
+    let (kind, rest) = match s.split_once(':') {
+        Some((k, r)) => (k, Some(r)),
+        None => (s, None),
+    };
+    // `value[:center]` of zipf, pareto and normal.
+    let param = |default: f64| -> Result<(f64, Option<f64>), String> {
+        let Some(r) = rest else {
+            return Ok((default, None));
+        };
+        let (v, c) = match r.split_once(':') {
+            Some((v, c)) => (v, Some(c)),
+            None => (r, None),
+        };
+        let num = |x: &str| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("random_distribution={s}: '{x}' is not a number"))
+        };
+        let center = match c {
+            Some(c) => {
+                let c = num(c)?;
+                if !(0.0..=1.0).contains(&c) {
+                    return Err(format!(
+                        "random_distribution={s}: the center must be 0 to 1, as in fio"
+                    ));
+                }
+                Some(c)
+            }
+            None => None,
+        };
+        Ok((num(v)?, center))
+    };
+    let zones = |abs: bool| -> Result<[Vec<Zone>; 2], String> {
+        let text = rest.unwrap_or("");
+        let mut out: [Vec<Zone>; 2] = Default::default();
+        for (i, d) in value::per_ddir_split(text).iter().take(2).enumerate() {
+            let list = if abs {
+                value::split_list(d, value::int, |b| {
+                    value::bytes(b, kb).map(|v| (v > 0).then_some(v))
+                })?
+            } else {
+                value::split_list(d, value::int, value::split_pct)?
+                    .into_iter()
+                    .map(|(a, b)| (a, b.map(|p| p as u64)))
+                    .collect()
+            };
+            if list.is_empty() {
+                continue;
+            }
+            let access: u64 = list.iter().map(|z| z.0).sum();
+            let given: u64 = list.iter().filter_map(|z| z.1).sum();
+            if access != 100 || (!abs && given > 100) {
+                return Err(format!(
+                    "random_distribution={s}: the access percentages must add up to 100 (and the sizes to at most 100), as fio requires"
+                ));
+            }
+            let missing = list.iter().filter(|z| z.1.is_none()).count() as u64;
+            let share = if missing > 0 && !abs {
+                (100 - given) / missing
+            } else {
+                0
+            };
+            out[i] = list
+                .into_iter()
+                .map(|(a, b)| Zone {
+                    access_pct: a as u32,
+                    size: b.unwrap_or(share),
+                })
+                .collect();
+        }
+        Ok(out)
+    };
+    Ok(match kind {
+        "random" => Distribution::Uniform,
+        "zipf" => {
+            let (theta, center) = param(1.1)?;
+            if theta == 1.0 {
+                return Err(format!(
+                    "random_distribution={s}: zipf theta must be different from 1.0, as in fio"
+                ));
+            }
+            Distribution::Zipf { theta, center }
+        }
+        "pareto" => {
+            let (h, center) = param(0.2)?;
+            if h <= 0.0 || h >= 1.0 {
+                return Err(format!(
+                    "random_distribution={s}: pareto h must be between 0 and 1, as in fio"
+                ));
+            }
+            Distribution::Pareto { h, center }
+        }
+        "normal" => {
+            let (dev, center) = param(0.0)?;
+            if !(0.0..100.0).contains(&dev) {
+                return Err(format!(
+                    "random_distribution={s}: the deviation must be 0 to below 100 (%), as in fio"
+                ));
+            }
+            Distribution::Normal { dev, center }
+        }
+        "zoned" => {
+            let [read, write] = zones(false)?;
+            Distribution::Zoned { read, write }
+        }
+        "zoned_abs" => {
+            let [read, write] = zones(true)?;
+            Distribution::ZonedAbs { read, write }
+        }
+        o => {
+            return Err(format!(
+                "random_distribution={o}: random, zipf, pareto, normal, zoned or zoned_abs"
+            ))
+        }
+    })
 }
 
 /// fio's `:`-separated file lists (`\:` escapes a colon).
@@ -1571,13 +1805,8 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![
-                ("bssplit", 2),
-                ("thinktime", 4),
-                ("bsrange", 6),
-                ("rw", 7),
-                ("cpus_allowed", 8)
-            ]
+            vec![("thinktime", 4), ("rw", 7), ("cpus_allowed", 8)],
+            "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.
         let js = jobs("[global]\nthinktime=5\n[a]\n[b]\n").unwrap();
@@ -1670,6 +1899,105 @@ mod tests {
         assert!(js.unsupported[1].why.contains("libaio"));
         assert_eq!(js.jobs[4].settings.block_size(), 4000);
         assert_eq!(js.jobs[5].settings.block_size(), 4000);
+    }
+
+    #[test]
+    fn block_size_mixes_and_distributions() {
+        // fio's examples/jesd219.fio
+        let js = jobs(
+            "[JESD219]\nrw=randrw\nnorandommap\nrwmixread=40\n\
+             bssplit=512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3\n\
+             blockalign=4k\nrandom_distribution=zoned:50/5:30/15:20/80\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let s = &js.jobs[0].settings;
+        let w = s.workload(0, 1 << 30, 1, 1);
+        assert_eq!(
+            (w.bs, w.align),
+            (65536, 4096),
+            "512-byte I/Os at 4k-aligned offsets"
+        );
+        let b = w.block_sizes.clone().expect("a split");
+        assert_eq!(b.read, b.write);
+        assert_eq!(b.bounds(), (512, 65536));
+        assert!(matches!(w.distribution, Distribution::Zoned { ref read, .. } if read.len() == 3));
+        w.validate().unwrap();
+        // bsrange, a size per direction, and fio's default centre-less distributions.
+        let js = jobs(
+            "[a]\nrw=randread\nbsrange=4k-16k\nrandom_distribution=zipf:1.2\n\
+             [b]\nrw=randrw\nbs=4k,16k\n[c]\nrw=randread\nrandom_distribution=pareto\n\
+             [d]\nrw=randread\nrandom_distribution=normal:10:0.5\n\
+             [e]\nrw=randread\nrandom_distribution=zoned_abs:60/10m:40/1g\n\
+             [f]\nrw=randwrite\nbs=4k\nba=1k\n",
+        )
+        .unwrap();
+        let w: Vec<WorkloadSpec> = js
+            .jobs
+            .iter()
+            .map(|j| j.settings.workload(0, 1 << 30, 1, 1))
+            .collect();
+        assert_eq!(
+            w[0].block_sizes.as_ref().unwrap().read,
+            BsChoice::Range(4096, 16384)
+        );
+        assert!(
+            !w[0].random_map,
+            "fio turns the map off for a skewed distribution"
+        );
+        assert_eq!(w[1].bs, 16384);
+        assert_eq!(
+            w[1].block_sizes.as_ref().unwrap().write,
+            BsChoice::Fixed(16384)
+        );
+        assert!(matches!(w[2].distribution, Distribution::Pareto { h, .. } if h == 0.2));
+        assert!(
+            matches!(w[3].distribution, Distribution::Normal { dev, center: Some(c) } if dev == 10.0 && c == 0.5)
+        );
+        assert!(
+            matches!(&w[4].distribution, Distribution::ZonedAbs { read, .. } if read[0].size == 10 << 20)
+        );
+        assert!(
+            !w[5].random_map,
+            "fio turns the map off for blockalign below bs"
+        );
+        for text in [
+            "[a]\nrandom_distribution=zipf:1\n",
+            "[a]\nrandom_distribution=pareto:1.5\n",
+            "[a]\nrandom_distribution=zoned:50/5:30/15\n",
+            "[a]\nrandom_distribution=lognormal\n",
+            "[a]\nbssplit=4k/80:8k/:16k/:32k/30\n",
+        ] {
+            assert!(jobs(text).is_err(), "{text}");
+        }
+        // Runs fio runs differently than ssdlab could: refused, named.
+        for (text, what) in [
+            ("[a]\nrw=randrw\nbs=4k,16k\n", "smallest read size"),
+            (
+                "[a]\nrw=randread\nbs=8k\nba=4k\nrandom_distribution=zipf:1.2\n",
+                "blockalign",
+            ),
+            (
+                "[a]\nrw=randread\nrandom_distribution=sequence:1,2\n",
+                "sequence",
+            ),
+            ("[a]\nrw=write\nbsrange=4k-16k\nverify=md5\n", "verify"),
+            ("[a]\nrw=randwrite\nbssplit=4k/50:8k/50\nrate=1m\n", "rate"),
+        ] {
+            let js = jobs(text).unwrap();
+            assert!(
+                js.unsupported
+                    .iter()
+                    .any(|u| format!("{u:?}").contains(what)),
+                "{text}: {:?}",
+                js.unsupported
+            );
+        }
+        // A sequential mixed job may have a size per direction.
+        assert!(jobs("[a]\nrw=rw\nbs=4k,16k\n")
+            .unwrap()
+            .unsupported
+            .is_empty());
     }
 
     #[test]

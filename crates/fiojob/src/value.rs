@@ -210,6 +210,64 @@ pub fn range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     Ok((a.min(b), a.max(b)))
 }
 
+/// One direction's `A/B:C/D:…` list of fio's splits (`bssplit`, `zoned`): `A` read with
+/// `first`, `B` with `second`; a missing `/B` (or fio's `/0` for a percentage) is `None`.
+pub fn split_list<T, U>(
+    s: &str,
+    mut first: impl FnMut(&str) -> Result<T, String>,
+    mut second: impl FnMut(&str) -> Result<Option<U>, String>,
+) -> Result<Vec<(T, Option<U>)>, String> {
+    let mut out = Vec::new();
+    for item in s.split(':') {
+        let item = item.trim();
+        if item.is_empty() {
+            // fio stops at an empty item.
+            break;
+        }
+        let (a, b) = match item.split_once('/') {
+            Some((a, b)) => (a, Some(b)),
+            None => (item, None),
+        };
+        let b = match b {
+            Some(b) => second(b.trim())?,
+            None => None,
+        };
+        out.push((first(a.trim())?, b));
+    }
+    Ok(out)
+}
+
+/// fio's percentage in a split (`atoi`: more than 100 is 100, 0 or nothing is "not given").
+pub fn split_pct(s: &str) -> Result<Option<u32>, String> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let v: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits
+            .parse()
+            .map_err(|_| format!("'{s}' is not a percentage"))?
+    };
+    Ok(match v.min(100) {
+        0 => None,
+        p => Some(p as u32),
+    })
+}
+
+/// fio's per-direction split lists (`str_split_parse`): `A` for every direction, `A,B` read A
+/// and write (and trim) B, `A,B,C` each.
+pub fn per_ddir_split(s: &str) -> [String; 3] {
+    let parts: Vec<&str> = s.splitn(3, ',').collect();
+    match parts.as_slice() {
+        [a] => [a.to_string(), a.to_string(), a.to_string()],
+        [a, b] => [a.to_string(), b.to_string(), b.to_string()],
+        [a, b, c] => [a.to_string(), b.to_string(), c.to_string()],
+        _ => Default::default(),
+    }
+}
+
 /// fio's per-direction lists: `A` sets read, write and trim; `A,B` read and write (trim gets B);
 /// `A,B,C` each. An empty item keeps that direction's value (`None`).
 pub fn per_ddir<T: Clone>(

@@ -507,12 +507,10 @@ pub fn plan(
             let what = format!("{} ({kind})", path.display());
             let (start, span) = spec.region_for(p.size, &what)?;
             if opts.direct {
+                let mut values = vec![("--align", spec.align), ("--offset", start)];
+                values.extend(spec.block_size_values().into_iter().map(|b| ("--bs", b)));
                 check_direct_alignment(
-                    &[
-                        ("--bs", spec.bs),
-                        ("--align", spec.align),
-                        ("--offset", start),
-                    ],
+                    &values,
                     p.info.dio_offset_align,
                     &path.display().to_string(),
                 )?;
@@ -630,16 +628,13 @@ fn plan_raid0(
     let (start, span) = spec.region_for(map.size(), &what)?;
     let direct = opts.direct && nulls.is_empty();
     if direct {
-        check_direct_alignment(
-            &[
-                ("--bs", spec.bs),
-                ("--align", spec.align),
-                ("--offset", start),
-                ("--stripe", stripe),
-            ],
-            dio_align,
-            "the RAID 0 members",
-        )?;
+        let mut values = vec![
+            ("--align", spec.align),
+            ("--offset", start),
+            ("--stripe", stripe),
+        ];
+        values.extend(spec.block_size_values().into_iter().map(|b| ("--bs", b)));
+        check_direct_alignment(&values, dio_align, "the RAID 0 members")?;
     }
     check_free_space(&paths)?;
     Ok(Plan {
