@@ -11,6 +11,18 @@
 //! - `offsets`: the I/Os of each iolog equal as a multiset (direction, offset, length), so the
 //!   range, the alignment and the coverage of random jobs too; `offsets-total`: the same
 //!   without the direction; `sequence`: in the same order per direction;
+//! - `ios`: I/Os per job equal (over all directions; bytes vary with varying block sizes);
+//!   `bytes`: bytes per job equal (over all directions); `bytes=N`: within N bytes (a budget
+//!   of bytes ends after the I/O that reaches it, so with sizes drawn at random where it ends
+//!   depends on the last draws);
+//! - `bsshare=N`: instead of the same set of block sizes, each direction's share of each block
+//!   size in the iologs within N percentage points (fio's `bssplit`/`bsrange` draw sizes at
+//!   random, and the random map cuts I/Os at random too);
+//! - `hot=N`: the shape of a skewed `random_distribution` (fio's random sequence and the
+//!   offset of its ranks are its own, so never the same offsets): the share of the I/Os on the
+//!   hottest 1 % and 10 % of the blocks of the region, and the share of distinct offsets,
+//!   within N percentage points; `spread=N`: the share of the I/Os in each tenth of the region
+//!   within N points (zoned distributions, which place their zones);
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
 //!   sparse) alike.
@@ -189,6 +201,76 @@ fn files(dir: &Path) -> BTreeMap<String, (u64, bool)> {
     m
 }
 
+/// Bytes per job over all directions (or `mixed`).
+fn job_bytes(m: &BTreeMap<String, BTreeMap<String, (u64, u64)>>) -> BTreeMap<String, u64> {
+    m.iter()
+        .map(|(k, d)| {
+            let sum: u64 = d
+                .iter()
+                .filter(|(k, _)| *k != "mixed")
+                .map(|(_, c)| c.1)
+                .sum();
+            let mixed = d.get("mixed").map_or(0, |c| c.1);
+            (k.clone(), if sum == 0 { mixed } else { sum })
+        })
+        .collect()
+}
+
+/// Each direction's share of each block size: (direction, size) → share.
+fn bs_shares(l: &[(String, u64, u64)]) -> BTreeMap<(String, u64), f64> {
+    let mut per_dir: BTreeMap<String, f64> = BTreeMap::new();
+    let mut m: BTreeMap<(String, u64), f64> = BTreeMap::new();
+    for (d, _, n) in l {
+        *per_dir.entry(d.clone()).or_default() += 1.0;
+        *m.entry((d.clone(), *n)).or_default() += 1.0;
+    }
+    for ((d, _), v) in m.iter_mut() {
+        *v /= per_dir[d];
+    }
+    m
+}
+
+/// The region both logs cover, in blocks of their smallest I/O: (first offset, end, blocks).
+fn region_blocks(a: &[(String, u64, u64)], b: &[(String, u64, u64)]) -> (u64, u64, u64) {
+    let all = || a.iter().chain(b);
+    let start = all().map(|x| x.1).min().unwrap_or(0);
+    let end = all().map(|x| x.1 + x.2).max().unwrap_or(1);
+    let unit = all().map(|x| x.2).min().unwrap_or(1).max(1);
+    (start, end, ((end - start) / unit).max(1))
+}
+
+/// The shape of where I/Os land: the share of the I/Os on the hottest 1 % and 10 % of the
+/// region's blocks, and distinct offsets per I/O.
+fn hot_shape(l: &[(String, u64, u64)], (_, _, blocks): (u64, u64, u64)) -> [f64; 3] {
+    let mut hits: BTreeMap<u64, u64> = BTreeMap::new();
+    for x in l {
+        *hits.entry(x.1).or_default() += 1;
+    }
+    let distinct = hits.len() as f64 / l.len().max(1) as f64;
+    let mut h: Vec<u64> = hits.into_values().collect();
+    h.sort_unstable_by(|a, b| b.cmp(a));
+    let top = |f: f64| {
+        let k = ((blocks as f64 * f).ceil() as usize).max(1);
+        h.iter().take(k).sum::<u64>() as f64 / l.len().max(1) as f64
+    };
+    [top(0.01), top(0.10), distinct]
+}
+
+/// The share of `l`'s I/Os in each tenth of the region both logs cover.
+fn tenths(
+    a: &[(String, u64, u64)],
+    b: &[(String, u64, u64)],
+    l: &[(String, u64, u64)],
+) -> [f64; 10] {
+    let (start, end, _) = region_blocks(a, b);
+    let mut t = [0.0; 10];
+    for x in l {
+        let i = (((x.1 - start) as f64 / (end - start) as f64) * 10.0) as usize;
+        t[i.min(9)] += 1.0 / l.len().max(1) as f64;
+    }
+    t
+}
+
 /// Notes a difference when `a` and `b` differ.
 fn differ(diffs: &mut Vec<String>, what: &str, a: String, b: String) {
     if a != b {
@@ -278,6 +360,38 @@ fn case(path: &Path) -> Vec<String> {
             format!("{:?}", total(&ps)),
         );
     }
+    if has("ios") {
+        let ios = |m: &BTreeMap<String, BTreeMap<String, (u64, u64)>>| -> BTreeMap<String, u64> {
+            total(m).into_iter().map(|(k, c)| (k, c.0)).collect()
+        };
+        differ(
+            &mut diffs,
+            "I/Os per job",
+            format!("{:?}", ios(&pf)),
+            format!("{:?}", ios(&ps)),
+        );
+    }
+    if has("bytes") {
+        differ(
+            &mut diffs,
+            "bytes per job",
+            format!("{:?}", job_bytes(&pf)),
+            format!("{:?}", job_bytes(&ps)),
+        );
+    }
+    if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("bytes=")) {
+        let tol: u64 = n.parse().unwrap();
+        let (a, b) = (job_bytes(&pf), job_bytes(&ps));
+        if a.len() != b.len()
+            || a.iter()
+                .zip(&b)
+                .any(|(x, y)| x.0 != y.0 || x.1.abs_diff(*y.1) > tol)
+        {
+            diffs.push(format!(
+                "bytes per job (within {tol}): fio {a:?}, ssdlab {b:?}"
+            ));
+        }
+    }
     if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("share=")) {
         let tol: f64 = n.parse::<f64>().unwrap() / 100.0;
         for (job, d) in &pf {
@@ -331,12 +445,61 @@ fn case(path: &Path) -> Vec<String> {
         let sizes = |l: &[(String, u64, u64)]| -> std::collections::BTreeSet<(String, u64)> {
             l.iter().map(|(d, _, n)| (d.clone(), *n)).collect()
         };
-        differ(
-            &mut diffs,
-            &format!("{log}: block sizes"),
-            format!("{:?}", sizes(&a)),
-            format!("{:?}", sizes(&b)),
-        );
+        if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("bsshare=")) {
+            let tol: f64 = n.parse::<f64>().unwrap() / 100.0;
+            let (x, y) = (bs_shares(&a), bs_shares(&b));
+            for k in x.keys().chain(y.keys()) {
+                let (p, q) = (
+                    x.get(k).copied().unwrap_or(0.0),
+                    y.get(k).copied().unwrap_or(0.0),
+                );
+                if (p - q).abs() > tol {
+                    diffs.push(format!(
+                        "{log}: {} I/Os of {} bytes: fio {:.3}, ssdlab {:.3} of the direction's",
+                        k.0, k.1, p, q
+                    ));
+                }
+            }
+        } else {
+            differ(
+                &mut diffs,
+                &format!("{log}: block sizes"),
+                format!("{:?}", sizes(&a)),
+                format!("{:?}", sizes(&b)),
+            );
+        }
+        if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("hot=")) {
+            let tol: f64 = n.parse::<f64>().unwrap() / 100.0;
+            let blocks = region_blocks(&a, &b);
+            let (x, y) = (hot_shape(&a, blocks), hot_shape(&b, blocks));
+            for (i, what) in [
+                "the hottest 1 % of the blocks",
+                "the hottest 10 % of the blocks",
+                "distinct offsets",
+            ]
+            .iter()
+            .enumerate()
+            {
+                if (x[i] - y[i]).abs() > tol {
+                    diffs.push(format!(
+                        "{log}: share of the I/Os on {what}: fio {:.3}, ssdlab {:.3}",
+                        x[i], y[i]
+                    ));
+                }
+            }
+        }
+        if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("spread=")) {
+            let tol: f64 = n.parse::<f64>().unwrap() / 100.0;
+            let (x, y) = (tenths(&a, &b, &a), tenths(&a, &b, &b));
+            for i in 0..10 {
+                if (x[i] - y[i]).abs() > tol {
+                    diffs.push(format!(
+                        "{log}: share of the I/Os in tenth {i} of the region: fio {:.3}, ssdlab {:.3} (fio {x:.3?}, ssdlab {y:.3?})",
+                        x[i], y[i]
+                    ));
+                }
+            }
+        }
         if has("sequence") {
             let by_dir = |l: &[(String, u64, u64)], d: &str| -> Vec<(u64, u64)> {
                 l.iter().filter(|x| x.0 == d).map(|x| (x.1, x.2)).collect()
