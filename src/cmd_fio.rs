@@ -21,9 +21,14 @@ use ssdlab_engine::{
     RingOptions, SimJob, SimOptions, SimSession, SimTarget,
 };
 use ssdlab_fiojob::job::split_filenames;
-use ssdlab_fiojob::{options, Engine, Job, JobSet, Settings, Size, SystemEnv};
-use ssdlab_report::{exporter, FioJob, Format, Report, ReportJob, TableStyle};
+use ssdlab_fiojob::{
+    options, Engine, Fadvise, Fallocate, Job, JobSet, Settings, Size, SystemEnv, Unified,
+};
+use ssdlab_io::cache::FileAdvice;
+use ssdlab_io::SyncMode;
+use ssdlab_report::{exporter, FioJob, Format, Ignored, Report, ReportJob, TableStyle};
 use ssdlab_stats::{Recorder, RunResult};
+use ssdlab_target::Fill;
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::replay::{TraceFile, TraceShape};
 use ssdlab_workload::{ReplaySpec, Trace, WorkloadSpec};
@@ -232,6 +237,7 @@ fn ring_of(s: &Settings) -> RingOptions {
             },
             register_files: s.registerfiles,
         },
+        Engine::Async(_) if sync_mode_of(s) != SyncMode::Threads => RingOptions::default(),
         Engine::Async(_) => RingOptions {
             fixed_bufs: FixedBufs::Off,
             register_files: false,
@@ -352,7 +358,12 @@ fn replay_target(s: &Settings, trace: &Trace, job: &str) -> Result<PathBuf> {
 /// fio's one-line job description.
 fn header(j: &Job, label: &str) -> String {
     let s = &j.settings;
-    let bs = |i: usize| format!("{}B-{}B", s.bs[i], s.bs[i]);
+    // fio's num2str with 4 digits: 4096B, 16.0KiB.
+    let size = |b: u64| ssdlab_report::fio_text::num2str(b, 4, true, "B");
+    let bs = |i: usize| {
+        let (lo, hi) = s.bs_of(i).bounds();
+        format!("{}-{}", size(lo), size(hi))
+    };
     let rw = if s.read_iolog.is_some() {
         "replay".to_string()
     } else {
@@ -368,6 +379,76 @@ fn header(j: &Job, label: &str) -> String {
         s.engine.name(),
         s.iodepth
     )
+}
+
+/// How the sync engine does a job's I/Os: fio's libaio on a buffered file does each I/O inside
+/// `io_submit` (the kernel has no asynchronous buffered I/O for it), and glibc's POSIX AIO
+/// (fio's posixaio) serves one file's requests in order on one thread.
+fn sync_mode_of(s: &Settings) -> SyncMode {
+    match s.engine {
+        Engine::Async("libaio") if !s.direct => SyncMode::Serial,
+        Engine::Async("posixaio") => SyncMode::Queue,
+        _ => SyncMode::Threads,
+    }
+}
+
+/// How a file the job needs is laid out, as fio's `extend_file` does it: with data for a job
+/// that reads (or writes with `overwrite=1`); otherwise as `fallocate=` says (fio's default on
+/// Linux: allocated, unwritten extents); not at all with `create_on_open`.
+fn fill_of(s: &Settings) -> Fill {
+    if s.create_on_open {
+        return Fill::Nothing;
+    }
+    if s.mode.reads() || s.overwrite {
+        return Fill::Data;
+    }
+    match s.fallocate {
+        Fallocate::Native | Fallocate::Posix => Fill::Allocate,
+        Fallocate::Keep => Fill::AllocateKeepSize,
+        Fallocate::Truncate => Fill::Truncate,
+        Fallocate::None => Fill::Nothing,
+    }
+}
+
+/// fio's `fadvise_hint` (default: random advice for random modes, sequential otherwise).
+fn advice_of(s: &Settings) -> Option<FileAdvice> {
+    match s.fadvise {
+        Fadvise::None => None,
+        Fadvise::ByMode if s.mode.random() => Some(FileAdvice::Random),
+        Fadvise::ByMode => Some(FileAdvice::Sequential),
+        Fadvise::Random => Some(FileAdvice::Random),
+        Fadvise::Sequential => Some(FileAdvice::Sequential),
+        Fadvise::NoReuse => Some(FileAdvice::NoReuse),
+    }
+}
+
+/// The random seed of clone `c` of a job (fio seeds each clone by its thread number).
+fn clone_seed(seed: u64, c: u32) -> u64 {
+    if c == 0 {
+        seed
+    } else {
+        ssdlab_workload::gen::worker_seed(seed, c)
+    }
+}
+
+/// One meaning per engine: on the drive, the engine sets the queue depth as in fio (a sync
+/// engine: one I/O at a time; an asynchronous one: iodepth).
+fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut Vec<String>) {
+    let s = &j.settings;
+    note(
+        format!(
+            "job {}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",
+            j.name,
+            s.engine.name(),
+            match s.engine {
+                Engine::Sync(_) => "one I/O at a time (QD 1), as fio's synchronous engines".to_string(),
+                Engine::Null => "the drive's queue at iodepth (fio's null engine would complete without a device)".to_string(),
+                _ => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
+            },
+            if s.direct { "" } else { " and direct=0" },
+        ),
+        notes,
+    );
 }
 
 /// Builds the units of every job; notes go to `notes`.
@@ -429,18 +510,24 @@ fn plan_units(
                         &format!("the simulated drive {}", sim.name),
                         name,
                     )?;
-                    (s.workload(off, span, clones, seed), sim.name.clone())
+                    // Each clone its own job with its own size and random stream, as in fio.
+                    let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
+                    for c in 0..clones {
+                        units.push(Unit {
+                            job: ji,
+                            clones: 1,
+                            spec: s.workload(off, span, 1, clone_seed(seed, c)),
+                            real: None,
+                            iolog: write_iolog(&file_name),
+                            label: sim.name.clone(),
+                            verify_back: false,
+                        });
+                    }
+                    sim_note(j, &mut note, notes);
+                    continue;
                 }
             };
-            if matches!(s.engine, Engine::Null)
-                || s.direct
-                || !matches!(s.engine, Engine::Sync("psync"))
-            {
-                note(
-                    "on a simulated drive, ioengine and direct do not apply (every job issues to the drive's queue)".into(),
-                    notes,
-                );
-            }
+            sim_note(j, &mut note, notes);
             let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
             units.push(Unit {
                 job: ji,
@@ -453,11 +540,19 @@ fn plan_units(
             });
             continue;
         }
+        let sync_mode = sync_mode_of(s);
         let opts = |null_size: u64| RealOptions {
-            engine: match s.engine {
-                Engine::IoUring | Engine::Async(_) => EngineChoice::IoUring,
+            engine: match (s.engine, sync_mode) {
+                (Engine::IoUring, _) | (Engine::Async(_), SyncMode::Threads) => {
+                    EngineChoice::IoUring
+                }
                 _ => EngineChoice::Sync,
             },
+            sync_mode,
+            fill: fill_of(s),
+            invalidate: s.invalidate,
+            advice: advice_of(s),
+            pre_read: s.pre_read,
             direct: s.direct,
             allow_destroy: a.allow_destroy,
             continue_on_error: s.continue_on_error,
@@ -470,11 +565,26 @@ fn plan_units(
             per_worker: per_worker(j) && clones > 1,
             ..Default::default()
         };
-        if let Engine::Async(e) = s.engine {
-            note(
+        match (s.engine, sync_mode) {
+            (Engine::Async(e), SyncMode::Threads) => note(
                 format!("ioengine={e} runs on ssdlab's io_uring engine (same queue depth, plain buffers and descriptors)"),
                 notes,
-            );
+            ),
+            (Engine::Async(e), SyncMode::Serial) => note(
+                format!(
+                    "job {name}: ioengine={e} on a buffered file (direct=0): the kernel does each I/O inside io_submit, so, as in fio, the I/Os are done one at a time as they are submitted and reaped afterwards (iodepth={} in flight, one being done)",
+                    s.iodepth
+                ),
+                notes,
+            ),
+            (Engine::Async(e), SyncMode::Queue) => note(
+                format!(
+                    "job {name}: ioengine={e}: glibc's POSIX AIO does one file's I/Os one at a time on one thread, and so does ssdlab (iodepth={} queued, one being done)",
+                    s.iodepth
+                ),
+                notes,
+            ),
+            _ => {}
         }
         if let Some(r) = s.replay() {
             let t = load_trace(&r, name)?;
@@ -506,31 +616,47 @@ fn plan_units(
                 Some(Size::Percent(_)) => bail!("job {name}: ioengine=null needs size= in bytes"),
                 None => bail!("job {name}: ioengine=null needs size= (fio's null engine does too)"),
             };
+            // fio's null "file" is the job's region: `size` bytes from `offset` on.
             let offset = match s.offset {
                 Some(o) => resolve_size(o, size),
                 None => 0,
             };
-            let span = size.saturating_sub(offset).max(1);
-            let spec = s.workload(offset, span, clones, seed);
-            units.push(Unit {
-                job: ji,
-                clones,
-                spec,
-                real: Some((RealTarget::Null, opts(size))),
-                iolog: write_iolog("null"),
-                label: "null".into(),
-                verify_back: false,
-            });
+            // fio's null engine holds one submission batch in flight at a time: it completes
+            // what was committed before it takes more (its queue answers "busy" until then).
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            if s.queue_depth() > batch {
+                note(
+                    format!(
+                        "job {name}: ioengine=null: fio's null engine has one submission batch in flight at a time (iodepth_batch={batch}), so the depth is {batch}, not iodepth={}, as in fio",
+                        s.iodepth
+                    ),
+                    notes,
+                );
+            }
+            for c in 0..clones {
+                let mut spec = s.workload(offset, size.max(1), 1, clone_seed(seed, c));
+                spec.qd = spec.qd.min(batch);
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
+                    iolog: write_iolog("null"),
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
             continue;
         }
         // One file shared by the clones, or (without filename=) a file per clone, named as
         // fio names it: JOB.CLONE.0 in the directory. With offset_increment each clone has its
         // own region (clone k at offset + k × increment).
+        // Each clone is a job of its own (its own size, number_ios and random stream), as in
+        // fio; clones of one file share it.
         let files: Vec<(PathBuf, u32, u32)> = match &s.filename {
-            Some(f) if s.offset_increment.is_some() => (0..clones)
+            Some(f) => (0..clones)
                 .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
                 .collect(),
-            Some(f) => vec![(in_directory(s, &split_filenames(f).concat()), clones, 0)],
             None => (0..clones)
                 .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1, c))
                 .collect(),
@@ -538,15 +664,47 @@ fn plan_units(
         for (path, n, clone) in files {
             let info = ssdlab_target::probe(&path).map_err(|e| anyhow!("job {name}: {e}"))?;
             let what = path.display().to_string();
-            let total = info.exists.then_some(info.size);
-            let (mut off, span) = region(s, total, &what, name)?;
+            // A file still to be laid out is `filesize` long, and `size` percentages are of
+            // that; fio takes an `offset` percentage of the length the file has, 0.
+            let total = if info.exists {
+                Some(info.size)
+            } else {
+                s.filesize
+            };
+            let mut s2;
+            let mut sr = s;
+            if !info.exists && s.filesize.is_some() {
+                if let Some(Size::Percent(p)) = s.offset {
+                    s2 = s.clone();
+                    s2.offset = Some(Size::Bytes(0));
+                    sr = &s2;
+                    if p > 0.0 {
+                        note(
+                            format!("job {name}: offset={p}% of {what}, which does not exist yet, is 0, as in fio"),
+                            notes,
+                        );
+                    }
+                }
+            }
+            let (mut off, span) = region(sr, total, &what, name)?;
+            if info.exists
+                && info.kind == ssdlab_target::TargetKind::File
+                && info.size < off.saturating_add(span)
+            {
+                note(
+                    format!(
+                        "job {name}: {what} is shorter than the job needs: fio deletes and lays out such a file again; ssdlab keeps its data and extends it"
+                    ),
+                    notes,
+                );
+            }
             if let Some(inc) = s.offset_increment {
                 if matches!(inc, Size::Percent(_)) && total.is_none() {
                     bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
                 }
                 off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
             }
-            let spec = s.workload(off, span, n, seed);
+            let spec = s.workload(off, span, n, clone_seed(seed, clone));
             let mut o = opts(0);
             o.per_worker = per_worker(j) && n > 1;
             units.push(Unit {
@@ -572,6 +730,7 @@ fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     v.random_map = false;
     v.random_every = 1;
     v.seq_skip = 0;
+    v.seq_back = 0;
     v.jobs = 1;
     v.ramp_ns = 0;
     v.stop = ssdlab_workload::StopCondition {
@@ -706,18 +865,13 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         if let Some(t) = &u.iolog {
             let name = js.jobs[u.job].name.as_str();
             if let Some(other) = logs.insert(&t.path, name) {
-                return Err(anyhow!(if other != name {
-                    format!(
+                if other != name {
+                    return Err(anyhow!(
                         "write_iolog {}: jobs {other} and {name} both write it (fio: give each job its own)",
                         t.path.display()
                     )
-                } else {
-                    format!(
-                        "write_iolog {}: the clones of job {name} have regions or files of their own (no filename=, or offset_increment): ssdlab records one run per log",
-                        t.path.display()
-                    )
-                })
-                .into());
+                    .into());
+                }
             }
             ssdlab_engine::check_iolog_target(&t.path).map_err(|e| anyhow!(e))?;
         }
@@ -818,6 +972,49 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         dest.write(&text)
             .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, anyhow!("cannot write: {e}")))?;
         return Ok(0);
+    }
+
+    // The clones of a job write one log, as in fio: each writes a part of its own, merged
+    // into the log when its wave has run.
+    let mut units = units;
+    let mut merges: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
+    let sharing: Vec<usize> = units
+        .iter()
+        .map(|u| {
+            u.iolog.as_ref().map_or(0, |t| {
+                units
+                    .iter()
+                    .filter(|v| v.iolog.as_ref().is_some_and(|x| x.path == t.path))
+                    .count()
+            })
+        })
+        .collect();
+    for i in 0..units.len() {
+        let Some(t) = &units[i].iolog else { continue };
+        let dest = t.path.clone();
+        if sharing[i] < 2 {
+            continue;
+        }
+        let k = match merges.iter().position(|(_, d, _)| *d == dest) {
+            Some(k) => k,
+            None => {
+                merges.push((js.jobs[units[i].job].wave, dest.clone(), Vec::new()));
+                merges.len() - 1
+            }
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let part = dest.with_file_name(format!(
+            ".{name}.ssdlab-{}-clone{}.log",
+            std::process::id(),
+            merges[k].2.len()
+        ));
+        merges[k].2.push(part.clone());
+        if let Some(t) = &mut units[i].iolog {
+            t.path = part;
+        }
     }
 
     // 5. Run the waves.
@@ -930,6 +1127,14 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 break;
             }
         }
+        for (_, dest, parts) in merges.iter().filter(|(mw, _, _)| *mw == w) {
+            if let Err(e) = ssdlab_engine::merge_iologs(parts, dest) {
+                failure = Some(Failure::new(crate::cli::EXIT_FAILED, anyhow!(e)));
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
         // fio's verify phase: read back what each verifying write job wrote.
         for &i in &idx {
             let u = &units[i];
@@ -940,6 +1145,16 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 continue;
             };
             if !m.result.errors.is_empty() {
+                continue;
+            }
+            // fio verifies only when the write phase ended with its size: a runtime that ended
+            // it first ends the job (`td->terminate`), without a verify phase.
+            if !m.outcome.budget_done {
+                let n = format!(
+                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio",
+                    js.jobs[u.job].name
+                );
+                m.result.notes.push(n);
                 continue;
             }
             let (t, o) = u.real.as_ref().expect("real unit");
@@ -972,6 +1187,11 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         if failure.is_some() {
             break;
         }
+    }
+
+    // Parts of clones' logs a failed or interrupted wave did not merge.
+    for p in merges.iter().flat_map(|(_, _, parts)| parts) {
+        let _ = std::fs::remove_file(p);
     }
 
     // 6. The report.
@@ -1121,6 +1341,11 @@ fn build_report(
                         .find(|(k, _)| k == "description")
                 })
                 .map(|(_, v)| v.clone());
+            let mixed = (j.settings.unified != Unified::None).then(|| {
+                b.recorder
+                    .unified()
+                    .summary(ssdlab_workload::OpKind::Read, result.runtime_ns)
+            });
             (
                 result,
                 FioJob {
@@ -1130,6 +1355,19 @@ fn build_report(
                     options: j.options.clone(),
                     description,
                     header: header(j, &units[b.unit].label),
+                    ignored: j
+                        .settings
+                        .ignored
+                        .iter()
+                        .map(|i| Ignored {
+                            option: i.key.clone(),
+                            at: i.loc.as_ref().map(|l| l.to_string()).unwrap_or_default(),
+                            why: i.why.clone(),
+                        })
+                        .collect(),
+                    mixed,
+                    mixed_only: j.settings.unified == Unified::Mixed,
+                    kb_base: j.settings.kb_base,
                 },
             )
         })

@@ -138,6 +138,7 @@ fn fio_jobs_keep_their_names_groups_and_options() {
         ],
         description: Some("mixed".into()),
         header: "oltp: (g=3): rw=randrw".into(),
+        ..Default::default()
     };
     let global = vec![("ioengine".to_string(), "io_uring".to_string())];
     let report = Report {

@@ -48,6 +48,23 @@ pub struct Control<'a> {
     pub stonewall: Option<&'a AtomicBool>,
     /// Where the loops report what they measured so far (for a status line).
     pub progress: Option<&'a Progress>,
+    /// Called when a generated source starts a new pass over its region (the random map
+    /// begins again, a sequential job wraps to the start): fio drops the page cache there.
+    pub on_pass: Option<OnPass<'a>>,
+    /// Measured bytes still allowed to be issued, for ops of varying sizes (`u64::MAX`:
+    /// unlimited): an op is issued while any are left, as fio issues until its bytes are
+    /// reached.
+    pub bytes_left: AtomicU64,
+}
+
+/// What to do when a source starts a new pass over its region ([`Control::on_pass`]).
+#[derive(Clone, Copy)]
+pub struct OnPass<'a>(pub &'a (dyn Fn() + Sync));
+
+impl std::fmt::Debug for OnPass<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnPass")
+    }
 }
 
 impl<'a> Control<'a> {
@@ -61,7 +78,44 @@ impl<'a> Control<'a> {
             stop: None,
             stonewall: None,
             progress: None,
+            on_pass: None,
+            bytes_left: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// The same control, also ending after `bytes` measured bytes (ops of varying sizes).
+    pub fn with_bytes(self, bytes: Option<u64>) -> Self {
+        self.bytes_left
+            .store(bytes.unwrap_or(u64::MAX), Ordering::Relaxed);
+        self
+    }
+
+    /// Takes `len` bytes from the byte budget; false when none were left.
+    fn take_bytes(&self, len: u64) -> bool {
+        let mut cur = self.bytes_left.load(Ordering::Relaxed);
+        loop {
+            if cur == u64::MAX {
+                return true;
+            }
+            if cur == 0 {
+                return false;
+            }
+            match self.bytes_left.compare_exchange_weak(
+                cur,
+                cur.saturating_sub(len),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// The same control, calling `f` when a source starts a new pass over its region.
+    pub fn with_on_pass(mut self, f: Option<OnPass<'a>>) -> Self {
+        self.on_pass = f;
+        self
     }
 
     /// The same control, reporting its progress to `progress`.
@@ -469,11 +523,19 @@ pub fn run_streams<B: Backend>(
                     ss[si].pending.take().expect("checked")
                 } else {
                     let n = match &mut streams[si].source {
-                        OpSource::Generated(g) => Some(Next {
-                            op: g.next_op(),
-                            gap_ns: 0,
-                            catch_up: false,
-                        }),
+                        OpSource::Generated(g) => {
+                            let op = g.next_op();
+                            if g.take_wrapped() {
+                                if let Some(f) = units[u].ctl.on_pass {
+                                    (f.0)();
+                                }
+                            }
+                            Some(Next {
+                                op,
+                                gap_ns: 0,
+                                catch_up: false,
+                            })
+                        }
                         other => other.next(),
                     };
                     let Some(n) = n else {
@@ -511,6 +573,13 @@ pub fn run_streams<B: Backend>(
                             keep.push(slot);
                             continue;
                         }
+                    }
+                    if !units[u].ctl.take_bytes(next.op.len) {
+                        us[u].stopping = true;
+                        us[u].out.budget_done = true;
+                        ss[si].pending = Some(next);
+                        keep.push(slot);
+                        continue;
                     }
                     us[u].allowance -= 1;
                 }
@@ -580,13 +649,25 @@ pub fn run_streams<B: Backend>(
                     state[slot as usize].t_submit = t_submit;
                 }
                 // fio's iodepth_level is the depth of one job (stream), also when several
-                // share this loop.
+                // share this loop, right after each submission: I/Os handed over one batch
+                // (`submit_batch`) at a time count at the depth each batch reached.
+                let step = match backend.submit_batch() {
+                    0 => u32::MAX,
+                    b => b,
+                };
                 for (i, st) in ss.iter_mut().enumerate() {
                     if st.pushed_now > 0 {
                         let s = &streams[i];
                         if now >= us[s.unit].t0 {
-                            recs[s.rec].record_depth(st.inflight, st.pushed_now as u64);
-                            per_rec[s.rec] += st.pushed_now as u64;
+                            let n = st.pushed_now;
+                            let base = st.inflight.saturating_sub(n);
+                            let mut done = 0;
+                            while done < n {
+                                let k = step.min(n - done);
+                                done += k;
+                                recs[s.rec].record_depth(base + done, k as u64);
+                            }
+                            per_rec[s.rec] += n as u64;
                         }
                         st.pushed_now = 0;
                     }

@@ -127,6 +127,87 @@ impl IologTarget {
     }
 }
 
+/// Merges finished iologs (one per clone of a job, each its own run) into `dest`, as fio writes
+/// every clone of a job into one log: the `add`/`open` lines of every file first, the I/Os in
+/// time order, the `close` lines last; written to a temporary file and renamed into place. The
+/// parts are removed.
+pub fn merge_iologs(parts: &[PathBuf], dest: &Path) -> io::Result<()> {
+    let mut heads: Vec<String> = Vec::new();
+    let mut tails: Vec<(u64, String)> = Vec::new();
+    let mut ios: Vec<(u64, usize, String)> = Vec::new();
+    for (k, p) in parts.iter().enumerate() {
+        let text = match std::fs::read_to_string(p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for line in text.lines() {
+            if line.starts_with("fio version") || line.trim().is_empty() {
+                continue;
+            }
+            let t = IologLine::timestamp(line).unwrap_or(0);
+            let action = line.split_whitespace().nth(2).unwrap_or("");
+            match action {
+                "add" | "open" => {
+                    if !heads.iter().any(|h| h == line) {
+                        heads.push(line.to_string());
+                    }
+                }
+                // One close per file, after every I/O of every part.
+                "close" => {
+                    let file = line.split_whitespace().nth(1).unwrap_or("").to_string();
+                    match tails.iter_mut().find(|(_, f)| *f == file) {
+                        Some(c) => c.0 = c.0.max(t),
+                        None => tails.push((t, file)),
+                    }
+                }
+                _ => ios.push((t, k, line.to_string())),
+            }
+        }
+    }
+    // Stable: lines of one time keep their part's order.
+    ios.sort_by_key(|(t, k, _)| (*t, *k));
+    let last = ios.last().map_or(0, |(t, _, _)| *t);
+    let tails: Vec<(u64, String)> = tails
+        .into_iter()
+        .map(|(t, file)| {
+            let mut l = String::new();
+            IologLine::file_action(&mut l, t.max(last), &file, "close");
+            (t, l.trim_end().to_string())
+        })
+        .collect();
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "iolog".into());
+    let tmp = dir.join(format!(".{name}.ssdlab-{}-merge.part", std::process::id()));
+    let result = (|| {
+        let mut out = BufWriter::with_capacity(1 << 16, File::create(&tmp)?);
+        out.write_all(IologLine::HEADER.as_bytes())?;
+        for l in heads
+            .iter()
+            .chain(ios.iter().map(|(_, _, l)| l))
+            .chain(tails.iter().map(|(_, l)| l))
+        {
+            out.write_all(l.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, dest)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    for p in parts {
+        let _ = std::fs::remove_file(p);
+    }
+    result.map_err(|e| io::Error::new(e.kind(), format!("write_iolog {}: {e}", dest.display())))
+}
+
 fn next_line(r: &mut std::io::Lines<BufReader<File>>) -> io::Result<Option<(u64, String)>> {
     match r.next() {
         None => Ok(None),

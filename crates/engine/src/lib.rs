@@ -27,7 +27,7 @@ pub use engine_loop::{
     merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, Progress, Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
-pub use iolog::{check_iolog_target, IologTarget};
+pub use iolog::{check_iolog_target, merge_iologs, IologTarget};
 pub use precondition::{
     check_precondition, parse_precondition, precondition, run_to_steady_state, PreClock, PreDone,
     PreStep, PreTimed,

@@ -2,18 +2,19 @@
 //! portable sync backend, one thread per worker.
 
 use crate::backend::{Backend, Cqe};
-use crate::engine_loop::{run_streams, Control, DataOpts, LoopOutcome, Stream, Unit};
+use crate::engine_loop::{run_streams, Control, DataOpts, LoopOutcome, OnPass, Stream, Unit};
 use crate::fault::{FaultBackend, FaultPlan};
 use crate::iolog::{IologTarget, PartWriter, Recording};
 use crate::replay::load_trace;
 use crate::stripe::StripeAdapter;
 use crate::{EngineError, Invalid, StartHook};
+use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::memory::{self, MemoryLimit};
-use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, UringBackend};
+use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, SyncMode, UringBackend};
 use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
 use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
-use ssdlab_target::{open_target, open_target_shared, PathId, Plan, PlanOptions, TargetKind};
+use ssdlab_target::{open_target, open_target_shared, Fill, PathId, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpKind, OpSource, Trace, WorkloadSpec};
 use std::fs::File;
@@ -73,6 +74,17 @@ pub struct RealOptions<'a> {
     pub log: Option<LogConfig>,
     /// Report what the run measured so far here (for a status line).
     pub progress: Option<&'a crate::Progress>,
+    /// How files this job lays out are made (fio: data for jobs that read, allocated space
+    /// for jobs that only write).
+    pub fill: Fill,
+    /// Drop the page cache of the job's region before it starts (fio's `invalidate`).
+    pub invalidate: bool,
+    /// Access-pattern advice for the job's region (fio's `fadvise_hint`).
+    pub advice: Option<FileAdvice>,
+    /// Read the job's region into the page cache before it starts (fio's `pre_read`).
+    pub pre_read: bool,
+    /// How the sync engine does its I/Os (fio's libaio on buffered files, posixaio).
+    pub sync_mode: SyncMode,
 }
 
 impl Default for RealOptions<'_> {
@@ -95,6 +107,11 @@ impl Default for RealOptions<'_> {
             per_worker: false,
             log: None,
             progress: None,
+            fill: Fill::Data,
+            invalidate: false,
+            advice: None,
+            pre_read: false,
+            sync_mode: SyncMode::Threads,
         }
     }
 }
@@ -725,7 +742,15 @@ fn memory_need(
         0
     };
     let trace_bytes = trace.map_or(0, |t| t.memory());
-    let need = buffers + maps + threads + trace_bytes + WORKER_OVERHEAD * spec.jobs as u64;
+    // The random map of varying block sizes: a bit per block of the smallest size, per worker.
+    let block_map = match &spec.block_sizes {
+        Some(b) if spec.random_map => {
+            (plan.span / b.bounds().0.max(1)).div_ceil(8) * spec.jobs as u64
+        }
+        _ => 0,
+    };
+    let need =
+        buffers + maps + threads + trace_bytes + block_map + WORKER_OVERHEAD * spec.jobs as u64;
     let mut what = format!(
         "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
         spec.total_qd(),
@@ -924,10 +949,11 @@ pub fn run_real(
     Ok(out.remove(0))
 }
 
-/// A file or device the jobs of a group use, opened once per direct-I/O setting: the first
-/// open (`O_EXCL` for a block device written to), then one per other setting.
+/// A file or device the jobs of a group use, opened once per direct-I/O setting and access
+/// advice (advice belongs to an open file): the first open (`O_EXCL` for a block device written
+/// to), then one per other setting.
 struct Opened {
-    files: Vec<(bool, File)>,
+    files: Vec<((bool, Option<FileAdvice>), File)>,
 }
 
 /// Runs `jobs` together (fio's jobs between two stonewalls), each with its own workers, and
@@ -943,7 +969,12 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     };
     let shared = first.opts;
     let mut notes = Vec::new();
-    let planned = plan_jobs(jobs, &mut notes)?;
+    let mut planned = plan_jobs(jobs, &mut notes)?;
+    for (j, p) in jobs.iter().zip(planned.iter_mut()) {
+        for pp in &mut p.plan.paths {
+            pp.fill = j.opts.fill;
+        }
+    }
     for n in &notes {
         (shared.on_note)(n);
     }
@@ -998,6 +1029,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                     if let Some(to) = pp.lay_out_to {
                         m.lay_out_to = Some(m.lay_out_to.unwrap_or(0).max(to));
                         m.size = m.size.max(pp.size);
+                    }
+                    // A job that reads the file needs its data there.
+                    if pp.fill == Fill::Data {
+                        m.fill = Fill::Data;
                     }
                     i
                 }
@@ -1061,8 +1096,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     let mut opened: Vec<Opened> = ids.iter().map(|_| Opened { files: Vec::new() }).collect();
     for (j, mine) in uses.iter().enumerate() {
         let direct = jobs[j].opts.direct;
+        let key = (direct, jobs[j].opts.advice);
         for &i in mine {
-            if opened[i].files.iter().any(|(d, _)| *d == direct) {
+            if opened[i].files.iter().any(|(d, _)| *d == key) {
                 continue;
             }
             let info = &laid.infos[i];
@@ -1073,15 +1109,58 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 open_target_shared(info, writes_to[i], direct)
             };
             match f {
-                Ok(f) => opened[i].files.push((direct, f)),
+                Ok(f) => opened[i].files.push((key, f)),
                 Err(e) => return Err(setup_failed(&mut laid, e.to_string())),
             }
         }
     }
     // Each worker's descriptors, in its job's path order.
     let mut worker_files: Vec<Vec<Vec<File>>> = Vec::with_capacity(jobs.len());
+    // fio's file semantics before a job starts: its region read in (`pre_read`), or dropped
+    // from the page cache (`invalidate`, fio's default), and the access advice
+    // (`fadvise_hint`). Failures are notes, as in fio.
+    for (j, mine) in uses.iter().enumerate() {
+        let o = jobs[j].opts;
+        let key = (o.direct, o.advice);
+        let (start, span) = (planned[j].plan.start, planned[j].plan.span);
+        let single = mine.len() == 1;
+        for &i in mine {
+            let info = &laid.infos[i];
+            let Some((_, f)) = opened[i].files.iter().find(|(d, _)| *d == key) else {
+                continue;
+            };
+            // A stripe member: its whole file.
+            let (off, len) = if single { (start, span) } else { (0, 0) };
+            let block = info.kind == TargetKind::BlockDevice;
+            if o.pre_read && !o.direct {
+                if let Err(e) = ssdlab_io::cache::read_in(f, off, len, 1 << 20, o.stop) {
+                    (o.on_note)(&format!("pre_read of {} failed: {e}", info.path.display()));
+                }
+            } else if o.invalidate {
+                if let Err(e) = ssdlab_io::cache::drop_cache(f, block, off, len) {
+                    let n = format!(
+                        "cache invalidation of {} failed: {e}{}",
+                        info.path.display(),
+                        if block {
+                            " (only root may flush a block device's cache)"
+                        } else {
+                            ""
+                        }
+                    );
+                    (o.on_note)(&n);
+                    notes.push(n);
+                }
+            }
+            if let Some(a) = o.advice {
+                if let Err(e) = ssdlab_io::cache::advise(f, off, len, a) {
+                    (o.on_note)(&format!("fadvise of {} failed: {e}", info.path.display()));
+                }
+            }
+        }
+    }
     for (j, mine) in uses.iter().enumerate() {
         let direct = jobs[j].opts.direct;
+        let key = (direct, jobs[j].opts.advice);
         let mut per_worker = Vec::new();
         for _ in 0..jobs[j].spec.jobs {
             let mut fs = Vec::new();
@@ -1089,7 +1168,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 let (_, f) = opened[i]
                     .files
                     .iter()
-                    .find(|(d, _)| *d == direct)
+                    .find(|(d, _)| *d == key)
                     .expect("opened above");
                 match f.try_clone() {
                     Ok(f) => fs.push(f),
@@ -1130,13 +1209,43 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         }
         parts.push(v);
     }
+    // fio drops the page cache again each time a buffered job starts a new pass over its
+    // region (`loop_cache_invalidate`).
+    type PassFn = Box<dyn Fn() + Sync>;
+    let pass_drops: Vec<Option<PassFn>> = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, job)| {
+            let o = job.opts;
+            if !o.invalidate || o.direct || o.pre_read || uses[j].len() != 1 {
+                return None;
+            }
+            let i = uses[j][0];
+            let key = (o.direct, o.advice);
+            let f = opened[i]
+                .files
+                .iter()
+                .find(|(d, _)| *d == key)?
+                .1
+                .try_clone()
+                .ok()?;
+            let block = laid.infos[i].kind == TargetKind::BlockDevice;
+            let (start, span) = (planned[j].plan.start, planned[j].plan.span);
+            Some(Box::new(move || {
+                let _ = ssdlab_io::cache::drop_cache(&f, block, start, span);
+            }) as PassFn)
+        })
+        .collect();
     let ctls: Vec<Control<'_>> = jobs
         .iter()
-        .map(|j| {
+        .zip(&pass_drops)
+        .map(|(j, pass)| {
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
+                .with_bytes(byte_budget(j.spec))
                 .with_stop(j.opts.stop)
                 .with_progress(j.opts.progress)
-                .with_stonewall(j.opts.stonewall);
+                .with_stonewall(j.opts.stonewall)
+                .with_on_pass(pass.as_deref().map(OnPass));
             c.continue_on_error = j.opts.continue_on_error;
             c
         })
@@ -1270,8 +1379,14 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 rec,
                             ),
                             (None, "sync") => work.run(
-                                SyncBackend::new(fs.remove(0), spec.qd, bs, align)
-                                    .map(|pool| SyncAdapter { origin, pool }),
+                                SyncBackend::with_mode(
+                                    fs.remove(0),
+                                    spec.qd,
+                                    bs,
+                                    align,
+                                    opts.sync_mode,
+                                )
+                                .map(|pool| SyncAdapter { origin, pool }),
                                 source,
                                 rec,
                             ),
@@ -1515,9 +1630,20 @@ fn merge_members(acc: &mut Vec<MemberStats>, ms: Vec<MemberStats>) {
     }
 }
 
+/// The byte budget of ops of varying sizes (fio's bytes to issue), when there is one: ops are
+/// issued while any bytes are left, so the last one may pass it, as in fio.
+pub(crate) fn byte_budget(spec: &WorkloadSpec) -> Option<u64> {
+    spec.stop.bytes.filter(|_| spec.block_sizes.is_some())
+}
+
 /// The I/O budget implied by `--ios` and `--bytes` (the smaller wins).
 pub(crate) fn max_ios(spec: &WorkloadSpec) -> Option<u64> {
-    let by_bytes = spec.stop.bytes.map(|b| b.div_ceil(spec.bs));
+    // Ops of varying sizes count bytes instead ([`byte_budget`]).
+    let by_bytes = spec
+        .stop
+        .bytes
+        .filter(|_| spec.block_sizes.is_none())
+        .map(|b| b.div_ceil(spec.bs));
     match (spec.stop.ios, by_bytes) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

@@ -1098,6 +1098,7 @@ impl SimSession {
             .iter()
             .map(|j| {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
+                    .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)
                     .with_stonewall(opts.stonewall)

@@ -10,8 +10,8 @@
 //!   current directory when the file is there, else from the including file's directory);
 //!   included files hold options only, no sections, and may include others (cycles are refused).
 //! - `${VAR}` in an option line is replaced by the environment variable's value; an unset
-//!   variable is refused (fio would put in an empty string). `$pagesize`, `$mb_memory` and
-//!   `$ncpus` are replaced by the system's values.
+//!   variable is an empty string, as in fio. `$pagesize`, `$mb_memory` and `$ncpus` are
+//!   replaced by the system's values.
 //!
 //! Lines are bytes: text that is not UTF-8 is read lossily (and then fails as an unknown key
 //! or a bad value), never a panic.
@@ -46,6 +46,8 @@ pub struct Opt {
     pub key: String,
     pub value: Option<String>,
     pub loc: Loc,
+    /// `${VAR}`s of the line that were not set (put in as empty strings, as fio does).
+    pub unset: Vec<String>,
 }
 
 impl Opt {
@@ -152,8 +154,16 @@ fn strip(line: &str) -> &str {
     line[..cut].trim_matches(|c: char| c.is_whitespace() || c.is_control())
 }
 
-/// Replaces `${VAR}` and fio's `$keywords` in an option line.
-fn substitute(line: &str, env: &dyn Env, loc: &Loc) -> Result<String, SyntaxError> {
+/// Replaces `${VAR}` and fio's `$keywords` in an option line; `unset` collects the variables
+/// that were not set, `calc` is set when a keyword was replaced (fio then does the value's
+/// arithmetic with `bc`, see [`calculate`]).
+fn substitute(
+    line: &str,
+    env: &dyn Env,
+    loc: &Loc,
+    unset: &mut Vec<String>,
+    calc: &mut bool,
+) -> Result<String, SyntaxError> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(i) = rest.find("${") {
@@ -162,16 +172,10 @@ fn substitute(line: &str, env: &dyn Env, loc: &Loc) -> Result<String, SyntaxErro
         match after.find('}') {
             Some(j) if j > 0 => {
                 let name = &after[..j];
+                // An unset variable is an empty string, as in fio.
                 match env.var(name) {
                     Some(v) => out.push_str(&v),
-                    None => {
-                        return Err(SyntaxError::At {
-                            loc: loc.clone(),
-                            why: format!(
-                                "${{{name}}} is not set in the environment (fio would put in an empty string)"
-                            ),
-                        })
-                    }
+                    None => unset.push(name.to_string()),
                 }
                 rest = &after[j + 1..];
             }
@@ -190,13 +194,26 @@ fn substitute(line: &str, env: &dyn Env, loc: &Loc) -> Result<String, SyntaxErro
                 why: format!("cannot find the value of {word}"),
             })?;
             out = out.replace(&word, &v);
+            *calc = true;
         }
     }
     Ok(out)
 }
 
+/// fio's `bc_calc`: a value that had `$pagesize`, `$mb_memory` or `$ncpus` in it and holds
+/// `+ - * /` is computed by `bc` (integer arithmetic; `size=8*1024*$pagesize`).
+fn calculate(value: &str, loc: &Loc) -> Result<String, SyntaxError> {
+    if !value.contains(['+', '-', '*', '/']) || value.contains('\'') {
+        return Ok(value.to_string());
+    }
+    crate::value::bc(value).map_err(|why| SyntaxError::At {
+        loc: loc.clone(),
+        why,
+    })
+}
+
 /// Splits `key=value` / `key` (blanks around both dropped).
-fn split_opt(line: &str, loc: Loc) -> Result<Opt, SyntaxError> {
+fn split_opt(line: &str, loc: Loc, unset: Vec<String>) -> Result<Opt, SyntaxError> {
     let (key, value) = match line.split_once('=') {
         Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
         None => (line.trim(), None),
@@ -211,6 +228,7 @@ fn split_opt(line: &str, loc: Loc) -> Result<Opt, SyntaxError> {
         key: key.to_string(),
         value,
         loc,
+        unset,
     })
 }
 
@@ -334,8 +352,16 @@ impl<'e> Parser<'e> {
                 return self.include(rest.trim(), loc, opts, stack);
             }
         }
-        let line = substitute(line, self.env, &loc)?;
-        opts.push(split_opt(&line, loc)?);
+        let mut unset = Vec::new();
+        let mut calc = false;
+        let line = substitute(line, self.env, &loc, &mut unset, &mut calc)?;
+        let mut opt = split_opt(&line, loc, unset)?;
+        if calc {
+            if let Some(v) = &opt.value {
+                opt.value = Some(calculate(v, &opt.loc)?);
+            }
+        }
+        opts.push(opt);
         Ok(())
     }
 
@@ -353,7 +379,7 @@ impl<'e> Parser<'e> {
         if name.is_empty() {
             return Err(err("include needs a file name".into()));
         }
-        let name = substitute(name, self.env, &loc)?;
+        let name = substitute(name, self.env, &loc, &mut Vec::new(), &mut false)?;
         let p = PathBuf::from(&name);
         let current = stack.last().cloned().unwrap_or_default();
         let path = if p.is_absolute() || self.env.exists(&p) {
@@ -447,8 +473,13 @@ pub fn argv_sections(
             line: *pos,
             argv: true,
         };
+        let mut unset = Vec::new();
+        let mut calc = false;
         let value = match value {
-            Some(v) => Some(substitute(v, env, &loc)?),
+            Some(v) => {
+                let v = substitute(v, env, &loc, &mut unset, &mut calc)?;
+                Some(if calc { calculate(&v, &loc)? } else { v })
+            }
             None => None,
         };
         if key == "name" {
@@ -470,6 +501,7 @@ pub fn argv_sections(
                         key: "name".into(),
                         value: Some(name),
                         loc,
+                        unset,
                     }],
                     file_index: usize::MAX,
                 });
@@ -493,6 +525,7 @@ pub fn argv_sections(
             key: key.clone(),
             value,
             loc,
+            unset,
         });
     }
     Ok(sections)
@@ -585,11 +618,26 @@ pub(crate) mod tests {
         assert_eq!(s[0].opts[0].value.as_deref(), Some("/dev/nvme0n1"));
         assert_eq!(s[0].opts[1].value.as_deref(), Some("8"));
         assert_eq!(s[0].opts[2].value.as_deref(), Some("${ unterminated"));
-        let e = Parser::new(&env)
-            .text(b"[j]\nfilename=${NOPE}\n", Path::new("j.fio"), 0)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("NOPE") && e.contains("line 2"), "{e}");
+        // A keyword with arithmetic is computed as fio's bc does (examples/page_fault.fio).
+        let s = Parser::new(&env)
+            .text(
+                b"[j]\nsize=8*1024*$pagesize\nsize=5*1024*1024*$mb_memory/8 # 5/8\nrw=read:-8k\n",
+                Path::new("j.fio"),
+                0,
+            )
+            .unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("33554432"));
+        assert_eq!(s[0].opts[1].value.as_deref(), Some("10737418240"));
+        assert_eq!(
+            s[0].opts[2].value.as_deref(),
+            Some("read:-8k"),
+            "no keyword, no bc"
+        );
+        // An unset variable is an empty string (as fio does).
+        let s = Parser::new(&env)
+            .text(b"[j]\nfilename=/x/${NOPE}y\n", Path::new("j.fio"), 0)
+            .unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("/x/y"));
     }
 
     #[test]

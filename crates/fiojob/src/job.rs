@@ -21,7 +21,9 @@ use crate::ini::{Loc, Opt, Section};
 use crate::options;
 use crate::value::{self, Size};
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
-use ssdlab_workload::{Pattern, RwMode, StopCondition, WorkloadSpec};
+use ssdlab_workload::{
+    BlockSizes, BsChoice, Distribution, Pattern, RwMode, StopCondition, WorkloadSpec, Zone,
+};
 
 /// fio's default random seed (`randseed`).
 pub const FIO_RANDSEED: u64 = 0x89;
@@ -42,10 +44,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// The engine of `ioengine=NAME`, or why ssdlab does not run it.
     fn parse(s: &str) -> Result<Engine, Problem> {
-        Ok(match s.trim() {
+        let name = s.trim();
+        Ok(match name {
             "io_uring" => Engine::IoUring,
             "libaio" => Engine::Async("libaio"),
+            // fio's aliases of libaio (`ioengines.c`).
+            n if n.starts_with("aio") || n.starts_with("linuxaio") => Engine::Async("libaio"),
             "posixaio" => Engine::Async("posixaio"),
             "psync" => Engine::Sync("psync"),
             "sync" => Engine::Sync("sync"),
@@ -53,11 +59,7 @@ impl Engine {
             "pvsync2" => Engine::Sync("pvsync2"),
             "vsync" => Engine::Sync("vsync"),
             "null" => Engine::Null,
-            other => {
-                return Err(Problem::Unsupported(format!(
-                    "ioengine={other} (ssdlab runs io_uring, libaio and posixaio on its io_uring engine, psync/sync/pvsync/pvsync2/vsync on its sync engine, and null)"
-                )))
-            }
+            other => return Err(unsupported(engine_refusal(other))),
         })
     }
 
@@ -69,6 +71,32 @@ impl Engine {
             Engine::Null => "null",
         }
     }
+}
+
+/// Why ssdlab does not run fio's engine `name`.
+fn engine_refusal(name: &str) -> String {
+    let what = match name {
+        "io_uring_cmd" => "NVMe passthrough commands through io_uring on a character device (ssdlab issues reads and writes to files and block devices)",
+        "sg" | "bsg" => "SCSI generic commands",
+        "xnvme" | "libblkio" | "spdk" => "a user-space NVMe or block driver",
+        "mmap" => "I/O through a memory mapping of the file",
+        "splice" | "netsplice" => "I/O through splice(2)",
+        "net" | "rdma" | "librpma_apm_client" | "librpma_apm_server" | "librpma_gpspm_client"
+        | "librpma_gpspm_server" | "nbd" | "http" | "nfs" | "libiscsi" | "rbd" | "rados"
+        | "gfapi" | "gfapi_async" | "libhdfs" | "dfs" => "network or cluster storage",
+        "cpuio" | "exec" => "no storage I/O (CPU load or a program)",
+        "falloc" | "ftruncate" | "e4defrag" | "filecreate" | "filedelete" | "filestat"
+        | "dircreate" | "dirdelete" | "dirstat" => "file-system operations other than reads and writes",
+        "dev-dax" | "libpmem" | "pmemblk" | "page_fault" => "persistent or mapped memory",
+        "libcufile" | "libhipfile" => "GPU-direct storage",
+        "windowsaio" | "solarisaio" => "another operating system's asynchronous I/O",
+        n if n.starts_with("external") || n.contains('/') => "an external engine fio loads with dlopen",
+        n if options::ENGINES.contains(&n) => "an engine ssdlab does not have",
+        _ => "not an engine fio has built in (fio would try to load it as an external engine)",
+    };
+    format!(
+        "ioengine={name}: {what}; ssdlab runs io_uring, libaio and posixaio on its io_uring engine, psync/sync/pvsync/pvsync2/vsync on its sync engine, and null"
+    )
 }
 
 /// The `rw=` modes ssdlab runs.
@@ -104,6 +132,39 @@ impl Mode {
     }
 }
 
+/// fio's `fallocate=`: how a file a job only writes is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallocate {
+    None,
+    /// fio's default on Linux: `fallocate(2)` (unwritten extents).
+    Native,
+    Posix,
+    Keep,
+    Truncate,
+}
+
+/// fio's `fadvise_hint=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fadvise {
+    None,
+    /// fio's default (`1`): random for random modes, sequential otherwise.
+    ByMode,
+    Random,
+    Sequential,
+    NoReuse,
+}
+
+/// fio's `unified_rw_reporting=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unified {
+    /// Reads, writes and trims apart (fio's default).
+    None,
+    /// One `mixed` entry instead.
+    Mixed,
+    /// Both: the directions, then `mixed`.
+    Both,
+}
+
 /// A value that is wrong (an error) or that ssdlab cannot honour (unsupported).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
@@ -133,13 +194,15 @@ pub struct Settings {
     pub loops: u64,
     pub mode: Mode,
     /// `rw=MODE:N`: for random modes a new random offset every N ops; for sequential ones N
-    /// bytes skipped after each op.
-    pub rw_modifier: Option<u64>,
+    /// bytes skipped after each op (negative: gone back, `rw=read:-8k`).
+    pub rw_modifier: Option<i64>,
     pub rwmixread: u8,
     /// Block size per direction (read, write, trim).
     pub bs: [u64; 3],
-    /// `bsrange`/`bssplit` asked for variable block sizes.
-    pub variable_bs: Option<Loc>,
+    /// Block sizes that vary per direction (`bssplit`, `bsrange` with min < max); `None`: `bs`.
+    pub bs_choice: [Option<BsChoice>; 3],
+    /// fio's `random_distribution`.
+    pub distribution: Distribution,
     pub ba: [Option<u64>; 3],
     pub percentage_random: [u8; 3],
     pub randseed: u64,
@@ -171,8 +234,15 @@ pub struct Settings {
     pub sqthread_poll: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
-    /// Where io_uring engine options were set (checked against the engine at the end).
-    pub ring_opts: Vec<(String, Loc)>,
+    /// Engine options as set: key, where, and whether ssdlab handles it (checked against the
+    /// job's engine at the end, as fio reads engine options only for their engine).
+    pub engine_opts: Vec<(String, Loc, bool)>,
+    /// An `ioengine=` ssdlab does not run (refused; the job keeps its previous engine when the
+    /// refusal is ignored).
+    pub refused_engine: Option<String>,
+    /// What ssdlab does not support in this job (its own options and its globals'): refused,
+    /// or, with `--ignore-unsupported`, listed in its output.
+    pub ignored: Vec<Issue>,
     pub stonewall: bool,
     pub new_group: bool,
     pub wait_for: Option<String>,
@@ -183,6 +253,17 @@ pub struct Settings {
     pub rate: [Option<u64>; 3],
     /// Clone k starts at `offset + k × offset_increment`.
     pub offset_increment: Option<Size>,
+    /// Drop the page cache of the job's region before it starts (fio's default).
+    pub invalidate: bool,
+    pub fadvise: Fadvise,
+    pub fallocate: Fallocate,
+    /// A write job lays its file out with data first (fio's `overwrite`).
+    pub overwrite: bool,
+    /// The file is created when the job opens it, not laid out (fio's `create_on_open`).
+    pub create_on_open: bool,
+    /// The region is read into the page cache before the job (fio's `pre_read`).
+    pub pre_read: bool,
+    pub unified: Unified,
 }
 
 impl Default for Settings {
@@ -202,7 +283,8 @@ impl Default for Settings {
             rw_modifier: None,
             rwmixread: 50,
             bs: [4096; 3],
-            variable_bs: None,
+            bs_choice: [None, None, None],
+            distribution: Distribution::Uniform,
             ba: [None; 3],
             percentage_random: [100; 3],
             randseed: FIO_RANDSEED,
@@ -234,7 +316,9 @@ impl Default for Settings {
             sqthread_poll: false,
             fixedbufs: false,
             registerfiles: false,
-            ring_opts: Vec::new(),
+            engine_opts: Vec::new(),
+            refused_engine: None,
+            ignored: Vec::new(),
             stonewall: false,
             new_group: false,
             wait_for: None,
@@ -242,6 +326,13 @@ impl Default for Settings {
             rate_iops: [None; 3],
             rate: [None; 3],
             offset_increment: None,
+            invalidate: true,
+            fadvise: Fadvise::ByMode,
+            fallocate: Fallocate::Native,
+            overwrite: false,
+            create_on_open: false,
+            pre_read: false,
+            unified: Unified::None,
         }
     }
 }
@@ -276,6 +367,15 @@ impl Settings {
         let size = |s: &str| value::size(s, kb).map_err(Problem::Invalid);
         let bytes = |s: &str| value::bytes(s, kb).map_err(Problem::Invalid);
         let flag = |v: Option<&str>| value::boolean(v).map_err(Problem::Invalid);
+        // fio's zone units (`size=8z`): a number of zones of `zonemode`'s zone size.
+        if let Some(z) = v.map(str::trim).and_then(|v| v.strip_suffix(['z', 'Z'])) {
+            if !z.is_empty() && z.chars().all(|c| c.is_ascii_digit()) {
+                return Err(unsupported(format!(
+                    "{key}={}: zone units (fio's zonemode; ssdlab does not model zoned devices)",
+                    v.unwrap_or("").trim()
+                )));
+            }
+        }
         match key {
             "name" => self.name = Some(need(v, key)?),
             "kb_base" => {
@@ -345,13 +445,21 @@ impl Settings {
                 self.rw_modifier = match modifier {
                     None => None,
                     Some(n) => {
-                        let n = bytes(n)?;
-                        if n == 0 || (self.mode.random() && n > u32::MAX as u64) {
+                        // A sequential mode's modifier may be negative: backwards.
+                        let (neg, digits) = match n.strip_prefix('-') {
+                            Some(d) if !self.mode.random() => (true, d),
+                            _ => (false, n),
+                        };
+                        let n = bytes(digits)?;
+                        if n == 0
+                            || n > i64::MAX as u64
+                            || (self.mode.random() && n > u32::MAX as u64)
+                        {
                             return Err(Problem::Invalid(format!(
                                 "rw={s}: the modifier is out of range"
                             )));
                         }
-                        Some(n)
+                        Some(if neg { -(n as i64) } else { n as i64 })
                     }
                 };
             }
@@ -378,32 +486,42 @@ impl Settings {
                             return Err(Problem::Invalid("bs must be greater than 0".into()));
                         }
                         self.bs[i] = *b;
+                        self.bs_choice[i] = None;
                     }
                 }
-                self.variable_bs = None;
             }
             "bsrange" => {
                 let l = value::per_ddir(&need(v, key)?, |s| value::range(s, kb))?;
                 for (i, r) in l.iter().enumerate() {
                     if let Some((lo, hi)) = r {
-                        if lo != hi {
-                            self.variable_bs = Some(opt.loc.clone());
-                            return Err(unsupported(format!(
-                                "bsrange={}: variable block sizes (ssdlab issues one block size; bsrange=4k-4k is fine)",
-                                v.unwrap_or("")
-                            )));
-                        }
                         if *lo == 0 {
                             return Err(Problem::Invalid("bsrange must be greater than 0".into()));
                         }
-                        self.bs[i] = *lo;
+                        self.bs[i] = *hi;
+                        self.bs_choice[i] = (lo != hi).then_some(BsChoice::Range(*lo, *hi));
                     }
                 }
             }
             "bssplit" => {
-                return Err(unsupported(
-                    "bssplit: a mix of block sizes (ssdlab issues one block size per job)",
-                ))
+                let text = need(v, key)?;
+                for (i, d) in value::per_ddir_split(&text).iter().enumerate() {
+                    let list = value::split_list(d, |b| value::bytes(b, kb), value::split_pct)?;
+                    if list.is_empty() {
+                        continue;
+                    }
+                    if list.len() > 64 {
+                        return Err(Problem::Invalid(format!(
+                            "bssplit={text}: more than 64 sizes (fio's BSSPLIT_MAX)"
+                        )));
+                    }
+                    if list.iter().any(|(b, _)| *b == 0) {
+                        return Err(Problem::Invalid("bssplit: a block size of 0".into()));
+                    }
+                    let c = BsChoice::split(list)
+                        .map_err(|e| Problem::Invalid(format!("bssplit={text}: {e}")))?;
+                    self.bs[i] = c.bounds().1;
+                    self.bs_choice[i] = Some(c);
+                }
             }
             "ba" => {
                 let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
@@ -440,17 +558,27 @@ impl Settings {
             "softrandommap" => only_default(key, v, &["0"], "fio's soft random map")?,
             "random_distribution" => {
                 let d = need(v, key)?;
-                if d != "random" {
+                if d.trim().split(':').next() == Some("sequence") {
                     return Err(unsupported(format!(
-                        "random_distribution={d} (ssdlab draws offsets uniformly: random)"
+                        "random_distribution={d}: fio's sequence distribution (newer than fio 3.42), not implemented"
                     )));
                 }
+                self.distribution = distribution(&d, kb).map_err(Problem::Invalid)?
             }
             "direct" => self.direct = flag(v)?,
             "buffered" => self.direct = !flag(v)?,
             "ioengine" => {
                 let e = need(v, key)?;
-                self.engine = Engine::parse(&e)?;
+                match Engine::parse(&e) {
+                    Ok(engine) => {
+                        self.engine = engine;
+                        self.refused_engine = None;
+                    }
+                    Err(p) => {
+                        self.refused_engine = Some(e.trim().to_string());
+                        return Err(p);
+                    }
+                }
             }
             "iodepth" => self.iodepth = value::int_in(&need(v, key)?, 1, 65536)? as u32,
             "iodepth_batch" => {
@@ -583,10 +711,13 @@ impl Settings {
                     "fixedbufs" => self.fixedbufs = on,
                     _ => self.registerfiles = on,
                 }
-                self.ring_opts.push((key.to_string(), opt.loc.clone()));
+                self.engine_opts
+                    .push((key.to_string(), opt.loc.clone(), true));
             }
             "nonvectored" | "force_async" | "uncached" | "nowait" | "userspace_reap"
             | "libaio_vectored" | "readfua" | "writefua" => {
+                self.engine_opts
+                    .push((key.to_string(), opt.loc.clone(), true));
                 only_default(key, v, &["0"], "an engine option ssdlab does not implement")?
             }
             "rate_iops" => {
@@ -603,10 +734,49 @@ impl Settings {
             "new_group" => self.new_group = flag(v)?,
             "wait_for" => self.wait_for = Some(need(v, key)?),
             "group_reporting" => self.group_reporting = flag(v)?,
-            // Dropping the page cache before a job matters to buffered jobs only; ssdlab does
-            // not drop it (docs/FIO-JOBS.md says so).
-            "invalidate" => {
-                flag(v)?;
+            "invalidate" => self.invalidate = flag(v)?,
+            "overwrite" => self.overwrite = flag(v)?,
+            "create_on_open" => self.create_on_open = flag(v)?,
+            "pre_read" => self.pre_read = flag(v)?,
+            "fadvise_hint" => {
+                self.fadvise = match need(v, key)?.as_str() {
+                    "0" => Fadvise::None,
+                    "1" => Fadvise::ByMode,
+                    "random" => Fadvise::Random,
+                    "sequential" => Fadvise::Sequential,
+                    "noreuse" => Fadvise::NoReuse,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "fadvise_hint={o}: 0, 1, random, sequential or noreuse"
+                        )))
+                    }
+                }
+            }
+            "fallocate" => {
+                self.fallocate = match need(v, key)?.as_str() {
+                    "none" | "0" => Fallocate::None,
+                    "native" => Fallocate::Native,
+                    "posix" | "1" => Fallocate::Posix,
+                    "keep" => Fallocate::Keep,
+                    "truncate" => Fallocate::Truncate,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "fallocate={o}: none, native, posix, keep or truncate"
+                        )))
+                    }
+                }
+            }
+            "unified_rw_reporting" => {
+                self.unified = match need(v, key)?.as_str() {
+                    "none" | "0" => Unified::None,
+                    "mixed" | "1" => Unified::Mixed,
+                    "both" | "2" => Unified::Both,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "unified_rw_reporting={o}: none, mixed or both"
+                        )))
+                    }
+                }
             }
             "fsync" | "fdatasync" | "write_barrier" => {
                 only_default(key, v, &["0"], "ssdlab issues no syncs")?
@@ -639,14 +809,27 @@ impl Settings {
                     )));
                 }
             }
-            "pre_read" => {
-                only_default(key, v, &["0"], "reading the file into the page cache first")?
-            }
             k if options::no_effect(k).is_some() => {}
-            k if options::is_fio_option(k) => {
-                return Err(unsupported(format!(
-                    "{k}: an fio option ssdlab does not implement"
-                )))
+            k if options::lookup(k).is_some() => {
+                let o = options::lookup(k).expect("looked up");
+                match o.scope {
+                    // fio accepts deprecated options and ignores them.
+                    _ if o.deprecated => {}
+                    // A profile's options change nothing without the profile (and `profile=`
+                    // is refused).
+                    options::Scope::Profile(_) => {}
+                    // Checked against the job's engine once all its options are read.
+                    options::Scope::Engine(_) => {
+                        self.engine_opts
+                            .push((k.to_string(), opt.loc.clone(), false))
+                    }
+                    options::Scope::Core => {
+                        return Err(unsupported(format!(
+                            "{k}: {}",
+                            options::why_not_implemented(k)
+                        )))
+                    }
+                }
             }
             k => {
                 let hint = options::suggest(k)
@@ -658,33 +841,82 @@ impl Settings {
         Ok(())
     }
 
-    /// Checks a job's settings as a whole (after all its options).
-    fn finish(&self) -> Vec<(Option<(String, Loc)>, Problem)> {
+    /// Checks the engine options set by a section (those from `own_from` on) against the
+    /// engine the section ends with, as fio reads engine options for the section's engine only;
+    /// inherited ones a job's engine does not have are dropped, as fio drops them.
+    fn engine_check(&mut self, own_from: usize) -> Vec<(Option<(String, Loc)>, Problem)> {
+        let engine = self
+            .refused_engine
+            .clone()
+            .unwrap_or_else(|| self.engine.name().to_string());
         let mut out = Vec::new();
-        let ring_engine = matches!(self.engine, Engine::IoUring);
-        for (k, loc) in &self.ring_opts {
-            if !ring_engine {
-                let p = if matches!(self.engine, Engine::Sync("pvsync2")) && k == "hipri" {
-                    unsupported("hipri with pvsync2 (RWF_HIPRI); use ioengine=io_uring")
-                } else {
-                    Problem::Invalid(format!(
-                        "{k} is an option of ioengine=io_uring (this job uses ioengine={})",
-                        self.engine.name()
-                    ))
-                };
-                out.push((Some((k.clone(), loc.clone())), p));
+        let mut keep = Vec::new();
+        for (i, (k, loc, handled)) in std::mem::take(&mut self.engine_opts)
+            .into_iter()
+            .enumerate()
+        {
+            let own = i >= own_from;
+            let Some(options::FioOption {
+                scope: options::Scope::Engine(engines),
+                ..
+            }) = options::lookup(&k)
+            else {
+                continue;
+            };
+            let at = Some((k.clone(), loc.clone()));
+            let list = engines.join("/");
+            if !own {
+                // Set by a global section for its engine: a job that changes the engine drops
+                // it, as fio does.
+                if engines.contains(&engine.as_str()) || self.refused_engine.is_some() {
+                    keep.push((k, loc, handled));
+                }
+                continue;
             }
-        }
-        if self.read_iolog.is_none() && self.mode.reads() && self.mode.writes() {
-            if self.bs[0] != self.bs[1] {
+            keep.push((k.clone(), loc.clone(), handled));
+            if let Some(e) = &self.refused_engine {
+                let of = if engines.contains(&e.as_str()) {
+                    format!("ioengine={e}, which ssdlab does not run")
+                } else {
+                    format!("ioengine={list}")
+                };
+                out.push((at, unsupported(format!("{k}: an option of {of}"))));
+            } else if !engines.contains(&engine.as_str()) {
+                // fio reads engine options only for their engine: "Bad option".
                 out.push((
-                    None,
+                    at,
+                    Problem::Invalid(format!(
+                        "{k} is an option of ioengine={list} (this job uses ioengine={engine})"
+                    )),
+                ));
+            } else if !handled {
+                out.push((
+                    at,
                     unsupported(format!(
-                        "bs={},{}: different read and write block sizes in one job",
-                        self.bs[0], self.bs[1]
+                        "{k}: an option of ioengine={engine} ssdlab does not implement"
+                    )),
+                ));
+            } else if matches!(
+                k.as_str(),
+                "hipri" | "sqthread_poll" | "fixedbufs" | "registerfiles"
+            ) && !matches!(self.engine, Engine::IoUring)
+            {
+                out.push((
+                    at,
+                    unsupported(format!(
+                        "{k} with ioengine={engine} (ssdlab polls, registers buffers and files only on its io_uring engine: use ioengine=io_uring)"
                     )),
                 ));
             }
+        }
+        self.engine_opts = keep;
+        out
+    }
+
+    /// Checks a job's settings as a whole (after all its options).
+    fn finish(&self) -> Vec<(Option<(String, Loc)>, Problem)> {
+        let mut out = Vec::new();
+        if self.read_iolog.is_none() && self.mode.reads() && self.mode.writes() {
             if self.ba[0] != self.ba[1] {
                 out.push((
                     None,
@@ -727,11 +959,73 @@ impl Settings {
                 ),
             ));
         }
+        if self.create_on_open && self.mode.reads() && self.read_iolog.is_none() {
+            out.push((
+                None,
+                unsupported("create_on_open with reads (fio would read a file it did not lay out)"),
+            ));
+        }
+        if self.verify && self.time_based {
+            out.push((
+                None,
+                unsupported(
+                    "verify with time_based (fio alternates write passes and verify passes until the runtime; ssdlab verifies once, after the write phase)",
+                ),
+            ));
+        }
         if self.verify && self.read_iolog.is_some() {
             out.push((None, unsupported("verify while replaying a trace")));
         }
         if self.verify && self.mode.reads() && self.mode.writes() {
             out.push((None, unsupported("verify of a mixed read/write job")));
+        }
+        let varying = self.read_iolog.is_none() && self.block_sizes().is_some();
+        if varying && self.verify {
+            out.push((
+                None,
+                unsupported("verify with varying block sizes (bssplit, bsrange)"),
+            ));
+        }
+        if varying && self.rate.iter().any(Option::is_some) {
+            out.push((
+                None,
+                unsupported("rate (bytes per second) with varying block sizes; rate_iops runs"),
+            ));
+        }
+        if self.read_iolog.is_none()
+            && self.mode.random()
+            && self.mode.reads()
+            && self.mode.writes()
+            && self.bs_of(0).bounds().0 != self.bs_of(1).bounds().0
+        {
+            out.push((
+                None,
+                unsupported(format!(
+                    "bs/bssplit/bsrange: a random mixed job whose smallest read size ({}) and smallest write size ({}) differ (fio aligns each direction's offsets to its own; ssdlab has one alignment)",
+                    self.bs_of(0).bounds().0,
+                    self.bs_of(1).bounds().0
+                )),
+            ));
+        }
+        if self.read_iolog.is_none()
+            && self.mode.random()
+            && matches!(
+                self.distribution,
+                Distribution::Zipf { .. }
+                    | Distribution::Pareto { .. }
+                    | Distribution::Normal { .. }
+            )
+            && self.align() != self.min_block_size()
+        {
+            out.push((
+                None,
+                unsupported(format!(
+                    "random_distribution={} with blockalign {} other than the smallest block size {} (fio counts its ranks in blocks of the smallest size but places them at blockalign multiples, past the region)",
+                    self.distribution.describe(),
+                    self.align(),
+                    self.min_block_size()
+                )),
+            ));
         }
         out
     }
@@ -745,14 +1039,65 @@ impl Settings {
         }
     }
 
-    /// The block size of the job.
-    pub fn block_size(&self) -> u64 {
-        self.bs[self.ddir()]
+    /// The directions whose block sizes the job uses (read 0, write 1).
+    fn ddirs(&self) -> &'static [usize] {
+        match (self.mode.reads(), self.mode.writes()) {
+            (true, true) => &[0, 1],
+            (true, false) => &[0],
+            _ => &[1],
+        }
     }
 
-    /// The offset alignment (fio's `blockalign`, default the block size).
+    /// The block size of direction `d`: fixed, a split or a range.
+    pub fn bs_of(&self, d: usize) -> BsChoice {
+        self.bs_choice[d]
+            .clone()
+            .unwrap_or(BsChoice::Fixed(self.bs[d]))
+    }
+
+    /// The largest block size of the job (one size for most jobs).
+    pub fn block_size(&self) -> u64 {
+        self.ddirs()
+            .iter()
+            .map(|&d| self.bs_of(d).bounds().1)
+            .max()
+            .unwrap_or(4096)
+    }
+
+    /// The smallest block size of the job (fio's `min_bs`).
+    pub fn min_block_size(&self) -> u64 {
+        self.ddirs()
+            .iter()
+            .map(|&d| self.bs_of(d).bounds().0)
+            .min()
+            .unwrap_or(4096)
+    }
+
+    /// The job's block sizes when they vary (a split, a range, a size per direction).
+    pub fn block_sizes(&self) -> Option<BlockSizes> {
+        let d = self.ddirs();
+        let (r, w) = (
+            self.bs_of(d[0]),
+            self.bs_of(*d.last().expect("a direction")),
+        );
+        match (&r, &w) {
+            (BsChoice::Fixed(a), BsChoice::Fixed(b)) if a == b => None,
+            _ => Some(BlockSizes { read: r, write: w }),
+        }
+    }
+
+    /// The offset alignment (fio's `blockalign`, default the smallest block size).
     pub fn align(&self) -> u64 {
-        self.ba[self.ddir()].unwrap_or(self.block_size())
+        self.ba[self.ddir()].unwrap_or(self.min_block_size())
+    }
+
+    /// fio keeps its random map (every block once per pass) for uniform offsets only, and
+    /// turns it off when `blockalign` is not the smallest block size.
+    pub fn random_map(&self) -> bool {
+        self.mode.random()
+            && !self.norandommap
+            && self.distribution.is_uniform()
+            && self.align() == self.min_block_size()
     }
 
     /// True when the job runs on a synchronous engine (one I/O at a time).
@@ -851,10 +1196,11 @@ impl Settings {
         } else {
             0
         };
-        let (random_every, seq_skip) = match self.rw_modifier {
-            Some(n) if mode.random() => (n as u32, 0),
-            Some(n) => (1, n),
-            None => (1, 0),
+        let (random_every, seq_skip, seq_back) = match self.rw_modifier {
+            Some(n) if mode.random() => (n as u32, 0, 0),
+            Some(n) if n < 0 => (1, 0, n.unsigned_abs()),
+            Some(n) => (1, n as u64, 0),
+            None => (1, 0, 0),
         };
         WorkloadSpec {
             rw,
@@ -875,11 +1221,18 @@ impl Settings {
             },
             seed,
             verify: self.verify,
-            random_map: mode.random() && !self.norandommap,
+            random_map: self.random_map(),
             random_every,
             seq_skip,
+            seq_back,
             replay: None,
             pace_ns: self.pace_ns(),
+            block_sizes: self.block_sizes(),
+            distribution: if mode.random() {
+                self.distribution.clone()
+            } else {
+                Distribution::Uniform
+            },
         }
     }
 
@@ -924,10 +1277,133 @@ impl Settings {
             random_map: false,
             random_every: 1,
             seq_skip: 0,
+            seq_back: 0,
             replay: Some(replay),
             pace_ns: 0,
+            block_sizes: None,
+            distribution: Distribution::Uniform,
         }
     }
+}
+
+/// fio's `random_distribution=` (`str_random_distribution_cb`, `parse_zoned_distribution`).
+fn distribution(s: &str, kb: u64) -> Result<Distribution, String> {
+    let s = s.trim();
+    let (kind, rest) = match s.split_once(':') {
+        Some((k, r)) => (k, Some(r)),
+        None => (s, None),
+    };
+    // `value[:center]` of zipf, pareto and normal.
+    let param = |default: f64| -> Result<(f64, Option<f64>), String> {
+        let Some(r) = rest else {
+            return Ok((default, None));
+        };
+        let (v, c) = match r.split_once(':') {
+            Some((v, c)) => (v, Some(c)),
+            None => (r, None),
+        };
+        let num = |x: &str| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("random_distribution={s}: '{x}' is not a number"))
+        };
+        let center = match c {
+            Some(c) => {
+                let c = num(c)?;
+                if !(0.0..=1.0).contains(&c) {
+                    return Err(format!(
+                        "random_distribution={s}: the center must be 0 to 1, as in fio"
+                    ));
+                }
+                Some(c)
+            }
+            None => None,
+        };
+        Ok((num(v)?, center))
+    };
+    let zones = |abs: bool| -> Result<[Vec<Zone>; 2], String> {
+        let text = rest.unwrap_or("");
+        let mut out: [Vec<Zone>; 2] = Default::default();
+        for (i, d) in value::per_ddir_split(text).iter().take(2).enumerate() {
+            let list = if abs {
+                value::split_list(d, value::int, |b| {
+                    value::bytes(b, kb).map(|v| (v > 0).then_some(v))
+                })?
+            } else {
+                value::split_list(d, value::int, value::split_pct)?
+                    .into_iter()
+                    .map(|(a, b)| (a, b.map(|p| p as u64)))
+                    .collect()
+            };
+            if list.is_empty() {
+                continue;
+            }
+            let access: u64 = list.iter().map(|z| z.0).sum();
+            let given: u64 = list.iter().filter_map(|z| z.1).sum();
+            if access != 100 || (!abs && given > 100) {
+                return Err(format!(
+                    "random_distribution={s}: the access percentages must add up to 100 (and the sizes to at most 100), as fio requires"
+                ));
+            }
+            let missing = list.iter().filter(|z| z.1.is_none()).count() as u64;
+            let share = if missing > 0 && !abs {
+                (100 - given) / missing
+            } else {
+                0
+            };
+            out[i] = list
+                .into_iter()
+                .map(|(a, b)| Zone {
+                    access_pct: a as u32,
+                    size: b.unwrap_or(share),
+                })
+                .collect();
+        }
+        Ok(out)
+    };
+    Ok(match kind {
+        "random" => Distribution::Uniform,
+        "zipf" => {
+            let (theta, center) = param(1.1)?;
+            if theta == 1.0 {
+                return Err(format!(
+                    "random_distribution={s}: zipf theta must be different from 1.0, as in fio"
+                ));
+            }
+            Distribution::Zipf { theta, center }
+        }
+        "pareto" => {
+            let (h, center) = param(0.2)?;
+            if h <= 0.0 || h >= 1.0 {
+                return Err(format!(
+                    "random_distribution={s}: pareto h must be between 0 and 1, as in fio"
+                ));
+            }
+            Distribution::Pareto { h, center }
+        }
+        "normal" => {
+            let (dev, center) = param(0.0)?;
+            if !(0.0..100.0).contains(&dev) {
+                return Err(format!(
+                    "random_distribution={s}: the deviation must be 0 to below 100 (%), as in fio"
+                ));
+            }
+            Distribution::Normal { dev, center }
+        }
+        "zoned" => {
+            let [read, write] = zones(false)?;
+            Distribution::Zoned { read, write }
+        }
+        "zoned_abs" => {
+            let [read, write] = zones(true)?;
+            Distribution::ZonedAbs { read, write }
+        }
+        o => {
+            return Err(format!(
+                "random_distribution={o}: random, zipf, pareto, normal, zoned or zoned_abs"
+            ))
+        }
+    })
 }
 
 /// fio's `:`-separated file lists (`\:` escapes a colon).
@@ -1048,8 +1524,24 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
             s
         };
         let mut own = Vec::new();
+        let engine_opts_before = target.engine_opts.len();
         for o in &sec.opts {
-            match target.apply(o) {
+            // A value that is wrong because a variable was not set says so.
+            let unset = |why: String| {
+                if o.unset.is_empty() {
+                    why
+                } else {
+                    let vars: Vec<String> = o.unset.iter().map(|v| format!("${{{v}}}")).collect();
+                    format!(
+                        "{why} ({} not set in the environment: an empty string, as in fio)",
+                        vars.join(", ")
+                    )
+                }
+            };
+            match target.apply(o).map_err(|p| match p {
+                Problem::Invalid(w) => Problem::Invalid(unset(w)),
+                Problem::Unsupported(w) => Problem::Unsupported(unset(w)),
+            }) {
                 Ok(()) => {}
                 Err(Problem::Invalid(why)) => push(
                     &mut errors,
@@ -1059,25 +1551,23 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
                         why,
                     },
                 ),
-                Err(Problem::Unsupported(why)) => push(
-                    &mut unsupported,
-                    Issue {
+                Err(Problem::Unsupported(why)) => {
+                    let i = Issue {
                         key: o.key.clone(),
                         loc: Some(o.loc.clone()),
                         why,
-                    },
-                ),
+                    };
+                    push(&mut target.ignored, i.clone());
+                    push(&mut unsupported, i);
+                }
             }
             own.push((o.key.clone(), o.value.clone().unwrap_or_default()));
         }
-        if sec.global {
-            // A global `name` does not rename the jobs after it.
-            target.name = None;
-            defaults = target;
-            global_options.extend(own.into_iter().filter(|(k, _)| k != "name"));
-            continue;
+        let mut checks = target.engine_check(engine_opts_before);
+        if !sec.global {
+            checks.extend(target.finish());
         }
-        for (at, p) in target.finish() {
+        for (at, p) in checks {
             let (key, loc) = match at {
                 Some((k, l)) => (k, l),
                 None => (format!("[{}]", sec.name), sec.loc.clone()),
@@ -1089,8 +1579,18 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
             };
             match p {
                 Problem::Invalid(w) => push(&mut errors, issue(w)),
-                Problem::Unsupported(w) => push(&mut unsupported, issue(w)),
+                Problem::Unsupported(w) => {
+                    push(&mut target.ignored, issue(w.clone()));
+                    push(&mut unsupported, issue(w));
+                }
             }
+        }
+        if sec.global {
+            // A global `name` does not rename the jobs after it.
+            target.name = None;
+            defaults = target;
+            global_options.extend(own.into_iter().filter(|(k, _)| k != "name"));
+            continue;
         }
         if stonewall_next {
             target.stonewall = true;
@@ -1273,11 +1773,10 @@ mod tests {
 
     #[test]
     fn waves_groups_and_wait_for() {
-        // examples/waitfor.fio
-        let js = jobs("[global]\nthreads=1\n");
-        assert!(js.is_err(), "threads is not an fio option (thread is)");
-        let e = js.unwrap_err().to_string();
-        assert!(e.contains("did you mean thread"), "{e}");
+        // examples/waitfor.fio: `threads` is the tiobench profile's option, which fio
+        // accepts in any job and which changes nothing without the profile.
+        let js = jobs("[global]\nthreads=1\n[a]\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
         let js = jobs(
             "[global]\nthread=1\ngroup_reporting\nfilename=/tmp/data\nfilesize=128m\n\
              [writers]\nrw=write\nbs=128k\nnumjobs=4\nruntime=10\n\
@@ -1322,13 +1821,8 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![
-                ("bssplit", 2),
-                ("thinktime", 4),
-                ("bsrange", 6),
-                ("rw", 7),
-                ("cpus_allowed", 8)
-            ]
+            vec![("thinktime", 4), ("rw", 7), ("cpus_allowed", 8)],
+            "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.
         let js = jobs("[global]\nthinktime=5\n[a]\n[b]\n").unwrap();
@@ -1365,20 +1859,40 @@ mod tests {
 
     #[test]
     fn modes_modifiers_and_engines() {
-        let js = jobs(
-            "[a]\nrw=randread:8\nioengine=io_uring\niodepth=32\nhipri\nfixedbufs=1\n\
-             [b]\nrw=write:4k\n[c]\nrw=randrw\nrwmixwrite=30\n[d]\nioengine=libaio\nhipri\n\
-             [e]\nioengine=pvsync2\nhipri\n[f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n",
-        );
-        let e = js.unwrap_err().to_string();
+        // An engine option of another engine is fio's "Bad option".
+        let e = jobs("[a]\nioengine=psync\nsqthread_poll\n[b]\nioengine=libaio\nuserspace_reap\n")
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("hipri (j.fio line 14)") && e.contains("ioengine=libaio"),
+            e.contains("sqthread_poll (j.fio line 3)")
+                && e.contains("this job uses ioengine=psync"),
             "{e}"
         );
+        // examples/e4defrag2.fio: a global section's engine option, inherited by a job that
+        // changes the engine, is dropped (fio does not complain).
+        let js =
+            jobs("[global]\nioengine=io_uring\nsqthread_poll\n[a]\nioengine=libaio\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        assert!(js.jobs[0].settings.engine_opts.is_empty());
+        // An engine ssdlab does not run is refused for itself, and its options with it
+        // (never as options of fio's default engine).
+        let js = jobs("[a]\nioengine=io_uring_cmd\ncmd_type=nvme\nsqthread_poll=1\n").unwrap();
+        let why: Vec<&str> = js.unsupported.iter().map(|i| i.why.as_str()).collect();
+        assert_eq!(why.len(), 3, "{why:?}");
+        assert!(why[0].contains("io_uring_cmd: NVMe passthrough"), "{why:?}");
+        assert!(
+            why.iter().all(|w| !w.contains("uses ioengine=psync")),
+            "{why:?}"
+        );
+        assert!(
+            why[1].contains("cmd_type: an option of ioengine=io_uring_cmd"),
+            "{why:?}"
+        );
+        assert_eq!(js.jobs[0].settings.ignored.len(), 3);
         let js = jobs(
             "[a]\nrw=randread:8\nioengine=io_uring\niodepth=32\nhipri\nfixedbufs=1\n\
              [b]\nrw=write:4k\n[c]\nrw=randrw\nrwmixwrite=30\n[e]\nioengine=pvsync2\nhipri\n\
-             [f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n",
+             [f]\nkb_base=1000\nbs=4k\n[g]\nbs=4KiB\n[h]\nioengine=libaio\nhipri\n",
         )
         .unwrap();
         let w = js.jobs[0].settings.workload(0, 1 << 30, 1, 1);
@@ -1386,11 +1900,123 @@ mod tests {
         assert!(js.jobs[0].settings.hipri && js.jobs[0].settings.fixedbufs);
         let w = js.jobs[1].settings.workload(0, 1 << 30, 1, 1);
         assert_eq!(w.seq_skip, 4096);
+        // examples/backwards-read.fio
+        let e = jobs("[a]\nbs=4k\nrw=read:-8k\n[b]\nrw=randread:-8\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 5") && !e.contains("line 3"), "{e}");
+        let back = jobs("[a]\nbs=4k\nrw=read:-8k\n").unwrap();
+        let w = back.jobs[0].settings.workload(0, 1 << 30, 1, 1);
+        assert_eq!((w.seq_skip, w.seq_back), (0, 8192));
+        // Zone units are fio's zonemode: not supported (not a bad value).
+        let z = jobs("[a]\nsize=8z\noffset=0%\n").unwrap();
+        assert_eq!(z.unsupported.len(), 1, "{:?}", z.unsupported);
+        assert!(z.unsupported[0].why.contains("zonemode"));
         assert_eq!(js.jobs[2].settings.rwmixread, 70);
-        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert_eq!(js.unsupported.len(), 2, "{:?}", js.unsupported);
         assert!(js.unsupported[0].why.contains("pvsync2"));
+        assert!(js.unsupported[1].why.contains("libaio"));
         assert_eq!(js.jobs[4].settings.block_size(), 4000);
         assert_eq!(js.jobs[5].settings.block_size(), 4000);
+    }
+
+    #[test]
+    fn block_size_mixes_and_distributions() {
+        // fio's examples/jesd219.fio
+        let js = jobs(
+            "[JESD219]\nrw=randrw\nnorandommap\nrwmixread=40\n\
+             bssplit=512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3\n\
+             blockalign=4k\nrandom_distribution=zoned:50/5:30/15:20/80\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let s = &js.jobs[0].settings;
+        let w = s.workload(0, 1 << 30, 1, 1);
+        assert_eq!(
+            (w.bs, w.align),
+            (65536, 4096),
+            "512-byte I/Os at 4k-aligned offsets"
+        );
+        let b = w.block_sizes.clone().expect("a split");
+        assert_eq!(b.read, b.write);
+        assert_eq!(b.bounds(), (512, 65536));
+        assert!(matches!(w.distribution, Distribution::Zoned { ref read, .. } if read.len() == 3));
+        w.validate().unwrap();
+        // bsrange, a size per direction, and fio's default centre-less distributions.
+        let js = jobs(
+            "[a]\nrw=randread\nbsrange=4k-16k\nrandom_distribution=zipf:1.2\n\
+             [b]\nrw=randrw\nbs=4k,16k\n[c]\nrw=randread\nrandom_distribution=pareto\n\
+             [d]\nrw=randread\nrandom_distribution=normal:10:0.5\n\
+             [e]\nrw=randread\nrandom_distribution=zoned_abs:60/10m:40/1g\n\
+             [f]\nrw=randwrite\nbs=4k\nba=1k\n",
+        )
+        .unwrap();
+        let w: Vec<WorkloadSpec> = js
+            .jobs
+            .iter()
+            .map(|j| j.settings.workload(0, 1 << 30, 1, 1))
+            .collect();
+        assert_eq!(
+            w[0].block_sizes.as_ref().unwrap().read,
+            BsChoice::Range(4096, 16384)
+        );
+        assert!(
+            !w[0].random_map,
+            "fio turns the map off for a skewed distribution"
+        );
+        assert_eq!(w[1].bs, 16384);
+        assert_eq!(
+            w[1].block_sizes.as_ref().unwrap().write,
+            BsChoice::Fixed(16384)
+        );
+        assert!(matches!(w[2].distribution, Distribution::Pareto { h, .. } if h == 0.2));
+        assert!(
+            matches!(w[3].distribution, Distribution::Normal { dev, center: Some(c) } if dev == 10.0 && c == 0.5)
+        );
+        assert!(
+            matches!(&w[4].distribution, Distribution::ZonedAbs { read, .. } if read[0].size == 10 << 20)
+        );
+        assert!(
+            !w[5].random_map,
+            "fio turns the map off for blockalign below bs"
+        );
+        for text in [
+            "[a]\nrandom_distribution=zipf:1\n",
+            "[a]\nrandom_distribution=pareto:1.5\n",
+            "[a]\nrandom_distribution=zoned:50/5:30/15\n",
+            "[a]\nrandom_distribution=lognormal\n",
+            "[a]\nbssplit=4k/80:8k/:16k/:32k/30\n",
+        ] {
+            assert!(jobs(text).is_err(), "{text}");
+        }
+        // Runs fio runs differently than ssdlab could: refused, named.
+        for (text, what) in [
+            ("[a]\nrw=randrw\nbs=4k,16k\n", "smallest read size"),
+            (
+                "[a]\nrw=randread\nbs=8k\nba=4k\nrandom_distribution=zipf:1.2\n",
+                "blockalign",
+            ),
+            (
+                "[a]\nrw=randread\nrandom_distribution=sequence:1,2\n",
+                "sequence",
+            ),
+            ("[a]\nrw=write\nbsrange=4k-16k\nverify=md5\n", "verify"),
+            ("[a]\nrw=randwrite\nbssplit=4k/50:8k/50\nrate=1m\n", "rate"),
+        ] {
+            let js = jobs(text).unwrap();
+            assert!(
+                js.unsupported
+                    .iter()
+                    .any(|u| format!("{u:?}").contains(what)),
+                "{text}: {:?}",
+                js.unsupported
+            );
+        }
+        // A sequential mixed job may have a size per direction.
+        assert!(jobs("[a]\nrw=rw\nbs=4k,16k\n")
+            .unwrap()
+            .unsupported
+            .is_empty());
     }
 
     #[test]

@@ -19,8 +19,12 @@
 pub mod ini;
 pub mod job;
 pub mod options;
+mod table;
 pub mod value;
 
 pub use ini::{argv_sections, Env, Loc, Opt, Parser, Section, SyntaxError, SystemEnv};
-pub use job::{resolve, Engine, Issue, Job, JobError, JobSet, Mode, Settings, FIO_RANDSEED};
+pub use job::{
+    resolve, Engine, Fadvise, Fallocate, Issue, Job, JobError, JobSet, Mode, Settings, Unified,
+    FIO_RANDSEED,
+};
 pub use value::Size;

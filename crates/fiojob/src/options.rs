@@ -1,413 +1,101 @@
-//! Every option name fio 3.x knows (the core options of `options.c` and the io_uring, libaio,
-//! sync-engine and cmdprio engine options), fio's aliases, and the options ssdlab accepts
-//! without them changing anything (see `docs/FIO-JOBS.md` for why each is harmless).
+//! Every option fio 3.x knows — taken from fio's own sources (`options.c`, the option tables of
+//! the I/O engines, the profiles' options) by `tools/gen_fio_table.py` into [`crate::table`] —
+//! with fio's aliases, which options are flags, which belong to an engine or a profile, and
+//! which are deprecated; the options ssdlab accepts without them changing anything; and why
+//! ssdlab does not implement the others.
 //!
 //! A key fio does not know is an error with the nearest name suggested; a fio option ssdlab
 //! does not implement is *unsupported*: the job is refused, naming the key and its line, unless
-//! `--ignore-unsupported` is given.
+//! `--ignore-unsupported` is given (and then the output lists it).
 
-/// Every fio option name and alias (fio 3.x, core and engine options).
-pub const FIO_OPTIONS: &[&str] = &[
-    "allow_file_create",
-    "allow_mounted_write",
-    "allrandrepeat",
-    "apptag",
-    "apptag_mask",
-    "atomic",
-    "ba",
-    "block_error_percentiles",
-    "blockalign",
-    "blocksize",
-    "blocksize_range",
-    "blocksize_unaligned",
-    "bs",
-    "bs_is_seq_rand",
-    "bs_unaligned",
-    "bsrange",
-    "bssplit",
-    "buffer_compress_chunk",
-    "buffer_compress_percentage",
-    "buffer_pattern",
-    "buffered",
-    "bwavgtime",
-    "cdb_len",
-    "cgroup",
-    "cgroup_nodelete",
-    "cgroup_weight",
-    "clat_percentiles",
-    "clocksource",
-    "cmd_type",
-    "cmdprio",
-    "cmdprio_bssplit",
-    "cmdprio_class",
-    "cmdprio_hint",
-    "cmdprio_percentage",
-    "comm",
-    "continue_on_error",
-    "cpumask",
-    "cpus_allowed",
-    "cpus_allowed_policy",
-    "create_fsync",
-    "create_on_open",
-    "create_only",
-    "create_serialize",
-    "data_placement",
-    "dataplacement",
-    "deac",
-    "dedupe_global",
-    "dedupe_mode",
-    "dedupe_percentage",
-    "dedupe_working_set_percentage",
-    "description",
-    "direct",
-    "directory",
-    "disable_bw",
-    "disable_bw_measurement",
-    "disable_clat",
-    "disable_lat",
-    "disable_slat",
-    "disk_util",
-    "do_verify",
-    "dp_scheme",
-    "end_fsync",
-    "end_syncfs",
-    "error_dump",
-    "exec_postrun",
-    "exec_prerun",
-    "exit_what",
-    "exitall",
-    "exitall_on_error",
-    "experimental_verify",
-    "fadvise_hint",
-    "fallocate",
-    "fdatasync",
-    "fdp",
-    "fdp_pli",
-    "fdp_pli_select",
-    "file_append",
-    "file_service_type",
-    "filename",
-    "filename_format",
-    "fileoffset",
-    "filesize",
-    "filetype",
-    "fill_device",
-    "fill_fs",
-    "fixedbufs",
-    "flow",
-    "flow_id",
-    "flow_sleep",
-    "flow_watermark",
-    "force_async",
-    "fsync",
-    "fsync_on_close",
-    "gid",
-    "gpu_dev_id",
-    "group_reporting",
-    "gtod_cpu",
-    "gtod_reduce",
-    "hipri",
-    "hipri_percentage",
-    "hugepage-size",
-    "ignore_error",
-    "ignore_zone_limits",
-    "invalidate",
-    "io_limit",
-    "io_size",
-    "io_submit_mode",
-    "iodepth",
-    "iodepth_batch",
-    "iodepth_batch_complete",
-    "iodepth_batch_complete_max",
-    "iodepth_batch_complete_min",
-    "iodepth_batch_submit",
-    "iodepth_low",
-    "ioengine",
-    "iomem",
-    "iomem_align",
-    "iopsavgtime",
-    "ioscheduler",
-    "job_max_open_zones",
-    "job_start_clock_id",
-    "kb_base",
-    "lat_percentiles",
-    "latency_percentile",
-    "latency_run",
-    "latency_target",
-    "latency_window",
-    "libaio_vectored",
-    "lockfile",
-    "lockmem",
-    "log_alternate_epoch",
-    "log_alternate_epoch_clock_id",
-    "log_avg_msec",
-    "log_compression",
-    "log_compression_cpus",
-    "log_entries",
-    "log_hist_coarseness",
-    "log_hist_msec",
-    "log_issue_time",
-    "log_max_value",
-    "log_offset",
-    "log_prio",
-    "log_store_compressed",
-    "log_unix_epoch",
-    "log_window_value",
-    "loops",
-    "max_latency",
-    "max_open_zones",
-    "md_per_io_size",
-    "mem",
-    "mem_align",
-    "merge_blktrace_file",
-    "merge_blktrace_iters",
-    "merge_blktrace_scalars",
-    "name",
-    "new_group",
-    "nice",
-    "nonvectored",
-    "norandommap",
-    "nowait",
-    "nr_files",
-    "nrfiles",
-    "num_range",
-    "numa_cpu_nodes",
-    "numa_mem_policy",
-    "number_ios",
-    "numjobs",
-    "offset",
-    "offset_align",
-    "offset_increment",
-    "opendir",
-    "openfiles",
-    "overwrite",
-    "per_job_logs",
-    "percentage_random",
-    "percentage_sequential",
-    "percentile_list",
-    "pi_act",
-    "pi_chk",
-    "plid_select",
-    "plids",
-    "pre_read",
-    "prio",
-    "prioclass",
-    "priohint",
-    "profile",
-    "ramp_size",
-    "ramp_time",
-    "random_distribution",
-    "random_generator",
-    "random_sequence_stride",
-    "randrepeat",
-    "randseed",
-    "rate",
-    "rate_cycle",
-    "rate_ignore_thinktime",
-    "rate_iops",
-    "rate_iops_min",
-    "rate_min",
-    "rate_process",
-    "ratecycle",
-    "ratemin",
-    "read_beyond_wp",
-    "read_iolog",
-    "read_iolog_chunked",
-    "read_mode",
-    "readfua",
-    "readwrite",
-    "recover_zbd_write_error",
-    "refill_buffers",
-    "registerfiles",
-    "replay_align",
-    "replay_no_stall",
-    "replay_redirect",
-    "replay_scale",
-    "replay_skip",
-    "replay_time_scale",
-    "runtime",
-    "rw",
-    "rw_sequencer",
-    "rwmixcycle",
-    "rwmixread",
-    "rwmixwrite",
-    "scramble_buffers",
-    "serialize_overlap",
-    "significant_figures",
-    "size",
-    "slat_percentiles",
-    "softrandommap",
-    "spr_cs",
-    "spr_num_regions",
-    "spr_op",
-    "sprandom",
-    "sqthread_poll",
-    "sqthread_poll_cpu",
-    "ss",
-    "ss_dur",
-    "ss_interval",
-    "ss_ramp",
-    "startdelay",
-    "stats",
-    "steadystate",
-    "steadystate_check_interval",
-    "steadystate_duration",
-    "steadystate_ramp_time",
-    "stonewall",
-    "sync",
-    "sync_file_range",
-    "thinkcycles",
-    "thinktime",
-    "thinktime_blocks",
-    "thinktime_blocks_type",
-    "thinktime_iotime",
-    "thinktime_spin",
-    "thread",
-    "time_based",
-    "timeout",
-    "trim_backlog",
-    "trim_backlog_batch",
-    "trim_percentage",
-    "trim_verify_zero",
-    "uid",
-    "uncached",
-    "unified_rw_reporting",
-    "unique_filename",
-    "unit_base",
-    "unlink",
-    "unlink_each_loop",
-    "userspace_reap",
-    "verify",
-    "verify_async",
-    "verify_async_cpus",
-    "verify_backlog",
-    "verify_backlog_batch",
-    "verify_bytchk",
-    "verify_dump",
-    "verify_fatal",
-    "verify_header_seed",
-    "verify_interval",
-    "verify_mode",
-    "verify_offset",
-    "verify_only",
-    "verify_pattern",
-    "verify_pattern_interval",
-    "verify_policy",
-    "verify_state_load",
-    "verify_state_save",
-    "verify_write_sequence",
-    "verifysort",
-    "verifysort_nr",
-    "wait_for",
-    "wait_for_previous",
-    "write_barrier",
-    "write_bw_log",
-    "write_hint",
-    "write_hist_log",
-    "write_iolog",
-    "write_iops_log",
-    "write_lat_log",
-    "write_mode",
-    "write_zone_remainder",
-    "writefua",
-    "zero_buffers",
-    "zone_reset_frequency",
-    "zone_reset_threshold",
-    "zonecapacity",
-    "zonemode",
-    "zonerange",
-    "zonesize",
-    "zoneskip",
-];
+pub use crate::table::{ENGINES, TABLE};
 
-/// fio's aliases: (alias, option).
-pub const ALIASES: &[(&str, &str)] = &[
-    ("allrandrepeat", "randrepeat"),
-    ("blockalign", "ba"),
-    ("blocksize", "bs"),
-    ("blocksize_range", "bsrange"),
-    ("blocksize_unaligned", "bs_unaligned"),
-    ("data_placement", "dataplacement"),
-    ("disable_bw", "disable_bw_measurement"),
-    ("fdp_pli", "plids"),
-    ("fdp_pli_select", "plid_select"),
-    ("fileoffset", "offset"),
-    ("fill_fs", "fill_device"),
-    ("io_limit", "io_size"),
-    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
-    ("iodepth_batch_submit", "iodepth_batch"),
-    ("iomem", "mem"),
-    ("log_max_value", "log_window_value"),
-    ("log_unix_epoch", "log_alternate_epoch"),
-    ("mem_align", "iomem_align"),
-    ("nr_files", "nrfiles"),
-    ("ratecycle", "rate_cycle"),
-    ("ratemin", "rate_min"),
-    ("readwrite", "rw"),
-    ("ss", "steadystate"),
-    ("ss_dur", "steadystate_duration"),
-    ("ss_interval", "steadystate_check_interval"),
-    ("ss_ramp", "steadystate_ramp_time"),
-    ("timeout", "runtime"),
-    ("wait_for_previous", "stonewall"),
-];
+/// A flag: fio's `FIO_OPT_STR_SET` (on the command line its value is optional).
+pub const FLAG: bool = true;
+/// An option that takes a value.
+pub const VALUE: bool = false;
+/// Deprecated in fio: accepted and ignored.
+pub const DEPRECATED: bool = true;
+/// Not deprecated.
+pub const CURRENT: bool = false;
 
-/// Options that are flags in fio (a bare key means 1; on the command line they take no
-/// separate argument).
-pub const FLAGS: &[&str] = &[
-    "time_based",
-    "norandommap",
-    "stonewall",
-    "new_group",
-    "thread",
-    "group_reporting",
-    "zero_buffers",
-    "refill_buffers",
-    "exitall",
-    "exitall_on_error",
-    "bs_unaligned",
-    "verify_only",
-    "per_job_logs",
-    "hipri",
-    "fixedbufs",
-    "registerfiles",
-    "sqthread_poll",
-    "nonvectored",
-    "nowait",
-    "force_async",
-    "uncached",
-    "userspace_reap",
-    "libaio_vectored",
-    "direct",
-    "buffered",
-    "randrepeat",
-    "replay_no_stall",
-    "scramble_buffers",
-    "gtod_reduce",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "disable_bw_measurement",
-    "clat_percentiles",
-    "lat_percentiles",
-    "slat_percentiles",
-    "stats",
-    "invalidate",
-    "create_serialize",
-    "create_fsync",
-    "create_on_open",
-    "overwrite",
-    "unlink",
-    "end_fsync",
-    "fsync_on_close",
-    "do_verify",
-    "verify_fatal",
-    "pre_read",
-];
+/// Where an option belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// fio's core options (`options.c`).
+    Core,
+    /// Options of these I/O engines (fio reads them only for a job of one of them).
+    Engine(&'static [&'static str]),
+    /// Options of this fio profile (`profile=`); fio registers them with the core options, and
+    /// they change nothing in a job without the profile.
+    Profile(&'static str),
+}
+
+/// One option fio knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FioOption {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// A flag (`time_based`): a bare key means 1, and on the command line it takes no argument.
+    pub flag: bool,
+    /// fio accepts it and ignores it.
+    pub deprecated: bool,
+    pub scope: Scope,
+}
+
+impl FioOption {
+    pub const fn new(
+        name: &'static str,
+        aliases: &'static [&'static str],
+        flag: bool,
+        deprecated: bool,
+        scope: Scope,
+    ) -> Self {
+        FioOption {
+            name,
+            aliases,
+            flag,
+            deprecated,
+            scope,
+        }
+    }
+}
+
+/// The option a key (a name or an alias) stands for. An alias wins over an option of the same
+/// name from an older fio (`allrandrepeat` is `randrepeat`'s alias now).
+pub fn lookup(key: &str) -> Option<&'static FioOption> {
+    TABLE.iter().find(|o| o.aliases.contains(&key)).or_else(|| {
+        TABLE
+            .binary_search_by(|o| o.name.cmp(key))
+            .ok()
+            .map(|i| &TABLE[i])
+    })
+}
+
+/// The option an alias stands for (the key itself when it is not an alias).
+pub fn canonical(key: &str) -> &str {
+    lookup(key).map(|o| o.name).unwrap_or(key)
+}
+
+/// True for every option (or alias) fio knows.
+pub fn is_fio_option(key: &str) -> bool {
+    lookup(key).is_some()
+}
+
+/// True for fio's flags (`FIO_OPT_STR_SET`: no separate value on the command line).
+pub fn is_flag(key: &str) -> bool {
+    lookup(key).is_some_and(|o| o.flag)
+}
+
+/// True for the name of an I/O engine fio has built in (or one of its aliases, `aio*` and
+/// `linuxaio*` for libaio).
+pub fn is_fio_engine(name: &str) -> bool {
+    ENGINES.contains(&name) || name.starts_with("aio") || name.starts_with("linuxaio")
+}
 
 /// Options ssdlab accepts that change nothing in its runs, with the reason (listed in
 /// `docs/FIO-JOBS.md`). Only fio's default (or an equivalent) value is accepted where another
-/// value would change the run; the check is in the job module.
+/// value would change the run; that check is in the job module.
 pub const NO_EFFECT: &[(&str, &str)] = &[
     ("description", "text only"),
     ("thread", "ssdlab always runs jobs as threads"),
@@ -443,51 +131,19 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
     ("create_fsync", "ssdlab syncs files it lays out"),
     (
-        "create_on_open",
-        "ssdlab lays files out before the jobs run",
-    ),
-    (
         "allow_file_create",
         "ssdlab creates missing files (never truncating any)",
-    ),
-    (
-        "overwrite",
-        "ssdlab lays out missing files with data before writing",
-    ),
-    (
-        "fadvise_hint",
-        "page-cache advice; O_DIRECT runs bypass the cache",
     ),
     (
         "disk_util",
         "ssdlab reports member statistics of arrays only",
     ),
-    (
-        "unified_rw_reporting",
-        "reports keep reads and writes apart",
-    ),
-    ("kb_base", "used while reading sizes"),
     ("per_job_logs", "no logs are written"),
+    (
+        "clocksource",
+        "ssdlab times every I/O with the monotonic clock",
+    ),
 ];
-
-/// The option an alias stands for (the key itself when it is not an alias).
-pub fn canonical(key: &str) -> &str {
-    ALIASES
-        .iter()
-        .find(|(a, _)| *a == key)
-        .map(|(_, o)| *o)
-        .unwrap_or(key)
-}
-
-/// True for every option (or alias) fio knows.
-pub fn is_fio_option(key: &str) -> bool {
-    FIO_OPTIONS.binary_search(&key).is_ok() || ALIASES.iter().any(|(a, _)| *a == key)
-}
-
-/// True for options that are flags (no separate value on the command line).
-pub fn is_flag(key: &str) -> bool {
-    FLAGS.contains(&canonical(key))
-}
 
 /// Why an accepted option changes nothing, if it is one of those.
 pub fn no_effect(key: &str) -> Option<&'static str> {
@@ -497,21 +153,244 @@ pub fn no_effect(key: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+/// Why ssdlab does not implement a core option fio knows, by feature.
+const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
+    (
+        &[
+            "zonemode",
+            "zonesize",
+            "zonerange",
+            "zoneskip",
+            "zonecapacity",
+            "max_open_zones",
+            "job_max_open_zones",
+            "ignore_zone_limits",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+            "read_beyond_wp",
+            "write_zone_remainder",
+            "recover_zbd_write_error",
+        ],
+        "zoned block devices (fio's zonemode) are not modelled by ssdlab",
+    ),
+    (
+        &[
+            "cpumask",
+            "cpus_allowed",
+            "cpus_allowed_policy",
+            "numa_cpu_nodes",
+            "numa_mem_policy",
+            "nice",
+            "prio",
+            "prioclass",
+            "priohint",
+            "cgroup",
+            "cgroup_weight",
+            "cgroup_nodelete",
+            "uid",
+            "gid",
+            "gtod_cpu",
+            "ioscheduler",
+            "log_prio",
+        ],
+        "ssdlab does not place, prioritise or confine its threads (CPU affinity, NUMA, nice, I/O priority, cgroups, users, I/O schedulers)",
+    ),
+    (
+        &["fdp", "dataplacement", "plids", "plid_select", "dp_scheme", "write_hint"],
+        "NVMe data placement and write-lifetime hints are not issued by ssdlab",
+    ),
+    (
+        &[
+            "write_bw_log",
+            "write_iops_log",
+            "write_lat_log",
+            "write_hist_log",
+            "log_avg_msec",
+            "log_hist_msec",
+            "log_hist_coarseness",
+            "log_max_value",
+            "log_window_value",
+            "log_offset",
+            "log_compression",
+            "log_compression_cpus",
+            "log_store_compressed",
+            "log_alternate_epoch",
+            "log_alternate_epoch_clock_id",
+            "log_entries",
+            "log_issue_time",
+            "job_start_clock_id",
+        ],
+        "log files from job files (ssdlab run writes fio's bw/iops/lat logs with --write-bw-log, --write-iops-log, --write-lat-log)",
+    ),
+    (
+        &[
+            "dedupe_percentage",
+            "dedupe_mode",
+            "dedupe_working_set_percentage",
+            "dedupe_global",
+            "buffer_compress_chunk",
+        ],
+        "ssdlab's data patterns are zeros, random, one repeated byte or a compressible share",
+    ),
+    (
+        &["flow", "flow_id", "flow_sleep", "flow_watermark"],
+        "fio's flow control between jobs",
+    ),
+    (
+        &[
+            "latency_target",
+            "latency_window",
+            "latency_percentile",
+            "latency_run",
+            "max_latency",
+        ],
+        "fio's latency target (the queue depth search) and latency limits",
+    ),
+    (
+        &["exec_prerun", "exec_postrun"],
+        "ssdlab runs no commands before or after a job",
+    ),
+    (
+        &[
+            "thinktime",
+            "thinktime_spin",
+            "thinktime_blocks",
+            "thinktime_blocks_type",
+            "thinktime_iotime",
+            "thinkcycles",
+            "rate_ignore_thinktime",
+        ],
+        "think time between I/Os",
+    ),
+    (
+        &["rate_min", "rate_iops_min", "rate_cycle"],
+        "minimum rates (fio ends a job that falls below them)",
+    ),
+    (
+        &[
+            "steadystate",
+            "steadystate_duration",
+            "steadystate_ramp_time",
+            "steadystate_check_interval",
+        ],
+        "fio's steady-state detection (ssdlab run has --steady-state)",
+    ),
+    (
+        &[
+            "trim_percentage",
+            "trim_backlog",
+            "trim_backlog_batch",
+            "trim_verify_zero",
+        ],
+        "trims after writes",
+    ),
+    (
+        &[
+            "verify_offset",
+            "verify_interval",
+            "verify_pattern",
+            "verify_pattern_interval",
+            "verify_backlog",
+            "verify_backlog_batch",
+            "verify_async",
+            "verify_async_cpus",
+            "verify_dump",
+            "verify_only",
+            "verify_state_save",
+            "verify_state_load",
+            "verify_write_sequence",
+            "verify_header_seed",
+            "experimental_verify",
+            "error_dump",
+        ],
+        "ssdlab verifies with its own per-sector headers after the write phase",
+    ),
+    (
+        &[
+            "file_service_type",
+            "filename_format",
+            "unique_filename",
+            "opendir",
+            "file_append",
+            "create_only",
+            "lockfile",
+            "filetype",
+        ],
+        "ssdlab runs one file or device per job",
+    ),
+    (
+        &[
+            "merge_blktrace_file",
+            "merge_blktrace_scalars",
+            "merge_blktrace_iters",
+        ],
+        "merging blktrace traces",
+    ),
+    (
+        &[
+            "sprandom",
+            "spr_num_regions",
+            "spr_op",
+            "spr_cs",
+            "random_sequence_stride",
+            "num_range",
+        ],
+        "fio's SPRandom preconditioning and sequence offsets",
+    ),
+    (
+        &["atomic", "serialize_overlap", "io_submit_mode"],
+        "ssdlab submits I/O inline, without atomic writes or overlap serialisation",
+    ),
+    (
+        &[
+            "ramp_size",
+            "bwavgtime",
+            "iopsavgtime",
+            "percentile_list",
+            "significant_figures",
+            "block_error_percentiles",
+            "unit_base",
+            "exit_what",
+            "ignore_error",
+            "fill_device",
+            "end_syncfs",
+            "sync_file_range",
+            "lockmem",
+            "hugepage-size",
+            "iomem_align",
+            "gpu_dev_id",
+            "offset_align",
+            "profile",
+        ],
+        "an fio option ssdlab does not implement",
+    ),
+];
+
+/// Why ssdlab does not implement `key` (a canonical core option name).
+pub fn why_not_implemented(key: &str) -> &'static str {
+    NOT_IMPLEMENTED
+        .iter()
+        .find(|(keys, _)| keys.contains(&key))
+        .map(|(_, why)| *why)
+        .unwrap_or("an fio option ssdlab does not implement")
+}
+
 pub use ssdlab_workload::edit_distance;
 
 /// The fio option nearest to a mistyped `key`, if one is near enough to be a plausible typo.
 pub fn suggest(key: &str) -> Option<&'static str> {
     let k = key.to_ascii_lowercase().replace('-', "_");
-    if k != key && is_fio_option(&k) {
-        return FIO_OPTIONS
+    let names = || {
+        TABLE
             .iter()
-            .copied()
-            .find(|o| *o == k)
-            .or_else(|| ALIASES.iter().map(|(a, _)| *a).find(|a| *a == k));
+            .flat_map(|o| std::iter::once(&o.name).chain(o.aliases.iter()))
+    };
+    if k != key {
+        if let Some(n) = names().find(|n| **n == k) {
+            return Some(n);
+        }
     }
-    FIO_OPTIONS
-        .iter()
-        .chain(ALIASES.iter().map(|(a, _)| a))
+    names()
         .map(|o| (edit_distance(&k, o), *o))
         .filter(|(d, o)| *d <= 2.max(o.len() / 4))
         .min_by_key(|(d, _)| *d)
@@ -524,16 +403,20 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_complete() {
-        let mut sorted = FIO_OPTIONS.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted, FIO_OPTIONS, "FIO_OPTIONS must be sorted and unique");
-        for (a, o) in ALIASES {
-            assert!(is_fio_option(a) && is_fio_option(o), "{a} {o}");
+        for w in TABLE.windows(2) {
+            assert!(w[0].name < w[1].name, "{} {}", w[0].name, w[1].name);
         }
-        for f in FLAGS.iter().chain(NO_EFFECT.iter().map(|(k, _)| k)) {
-            assert!(is_fio_option(f), "{f}");
+        assert!(TABLE.len() >= 380, "{}", TABLE.len());
+        for (k, _) in NO_EFFECT {
+            assert!(is_fio_option(k), "{k}");
         }
+        for (keys, _) in NOT_IMPLEMENTED {
+            for k in *keys {
+                let o = lookup(k).unwrap_or_else(|| panic!("{k}"));
+                assert_eq!(o.scope, Scope::Core, "{k}");
+            }
+        }
+        // Options the issue found refused as unknown: core, engine and profile options.
         for k in [
             "bs",
             "rw",
@@ -542,16 +425,35 @@ mod tests {
             "fixedbufs",
             "registerfiles",
             "read_iolog",
+            "threads",
+            "cpuload",
+            "donorname",
+            "program",
+            "port",
+            "hostname",
+            "sg_write_mode",
+            "pool",
+            "clientname",
+            "skip_bad",
+            "nfs_url",
+            "cmdprio_hint",
+            "hugepage-size",
         ] {
             assert!(is_fio_option(k), "{k}");
         }
+        assert_eq!(lookup("threads").unwrap().scope, Scope::Profile("tiobench"));
+        assert!(matches!(lookup("cpuload").unwrap().scope, Scope::Engine(e) if e == ["cpuio"]));
+        assert!(is_fio_engine("io_uring_cmd") && is_fio_engine("aio") && !is_fio_engine("zz"));
     }
 
     #[test]
-    fn aliases_and_suggestions() {
+    fn aliases_flags_and_suggestions() {
         assert_eq!(canonical("readwrite"), "rw");
         assert_eq!(canonical("blocksize"), "bs");
         assert_eq!(canonical("bs"), "bs");
+        assert_eq!(canonical("allrandrepeat"), "randrepeat");
+        assert_eq!(canonical("ss_dur"), "steadystate_duration");
+        assert!(is_flag("time_based") && is_flag("hipri") && !is_flag("direct"));
         assert_eq!(suggest("iodeph"), Some("iodepth"));
         assert_eq!(suggest("blocksise"), Some("blocksize"));
         assert_eq!(suggest("ramp-time"), Some("ramp_time"));

@@ -17,7 +17,7 @@
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Size {
     Bytes(u64),
-    /// Percent, 0 < p ≤ 100.
+    /// Percent, 0 ≤ p ≤ 100.
     Percent(f64),
 }
 
@@ -65,19 +65,22 @@ pub fn size(s: &str, kb_base: u64) -> Result<Size, String> {
         return Err(format!("'{t}' is negative"));
     }
     if t.starts_with('(') {
-        return Err(format!(
-            "'{t}': arithmetic expressions are not supported; write the value"
-        ));
+        return paren_expr(t, kb_base, None).map(Size::Bytes);
     }
     let (num, rest) = split_num(t);
     fraction_check(rest, t, "bytes (or a smaller unit)")?;
     let n = parse_int(num, t)?;
     let unit = rest.trim().to_ascii_lowercase();
     if unit == "%" {
-        if n == 0 || n > 100 {
-            return Err(format!("'{t}': a percentage must be 1..100"));
+        if n > 100 {
+            return Err(format!("'{t}': a percentage must be 0..100"));
         }
         return Ok(Size::Percent(n as f64));
+    }
+    if unit == "z" {
+        return Err(format!(
+            "'{t}': zones (fio's zonemode; ssdlab does not model zoned devices)"
+        ));
     }
     let other = if kb_base == 1000 { 1024 } else { 1000 };
     let (pow, mult) = match unit.as_str() {
@@ -125,9 +128,7 @@ pub fn time_ns(s: &str, bare_us: bool) -> Result<u64, String> {
         return Err(format!("'{t}' is negative"));
     }
     if t.starts_with('(') {
-        return Err(format!(
-            "'{t}': arithmetic expressions are not supported; write the value"
-        ));
+        return paren_expr(t, 1024, Some(if bare_us { 1_000 } else { 1_000_000_000 }));
     }
     let (num, rest) = split_num(t);
     fraction_check(rest, t, "a smaller unit (1500ms, not 1.5s)")?;
@@ -160,6 +161,9 @@ pub fn time_ns(s: &str, bare_us: bool) -> Result<u64, String> {
 /// A plain integer (decimal or `0x` hex, no unit).
 pub fn int(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    if t.starts_with('(') {
+        return paren_expr(t, 1024, None);
+    }
     let (num, rest) = split_num(t);
     if !rest.is_empty() {
         return Err(format!("'{t}' is not a whole number"));
@@ -206,6 +210,64 @@ pub fn range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     Ok((a.min(b), a.max(b)))
 }
 
+/// One direction's `A/B:C/D:…` list of fio's splits (`bssplit`, `zoned`): `A` read with
+/// `first`, `B` with `second`; a missing `/B` (or fio's `/0` for a percentage) is `None`.
+pub fn split_list<T, U>(
+    s: &str,
+    mut first: impl FnMut(&str) -> Result<T, String>,
+    mut second: impl FnMut(&str) -> Result<Option<U>, String>,
+) -> Result<Vec<(T, Option<U>)>, String> {
+    let mut out = Vec::new();
+    for item in s.split(':') {
+        let item = item.trim();
+        if item.is_empty() {
+            // fio stops at an empty item.
+            break;
+        }
+        let (a, b) = match item.split_once('/') {
+            Some((a, b)) => (a, Some(b)),
+            None => (item, None),
+        };
+        let b = match b {
+            Some(b) => second(b.trim())?,
+            None => None,
+        };
+        out.push((first(a.trim())?, b));
+    }
+    Ok(out)
+}
+
+/// fio's percentage in a split (`atoi`: more than 100 is 100, 0 or nothing is "not given").
+pub fn split_pct(s: &str) -> Result<Option<u32>, String> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let v: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits
+            .parse()
+            .map_err(|_| format!("'{s}' is not a percentage"))?
+    };
+    Ok(match v.min(100) {
+        0 => None,
+        p => Some(p as u32),
+    })
+}
+
+/// fio's per-direction split lists (`str_split_parse`): `A` for every direction, `A,B` read A
+/// and write (and trim) B, `A,B,C` each.
+pub fn per_ddir_split(s: &str) -> [String; 3] {
+    let parts: Vec<&str> = s.splitn(3, ',').collect();
+    match parts.as_slice() {
+        [a] => [a.to_string(), a.to_string(), a.to_string()],
+        [a, b] => [a.to_string(), b.to_string(), b.to_string()],
+        [a, b, c] => [a.to_string(), b.to_string(), c.to_string()],
+        _ => Default::default(),
+    }
+}
+
 /// fio's per-direction lists: `A` sets read, write and trim; `A,B` read and write (trim gets B);
 /// `A,B,C` each. An empty item keeps that direction's value (`None`).
 pub fn per_ddir<T: Clone>(
@@ -235,6 +297,286 @@ pub fn per_ddir<T: Clone>(
     Ok(out)
 }
 
+/// Integer arithmetic as `bc` does it with its default scale 0 (`+ - * / % ^`, unary minus,
+/// parentheses; `/` truncates): fio hands a value to `bc` when it had `$pagesize`, `$mb_memory`
+/// or `$ncpus` in it and holds an operator (`size=8*1024*$pagesize`). Returns the result as
+/// `bc` prints it.
+pub fn bc(expr: &str) -> Result<String, String> {
+    let toks = tokens(expr, false)?;
+    let mut p = Calc {
+        toks: &toks,
+        i: 0,
+        depth: 0,
+    };
+    let v = p.sum()?;
+    if p.i != toks.len() {
+        return Err(format!("'{expr}' is not an expression bc reads"));
+    }
+    match v {
+        Num::Int(i) => Ok(i.to_string()),
+        Num::Float(_) => Err(format!("'{expr}' is not an expression bc reads")),
+    }
+}
+
+/// fio's arithmetic in a value written in parentheses (`bs=(2*4k)`, `runtime=(1m+30s)`, fio's
+/// `evaluate_arithmetic_expression`): numbers with fio's units (sizes with `kb_base`; or, when
+/// `time` gives how many ns a bare number is, times in ns), `+ - * / % ^`, parentheses. The
+/// result is truncated to a whole number, as fio truncates it.
+pub fn paren_expr(s: &str, kb_base: u64, time: Option<u64>) -> Result<u64, String> {
+    let t = s.trim();
+    let (toks, units) = tokens_with_units(t, kb_base, time)?;
+    let mut p = Calc {
+        toks: &toks,
+        i: 0,
+        depth: 0,
+    };
+    let mut v = p.sum()?;
+    // Without any unit, the whole expression is in the option's bare unit (seconds for most
+    // times); with units, bare numbers are plain factors.
+    if let (Some(bare), false) = (time, units) {
+        v = arith(v, Num::Int(bare as i128), '*')?;
+    }
+    if p.i != toks.len() {
+        return Err(format!("'{t}': cannot read the expression"));
+    }
+    let f = match v {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+    };
+    if !f.is_finite() || f < 0.0 || f >= u64::MAX as f64 {
+        return Err(format!("'{t}' evaluates to {f}, not a size or time"));
+    }
+    Ok(match v {
+        Num::Int(i) => i as u64,
+        Num::Float(f) => f as u64,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    fn f(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(Num),
+    Op(char),
+}
+
+/// Plain numbers and operators (`bc`'s input).
+fn tokens(s: &str, floats: bool) -> Result<Vec<Tok>, String> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        if c.is_whitespace() {
+            i += 1;
+        } else if "+-*/%^()".contains(c) {
+            out.push(Tok::Op(c));
+            i += 1;
+        } else if c.is_ascii_digit() || (floats && c == '.') {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_digit() || (floats && b[i] == b'.')) {
+                i += 1;
+            }
+            let n = &s[start..i];
+            out.push(Tok::Num(if n.contains('.') {
+                Num::Float(n.parse().map_err(|_| format!("'{n}' is not a number"))?)
+            } else {
+                Num::Int(n.parse().map_err(|_| format!("'{n}' is too large"))?)
+            }));
+        } else {
+            return Err(format!(
+                "'{s}': fio hands this to bc, which reads plain numbers only ('{c}')"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Numbers with fio's units and operators (fio's arithmetic parser).
+fn tokens_with_units(s: &str, kb_base: u64, time: Option<u64>) -> Result<(Vec<Tok>, bool), String> {
+    let mut out = Vec::new();
+    let mut units = false;
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        if c.is_whitespace() {
+            i += 1;
+        } else if "+-*/%^()".contains(c) {
+            out.push(Tok::Op(c));
+            i += 1;
+        } else if c.is_ascii_digit() || c == '.' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                i += 1;
+            }
+            let num = &s[start..i];
+            let ustart = i;
+            while i < b.len() && (b[i] as char).is_ascii_alphabetic() {
+                i += 1;
+            }
+            let unit = s[ustart..i].to_ascii_lowercase();
+            let n: f64 = num
+                .parse()
+                .map_err(|_| format!("'{s}': '{num}' is not a number"))?;
+            units |= !unit.is_empty();
+            let mult = match time {
+                Some(_) if unit.is_empty() => 1.0,
+                Some(_) => time_ns(&format!("1{unit}"), false)? as f64,
+                None if unit.is_empty() => 1.0,
+                None => bytes(&format!("1{unit}"), kb_base)? as f64,
+            };
+            let v = n * mult;
+            out.push(Tok::Num(if v.fract() == 0.0 && v.abs() < 1e30 {
+                Num::Int(v as i128)
+            } else {
+                Num::Float(v)
+            }));
+        } else {
+            return Err(format!("'{s}': cannot read '{c}' in an expression"));
+        }
+    }
+    Ok((out, units))
+}
+
+/// A recursive-descent calculator: sum of products of powers of units.
+struct Calc<'a> {
+    toks: &'a [Tok],
+    i: usize,
+    /// Nesting of parentheses, signs and powers so far.
+    depth: usize,
+}
+
+/// Deepest nesting of parentheses read (a bound on the recursion).
+const MAX_NESTING: usize = 64;
+
+impl Calc<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.i)
+    }
+
+    fn sum(&mut self) -> Result<Num, String> {
+        let mut v = self.product()?;
+        while let Some(Tok::Op(op @ ('+' | '-'))) = self.peek().cloned() {
+            self.i += 1;
+            let r = self.product()?;
+            v = arith(v, r, op)?;
+        }
+        Ok(v)
+    }
+
+    fn product(&mut self) -> Result<Num, String> {
+        let mut v = self.power()?;
+        while let Some(Tok::Op(op @ ('*' | '/' | '%'))) = self.peek().cloned() {
+            self.i += 1;
+            let r = self.power()?;
+            v = arith(v, r, op)?;
+        }
+        Ok(v)
+    }
+
+    fn power(&mut self) -> Result<Num, String> {
+        let base = self.unary()?;
+        if let Some(Tok::Op('^')) = self.peek() {
+            self.i += 1;
+            // Right-associative, as in bc.
+            self.depth += 1;
+            if self.depth > MAX_NESTING {
+                return Err(format!("more than {MAX_NESTING} powers in a row"));
+            }
+            let e = self.power();
+            self.depth -= 1;
+            return arith(base, e?, '^');
+        }
+        Ok(base)
+    }
+
+    fn unary(&mut self) -> Result<Num, String> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(format!(
+                "more than {MAX_NESTING} nested parentheses or signs"
+            ));
+        }
+        let v = self.unary_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> Result<Num, String> {
+        match self.peek().cloned() {
+            Some(Tok::Op('-')) => {
+                self.i += 1;
+                Ok(match self.unary()? {
+                    Num::Int(i) => Num::Int(-i),
+                    Num::Float(f) => Num::Float(-f),
+                })
+            }
+            Some(Tok::Op('+')) => {
+                self.i += 1;
+                self.unary()
+            }
+            Some(Tok::Op('(')) => {
+                self.i += 1;
+                let v = self.sum()?;
+                match self.peek() {
+                    Some(Tok::Op(')')) => {
+                        self.i += 1;
+                        Ok(v)
+                    }
+                    _ => Err("an opening parenthesis is not closed".into()),
+                }
+            }
+            Some(Tok::Num(n)) => {
+                self.i += 1;
+                Ok(n)
+            }
+            _ => Err("an operator has nothing to work on".into()),
+        }
+    }
+}
+
+fn arith(a: Num, b: Num, op: char) -> Result<Num, String> {
+    let over = || "the expression overflows".to_string();
+    if let (Num::Int(x), Num::Int(y)) = (a, b) {
+        return Ok(Num::Int(match op {
+            '+' => x.checked_add(y).ok_or_else(over)?,
+            '-' => x.checked_sub(y).ok_or_else(over)?,
+            '*' => x.checked_mul(y).ok_or_else(over)?,
+            '/' | '%' if y == 0 => return Err("division by zero".into()),
+            '/' => x / y,
+            '%' => x % y,
+            _ => {
+                let e = u32::try_from(y).map_err(|_| over())?;
+                x.checked_pow(e).ok_or_else(over)?
+            }
+        }));
+    }
+    let (x, y) = (a.f(), b.f());
+    Ok(Num::Float(match op {
+        '+' => x + y,
+        '-' => x - y,
+        '*' => x * y,
+        '/' | '%' if y == 0.0 => return Err("division by zero".into()),
+        '/' => x / y,
+        '%' => x % y,
+        _ => x.powf(y),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +598,14 @@ mod tests {
         assert_eq!(bytes("4k", 1000).unwrap(), 4000);
         assert_eq!(bytes("4KiB", 1000).unwrap(), 4096);
         assert_eq!(size("50%", 1024).unwrap(), Size::Percent(50.0));
+        // fio accepts 0% (examples/uring-cmd-fdp.fio: offset=0%).
+        assert_eq!(size("0%", 1024).unwrap(), Size::Percent(0.0));
+        // fio's arithmetic in parentheses, with units.
+        assert_eq!(b("(4*1024)"), 4096);
+        assert_eq!(b("(2*4k)"), 8192);
+        assert_eq!(b("(1m-4k) "), (1 << 20) - 4096);
+        assert_eq!(b("((1+1)^3*512)"), 4096);
+        assert!(size("8z", 1024).unwrap_err().contains("zonemode"));
         for bad in [
             "1.5k",
             "4k-8k",
@@ -263,8 +613,10 @@ mod tests {
             "",
             "-4k",
             "4q",
-            "(4*1024)",
-            "0%",
+            "(4*",
+            "(1/0)",
+            "(1-2)",
+            "1z",
             "101%",
             "99999999999p",
         ] {
@@ -287,12 +639,29 @@ mod tests {
         assert_eq!(t("20us"), 20_000);
         assert_eq!(t("2M"), 120_000_000_000);
         assert_eq!(time_ns("20", true).unwrap(), 20_000);
+        assert_eq!(t("(1m+30s)"), 90_000_000_000);
+        assert_eq!(t("(500ms*3)"), 1_500_000_000);
+        assert_eq!(t("(2*5)"), 10_000_000_000);
         for bad in ["10sec", "1.5s", "10x", "", "-1"] {
             assert!(time_ns(bad, false).is_err(), "{bad}");
         }
         assert!(time_ns("10sec", false)
             .unwrap_err()
             .contains("10 microseconds"));
+    }
+
+    #[test]
+    fn bc_like_fio_keywords() {
+        // page_fault.fio: size=5*1024*1024*$mb_memory/8, size=8*1024*$pagesize
+        assert_eq!(bc("5*1024*1024*16000/8").unwrap(), "10485760000");
+        assert_eq!(bc("8*1024*4096").unwrap(), "33554432");
+        assert_eq!(bc("7/2").unwrap(), "3");
+        assert_eq!(bc("2^10 % 1000").unwrap(), "24");
+        assert_eq!(bc("-(3-5)*2").unwrap(), "4");
+        assert!(bc("4k*2").unwrap_err().contains("bc"));
+        assert!(bc("1/0").is_err());
+        assert!(bc(&"(".repeat(5000)).is_err());
+        assert!(bc(&"-".repeat(5000)).is_err());
     }
 
     #[test]

@@ -14,3 +14,15 @@ pub fn size_bytes(fd: impl AsFd) -> Result<u64, Errno> {
         rustix::ioctl::ioctl(fd, getter)
     }
 }
+
+/// `ioctl(BLKFLSBUF)`: writes back and drops the page cache of the block device behind `fd`
+/// (fio's `blockdev_invalidate_cache`; needs CAP_SYS_ADMIN).
+pub fn flush_buffers(fd: impl AsFd) -> Result<(), Errno> {
+    // BLKFLSBUF = _IO(0x12, 97)
+    const BLKFLSBUF: rustix::ioctl::Opcode = rustix::ioctl::opcode::none(0x12, 97);
+    // SAFETY: BLKFLSBUF takes no argument and writes nothing to user memory.
+    unsafe {
+        let call = rustix::ioctl::NoArg::<BLKFLSBUF>::new();
+        rustix::ioctl::ioctl(fd, call)
+    }
+}

@@ -7,6 +7,7 @@
 
 pub mod blockdev;
 pub mod buf;
+pub mod cache;
 pub mod cpu;
 pub mod memory;
 pub mod ring;
@@ -14,7 +15,7 @@ pub mod sync;
 
 pub use buf::AlignedBuf;
 pub use ring::{FixedBufs, RingOptions, UringBackend};
-pub use sync::SyncBackend;
+pub use sync::{SyncBackend, SyncMode};
 
 /// Direction of a data transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

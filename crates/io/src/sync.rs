@@ -1,6 +1,7 @@
 //! The portable backend: one thread per outstanding I/O doing pread/pwrite — or, with a single
 //! slot, pread/pwrite in the caller's own thread when it waits (fio's psync: no hand-off between
-//! threads per I/O).
+//! threads per I/O). Two more modes run fio's asynchronous engines the way they behave where
+//! the kernel or the C library makes them synchronous ([`SyncMode`]).
 
 use crate::buf::AlignedBuf;
 use crate::Dir;
@@ -32,8 +33,24 @@ const IO_THREAD_STACK: usize = 64 * 1024;
 /// Most I/O threads one run may start (all workers together): beyond this, use io_uring.
 pub const MAX_SYNC_THREADS: u64 = 4096;
 
+/// How the I/Os of the slots are done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// One thread per slot (one slot: in the caller's thread when it waits).
+    #[default]
+    Threads,
+    /// Each I/O is done in the caller's thread as it is pushed, and its completion waits, in
+    /// order, to be reaped one at a time: fio's libaio on a file opened without O_DIRECT, where
+    /// the kernel reads or writes inside `io_submit` and fio reaps the events later.
+    Serial,
+    /// One I/O thread does the slots' I/Os one after the other, in the order pushed: glibc's
+    /// POSIX AIO (fio's posixaio), which serves the requests of one file descriptor in order on
+    /// one thread.
+    Queue,
+}
+
 /// A pool of `slots` I/O threads, each owning one slot; with one slot, the I/O is done in the
-/// caller's thread.
+/// caller's thread. [`SyncMode`] gives the other ways.
 pub struct SyncBackend {
     txs: Vec<Sender<Job>>,
     rx: Receiver<Done>,
@@ -42,6 +59,10 @@ pub struct SyncBackend {
     ready: Vec<(u32, i32, Instant)>,
     /// Single slot: the file, and the I/O pushed and not done yet (done by `wait`).
     inline: Option<(File, Option<Job>)>,
+    /// [`SyncMode::Serial`]: the file, and the I/Os done and not reaped yet, oldest first.
+    serial: Option<(File, std::collections::VecDeque<Done>)>,
+    /// [`SyncMode::Queue`]: the one I/O thread's queue.
+    queue: Option<Sender<(u32, Job)>>,
 }
 
 fn do_io(file: &File, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
@@ -60,6 +81,74 @@ impl SyncBackend {
     /// `align`; with one slot, no thread: the I/O is done in the caller's thread by
     /// [`wait`](Self::wait), between the push and the completion, as fio's psync does.
     pub fn new(file: File, slots: u32, buf_len: usize, align: usize) -> io::Result<Self> {
+        Self::with_mode(file, slots, buf_len, align, SyncMode::Threads)
+    }
+
+    /// [`new`](Self::new) with the I/Os done as `mode` says.
+    pub fn with_mode(
+        file: File,
+        slots: u32,
+        buf_len: usize,
+        align: usize,
+        mode: SyncMode,
+    ) -> io::Result<Self> {
+        let bufs = || -> io::Result<Vec<Option<AlignedBuf>>> {
+            (0..slots.max(1))
+                .map(|_| AlignedBuf::try_new(buf_len.max(1), align.max(4096)).map(Some))
+                .collect()
+        };
+        match mode {
+            SyncMode::Threads => {}
+            SyncMode::Serial => {
+                let (_tx, rx) = channel::<Done>();
+                return Ok(SyncBackend {
+                    txs: Vec::new(),
+                    rx,
+                    bufs: bufs()?,
+                    threads: Vec::new(),
+                    ready: Vec::new(),
+                    inline: None,
+                    serial: Some((file, Default::default())),
+                    queue: None,
+                });
+            }
+            SyncMode::Queue => {
+                let (done_tx, rx) = channel::<Done>();
+                let (tx, job_rx) = channel::<(u32, Job)>();
+                let t = std::thread::Builder::new()
+                    .name("ssdlab-aio".into())
+                    .stack_size(IO_THREAD_STACK)
+                    .spawn(move || {
+                        while let Ok((slot, mut job)) = job_rx.recv() {
+                            let res = do_io(
+                                &file,
+                                job.dir,
+                                &mut job.buf.as_mut_slice()[..job.len],
+                                job.offset,
+                            );
+                            let done = Done {
+                                slot,
+                                res,
+                                at: Instant::now(),
+                                buf: job.buf,
+                            };
+                            if done_tx.send(done).is_err() {
+                                break;
+                            }
+                        }
+                    })?;
+                return Ok(SyncBackend {
+                    txs: Vec::new(),
+                    rx,
+                    bufs: bufs()?,
+                    threads: vec![t],
+                    ready: Vec::new(),
+                    inline: None,
+                    serial: None,
+                    queue: Some(tx),
+                });
+            }
+        }
         if slots == 1 {
             let (_tx, rx) = channel::<Done>();
             return Ok(SyncBackend {
@@ -69,6 +158,8 @@ impl SyncBackend {
                 threads: Vec::new(),
                 ready: Vec::new(),
                 inline: Some((file, None)),
+                serial: None,
+                queue: None,
             });
         }
         let file = Arc::new(file);
@@ -113,6 +204,8 @@ impl SyncBackend {
             threads,
             ready: Vec::new(),
             inline: None,
+            serial: None,
+            queue: None,
         })
     }
 
@@ -157,6 +250,29 @@ impl SyncBackend {
             *pending = Some(job);
             return Ok(());
         }
+        if let Some((file, done)) = &mut self.serial {
+            let mut job = job;
+            let res = do_io(
+                file,
+                job.dir,
+                &mut job.buf.as_mut_slice()[..job.len],
+                job.offset,
+            );
+            done.push_back(Done {
+                slot,
+                res,
+                at: Instant::now(),
+                buf: job.buf,
+            });
+            return Ok(());
+        }
+        if let Some(q) = &self.queue {
+            if let Err(e) = q.send((slot, job)) {
+                self.bufs[slot as usize] = Some((e.0).1.buf);
+                self.ready.push((slot, -libc::EIO, Instant::now()));
+            }
+            return Ok(());
+        }
         if let Err(e) = self.txs[slot as usize].send(job) {
             // The thread is gone (it only exits when we drop); complete with an error.
             self.bufs[slot as usize] = Some(e.0.buf);
@@ -168,6 +284,10 @@ impl SyncBackend {
     /// Waits until at least `min` completions are ready or the timeout passes (with one slot:
     /// does the pushed I/O now, whatever the timeout).
     pub fn wait(&mut self, min: usize, timeout: Duration) {
+        if self.serial.is_some() {
+            // Everything pushed is done already.
+            return;
+        }
         if let Some((file, pending)) = &mut self.inline {
             if let Some(mut job) = pending.take() {
                 let res = do_io(
@@ -200,8 +320,20 @@ impl SyncBackend {
         self.ready.push((d.slot, d.res, d.at));
     }
 
-    /// Calls `f(slot, result, completion instant)` for every ready completion.
+    /// Calls `f(slot, result, completion instant)` for every ready completion
+    /// ([`SyncMode::Serial`]: for the oldest, completed now, as fio reaps libaio's events after
+    /// the submissions that did the I/O).
     pub fn reap(&mut self, mut f: impl FnMut(u32, i32, Instant)) -> usize {
+        if let Some((_, done)) = &mut self.serial {
+            return match done.pop_front() {
+                Some(d) => {
+                    self.bufs[d.slot as usize] = Some(d.buf);
+                    f(d.slot, d.res, Instant::now());
+                    1
+                }
+                None => 0,
+            };
+        }
         let n = self.ready.len();
         for (slot, res, at) in self.ready.drain(..) {
             f(slot, res, at);
@@ -213,6 +345,7 @@ impl SyncBackend {
 impl Drop for SyncBackend {
     fn drop(&mut self) {
         self.txs.clear();
+        self.queue = None;
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -223,6 +356,38 @@ impl Drop for SyncBackend {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn serial_and_queue_modes_complete_in_order() {
+        for mode in [SyncMode::Serial, SyncMode::Queue] {
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&vec![7u8; 1 << 16]).unwrap();
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(f.path())
+                .unwrap();
+            let mut b = SyncBackend::with_mode(file, 4, 4096, 4096, mode).unwrap();
+            for slot in 0..4 {
+                b.push(slot, Dir::Read, slot as u64 * 4096, 4096).unwrap();
+                assert!(b.buffer(slot).is_none(), "busy until reaped");
+            }
+            let mut got = Vec::new();
+            while got.len() < 4 {
+                b.wait(1, Duration::from_secs(1));
+                let n = b.reap(|slot, res, _| got.push((slot, res)));
+                if mode == SyncMode::Serial {
+                    assert!(n <= 1, "serial completions are reaped one at a time");
+                }
+            }
+            assert_eq!(
+                got,
+                vec![(0, 4096), (1, 4096), (2, 4096), (3, 4096)],
+                "{mode:?}"
+            );
+            assert!(b.buffer(2).unwrap().iter().all(|&x| x == 7));
+        }
+    }
 
     #[test]
     fn one_slot_inline_and_a_pool_move_the_same_bytes() {

@@ -43,6 +43,28 @@ pub struct FioJob {
     pub description: Option<String>,
     /// fio's one-line job description (`name: (g=0): rw=…`), printed first by the normal text.
     pub header: String,
+    /// Options of the job ssdlab does not support, ignored at the user's request
+    /// (`--ignore-unsupported`): listed in every output of the job.
+    pub ignored: Vec<Ignored>,
+    /// fio's `unified_rw_reporting`: the job's I/O of every direction as one `mixed`
+    /// direction (`Some` for `mixed` and `both`).
+    pub mixed: Option<ssdlab_stats::OpSummary>,
+    /// With `mixed`: leave the read, write and trim directions out (`unified_rw_reporting=mixed`;
+    /// `both` keeps them).
+    pub mixed_only: bool,
+    /// fio's `kb_base`: 1000 prints decimal units first in the normal text (0 or 1024: binary).
+    pub kb_base: u64,
+}
+
+/// An option of an fio job that was ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ignored {
+    /// The key as written.
+    pub option: String,
+    /// Where: `FILE line N` or `command line argument N`.
+    pub at: String,
+    /// Why ssdlab does not support it.
+    pub why: String,
 }
 
 /// One run of a [`Report`].

@@ -227,6 +227,14 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     if let Some(c) = &r.adapter_cache {
         ssdlab["adapter_cache"] = c.clone();
     }
+    // What an fio job asked for that ssdlab ignored (--ignore-unsupported).
+    if let Some(f) = fio {
+        ssdlab["ignored_options"] = f
+            .ignored
+            .iter()
+            .map(|i| serde_json::json!({"option": i.option, "at": i.at, "why": i.why}))
+            .collect();
+    }
     let mut job = match fio {
         // An fio job: its own name and group, when it started (ms since the epoch; simulated
         // drives: of virtual time), its options as written.
@@ -251,22 +259,30 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
             None => job_options(r),
         },
     );
+    // fio's unified_rw_reporting: `mixed` alone, or after the directions (`both`).
+    let mixed = fio.and_then(|f| f.mixed.as_ref().map(|m| (m, f.mixed_only)));
+    if !matches!(mixed, Some((_, true))) {
+        job = job
+            .with("read", op_obj(&r.read, flavor))
+            .with("write", op_obj(&r.write, flavor))
+            .with("trim", op_obj(&r.trim, flavor))
+            .with(
+                "sync",
+                Json::obj().with("total_ios", 0u64).with(
+                    "lat_ns",
+                    Json::obj()
+                        .with("min", 0u64)
+                        .with("max", 0u64)
+                        .with("mean", 0.0)
+                        .with("stddev", 0.0)
+                        .with("N", 0u64),
+                ),
+            );
+    }
+    if let Some((m, _)) = mixed {
+        job.push("mixed", op_obj(m, flavor));
+    }
     let mut job = job
-        .with("read", op_obj(&r.read, flavor))
-        .with("write", op_obj(&r.write, flavor))
-        .with("trim", op_obj(&r.trim, flavor))
-        .with(
-            "sync",
-            Json::obj().with("total_ios", 0u64).with(
-                "lat_ns",
-                Json::obj()
-                    .with("min", 0u64)
-                    .with("max", 0u64)
-                    .with("mean", 0.0)
-                    .with("stddev", 0.0)
-                    .with("N", 0u64),
-            ),
-        )
         .with("job_runtime", runtime_ms)
         .with("usr_cpu", cpu_pct(r.cpu.user_ns))
         .with("sys_cpu", cpu_pct(r.cpu.sys_ns))

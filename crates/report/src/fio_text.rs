@@ -112,7 +112,19 @@ fn percentiles(out: &mut String, name: &str, l: &ssdlab_stats::LatSummary) {
     }
 }
 
-fn ddir_status(out: &mut String, name: &str, o: &OpSummary) {
+/// `num2str` of a rate or size, binary units first (fio's default) or decimal first
+/// (`kb_base=1000`).
+fn two_units(v: u64, unit: &str, si: bool) -> (String, String) {
+    let bin = num2str(v, 4, true, unit);
+    let dec = num2str(v, 4, false, unit);
+    if si {
+        (dec, bin)
+    } else {
+        (bin, dec)
+    }
+}
+
+fn ddir_status(out: &mut String, name: &str, o: &OpSummary, si: bool) {
     let runt_ms = o.runtime_ns / 1_000_000;
     if runt_ms == 0 && o.ios == 0 {
         return;
@@ -120,12 +132,11 @@ fn ddir_status(out: &mut String, name: &str, o: &OpSummary) {
     let runt = runt_ms.max(1);
     let bw = 1000 * o.bytes / runt;
     let iops = 1000 * o.ios / runt;
+    let (bw1, bw2) = two_units(bw, "B/s", si);
     out.push_str(&format!(
-        "  {name}: IOPS={}, BW={} ({})({}/{runt_ms}msec)\n",
+        "  {name}: IOPS={}, BW={bw1} ({bw2})({}/{runt_ms}msec)\n",
         num2str(iops, 4, false, ""),
-        num2str(bw, 4, true, "B/s"),
-        num2str(bw, 4, false, "B/s"),
-        num2str(o.bytes, 4, true, "B"),
+        two_units(o.bytes, "B", si).0,
     ));
     lat_line(out, "slat", &o.slat);
     lat_line(out, "clat", &o.clat);
@@ -213,6 +224,11 @@ struct Entry<'a> {
     members: u32,
     description: Option<&'a str>,
     header: String,
+    ignored: &'a [crate::export::Ignored],
+    /// fio's unified_rw_reporting: the mixed summary, and whether the directions are left out.
+    mixed: Option<(&'a OpSummary, bool)>,
+    /// kb_base=1000: decimal units first.
+    si: bool,
 }
 
 /// fio's normal text (`show_thread_status_normal`, the group summary and the disk stats of
@@ -229,6 +245,9 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 members: f.members,
                 description: f.description.as_deref(),
                 header: f.header.clone(),
+                ignored: &f.ignored,
+                mixed: f.mixed.as_ref().map(|m| (m, f.mixed_only)),
+                si: f.kb_base == 1000,
             },
             None => {
                 let name = job_name(j.result);
@@ -239,6 +258,9 @@ pub fn normal_text(report: &Report<'_>) -> String {
                     group: 0,
                     members: j.result.spec.jobs,
                     description: None,
+                    ignored: &[],
+                    mixed: None,
+                    si: false,
                 }
             }
         })
@@ -267,10 +289,22 @@ pub fn normal_text(report: &Report<'_>) -> String {
         if let Some(d) = e.description {
             out.push_str(&format!("  Description  : [{d}]\n"));
         }
-        for (kind, o) in [("read", &r.read), ("write", &r.write), ("trim", &r.trim)] {
-            if o.ios > 0 || o.bytes > 0 {
-                ddir_status(&mut out, kind, o);
+        // ssdlab's own line: what it ran without (--ignore-unsupported).
+        for i in e.ignored {
+            out.push_str(&format!(
+                "  ignored      : {} ({}): {}\n",
+                i.option, i.at, i.why
+            ));
+        }
+        if !matches!(e.mixed, Some((_, true))) {
+            for (kind, o) in [("read", &r.read), ("write", &r.write), ("trim", &r.trim)] {
+                if o.ios > 0 || o.bytes > 0 {
+                    ddir_status(&mut out, kind, o, e.si);
+                }
             }
+        }
+        if let Some((m, _)) = e.mixed {
+            ddir_status(&mut out, "mixed", m, e.si);
         }
         lat_levels(&mut out, "nsec", &r.latency_levels.ns);
         lat_levels(&mut out, "usec", &r.latency_levels.us);
@@ -328,16 +362,25 @@ pub fn normal_text(report: &Report<'_>) -> String {
     for g in groups {
         out.push_str(&format!("\nRun status group {g} (all jobs):\n"));
         let es: Vec<&Entry<'_>> = entries.iter().filter(|e| e.group == g).collect();
-        for (label, kind) in [
-            ("   READ", OpKind::Read),
-            ("  WRITE", OpKind::Write),
-            ("   TRIM", OpKind::Trim),
-        ] {
-            let ops: Vec<&OpSummary> = es
-                .iter()
-                .map(|e| e.r.op(kind))
-                .filter(|o| o.ios > 0)
-                .collect();
+        let si = es.iter().any(|e| e.si);
+        // fio's unified_rw_reporting: a MIXED line (alone for `mixed`).
+        let mixed: Vec<&OpSummary> = es.iter().filter_map(|e| e.mixed.map(|m| m.0)).collect();
+        let mixed_only = es.iter().all(|e| matches!(e.mixed, Some((_, true))));
+        let mut lines: Vec<(&str, Vec<&OpSummary>)> = Vec::new();
+        if !mixed_only {
+            for (label, kind) in [
+                ("   READ", OpKind::Read),
+                ("  WRITE", OpKind::Write),
+                ("   TRIM", OpKind::Trim),
+            ] {
+                lines.push((label, es.iter().map(|e| e.r.op(kind)).collect()));
+            }
+        }
+        if !mixed.is_empty() {
+            lines.push(("  MIXED", mixed));
+        }
+        for (label, ops) in lines {
+            let ops: Vec<&OpSummary> = ops.into_iter().filter(|o| o.ios > 0).collect();
             if ops.is_empty() {
                 continue;
             }
@@ -358,16 +401,12 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 *bws.iter().min().unwrap_or(&0),
                 *bws.iter().max().unwrap_or(&0),
             );
+            let (a1, a2) = two_units(agg, "B/s", si);
+            let (lo1, lo2) = two_units(bmin, "B/s", si);
+            let (hi1, hi2) = two_units(bmax, "B/s", si);
+            let (io1, io2) = two_units(io, "B", si);
             out.push_str(&format!(
-                "{label}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={min_run}-{max_run}msec\n",
-                num2str(agg, 4, true, "B/s"),
-                num2str(agg, 4, false, "B/s"),
-                num2str(bmin, 4, true, "B/s"),
-                num2str(bmax, 4, true, "B/s"),
-                num2str(bmin, 4, false, "B/s"),
-                num2str(bmax, 4, false, "B/s"),
-                num2str(io, 4, true, "B"),
-                num2str(io, 4, false, "B"),
+                "{label}: bw={a1} ({a2}), {lo1}-{hi1} ({lo2}-{hi2}), io={io1} ({io2}), run={min_run}-{max_run}msec\n",
             ));
         }
     }

@@ -17,7 +17,7 @@ pub mod store;
 pub mod table;
 pub mod trim;
 
-pub use export::{exporter, ExportError, Exporter, FioJob, Format, Report, ReportJob};
+pub use export::{exporter, ExportError, Exporter, FioJob, Format, Ignored, Report, ReportJob};
 pub use fio_json::{fio_json, fio_json_plus_string, fio_json_report, fio_json_string, Flavor};
 pub use store::{Store, StoreError};
 pub use table::{render_table, render_table_styled, TableStyle};

@@ -572,6 +572,24 @@ impl Recorder {
         }
     }
 
+    /// Everything recorded as one direction: reads, writes and trims added together in the read
+    /// slot (fio's `unified_rw_reporting=mixed`, whose `mixed` entry is summarised from it).
+    /// Time-series logs are left out.
+    pub fn unified(&self) -> Recorder {
+        let mut r = self.clone();
+        r.log = None;
+        let (first, rest) = r.kinds.split_at_mut(1);
+        for k in rest {
+            first[0].merge(k);
+            *k = KindRecorder::default();
+        }
+        for w in &mut r.windows {
+            w.ios = [w.ios.iter().sum(), 0, 0];
+            w.bytes = [w.bytes.iter().sum(), 0, 0];
+        }
+        r
+    }
+
     /// Summarises one op kind over `runtime_ns` of measured time.
     pub fn summary(&self, kind: OpKind, runtime_ns: u64) -> OpSummary {
         let k = &self.kinds[kind.index()];
@@ -643,6 +661,23 @@ fn lat_summary(hist: &LatHist) -> LatSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unified_adds_the_directions() {
+        let mut r = Recorder::default();
+        r.record(0, OpKind::Read, 4096, 10, 100, 1_000);
+        r.record(0, OpKind::Write, 8192, 10, 300, 600_000_000);
+        r.record(0, OpKind::Write, 8192, 10, 500, 700_000_000);
+        let u = r.unified();
+        let m = u.summary(OpKind::Read, 1_000_000_000);
+        assert_eq!((m.ios, m.bytes), (3, 20480));
+        assert_eq!((m.clat.min, m.clat.max, m.clat.n), (100, 500, 3));
+        assert_eq!(u.summary(OpKind::Write, 1_000_000_000).ios, 0);
+        assert_eq!(
+            m.samples, 2,
+            "a window per half second with I/O of either kind"
+        );
+    }
 
     #[test]
     fn a_runaway_clock_keeps_memory_bounded_and_totals_exact() {

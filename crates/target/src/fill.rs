@@ -9,17 +9,21 @@
 //! - When writing fails (ENOSPC, EIO) or the stop flag is raised, the file is given back: removed
 //!   when this call created it, cut back to its original length when it extended it.
 //! - [`Undo`] lets a caller roll back a layout that succeeded, when the run cannot start after all.
+//!
+//! fio lays files out differently for jobs that only write ([`Fill`]): it allocates the space
+//! (`fallocate`, unwritten extents the first writes convert) instead of writing data, or makes
+//! a sparse file, or nothing; [`lay_out_with`] does that, with the same undo record.
 
 use crate::error::DeviceError;
 use crate::probe::{
     file_type_of, open_existing_regular, probe, statx_fd, wrong_type, TargetInfo, TargetKind,
 };
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::{FallocateFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::fmt;
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::fs::{FileExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -169,6 +173,27 @@ pub struct Laid {
     pub undo: Option<Undo>,
 }
 
+/// How a file is made as long as a job needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fill {
+    /// Written with pseudo-random data, synced (fio's layout for jobs that read, or that write
+    /// with `overwrite=1`).
+    #[default]
+    Data,
+    /// fio's `fallocate=native`/`posix` (its default for jobs that only write): the space
+    /// allocated as unwritten extents, nothing written (where the filesystem cannot allocate,
+    /// the file is extended sparse and a note says so).
+    Allocate,
+    /// fio's `fallocate=keep`: the space allocated past the end of the file, whose length does
+    /// not change (the writes extend it).
+    AllocateKeepSize,
+    /// fio's `fallocate=truncate`: the length set, no space allocated (a sparse file).
+    Truncate,
+    /// fio's `fallocate=none` (or `create_on_open`): the file created (or kept) as it is; the
+    /// writes extend it.
+    Nothing,
+}
+
 /// Makes sure a regular file exists and is at least `needed_size` bytes long (see the module
 /// docs). `stop` is polled between chunks. Returns a fresh [`probe`] and, when the file was
 /// created or extended, the [`Undo`] record. Anything that is not a regular file is refused.
@@ -176,6 +201,17 @@ pub fn lay_out(
     info: &TargetInfo,
     needed_size: u64,
     stop: Option<&AtomicBool>,
+) -> Result<Laid, LayoutError> {
+    lay_out_with(info, needed_size, stop, Fill::Data, &|_| {})
+}
+
+/// [`lay_out`], making the file as `fill` says (`on_note` hears about a fallback).
+pub fn lay_out_with(
+    info: &TargetInfo,
+    needed_size: u64,
+    stop: Option<&AtomicBool>,
+    fill: Fill,
+    on_note: &dyn Fn(&str),
 ) -> Result<Laid, LayoutError> {
     let path = info.path.as_path();
     if info.kind != TargetKind::File {
@@ -239,16 +275,53 @@ pub fn lay_out(
         dev: meta.dev(),
         ino: meta.ino(),
     };
-    let mut len = original;
-    let mut since_sync = 0u64;
-    let mut rng = XorShift((0x9E37_79B9_7F4A_7C15 ^ len.rotate_left(17) ^ needed_size) | 1);
-    let mut buf = vec![0u8; FILL_CHUNK];
     let fail = |undo: Undo, what: &'static str, err: io::Error| LayoutError::Failed {
         path: path.to_path_buf(),
         what,
         err,
         cleanup: undo.undo(),
     };
+    if fill != Fill::Data {
+        let fd = undo.file.as_fd();
+        let more = needed_size - original;
+        let r = match fill {
+            Fill::Allocate => {
+                match rustix::fs::fallocate(fd, FallocateFlags::empty(), original, more) {
+                    Err(Errno::OPNOTSUPP) | Err(Errno::NOSYS) => {
+                        on_note(&format!(
+                            "{}: the filesystem cannot allocate space (fallocate); the file is extended sparse",
+                            path.display()
+                        ));
+                        undo.file.set_len(needed_size)
+                    }
+                    r => r.map_err(io::Error::from),
+                }
+            }
+            Fill::AllocateKeepSize => {
+                rustix::fs::fallocate(fd, FallocateFlags::KEEP_SIZE, original, more)
+                    .map_err(io::Error::from)
+            }
+            Fill::Truncate => undo.file.set_len(needed_size),
+            Fill::Nothing | Fill::Data => Ok(()),
+        };
+        if let Err(e) = r {
+            return Err(fail(undo, "cannot allocate the file's space", e));
+        }
+        return match probe(path) {
+            Ok(info) => Ok(Laid {
+                info,
+                undo: Some(undo),
+            }),
+            Err(e) => {
+                let _ = undo.undo();
+                Err(e.into())
+            }
+        };
+    }
+    let mut len = original;
+    let mut since_sync = 0u64;
+    let mut rng = XorShift((0x9E37_79B9_7F4A_7C15 ^ len.rotate_left(17) ^ needed_size) | 1);
+    let mut buf = vec![0u8; FILL_CHUNK];
     while len < needed_size {
         if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Err(LayoutError::Interrupted {

@@ -39,7 +39,7 @@ pub mod written;
 
 pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
-pub use fill::{lay_out, Cleanup, Laid, LayoutError, Undo};
+pub use fill::{lay_out, lay_out_with, Cleanup, Fill, Laid, LayoutError, Undo};
 pub use identity::{check_outputs, resolve_output, Named, OutputPathError, PathId, SameFile};
 pub use plan::{
     check_free_space, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget,

@@ -10,7 +10,7 @@
 //! free space every file to be laid out needs on its filesystem (statvfs).
 
 use crate::error::DeviceError;
-use crate::fill::{lay_out, Cleanup, LayoutError, Undo};
+use crate::fill::{lay_out_with, Cleanup, LayoutError, Undo};
 use crate::identity::PathId;
 use crate::probe::{probe, TargetInfo, TargetKind};
 use crate::safety::check_block_device_writable;
@@ -123,6 +123,8 @@ pub struct PlannedPath {
     pub info: TargetInfo,
     /// Lay the file out to this many bytes first (created or extended); `None` = use as it is.
     pub lay_out_to: Option<u64>,
+    /// How the layout makes it that long (data by default).
+    pub fill: crate::fill::Fill,
     /// Its size once laid out.
     pub size: u64,
     /// How the path is shown ("RAID 0 member " prefix in errors is added by the caller).
@@ -186,18 +188,29 @@ impl Plan {
             match p.lay_out_to {
                 Some(n) if !p.info.exists || p.info.size < n => {
                     let (from, to) = (format_size(p.info.size), format_size(n));
+                    let how = match p.fill {
+                        crate::fill::Fill::Data => "",
+                        crate::fill::Fill::Allocate => {
+                            " (space allocated, no data written: fio's fallocate)"
+                        }
+                        crate::fill::Fill::AllocateKeepSize => {
+                            " (space allocated past its end: fio's fallocate=keep)"
+                        }
+                        crate::fill::Fill::Truncate => " (sparse: fio's fallocate=truncate)",
+                        crate::fill::Fill::Nothing => " (nothing allocated: the writes extend it)",
+                    };
                     on_note(&if from == to {
                         // Too close for the rounded sizes to differ: say it in bytes.
                         format!(
-                            "laying out {}: {} → {} bytes",
+                            "laying out {}: {} → {} bytes{how}",
                             p.info.path.display(),
                             p.info.size,
                             n
                         )
                     } else {
-                        format!("laying out {}: {from} → {to}", p.info.path.display())
+                        format!("laying out {}: {from} → {to}{how}", p.info.path.display())
                     });
-                    match lay_out(&p.info, n, stop) {
+                    match lay_out_with(&p.info, n, stop, p.fill, on_note) {
                         Ok(l) => {
                             done.infos.push(l.info);
                             done.undo.extend(l.undo);
@@ -405,6 +418,7 @@ fn plan_path(
         name: path.display().to_string(),
         info,
         lay_out_to,
+        fill: Default::default(),
         size,
         notes,
     })
@@ -493,12 +507,10 @@ pub fn plan(
             let what = format!("{} ({kind})", path.display());
             let (start, span) = spec.region_for(p.size, &what)?;
             if opts.direct {
+                let mut values = vec![("--align", spec.align), ("--offset", start)];
+                values.extend(spec.block_size_values().into_iter().map(|b| ("--bs", b)));
                 check_direct_alignment(
-                    &[
-                        ("--bs", spec.bs),
-                        ("--align", spec.align),
-                        ("--offset", start),
-                    ],
+                    &values,
                     p.info.dio_offset_align,
                     &path.display().to_string(),
                 )?;
@@ -616,16 +628,13 @@ fn plan_raid0(
     let (start, span) = spec.region_for(map.size(), &what)?;
     let direct = opts.direct && nulls.is_empty();
     if direct {
-        check_direct_alignment(
-            &[
-                ("--bs", spec.bs),
-                ("--align", spec.align),
-                ("--offset", start),
-                ("--stripe", stripe),
-            ],
-            dio_align,
-            "the RAID 0 members",
-        )?;
+        let mut values = vec![
+            ("--align", spec.align),
+            ("--offset", start),
+            ("--stripe", stripe),
+        ];
+        values.extend(spec.block_size_values().into_iter().map(|b| ("--bs", b)));
+        check_direct_alignment(&values, dio_align, "the RAID 0 members")?;
     }
     check_free_space(&paths)?;
     Ok(Plan {

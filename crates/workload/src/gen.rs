@@ -66,6 +66,8 @@ struct Permutation {
     left: u64,
     /// Where each pass's order comes from.
     rng: Rng,
+    /// A new pass began since the last look.
+    renewed: bool,
 }
 
 impl Permutation {
@@ -81,6 +83,7 @@ impl Permutation {
             mul: 1,
             left: 0,
             rng,
+            renewed: false,
         };
         p.new_pass();
         p
@@ -108,6 +111,7 @@ impl Permutation {
         loop {
             if self.left == 0 {
                 self.new_pass();
+                self.renewed = true;
             }
             self.left -= 1;
             // a ≡ 1 (mod 4), c odd: full period modulo any power of two.
@@ -124,6 +128,73 @@ impl Permutation {
     }
 }
 
+/// fio's random map for I/Os of varying sizes (its `axmap`): a bit per block of the smallest
+/// size. A drawn block already used moves on to the next free one; an I/O marks the blocks it
+/// covers and is cut short at the first block already used, as fio cuts it (so a job with a
+/// `bssplit` and the random map issues some sizes the split does not name, as fio does). When
+/// every block is used, a new pass begins.
+#[derive(Debug, Clone)]
+struct BlockMap {
+    bits: Vec<u64>,
+    n: u64,
+    used: u64,
+}
+
+impl BlockMap {
+    fn new(n: u64) -> Self {
+        BlockMap {
+            bits: vec![0; n.div_ceil(64) as usize],
+            n,
+            used: 0,
+        }
+    }
+
+    #[inline]
+    fn is_set(&self, b: u64) -> bool {
+        self.bits[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+
+    /// The first free block at or after `b` (wrapping), starting a new pass when none is left;
+    /// `true` with it when a new pass began.
+    fn free_from(&mut self, b: u64) -> (u64, bool) {
+        let mut renewed = false;
+        if self.used >= self.n {
+            self.bits.iter_mut().for_each(|w| *w = 0);
+            self.used = 0;
+            renewed = true;
+        }
+        let mut i = b;
+        loop {
+            let w = self.bits[(i / 64) as usize];
+            if w == u64::MAX {
+                i = (i / 64 + 1) * 64;
+            } else if !self.is_set(i) {
+                return (i, renewed);
+            } else {
+                i += 1;
+            }
+            if i >= self.n {
+                i = 0;
+            }
+        }
+    }
+
+    /// Marks up to `want` blocks from `b`, stopping at one already used; how many.
+    fn mark(&mut self, b: u64, want: u64) -> u64 {
+        let mut k = 0;
+        while k < want && b + k < self.n && !self.is_set(b + k) {
+            let i = b + k;
+            self.bits[(i / 64) as usize] |= 1 << (i % 64);
+            k += 1;
+        }
+        self.used += k;
+        k
+    }
+}
+
+/// Most blocks the random map of varying block sizes keeps (a bit each: 128 MiB).
+pub const MAX_BLOCK_MAP: u64 = 1 << 30;
+
 /// Generates the op stream of one worker.
 #[derive(Debug, Clone)]
 pub struct OpGen {
@@ -136,28 +207,74 @@ pub struct OpGen {
     positions: u64,
     read_pct: u32,
     random_pct: u32,
-    next_seq: u64,
-    /// Bytes skipped after each sequential op.
-    seq_skip: u64,
+    /// Where each direction's last op ended (fio's `last_pos`: reads and writes of a mixed
+    /// sequential job each go their own way through the region, as in fio).
+    last: [u64; 2],
+    /// Bytes added after each sequential op: skipped (fio's `rw=write:4k`), or, negative, gone
+    /// back (`rw=read:-8k`).
+    seq_add: i64,
     /// A random decision only every `random_every` ops; `count` counts them.
     random_every: u32,
     count: u32,
     /// Random positions without repeats within a pass (the random map).
     map: Option<Permutation>,
+    /// A new pass over the region began (the random map started again, or sequential I/O
+    /// wrapped to the start) since [`take_wrapped`](Self::take_wrapped) last looked.
+    wrapped: bool,
+    /// Block sizes that vary (fio's bssplit, bsrange, a size per direction).
+    sizes: Option<Box<crate::dist::BlockSizes>>,
+    /// A skewed distribution of random offsets (fio's random_distribution).
+    sampler: Option<Box<crate::dist::Sampler>>,
+    /// The random map of varying block sizes, in blocks of the smallest size.
+    blocks: Option<(BlockMap, u64)>,
 }
 
 impl OpGen {
     /// A generator over `[start, start+span)`. `spec` must have been validated and `span ≥ bs`.
     pub fn new(spec: &WorkloadSpec, start: u64, span: u64, worker: u32) -> Self {
-        assert!(span >= spec.bs && spec.align > 0 && spec.bs > 0);
-        let positions = (span - spec.bs) / spec.align + 1;
+        assert!(span >= spec.min_bs() && spec.align > 0 && spec.bs > 0);
+        // Positions of the smallest size (fio's `last_block`): every aligned offset where it
+        // fits; the size of each I/O is then drawn among those that fit there.
+        let min_bs = spec.min_bs();
+        let positions = if min_bs > spec.align {
+            (span - min_bs) / spec.align + 1
+        } else {
+            span / spec.align
+        };
+        // Varying sizes: fio's map of blocks (cut I/Os); one size: a permutation of positions.
+        let varying = spec.block_sizes.is_some();
+        let blocks =
+            (varying && spec.random_map && spec.random_pct > 0 && spec.distribution.is_uniform())
+                .then(|| {
+                    (
+                        BlockMap::new((span / min_bs).clamp(1, MAX_BLOCK_MAP)),
+                        min_bs,
+                    )
+                });
         // The map has its own stream, so the op-kind draws stay those of a run without it.
-        let map = (spec.random_map && spec.random_pct > 0).then(|| {
-            Permutation::new(
-                positions,
-                Rng::new(worker_seed(spec.seed ^ 0x6d61_7000, worker)),
-            )
-        });
+        let map =
+            (!varying && spec.random_map && spec.random_pct > 0 && spec.distribution.is_uniform())
+                .then(|| {
+                    Permutation::new(
+                        positions,
+                        Rng::new(worker_seed(spec.seed ^ 0x6d61_7000, worker)),
+                    )
+                });
+        // fio's zipf, pareto and normal count blocks of the smallest size, the last one
+        // partial (a rank there is moved back to the last position); its zones count positions.
+        let ranges = if spec.align == min_bs {
+            span.div_ceil(min_bs)
+        } else {
+            positions
+        };
+        let sampler = crate::dist::Sampler::new(
+            &spec.distribution,
+            ranges,
+            positions,
+            spec.align,
+            &mut Rng::new(worker_seed(spec.seed ^ 0x6469_7374, worker)),
+        )
+        .map(Box::new);
         OpGen {
             rng: Rng::new(worker_seed(spec.seed, worker)),
             start,
@@ -167,12 +284,23 @@ impl OpGen {
             positions,
             read_pct: spec.read_pct as u32,
             random_pct: spec.random_pct as u32,
-            next_seq: start,
-            seq_skip: spec.seq_skip,
+            last: [start; 2],
+            seq_add: spec.seq_skip.min(i64::MAX as u64) as i64
+                - spec.seq_back.min(i64::MAX as u64) as i64,
             random_every: spec.random_every.max(1),
             count: 0,
             map,
+            wrapped: false,
+            sizes: spec.block_sizes.clone().map(Box::new),
+            sampler,
+            blocks,
         }
+    }
+
+    /// True once after each new pass over the region began (fio drops the page cache there).
+    #[inline]
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// The region this generator stays in.
@@ -199,25 +327,132 @@ impl OpGen {
         let random = decide
             && (self.random_pct >= 100
                 || (self.random_pct > 0 && self.rng.percent() < self.random_pct));
-        let offset = if random {
-            let pos = match &mut self.map {
-                Some(p) => p.next(),
-                None => self.rng.below(self.positions),
+        let d = kind.index();
+        if self.sizes.is_none() {
+            let offset = if random {
+                self.random_position(d)
+            } else {
+                self.seq_offset(d, self.bs)
             };
-            self.start + pos * self.align
-        } else {
-            let mut o = self.next_seq;
-            if o + self.bs > self.end {
-                o = self.start;
-            }
-            o
-        };
-        self.next_seq = offset + self.bs + self.seq_skip;
-        Op {
-            kind,
-            offset,
-            len: self.bs,
+            self.last[d] = offset + self.bs;
+            return Op {
+                kind,
+                offset,
+                len: self.bs,
+            };
         }
+        if random {
+            if let Some((m, unit)) = &mut self.blocks {
+                // fio: a free block (the next one after a drawn block that is used), a size
+                // drawn among those that fit before the end, cut at the next used block
+                // (`mark_random_map`).
+                let unit = *unit;
+                let (b, renewed) = m.free_from(self.rng.below(m.n));
+                self.wrapped |= renewed;
+                let offset = self.start + b * unit;
+                let len = self.pick(d, self.end - offset);
+                let Some((m, _)) = &mut self.blocks else {
+                    unreachable!()
+                };
+                let got = m.mark(b, len.div_ceil(unit));
+                let len = len.min(got * unit);
+                self.last[d] = offset + len;
+                return Op { kind, offset, len };
+            }
+        }
+        let offset = if random {
+            self.random_position(d)
+        } else {
+            let min = self.choice(d).bounds().0;
+            self.seq_offset(d, min)
+        };
+        let len = self.pick(d, self.end - offset);
+        self.last[d] = offset + len;
+        Op { kind, offset, len }
+    }
+
+    /// The size of an I/O of direction `d` with `room` bytes before the region's end.
+    #[inline]
+    fn pick(&mut self, d: usize, room: u64) -> u64 {
+        let s = self.sizes.as_deref().expect("varying sizes");
+        let c = if d == OpKind::Read.index() {
+            &s.read
+        } else {
+            &s.write
+        };
+        c.pick(&mut self.rng, room)
+    }
+
+    /// The block sizes of direction `d` (varying sizes only).
+    fn choice(&self, d: usize) -> &crate::dist::BsChoice {
+        let s = self.sizes.as_deref().expect("varying sizes");
+        if d == OpKind::Read.index() {
+            &s.read
+        } else {
+            &s.write
+        }
+    }
+
+    /// A random offset for direction `d`: the random map's next position, a position of the
+    /// distribution (moved back to the last position where the smallest size fits), or a
+    /// uniform one.
+    #[inline]
+    fn random_position(&mut self, d: usize) -> u64 {
+        let pos = match (&mut self.map, &self.sampler) {
+            (_, Some(s)) => s.next(&mut self.rng, d).min(self.positions - 1),
+            (Some(p), None) => {
+                let v = p.next();
+                if std::mem::take(&mut p.renewed) {
+                    self.wrapped = true;
+                }
+                v
+            }
+            (None, None) => self.rng.below(self.positions),
+        };
+        self.start + pos * self.align
+    }
+
+    /// The next sequential offset of direction `d`, as fio's `get_next_seq_offset` works it out
+    /// (`f` the region's start, `s` its size, the file taken to end with the region): after
+    /// each op the next one starts where it ended, plus the `:N` modifier; going back before the
+    /// start wraps to the end, going past the end wraps to the start. Where fio would end the
+    /// job instead (an offset past the region, which happens with holes and a region that does
+    /// not start at 0), ssdlab starts the region again, as a new loop would.
+    fn seq_offset(&mut self, d: usize, bs: u64) -> u64 {
+        let (f, end) = (self.start, self.end);
+        if self.seq_add == 0 {
+            let o = self.last[d];
+            if o + bs > end {
+                self.wrapped = true;
+                return f;
+            }
+            return o;
+        }
+        let s = end - f;
+        let add = self.seq_add as u64;
+        // fio's "rewind to the end" for a region that does not start at 0 (relative `s`).
+        let back_to = if end > s { s } else { end };
+        if self.last[d] == f && f != 0 && self.seq_add < 0 {
+            self.last[d] = back_to;
+        }
+        let mut pos = self.last[d].wrapping_sub(f);
+        if pos != 0 {
+            pos = pos.wrapping_add(add);
+            if pos >= end {
+                self.wrapped = true;
+                pos = if self.seq_add > 0 {
+                    f
+                } else {
+                    back_to.wrapping_add(add)
+                };
+            }
+        }
+        if pos >= s || pos.saturating_add(bs) > s {
+            self.wrapped = true;
+            self.last[d] = f;
+            return f;
+        }
+        f + pos
     }
 
     /// The generator's random stream, for data patterns.
@@ -364,6 +599,64 @@ mod tests {
         );
     }
 
+    #[test]
+    fn passes_are_told() {
+        for rw in [RwMode::Read, RwMode::Randread] {
+            let mut s = spec(rw, 4096, 4096);
+            s.random_map = true;
+            let mut g = OpGen::new(&s, 0, 16 * 4096, 0);
+            let wraps: Vec<usize> = (0..48)
+                .filter(|_| {
+                    g.next_op();
+                    g.take_wrapped()
+                })
+                .collect();
+            assert_eq!(wraps, vec![16, 32], "{rw:?}: a new pass every 16 ops");
+        }
+    }
+
+    #[test]
+    fn backwards_and_per_direction_like_fio() {
+        // fio 3.33, --ioengine=null --size=64k --bs=4k --rw=read:-8k, write_iolog offsets.
+        let mut s = spec(RwMode::Read, 4096, 4096);
+        s.seq_back = 8192;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..16).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(
+            offs,
+            vec![0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]
+        );
+        // --offset=16k: fio rewinds to its (relative) size first.
+        let mut g = OpGen::new(&s, 16 * 1024, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..16).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(
+            offs,
+            vec![56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 72, 68, 64, 60, 56]
+        );
+        // --bs=8k --rw=write:-4k: forward by 4k.
+        let mut s = spec(RwMode::Write, 8192, 8192);
+        s.seq_back = 4096;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..8).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(offs, vec![0, 4, 8, 12, 16, 20, 24, 28]);
+        // --rw=write:12k.
+        let mut s = spec(RwMode::Write, 4096, 4096);
+        s.seq_skip = 12288;
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let offs: Vec<u64> = (0..6).map(|_| g.next_op().offset / 1024).collect();
+        assert_eq!(offs, vec![0, 16, 32, 48, 0, 16]);
+        // rw=rw: reads and writes each go their own way (fio's last_pos per direction).
+        let s = spec(RwMode::Rw, 4096, 4096);
+        let mut g = OpGen::new(&s, 0, 64 * 1024, 0);
+        let mut next = [0u64; 2];
+        for _ in 0..32 {
+            let op = g.next_op();
+            let d = op.kind.index();
+            assert_eq!(op.offset, next[d] % (64 * 1024), "{op:?}");
+            next[d] = op.offset + 4096;
+        }
+    }
+
     proptest! {
         #[test]
         fn ops_stay_in_region(
@@ -384,7 +677,11 @@ mod tests {
             s.seed = seed;
             s.random_map = random_map;
             s.random_every = every;
-            s.seq_skip = skip_sectors * 512;
+            if skip_sectors % 2 == 0 {
+                s.seq_skip = skip_sectors * 512;
+            } else {
+                s.seq_back = skip_sectors * 512;
+            }
             let start = start_blocks * 512;
             let span = (span_blocks * 512).max(bs);
             let mut g = OpGen::new(&s, start, span, 3);
@@ -394,6 +691,80 @@ mod tests {
                 prop_assert!(op.offset + op.len <= start + span);
                 prop_assert_eq!(op.len, bs);
             }
+        }
+    }
+
+    fn varying(rw: RwMode, c: crate::dist::BsChoice, map: bool) -> WorkloadSpec {
+        let (min, max) = c.bounds();
+        let mut s = spec(rw, max, min);
+        s.block_sizes = Some(crate::dist::BlockSizes {
+            read: c.clone(),
+            write: c,
+        });
+        s.random_map = map;
+        s
+    }
+
+    #[test]
+    fn the_random_map_of_varying_sizes_covers_each_block_once() {
+        // fio's axmap: I/Os cut at used blocks, every block of the smallest size once a pass.
+        let c = crate::dist::BsChoice::split(vec![(4096, Some(50)), (65536, Some(50))]).unwrap();
+        for seed in [1, 2, 3] {
+            let mut s = varying(RwMode::Randwrite, c.clone(), true);
+            s.seed = seed;
+            let span = 4 << 20;
+            let mut g = OpGen::new(&s, 1 << 20, span, 0);
+            let mut covered = vec![false; (span / 4096) as usize];
+            let mut total = 0;
+            while total < span {
+                let op = g.next_op();
+                assert!(op.offset >= 1 << 20 && op.offset + op.len <= (1 << 20) + span);
+                assert!(op.len.is_multiple_of(4096) && op.len >= 4096 && op.len <= 65536);
+                for b in (op.offset - (1 << 20)) / 4096..(op.offset - (1 << 20) + op.len) / 4096 {
+                    assert!(!covered[b as usize], "block {b} twice in a pass");
+                    covered[b as usize] = true;
+                }
+                total += op.len;
+            }
+            assert!(covered.iter().all(|&c| c));
+            assert!(!g.take_wrapped());
+            g.next_op();
+            assert!(g.take_wrapped(), "a new pass");
+        }
+    }
+
+    #[test]
+    fn varying_sizes_without_the_map_keep_their_shares_and_the_region() {
+        let c = crate::dist::BsChoice::split(vec![
+            (4096, Some(60)),
+            (16384, Some(30)),
+            (131072, Some(10)),
+        ])
+        .unwrap();
+        let s = varying(RwMode::Randread, c, false);
+        let span = 1 << 30;
+        let mut g = OpGen::new(&s, 0, span, 0);
+        let mut n = std::collections::BTreeMap::new();
+        for _ in 0..100_000 {
+            let op = g.next_op();
+            assert!(op.offset.is_multiple_of(4096) && op.offset + op.len <= span);
+            *n.entry(op.len).or_insert(0u32) += 1;
+        }
+        for (b, p) in [(4096, 0.6), (16384, 0.3), (131072, 0.1)] {
+            assert!((n[&b] as f64 / 100_000.0 - p).abs() < 0.01, "{n:?}");
+        }
+        // Sequential: each I/O where the last ended; near the end only sizes that fit.
+        let r = crate::dist::BsChoice::Range(4096, 65536);
+        let s = varying(RwMode::Write, r, false);
+        let mut g = OpGen::new(&s, 0, 1 << 20, 0);
+        let mut at = 0;
+        for _ in 0..1000 {
+            let op = g.next_op();
+            assert!(op.offset + op.len <= 1 << 20);
+            if op.offset != 0 {
+                assert_eq!(op.offset, at);
+            }
+            at = op.offset + op.len;
         }
     }
 }

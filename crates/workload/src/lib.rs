@@ -13,6 +13,7 @@
 //! * [`source`]: [`OpSource`], where a worker's ops come from (generated or replayed).
 
 pub mod aging;
+pub mod dist;
 pub mod gen;
 pub mod input;
 pub mod pattern;
@@ -24,6 +25,7 @@ pub mod units;
 pub mod verify;
 
 pub use aging::{AgingSpec, AllocPolicy};
+pub use dist::{BlockSizes, BsChoice, Distribution, Zone};
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{Pattern, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};

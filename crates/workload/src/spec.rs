@@ -162,6 +162,10 @@ pub struct WorkloadSpec {
     /// Bytes skipped after each sequential op: sequential I/O with holes (fio's `rw=write:4k`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq_skip: u64,
+    /// Bytes gone back after each sequential op: backwards sequential I/O (fio's
+    /// `rw=read:-8k`; `seq_skip` and `seq_back` are fio's modifier's two signs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_back: u64,
     /// Replay a recorded trace instead of generating ops (fio's `read_iolog`). `bs`, `align`,
     /// `span` and `read_pct` then describe the trace (largest op, common alignment, end of the
     /// highest op, share of reads) so the target checks see what the replay will do.
@@ -171,6 +175,13 @@ pub struct WorkloadSpec {
     /// 0 = as fast as the queue depth allows.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pace_ns: u64,
+    /// Block sizes that vary (fio's `bssplit`, `bsrange`, or a size per direction); `bs` is
+    /// then the largest of them (buffers, checks), `align` at most the smallest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_sizes: Option<crate::dist::BlockSizes>,
+    /// Where random offsets land (fio's `random_distribution`); uniform by default.
+    #[serde(default, skip_serializing_if = "crate::dist::Distribution::is_uniform")]
+    pub distribution: crate::dist::Distribution,
 }
 
 impl Default for WorkloadSpec {
@@ -196,8 +207,11 @@ impl Default for WorkloadSpec {
             random_map: false,
             random_every: 1,
             seq_skip: 0,
+            seq_back: 0,
             replay: None,
             pace_ns: 0,
+            block_sizes: None,
+            distribution: Default::default(),
         }
     }
 }
@@ -239,6 +253,10 @@ pub enum SpecError {
         what: String,
         size: String,
     },
+    #[error(
+        "random_distribution={dist}: its zones end at {end}, beyond the region of {span} bytes (fio stops such a job: \"zoned_abs sizes exceed file size\")"
+    )]
+    ZonesBeyond { dist: String, end: u64, span: u64 },
 }
 
 impl WorkloadSpec {
@@ -271,6 +289,26 @@ impl WorkloadSpec {
         }
         if self.random_pct > 100 {
             return Err(SpecError::RandomPct(self.random_pct as u32));
+        }
+        if let Some(b) = &self.block_sizes {
+            let (lo, hi) = b.bounds();
+            if lo == 0 {
+                return Err(SpecError::Zero("bs"));
+            }
+            if hi != self.bs {
+                return Err(SpecError::TooLarge("bs", hi, self.bs));
+            }
+            // The random map of varying sizes keeps a bit per block of the smallest size.
+            if let Some(span) = self.span.filter(|_| self.random_map) {
+                let blocks = span / lo;
+                if blocks > crate::gen::MAX_BLOCK_MAP {
+                    return Err(SpecError::TooLarge(
+                        "random-map blocks (varying block sizes; norandommap needs none)",
+                        blocks,
+                        crate::gen::MAX_BLOCK_MAP,
+                    ));
+                }
+            }
         }
         if self.align > self.bs {
             return Err(SpecError::AlignLargerThanBs {
@@ -338,10 +376,36 @@ impl WorkloadSpec {
                 size: format_size(size),
             });
         }
-        if span < self.bs {
-            return Err(SpecError::SpanTooSmall { span, bs: self.bs });
+        let min_bs = self.min_bs();
+        if span < min_bs {
+            return Err(SpecError::SpanTooSmall { span, bs: min_bs });
+        }
+        if let crate::dist::Distribution::ZonedAbs { read, write } = &self.distribution {
+            let end = |z: &[crate::dist::Zone]| z.iter().map(|z| z.size).sum::<u64>();
+            let end = end(read).max(end(write));
+            // fio's zone ends, in blockalign units, may not pass its last block.
+            let positions = if min_bs > self.align {
+                (span - min_bs) / self.align + 1
+            } else {
+                span / self.align
+            };
+            if end / self.align > positions {
+                return Err(SpecError::ZonesBeyond {
+                    dist: self.distribution.describe(),
+                    end,
+                    span,
+                });
+            }
         }
         Ok((self.offset, span))
+    }
+
+    /// The smallest block size (`bs` unless the sizes vary).
+    pub fn min_bs(&self) -> u64 {
+        self.block_sizes
+            .as_ref()
+            .map_or(self.bs, |b| b.bounds().0.max(1))
+            .min(self.bs)
     }
 
     /// True when the workload writes at all.
@@ -359,13 +423,41 @@ impl WorkloadSpec {
         self.qd as u64 * self.jobs as u64
     }
 
+    /// Every block size the workload can issue, for alignment checks (with a range, its
+    /// smallest and largest: every other size is a multiple of the smallest).
+    pub fn block_size_values(&self) -> Vec<u64> {
+        use crate::dist::BsChoice;
+        let mut v = vec![self.bs];
+        if let Some(b) = &self.block_sizes {
+            for c in [&b.read, &b.write] {
+                match c {
+                    BsChoice::Range(lo, hi) => v.extend([*lo, *hi]),
+                    c => v.extend(c.sizes()),
+                }
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// A one-line description like `randwrite 4 KiB QD3 align 512 B`.
     pub fn summary(&self) -> String {
-        let mut s = format!("{} {} QD{}", self.rw, format_size(self.bs), self.qd);
+        let size = match &self.block_sizes {
+            Some(b) => {
+                let (lo, hi) = b.bounds();
+                format!("{}-{}", format_size(lo), format_size(hi))
+            }
+            None => format_size(self.bs),
+        };
+        let mut s = format!("{} {} QD{}", self.rw, size, self.qd);
+        if !self.distribution.is_uniform() {
+            s.push_str(&format!(" {}", self.distribution.describe()));
+        }
         if self.jobs > 1 {
             s.push_str(&format!("x{}", self.jobs));
         }
-        if self.align != self.bs {
+        if self.align != self.min_bs() {
             s.push_str(&format!(" align {}", format_size(self.align)));
         }
         if matches!(self.rw, RwMode::Rw | RwMode::Randrw) {
