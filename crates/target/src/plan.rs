@@ -507,8 +507,13 @@ pub fn plan(
             let what = format!("{} ({kind})", path.display());
             let (start, span) = spec.region_for(p.size, &what)?;
             if opts.direct {
-                let mut values = vec![("--align", spec.align), ("--offset", start)];
-                values.extend(spec.block_size_values().into_iter().map(|b| ("--bs", b)));
+                // The block sizes first: --align defaults to --bs, and the flag given is named.
+                let mut values: Vec<(&str, u64)> = spec
+                    .block_size_values()
+                    .into_iter()
+                    .map(|b| ("--bs", b))
+                    .collect();
+                values.extend([("--align", spec.align), ("--offset", start)]);
                 check_direct_alignment(
                     &values,
                     p.info.dio_offset_align,
@@ -628,12 +633,16 @@ fn plan_raid0(
     let (start, span) = spec.region_for(map.size(), &what)?;
     let direct = opts.direct && nulls.is_empty();
     if direct {
-        let mut values = vec![
+        let mut values: Vec<(&str, u64)> = spec
+            .block_size_values()
+            .into_iter()
+            .map(|b| ("--bs", b))
+            .collect();
+        values.extend([
             ("--align", spec.align),
             ("--offset", start),
             ("--stripe", stripe),
-        ];
-        values.extend(spec.block_size_values().into_iter().map(|b| ("--bs", b)));
+        ]);
         check_direct_alignment(&values, dio_align, "the RAID 0 members")?;
     }
     check_free_space(&paths)?;
