@@ -28,7 +28,7 @@ fn the_stripe_study_names_limits_and_the_models_standing() {
     assert!(out.status.success(), "{stderr}");
     // what binds one drive and the array, from the stored device counters
     assert!(
-        stdout.contains("raid0, 4k-randwrite: what limits it — one drive: at QD 32 all 16 dies, 100 % busy; the array (128 KiB): at QD 32 all 16 dies of each drive, 100 % busy."),
+        stdout.contains("raid0, 4k-randwrite: what limits it: one drive: at QD 32 all 16 dies, 100 % busy; the array (128 KiB): at QD 32 all 16 dies of each drive, 100 % busy."),
         "{stdout}"
     );
     // the model's standing, at the study's time per point, with the command that checks it
@@ -51,7 +51,7 @@ fn the_stripe_study_names_limits_and_the_models_standing() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains(&caveat), "{stdout}");
-    assert!(stdout.contains("what limits it — one drive:"), "{stdout}");
+    assert!(stdout.contains("what limits it: one drive:"), "{stdout}");
     assert!(!stderr.contains("checking"), "{stderr}");
 
     // the study run again resumes: nothing simulated, the check kept
@@ -95,7 +95,7 @@ fn a_report_of_an_unchecked_sweep_says_how_to_check_the_model() {
     // each compared point's limit: QD 1 is latency-bound on one drive and on the array
     assert!(
         stdout.contains(
-            "two, 4k-randread: what limits it — one drive: at QD 1 latency (nothing saturated"
+            "two, 4k-randread: what limits it: one drive: at QD 1 latency (nothing saturated"
         ),
         "{stdout}"
     );

@@ -155,7 +155,7 @@ fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 fn us(ns: f64) -> String {
-    format!("{:.0} µs", ns / 1e3)
+    format!("{:.0} us", ns / 1e3)
 }
 
 fn each(v: &[String]) -> String {
@@ -345,7 +345,7 @@ impl Analysis {
                 parts.push(format!("the array ({}): {x}", format_size(best.stripe)));
             }
             if !parts.is_empty() {
-                out.push(format!("{t}, {w}: what limits it — {}.", parts.join("; ")));
+                out.push(format!("{t}, {w}: what limits it: {}.", parts.join("; ")));
             }
         }
         out
@@ -383,7 +383,7 @@ impl Analysis {
                 n => format!("{n} times"),
             };
             let mut s = format!(
-                "{t}, {w}: {n} drives give more than {times} one drive (up to {:+.0} % at QD {} with {}; beyond {}× at QD {}): ",
+                "{t}, {w}: {n} drives give more than {times} one drive (up to {:+.0} % at QD {} with {}; beyond {}x at QD {}): ",
                 top.gain_pct.unwrap_or(0.0),
                 top.qd,
                 format_size(top.stripe.unwrap_or(0)),
@@ -465,7 +465,7 @@ mod tests {
         let why = explain_gain(&one, &two);
         assert_eq!(why.len(), 3, "{why:?}");
         assert!(why[0].starts_with("one drive collects garbage at a write amplification of 2.10 (1100 units moved), each member at 1.01 (0 and 20)"), "{}", why[0]);
-        assert!(why[1].starts_with("writes waited 120 µs on average for write-buffer space on one drive against 5 µs and 7 µs on the members"), "{}", why[1]);
+        assert!(why[1].starts_with("writes waited 120 us on average for write-buffer space on one drive against 5 us and 7 us on the members"), "{}", why[1]);
         assert_eq!(why[2], "one drive's busiest resource is fw core 0 (99 % busy), the members' all 16 dies (82 % busy)");
     }
 
@@ -545,7 +545,7 @@ mod tests {
         ]);
         let why = explain_gain(&one, &two);
         assert!(
-            why[0].contains("against 185 µs on each member"),
+            why[0].contains("against 185 us on each member"),
             "{}",
             why[0]
         );

@@ -307,7 +307,7 @@ impl Analysis {
                     let ratio = if u > 0.0 { a / u } else { f64::INFINITY };
                     let mut s = if ratio >= LITTLE {
                         format!(
-                            "{t}: {au}-aligned writes are {ratio:.1}× slower than {aa}-aligned{at_qd} ({u:.1} vs {a:.1} MB/s)"
+                            "{t}: {au}-aligned writes are {ratio:.1}x slower than {aa}-aligned{at_qd} ({u:.1} vs {a:.1} MB/s)"
                         )
                     } else if ratio > 1.0 / LITTLE {
                         format!(
@@ -316,7 +316,7 @@ impl Analysis {
                         )
                     } else {
                         format!(
-                            "{t}: {au}-aligned writes are {:.1}× faster than {aa}-aligned{at_qd} ({u:.1} vs {a:.1} MB/s)",
+                            "{t}: {au}-aligned writes are {:.1}x faster than {aa}-aligned{at_qd} ({u:.1} vs {a:.1} MB/s)",
                             1.0 / ratio
                         )
                     };
@@ -346,7 +346,7 @@ impl Analysis {
                     };
                     if let (Some(lu), Some(la)) = (limit(&unaligned), limit(&aligned)) {
                         s.push_str(&format!(
-                            ". What limits it — {au}-aligned writes: {lu}; {aa}-aligned: {la}"
+                            ". What limits it: {au}-aligned writes: {lu}; {aa}-aligned: {la}"
                         ));
                     }
                     out.push(s + ".");
