@@ -1050,6 +1050,80 @@ fn verify_maps_stay_truthful() {
 }
 
 #[test]
+fn two_verifying_runs_on_one_file_are_one_too_many() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let o = ssdlab(
+        dir,
+        &["run", "--target", "v.img", "--span", "8m", "--ios", "1"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A verifying writer holds the file for its whole run...
+    let first = Command::new(bin())
+        .current_dir(dir)
+        .env("SSDLAB_STATE_DIR", dir.join(".state"))
+        .args([
+            "run",
+            "--target",
+            "v.img",
+            "--rw",
+            "randwrite",
+            "--time",
+            "4s",
+            "--verify",
+            "--seed",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // ...so a second one with another seed is refused, before it writes (it used to read the
+    // first one's data back as thousands of bad sectors).
+    let started = Instant::now();
+    let refused = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let o = ssdlab(
+            dir,
+            &[
+                "run",
+                "--target",
+                "v.img",
+                "--rw",
+                "randwrite",
+                "--ios",
+                "100",
+                "--verify",
+                "--seed",
+                "2",
+            ],
+        );
+        if o.status.code() == Some(2) || started.elapsed() > Duration::from_secs(3) {
+            break o;
+        }
+    };
+    assert_refused(
+        &refused,
+        "another ssdlab run is verifying an overlapping region",
+        "second verifier",
+    );
+    let out = first.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Once it ended, verifying works again and finds nothing wrong.
+    let o = ssdlab(
+        dir,
+        &[
+            "run", "--target", "v.img", "--rw", "read", "--time", "500ms", "--verify", "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn usage_errors_and_odd_inputs_are_one_line() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();

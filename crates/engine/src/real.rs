@@ -535,6 +535,8 @@ struct MapCtx {
     path: PathBuf,
     key: String,
     map: WrittenMap,
+    /// The targets' verify locks, held to the end of the run ([`written::hold_for_verify`]).
+    _held: Vec<std::fs::File>,
 }
 
 /// Loads the written-map of the target (`--verify-map`, or the default place for its identity).
@@ -542,6 +544,8 @@ fn load_verify_map(
     infos: &[ssdlab_target::TargetInfo],
     stripe: Option<u64>,
     opts: &RealOptions<'_>,
+    region: (u64, u64),
+    writes: bool,
 ) -> Result<MapCtx, EngineError> {
     let key = written::target_key(infos, stripe).map_err(|e| {
         EngineError::VerifyMap(written::MapError::Io {
@@ -553,8 +557,15 @@ fn load_verify_map(
         Some(p) => p.to_path_buf(),
         None => written::default_map_path(&key)?,
     };
+    // A stripe set's region spreads over its members: they are held whole.
+    let held = written::hold_for_verify(infos, stripe.is_none().then_some(region), writes)?;
     let map = WrittenMap::load(&path, &key)?;
-    Ok(MapCtx { path, key, map })
+    Ok(MapCtx {
+        path,
+        key,
+        map,
+        _held: held,
+    })
 }
 
 /// A write run without `--verify` on a target that has a written-map: what it writes is no longer
@@ -1007,6 +1018,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             &infos,
             stripe_of(jobs[0].target),
             jobs[0].opts,
+            (planned[0].plan.start, planned[0].plan.span),
+            jobs[0].spec.writes(),
         )?);
     }
 
@@ -1073,6 +1086,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             &infos,
             stripe_of(jobs[0].target),
             jobs[0].opts,
+            (planned[0].plan.start, planned[0].plan.span),
+            jobs[0].spec.writes(),
         )?);
     }
     if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {

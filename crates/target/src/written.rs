@@ -42,7 +42,7 @@ pub enum MapError {
     NoStateDir,
     #[error("verify map {}: cannot be saved there: {why}; give --verify-map FILE or set SSDLAB_STATE_DIR", path.display())]
     Unwritable { path: PathBuf, why: String },
-    #[error("verify map {}: another verifying run on this target holds it; wait for it to end", path.display())]
+    #[error("{}: another ssdlab run is verifying an overlapping region; wait for that run to end (two verifying runs with their own seeds would each read the other's data as corruption)", path.display())]
     Busy { path: PathBuf },
 }
 
@@ -411,6 +411,55 @@ fn path_key(info: &TargetInfo) -> io::Result<String> {
             format!("block:{maj}:{min}:{}:{serial}", info.size)
         }
     })
+}
+
+/// Holds the region of a verifying run: an advisory byte-range lock (an open-file-description
+/// lock, `F_OFD_SETLK`) on `region` (offset, length) of a single file, or on the whole of each
+/// member of a stripe set (`region` `None`), for as long as the returned files live: a write lock
+/// for a run that writes, a read lock for one that only reads. Another verifying run whose region
+/// overlaps is refused ([`MapError::Busy`]) instead of reading the first one's data back as
+/// corruption; verifying runs on disjoint regions run side by side. Block devices are opened
+/// `O_EXCL` by every run already; this covers regular files.
+pub fn hold_for_verify(
+    infos: &[TargetInfo],
+    region: Option<(u64, u64)>,
+    writes: bool,
+) -> Result<Vec<std::fs::File>, MapError> {
+    let mut held = Vec::with_capacity(infos.len());
+    for i in infos {
+        if i.kind != TargetKind::File {
+            continue;
+        }
+        let io_err = |err| MapError::Io {
+            path: i.path.clone(),
+            err,
+        };
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(writes)
+            .open(&i.path)
+            .map_err(io_err)?;
+        let (start, len) = region.unwrap_or((0, 0));
+        // SAFETY: an all-zero flock is a valid value; the fields are set below.
+        let mut lk: libc::flock = unsafe { std::mem::zeroed() };
+        lk.l_type = if writes { libc::F_WRLCK } else { libc::F_RDLCK } as libc::c_short;
+        lk.l_whence = libc::SEEK_SET as libc::c_short;
+        lk.l_start = start.min(i64::MAX as u64) as libc::off_t;
+        lk.l_len = len.min(i64::MAX as u64) as libc::off_t; // 0: to the end, however long
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid descriptor and a pointer to an initialised flock.
+        if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_OFD_SETLK, &lk) } != 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EACCES) => Err(MapError::Busy {
+                    path: i.path.clone(),
+                }),
+                _ => Err(io_err(e)),
+            };
+        }
+        held.push(f);
+    }
+    Ok(held)
 }
 
 /// The identity of a run's target: one file or device, or a stripe set (its members in order and
