@@ -65,6 +65,24 @@ pub struct SyncBackend {
     queue: Option<Sender<(u32, Job)>>,
 }
 
+/// An I/O thread's work for one job: does it and sends its completion; false once nobody
+/// listens any more (the backend was dropped).
+fn serve(file: &File, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool {
+    let res = do_io(
+        file,
+        job.dir,
+        &mut job.buf.as_mut_slice()[..job.len],
+        job.offset,
+    );
+    let done = Done {
+        slot,
+        res,
+        at: Instant::now(),
+        buf: job.buf,
+    };
+    done_tx.send(done).is_ok()
+}
+
 fn do_io(file: &File, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
     let r = match dir {
         Dir::Read => file.read_at(buf, offset),
@@ -119,20 +137,8 @@ impl SyncBackend {
                     .name("ssdlab-aio".into())
                     .stack_size(IO_THREAD_STACK)
                     .spawn(move || {
-                        while let Ok((slot, mut job)) = job_rx.recv() {
-                            let res = do_io(
-                                &file,
-                                job.dir,
-                                &mut job.buf.as_mut_slice()[..job.len],
-                                job.offset,
-                            );
-                            let done = Done {
-                                slot,
-                                res,
-                                at: Instant::now(),
-                                buf: job.buf,
-                            };
-                            if done_tx.send(done).is_err() {
+                        while let Ok((slot, job)) = job_rx.recv() {
+                            if !serve(&file, slot, job, &done_tx) {
                                 break;
                             }
                         }
@@ -175,20 +181,8 @@ impl SyncBackend {
                 .name(format!("ssdlab-sync-{slot}"))
                 .stack_size(IO_THREAD_STACK)
                 .spawn(move || {
-                    while let Ok(mut job) = job_rx.recv() {
-                        let res = do_io(
-                            &file,
-                            job.dir,
-                            &mut job.buf.as_mut_slice()[..job.len],
-                            job.offset,
-                        );
-                        let done = Done {
-                            slot,
-                            res,
-                            at: Instant::now(),
-                            buf: job.buf,
-                        };
-                        if done_tx.send(done).is_err() {
+                    while let Ok(job) = job_rx.recv() {
+                        if !serve(&file, slot, job, &done_tx) {
                             break;
                         }
                     }

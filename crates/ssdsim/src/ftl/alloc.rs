@@ -58,6 +58,24 @@ pub(crate) struct Group {
     pub pmask: u8,
 }
 
+impl Group {
+    /// A group taken from the pool starts empty: nothing filled, waiting or programmed, `seq`
+    /// its place in its die's order. (Where it goes is set by the caller.)
+    pub(crate) fn clear(&mut self, seq: u64) {
+        self.fill = 0;
+        self.slots = 0;
+        self.used_planes = 0;
+        self.sectors = 0;
+        self.cache_bytes = 0;
+        self.ready = 0;
+        self.deps = 0;
+        self.sealed = false;
+        self.seq = seq;
+        self.waiters.clear();
+        self.pmask = 0;
+    }
+}
+
 /// Blocks a plane keeps for GC: the host may not take the last one.
 pub(crate) const HOST_RESERVE: usize = 1;
 
@@ -163,18 +181,8 @@ impl Ftl {
         gr.gc = gc;
         gr.last = page + 1 == w.pages;
         gr.plane = 0;
-        gr.fill = 0;
-        gr.slots = 0;
-        gr.used_planes = 0;
-        gr.sectors = 0;
-        gr.cache_bytes = 0;
-        gr.ready = 0;
-        gr.deps = 0;
-        gr.sealed = false;
-        gr.seq = seq;
-        gr.waiters.clear();
+        gr.clear(seq);
         gr.hybrid = false;
-        gr.pmask = 0;
         if gc {
             self.gc_wp[d].next_page += 1;
         } else {

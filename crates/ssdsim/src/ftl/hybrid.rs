@@ -565,18 +565,8 @@ impl Ftl {
         gr.gc = gc;
         gr.last = last;
         gr.plane = first;
-        gr.fill = 0;
-        gr.slots = 0;
-        gr.used_planes = 0;
-        gr.sectors = 0;
-        gr.cache_bytes = 0;
-        gr.ready = 0;
-        gr.deps = 0;
-        gr.sealed = false;
-        gr.seq = seq;
-        gr.waiters.clear();
+        gr.clear(seq);
         gr.hybrid = true;
-        gr.pmask = 0;
         self.hyb_mut().pend[blk[0] as usize] += 1;
         id
     }
