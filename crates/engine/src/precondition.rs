@@ -91,7 +91,7 @@ pub fn parse_precondition(text: &str) -> Result<Vec<PreStep>, String> {
                     .ok()
                     .filter(|n: &f64| n.is_finite() && *n > 0.0 && *n <= 100.0)
                     .ok_or_else(|| {
-                        format!("'{part}': '{w}' is not a number of passes from 0 to 100, e.g. 2x")
+                        format!("'{part}': '{w}' is not a number of passes above 0 and at most 100, e.g. 2x")
                     })?;
                 passes = Some(n);
             } else {

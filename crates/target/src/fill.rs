@@ -71,6 +71,9 @@ pub enum Cleanup {
     Failed(String),
     /// Nothing was written to this file.
     Untouched,
+    /// The path no longer names the file laid out: something else removed or replaced it
+    /// meanwhile (the reason); it was left alone.
+    Gone(String),
     /// What happened to this file, and to the files laid out before it in the same run.
     Also { first: Box<Cleanup>, others: String },
 }
@@ -84,6 +87,7 @@ impl fmt::Display for Cleanup {
             }
             Cleanup::Failed(why) => write!(f, "and could not give the file back: {why}"),
             Cleanup::Untouched => write!(f, "nothing was written to it"),
+            Cleanup::Gone(why) => write!(f, "{why} while it was laid out; left alone"),
             Cleanup::Also { first, others } => {
                 write!(
                     f,
@@ -144,24 +148,31 @@ impl Undo {
     /// Gives the file back: removes it if this layout created it (and the path still names the
     /// same file), or cuts it back to its original length.
     pub fn undo(self) -> Cleanup {
+        // Give back only what we laid out: the path must still name our inode (another process
+        // may have removed or replaced it meanwhile).
+        match std::fs::metadata(&self.path) {
+            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {}
+            Ok(_) => return Cleanup::Gone("another file was put at its path".into()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Cleanup::Gone("it was removed by something else".into())
+            }
+            Err(e) => return Cleanup::Failed(format!("cannot inspect it: {e}")),
+        }
         match self.original_len {
             Some(n) => match self.file.set_len(n).and_then(|_| self.file.sync_data()) {
                 Ok(()) => Cleanup::Truncated(n),
                 Err(e) => Cleanup::Failed(format!("cannot cut it back to {n} bytes: {e}")),
             },
-            None => {
-                // Remove only what we created: the path must still name our inode.
-                match std::fs::symlink_metadata(&self.path) {
-                    Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {
-                        match std::fs::remove_file(&self.path) {
-                            Ok(()) => Cleanup::Removed,
-                            Err(e) => Cleanup::Failed(format!("cannot remove it: {e}")),
-                        }
+            // Created here: the name itself (not a link put in its place) must be ours.
+            None => match std::fs::symlink_metadata(&self.path) {
+                Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {
+                    match std::fs::remove_file(&self.path) {
+                        Ok(()) => Cleanup::Removed,
+                        Err(e) => Cleanup::Failed(format!("cannot remove it: {e}")),
                     }
-                    Ok(_) => Cleanup::Failed("the path now names another file; left alone".into()),
-                    Err(e) => Cleanup::Failed(format!("cannot inspect it: {e}")),
                 }
-            }
+                _ => Cleanup::Gone("another file was put at its path".into()),
+            },
         }
     }
 }
@@ -367,5 +378,43 @@ mod tests {
         let mut b = vec![0u8; 4099];
         XorShift(1).fill(&mut b);
         assert!(b.iter().all(|&x| x != 0));
+    }
+
+    /// A file removed or replaced by another process while it was laid out is left alone and
+    /// the cleanup says so (it used to say "gave the file back its original length").
+    #[test]
+    fn undo_leaves_alone_a_file_removed_or_replaced_meanwhile() {
+        let d = tempfile::tempdir().unwrap();
+        for (existing, replace) in [(true, false), (true, true), (false, false), (false, true)] {
+            let p = d.path().join("f.img");
+            let _ = std::fs::remove_file(&p);
+            if existing {
+                std::fs::write(&p, vec![1u8; 4096]).unwrap();
+            }
+            let laid = lay_out(&probe(&p).unwrap(), 64 << 10, None).unwrap();
+            let undo = laid.undo.expect("written");
+            std::fs::remove_file(&p).unwrap();
+            if replace {
+                std::fs::write(&p, b"theirs").unwrap();
+            }
+            let c = undo.undo();
+            assert!(matches!(c, Cleanup::Gone(_)), "{existing} {replace}: {c}");
+            let text = c.to_string();
+            assert!(text.contains("left alone"), "{text}");
+            if replace {
+                assert_eq!(std::fs::read(&p).unwrap(), b"theirs");
+            } else {
+                assert!(!p.exists());
+            }
+        }
+        // Still ours: given back as before.
+        let p = d.path().join("g.img");
+        std::fs::write(&p, vec![1u8; 4096]).unwrap();
+        let undo = lay_out(&probe(&p).unwrap(), 64 << 10, None)
+            .unwrap()
+            .undo
+            .unwrap();
+        assert_eq!(undo.undo(), Cleanup::Truncated(4096));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 4096);
     }
 }
