@@ -522,6 +522,9 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow!(e))?;
 
+    // Outputs that could not be written after the work was done (a full disk): the fit goes on
+    // and its result is printed, then these are reported (exit 1).
+    let mut not_kept: Vec<String> = Vec::new();
     // the figures: read, or measured now
     let (data, drive) = match &a.target {
         None => {
@@ -615,18 +618,20 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 }
             })?;
             let path = measured_path.clone().expect("with --target");
-            output::write_file(&path, ssdlab_calib::data::to_toml(&raw).as_bytes()).map_err(
-                |e| {
-                    Failure::new(
-                        EXIT_FAILED,
-                        anyhow!("--measurements {}: {e}", path.display()),
-                    )
-                },
-            )?;
-            output::note(&format!(
-                "calibrate: measurements written to {} (refit later with --from)",
-                path.display()
-            ));
+            match output::write_file(&path, ssdlab_calib::data::to_toml(&raw).as_bytes()) {
+                Ok(()) => output::note(&format!(
+                    "calibrate: measurements written to {} (refit later with --from)",
+                    path.display()
+                )),
+                Err(e) => {
+                    // The measurements are in memory: the fit goes on, its result is printed.
+                    output::note(&format!(
+                        "calibrate: --measurements {}: {e}; fitting the measurements held in memory",
+                        path.display()
+                    ));
+                    not_kept.push(format!("--measurements {}: {e}", path.display()));
+                }
+            }
             if let Some(st) = &a.store {
                 output::note(&format!(
                     "calibrate: the measured points are also in the store {} as runs labelled \"calibrate {name}\" of drive {} (refit with --from {} --drive {})",
@@ -794,8 +799,13 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     };
     let text = fitted_toml(&base_text, &res, &name, &provenance, &calibration)
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!(e)))?;
-    output::write_file(&a.out, text.as_bytes())
-        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("--out {}: {e}", a.out.display())))?;
+    let written = match output::write_file(&a.out, text.as_bytes()) {
+        Ok(()) => format!("written to {}", a.out.display()),
+        Err(e) => {
+            not_kept.push(format!("--out {}: {e}", a.out.display()));
+            format!("not written to {} (below)", a.out.display())
+        }
+    };
     let out = if a.json {
         serde_json::to_string_pretty(&serde_json::json!({
             "preset": name,
@@ -826,15 +836,23 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             ));
         }
         s.push_str(&format!(
-            "rms error {:.1} % -> {:.1} % over {} figures ({} evaluations, {wall:.1} s); written to {}\n",
+            "rms error {:.1} % -> {:.1} % over {} figures ({} evaluations, {wall:.1} s); {written}\n",
             res.error_before * 100.0,
             res.error_after * 100.0,
             res.figures,
             res.evaluations,
-            a.out.display()
         ));
         s
     };
     output::stdout(&out).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    if !not_kept.is_empty() {
+        return Err(Failure::new(
+            EXIT_FAILED,
+            anyhow!(
+                "{} (the result was printed; the file was not kept)",
+                not_kept.join("; ")
+            ),
+        ));
+    }
     Ok(0)
 }

@@ -195,6 +195,8 @@ struct Measured {
     recorder: Recorder,
     outcome: LoopOutcome,
     workers: Vec<(RunResult, Recorder)>,
+    /// Why the job's `write_iolog` was not kept.
+    iolog_error: Option<String>,
 }
 
 /// fio's `--output-format` names (several may be given comma-separated in fio; ssdlab prints
@@ -1071,6 +1073,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                                 recorder: o.recorder,
                                 outcome: o.outcome,
                                 workers: o.workers.into_iter().zip(o.worker_recorders).collect(),
+                                iolog_error: o.iolog_error,
                             })
                             .collect()
                     })
@@ -1109,6 +1112,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                                         .into_iter()
                                         .zip(o.worker_recorders)
                                         .collect(),
+                                    iolog_error: o.iolog_error,
                                 })
                                 .collect()
                         })
@@ -1118,7 +1122,14 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         );
         match got {
             Ok(ms) => {
-                for (&i, m) in idx.iter().zip(ms) {
+                for (&i, mut m) in idx.iter().zip(ms) {
+                    // The measurement stands and is printed; the log is reported after it.
+                    if let Some(e) = m.iolog_error.take() {
+                        failure.get_or_insert(Failure::new(
+                            crate::cli::EXIT_FAILED,
+                            anyhow!("{e} (the result was printed; the log was not kept)"),
+                        ));
+                    }
                     measured[i] = Some(m);
                 }
             }
@@ -1129,7 +1140,13 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         }
         for (_, dest, parts) in merges.iter().filter(|(mw, _, _)| *mw == w) {
             if let Err(e) = ssdlab_engine::merge_iologs(parts, dest) {
-                failure = Some(Failure::new(crate::cli::EXIT_FAILED, anyhow!(e)));
+                failure.get_or_insert(Failure::new(
+                    crate::cli::EXIT_FAILED,
+                    anyhow!(
+                        "write_iolog {}: {e} (the result was printed; the log was not kept)",
+                        dest.display()
+                    ),
+                ));
             }
         }
         if failure.is_some() {

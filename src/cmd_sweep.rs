@@ -868,7 +868,13 @@ pub fn run_spec(
         summary.remaining,
         summary.wall.as_secs_f64()
     );
-    if summary.interrupted {
+    if summary.store_error.is_some() {
+        text.push_str(&format!(
+            "stopped: the store took no more results; {} points kept, {} remain; make room and run the same command again to resume\n",
+            summary.skipped + summary.ran,
+            summary.remaining
+        ));
+    } else if summary.interrupted {
         text.push_str(&format!(
             "interrupted: {} points remain; run the same command again to resume\n",
             summary.remaining
@@ -882,6 +888,12 @@ pub fn run_spec(
         db.display()
     ));
     output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    if let Some(e) = &summary.store_error {
+        return Err(Failure::new(
+            EXIT_FAILED,
+            anyhow!("{e} (the sweep stopped; the summary was printed)"),
+        ));
+    }
     Ok(if summary.interrupted {
         signals::exit_code()
     } else if summary.remaining > 0 {
@@ -979,6 +991,8 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
     let mut csv_rows = Vec::new();
     let mut json_sweeps = Vec::new();
     let mut mix_errors = Vec::new();
+    // Files that could not be written (reported after the report is printed).
+    let mut not_written: Vec<String> = Vec::new();
     let mut page = ssdlab_chart::Page::new(&match sweeps.as_slice() {
         [s] => format!("ssdlab report: {}", s.name),
         _ => format!("ssdlab report: {}", a.db.display()),
@@ -1042,7 +1056,10 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         json_sweeps.push(serde_json::json!({ "analysis": analysis, "mix": recs }));
     }
     if let Some(dir) = &a.fio_json {
-        export_fio_json(&store, &sweeps, dir, &a.db)?;
+        match export_fio_json(&store, &sweeps, dir, &a.db) {
+            Err(f) if f.code == EXIT_FAILED => not_written.push(format!("{:#}", f.err)),
+            other => other?,
+        }
     }
     if mix.is_some() && !sweeps.is_empty() && mix_errors.len() == sweeps.len() {
         return Err(anyhow!("{}", mix_errors.join("; ")).into());
@@ -1060,28 +1077,37 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
                 );
             }
         }
-        output::write_file(h, page.finish().as_bytes()).map_err(|e| {
-            Failure::new(
-                EXIT_FAILED,
-                anyhow!("cannot write the HTML report {}: {e}", h.display()),
-            )
-        })?;
-        output::note(&format!(
-            "wrote the HTML report to {} ({} charts)",
-            h.display(),
-            page.chart_count()
-        ));
+        // A file that cannot be written (a full disk) does not cost the report on stdout: it is
+        // printed, then the failed file is named (exit 1).
+        match output::write_file(h, page.finish().as_bytes()) {
+            Ok(()) => output::note(&format!(
+                "wrote the HTML report to {} ({} charts)",
+                h.display(),
+                page.chart_count()
+            )),
+            Err(e) => {
+                not_written.push(format!("cannot write the HTML report {}: {e}", h.display()))
+            }
+        }
     }
 
     if let Some(dest) = &csv {
         let mut buf = Vec::new();
         ssdlab_report::csv::write_points_csv(&mut buf, &csv_rows).context("cannot format CSV")?;
         let text = String::from_utf8_lossy(&buf);
-        dest.write(&text)
-            .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the CSV: {e}")))?;
-        match dest {
-            Dest::Stdout => return Ok(0),
-            Dest::File(p) => {
+        match (dest.write(&text), dest) {
+            (Err(e), Dest::Stdout) => {
+                return Err(Failure::new(
+                    EXIT_FAILED,
+                    anyhow!("cannot write the CSV: {e}"),
+                ))
+            }
+            (Err(e), Dest::File(p)) => {
+                not_written.push(format!("cannot write the CSV {}: {e}", p.display()))
+            }
+            (Ok(()), Dest::Stdout) if not_written.is_empty() => return Ok(0),
+            (Ok(()), Dest::Stdout) => {}
+            (Ok(()), Dest::File(p)) => {
                 output::note(&format!("wrote {} rows to {}", csv_rows.len(), p.display()))
             }
         }
@@ -1095,7 +1121,15 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         }
         text
     };
-    output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    if !matches!(csv, Some(Dest::Stdout)) {
+        output::stdout(&doc).map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    }
+    if !not_written.is_empty() {
+        return Err(Failure::new(
+            EXIT_FAILED,
+            anyhow!("{} (the report was printed)", not_written.join("; ")),
+        ));
+    }
     Ok(0)
 }
 

@@ -1356,3 +1356,162 @@ fn a_full_disk_after_the_run_keeps_the_result() {
         assert_eq!(listing(full), vec!["fill".to_string()], "{flag}");
     }
 }
+
+/// What a full disk costs after the work is done: the file, never the result. A fio job's
+/// `write_iolog`, calibrate's measurements, a sweep's store part way and `report --html` each
+/// print what they measured or found (stdout), then name the file that could not be kept,
+/// exit 1, and leave no partial file behind (issue 25).
+#[test]
+fn a_full_disk_costs_the_file_not_the_result() {
+    let fs_ = match Tmpfs::mount("64k") {
+        Ok(t) => t,
+        Err(e) => return skip(&e),
+    };
+    let full = fs_.path();
+    let _ = fs::write(full.join("fill"), vec![0u8; 1 << 20]);
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let at = |name: &str| full.join(name).to_str().unwrap().to_string();
+    let kept_nothing = |what: &str| {
+        assert_eq!(listing(full), vec!["fill".to_string()], "{what}");
+    };
+
+    // fio's write_iolog: 3072 I/Os are about 100 KiB of log.
+    let log = at("io.log");
+    let o = ssdlab(
+        dir,
+        &[
+            "fio",
+            "--name=j",
+            "--filename=a.img",
+            "--size=1m",
+            "--rw=randread",
+            "--io_size=12m",
+            &format!("--write_iolog={log}"),
+            "--output-format=json",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "write_iolog: {err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("write_iolog: the result is printed ({e}): {err}"));
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 3072);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("write_iolog")
+            && last.contains("io.log")
+            && last.contains("the result was printed"),
+        "{err}"
+    );
+    kept_nothing("write_iolog");
+
+    // calibrate's measurements: the fit goes on and its result is printed.
+    let o = ssdlab(
+        dir,
+        &[
+            "calibrate",
+            "--target",
+            "disk.img",
+            "--base",
+            "vertex450-128g",
+            "--span",
+            "16m",
+            "--point-time",
+            "30ms",
+            "--param",
+            "controller.fw_read_ns",
+            "--passes",
+            "1",
+            "--fit-time",
+            "100ms",
+            "--fit-ios",
+            "2000",
+            "--measurements",
+            &at("m.toml"),
+            "--out",
+            "p.toml",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "calibrate: {err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("rms error") && out.contains("written to p.toml"),
+        "{out}"
+    );
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("--measurements")
+            && last.contains("m.toml")
+            && last.contains("the result was printed"),
+        "{err}"
+    );
+    assert!(dir.join("p.toml").exists());
+    kept_nothing("calibrate --measurements");
+
+    // report --html: the text report is printed.
+    let sweep = "name = \"s\"\ntime = \"20ms\"\nqd = [1, 4]\nworkloads = [\"4k-randread\"]\n\
+                 [[target]]\nsim = \"x25e-64g\"\n";
+    fs::write(dir.join("s.toml"), sweep).unwrap();
+    let o = ssdlab(dir, &["sweep", "s.toml", "--db", "s.sqlite"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ssdlab(dir, &["report", "s.sqlite", "--html", &at("r.html")]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "report --html: {err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("x25e-64g"), "the text report: {out}");
+    assert!(
+        err.contains("r.html") && err.contains("the report was printed"),
+        "{err}"
+    );
+    kept_nothing("report --html");
+}
+
+/// A sweep whose store fills part way stops there, prints its summary with the points kept,
+/// exits 1, and the next run (with room) resumes where it stopped.
+#[test]
+fn a_sweep_on_a_full_disk_keeps_its_points_and_resumes() {
+    let fs_ = match Tmpfs::mount("160k") {
+        Ok(t) => t,
+        Err(e) => return skip(&e),
+    };
+    let full = fs_.path();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let sweep = "name = \"s\"\ntime = \"10ms\"\nrepeats = 40\nqd = [1, 2, 4]\nworkloads = [\"4k-randread\"]\n\
+                 [[target]]\nsim = \"x25e-64g\"\n";
+    fs::write(dir.join("s.toml"), sweep).unwrap();
+    let db = full.join("s.sqlite");
+    let o = ssdlab(dir, &["sweep", "s.toml", "--db", db.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let kept: usize = out
+        .split("points kept")
+        .next()
+        .and_then(|s| s.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the summary says what was kept: {out}"));
+    assert!(kept > 0 && kept < 120, "{out}");
+    assert!(
+        out.contains("run the same command again to resume"),
+        "{out}"
+    );
+    assert!(
+        err.contains("s.sqlite") && err.contains("the summary was printed"),
+        "{err}"
+    );
+    // With room, the same command resumes: only the rest runs.
+    let roomy = dir.join("s.sqlite");
+    fs::copy(&db, &roomy).unwrap();
+    let o = ssdlab(dir, &["sweep", "s.toml", "--db", "s.sqlite"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains(&format!(
+            "{} run now, {kept} already in the store",
+            120 - kept
+        )),
+        "{out}"
+    );
+}

@@ -129,6 +129,9 @@ pub struct RunOutput {
     pub outcome: LoopOutcome,
     /// The recorders behind `workers`.
     pub worker_recorders: Vec<Recorder>,
+    /// Why the job's `write_iolog` could not be kept (a full disk after the run): the result
+    /// stands, the log is gone.
+    pub iolog_error: Option<String>,
 }
 
 /// One job of a group run on real targets: a workload, where it goes and how.
@@ -1539,7 +1542,6 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         majf: ru.majflt,
         minf: ru.minflt,
     };
-    let mut iolog_error = None;
     let mut outputs = Vec::with_capacity(jobs.len());
     for (j, workers) in per_job.into_iter().enumerate() {
         let job = &jobs[j];
@@ -1566,11 +1568,12 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 worker_recorders.push(rec.clone());
             }
         }
+        let mut iolog_error = None;
         if let Some(t) = &job.iolog {
             let parts = std::mem::take(&mut job_parts[j]);
             let end_us = (outcome.runtime_ns + outcome.ramp_ns) / 1000;
             if let Err(e) = t.finish(parts, end_us) {
-                iolog_error.get_or_insert(e.to_string());
+                iolog_error = Some(e.to_string());
             }
         }
         let mut result = build_result(
@@ -1594,10 +1597,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             recorder: merged_rec,
             outcome,
             worker_recorders,
+            iolog_error,
         });
-    }
-    if let Some(e) = iolog_error {
-        return Err(EngineError::Iolog(e));
     }
     Ok(outputs)
 }

@@ -750,6 +750,8 @@ pub struct SimOutput {
     pub recorder: Recorder,
     pub outcome: LoopOutcome,
     pub worker_recorders: Vec<Recorder>,
+    /// Why the job's `write_iolog` could not be kept (see [`crate::RunOutput::iolog_error`]).
+    pub iolog_error: Option<String>,
 }
 
 /// A simulated drive or array that keeps its state and its virtual clock from one group of jobs
@@ -1149,6 +1151,7 @@ impl SimSession {
             first += j.spec.jobs;
         }
         let logged = jobs.iter().any(|j| j.iolog.is_some());
+        let mut iolog_errors: Vec<Option<String>> = vec![None; jobs.len()];
         let outs = if logged {
             // Every job's I/O goes to its own log: one part per job.
             let mut parts: Vec<Option<PartWriter>> = Vec::new();
@@ -1182,11 +1185,11 @@ impl SimSession {
             };
             let outs = run_streams(&mut rb, &mut streams, &units, &mut recs, None);
             let t_end = (backend.now - t0) / 1000;
-            for (p, j) in parts.into_iter().zip(jobs) {
+            // A log that cannot be kept (a full disk) loses the log, not the measurement.
+            for ((p, j), err) in parts.into_iter().zip(jobs).zip(&mut iolog_errors) {
                 if let (Some(p), Some(t)) = (p, &j.iolog) {
                     if let Err(e) = t.finish(vec![p], t_end) {
-                        self.sim = Some(backend.sim);
-                        return Err(EngineError::Iolog(e.to_string()));
+                        *err = Some(e.to_string());
                     }
                 }
             }
@@ -1318,6 +1321,7 @@ impl SimSession {
                 recorder,
                 outcome: out,
                 worker_recorders,
+                iolog_error: iolog_errors[j].take(),
             });
         }
         Ok(results)

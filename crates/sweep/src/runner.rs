@@ -70,6 +70,9 @@ pub struct SweepSummary {
     pub interrupted: bool,
     /// The first failure: (point description, error).
     pub first_error: Option<(String, String)>,
+    /// Why the store stopped taking results (a full disk, an I/O error) part way: the sweep
+    /// stopped there, the points stored before it are kept and the rest remain.
+    pub store_error: Option<String>,
     pub wall: Duration,
 }
 
@@ -251,15 +254,26 @@ pub fn run_sweep(
     };
     let interrupted = || opts.interrupted.load(Ordering::SeqCst);
     let mut go_on = true;
+    // A store that fails part way (a full disk) stops the sweep; what it holds is kept.
+    let mut store_error: Option<SweepError> = None;
 
     if let (Some(pool), false) = (opts.pool, sims.is_empty() || interrupted()) {
         let mut handle = |i: usize, o: Outcome| -> Result<bool, SweepError> {
-            bar.set_message(sims[i].describe());
-            let go = tally.record(sims[i], o)?;
-            if !go {
-                go_on = false;
+            if store_error.is_some() {
+                return Ok(false);
             }
-            Ok(go)
+            bar.set_message(sims[i].describe());
+            match tally.record(sims[i], o) {
+                Ok(go) => {
+                    go_on &= go;
+                    Ok(go)
+                }
+                Err(e) => {
+                    store_error = Some(e);
+                    go_on = false;
+                    Ok(false)
+                }
+            }
         };
         if let Err(e) = pool.run(&sims, runner, opts.interrupted, &mut handle) {
             bar.finish_and_clear();
@@ -275,7 +289,7 @@ pub fn run_sweep(
         let stop = AtomicBool::new(false);
         // Bounded: workers never run far ahead of what is stored.
         let (tx, rx) = mpsc::sync_channel::<(usize, Outcome)>(jobs);
-        let res: Result<(), SweepError> = std::thread::scope(|s| {
+        let res: Option<SweepError> = std::thread::scope(|s| {
             for _ in 0..jobs {
                 let tx = tx.clone();
                 let (sims, units, next, stop) = (&sims, &units, &next, &stop);
@@ -298,7 +312,7 @@ pub fn run_sweep(
                 });
             }
             drop(tx);
-            let mut result = Ok(());
+            let mut result = None;
             let mut handle = |i: usize, o: Outcome| -> bool {
                 bar.set_message(sims[i].describe());
                 match tally.record(sims[i], o) {
@@ -310,7 +324,8 @@ pub fn run_sweep(
                     }
                     Err(e) => {
                         stop.store(true, Ordering::SeqCst);
-                        result = Err(e);
+                        go_on = false;
+                        result = Some(e);
                         false
                     }
                 }
@@ -340,10 +355,7 @@ pub fn run_sweep(
             drop(rx);
             result
         });
-        if let Err(e) = res {
-            bar.finish_and_clear();
-            return Err(e);
-        }
+        store_error = res;
     }
 
     for p in reals {
@@ -352,8 +364,12 @@ pub fn run_sweep(
         }
         bar.set_message(p.describe());
         let o = run_one(runner, p, opts.interrupted);
-        if !tally.record(p, o)? {
-            go_on = false;
+        match tally.record(p, o) {
+            Ok(go) => go_on &= go,
+            Err(e) => {
+                store_error = Some(e);
+                break;
+            }
         }
     }
     bar.finish_and_clear();
@@ -368,6 +384,7 @@ pub fn run_sweep(
         remaining: points.len() - skipped - ran,
         interrupted: interrupted(),
         first_error,
+        store_error: store_error.map(|e| e.to_string()),
         wall: start.elapsed(),
     })
 }
