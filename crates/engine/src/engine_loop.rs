@@ -295,6 +295,8 @@ struct StreamState {
     /// `pending` was seen not yet due, so it is issued on time once due.
     waited: bool,
     inflight: u32,
+    /// The latest completion: when the queue drained, once nothing is in flight.
+    drained_at: u64,
     pushed_now: u32,
     last_completion: u64,
 }
@@ -534,6 +536,7 @@ pub fn run_streams<B: Backend>(
                                 op,
                                 gap_ns: 0,
                                 catch_up: false,
+                                drain: false,
                             })
                         }
                         other => other.next(),
@@ -546,7 +549,18 @@ pub fn run_streams<B: Backend>(
                     ss[si].waited = false;
                     n
                 };
-                let due = ss[si].base.saturating_add(next.gap_ns);
+                let due = if next.drain {
+                    // fio's think time: the queue drains first (a completion wakes the loop),
+                    // then the gap counts from the last completion.
+                    if ss[si].inflight > 0 {
+                        ss[si].pending = Some(next);
+                        keep.push(slot);
+                        continue;
+                    }
+                    ss[si].drained_at.saturating_add(next.gap_ns)
+                } else {
+                    ss[si].base.saturating_add(next.gap_ns)
+                };
                 if next.gap_ns > 0 && due > now {
                     ss[si].pending = Some(next);
                     ss[si].waited = true;
@@ -761,6 +775,7 @@ pub fn run_streams<B: Backend>(
             let s = &*s;
             let si = s.stream as usize;
             ss[si].inflight -= 1;
+            ss[si].drained_at = ss[si].drained_at.max(c.t_ns);
             let (u, r) = (s.unit as usize, s.rec as usize);
             let ctl = units[u].ctl;
             let data = &units[u].data;

@@ -530,3 +530,61 @@ fn a_rate_catches_up_after_falling_behind() {
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, (0..10).map(|i| i * 100).collect::<Vec<_>>());
 }
+
+#[test]
+fn think_time_drains_the_queue_then_waits_after_the_last_completion() {
+    // fio's thinktime=100us with thinktime_blocks=2 at QD 4 on a 250 µs device: two ops go at
+    // once, the third waits for both to complete (250 µs) and then 100 µs more, and so on.
+    let spec = WorkloadSpec {
+        think_ns: 100 * US,
+        think_every: 2,
+        ..spec(RwMode::Randread, 4, 1)
+    };
+    let mut b = Scripted::new(250 * US);
+    let ctl = Control::new(0, None, Some(8));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 4,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, vec![0, 0, 350, 350, 700, 700, 1050, 1050]);
+    assert!(b.max_inflight <= 2, "{}", b.max_inflight);
+    // Every op (thinktime_blocks=1): QD 1 with 100 µs between a completion and the next issue.
+    let spec = WorkloadSpec {
+        think_every: 1,
+        ..spec
+    };
+    let mut b = Scripted::new(250 * US);
+    let ctl = Control::new(0, None, Some(4));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 4,
+        unit: 0,
+        rec: 0,
+    }];
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, vec![0, 350, 700, 1050]);
+}

@@ -251,6 +251,13 @@ pub struct Settings {
     pub rate_iops: [Option<u64>; 3],
     /// `rate` (bytes/s) per direction.
     pub rate: [Option<u64>; 3],
+    /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
+    /// of it spent spinning: the same stall), `thinktime_blocks`, and whether those count
+    /// issued I/Os (`thinktime_blocks_type=issue`) rather than completed ones (the default).
+    pub thinktime_ns: u64,
+    pub thinktime_spin_ns: u64,
+    pub thinktime_blocks: u32,
+    pub thinktime_by_issue: bool,
     /// Clone k starts at `offset + k × offset_increment`.
     pub offset_increment: Option<Size>,
     /// Drop the page cache of the job's region before it starts (fio's default).
@@ -325,6 +332,10 @@ impl Default for Settings {
             group_reporting: false,
             rate_iops: [None; 3],
             rate: [None; 3],
+            thinktime_ns: 0,
+            thinktime_spin_ns: 0,
+            thinktime_blocks: 1,
+            thinktime_by_issue: false,
             offset_increment: None,
             invalidate: true,
             fadvise: Fadvise::ByMode,
@@ -729,6 +740,29 @@ impl Settings {
                 self.rate = l.map(|x| x.filter(|&n| n > 0));
             }
             "rate_process" => only_default(key, v, &["linear"], "ssdlab paces I/O linearly")?,
+            // fio's units: microseconds when none is given.
+            "thinktime" => self.thinktime_ns = value::time_ns(&need(v, key)?, true)?,
+            "thinktime_spin" => self.thinktime_spin_ns = value::time_ns(&need(v, key)?, true)?,
+            "thinktime_blocks" => {
+                self.thinktime_blocks = value::int_in(&need(v, key)?, 1, u32::MAX as u64)? as u32
+            }
+            "thinktime_blocks_type" => {
+                self.thinktime_by_issue = match need(v, key)?.trim() {
+                    "complete" => false,
+                    "issue" => true,
+                    other => {
+                        return Err(Problem::Invalid(format!(
+                            "thinktime_blocks_type={other}: fio knows complete and issue"
+                        )))
+                    }
+                }
+            }
+            "rate_ignore_thinktime" => only_default(
+                key,
+                v,
+                &["0"],
+                "the rate and the think time are not combined in ssdlab",
+            )?,
             "offset_increment" => self.offset_increment = Some(size(&need(v, key)?)?),
             "stonewall" => self.stonewall = flag(v)?,
             "new_group" => self.new_group = flag(v)?,
@@ -958,6 +992,26 @@ impl Settings {
                     "rate or rate_iops of a mixed read/write job (fio caps each direction)",
                 ),
             ));
+        }
+        if self.thinktime_ns > 0 || self.thinktime_spin_ns > 0 {
+            if rated {
+                out.push((None, unsupported("thinktime with rate or rate_iops")));
+            }
+            if self.read_iolog.is_some() {
+                out.push((None, unsupported("thinktime while replaying a trace")));
+            }
+            // fio counts completed I/Os by default and checks after each submission, so at a
+            // depth above 1 its think points depend on when completions were reaped; counted
+            // at issue they fall every thinktime_blocks I/Os, as here.
+            if !self.thinktime_by_issue && self.queue_depth() > 1 {
+                out.push((
+                    None,
+                    unsupported(format!(
+                        "thinktime at iodepth={} with thinktime_blocks_type=complete (fio's default: its think points then depend on when it reaps completions); give thinktime_blocks_type=issue or iodepth=1",
+                        self.queue_depth()
+                    )),
+                ));
+            }
         }
         if self.create_on_open && self.mode.reads() && self.read_iolog.is_none() {
             out.push((
@@ -1227,6 +1281,9 @@ impl Settings {
             seq_back,
             replay: None,
             pace_ns: self.pace_ns(),
+            // fio spins thinktime_spin of the think time and sleeps the rest: one stall.
+            think_ns: self.thinktime_ns.max(self.thinktime_spin_ns),
+            think_every: self.thinktime_blocks,
             block_sizes: self.block_sizes(),
             distribution: if mode.random() {
                 self.distribution.clone()
@@ -1280,6 +1337,8 @@ impl Settings {
             seq_back: 0,
             replay: Some(replay),
             pace_ns: 0,
+            think_ns: 0,
+            think_every: 0,
             block_sizes: None,
             distribution: Distribution::Uniform,
         }
@@ -1810,7 +1869,7 @@ mod tests {
     #[test]
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
-            "[global]\nbssplit=4k/50:8k/50\n[a]\nthinktime=100\nrw=randread\n\
+            "[global]\nbssplit=4k/50:8k/50\n[a]\nthinktime_iotime=1s\nrw=randread\n\
              bsrange=4k-16k\nrw=trim\ncpus_allowed=0-3\n",
         )
         .unwrap();
@@ -1821,11 +1880,11 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![("thinktime", 4), ("rw", 7), ("cpus_allowed", 8)],
+            vec![("thinktime_iotime", 4), ("rw", 7), ("cpus_allowed", 8)],
             "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.
-        let js = jobs("[global]\nthinktime=5\n[a]\n[b]\n").unwrap();
+        let js = jobs("[global]\nthinkcycles=5\n[a]\n[b]\n").unwrap();
         assert_eq!(js.unsupported.len(), 1);
         // Only a default value of some options is fine.
         let js = jobs("[a]\nfsync=0\nnrfiles=1\nunlink=0\nrw_sequencer=sequential\n").unwrap();

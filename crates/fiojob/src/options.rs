@@ -251,16 +251,8 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "ssdlab runs no commands before or after a job",
     ),
     (
-        &[
-            "thinktime",
-            "thinktime_spin",
-            "thinktime_blocks",
-            "thinktime_blocks_type",
-            "thinktime_iotime",
-            "thinkcycles",
-            "rate_ignore_thinktime",
-        ],
-        "think time between I/Os",
+        &["thinktime_iotime", "thinkcycles"],
+        "think time after a span of I/O time, or in CPU cycles",
     ),
     (
         &["rate_min", "rate_iops_min", "rate_cycle"],

@@ -21,6 +21,9 @@ pub struct Next {
     /// that fell behind catches up (a rate); otherwise a late op moves the schedule (a replay,
     /// as fio's `iolog_delay`).
     pub catch_up: bool,
+    /// Issue only once every op issued before it has completed, `gap_ns` after the last of
+    /// them completed (fio's `thinktime`: the queue is drained, then the job thinks).
+    pub drain: bool,
 }
 
 /// A cursor over a shared, loaded trace.
@@ -58,6 +61,14 @@ pub enum OpSource {
         period_ns: u64,
         started: bool,
     },
+    /// Generated ops with fio's think time: after every `every` ops the queue is drained and
+    /// the next op waits `think_ns` after the last completion.
+    Thinking {
+        gen: OpGen,
+        think_ns: u64,
+        every: u32,
+        count: u32,
+    },
     Replay(Replay),
     /// A list of ops made in memory (e.g. by [`crate::aging::Aging`]), issued in order as fast
     /// as the queue depth allows; ends with the list.
@@ -91,6 +102,7 @@ impl Iterator for OpSource {
                 op: g.next_op(),
                 gap_ns: 0,
                 catch_up: false,
+                drain: false,
             }),
             OpSource::Paced {
                 gen,
@@ -103,6 +115,25 @@ impl Iterator for OpSource {
                     op: gen.next_op(),
                     gap_ns,
                     catch_up: true,
+                    drain: false,
+                })
+            }
+            OpSource::Thinking {
+                gen,
+                think_ns,
+                every,
+                count,
+            } => {
+                let think = *count >= *every;
+                if think {
+                    *count = 0;
+                }
+                *count += 1;
+                Some(Next {
+                    op: gen.next_op(),
+                    gap_ns: if think { *think_ns } else { 0 },
+                    catch_up: false,
+                    drain: think,
                 })
             }
             OpSource::Replay(r) => {
@@ -116,6 +147,7 @@ impl Iterator for OpSource {
                     },
                     gap_ns: t.gap_ns,
                     catch_up: false,
+                    drain: false,
                 })
             }
             OpSource::List(l) => {
@@ -128,6 +160,7 @@ impl Iterator for OpSource {
                     },
                     gap_ns: 0,
                     catch_up: false,
+                    drain: false,
                 })
             }
         }
@@ -140,7 +173,7 @@ impl OpSource {
     pub fn is_timed(&self) -> bool {
         match self {
             OpSource::Generated(_) | OpSource::List(_) => false,
-            OpSource::Paced { .. } => true,
+            OpSource::Paced { .. } | OpSource::Thinking { .. } => true,
             OpSource::Replay(r) => r.trace.ops.iter().any(|o| o.gap_ns > 0),
         }
     }
@@ -162,6 +195,12 @@ impl OpSource {
                 gen: OpGen::new(spec, start, span, worker),
                 period_ns: spec.pace_ns,
                 started: false,
+            },
+            None if spec.think_ns > 0 => OpSource::Thinking {
+                gen: OpGen::new(spec, start, span, worker),
+                think_ns: spec.think_ns,
+                every: spec.think_every.max(1),
+                count: 0,
             },
             None => OpSource::Generated(OpGen::new(spec, start, span, worker)),
         }

@@ -116,6 +116,10 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
 /// Default measured time when no stop condition is given.
 pub const DEFAULT_TIME_NS: u64 = 10_000_000_000;
 
@@ -175,6 +179,13 @@ pub struct WorkloadSpec {
     /// 0 = as fast as the queue depth allows.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pace_ns: u64,
+    /// fio's `thinktime`: after every `think_every` ops of a worker its queue is drained and
+    /// it waits this long before the next; 0 = no think time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_ns: u64,
+    /// fio's `thinktime_blocks` (1 when 0).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub think_every: u32,
     /// Block sizes that vary (fio's `bssplit`, `bsrange`, or a size per direction); `bs` is
     /// then the largest of them (buffers, checks), `align` at most the smallest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,6 +221,8 @@ impl Default for WorkloadSpec {
             seq_back: 0,
             replay: None,
             pace_ns: 0,
+            think_ns: 0,
+            think_every: 0,
             block_sizes: None,
             distribution: Default::default(),
         }
