@@ -340,7 +340,8 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let page = ssdlab_calib::validate::render_html(&v, &title, &meta);
+        let env = ssdlab_chart::Environment::current(ssdlab_report::html::VERSION);
+        let page = ssdlab_calib::validate::render_html(&v, &title, &meta, Some(&env));
         output::write_file(h, page.as_bytes())
             .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("--html {}: {e}", h.display())))?;
         output::note(&format!("validate: report written to {}", h.display()));

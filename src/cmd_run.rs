@@ -572,6 +572,9 @@ fn html_exporter(sim: Option<&SimTarget>) -> HtmlExporter {
             })
             .into_iter()
             .collect(),
+        environment: Some(ssdlab_chart::Environment::current(
+            ssdlab_report::html::VERSION,
+        )),
     }
 }
 

@@ -1002,6 +1002,9 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         ssdlab_report::html::VERSION,
         a.db.display()
     ));
+    page.environment(&ssdlab_chart::Environment::current(
+        ssdlab_report::html::VERSION,
+    ));
     for s in &sweeps {
         let points = store.points(s.id)?;
         let mut analysis = Analysis::new(&s.name, &points);

@@ -118,6 +118,10 @@ fn validate_compares_figures_and_checks_claims() {
         "x25e.toml#1",
         "1 of 1 claims hold.",
         "<td>pass</td>",
+        // the environment it was written in, with the command line
+        "<h2>Environment</h2>",
+        "<td>command</td>",
+        "validate x25e-64g --against",
     ] {
         assert!(page.contains(needle), "{needle} not in the page");
     }

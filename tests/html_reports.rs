@@ -67,6 +67,30 @@ fn stripe_study_writes_html_by_default_and_states_findings() {
     assert!(!html.contains("<script"));
     assert!(html.contains("Sweep file"));
     assert!(html.contains("Target single"), "preset parameters");
+    assert_environment(
+        &html,
+        "study stripe --preset x25e-64g --qd 1,4 --time 100ms",
+    );
+}
+
+/// The page's Environment table: written (UTC), host, kernel, CPU, version, the command line.
+fn assert_environment(html: &str, command: &str) {
+    assert!(html.contains("<h2>Environment</h2>"), "{html}");
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    for (label, value) in [
+        ("kernel", kernel.trim()),
+        ("host", host.trim()),
+        ("version", concat!("ssdlab ", env!("CARGO_PKG_VERSION"))),
+    ] {
+        assert!(
+            html.contains(&format!("<td>{label}</td><td>")) && html.contains(value),
+            "{label} {value}"
+        );
+    }
+    assert!(html.contains(" UTC</td>"), "the date");
+    assert!(html.contains("logical CPU"), "the CPU");
+    assert!(html.contains(command), "{command}");
 }
 
 #[test]
@@ -147,6 +171,11 @@ fn run_html_report() {
     }
     assert!(html.contains("log scale"));
     assert!(html.contains("Preset vertex450-128g"), "preset parameters");
+    // A page someone can file: the date, host, kernel, CPU, version and the exact command.
+    assert_environment(
+        &html,
+        "run --sim vertex450-128g --rw randrw --time 2s --qd 4 --html r.html",
+    );
     // --output-format html on stdout is the same kind of page.
     let o = ssdlab(
         dir.path(),

@@ -525,10 +525,18 @@ const PER_CHART: usize = 10;
 /// The validation as one self-contained HTML page: the error per family as a chart, published
 /// against simulated per drive and unit as charts, then the tables of the text report.
 /// `meta` is the line under the title (the command, the data read).
-pub fn render_html(v: &Validation, title: &str, meta: &str) -> String {
+pub fn render_html(
+    v: &Validation,
+    title: &str,
+    meta: &str,
+    environment: Option<&ssdlab_chart::Environment>,
+) -> String {
     use ssdlab_chart::{BarChart, BarSeries, Page};
     let mut page = Page::new(title);
     page.meta(meta);
+    if let Some(e) = environment {
+        page.environment(e);
+    }
     if let Some((median, worst)) = v.overall() {
         let n = v.figures.iter().filter(|r| r.error.is_some()).count();
         page.p(&format!(

@@ -12,10 +12,12 @@
 
 mod axis;
 mod charts;
+mod environment;
 mod page;
 
 pub use axis::{fmt_num, Scale};
 pub use charts::{BarChart, BarSeries, Chart, HeatMap, Histogram, LineChart, Series};
+pub use environment::{shell_line, utc_time, Environment};
 pub use page::Page;
 
 /// Escapes text for HTML and SVG, in element content and in quoted attributes alike

@@ -817,10 +817,9 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
                 direct: plan.direct,
                 offset: plan.start,
                 span: plan.span,
-                details: info
-                    .model
-                    .iter()
-                    .map(|m| ("model".to_string(), m.clone()))
+                details: [("model", &info.model), ("firmware", &info.firmware)]
+                    .into_iter()
+                    .filter_map(|(k, v)| v.as_ref().map(|v| (k.to_string(), v.clone())))
                     .collect(),
             }
         }

@@ -430,7 +430,7 @@ pub fn fio_json_report(report: &Report<'_>, flavor: Flavor) -> Json {
         .with("fio version", concat!("ssdlab-", env!("CARGO_PKG_VERSION")))
         .with("timestamp", ts_ms / 1000)
         .with("timestamp_ms", ts_ms)
-        .with("time", format_time(ts_ms / 1000));
+        .with("time", ssdlab_chart::utc_time(ts_ms / 1000));
     // fio leaves "global options" out when there are none.
     if !report.global_options.is_empty() {
         doc.push("global options", options_obj(report.global_options));
@@ -468,36 +468,6 @@ pub fn fio_json_string(results: &[RunResult]) -> String {
 /// fio JSON+ text: fio JSON with the latency histograms (`bins`).
 pub fn fio_json_plus_string(results: &[RunResult]) -> String {
     fio_json(results, Flavor::JsonPlus).to_fio_string()
-}
-
-/// `Mon Nov 30 21:28:00 2026` (UTC), like fio's "time" field.
-fn format_time(unix: u64) -> String {
-    let days = unix / 86_400;
-    let secs = unix % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MO: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{} {} {:2} {:02}:{:02}:{:02} {}",
-        WD[(days % 7) as usize],
-        MO[(m - 1) as usize],
-        d,
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        y
-    )
 }
 
 #[cfg(test)]
@@ -706,6 +676,7 @@ mod tests {
 
     #[test]
     fn time_format() {
+        let format_time = ssdlab_chart::utc_time;
         assert_eq!(format_time(0), "Thu Jan  1 00:00:00 1970");
         assert_eq!(format_time(1_796_083_200), "Tue Dec  1 00:00:00 2026");
     }

@@ -17,11 +17,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub struct HtmlExporter {
     /// Extra sections at the end: (title, preformatted text), e.g. a simulated drive's preset.
     pub appendix: Vec<(String, String)>,
+    /// The machine and command that wrote the page, shown under its title (none in snapshots).
+    pub environment: Option<ssdlab_chart::Environment>,
 }
 
 impl Exporter for HtmlExporter {
     fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
-        Ok(run_page(report, &self.appendix).into_bytes())
+        Ok(run_page(report, &self.appendix, self.environment.as_ref()).into_bytes())
     }
 }
 
@@ -355,7 +357,11 @@ fn limits_section(page: &mut Page, r: &RunResult) {
 }
 
 /// The page of one or more runs (fio jobs are headed by their job names).
-pub fn run_page(report: &Report<'_>, appendix: &[(String, String)]) -> String {
+pub fn run_page(
+    report: &Report<'_>,
+    appendix: &[(String, String)],
+    environment: Option<&ssdlab_chart::Environment>,
+) -> String {
     let jobs = &report.jobs;
     let title = match jobs.as_slice() {
         [j] => {
@@ -382,6 +388,9 @@ pub fn run_page(report: &Report<'_>, appendix: &[(String, String)]) -> String {
     page.meta(&format!(
         "Written by ssdlab {VERSION}. Simulated runs are deterministic: the same workload, preset and seed give the same numbers."
     ));
+    if let Some(e) = environment {
+        page.environment(e);
+    }
     for (i, j) in jobs.iter().enumerate() {
         let r = j.result;
         let heading = match (jobs.len(), j.fio) {
@@ -418,7 +427,7 @@ mod tests {
     #[test]
     fn empty_run_still_renders() {
         let runs = [RunResult::default()];
-        let html = run_page(&Report::of_runs(&runs), &[]);
+        let html = run_page(&Report::of_runs(&runs), &[], None);
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(!html.contains("<script"));
     }

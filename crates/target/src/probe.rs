@@ -41,6 +41,9 @@ pub struct TargetInfo {
     pub rotational: Option<bool>,
     /// Block devices only, best effort: `device/model` from sysfs (trimmed).
     pub model: Option<String>,
+    /// Block devices only, best effort: `device/firmware_rev` (NVMe, ATA) or `device/rev`
+    /// (SCSI) from sysfs (trimmed).
+    pub firmware: Option<String>,
 }
 
 impl TargetInfo {
@@ -162,6 +165,7 @@ pub fn probe(path: &Path) -> Result<TargetInfo, DeviceError> {
                 dio_offset_align: off,
                 rotational: None,
                 model: None,
+                firmware: None,
             })
         }
         FileType::BlockDevice => probe_block(path),
@@ -239,6 +243,7 @@ fn probe_missing(path: &Path, err: Errno) -> Result<TargetInfo, DeviceError> {
                 dio_offset_align: off,
                 rotational: None,
                 model: None,
+                firmware: None,
             })
         }
         Ok(_) => Err(DeviceError::ParentNotDirectory {
@@ -316,7 +321,7 @@ fn probe_block(path: &Path) -> Result<TargetInfo, DeviceError> {
         _ => (lbs, lbs),
     };
     let sys = sysfs_dir(stx.stx_rdev_major, stx.stx_rdev_minor);
-    let (rotational, model) = sysfs_facts(&sys);
+    let (rotational, model, firmware) = sysfs_facts(&sys);
     Ok(TargetInfo {
         path: path.to_path_buf(),
         kind: TargetKind::BlockDevice,
@@ -327,6 +332,7 @@ fn probe_block(path: &Path) -> Result<TargetInfo, DeviceError> {
         dio_offset_align: off,
         rotational,
         model,
+        firmware,
     })
 }
 
@@ -340,10 +346,11 @@ pub(crate) fn read_trimmed(path: &Path) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
-/// Rotational flag and model of the disk behind `sys` (a partition looks at its parent disk).
-pub(crate) fn sysfs_facts(sys: &Path) -> (Option<bool>, Option<String>) {
+/// Rotational flag, model and firmware revision of the disk behind `sys` (a partition looks at
+/// its parent disk).
+pub(crate) fn sysfs_facts(sys: &Path) -> (Option<bool>, Option<String>, Option<String>) {
     let Ok(real) = std::fs::canonicalize(sys) else {
-        return (None, None);
+        return (None, None, None);
     };
     let disk = if real.join("partition").exists() {
         real.parent().map(Path::to_path_buf).unwrap_or(real)
@@ -352,7 +359,9 @@ pub(crate) fn sysfs_facts(sys: &Path) -> (Option<bool>, Option<String>) {
     };
     let rotational = read_trimmed(&disk.join("queue/rotational")).map(|s| s != "0");
     let model = read_trimmed(&disk.join("device/model"));
-    (rotational, model)
+    let firmware = read_trimmed(&disk.join("device/firmware_rev"))
+        .or_else(|| read_trimmed(&disk.join("device/rev")));
+    (rotational, model, firmware)
 }
 
 pub(crate) fn open_existing_regular(path: &Path, flags: OFlags) -> Result<OwnedFd, DeviceError> {

@@ -401,6 +401,7 @@ mod tests {
         std::fs::write(part.join("dev"), "259:1\n").unwrap();
         std::fs::write(disk.join("queue/rotational"), "0\n").unwrap();
         std::fs::write(disk.join("device/model"), "Samsung SSD 850  \n").unwrap();
+        std::fs::write(disk.join("device/firmware_rev"), "EMT02B6Q\n").unwrap();
 
         let parts = sysfs_partitions(&disk);
         assert_eq!(parts.len(), 1);
@@ -425,9 +426,13 @@ mod tests {
         assert!(find_node(&nodes, (259, 1)).is_some());
         assert!(find_node(&nodes, (259, 2)).is_none());
 
-        let want = (Some(false), Some("Samsung SSD 850".to_string()));
+        let want = (
+            Some(false),
+            Some("Samsung SSD 850".to_string()),
+            Some("EMT02B6Q".to_string()),
+        );
         assert_eq!(sysfs_facts(&disk), want);
         assert_eq!(sysfs_facts(&part), want, "a partition reports its disk");
-        assert_eq!(sysfs_facts(&dir.path().join("nope")), (None, None));
+        assert_eq!(sysfs_facts(&dir.path().join("nope")), (None, None, None));
     }
 }

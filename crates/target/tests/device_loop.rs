@@ -449,6 +449,7 @@ fn bad_file_targets_give_clear_errors() {
         dio_offset_align: 512,
         rotational: None,
         model: None,
+        firmware: None,
     };
     let e = prepare_file(&forged(Path::new("/dev/null")), MIB).unwrap_err();
     assert!(matches!(e, DeviceError::NotRegularOrBlock { .. }), "{e}");
