@@ -704,7 +704,146 @@ pub fn man_page(command_name: Option<&str>) -> anyhow::Result<Vec<u8>> {
     };
     let mut out = Vec::new();
     clap_mangen::Man::new(page).render(&mut out)?;
-    Ok(out)
+    // EXIT STATUS, ENVIRONMENT and EXAMPLES go where man-pages(7) puts them: before VERSION.
+    let page = String::from_utf8(out)?;
+    let extra = man_sections(command_name).to_roff();
+    let text = match page.find(".SH VERSION") {
+        Some(at) => format!("{}{extra}{}", &page[..at], &page[at..]),
+        None => format!("{page}{extra}"),
+    };
+    Ok(text.into_bytes())
+}
+
+/// The examples of each manual page: (command line, what it does).
+fn man_examples(command_name: Option<&str>) -> &'static [(&'static str, &'static str)] {
+    match command_name {
+        None => &[
+            ("ssdlab study stripe", "the stripe study on the default simulated drive (no hardware needed): which RAID 0 stripe size for which workload, with findings and an HTML report"),
+            ("ssdlab run --sim vertex450-128g --state full --rw randread --qd 32 --time 10s", "a simulated drive, written full, under 4 KiB random reads at queue depth 32"),
+            ("ssdlab run --target disk.img --span 1g --rw randwrite --qd 16 --time 30s --json", "a real file (laid out first), fio-style JSON on stdout"),
+            ("ssdlab fio jobs.fio --output-format=json", "an fio job file, run as fio runs it"),
+        ],
+        Some("run") => &[
+            ("ssdlab run --sim vertex450-128g --state full --rw randread --qd 32 --time 10s", "a simulated drive, written full first"),
+            ("ssdlab run --sim x25e-64g --drives 2 --stripe 64k --state full --rw read --bs 128k --qd 8 --time 5s", "a simulated RAID 0 of two drives, written full first"),
+            ("ssdlab run --target disk.img --span 1g --rw randwrite --qd 16 --time 30s --html r.html", "a real file, with an HTML report"),
+            ("ssdlab run --null --rw randread --qd 32 --time 3s", "the engine alone (no device): how fast ssdlab itself goes"),
+        ],
+        Some("drives") => &[("ssdlab drives", "the presets, each with its sources")],
+        Some("layout") => &[(
+            "ssdlab layout --members 120g,120g --stripe 64k 0 256k",
+            "where 256 KiB from the start of a two-member md RAID 0 land",
+        )],
+        Some("sweep") => &[
+            ("ssdlab sweep examples/sweeps/stripe-study-sim.toml", "a sweep file into its results store (run it again to resume)"),
+            ("ssdlab sweep examples/sweeps/stripe-study-sim.toml --dry-run", "the points it would run"),
+        ],
+        Some("report") => &[
+            ("ssdlab report results.sqlite --html report.html", "gains, best stripes and findings, and an HTML page"),
+            ("ssdlab report results.sqlite --csv points.csv", "every point as CSV"),
+        ],
+        Some("study") => &[
+            ("ssdlab study stripe", "the stripe study on the default simulated drive"),
+            ("ssdlab study alignment", "512-byte-aligned against 4 KiB-aligned writes on the classic drives"),
+            ("ssdlab study stripe --preset x25e-64g --qd 1,4,32 --time 2s", "a quicker stripe study of another drive"),
+        ],
+        Some("validate") => &[(
+            "ssdlab validate --against data/published",
+            "every preset against the published figures in the repository's data directory",
+        )],
+        Some("calibrate") => &[
+            ("ssdlab calibrate --target disk.img --base vertex450-128g --span 1g --out mine.toml", "measure a file (or a device) and fit a preset to it"),
+            ("ssdlab calibrate --base x25e-64g --from figures.toml --out fitted.toml", "fit a preset to figures in a data file"),
+        ],
+        Some("fio") => &[
+            ("ssdlab fio jobs.fio", "an fio job file, as fio runs it (or refused, naming the option)"),
+            ("ssdlab fio --sim vertex450-128g --state full --name=r --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=32 --size=1g", "fio's command line on a simulated drive, written full first"),
+            ("ssdlab fio --parse-only jobs.fio", "check a job file without running it"),
+        ],
+        Some("completions") => &[(
+            "ssdlab completions bash > ~/.local/share/bash-completion/completions/ssdlab",
+            "bash completion for the current user",
+        )],
+        Some("man") => &[("ssdlab man run | man -l -", "read the manual page of ssdlab run")],
+        Some(_) => &[],
+    }
+}
+
+#[cfg(test)]
+mod man_tests {
+    /// Every example of every manual page is a command line clap accepts (flags that exist,
+    /// values that parse), and every page has the three sections.
+    #[test]
+    fn man_examples_parse_and_sections_exist() {
+        let mut names: Vec<Option<String>> = vec![None];
+        names.extend(
+            super::command()
+                .get_subcommands()
+                .map(|c| Some(c.get_name().to_string()))
+                .filter(|n| n.as_deref() != Some("help")),
+        );
+        for name in &names {
+            let name = name.as_deref();
+            let examples = super::man_examples(name);
+            assert!(!examples.is_empty(), "{name:?} has examples");
+            for (line, _) in examples {
+                let args: Vec<&str> = line
+                    .split(['|', '>'])
+                    .next()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect();
+                // fio's own options are taken out before clap sees the rest, as in main.
+                let os: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+                let (keep, fio) = crate::cmd_fio::split_argv(os);
+                for (key, _, _) in &fio {
+                    assert!(
+                        ssdlab_fiojob::options::is_fio_option(key),
+                        "{line}: {key} is not an fio option"
+                    );
+                }
+                if let Err(e) = super::command().try_get_matches_from(&keep) {
+                    panic!("{name:?}: {line}: {e}");
+                }
+            }
+            let page = String::from_utf8(super::man_page(name).unwrap()).unwrap();
+            for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+                assert!(page.contains(section), "{name:?}: {section} in {page}");
+            }
+        }
+    }
+}
+
+/// The sections clap does not make: EXIT STATUS, ENVIRONMENT, EXAMPLES.
+fn man_sections(command_name: Option<&str>) -> roff::Roff {
+    use roff::{bold, roman, Roff};
+    let mut r = Roff::new();
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in [
+        ("0", "Done."),
+        ("1", "The work ran but something failed: I/O errors in a run, sweep points that failed, or a file that could not be written after the work was done (a full disk): the result is printed first, then the file is named."),
+        ("2", "Bad input: one line on stderr says why, and nothing was created or written."),
+        ("128+N", "Ended by signal N: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP. The results so far are printed, marked interrupted; sweeps keep every finished point. A second signal ends ssdlab at once."),
+    ] {
+        r.control("TP", []).text([bold(code)]).text([roman(meaning)]);
+    }
+    r.control("SH", ["ENVIRONMENT"]);
+    for (var, meaning) in [
+        ("SSDLAB_STATE_DIR", "Where verify maps and other state between runs are kept; without it $XDG_STATE_HOME/ssdlab, then ~/.local/state/ssdlab."),
+        ("XDG_STATE_HOME, HOME", "Used for the state directory when SSDLAB_STATE_DIR is not set."),
+        ("SSDLAB_NO_STATUS", "When set, no status line or progress bar is drawn on stderr (they are drawn only when stderr is a terminal)."),
+        ("Any variable named in a job file", "ssdlab fio substitutes ${VAR} in job files from the environment, as fio does (an unset variable is an empty string)."),
+    ] {
+        r.control("TP", []).text([bold(var)]).text([roman(meaning)]);
+    }
+    let examples = man_examples(command_name);
+    if !examples.is_empty() {
+        r.control("SH", ["EXAMPLES"]);
+        for (line, what) in examples {
+            r.control("TP", []).text([bold(*line)]).text([roman(*what)]);
+        }
+    }
+    r
 }
 
 fn cmd_man(a: ManArgs) -> Result<u8, Failure> {
