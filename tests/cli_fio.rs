@@ -1353,3 +1353,31 @@ fn thinktime_drains_and_waits_as_fio() {
         &["thinktime with rate"],
     );
 }
+
+/// write_iolog records the I/O without changing how it is submitted: with iodepth_batch=8 no
+/// submission carries more than 8 I/Os, with or without the log (the recorder once hid the
+/// batch size, and every submission then carried up to the whole depth).
+#[test]
+fn write_iolog_keeps_the_submission_batches() {
+    let d = tempfile::tempdir().unwrap();
+    for log in [None, Some("--write_iolog=b.log")] {
+        let mut args = vec![
+            "--name=b",
+            "--filename=b.img",
+            "--size=4m",
+            "--rw=randread",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--iodepth_batch=8",
+            "--number_ios=2000",
+        ];
+        args.extend(log);
+        let v = fio_json(d.path(), &args);
+        let submit = &jobs(&v)[0]["iodepth_submit"];
+        for above in ["16", "32", "64", ">=64"] {
+            assert_eq!(submit[above].as_f64(), Some(0.0), "{log:?}: {submit}");
+        }
+        assert!(submit["8"].as_f64().unwrap() > 0.0, "{log:?}: {submit}");
+    }
+}

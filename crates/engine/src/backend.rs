@@ -18,6 +18,10 @@ pub struct Cqe {
 ///
 /// The engine pushes at most one operation per idle slot, then calls [`Backend::submit_wait`] and
 /// [`Backend::reap`]. Implementations must not allocate per operation.
+///
+/// No method has a default body: a wrapper (a recorder, a fault injector) must say what it
+/// does with each, so that forwarding one cannot be forgotten (a wrapper that did not forward
+/// `submit_batch` once changed fio's `iodepth_submit` whenever `write_iolog` was set).
 pub trait Backend {
     /// The backend's clock in ns (wall clock for real targets, virtual time for simulated ones).
     fn now(&mut self) -> u64;
@@ -33,31 +37,34 @@ pub trait Backend {
     /// Submits what was queued and waits until a completion is ready or the backend's clock
     /// reaches `deadline_ns`, whichever comes first; `inflight` is how many I/Os are in flight
     /// (with none it only waits for the deadline). Backends on virtual time move their clock to
-    /// the deadline when nothing completes before it. The default, for wall-clock backends,
-    /// sleeps when nothing is in flight and otherwise calls [`Backend::submit_wait`] with the
-    /// time left (which must then honour its timeout).
-    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
-        let left = deadline_ns.saturating_sub(self.now());
-        if inflight > 0 {
-            return self.submit_wait(usize::from(left > 0), left);
-        }
-        if left > 0 {
-            std::thread::sleep(std::time::Duration::from_nanos(left));
-        }
-        Ok(())
-    }
+    /// the deadline when nothing completes before it; wall-clock backends use
+    /// [`wall_clock_wait_until`].
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()>;
     /// Appends ready completions to `out`.
     fn reap(&mut self, out: &mut Vec<Cqe>);
     /// Called once when the measured part of the run starts (after the ramp), so backends that
     /// keep their own counters can reset them.
-    fn mark_measurement_start(&mut self) {}
+    fn mark_measurement_start(&mut self);
     /// How pushed operations reach the kernel, for fio's `iodepth_submit`: in batches of this
     /// many as they are pushed (the rest with the next wait); 0 = all with the next wait.
-    fn submit_batch(&self) -> u32 {
-        0
-    }
+    fn submit_batch(&self) -> u32;
     /// Per-member statistics of a stripe set (empty for single targets).
-    fn member_stats(&mut self) -> Vec<MemberStats> {
-        Vec::new()
+    fn member_stats(&mut self) -> Vec<MemberStats>;
+}
+
+/// [`Backend::wait_until`] on the wall clock: sleeps when nothing is in flight, and otherwise
+/// calls [`Backend::submit_wait`] with the time left (which must then honour its timeout).
+pub fn wall_clock_wait_until<B: Backend + ?Sized>(
+    b: &mut B,
+    deadline_ns: u64,
+    inflight: u32,
+) -> io::Result<()> {
+    let left = deadline_ns.saturating_sub(b.now());
+    if inflight > 0 {
+        return b.submit_wait(usize::from(left > 0), left);
     }
+    if left > 0 {
+        std::thread::sleep(std::time::Duration::from_nanos(left));
+    }
+    Ok(())
 }

@@ -93,6 +93,9 @@ impl<B: Backend> Backend for FaultBackend<B> {
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.inner.submit_wait(min, timeout_ns)
     }
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        self.inner.wait_until(deadline_ns, inflight)
+    }
     fn mark_measurement_start(&mut self) {
         self.inner.mark_measurement_start()
     }

@@ -283,6 +283,9 @@ impl<B: Backend> Backend for Recording<'_, B> {
     fn mark_measurement_start(&mut self) {
         self.inner.mark_measurement_start()
     }
+    fn submit_batch(&self) -> u32 {
+        self.inner.submit_batch()
+    }
     fn member_stats(&mut self) -> Vec<MemberStats> {
         self.inner.member_stats()
     }

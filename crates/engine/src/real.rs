@@ -185,6 +185,14 @@ impl Backend for NullBackend {
             t_ns: t,
         }));
     }
+    fn mark_measurement_start(&mut self) {}
+    /// Everything pushed is "submitted" with the next wait.
+    fn submit_batch(&self) -> u32 {
+        0
+    }
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        Vec::new()
+    }
 }
 
 /// The error of an op real targets do not take (checked before a run; a safety net here).
@@ -248,6 +256,10 @@ impl Backend for UringAdapter {
             })
         });
     }
+    fn mark_measurement_start(&mut self) {}
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        Vec::new()
+    }
 }
 
 struct SyncAdapter {
@@ -273,6 +285,13 @@ impl Backend for SyncAdapter {
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.pool.wait(min, Duration::from_nanos(timeout_ns));
         Ok(())
+    }
+    fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
+        crate::backend::wall_clock_wait_until(self, deadline_ns, inflight)
+    }
+    fn mark_measurement_start(&mut self) {}
+    fn member_stats(&mut self) -> Vec<MemberStats> {
+        Vec::new()
     }
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         let origin = self.origin;

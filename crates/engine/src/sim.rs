@@ -262,6 +262,12 @@ impl Backend for SimBackend {
         }
     }
 
+    /// The commands pushed in one round are submitted together with the next wait (fio's
+    /// `iodepth_batch_submit` has no simulated counterpart).
+    fn submit_batch(&self) -> u32 {
+        0
+    }
+
     fn mark_measurement_start(&mut self) {
         // device counters and utilisation cover the measured window only
         self.sim.reset_counters();

@@ -143,6 +143,13 @@ impl Backend for Scripted<'_> {
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         out.append(&mut self.ready);
     }
+    fn mark_measurement_start(&mut self) {}
+    fn submit_batch(&self) -> u32 {
+        0
+    }
+    fn member_stats(&mut self) -> Vec<ssdlab_stats::MemberStats> {
+        Vec::new()
+    }
 }
 
 fn spec(rw: RwMode, qd: u32, jobs: u32) -> WorkloadSpec {
