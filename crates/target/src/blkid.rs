@@ -509,7 +509,12 @@ mod tests {
         let fails = script(dir.path(), "fails", "echo oops >&2; exit 4");
         let p = Blkid::at(&fails).probe(&dev);
         if matches!(&p, Probe::Unavailable(w) if w.starts_with("cannot run")) {
-            // A temp directory mounted noexec: scripts cannot stand in for blkid here.
+            // A temp directory mounted noexec: scripts cannot stand in for blkid here (in CI
+            // they must).
+            assert!(
+                std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+                "the temp directory does not run scripts ({p:?}), and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires the script cases"
+            );
             eprintln!("skipping the script cases: {p:?}");
             return;
         }
