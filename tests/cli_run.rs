@@ -149,8 +149,10 @@ fn stop_conditions_ios_bytes_and_ramp() {
     let v = run_json(&["--null", "--ramp", "300ms", "--time", "300ms"]);
     let j = job(&v);
     let runtime = j["read"]["runtime"].as_u64().unwrap();
+    // 300 ms measured after a 300 ms ramp: with the ramp counted it would be 600 ms or more
+    // (the bound leaves a loaded machine room to overshoot the stop without a timing window).
     assert!(
-        (300..400).contains(&runtime),
+        (300..600).contains(&runtime),
         "runtime {runtime} ms excludes the ramp"
     );
     assert!(j["ssdlab"]["ramp_ns"].as_u64().unwrap() >= 300_000_000);
