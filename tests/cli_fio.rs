@@ -1381,3 +1381,51 @@ fn write_iolog_keeps_the_submission_batches() {
         assert!(submit["8"].as_f64().unwrap() > 0.0, "{log:?}: {submit}");
     }
 }
+
+/// fio's startdelay: the job starts that long after the others of its wave, and its runtime
+/// (and ramp) come after the delay. On a simulated drive the clock is exact: the delayed
+/// job's first I/O is logged at 10 ms. A range is refused (fio draws it at random).
+#[test]
+fn startdelay_starts_the_job_later() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "sd.fio",
+        "[global]\nsize=16m\nrw=randread\nruntime=20ms\ntime_based\n\
+         [a]\nwrite_iolog=a.log\n[b]\nstartdelay=10ms\nwrite_iolog=b.log\n",
+    );
+    let v = fio_json(
+        d.path(),
+        &["--sim", "x25e-64g", "--state", "full", f.to_str().unwrap()],
+    );
+    for j in jobs(&v) {
+        assert_eq!(j["job_runtime"], 20, "{}", j["jobname"]);
+    }
+    let first_us = |log: &str| -> u64 {
+        std::fs::read_to_string(d.path().join(log))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(" read "))
+            .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+            .next()
+            .unwrap()
+    };
+    assert_eq!(first_us("a.log"), 0);
+    assert!(
+        (10_000..10_100).contains(&first_us("b.log")),
+        "{}",
+        first_us("b.log")
+    );
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--sim",
+            "x25e-64g",
+            "--name=r",
+            "--size=1m",
+            "--startdelay=1-5",
+        ],
+        &["startdelay=1-5", "a range"],
+    );
+}

@@ -29,6 +29,9 @@ pub struct Progress {
 /// Stop conditions and shared state of one run (shared by all workers of the run).
 #[derive(Debug)]
 pub struct Control<'a> {
+    /// Nothing is issued for this long after the loop starts (fio's `startdelay`); the ramp
+    /// and the measured time come after it. ns on the backend clock.
+    pub delay_ns: u64,
     /// Ramp time, ns on the backend clock.
     pub ramp_ns: u64,
     /// Measured time limit, ns.
@@ -70,6 +73,7 @@ impl std::fmt::Debug for OnPass<'_> {
 impl<'a> Control<'a> {
     pub fn new(ramp_ns: u64, time_ns: Option<u64>, max_ios: Option<u64>) -> Self {
         Control {
+            delay_ns: 0,
             ramp_ns,
             time_ns,
             budget: AtomicU64::new(max_ios.unwrap_or(u64::MAX)),
@@ -81,6 +85,12 @@ impl<'a> Control<'a> {
             on_pass: None,
             bytes_left: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// The same control, starting `delay_ns` after the loop (fio's `startdelay`).
+    pub fn with_delay(mut self, delay_ns: u64) -> Self {
+        self.delay_ns = delay_ns;
+        self
     }
 
     /// The same control, also ending after `bytes` measured bytes (ops of varying sizes).
@@ -303,6 +313,8 @@ struct StreamState {
 
 #[derive(Clone, Copy, Default)]
 struct UnitState {
+    /// When the unit may issue its first op (the loop's start plus its delay).
+    begin: u64,
     t0: u64,
     deadline: u64,
     stopping: bool,
@@ -440,8 +452,10 @@ pub fn run_streams<B: Backend>(
     let mut us: Vec<UnitState> = units
         .iter()
         .map(|u| {
-            let t0 = start + u.ctl.ramp_ns;
+            let begin = start.saturating_add(u.ctl.delay_ns);
+            let t0 = begin.saturating_add(u.ctl.ramp_ns);
             UnitState {
+                begin,
                 t0,
                 deadline: u.ctl.time_ns.map(|t| t0 + t).unwrap_or(u64::MAX),
                 ..Default::default()
@@ -516,6 +530,12 @@ pub fn run_streams<B: Backend>(
                     (s.stream as usize, s.unit as usize)
                 };
                 if us[u].stopping || ss[si].exhausted {
+                    keep.push(slot);
+                    continue;
+                }
+                if now < us[u].begin {
+                    // fio's startdelay: the unit has not started yet.
+                    wake = wake.min(us[u].begin);
                     keep.push(slot);
                     continue;
                 }
@@ -876,7 +896,7 @@ pub fn run_streams<B: Backend>(
         if ctl.error_stop.load(Ordering::Relaxed) && !out.interrupted {
             out.stopped_on_error = true;
         }
-        out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(start));
+        out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(st.begin));
         let last = ss[i].last_completion;
         out.runtime_ns = if end <= st.t0 {
             0

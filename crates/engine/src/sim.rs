@@ -1106,6 +1106,7 @@ impl SimSession {
             .iter()
             .map(|j| {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
+                    .with_delay(j.spec.start_delay_ns)
                     .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)

@@ -246,6 +246,23 @@ fn ramp_is_excluded() {
 }
 
 #[test]
+fn a_start_delay_comes_before_the_ramp_and_the_measured_time() {
+    // fio's startdelay=200ms, ramp 300 ms, 1 s measured: nothing is issued for 200 ms.
+    let s = spec(RwMode::Randread, 2, 1);
+    let mut b = Scripted::new(50 * US);
+    let ctl = Control::new(300 * MS, Some(S), None).with_delay(200 * MS);
+    let (rec, out) = run(&mut b, &s, &ctl, None);
+    assert_eq!(b.pushes[0].0, 200 * MS, "the first op waits for the delay");
+    assert_eq!(out.ramp_ns, 300 * MS);
+    assert_eq!(out.runtime_ns, S);
+    assert_eq!(
+        rec.summary(OpKind::Read, out.runtime_ns).ios,
+        2 * (S / (50 * US))
+    );
+    assert_eq!(b.completed, 2 * (1_300 * MS / (50 * US)));
+}
+
+#[test]
 fn an_error_stops_the_run_and_drains() {
     let s = spec(RwMode::Randwrite, 4, 1);
     let mut b = Scripted::new(10 * US);

@@ -216,6 +216,8 @@ pub struct Settings {
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_ns: u64,
+    /// `startdelay`, ns.
+    pub start_delay_ns: u64,
     pub zero_buffers: bool,
     pub buffer_pattern: Option<u8>,
     pub compress_pct: Option<u8>,
@@ -305,6 +307,7 @@ impl Default for Settings {
             runtime_ns: None,
             time_based: false,
             ramp_ns: 0,
+            start_delay_ns: 0,
             zero_buffers: false,
             buffer_pattern: None,
             compress_pct: None,
@@ -823,7 +826,17 @@ impl Settings {
             }
             "nrfiles" => only_default(key, v, &["1"], "one file per job")?,
             "openfiles" => only_default(key, v, &["0", "1"], "one file per job")?,
-            "startdelay" => only_default(key, v, &["0"], "jobs of a wave start together")?,
+            // fio's startdelay is a time in seconds when no unit is given; a range is drawn at
+            // random per job, which ssdlab cannot draw as fio does.
+            "startdelay" => {
+                let v = need(v, key)?;
+                if v.contains('-') || v.contains(':') {
+                    return Err(unsupported(format!(
+                        "startdelay={v}: a range (fio draws each job's delay at random from it); give one time"
+                    )));
+                }
+                self.start_delay_ns = value::time_ns(&v, false)?;
+            }
             "sync" => only_default(key, v, &["0", "none"], "O_SYNC/O_DSYNC writes")?,
             "allow_mounted_write" => {
                 only_default(key, v, &["0"], "ssdlab never writes to mounted devices")?
@@ -1268,6 +1281,7 @@ impl Settings {
             jobs: clones.max(1),
             stop: self.stop(span, clones),
             ramp_ns: self.ramp_ns,
+            start_delay_ns: self.start_delay_ns,
             pattern: if mode.writes() {
                 self.pattern()
             } else {
@@ -1328,6 +1342,7 @@ impl Settings {
             jobs: clones.max(1),
             stop,
             ramp_ns: self.ramp_ns,
+            start_delay_ns: self.start_delay_ns,
             pattern: self.pattern(),
             seed,
             verify: false,

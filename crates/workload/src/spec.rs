@@ -146,6 +146,10 @@ pub struct WorkloadSpec {
     pub stop: StopCondition,
     /// Warm-up time excluded from the results, in nanoseconds.
     pub ramp_ns: u64,
+    /// Nothing is issued for this long after the run starts (fio's `startdelay`), ns; the
+    /// ramp and the measured time follow it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_delay_ns: u64,
     pub pattern: Pattern,
     pub seed: u64,
     /// Writes carry per-sector headers with a CRC32C; reads check them (see [`crate::verify`]).
@@ -212,6 +216,7 @@ impl Default for WorkloadSpec {
                 ..Default::default()
             },
             ramp_ns: 0,
+            start_delay_ns: 0,
             pattern: Pattern::Random,
             seed: 0x5eed_1ab5,
             verify: false,
