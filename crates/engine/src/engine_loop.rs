@@ -683,9 +683,12 @@ pub fn run_streams<B: Backend>(
                     state[slot as usize].t_submit = t_submit;
                 }
                 // fio's iodepth_level is the depth of one job (stream), also when several
-                // share this loop, right after each submission: I/Os handed over one batch
-                // (`submit_batch`) at a time count at the depth each batch reached.
-                let step = match backend.submit_batch() {
+                // share this loop, right after each submission. Filling an empty queue, I/Os
+                // handed over one batch (`submit_batch`) at a time count at the depth each
+                // batch reached; refilling a queue that still holds I/O, they count at the
+                // depth reached, as fio reaps one completion at a time by default
+                // (iodepth_batch_complete_max = min = 1) and refills it at once.
+                let batch_step = match backend.submit_batch() {
                     0 => u32::MAX,
                     b => b,
                 };
@@ -695,6 +698,7 @@ pub fn run_streams<B: Backend>(
                         if now >= us[s.unit].t0 {
                             let n = st.pushed_now;
                             let base = st.inflight.saturating_sub(n);
+                            let step = if base == 0 { batch_step } else { u32::MAX };
                             let mut done = 0;
                             while done < n {
                                 let k = step.min(n - done);
