@@ -1429,3 +1429,74 @@ fn startdelay_starts_the_job_later() {
         &["startdelay=1-5", "a range"],
     );
 }
+
+/// fio's steadystate on a simulated drive (exact clock): samples every second after ss_ramp
+/// plus one interval, the job ends when the window meets the criterion, and the JSON has
+/// fio's block; a criterion never met runs the whole runtime.
+#[test]
+fn steadystate_ends_the_job_when_the_window_is_steady() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |ss: &str| {
+        let v = fio_json(
+            d.path(),
+            &[
+                "--sim",
+                "x25e-64g",
+                "--state",
+                "full",
+                "--name=s",
+                "--ioengine=libaio",
+                "--iodepth=8",
+                "--rw=randwrite",
+                "--size=8g",
+                "--runtime=12",
+                "--time_based",
+                ss,
+                "--ss_dur=5",
+                "--ss_ramp=2",
+            ],
+        );
+        jobs(&v)[0].clone()
+    };
+    let j = run("--ss=iops:2%");
+    let ss = &j["steadystate"];
+    assert_eq!(ss["ss"], "iops:2.000000%");
+    assert_eq!(ss["duration"], 5);
+    assert_eq!(ss["attained"], 1, "{ss}");
+    // samples at 3, 4, 5, 6 and 7 s: attained with the fifth
+    assert_eq!(j["job_runtime"], 7000);
+    let iops = ss["data"]["iops"].as_array().unwrap();
+    assert_eq!(iops.len(), 5);
+    let mean = ss["data"]["iops_mean"].as_u64().unwrap() as f64;
+    for x in iops {
+        assert!((x.as_f64().unwrap() - mean).abs() <= 0.02 * mean, "{ss}");
+    }
+    assert!(ss["criterion"].as_str().unwrap().ends_with('%'));
+    // a slope of exactly 0 is never below a limit of 0: the whole runtime
+    let j = run("--ss=iops_slope:0%");
+    assert_eq!(j["steadystate"]["attained"], 0);
+    let rt = j["job_runtime"].as_u64().unwrap();
+    assert!(
+        (12000..12100).contains(&rt),
+        "{rt}: the runtime and the drain"
+    );
+    // fio counts the window in whole seconds; clones and groups are checked together in fio
+    for (extra, why) in [
+        ("--ss_interval=500ms", "whole seconds"),
+        ("--numjobs=2", "numjobs > 1"),
+    ] {
+        refused(
+            d.path(),
+            &[
+                "fio",
+                "--sim",
+                "x25e-64g",
+                "--name=s",
+                "--size=1g",
+                "--ss_dur=4",
+                extra,
+            ],
+            &["steadystate", why],
+        );
+    }
+}

@@ -285,6 +285,7 @@ pub fn aggregate(
             notes
         },
         steady_state: None,
+        fio_steadystate: None,
         device: (!devices.is_empty()).then_some(Value::Array(devices)),
         // each rank's array has its own cache: its counters stay with the rank's result
         adapter_cache: None,

@@ -58,6 +58,10 @@ pub struct Control<'a> {
     /// unlimited): an op is issued while any are left, as fio issues until its bytes are
     /// reached.
     pub bytes_left: AtomicU64,
+    /// fio's `steadystate`: the unit ends when its samples meet this criterion.
+    pub steady: Option<ssdlab_workload::SteadyCriterion>,
+    /// What the steady-state check found, left here by the loop (one loop per unit).
+    pub steady_out: std::sync::Mutex<Option<ssdlab_stats::FioSteadyState>>,
 }
 
 /// What to do when a source starts a new pass over its region ([`Control::on_pass`]).
@@ -84,7 +88,20 @@ impl<'a> Control<'a> {
             progress: None,
             on_pass: None,
             bytes_left: AtomicU64::new(u64::MAX),
+            steady: None,
+            steady_out: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The same control, ending when fio's steady-state criterion is met.
+    pub fn with_steady(mut self, steady: Option<ssdlab_workload::SteadyCriterion>) -> Self {
+        self.steady = steady;
+        self
+    }
+
+    /// What the steady-state check found (once, after the run).
+    pub fn take_steady(&self) -> Option<ssdlab_stats::FioSteadyState> {
+        self.steady_out.lock().ok().and_then(|mut g| g.take())
     }
 
     /// The same control, starting `delay_ns` after the loop (fio's `startdelay`).
@@ -200,6 +217,8 @@ pub struct LoopOutcome {
     pub stonewalled: bool,
     /// Every source of the unit ended (a replay reached the end of its trace).
     pub source_done: bool,
+    /// fio's steady-state criterion was met.
+    pub steady_attained: bool,
 }
 
 /// fio's errno for a transfer that moved fewer bytes than asked (its `td->error` for an I/O that
@@ -228,6 +247,89 @@ fn errno_text(errno: i64) -> String {
 
 /// The backend itself failed (not one I/O of the target): the failure is recorded once and
 /// every unit stops, marked stopped on error.
+/// fio's steady-state check of one unit while the loop runs (`steadystate.c`): every interval
+/// from the unit's start it takes the IOPS, bandwidth and mean completion latency of the
+/// interval just ended, keeping the last `intervals()` of them once the ramp and one interval
+/// have passed, and evaluates the criterion.
+struct SteadyRun {
+    crit: ssdlab_workload::SteadyCriterion,
+    next_check: u64,
+    /// Samples are kept from this check on.
+    record_from: u64,
+    prev: (u64, u64, u64),
+    iops: Vec<u64>,
+    bw: Vec<u64>,
+    lat: Vec<u64>,
+    last: Option<ssdlab_workload::steady::Evaluation>,
+}
+
+impl SteadyRun {
+    fn new(crit: ssdlab_workload::SteadyCriterion, begin: u64) -> SteadyRun {
+        let interval = crit.interval_ns.max(1);
+        SteadyRun {
+            crit,
+            next_check: begin.saturating_add(interval),
+            record_from: begin.saturating_add(crit.ramp_ns).saturating_add(interval),
+            prev: (0, 0, 0),
+            iops: Vec::new(),
+            bw: Vec::new(),
+            lat: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// The check due at `next_check`, with the unit's counters then; true when attained.
+    fn check(&mut self, st: &UnitState) -> bool {
+        let interval = self.crit.interval_ns.max(1);
+        let at = self.next_check;
+        self.next_check = at.saturating_add(interval);
+        let (ios, bytes, clat) = (st.done_ios, st.done_bytes, st.done_clat_ns);
+        let (d_ios, d_bytes, d_clat) = (ios - self.prev.0, bytes - self.prev.1, clat - self.prev.2);
+        self.prev = (ios, bytes, clat);
+        if at < self.record_from {
+            return false;
+        }
+        let per_s = |d: u64| (d as u128 * 1_000_000_000 / interval as u128) as u64;
+        let n = self.crit.intervals();
+        for (v, x) in [
+            (&mut self.iops, per_s(d_ios)),
+            (&mut self.bw, per_s(d_bytes)),
+            (&mut self.lat, d_clat.checked_div(d_ios).unwrap_or(0)),
+        ] {
+            if v.len() == n {
+                v.remove(0);
+            }
+            v.push(x);
+        }
+        let samples = match self.crit.metric {
+            ssdlab_workload::SteadyMetric::Iops => &self.iops,
+            ssdlab_workload::SteadyMetric::Bw => &self.bw,
+            ssdlab_workload::SteadyMetric::Lat => &self.lat,
+        };
+        self.last = self.crit.evaluate(samples);
+        self.last.is_some_and(|e| e.attained)
+    }
+
+    fn finish(self) -> ssdlab_stats::FioSteadyState {
+        let n = self.crit.intervals();
+        let pad = |mut v: Vec<u64>| {
+            v.resize(n, 0);
+            v
+        };
+        let e = self.last;
+        ssdlab_stats::FioSteadyState {
+            criterion: self.crit,
+            attained: e.is_some_and(|e| e.attained),
+            value: e.map_or(0.0, |e| e.criterion),
+            max_deviation: e.map_or(0.0, |e| e.deviation),
+            slope: e.map_or(0.0, |e| e.slope),
+            iops: pad(self.iops),
+            bw: pad(self.bw),
+            lat_ns: pad(self.lat),
+        }
+    }
+}
+
 #[cold]
 fn backend_failure(rec: &mut Recorder, us: &mut [UnitState], e: &std::io::Error) {
     rec.record_error(
@@ -315,6 +417,10 @@ struct StreamState {
 struct UnitState {
     /// When the unit may issue its first op (the loop's start plus its delay).
     begin: u64,
+    /// Measured completions, their bytes and completion latency (for fio's steadystate).
+    done_ios: u64,
+    done_bytes: u64,
+    done_clat_ns: u64,
     t0: u64,
     deadline: u64,
     stopping: bool,
@@ -369,6 +475,7 @@ pub fn merge_outcomes(outs: &[LoopOutcome]) -> LoopOutcome {
         m.budget_done |= o.budget_done;
         m.source_done |= o.source_done;
         m.stonewalled |= o.stonewalled;
+        m.steady_attained |= o.steady_attained;
     }
     m
 }
@@ -465,6 +572,11 @@ pub fn run_streams<B: Backend>(
     for (i, s) in streams.iter().enumerate() {
         ss[i].last_completion = us[s.unit].t0;
     }
+    let mut steady: Vec<Option<SteadyRun>> = units
+        .iter()
+        .zip(&us)
+        .map(|(u, st)| u.ctl.steady.map(|c| SteadyRun::new(c, st.begin)))
+        .collect();
     // Idle slots; the next ones to issue are taken from the end.
     let mut free: Vec<u32> = (0..nslots).rev().collect();
     let mut keep: Vec<u32> = Vec::with_capacity(nslots as usize);
@@ -511,6 +623,14 @@ pub fn run_streams<B: Backend>(
             } else if ctl.stonewalled() {
                 st.stopping = true;
                 st.out.stonewalled = true;
+            } else if let Some(run) = steady[u].as_mut() {
+                // fio's steadystate: the checks due by now, in order.
+                while !st.stopping && now >= run.next_check {
+                    if run.check(st) {
+                        st.stopping = true;
+                        st.out.steady_attained = true;
+                    }
+                }
             }
         }
         // Earliest time a waiting stream's op becomes due (or its unit's deadline).
@@ -737,6 +857,12 @@ pub fn run_streams<B: Backend>(
                 backend_failure(&mut recs[r], &mut us, &e);
             }
         }
+        // The next steady-state check wakes the loop.
+        for (run, st) in steady.iter().zip(&us) {
+            if let (Some(run), false) = (run, st.stopping) {
+                wake = wake.min(run.next_check);
+            }
+        }
         // A unit whose every stream has ended (a replay at the end of its trace) stops.
         for (u, st) in us.iter_mut().enumerate() {
             if !st.stopping
@@ -832,6 +958,10 @@ pub fn run_streams<B: Backend>(
             let bytes = c.res as u64;
             prog[u].0 += 1;
             prog[u].1 += bytes;
+            let unit = &mut us[u];
+            unit.done_ios += 1;
+            unit.done_bytes += bytes;
+            unit.done_clat_ns += t - s.t_submit;
             if let (Some(seed), OpKind::Read) = (data.verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
                     let known = data.known;
@@ -892,6 +1022,11 @@ pub fn run_streams<B: Backend>(
         }
     }
     let end = backend.now();
+    for (u, run) in steady.into_iter().enumerate() {
+        if let (Some(run), Ok(mut out)) = (run, units[u].ctl.steady_out.lock()) {
+            *out = Some(run.finish());
+        }
+    }
     let mut outs = Vec::with_capacity(streams.len());
     for (i, s) in streams.iter().enumerate() {
         let st = &us[s.unit];
@@ -910,6 +1045,7 @@ pub fn run_streams<B: Backend>(
             && !out.budget_done
             && !out.source_done
             && !out.stonewalled
+            && !out.steady_attained
         {
             // Time-based: the measured time is the deadline plus the drain of the last I/Os.
             last.max(st.deadline) - st.t0

@@ -1278,6 +1278,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         .map(|(j, pass)| {
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                 .with_delay(j.spec.start_delay_ns)
+                .with_steady(j.spec.steady)
                 .with_bytes(byte_budget(j.spec))
                 .with_stop(j.opts.stop)
                 .with_progress(j.opts.progress)
@@ -1604,6 +1605,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             cpu_usage.clone(),
         );
         result.members = members;
+        result.fio_steadystate = ctls[j].take_steady();
         // The kernel's counters of every device the group used (fio reports them per run).
         result.disk_util = disk_util.clone();
         if job.spec.verify {
@@ -1718,6 +1720,7 @@ pub fn build_result(
         verify: None,
         notes: Vec::new(),
         steady_state: None,
+        fio_steadystate: None,
         device: None,
         adapter_cache: None,
         disk_util: Vec::new(),

@@ -1107,6 +1107,7 @@ impl SimSession {
             .map(|j| {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                     .with_delay(j.spec.start_delay_ns)
+                    .with_steady(j.spec.steady)
                     .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)
@@ -1322,6 +1323,8 @@ impl SimSession {
                     Vec::new(),
                 )
             };
+            let mut result = result;
+            result.fio_steadystate = ctls[j].take_steady();
             results.push(SimOutput {
                 result,
                 workers,

@@ -256,6 +256,12 @@ pub struct Settings {
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
     /// of it spent spinning: the same stall), `thinktime_blocks`, and whether those count
     /// issued I/Os (`thinktime_blocks_type=issue`) rather than completed ones (the default).
+    /// `steadystate` (metric, slope, limit, percent), `steadystate_duration`,
+    /// `steadystate_ramp_time`, `steadystate_check_interval` (ns).
+    pub steady: (ssdlab_workload::SteadyMetric, bool, f64, bool),
+    pub steady_dur_ns: u64,
+    pub steady_ramp_ns: u64,
+    pub steady_interval_ns: u64,
     pub thinktime_ns: u64,
     pub thinktime_spin_ns: u64,
     pub thinktime_blocks: u32,
@@ -335,6 +341,11 @@ impl Default for Settings {
             group_reporting: false,
             rate_iops: [None; 3],
             rate: [None; 3],
+            // fio's default criterion: iops_slope:0.01%, checked every second
+            steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
+            steady_dur_ns: 0,
+            steady_ramp_ns: 0,
+            steady_interval_ns: 1_000_000_000,
             thinktime_ns: 0,
             thinktime_spin_ns: 0,
             thinktime_blocks: 1,
@@ -743,6 +754,16 @@ impl Settings {
                 self.rate = l.map(|x| x.filter(|&n| n > 0));
             }
             "rate_process" => only_default(key, v, &["linear"], "ssdlab paces I/O linearly")?,
+            "steadystate" => {
+                self.steady = ssdlab_workload::steady::parse_criterion(&need(v, key)?)
+                    .map_err(Problem::Invalid)?
+            }
+            // fio's FIO_OPT_STR_VAL_TIME: seconds when no unit is given.
+            "steadystate_duration" => self.steady_dur_ns = value::time_ns(&need(v, key)?, false)?,
+            "steadystate_ramp_time" => self.steady_ramp_ns = value::time_ns(&need(v, key)?, false)?,
+            "steadystate_check_interval" => {
+                self.steady_interval_ns = value::time_ns(&need(v, key)?, false)?
+            }
             // fio's units: microseconds when none is given.
             "thinktime" => self.thinktime_ns = value::time_ns(&need(v, key)?, true)?,
             "thinktime_spin" => self.thinktime_spin_ns = value::time_ns(&need(v, key)?, true)?,
@@ -1006,6 +1027,30 @@ impl Settings {
                 ),
             ));
         }
+        if self.steady_dur_ns > 0 {
+            const S: u64 = 1_000_000_000;
+            let (dur, every) = (self.steady_dur_ns, self.steady_interval_ns);
+            // fio counts the window in whole seconds (ss_dur / (ss_interval / 1000)).
+            if every == 0 || every % S != 0 || dur % every != 0 {
+                out.push((
+                    None,
+                    unsupported(
+                        "steadystate_check_interval and steadystate_duration other than whole seconds, the duration a multiple of the interval (fio counts the window in whole seconds)",
+                    ),
+                ));
+            }
+            if self.numjobs > 1 || self.group_reporting {
+                out.push((
+                    None,
+                    unsupported(
+                        "steadystate with numjobs > 1 or group_reporting (fio checks each clone, or the reporting group together; ssdlab checks a job of one clone)",
+                    ),
+                ));
+            }
+            if self.read_iolog.is_some() {
+                out.push((None, unsupported("steadystate while replaying a trace")));
+            }
+        }
         if self.thinktime_ns > 0 || self.thinktime_spin_ns > 0 {
             if rated {
                 out.push((None, unsupported("thinktime with rate or rate_iops")));
@@ -1181,6 +1226,20 @@ impl Settings {
         }
     }
 
+    /// fio's steady-state criterion, when `steadystate_duration` asks for one.
+    pub fn steady_criterion(&self) -> Option<ssdlab_workload::SteadyCriterion> {
+        let (metric, slope, limit, pct) = self.steady;
+        (self.steady_dur_ns > 0).then_some(ssdlab_workload::SteadyCriterion {
+            metric,
+            slope,
+            limit,
+            pct,
+            duration_ns: self.steady_dur_ns,
+            ramp_ns: self.steady_ramp_ns,
+            interval_ns: self.steady_interval_ns,
+        })
+    }
+
     /// The period between two ops of one clone for `rate_iops`/`rate` (the smaller wins), 0 for
     /// none.
     pub fn pace_ns(&self) -> u64 {
@@ -1282,6 +1341,7 @@ impl Settings {
             stop: self.stop(span, clones),
             ramp_ns: self.ramp_ns,
             start_delay_ns: self.start_delay_ns,
+            steady: self.steady_criterion(),
             pattern: if mode.writes() {
                 self.pattern()
             } else {
@@ -1343,6 +1403,7 @@ impl Settings {
             stop,
             ramp_ns: self.ramp_ns,
             start_delay_ns: self.start_delay_ns,
+            steady: self.steady_criterion(),
             pattern: self.pattern(),
             seed,
             verify: false,

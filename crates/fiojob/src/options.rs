@@ -260,15 +260,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "steadystate",
-            "steadystate_duration",
-            "steadystate_ramp_time",
-            "steadystate_check_interval",
-        ],
-        "fio's steady-state detection (ssdlab run has --steady-state)",
-    ),
-    (
-        &[
             "trim_percentage",
             "trim_backlog",
             "trim_backlog_batch",

@@ -303,7 +303,35 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     if let Some(d) = fio.and_then(|f| f.description.as_deref()) {
         job.push("desc", d);
     }
+    if let Some(ss) = &r.fio_steadystate {
+        job.push("steadystate", steadystate_block(ss));
+    }
     job.with("ssdlab", Json::from(&ssdlab))
+}
+
+/// fio's `steadystate` block (`stat.c`, `show_thread_status_json`).
+fn steadystate_block(ss: &ssdlab_stats::FioSteadyState) -> Json {
+    let c = &ss.criterion;
+    let ints = |v: &[u64]| Json::Arr(v.iter().map(|&x| Json::UInt(x)).collect());
+    let mut data = Json::obj()
+        .with("bw_mean", ss.bw_mean())
+        .with("iops_mean", ss.iops_mean());
+    if c.metric == ssdlab_workload::SteadyMetric::Lat {
+        data.push("lat_mean", ss.lat_mean());
+        data.push("lat_ns", ints(&ss.lat_ns));
+    }
+    let data = data.with("iops", ints(&ss.iops)).with("bw", ints(&ss.bw));
+    Json::obj()
+        .with("ss", c.label())
+        .with("duration", c.duration_ns / 1_000_000_000)
+        .with("attained", u64::from(ss.attained))
+        .with(
+            "criterion",
+            format!("{:.6}{}", ss.value as f32, if c.pct { "%" } else { "" }),
+        )
+        .with("max_deviation", ss.max_deviation)
+        .with("slope", ss.slope)
+        .with("data", data)
 }
 
 /// The counters of one `disk_util` entry.

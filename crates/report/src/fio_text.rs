@@ -49,6 +49,34 @@ pub fn num2str(num: u64, maxlen: usize, pow2: bool, unit: &str) -> String {
     format!("{num}.{}{}{unit}", &frac[2..], prefixes[post])
 }
 
+/// fio's `show_ss_normal`: the steady-state line of a job.
+fn steadystate_line(ss: &ssdlab_stats::FioSteadyState, si: bool) -> String {
+    let c = &ss.criterion;
+    let (bw, bw_alt) = two_units(ss.bw_mean(), "B/s", si);
+    let lat = if c.metric == ssdlab_workload::SteadyMetric::Lat {
+        let ns = ss.lat_mean();
+        let (v, unit) = if ns >= 1_000_000 {
+            (ns / 1_000_000, "msec")
+        } else if ns >= 1_000 {
+            (ns / 1_000, "usec")
+        } else {
+            (ns, "nsec")
+        };
+        format!(", lat={}{unit}", num2str(v, 4, false, ""))
+    } else {
+        String::new()
+    };
+    format!(
+        "  steadystate  : attained={}, bw={bw} ({bw_alt}), iops={}{lat}, {}{}={:.3}{}\n",
+        if ss.attained { "yes" } else { "no" },
+        num2str(ss.iops_mean(), 4, false, ""),
+        c.metric_name(),
+        if c.slope { " slope" } else { " mean dev" },
+        ss.value,
+        if c.pct { "%" } else { "" }
+    )
+}
+
 /// fio's `display_lat`: a latency line in ns, µs or ms.
 fn lat_line(out: &mut String, name: &str, l: &ssdlab_stats::LatSummary) {
     if l.n == 0 {
@@ -352,9 +380,13 @@ pub fn normal_text(report: &Report<'_>) -> String {
             ));
         }
         out.push_str(&format!(
-            "     latency   : target=0, window=0, percentile=100.00%, depth={}\n\n",
+            "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
             r.spec.qd
         ));
+        if let Some(ss) = &r.fio_steadystate {
+            out.push_str(&steadystate_line(ss, e.si));
+        }
+        out.push('\n');
     }
     // Run status per reporting group.
     let mut groups: Vec<u32> = entries.iter().map(|e| e.group).collect();

@@ -201,6 +201,42 @@ pub struct SteadyState {
     pub slope_pct: f64,
 }
 
+/// fio's `steadystate` check of a job (its JSON `steadystate` block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FioSteadyState {
+    pub criterion: ssdlab_workload::SteadyCriterion,
+    /// The samples met the criterion and the job ended there.
+    pub attained: bool,
+    /// The last value compared with the limit (fio's `criterion`).
+    pub value: f64,
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// The window's samples, oldest first (zeros where it was not filled): IOPS, bytes/s and
+    /// mean completion latency in ns.
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+    pub lat_ns: Vec<u64>,
+}
+
+impl FioSteadyState {
+    fn mean(v: &[u64]) -> u64 {
+        if v.is_empty() {
+            0
+        } else {
+            v.iter().sum::<u64>() / v.len() as u64
+        }
+    }
+    pub fn iops_mean(&self) -> u64 {
+        Self::mean(&self.iops)
+    }
+    pub fn bw_mean(&self) -> u64 {
+        Self::mean(&self.bw)
+    }
+    pub fn lat_mean(&self) -> u64 {
+        Self::mean(&self.lat_ns)
+    }
+}
+
 /// The complete result of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -248,6 +284,9 @@ pub struct RunResult {
     /// The steady-state test the measured round closed, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyState>,
+    /// fio's `steadystate` check of the job, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_steadystate: Option<FioSteadyState>,
     /// Device counters of simulated drives (one object per drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,

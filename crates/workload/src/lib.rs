@@ -21,6 +21,7 @@ pub mod replay;
 pub mod rng;
 pub mod source;
 pub mod spec;
+pub mod steady;
 pub mod units;
 pub mod verify;
 
@@ -31,6 +32,7 @@ pub use pattern::{Pattern, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
 pub use source::{Next, OpList, OpSource, Replay};
 pub use spec::{RwMode, SpecError, StopCondition, WorkloadSpec};
+pub use steady::{SteadyCriterion, SteadyMetric};
 pub use units::{
     edit_distance, format_duration, format_size, parse_duration, parse_size, UnitError,
 };

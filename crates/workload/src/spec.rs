@@ -150,6 +150,9 @@ pub struct WorkloadSpec {
     /// ramp and the measured time follow it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub start_delay_ns: u64,
+    /// fio's `steadystate`: the job ends when its samples meet this criterion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::steady::SteadyCriterion>,
     pub pattern: Pattern,
     pub seed: u64,
     /// Writes carry per-sector headers with a CRC32C; reads check them (see [`crate::verify`]).
@@ -217,6 +220,7 @@ impl Default for WorkloadSpec {
             },
             ramp_ns: 0,
             start_delay_ns: 0,
+            steady: None,
             pattern: Pattern::Random,
             seed: 0x5eed_1ab5,
             verify: false,
