@@ -16,7 +16,8 @@
 
 use crate::error::DeviceError;
 use crate::probe::{
-    file_type_of, open_existing_regular, probe, statx_fd, wrong_type, TargetInfo, TargetKind,
+    file_type_of, open_existing_regular, probe, statx_fd, wrong_type, FileId, TargetInfo,
+    TargetKind,
 };
 use rustix::fs::{FallocateFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -357,11 +358,28 @@ pub fn lay_out_with(
     if let Err(e) = undo.file.sync_data() {
         return Err(fail(undo, "cannot sync the file", e));
     }
+    // The fresh probe must see the file just laid out: a path swapped meanwhile (for a link
+    // to a device, say) is refused, never opened later as if it had been checked.
+    let laid_id = statx_fd(&undo.file).ok().and_then(|s| FileId::of(&s));
     match probe(path) {
-        Ok(info) => Ok(Laid {
-            info,
-            undo: Some(undo),
-        }),
+        Ok(info) if info.kind == TargetKind::File && info.id.is_some() && info.id == laid_id => {
+            Ok(Laid {
+                info,
+                undo: Some(undo),
+            })
+        }
+        Ok(info) => {
+            let cleanup = undo.undo();
+            Err(LayoutError::Failed {
+                path: path.to_path_buf(),
+                what: "changed while it was laid out",
+                err: io::Error::other(match info.kind {
+                    TargetKind::BlockDevice => "the path now names a block device",
+                    TargetKind::File => "the path now names another file",
+                }),
+                cleanup,
+            })
+        }
         Err(e) => {
             let _ = undo.undo();
             Err(e.into())
@@ -378,6 +396,42 @@ mod tests {
         let mut b = vec![0u8; 4099];
         XorShift(1).fill(&mut b);
         assert!(b.iter().all(|&x| x != 0));
+    }
+
+    /// A path swapped for another file after it was checked is not opened: the run would
+    /// write to what was never checked (issue 25's hostile campaign: a file swapped for a link
+    /// to a loop device holding ext4 after its layout took 11,665 writes).
+    #[test]
+    fn a_path_swapped_after_the_check_is_not_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.img");
+        std::fs::write(&p, vec![1u8; 65536]).unwrap();
+        let info = probe(&p).unwrap();
+        assert!(crate::open_target(&info, true, false).is_ok());
+        // (kept alive by a second name, so that no file made below can be given its inode
+        // number within the same clock tick: the identity is device, inode and birth time)
+        std::fs::hard_link(&p, d.path().join("kept")).unwrap();
+        // Another file renamed over it, then a link to another file.
+        let q = d.path().join("other");
+        std::fs::write(&q, b"theirs").unwrap();
+        std::fs::rename(&q, &p).unwrap();
+        let e = crate::open_target(&info, true, false).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("changed since it was checked (now another file)"),
+            "{e}"
+        );
+        let r = d.path().join("r");
+        std::fs::write(&r, b"theirs too").unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&r, &p).unwrap();
+        assert!(crate::open_target(&info, true, false).is_err());
+        assert_eq!(std::fs::read(&r).unwrap(), b"theirs too");
+        // The laid-out file itself is recognised.
+        std::fs::remove_file(&p).unwrap();
+        let fresh = probe(&p).unwrap();
+        let laid = lay_out(&fresh, 64 << 10, None).unwrap();
+        assert!(crate::open_target(&laid.info, true, false).is_ok());
     }
 
     /// A file removed or replaced by another process while it was laid out is left alone and

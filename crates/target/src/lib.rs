@@ -45,8 +45,8 @@ pub use plan::{
     check_free_space, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget,
 };
 pub use probe::{
-    device_node, is_block_device, open_target, open_target_shared, polled_io, probe, TargetInfo,
-    TargetKind,
+    device_node, is_block_device, open_target, open_target_shared, polled_io, probe, FileId,
+    TargetInfo, TargetKind,
 };
 pub use safety::{
     check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,

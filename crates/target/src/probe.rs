@@ -44,6 +44,40 @@ pub struct TargetInfo {
     /// Block devices only, best effort: `device/firmware_rev` (NVMe, ATA) or `device/rev`
     /// (SCSI) from sysfs (trimmed).
     pub firmware: Option<String>,
+    /// What was checked, to recognise it when it is opened: the file (device, inode), or the
+    /// block device (its device number). `None` for a file that does not exist yet.
+    pub id: Option<FileId>,
+}
+
+/// The identity of a probed file or block device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileId {
+    /// A regular file: the device it is on, its inode and (where the filesystem keeps it) its
+    /// birth time, so that a new file given a freed inode number is not taken for it.
+    File {
+        dev: (u32, u32),
+        ino: u64,
+        born: Option<(i64, u32)>,
+    },
+    /// A block device: its device number (any node for it is the same device).
+    Block { rdev: (u32, u32) },
+}
+
+impl FileId {
+    pub(crate) fn of(stx: &Statx) -> Option<FileId> {
+        match file_type_of(stx) {
+            FileType::RegularFile => Some(FileId::File {
+                dev: (stx.stx_dev_major, stx.stx_dev_minor),
+                ino: stx.stx_ino,
+                born: (stx.stx_mask & rustix::fs::StatxFlags::BTIME.bits() != 0)
+                    .then_some((stx.stx_btime.tv_sec, stx.stx_btime.tv_nsec)),
+            }),
+            FileType::BlockDevice => Some(FileId::Block {
+                rdev: (stx.stx_rdev_major, stx.stx_rdev_minor),
+            }),
+            _ => None,
+        }
+    }
 }
 
 impl TargetInfo {
@@ -99,7 +133,12 @@ pub(crate) fn statx_path(path: &Path, follow: bool) -> Result<Statx, Errno> {
         CWD,
         path,
         flags,
-        StatxFlags::TYPE | StatxFlags::MODE | StatxFlags::SIZE | StatxFlags::DIOALIGN,
+        StatxFlags::TYPE
+            | StatxFlags::MODE
+            | StatxFlags::SIZE
+            | StatxFlags::DIOALIGN
+            | StatxFlags::INO
+            | StatxFlags::BTIME,
     )
 }
 
@@ -108,7 +147,12 @@ pub(crate) fn statx_fd(fd: impl AsFd) -> Result<Statx, Errno> {
         fd,
         "",
         AtFlags::EMPTY_PATH,
-        StatxFlags::TYPE | StatxFlags::MODE | StatxFlags::SIZE | StatxFlags::DIOALIGN,
+        StatxFlags::TYPE
+            | StatxFlags::MODE
+            | StatxFlags::SIZE
+            | StatxFlags::DIOALIGN
+            | StatxFlags::INO
+            | StatxFlags::BTIME,
     )
 }
 
@@ -166,6 +210,7 @@ pub fn probe(path: &Path) -> Result<TargetInfo, DeviceError> {
                 rotational: None,
                 model: None,
                 firmware: None,
+                id: FileId::of(&stx),
             })
         }
         FileType::BlockDevice => probe_block(path),
@@ -244,6 +289,7 @@ fn probe_missing(path: &Path, err: Errno) -> Result<TargetInfo, DeviceError> {
                 rotational: None,
                 model: None,
                 firmware: None,
+                id: None,
             })
         }
         Ok(_) => Err(DeviceError::ParentNotDirectory {
@@ -333,6 +379,7 @@ fn probe_block(path: &Path) -> Result<TargetInfo, DeviceError> {
         rotational,
         model,
         firmware,
+        id: FileId::of(&stx),
     })
 }
 
@@ -506,7 +553,8 @@ fn open_target_with(
             e,
         ),
     })?;
-    // Re-check the type of what was actually opened (the path may have been swapped).
+    // Re-check what was actually opened (the path may have been swapped since it was
+    // checked): the same type, and the same file or device.
     let stx = statx_fd(&fd).map_err(|e| DeviceError::io(path, "cannot inspect", e))?;
     let ft = file_type_of(&stx);
     let ok = match info.kind {
@@ -517,6 +565,15 @@ fn open_target_with(
         return Err(DeviceError::Changed {
             path: path.to_path_buf(),
             now: type_name(ft),
+        });
+    }
+    if info.id.is_some() && FileId::of(&stx) != info.id {
+        return Err(DeviceError::Changed {
+            path: path.to_path_buf(),
+            now: match ft {
+                FileType::BlockDevice => "another block device",
+                _ => "another file",
+            },
         });
     }
     // Back to blocking mode (io_uring and the sync backend expect it); keep O_DIRECT etc.

@@ -450,6 +450,7 @@ fn bad_file_targets_give_clear_errors() {
         rotational: None,
         model: None,
         firmware: None,
+        id: None,
     };
     let e = prepare_file(&forged(Path::new("/dev/null")), MIB).unwrap_err();
     assert!(matches!(e, DeviceError::NotRegularOrBlock { .. }), "{e}");
