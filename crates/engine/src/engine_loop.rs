@@ -355,6 +355,9 @@ pub struct DataOpts<'a> {
     pub verify: Option<u64>,
     /// What earlier verifying runs wrote: reads hold every sector it knows to a valid header.
     pub known: Option<&'a WrittenMap>,
+    /// This run's writes carry generations above this (its start, ns since the Unix epoch,
+    /// the same for all its workers), so that a read recognises what the run itself wrote.
+    pub verify_epoch: u64,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -511,7 +514,7 @@ pub fn run_streams<B: Backend>(
         .iter()
         .map(|u| ssdlab_workload::rng::Rng::new(u.data.pattern_seed))
         .collect();
-    let mut generation: u64 = 0;
+    let mut generation: u64 = units.iter().map(|u| u.data.verify_epoch).max().unwrap_or(0);
     // Fixed patterns are written once into every buffer; random ones are refilled per write.
     for slot in 0..nslots {
         let u = streams[owner[slot as usize] as usize].unit;
@@ -965,10 +968,11 @@ pub fn run_streams<B: Backend>(
             if let (Some(seed), OpKind::Read) = (data.verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
                     let known = data.known;
-                    let got = verify::check_known(
+                    let got = verify::check_run(
                         &buf[..bytes.min(s.op.len) as usize],
                         s.op.offset,
                         seed,
+                        data.verify_epoch,
                         |at| known.and_then(|m| m.seed_of(at)),
                     );
                     rec.verify.sectors_ok += got.ok;

@@ -1014,6 +1014,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     // another target, or one that cannot be read, is bad input). Targets created by this run
     // have none yet.
     let verify_job = jobs.len() == 1 && jobs[0].spec.verify;
+    // Generations this run stamps start above its start time (ns), one base for all workers.
+    let verify_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     let stripe_of = |t: &RealTarget| match t {
         RealTarget::Raid0 { stripe, .. } => Some(*stripe),
         _ => None,
@@ -1362,6 +1366,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 pattern_seed: worker_seed(spec.seed ^ 0xda7a, w as u32),
                                 verify: spec.verify.then_some(spec.seed),
                                 known,
+                                verify_epoch,
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),
@@ -1539,9 +1544,14 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     let disk_util = disk_util(disks.finish());
     laid.commit();
     if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
-        // Merged under the map's lock with what concurrent runs recorded meanwhile.
+        // Merged under the map's lock with what concurrent runs recorded meanwhile; the
+        // sectors of the region this run did not write keep what was known of them before.
         let seed = jobs[0].spec.seed;
-        match WrittenMap::update(&ctx.path, &ctx.key, |m| m.record(seed, &write_log)) {
+        let (start, span) = (planned[0].plan.start, planned[0].plan.span);
+        match WrittenMap::update(&ctx.path, &ctx.key, |m| {
+            m.restore(&ctx.map, start, span, &write_log);
+            m.record(seed, &write_log)
+        }) {
             Ok(map) => (shared.on_note)(&format!(
                 "verify map {}: {} sectors written by this run; {map}",
                 ctx.path.display(),

@@ -1136,6 +1136,7 @@ impl SimSession {
                     pattern_seed: worker_seed(j.spec.seed, 0),
                     verify: None,
                     known: None,
+                    verify_epoch: 0,
                 },
             })
             .collect();

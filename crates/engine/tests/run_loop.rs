@@ -171,6 +171,7 @@ fn data() -> DataOpts<'static> {
         pattern_seed: 1,
         verify: None,
         known: None,
+        verify_epoch: 0,
     }
 }
 

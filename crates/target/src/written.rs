@@ -131,6 +131,29 @@ impl WrittenMap {
         self.runs.retain(|(_, s)| !s.is_empty());
     }
 
+    /// Gives back what `before` knew of `len` bytes at `offset` that a finished run neither
+    /// wrote nor failed to write (its region was forgotten while it ran, as a crash guard, but
+    /// the sectors it did not touch still hold what they held), where nothing newer is known.
+    pub fn restore(&mut self, before: &WrittenMap, offset: u64, len: u64, log: &WriteLog) {
+        let mut region = RoaringTreemap::new();
+        region.insert_range(sectors(offset, len));
+        let touched = &log.written | &log.failed;
+        let mut known_now = RoaringTreemap::new();
+        for (_, set) in &self.runs {
+            known_now |= set;
+        }
+        for (seed, set) in &before.runs {
+            let back = &(&(set & &region) - &touched) - &known_now;
+            if back.is_empty() {
+                continue;
+            }
+            match self.runs.iter_mut().find(|(s, _)| s == seed) {
+                Some((_, mine)) => *mine |= &back,
+                None => self.runs.push((*seed, back)),
+            }
+        }
+    }
+
     /// Records a finished run with `seed`: what it wrote is now known as written by `seed`, what
     /// failed is unknown.
     pub fn record(&mut self, seed: u64, log: &WriteLog) {
@@ -527,6 +550,35 @@ mod tests {
             WrittenMap::load(&d.path().join("bad"), "k"),
             Err(MapError::Format { .. })
         ));
+    }
+
+    /// A run forgets its region while it runs (crash guard); at its end the sectors it did
+    /// not touch get back what was known of them (issue 25: a second verifying run with
+    /// another seed used to leave the map knowing only its own 296 sectors of 8192).
+    #[test]
+    fn a_finished_run_gives_back_what_it_did_not_touch() {
+        let mut before = WrittenMap::new("k");
+        let mut a = WriteLog::default();
+        a.wrote(0, 8 * 512);
+        before.record(1, &a);
+        let mut m = before.clone();
+        m.forget(0, 8 * 512);
+        let mut b = WriteLog::default();
+        b.wrote(512, 512);
+        b.failed(1024, 512);
+        m.restore(&before, 0, 8 * 512, &b);
+        m.record(2, &b);
+        assert_eq!(m.seed_of(0), Some(1), "untouched: as before");
+        assert_eq!(m.seed_of(512), Some(2), "written by the run");
+        assert_eq!(m.seed_of(1024), None, "failed: unknown");
+        assert_eq!(m.seed_of(7 * 512), Some(1));
+        assert_eq!(m.known_sectors(), 7);
+        // Outside the run's region nothing is given back that was forgotten there.
+        let mut n = before.clone();
+        n.forget(0, 8 * 512);
+        n.restore(&before, 0, 4 * 512, &WriteLog::default());
+        assert_eq!(n.seed_of(3 * 512), Some(1));
+        assert_eq!(n.seed_of(4 * 512), None);
     }
 
     #[test]
