@@ -1217,15 +1217,30 @@ fn usage_errors_and_odd_inputs_are_one_line() {
     fs::write(dir.join("ts.fio"), "[j]\nread_iolog=t.log\n").unwrap();
     let o = ssdlab(dir, &["fio", "ts.fio", "--sim", "vertex450-128g"]);
     assert_refused(&o, "t.log line 5: the I/O comes", "endless timestamp");
-    // A file that is not a job file is quoted at most three lines deep.
+    // A file that is not a job file is quoted by one line at most, each key once.
     let secret: String = (0..40)
         .map(|i| format!("user{i}:*:20228:0:99999:7:::\n"))
         .collect();
     fs::write(dir.join("shadow"), secret).unwrap();
     fs::write(dir.join("sh.fio"), "[j]\nioengine=null\ninclude shadow\n").unwrap();
     let o = ssdlab(dir, &["fio", "sh.fio"]);
-    assert_refused(&o, "and 37 more", "a non-job file included");
-    assert!(!stderr(&o).contains("user3:"), "{}", stderr(&o));
+    assert_refused(&o, "and 39 more", "a non-job file included");
+    assert!(!stderr(&o).contains("user1:"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("user0:").count(), 1, "{}", stderr(&o));
+    // A binary file given as a job file, or included, is refused as a whole, not quoted.
+    let mut elf = b"\x7fELF\x02\x01\x01\0\0\0".to_vec();
+    elf.extend(std::iter::repeat_n(0x1bu8, 4000));
+    fs::write(dir.join("prog"), &elf).unwrap();
+    fs::write(dir.join("inc.fio"), "[j]\nioengine=null\ninclude prog\n").unwrap();
+    for job in ["prog", "inc.fio"] {
+        let o = ssdlab(dir, &["fio", job]);
+        assert_refused(&o, "not a text file", job);
+        assert!(
+            !stderr(&o).contains('\x1b'),
+            "no raw control bytes: {}",
+            stderr(&o)
+        );
+    }
     // Registered buffers beyond the kernel's limit: refused before the file is laid out.
     let o = ssdlab(
         dir,

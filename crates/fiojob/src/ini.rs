@@ -129,8 +129,16 @@ impl Env for SystemEnv {
     }
     fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         // Regular files only (a FIFO would block, /dev/zero never end), at most 16 MiB.
-        ssdlab_workload::input::read_input(path, MAX_JOB_FILE_BYTES)
-            .map_err(|e| std::io::Error::other(e.to_string()))
+        let bytes = ssdlab_workload::input::read_input(path, MAX_JOB_FILE_BYTES)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        // A job file is text: a binary file (a program, an image) is refused as a whole
+        // instead of being quoted line by line.
+        if let Some(at) = bytes.iter().position(|&b| b == 0) {
+            return Err(std::io::Error::other(format!(
+                "not a text file (a NUL byte at byte {at}), so not an fio job file"
+            )));
+        }
+        Ok(bytes)
     }
     fn exists(&self, path: &Path) -> bool {
         path.exists()

@@ -903,7 +903,7 @@ impl Settings {
                 let hint = options::suggest(k)
                     .map(|s| format!("; did you mean {s}?"))
                     .unwrap_or_default();
-                return Err(Problem::Invalid(format!("unknown option '{k}'{hint}")));
+                return Err(Problem::Invalid(format!("unknown option{hint}")));
             }
         }
         Ok(())
@@ -1587,10 +1587,33 @@ pub struct Issue {
 impl std::fmt::Display for Issue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.loc {
-            Some(l) => write!(f, "{} ({l}): {}", self.key, self.why),
-            None => write!(f, "{}", self.why),
+            Some(l) => write!(
+                f,
+                "{} ({l}): {}",
+                short(&self.key, 40),
+                short(&self.why, 200)
+            ),
+            None => write!(f, "{}", short(&self.why, 200)),
         }
     }
+}
+
+/// Text from a file as an error shows it: control characters escaped, at most `max`
+/// characters (then "…"), so a wrong file given as a job file cannot flood the terminal.
+fn short(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The jobs of a command.
@@ -1611,17 +1634,34 @@ pub struct JobSet {
 #[error("{}", show_issues(.0))]
 pub struct JobError(pub Vec<Issue>);
 
-/// The first three issues, then how many more.
+/// The first three issues, then how many more. Of unknown options in one file only the first
+/// is shown: a file that is not a job file at all (`include /etc/shadow`) is quoted by one
+/// line at most.
 fn show_issues(issues: &[Issue]) -> String {
     const SHOWN: usize = 3;
-    let mut s = issues
+    let file_of = |i: &Issue| i.loc.as_ref().map(|l| l.file.clone());
+    let mut shown: Vec<&Issue> = Vec::new();
+    for i in issues {
+        if shown.len() == SHOWN {
+            break;
+        }
+        let unknown = i.why.starts_with("unknown option");
+        if unknown
+            && shown
+                .iter()
+                .any(|s| s.why.starts_with("unknown option") && file_of(s) == file_of(i))
+        {
+            continue;
+        }
+        shown.push(i);
+    }
+    let mut s = shown
         .iter()
-        .take(SHOWN)
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
         .join("; ");
-    if issues.len() > SHOWN {
-        s.push_str(&format!("; and {} more", issues.len() - SHOWN));
+    if issues.len() > shown.len() {
+        s.push_str(&format!("; and {} more", issues.len() - shown.len()));
     }
     s
 }
