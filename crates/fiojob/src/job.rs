@@ -899,12 +899,7 @@ impl Settings {
                     }
                 }
             }
-            k => {
-                let hint = options::suggest(k)
-                    .map(|s| format!("; did you mean {s}?"))
-                    .unwrap_or_default();
-                return Err(Problem::Invalid(format!("unknown option{hint}")));
-            }
+            _ => return Err(Problem::Invalid(UNKNOWN_OPTION.into())),
         }
         Ok(())
     }
@@ -1577,7 +1572,7 @@ pub struct Job {
 }
 
 /// A key that is refused (or, ignored, listed).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Issue {
     pub key: String,
     pub loc: Option<Loc>,
@@ -1587,12 +1582,21 @@ pub struct Issue {
 impl std::fmt::Display for Issue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.loc {
-            Some(l) => write!(
-                f,
-                "{} ({l}): {}",
-                short(&self.key, 40),
-                short(&self.why, 200)
-            ),
+            Some(l) => {
+                write!(
+                    f,
+                    "{} ({l}): {}",
+                    short(&self.key, 40),
+                    short(&self.why, 200)
+                )?;
+                // The closest option fio knows, worked out only for the issues shown.
+                if self.why == UNKNOWN_OPTION {
+                    if let Some(s) = options::suggest(&self.key) {
+                        write!(f, "; did you mean {s}?")?;
+                    }
+                }
+                Ok(())
+            }
             None => write!(f, "{}", short(&self.why, 200)),
         }
     }
@@ -1631,13 +1635,20 @@ pub struct JobSet {
 /// Why the jobs cannot run: every bad value and unknown key, with its line (shown: the first
 /// three, then how many more, so a wrong file given as a job file is not echoed whole).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", show_issues(.0))]
-pub struct JobError(pub Vec<Issue>);
+#[error("{}", show_issues(.0, .1))]
+pub struct JobError(pub Vec<Issue>, pub usize);
+
+/// Why a key fio does not know is refused (the closest option is added when it is shown).
+const UNKNOWN_OPTION: &str = "unknown option";
+
+/// Most issues kept (and compared, to say each once): a file with 100,000 wrong lines is
+/// refused in about the time of a good one.
+const MAX_ISSUES: usize = 1000;
 
 /// The first three issues, then how many more. Of unknown options in one file only the first
 /// is shown: a file that is not a job file at all (`include /etc/shadow`) is quoted by one
 /// line at most.
-fn show_issues(issues: &[Issue]) -> String {
+fn show_issues(issues: &[Issue], not_kept: &usize) -> String {
     const SHOWN: usize = 3;
     let file_of = |i: &Issue| i.loc.as_ref().map(|l| l.file.clone());
     let mut shown: Vec<&Issue> = Vec::new();
@@ -1660,8 +1671,9 @@ fn show_issues(issues: &[Issue]) -> String {
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
         .join("; ");
-    if issues.len() > shown.len() {
-        s.push_str(&format!("; and {} more", issues.len() - shown.len()));
+    let more = issues.len() - shown.len() + not_kept;
+    if more > 0 {
+        s.push_str(&format!("; and {more} more"));
     }
     s
 }
@@ -1670,8 +1682,22 @@ fn show_issues(issues: &[Issue]) -> String {
 pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
     let mut errors: Vec<Issue> = Vec::new();
     let mut unsupported: Vec<Issue> = Vec::new();
+    // Issues past the most kept are counted (errors) or dropped (the unsupported, which are
+    // named: the first thousand say enough).
+    // (each once: a global option is checked again in every job after it)
+    let mut not_kept = 0usize;
     let push = |list: &mut Vec<Issue>, i: Issue| {
-        if !list.contains(&i) {
+        if list.len() < MAX_ISSUES && !list.contains(&i) {
+            list.push(i);
+        }
+    };
+    let mut seen_error: std::collections::HashSet<Issue> = std::collections::HashSet::new();
+    let mut push_error = |list: &mut Vec<Issue>, i: Issue| {
+        if !seen_error.insert(i.clone()) {
+            // said already
+        } else if list.len() >= MAX_ISSUES {
+            not_kept += 1;
+        } else {
             list.push(i);
         }
     };
@@ -1718,7 +1744,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
                 Problem::Unsupported(w) => Problem::Unsupported(unset(w)),
             }) {
                 Ok(()) => {}
-                Err(Problem::Invalid(why)) => push(
+                Err(Problem::Invalid(why)) => push_error(
                     &mut errors,
                     Issue {
                         key: o.key.clone(),
@@ -1753,7 +1779,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
                 why,
             };
             match p {
-                Problem::Invalid(w) => push(&mut errors, issue(w)),
+                Problem::Invalid(w) => push_error(&mut errors, issue(w)),
                 Problem::Unsupported(w) => {
                     push(&mut target.ignored, issue(w.clone()));
                     push(&mut unsupported, issue(w));
@@ -1843,7 +1869,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         jobs[i].wave = wave;
     }
     if !errors.is_empty() {
-        return Err(JobError(errors));
+        return Err(JobError(errors, not_kept));
     }
     Ok(JobSet {
         jobs,
@@ -2030,6 +2056,16 @@ mod tests {
             assert!(all.contains(want), "{want}: {all}");
         }
         assert!(!e.contains('\n'));
+        // A thousand are kept, the rest counted; of unknown options in one file the first
+        // is shown.
+        let many: String = (0..3000).map(|i| format!("bogus{i}=1\n")).collect();
+        let err = jobs(&format!("[a]\n{many}")).unwrap_err();
+        assert_eq!(err.0.len(), MAX_ISSUES);
+        assert_eq!(err.1, 3000 - MAX_ISSUES);
+        assert_eq!(
+            err.to_string(),
+            "bogus0 (j.fio line 2): unknown option; and 2999 more"
+        );
     }
 
     #[test]

@@ -373,7 +373,9 @@ pub fn suggest(key: &str) -> Option<&'static str> {
             return Some(n);
         }
     }
+    // (the distance is at least the difference in length: most names need no comparing)
     names()
+        .filter(|o| k.len().abs_diff(o.len()) <= 2.max(o.len() / 4))
         .map(|o| (edit_distance(&k, o), *o))
         .filter(|(d, o)| *d <= 2.max(o.len() / 4))
         .min_by_key(|(d, _)| *d)
