@@ -64,7 +64,20 @@ impl FioOption {
 /// The option a key (a name or an alias) stands for. An alias wins over an option of the same
 /// name from an older fio (`allrandrepeat` is `randrepeat`'s alias now).
 pub fn lookup(key: &str) -> Option<&'static FioOption> {
-    TABLE.iter().find(|o| o.aliases.contains(&key)).or_else(|| {
+    static ALIASES: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, &'static FioOption>,
+    > = std::sync::OnceLock::new();
+    let aliases = ALIASES.get_or_init(|| {
+        let mut m = std::collections::HashMap::new();
+        for o in TABLE {
+            for a in o.aliases {
+                // the first option naming an alias wins, as a scan of the table would find it
+                m.entry(*a).or_insert(o);
+            }
+        }
+        m
+    });
+    aliases.get(key).copied().or_else(|| {
         TABLE
             .binary_search_by(|o| o.name.cmp(key))
             .ok()
