@@ -1024,7 +1024,10 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     let mut session = match &sim {
         Some(t) => {
             let seed = units.first().map(|u| u.spec.seed).unwrap_or(0);
-            Some(SimSession::new(t, seed, a.max_memory).map_err(engine_failure)?)
+            Some(
+                crate::signals::while_building(|| SimSession::new(t, seed, a.max_memory))
+                    .map_err(engine_failure)?,
+            )
         }
         None => None,
     };
@@ -1231,12 +1234,28 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         .and_then(|x| x.export(&report))
         .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, e))?;
     if !entries.is_empty() {
-        dest.write_bytes(&bytes).map_err(|e| {
-            Failure::new(
+        if let Err(e) = dest.write_bytes(&bytes) {
+            // --output cannot be written (a full disk): the report goes to stdout instead of
+            // being lost, and the failure is reported after it.
+            let (shown, on_stdout) = match &dest {
+                Dest::File(p) => (
+                    format!("--output {}", p.display()),
+                    output::stdout_bytes(&bytes).is_ok(),
+                ),
+                Dest::Stdout => ("stdout".to_string(), false),
+            };
+            return Err(Failure::new(
                 crate::cli::EXIT_FAILED,
-                anyhow!("cannot write the report: {e}"),
-            )
-        })?;
+                anyhow!(
+                    "cannot write the report to {shown}: {e}{}",
+                    if on_stdout {
+                        " (the report was printed on stdout instead)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
     }
     if let Some(f) = failure {
         return Err(f);

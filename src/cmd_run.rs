@@ -477,6 +477,8 @@ fn save_sim_state(path: &Path, session: &SimSession) -> Result<(), Failure> {
     let dest = ssdlab_target::resolve_output("--save-state", path)
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
     let mut f = ssdlab_target::outfile::AtomicFile::create(&dest).map_err(fail)?;
+    // (a second Ctrl-C while it is written ends ssdlab at once: the half-written file goes)
+    let _temp = crate::signals::remove_on_exit(f.temp_path());
     {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
         session.save_state(&mut w).map_err(fail)?;
@@ -607,16 +609,35 @@ pub fn emit(
     let bytes = exporter
         .serialize(results)
         .map_err(|e| Failure::new(EXIT_FAILED, e))?;
-    dest.write_bytes(&bytes).map_err(|e| {
-        let what = match dest {
-            Dest::Stdout => "stdout".to_string(),
-            Dest::File(p) => p.display().to_string(),
-        };
-        Failure::new(
-            EXIT_FAILED,
-            anyhow!("cannot write the results to {what}: {e}"),
-        )
-    })?;
+    match (dest.write_bytes(&bytes), dest) {
+        (Ok(()), _) => {}
+        (Err(e), Dest::Stdout) => {
+            return Err(Failure::new(
+                EXIT_FAILED,
+                anyhow!("cannot write the results to stdout: {e}"),
+            ))
+        }
+        // --output cannot be written (a full disk): the measurement goes to stdout instead of
+        // being lost, and the failure is reported after it.
+        (Err(e), Dest::File(p)) => {
+            output::stdout_bytes(&bytes).map_err(|e2| {
+                Failure::new(
+                    EXIT_FAILED,
+                    anyhow!(
+                        "cannot write the results to {}: {e}, nor to stdout: {e2}",
+                        p.display()
+                    ),
+                )
+            })?;
+            return Err(Failure::new(
+                EXIT_FAILED,
+                anyhow!(
+                    "--output {}: {e} (the result was printed on stdout instead)",
+                    p.display()
+                ),
+            ));
+        }
+    }
     if logs.is_empty() {
         return Ok(());
     }
@@ -860,6 +881,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             stop,
             max_memory: a.max_memory,
             log: log_config,
+            building: Some(crate::signals::building),
             ..Default::default()
         };
         let steps = match &a.precondition {
@@ -883,15 +905,19 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                 need.what
             );
         }
-        let result = if plain && a.load_state.is_none() && a.save_state.is_none() {
-            status::with_status_line(&spec, true, |progress| {
+        let (result, session) = if plain && a.load_state.is_none() && a.save_state.is_none() {
+            let r = status::with_status_line(&spec, true, |progress| {
                 ssdlab_engine::run_sim(&spec, &t, &SimOptions { progress, ..opts })
             })
-            .map_err(engine_failure)?
+            .map_err(engine_failure)?;
+            (r, None)
         } else {
             let mut session = match &a.load_state {
                 Some(path) => load_sim_state(path, &t, a.max_memory)?,
-                None => SimSession::new(&t, spec.seed, a.max_memory).map_err(engine_failure)?,
+                None => {
+                    crate::signals::while_building(|| SimSession::new(&t, spec.seed, a.max_memory))
+                        .map_err(engine_failure)?
+                }
             };
             let mut notes = Vec::new();
             if !steps.is_empty() {
@@ -940,22 +966,10 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                 out.remove(0).result
             };
             result.notes.splice(0..0, notes);
-            if let Some(path) = &a.save_state {
-                if result.interrupted || crate::signals::stopped() {
-                    output::note(&format!(
-                        "--save-state {}: not written, the run was interrupted",
-                        path.display()
-                    ));
-                } else if let Err(e) = save_sim_state(path, &session) {
-                    // the result is printed first; the failed write is reported after it
-                    deferred.get_or_insert(e);
-                }
-            }
-            result
+            (result, Some(session))
         };
-        if let Err(e) = keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result) {
-            deferred.get_or_insert(e);
-        }
+        // The result is printed first: what is written after it (the store, the drive state)
+        // can fail (a full disk) or be cut short (a second Ctrl-C) without losing it.
         let exporter: Box<dyn Exporter> = if a.out.format() == Format::Html {
             Box::new(html_exporter(Some(&t)))
         } else {
@@ -968,6 +982,19 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             std::slice::from_ref(&result),
         )?;
         write_html(a.html.as_deref(), Some(&t), &result)?;
+        if let Err(e) = keep(&mut store, a.store.as_deref(), a.label.as_deref(), &result) {
+            deferred.get_or_insert(e);
+        }
+        if let (Some(path), Some(session)) = (&a.save_state, &session) {
+            if result.interrupted || crate::signals::stopped() {
+                output::note(&format!(
+                    "--save-state {}: not written, the run was interrupted",
+                    path.display()
+                ));
+            } else if let Err(e) = save_sim_state(path, session) {
+                deferred.get_or_insert(e);
+            }
+        }
         return finish(&result, deferred);
     }
 
@@ -1008,13 +1035,6 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     .map_err(engine_failure)?;
     // the measurement is printed first: a store that cannot be written (a full disk) is
     // reported after it, and does not throw the result away
-    let deferred = keep(
-        &mut store,
-        a.store.as_deref(),
-        a.label.as_deref(),
-        &out.result,
-    )
-    .err();
     emit(
         exporter.as_ref(),
         &dest,
@@ -1022,6 +1042,13 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         std::slice::from_ref(&out.result),
     )?;
     write_html(a.html.as_deref(), None, &out.result)?;
+    let deferred = keep(
+        &mut store,
+        a.store.as_deref(),
+        a.label.as_deref(),
+        &out.result,
+    )
+    .err();
     finish(&out.result, deferred)
 }
 

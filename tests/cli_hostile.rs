@@ -578,6 +578,36 @@ fn unsafe_kill(pid: u32, sig: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// A signal while a simulated drive is built in its state (minutes for a 1 TB drive in
+/// --state steady, a step that cannot stop part way) ends ssdlab at once, saying nothing was
+/// run; it used to be noticed only after the build (164 s in the campaign).
+#[test]
+fn a_signal_while_the_drive_is_built_ends_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, took) = signal_after(
+        &[
+            "run",
+            "--sim",
+            "samsung-980pro-1t",
+            "--state",
+            "steady",
+            "--ios",
+            "10",
+        ],
+        d.path(),
+        Duration::from_millis(800),
+        2,
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "ended at once: {took:?}");
+    assert!(
+        stderr(&out).contains("while the simulated drives were being built; nothing was run"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+}
+
 #[test]
 fn signals_end_runs_like_ctrl_c() {
     let d = tempfile::tempdir().unwrap();
@@ -1463,6 +1493,38 @@ fn a_full_disk_costs_the_file_not_the_result() {
     );
     assert!(dir.join("p.toml").exists());
     kept_nothing("calibrate --measurements");
+
+    // --output (ssdlab run and ssdlab fio): the result goes to stdout instead.
+    for args in [
+        &[
+            "run", "--sim", "x25e-64g", "--ios", "100", "--json", "--output",
+        ][..],
+        &[
+            "fio",
+            "--sim",
+            "x25e-64g",
+            "--name=o",
+            "--size=1m",
+            "--number_ios=100",
+            "--output-format=json",
+            "--output",
+        ][..],
+    ] {
+        let mut a = args.to_vec();
+        let out_path = at("o.json");
+        a.push(&out_path);
+        let o = ssdlab(dir, &a);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: the result on stdout ({e}): {err}"));
+        assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+        assert!(
+            err.contains("o.json") && err.contains("on stdout instead"),
+            "{err}"
+        );
+        kept_nothing("--output");
+    }
 
     // report --html: the text report is printed.
     let sweep = "name = \"s\"\ntime = \"20ms\"\nqd = [1, 4]\nworkloads = [\"4k-randread\"]\n\

@@ -321,6 +321,9 @@ pub struct SimOptions<'a> {
     pub log: Option<ssdlab_stats::LogConfig>,
     /// Report what the run measured so far here (virtual time; for a status line).
     pub progress: Option<&'a crate::Progress>,
+    /// Told `true` before the drives are built and preconditioned (a step that does not
+    /// poll `stop`) and `false` after, so the caller can end at once on a signal meanwhile.
+    pub building: Option<fn(bool)>,
 }
 
 /// A note when a noticeable share (1 % or more) of the data read in the measured window had
@@ -730,7 +733,16 @@ pub fn run_sim_recorded(
     sim_geometry(spec, target)?;
     let mut session = match prepared {
         Some(sim) => SimSession::from_prepared(target, sim),
-        None => SimSession::new(target, spec.seed, opts.max_memory)?,
+        None => {
+            if let Some(f) = opts.building {
+                f(true);
+            }
+            let s = SimSession::new(target, spec.seed, opts.max_memory);
+            if let Some(f) = opts.building {
+                f(false);
+            }
+            s?
+        }
     };
     let mut out = session.run(&[SimJob { spec, iolog: None }], opts)?;
     let out = out.remove(0);

@@ -41,6 +41,11 @@ impl AtomicFile {
     }
 
     /// The file to write into.
+    /// The temporary file being written (renamed to the destination by [`Self::commit`]).
+    pub fn temp_path(&self) -> &Path {
+        self.tmp.path()
+    }
+
     pub fn file(&mut self) -> &mut File {
         self.tmp.as_file_mut()
     }
