@@ -62,6 +62,19 @@ pub fn read_input(path: &Path, cap: u64) -> Result<Vec<u8>, InputError> {
     if size > cap {
         return Err(InputError::TooLarge { size, cap });
     }
+    let mut f = f;
+    if size == 0 {
+        // Files of the kernel's pseudo-filesystems (/proc, /sys) say they are empty and then
+        // produce data, some without end (/proc/self/pagemap, which also refuses reads of
+        // less than 8 bytes): one read tells them apart.
+        let mut probe = [0u8; 64];
+        if !matches!(f.read(&mut probe), Ok(0)) {
+            return Err(InputError::NotRegular(
+                "a kernel pseudo-file, whose size is not known before it is read",
+            ));
+        }
+        return Ok(Vec::new());
+    }
     let mut buf: Vec<u8> = Vec::new();
     buf.try_reserve_exact(size as usize)
         .map_err(|_| InputError::NoMemory { size })?;
@@ -86,6 +99,13 @@ mod tests {
         let p = d.join("a.txt");
         std::fs::write(&p, b"hello\n").unwrap();
         assert_eq!(read_input(&p, 100).unwrap(), b"hello\n");
+        // An empty file is empty; a /proc file that says it is empty is not read.
+        std::fs::write(d.join("empty"), b"").unwrap();
+        assert!(read_input(&d.join("empty"), 100).unwrap().is_empty());
+        assert!(matches!(
+            read_input(std::path::Path::new("/proc/self/pagemap"), 1 << 40),
+            Err(InputError::NotRegular(_))
+        ));
         assert_eq!(
             read_input(&p, 3).unwrap_err(),
             InputError::TooLarge { size: 6, cap: 3 }

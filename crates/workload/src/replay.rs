@@ -251,7 +251,7 @@ pub enum TraceError {
     Empty { path: String, skipped: u64 },
     #[error("{path}: {ops} I/Os take about {} MiB to hold, more than this process may take (ulimit -v, the cgroup's memory)", .bytes >> 20)]
     Memory { path: String, ops: u64, bytes: u64 },
-    #[error("{path} {at}: the I/O comes {} days after the trace starts; ssdlab replays at most {} days (replay_time_scale or replay_no_stall=1 shorten it)", .at_ns / 86_400_000_000_000, MAX_TRACE_NS / 86_400_000_000_000)]
+    #[error("{path} {at}: the I/O comes {} days after the trace starts; ssdlab replays at most {} days (replay_time_scale or replay_no_stall=1 shorten it)", days_after(*.at_ns), MAX_TRACE_NS / 86_400_000_000_000)]
     TooLong {
         path: String,
         at: String,
@@ -259,6 +259,16 @@ pub enum TraceError {
     },
     #[error("{0}")]
     Option(String),
+}
+
+/// Whole days of `ns`; "more than …" where the time ran past what ns count (the clock's end).
+fn days_after(ns: u64) -> String {
+    let days = ns / 86_400_000_000_000;
+    if ns == u64::MAX {
+        format!("more than {days}")
+    } else {
+        days.to_string()
+    }
 }
 
 /// Longest trace replayed, in (scaled) time from its first I/O: 30 days. Runs keep per-interval
@@ -997,7 +1007,7 @@ mod tests {
             // A timestamp the replay would wait years for (a 2^64 µs one never ended on --sim).
             (
                 "fio version 3 iolog\n0 f add\n1 f read 0 512\n18446744073709551615 f read 0 512\n",
-                "line 4: the I/O comes 213503 days after the trace starts; ssdlab replays at most 30 days",
+                "line 4: the I/O comes more than 213503 days after the trace starts; ssdlab replays at most 30 days",
             ),
             (
                 "fio version 3 iolog\n0 f add\n1 f read 0 512\n2592000000001 f read 0 512\n",
