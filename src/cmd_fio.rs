@@ -44,7 +44,8 @@ before the first --name apply to every job (--rw=randread --bs=4k --iodepth=32 -
 --filename=F --ioengine=io_uring --direct=1 …). Job files and command-line jobs may be mixed; \
 the command-line jobs run first. docs/FIO-JOBS.md lists every supported key.")]
 pub struct FioArgs {
-    /// fio job files; each after the first runs after the ones before (fio's implicit stonewall).
+    /// fio job files ("-" reads one from stdin, as fio does); each after the first runs after the
+    /// ones before (fio's implicit stonewall).
     #[arg(value_name = "JOB.fio")]
     pub files: Vec<PathBuf>,
     /// Run every job on a simulated drive instead: a preset name (`ssdlab drives`) or a preset
@@ -173,6 +174,25 @@ pub fn split_argv(args: Vec<OsString>) -> (Vec<OsString>, FioArgv) {
         i += 1;
     }
     (keep, fio)
+}
+
+/// A job file given as "-": stdin, at most as large as a job file, text.
+fn read_stdin_job() -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let cap = ssdlab_fiojob::ini::MAX_JOB_FILE_BYTES;
+    let mut data = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(cap + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| anyhow!("stdin: cannot read the job file: {e}"))?;
+    if data.len() as u64 > cap {
+        return Err(anyhow!("stdin: a job file of more than {cap} bytes").into());
+    }
+    if data.contains(&0) {
+        return Err(anyhow!("stdin: not a text file (a NUL byte), so not an fio job file").into());
+    }
+    Ok(data)
 }
 
 /// One engine job: a fio job (or one clone of it, when clones have files of their own).
@@ -776,6 +796,11 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     let mut parser = ssdlab_fiojob::Parser::new(&env);
     parser.only = a.section.clone();
     for (i, f) in a.files.iter().enumerate() {
+        if f.as_os_str() == "-" {
+            // fio reads a job file named "-" from stdin (bounded like a job file).
+            sections.extend(parser.text(&read_stdin_job()?, Path::new("stdin"), i)?);
+            continue;
+        }
         sections.extend(parser.file(f, i)?);
     }
     let js = ssdlab_fiojob::resolve(&sections)?;

@@ -1500,3 +1500,27 @@ fn steadystate_ends_the_job_when_the_window_is_steady() {
         );
     }
 }
+
+/// A job file named "-" is read from stdin, as fio reads it; its lines are named "stdin".
+#[test]
+fn a_job_file_from_stdin() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |text: &str| {
+        ssdlab(d.path())
+            .args(["fio", "-", "--output-format=json"])
+            .write_stdin(text.as_bytes().to_vec())
+            .output()
+            .unwrap()
+    };
+    let out = run("[a]\nioengine=null\nsize=1m\nrw=randread\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ios(&jobs(&v)[0], "read"), 256);
+    let out = run("[a]\nbogus=1\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bogus (stdin line 2): unknown option"));
+}
