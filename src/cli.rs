@@ -504,14 +504,22 @@ pub fn main() -> ExitCode {
                 && arg.starts_with('-')
                 && arg[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.');
             let msg = if negative {
-                // `--qd -1`: clap takes the value for an option it does not know
-                let before = std::env::args()
-                    .take_while(|a| *a != arg)
-                    .last()
+                // `--qd -1`: clap takes the value for an option it does not know; of `-4k` it
+                // names only `-4` (short options), so the whole word is looked up
+                let argv: Vec<String> = std::env::args_os()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                let at = argv
+                    .iter()
+                    .position(|a| *a == arg)
+                    .or_else(|| argv.iter().position(|a| a.starts_with(&arg)));
+                let before = at
+                    .and_then(|i| argv[..i].last())
                     .filter(|a| a.starts_with("--"))
                     .map(|a| format!("{a} "))
                     .unwrap_or_default();
-                format!("{before}{arg}: a negative number where a positive one is wanted")
+                let value = at.map(|i| argv[i].as_str()).unwrap_or(&arg);
+                format!("{before}{value}: a negative number where a positive one is wanted")
             } else {
                 unknown_option_message(&command(), sub.as_deref(), &arg)
             };

@@ -40,7 +40,7 @@ pub struct ValidateArgs {
     drive: Option<String>,
     /// Simulate each figure at most this long (virtual time; default: the test length the
     /// figure states, 60 s when it states none).
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, value_parser = duration_arg, value_name = "DURATION", allow_hyphen_values = true)]
     max_time: Option<u64>,
     /// Print JSON instead of tables.
     #[arg(long)]
@@ -81,7 +81,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
     passes: u32,
     /// While fitting, simulate each figure at most this long (virtual time).
-    #[arg(long, default_value = "20s", value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, default_value = "20s", value_parser = duration_arg, value_name = "DURATION", allow_hyphen_values = true)]
     fit_time: u64,
     /// While fitting, stop each figure's simulation after this many I/Os.
     #[arg(long, default_value = "100000", value_parser = clap::value_parser!(u64).range(1000..), value_name = "N")]
@@ -90,10 +90,10 @@ pub struct CalibrateArgs {
     #[arg(long, default_value = "quick", value_parser = |s: &str| s.parse::<SuiteKind>())]
     suite: SuiteKind,
     /// With --target: the region measured, from the start (written first).
-    #[arg(long, default_value = "1g", value_parser = positive_size_arg, value_name = "SIZE")]
+    #[arg(long, default_value = "1g", value_parser = positive_size_arg, value_name = "SIZE", allow_hyphen_values = true)]
     span: u64,
     /// With --target: the length of each point (the sustained ones run longer).
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, value_parser = duration_arg, value_name = "DURATION", allow_hyphen_values = true)]
     point_time: Option<u64>,
     /// With --target: where the measurements are written (a data file that `--from` reads back;
     /// default: next to --out, OUT.measured.toml).

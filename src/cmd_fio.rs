@@ -56,7 +56,7 @@ pub struct FioArgs {
     #[arg(long, value_parser = positive_u32, requires = "sim")]
     pub drives: Option<u32>,
     /// Stripe (chunk) size of the simulated array (default 512k).
-    #[arg(long, value_parser = size_arg, requires = "sim")]
+    #[arg(long, value_parser = size_arg, requires = "sim", allow_hyphen_values = true)]
     pub stripe: Option<u64>,
     /// State of the simulated drives before the first job: fresh (the default), full, steady.
     #[arg(long, requires = "sim")]
@@ -83,7 +83,7 @@ pub struct FioArgs {
     #[arg(long)]
     pub allow_destroy: bool,
     /// Refuse to start when a wave's memory estimate is above SIZE.
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
     /// Only run the job sections with this name (fio's --section; repeatable).
     #[arg(long, value_name = "NAME")]

@@ -75,10 +75,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODEL", value_parser = |s: &str| s.parse::<ssdlab_ssdsim::AdapterModel>())]
     adapter: Option<ssdlab_ssdsim::AdapterModel>,
     /// Shared uplink bandwidth of the simulated host adapter in bytes/s (e.g. 1600m for DMI 1.0).
-    #[arg(long, value_parser = positive_size_arg)]
+    #[arg(long, value_parser = positive_size_arg, allow_hyphen_values = true)]
     uplink: Option<u64>,
     /// Per-request driver/adapter overhead of the simulated host adapter (default 0).
-    #[arg(long, value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_parser = crate::cli::duration_arg, allow_hyphen_values = true)]
     adapter_overhead: Option<u64>,
     /// TRIM does not reach the simulated array's members (old chipset RAID).
     #[arg(long)]
@@ -86,7 +86,7 @@ pub struct RunArgs {
     /// Give the simulated array's RAID driver a write-back cache of SIZE in host memory (like
     /// Intel RST's volume write-back cache): writes complete once copied into it and reach the
     /// members behind the host's back, 32 per member at a time.
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
     adapter_cache: Option<u64>,
     /// Precondition the simulated drive by workload before the run, as SNIA's PTS does:
     /// steps such as "seqwrite 2x, randwrite 4k 1x over 8GiB" write the measured region (or
@@ -164,7 +164,7 @@ pub struct RunArgs {
     label: Option<String>,
     /// Refuse to start when the run's memory estimate (I/O buffers, simulated drives) is above
     /// SIZE; the system's available memory and limits always apply.
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
     max_memory: Option<u64>,
     /// Under mpirun: every rank takes its own slice of the one target: rank r gets
     /// [offset + r·span, offset + (r+1)·span) (IOR's shared-file mode); without --span the region

@@ -126,7 +126,7 @@ pub struct StudyArgs {
     target: Vec<PathBuf>,
     /// Stripe sizes of the stripe study (default 8k,16k,32k,64k,128k as in the review; add 4k
     /// if you like).
-    #[arg(long, value_name = "LIST", value_parser = stripe_arg)]
+    #[arg(long, value_name = "LIST", value_parser = stripe_arg, allow_hyphen_values = true)]
     stripes: Option<StripeList>,
     /// Queue depths (default 1,2,4,8,16,32 for the stripe study, 3 for the alignment study as
     /// in the classic test; one value, default 4, for the trim study's file activity).
@@ -134,7 +134,7 @@ pub struct StudyArgs {
     qd: Option<QdList>,
     /// Measured time per point (default 1s simulated / 2s real for the stripe study, 10s for
     /// the alignment study).
-    #[arg(long, value_name = "DUR", value_parser = time_arg)]
+    #[arg(long, value_name = "DUR", value_parser = time_arg, allow_hyphen_values = true)]
     time: Option<String>,
     /// Runs per point (default 1 simulated, 3 on real targets: their spread decides ties).
     #[arg(long, value_name = "N", value_parser = positive_u32)]
@@ -161,7 +161,7 @@ pub struct StudyArgs {
     #[arg(long, requires = "target")]
     allow_destroy: bool,
     /// Refuse to start when the memory estimate is above SIZE (see `ssdlab sweep --help`).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
     max_memory: Option<u64>,
     /// Trim study: simulated days of use (default 14; endurance is projected from the
     /// write amplification of the second half).
@@ -170,7 +170,7 @@ pub struct StudyArgs {
     /// Trim study: data written per day on the full-size array (default 20g, the 20 GB/day
     /// Intel and PC makers set as a client target; Micron and Intel put the average desktop
     /// at 7-10 GB/day).
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
     daily_write: Option<u64>,
     /// Trim study: utilisation of the file system, percent (default 50: desktop file systems
     /// are on average half full, Douceur and Bolosky 1999).
@@ -187,7 +187,7 @@ pub struct StudyArgs {
     scale: Option<u32>,
     /// Trim study: size of the sustained-write probe at the end of each day, on the full-size
     /// array (default: 1/8 of the array; 0 = none).
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg, allow_hyphen_values = true)]
     probe: Option<u64>,
     /// Trim study: the file system's allocator, next-fit (default; new data moves over the
     /// whole volume) or first-fit (packs data at the start).

@@ -56,7 +56,7 @@ pub struct SweepArgs {
     pub allow_destroy: bool,
     /// Refuse to start when the memory estimate (simulated drives of the parallel points, I/O
     /// buffers) is above SIZE; the system's available memory and limits always apply.
-    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
 }
 

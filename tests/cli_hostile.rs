@@ -1299,6 +1299,73 @@ fn usage_errors_and_odd_inputs_are_one_line() {
     assert!(stderr(&o).len() < 2000);
 }
 
+/// A negative size or duration with its unit (`-1s`, `-4k`) is refused naming the flag and the
+/// whole value, as `run --time -1s` is: never cut to `-1` (clap would read `-1s` as short
+/// options) and never without the flag.
+#[test]
+fn negative_sizes_and_durations_name_the_flag_and_the_whole_value() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["run", "--time", "-1s"], "--time", "-1s"),
+        (&["run", "--bs", "-4k"], "--bs", "-4k"),
+        (&["run", "--max-memory", "-1g"], "--max-memory", "-1g"),
+        (&["run", "--uplink", "-1600m"], "--uplink", "-1600m"),
+        (
+            &["run", "--adapter-cache", "-64m"],
+            "--adapter-cache",
+            "-64m",
+        ),
+        (
+            &["run", "--adapter-overhead", "-5us"],
+            "--adapter-overhead",
+            "-5us",
+        ),
+        (&["run", "--seed", "-1.5"], "--seed", "-1.5"),
+        (&["study", "stripe", "--time", "-1s"], "--time", "-1s"),
+        (&["study", "stripe", "--stripes", "-4k"], "--stripes", "-4k"),
+        (&["study", "stripe", "--qd", "-4,8"], "--qd", "-4,8"),
+        (
+            &["study", "stripe", "--max-memory", "-1g"],
+            "--max-memory",
+            "-1g",
+        ),
+        (
+            &["study", "trim", "--daily-write", "-20g"],
+            "--daily-write",
+            "-20g",
+        ),
+        (&["study", "trim", "--probe", "-4k"], "--probe", "-4k"),
+        (&["study", "trim", "--fill", "-20%"], "--fill", "-20%"),
+        (
+            &["validate", "--max-time", "-1s", "x25e-64g"],
+            "--max-time",
+            "-1s",
+        ),
+        (
+            &["fio", "--sim", "x25e-64g", "--stripe", "-4k"],
+            "--stripe",
+            "-4k",
+        ),
+        (&["fio", "--max-memory", "-1g"], "--max-memory", "-1g"),
+        (&["sweep", "--max-memory", "-1g"], "--max-memory", "-1g"),
+        (&["calibrate", "--fit-time", "-1s"], "--fit-time", "-1s"),
+        (&["calibrate", "--point-time", "-2s"], "--point-time", "-2s"),
+        (&["calibrate", "--span", "-1g"], "--span", "-1g"),
+    ];
+    for (args, flag, value) in cases {
+        let what = args.join(" ");
+        let o = ssdlab(dir, args);
+        assert_refused(&o, flag, &what);
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("{value}'")) || err.contains(&format!("{value}:")),
+            "{what}: the whole value {value} in: {err}"
+        );
+        assert!(listing(dir).is_empty(), "{what}: {:?}", listing(dir));
+    }
+}
+
 #[test]
 fn layout_and_sweep_checks_stop_on_the_first_signal() {
     let d = tempfile::tempdir().unwrap();
