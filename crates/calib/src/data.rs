@@ -604,6 +604,19 @@ pub struct DataSet {
 
 const KINDS: [&str; 4] = ["review", "datasheet", "measured", "findings"];
 
+/// The largest figure read, in the metric's base unit (bytes/s, IOPS, ns): far beyond any
+/// storage device, so a typo or a unit mix-up. A claim's ratio is bounded by it too.
+const MAX_BASE: f64 = 1e15;
+
+/// A number from a data file as it reads there: `1e308`, not its 309 digits.
+fn shown(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 impl DataSet {
     /// Reads and checks a data file.
     pub fn read(path: &Path) -> Result<DataSet, DataError> {
@@ -690,10 +703,11 @@ impl DataSet {
             let metric = Metric::from_str(&f.metric).map_err(err)?;
             let factor = unit_factor(metric, &f.unit).map_err(err)?;
             if !(f.value.is_finite() && f.value > 0.0) {
-                return Err(err(format!("value {} must be a positive number", f.value)));
+                return Err(err(format!(
+                    "value {} must be a positive number",
+                    shown(f.value)
+                )));
             }
-            // far beyond any storage device: a typo or a unit mix-up
-            const MAX_BASE: f64 = 1e15;
             if f.value * factor > MAX_BASE {
                 return Err(err(format!(
                     "value = {:.3e} {} is beyond any storage device",
@@ -747,11 +761,23 @@ impl DataSet {
                 ("ratio", Some(value), tolerance) => {
                     let tolerance = tolerance.unwrap_or(0.15);
                     if !(value.is_finite() && value > 0.0) {
-                        return Err(err(format!("value {value} must be a positive ratio")));
+                        return Err(err(format!(
+                            "value {} must be a positive ratio",
+                            shown(value)
+                        )));
+                    }
+                    // a figure is at most MAX_BASE and, in bytes/s, IOPS or ns, hardly below 1:
+                    // no two storage devices' figures differ by more
+                    if !(1.0 / MAX_BASE..=MAX_BASE).contains(&value) {
+                        return Err(err(format!(
+                            "value = {} is beyond any two storage devices (a ratio within 1e-15 … 1e15)",
+                            shown(value)
+                        )));
                     }
                     if !(tolerance.is_finite() && (0.0..10.0).contains(&tolerance)) {
                         return Err(err(format!(
-                            "tolerance {tolerance} must be a fraction (0.15 = ±15 %)"
+                            "tolerance {} must be a fraction (0.15 = ±15 %)",
+                            shown(tolerance)
                         )));
                     }
                     ClaimKind::Ratio { value, tolerance }
@@ -996,6 +1022,41 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("needs a value"), "{e}");
+        // absurd numbers are refused as written, naming the claim's line, never in 309 digits
+        for (fields, want) in [
+            (
+                "value = 1e308",
+                "value = 1e308 is beyond any two storage devices",
+            ),
+            (
+                "value = 1e-300",
+                "value = 1e-300 is beyond any two storage devices",
+            ),
+            ("value = 2e15", "value = 2e15 is beyond"),
+            ("value = -1e308", "value -1e308 must be a positive ratio"),
+            ("value = 2.0\ntolerance = 1e308", "tolerance 1e308 must be"),
+            ("value = 2.0\ntolerance = -0.5", "tolerance -0.5 must be"),
+        ] {
+            let e = parse(&format!(
+                "[source]\ntitle = \"t\"\nkind = \"findings\"\n[[claim]]\ntext = \"x\"\nmetric = \"iops\"\nkind = \"ratio\"\n{fields}\na = {side}\nb = {side}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("claim 1 (line 4): "), "{fields}: {e}");
+            assert!(e.contains(want), "{fields}: {e}");
+            assert!(e.len() < 200, "{fields}: {e}");
+        }
+        let e = parse(&format!(
+            "{HEAD}[[figure]]\ndrive = \"x\"\nmetric = \"iops\"\nvalue = -1e308\nunit = \"IOPS\"\nrw = \"randread\"\nbs = \"4k\"\nqd = 1\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("value -1e308 must be a positive number"), "{e}");
+        // the bound keeps every ratio a data file can state
+        assert!(parse(&format!(
+            "[source]\ntitle = \"t\"\nkind = \"findings\"\n[[claim]]\ntext = \"x\"\nmetric = \"iops\"\nkind = \"ratio\"\nvalue = 0.002\na = {side}\nb = {side}\n"
+        ))
+        .is_ok());
         let e = parse("[source]\ntitle = \"t\"\nkind = \"review\"\n")
             .unwrap_err()
             .to_string();
