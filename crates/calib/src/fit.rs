@@ -161,7 +161,16 @@ pub fn parse_param(s: &str, base: &DriveConfig) -> Result<Param, String> {
     }
     let range = match range {
         Some(r) if r.contains('|') => {
-            Range::Choice(r.split('|').map(|x| x.trim().to_string()).collect())
+            let choices: Vec<String> = r.split('|').map(|x| x.trim().to_string()).collect();
+            for c in &choices {
+                if cur.is_integer() && c.parse::<f64>().is_ok_and(|v| v < 0.0) {
+                    return Err(format!(
+                        "--param {s}: {key} is a count or a time, never negative ({c:?} is)"
+                    ));
+                }
+                check_value(base, key, c).map_err(|e| format!("--param {s}: {c:?} {e}"))?;
+            }
+            Range::Choice(choices)
         }
         Some(r) => {
             let (lo, hi) = r
@@ -174,7 +183,8 @@ pub fn parse_param(s: &str, base: &DriveConfig) -> Result<Param, String> {
                     .filter(|v| v.is_finite())
                     .ok_or_else(|| format!("--param {s}: {x:?} is not a number"))
             };
-            let (lo, hi) = (num(lo)?, num(hi)?);
+            let ends = [(num(lo)?, lo.trim()), (num(hi)?, hi.trim())];
+            let (lo, hi) = (ends[0].0, ends[1].0);
             if lo >= hi {
                 return Err(format!("--param {s}: the range is empty"));
             }
@@ -182,6 +192,22 @@ pub fn parse_param(s: &str, base: &DriveConfig) -> Result<Param, String> {
                 return Err(format!(
                     "--param {s}: {key} is a count or a time, never negative (the range must start at 0 or above)"
                 ));
+            }
+            for (v, typed) in ends {
+                if cur.is_integer() && v > i64::MAX as f64 {
+                    return Err(format!(
+                        "--param {s}: {typed} is beyond any value {key} can hold"
+                    ));
+                }
+                if cur.is_integer() && v.fract() != 0.0 {
+                    return Err(format!(
+                        "--param {s}: {key} is a whole number; {typed} is not one"
+                    ));
+                }
+                // the ends are values the search takes: each must be one the key can have
+                check_value(base, key, &format_like(&cur, v)).map_err(|e| {
+                    format!("--param {s}: {typed} {e}; the range must hold valid values")
+                })?;
             }
             Range::Linear { lo, hi }
         }
@@ -199,6 +225,16 @@ pub fn parse_param(s: &str, base: &DriveConfig) -> Result<Param, String> {
         key: key.to_string(),
         range,
     })
+}
+
+/// Whether `key` may be `v` in `base`: the check the preset loader makes of that key (the
+/// type, then the drive's validation). A value the validation refuses because of another key
+/// passes: other `--param`s may move that key too, and the fit scores such a model as invalid.
+fn check_value(base: &DriveConfig, key: &str, v: &str) -> Result<(), String> {
+    match base.clone().set_all(&[(key.to_string(), v.to_string())]) {
+        Err(e) if e.field == key => Err(format!("is not a valid {key}: {}", e.message)),
+        _ => Ok(()),
+    }
 }
 
 fn describe(range: &Range, base: f64) -> String {
@@ -522,9 +558,29 @@ mod tests {
             ("nand.t_r_ns=9..3", "empty"),
             ("nand.t_r_ns=a..3", "not a number"),
             ("ftl.unaligned", "give its choices"),
+            // every range end and every alternative is a value the key can take
+            (
+                "nand.channels=0..2",
+                "0 is not a valid nand.channels: must be at least 1; the range must hold valid values",
+            ),
+            ("nand.t_r_ns=-5|-6", "never negative (\"-5\" is)"),
+            ("nand.channels=-1|0", "never negative (\"-1\" is)"),
+            ("nand.channels=1|0", "\"0\" is not a valid nand.channels"),
+            ("nand.t_r_ns=1e30|5", "\"1e30\" is not a valid nand.t_r_ns"),
+            ("nand.t_r_ns=NaN|5", "\"NaN\" is not a valid nand.t_r_ns"),
+            ("nand.t_r_ns=1..1e30", "1e30 is beyond any value nand.t_r_ns can hold"),
+            ("nand.t_r_ns=10..2000000000", "must be at most 1000000000 ns"),
+            ("nand.channels=1.5..4", "a whole number; 1.5 is not one"),
+            ("ftl.steady_overwrite=0..100", "100 is not a valid ftl.steady_overwrite"),
+            ("ftl.unaligned=rmw|bogus", "\"bogus\" is not a valid ftl.unaligned"),
         ] {
             let e = parse_param(bad, &base).unwrap_err();
             assert!(e.contains(want), "{bad}: {e}");
+            assert!(e.starts_with("--param "), "{bad}: {e}");
+        }
+        // values valid for the key pass, also when the raw capacity changes with them
+        for ok in ["nand.channels=1..2", "nand.channels=1|4", "nand.t_r_ns=5|6"] {
+            parse_param(ok, &base).unwrap();
         }
     }
 
