@@ -74,7 +74,8 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "NAME")]
     drive: Option<String>,
     /// A parameter to fit instead of the defaults: KEY (×¼…×4 around the base value),
-    /// KEY=LO..HI or KEY=a|b. Repeatable.
+    /// KEY=LO..HI or KEY=a|b (values the key can take; the fitted value stays within them).
+    /// Repeatable.
     #[arg(long = "param", value_name = "KEY[=RANGE]")]
     params: Vec<String>,
     /// Coordinate-descent passes over the parameters.
@@ -831,6 +832,8 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 p.after,
                 if p.constrained {
                     format!("range {}", p.range)
+                } else if p.after != p.before {
+                    format!("not constrained by the data (nearest of range {})", p.range)
                 } else {
                     "not constrained by the data (kept)".into()
                 }

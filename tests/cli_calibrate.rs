@@ -579,3 +579,99 @@ fn nothing_simulated_or_fitted_is_an_error_naming_the_key() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("never negative"), "{err}");
 }
+
+/// A `--param` range's ends and its alternatives are values the key can take (the preset
+/// loader's check), refused before anything is simulated; a base value outside the range asked
+/// for is never the result: the search starts at the range's nearest value, and the preset
+/// written keeps the fitted value within the range (and the capacity that follows it).
+#[test]
+fn param_ranges_hold_valid_values_and_the_fit_stays_within_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(dir.path(), "x25e.toml", X25E_FIGURES);
+    let d = data.to_str().unwrap();
+    let out_preset = dir.path().join("cp.toml");
+    let o = out_preset.to_str().unwrap();
+    for (param, needle) in [
+        ("nand.channels=0..2", "0 is not a valid nand.channels"),
+        ("nand.t_r_ns=-5|-6", "never negative"),
+        ("nand.channels=-1|0", "never negative"),
+        ("nand.channels=1|0", "\"0\" is not a valid nand.channels"),
+        ("nand.t_r_ns=1e30|5", "\"1e30\" is not a valid nand.t_r_ns"),
+        ("nand.t_r_ns=NaN|5", "\"NaN\" is not a valid nand.t_r_ns"),
+        ("nand.t_r_ns=1..1e30", "1e30 is beyond any value"),
+        ("nand.channels=1.5..4", "whole number"),
+    ] {
+        assert_bad_input(
+            &[
+                "calibrate",
+                "--base",
+                "x25e-64g",
+                "--from",
+                d,
+                "--out",
+                o,
+                "--param",
+                param,
+            ],
+            &format!("--param {param}: "),
+        );
+        assert_bad_input(
+            &[
+                "calibrate",
+                "--base",
+                "x25e-64g",
+                "--from",
+                d,
+                "--out",
+                o,
+                "--param",
+                param,
+            ],
+            needle,
+        );
+    }
+    assert!(!out_preset.exists());
+    // the X25-E has 10 channels; 1…2 are asked for
+    let out = ssdlab()
+        .args([
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--param",
+            "nand.channels=1..2",
+            "--passes",
+            "1",
+            "--fit-time",
+            "200ms",
+            "--json",
+            "--from",
+            d,
+            "--out",
+            o,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["params"][0];
+    assert_eq!(p["before"], "10");
+    let after: u32 = p["after"].as_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&after), "{p}");
+    let text = std::fs::read_to_string(&out_preset).unwrap();
+    assert!(text.contains(&format!("channels = {after} # ")), "{text}");
+    assert!(text.contains("# follows the fitted values"), "{text}");
+    // the preset written runs
+    let out = ssdlab()
+        .args(["run", "--sim", o, "--time", "20ms", "--span", "64m"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

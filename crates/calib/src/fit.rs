@@ -370,8 +370,25 @@ pub fn fit(
         }
         bases.push(v);
     }
-    // current values as strings, one per parameter
-    let mut cur: Vec<String> = bases.iter().map(value_string).collect();
+    // where the search starts: the base value, or the nearest value of the range asked for
+    // when the base lies outside it (a fitted value never leaves the range)
+    let starts: Vec<String> = params
+        .iter()
+        .zip(&bases)
+        .map(|(p, v)| match &p.range {
+            Range::Linear { lo, hi } => {
+                let x = v.as_integer().map(|i| i as f64).or(v.as_float());
+                match x {
+                    Some(x) if x < *lo || x > *hi => format_like(v, x.clamp(*lo, *hi)),
+                    _ => value_string(v),
+                }
+            }
+            Range::Choice(c) if !c.contains(&value_string(v)) => {
+                c.first().cloned().unwrap_or_else(|| value_string(v))
+            }
+            _ => value_string(v),
+        })
+        .collect();
     let sets = |cur: &[String]| -> Vec<(String, String)> {
         params
             .iter()
@@ -379,12 +396,21 @@ pub fn fit(
             .map(|(p, v)| (p.key.clone(), v.clone()))
             .collect()
     };
-    let start = obj.eval(base, &sets(&cur));
+    let before = obj.eval(
+        base,
+        &sets(&bases.iter().map(value_string).collect::<Vec<_>>()),
+    );
     if opts.stopped() {
         return Err(crate::predict::INTERRUPTED.into());
     }
-    if !start.is_finite() {
+    if !before.is_finite() {
         return Err("the base model is not valid with its own values".into());
+    }
+    // current values as strings, one per parameter
+    let mut cur = starts.clone();
+    let start = obj.eval(base, &sets(&cur));
+    if opts.stopped() {
+        return Err(crate::predict::INTERRUPTED.into());
     }
     let mut best = start;
     let mut spread = vec![0.0f64; params.len()];
@@ -463,8 +489,9 @@ pub fn fit(
                 });
             spread[i] = spread[i].max(if finite.is_empty() { 0.0 } else { mx - mn });
             if spread[i] < FLAT {
-                // the data cannot see this parameter: keep the base value
-                cur[i] = value_string(&bases[i]);
+                // the data cannot see this parameter: keep the base value (or the start within
+                // the range asked for)
+                cur[i] = starts[i].clone();
                 best = obj.eval(base, &sets(&cur));
                 continue;
             }
@@ -515,7 +542,7 @@ pub fn fit(
     Ok(FitResult {
         config: cfg,
         params: fitted,
-        error_before: rms(start),
+        error_before: rms(before),
         error_after: rms(best),
         evaluations: obj.evaluations,
         figures: figures.len(),

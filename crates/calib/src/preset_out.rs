@@ -20,6 +20,52 @@ fn typed(s: &str) -> Value {
     }
 }
 
+/// Sets the dotted `key` of `doc` to `v`, with `comment` after it.
+fn put(doc: &mut DocumentMut, key: &str, mut v: Value, comment: String) -> Result<(), String> {
+    let (section, field) = key
+        .rsplit_once('.')
+        .ok_or_else(|| format!("{key}: not a section.field key"))?;
+    let mut table: &mut Table = doc.as_table_mut();
+    for part in section.split('.') {
+        if !table.contains_key(part) {
+            table.insert(part, Item::Table(Table::new()));
+        }
+        table = table
+            .get_mut(part)
+            .and_then(Item::as_table_mut)
+            .ok_or_else(|| format!("{key}: {part} is not a table in the base preset"))?;
+    }
+    v.decor_mut().set_suffix(comment);
+    table.insert(field, Item::Value(v));
+    Ok(())
+}
+
+/// The dotted keys whose values differ between `a` and `b`, with both values.
+fn changed_leaves(
+    prefix: &str,
+    a: &toml::Value,
+    b: &toml::Value,
+    out: &mut Vec<(String, Option<toml::Value>, toml::Value)>,
+) {
+    match (a, b) {
+        (toml::Value::Table(ta), toml::Value::Table(tb)) => {
+            for (k, vb) in tb {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                match ta.get(k) {
+                    Some(va) => changed_leaves(&key, va, vb, out),
+                    None => out.push((key, None, vb.clone())),
+                }
+            }
+        }
+        _ if a != b => out.push((prefix.to_string(), Some(a.clone()), b.clone())),
+        _ => {}
+    }
+}
+
 /// The text of the fitted preset named `name`, from the base preset's text. `provenance` is added
 /// to `sources` (what was fitted to what, and when).
 pub fn fitted_toml(
@@ -59,31 +105,45 @@ pub fn fitted_toml(
         fit.figures
     );
     for p in &fit.params {
-        let (section, field) = p
-            .key
-            .rsplit_once('.')
-            .ok_or_else(|| format!("{}: not a section.field key", p.key))?;
-        let mut table: &mut Table = doc.as_table_mut();
-        for part in section.split('.') {
-            if !table.contains_key(part) {
-                table.insert(part, Item::Table(Table::new()));
-            }
-            table = table
-                .get_mut(part)
-                .and_then(Item::as_table_mut)
-                .ok_or_else(|| format!("{}: {part} is not a table in the base preset", p.key))?;
-        }
         let comment = if p.constrained {
             format!(" # fitted: {} -> {} ({err})", p.before, p.after)
+        } else if p.after != p.before {
+            format!(
+                " # not constrained by the fitted figures: {} -> {}, the nearest value of the range {}",
+                p.before, p.after, p.range
+            )
         } else {
             format!(
                 " # not constrained by the fitted figures: kept {}",
                 p.before
             )
         };
-        let mut v = typed(&p.after);
-        v.decor_mut().set_suffix(comment);
-        table.insert(field, Item::Value(v));
+        put(&mut doc, &p.key, typed(&p.after), comment)?;
+    }
+    // values the fitted ones moved with them (the user capacity and the SLC cache follow the raw
+    // NAND capacity when a fit changes its geometry): written too, or the file would describe
+    // another drive, or none
+    let base =
+        DriveConfig::from_toml_str(base_text).map_err(|e| format!("the base preset: {e}"))?;
+    let (was, now) = (
+        toml::Value::try_from(&base).map_err(|e| e.to_string())?,
+        toml::Value::try_from(&fit.config).map_err(|e| e.to_string())?,
+    );
+    let mut moved = Vec::new();
+    changed_leaves("", &was, &now, &mut moved);
+    for (key, old, new) in moved {
+        let top = key.split('.').next().unwrap_or_default();
+        if fit.params.iter().any(|p| p.key == key)
+            || ["name", "description", "sources", "calibration"].contains(&top)
+        {
+            continue;
+        }
+        let v: Value = new.to_string().parse().map_err(|e| format!("{key}: {e}"))?;
+        let comment = match old {
+            Some(old) => format!(" # follows the fitted values (was {old})"),
+            None => " # follows the fitted values".to_string(),
+        };
+        put(&mut doc, &key, v, comment)?;
     }
     let mut t = Table::new();
     t.decor_mut()
@@ -183,5 +243,32 @@ mod tests {
         let mut wrong = fit.clone();
         wrong.params[0].after = "30000".into();
         assert!(fitted_toml(text, &wrong, "mine", "x", &cal).is_err());
+        // a fitted geometry: the user capacity it scaled is written with it, and reads back
+        let mut cfg = ssdlab_ssdsim::load_preset("x25e-64g").unwrap();
+        let user = cfg.ftl.user_capacity_bytes;
+        cfg.set_all(&[("nand.channels".into(), "2".into())])
+            .unwrap();
+        assert!(cfg.ftl.user_capacity_bytes < user);
+        let fit = FitResult {
+            config: cfg.clone(),
+            params: vec![Fitted {
+                key: "nand.channels".into(),
+                before: "10".into(),
+                after: "2".into(),
+                constrained: true,
+                range: "1…2".into(),
+            }],
+            ..fit
+        };
+        let out = fitted_toml(text, &fit, "mine", "x", &cal).unwrap();
+        assert!(
+            out.contains(&format!(
+                "user_capacity_bytes = {} # follows the fitted values (was {user})",
+                cfg.ftl.user_capacity_bytes
+            )),
+            "{out}"
+        );
+        let back = DriveConfig::from_toml_str(&out).unwrap();
+        assert_eq!(back.nand.channels, 2);
     }
 }
