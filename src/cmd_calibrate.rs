@@ -656,11 +656,6 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         .flat_map(|d| &d.figures)
         .filter(|f| f.case.drive == drive && f.usage == ssdlab_calib::data::Usage::Validate)
         .count();
-    if held_out > 0 {
-        output::note(&format!(
-            "calibrate: {held_out} figures of {drive} marked use = \"validate\" (reviewers' measurements, the reviews' findings) are left out of the fit; ssdlab validate checks the fitted model on them"
-        ));
-    }
     let figures: Vec<&Figure> = data
         .iter()
         .flat_map(|d| &d.figures)
@@ -674,11 +669,24 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             .into());
         }
         let named: Vec<String> = data.iter().flat_map(|d| d.drives()).collect();
+        if named.contains(&drive) {
+            // named only by claims: nothing to fit, something to check
+            return Err(anyhow!(
+                "the data holds claims about drive {drive:?} but no figure of it to fit; ssdlab validate checks claims"
+            )
+            .into());
+        }
         return Err(anyhow!(
             "the data holds no figure of drive {drive:?} (it names {}); use --drive",
             named.join(", ")
         )
         .into());
+    }
+    // (said once there is something to fit: an error alone is one line)
+    if held_out > 0 {
+        output::note(&format!(
+            "calibrate: {held_out} figures of {drive} marked use = \"validate\" (reviewers' measurements, the reviews' findings) are left out of the fit; ssdlab validate checks the fitted model on them"
+        ));
     }
     let claims_left = data.iter().map(|d| d.claims.len()).sum::<usize>();
     let opts = PredictOptions {
