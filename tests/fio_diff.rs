@@ -46,13 +46,18 @@ fn fio_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Runs a tool on `job.fio` in `dir`; its JSON (fio may print warnings before it).
+/// Runs a tool on `job.fio` in `dir`; its JSON (fio may print warnings before it). Every case
+/// runs in well under a second: a run that has not ended after two minutes is a hang (fio
+/// 3.33 hung on `thinktime_spin` once), reported as a failure instead of stalling the suite.
 fn run(tool: &str, dir: &Path) -> Result<Value, String> {
     let mut c = if tool == "fio" {
-        Command::new("fio")
+        let mut c = Command::new("timeout");
+        c.args(["120", "fio"]);
+        c
     } else {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_ssdlab"));
-        c.arg("fio").env("SSDLAB_STATE_DIR", dir.join(".state"));
+        let mut c = Command::new("timeout");
+        c.args(["120", env!("CARGO_BIN_EXE_ssdlab"), "fio"])
+            .env("SSDLAB_STATE_DIR", dir.join(".state"));
         c
     };
     let out = c
