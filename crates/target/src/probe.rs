@@ -123,37 +123,26 @@ pub(crate) fn wrong_type(path: &Path, ft: FileType) -> DeviceError {
     }
 }
 
+/// What the probes ask `statx` for: the type, mode and size, the direct-I/O alignments, and the
+/// inode and birth time that identify a file ([`FileId`]).
+const STATX_WANTED: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::MODE)
+    .union(StatxFlags::SIZE)
+    .union(StatxFlags::DIOALIGN)
+    .union(StatxFlags::INO)
+    .union(StatxFlags::BTIME);
+
 pub(crate) fn statx_path(path: &Path, follow: bool) -> Result<Statx, Errno> {
     let flags = if follow {
         AtFlags::empty()
     } else {
         AtFlags::SYMLINK_NOFOLLOW
     };
-    rustix::fs::statx(
-        CWD,
-        path,
-        flags,
-        StatxFlags::TYPE
-            | StatxFlags::MODE
-            | StatxFlags::SIZE
-            | StatxFlags::DIOALIGN
-            | StatxFlags::INO
-            | StatxFlags::BTIME,
-    )
+    rustix::fs::statx(CWD, path, flags, STATX_WANTED)
 }
 
 pub(crate) fn statx_fd(fd: impl AsFd) -> Result<Statx, Errno> {
-    rustix::fs::statx(
-        fd,
-        "",
-        AtFlags::EMPTY_PATH,
-        StatxFlags::TYPE
-            | StatxFlags::MODE
-            | StatxFlags::SIZE
-            | StatxFlags::DIOALIGN
-            | StatxFlags::INO
-            | StatxFlags::BTIME,
-    )
+    rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, STATX_WANTED)
 }
 
 /// Direct-I/O alignments from `statx`: `Some((mem, offset))` when the kernel reported them
