@@ -290,3 +290,70 @@ where
         .map(|r| r.expect("every case simulated"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DataSet;
+    use std::path::Path;
+
+    /// Cases on three drive states (fresh, full and an array), reads and writes, some sharing
+    /// a state: the schedule may run them in any order, on any number of threads, with or
+    /// without a cache, and each outcome is the one simulated alone.
+    #[test]
+    fn outcomes_do_not_depend_on_the_schedule() {
+        let figure = |rw: &str, qd: u32, state: &str, extra: &str| {
+            format!(
+                "[[figure]]\ndrive = \"d\"\nmetric = \"iops\"\nvalue = 1000.0\nunit = \"IOPS\"\n\
+                 rw = \"{rw}\"\nbs = \"4k\"\nqd = {qd}\nstate = \"{state}\"\nspan = \"8m\"\ntime = \"20ms\"\n{extra}"
+            )
+        };
+        let mut text = String::from("[source]\ntitle = \"t\"\nkind = \"findings\"\n");
+        for (rw, qd, state, extra) in [
+            ("randread", 1, "full", ""),
+            ("randwrite", 4, "full", ""),
+            ("randread", 8, "full", ""),
+            ("randwrite", 2, "fresh", ""),
+            ("read", 4, "fresh", ""),
+            ("randwrite", 4, "fresh", "drives = 2\nstripe = \"16k\"\n"),
+            ("randread", 4, "full", "drives = 2\nstripe = \"16k\"\n"),
+        ] {
+            text += &figure(rw, qd, state, extra);
+        }
+        let d = DataSet::parse(Path::new("t.toml"), &text).unwrap();
+        let cases: Vec<&Case> = d.figures.iter().map(|f| &f.case).collect();
+        let drive = ssdlab_ssdsim::load_preset("vertex450-128g")
+            .unwrap()
+            .scaled(64)
+            .unwrap();
+        let model = |_: &str| Some(drive.clone());
+        let base = PredictOptions {
+            threads: 1,
+            ..Default::default()
+        };
+        let alone: Vec<Outcome> = cases
+            .iter()
+            .map(|c| simulate(c, &drive, &base, None).unwrap())
+            .collect();
+        for threads in [1, 2, 3] {
+            let opts = PredictOptions { threads, ..base };
+            for cache in [
+                None,
+                Some(SimCache::single_pass()),
+                Some(SimCache::default()),
+            ] {
+                let got: Vec<Outcome> = simulate_all(&cases, model, &opts, cache.as_ref())
+                    .into_iter()
+                    .map(Result::unwrap)
+                    .collect();
+                assert_eq!(got, alone, "threads {threads}");
+                if let Some(c) = cache.filter(|c| c.single_pass) {
+                    assert!(
+                        c.entries.lock().unwrap().is_empty(),
+                        "a single pass keeps no state when done"
+                    );
+                }
+            }
+        }
+    }
+}
