@@ -18,7 +18,14 @@ const HUGE: usize = 2 << 20;
 
 /// Element types a [`HugeVec`] can hold: plain values for which all-zero bytes are a valid
 /// value (fresh anonymous memory is zero, so a zero-filled table needs no initial writes).
-pub trait HugeElem: Copy + PartialEq + 'static {
+///
+/// # Safety
+///
+/// [`HugeVec`] reads fresh mappings (all zero bytes) as `Self` without writing them first, and,
+/// when [`HugeElem::ANY_BITS`] is true, memory reused without zeroing: an implementor must have
+/// no padding, no drop glue and no pointers, all-zero bytes must be a valid value equal to
+/// [`HugeElem::ZERO`], and `ANY_BITS` may be true only if every bit pattern is a valid value.
+pub unsafe trait HugeElem: Copy + PartialEq + 'static {
     /// The value whose representation is all zero bytes.
     const ZERO: Self;
     /// Every bit pattern is a valid value (integers): memory reused without zeroing may be
@@ -27,7 +34,10 @@ pub trait HugeElem: Copy + PartialEq + 'static {
 }
 
 macro_rules! huge_elem {
-    ($($t:ty = $z:expr),* $(,)?) => { $(impl HugeElem for $t { const ZERO: Self = $z; })* };
+    ($($t:ty = $z:expr),* $(,)?) => { $(
+        // SAFETY: a primitive integer: no padding, every bit pattern valid, zero bytes are 0.
+        unsafe impl HugeElem for $t { const ZERO: Self = $z; }
+    )* };
 }
 huge_elem!(
     u8 = 0,
@@ -41,7 +51,8 @@ huge_elem!(
     i64 = 0,
     isize = 0,
 );
-impl HugeElem for bool {
+// SAFETY: a zero byte is `false`; other bit patterns are not valid, so ANY_BITS is false.
+unsafe impl HugeElem for bool {
     const ZERO: Self = false;
     const ANY_BITS: bool = false;
 }

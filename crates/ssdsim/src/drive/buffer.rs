@@ -298,8 +298,8 @@ impl Drive {
             // one lookup of the unit's entry for its read and its writes (`invalidate` and
             // `map_unit`, inlined by hand)
             let e = self.ftl.map.l2p.entry(l);
-            // SAFETY (every use of `e` below): the map lives in self.ftl, which this call
-            // neither drops nor replaces.
+            // SAFETY: the map lives in self.ftl, which this call neither drops nor replaces
+            // (the same holds for the two writes through `e` below).
             let old = unsafe { e.get() };
             if old != UNMAPPED {
                 if self.ftl.is_buffered(old) {
@@ -307,12 +307,15 @@ impl Drive {
                 }
                 let b = self.ftl.g.slot_block(old);
                 self.ftl.blk_valid[b] -= self.ftl.map.unit_cost(l);
+                // SAFETY: the map is still alive in self.ftl (see above).
                 unsafe { e.set(UNMAPPED) };
             } else {
                 self.ftl.mapped_units += 1;
             }
             let (slot, gid, gfull) = self.place_host(us, t_data, bytes, now);
             self.ftl.map.p2l.set(slot as usize, l as u32);
+            // SAFETY: place_host allocates a slot but never drops or replaces the map (see
+            // above).
             unsafe { e.set(slot) };
             let b = self.ftl.g.slot_block(slot);
             self.ftl.blk_valid[b] += us;
