@@ -193,13 +193,13 @@ pub struct RunArgs {
 /// fio's time-series logs.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LogArgs {
-    /// Write fio's bandwidth log: NAME_bw.<job>.log per job (KiB/s per window).
+    /// Write fio's bandwidth log: NAME_bw.JOB.log per job (KiB/s per window).
     #[arg(long, value_name = "NAME")]
     pub write_bw_log: Option<PathBuf>,
-    /// Write fio's IOPS log: NAME_iops.<job>.log per job.
+    /// Write fio's IOPS log: NAME_iops.JOB.log per job.
     #[arg(long, value_name = "NAME")]
     pub write_iops_log: Option<PathBuf>,
-    /// Write fio's latency logs: NAME_lat.<job>.log, NAME_clat.<job>.log and NAME_slat.<job>.log
+    /// Write fio's latency logs: NAME_lat.JOB.log, NAME_clat.JOB.log and NAME_slat.JOB.log
     /// per job (mean ns per window).
     #[arg(long, value_name = "NAME")]
     pub write_lat_log: Option<PathBuf>,

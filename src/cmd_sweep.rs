@@ -39,8 +39,9 @@ const POINT_BYTES: u64 = 8 << 10;
 pub struct SweepArgs {
     /// The sweep file (TOML); see docs/SWEEPS.md.
     pub file: PathBuf,
-    /// Results store (SQLite). Default: <sweep name>.sqlite next to the sweep file. A missing file
-    /// is created; an existing one must be an ssdlab store of this schema version.
+    /// Results store (SQLite). Default: NAME.sqlite next to the sweep file (NAME: the sweep's
+    /// name). A missing file is created; an existing one must be an ssdlab store of this schema
+    /// version.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Parallel workers for simulated points (default: as many cores as the memory estimate

@@ -4,9 +4,9 @@
 //!   `ssdlab calibrate`) and of qualitative claims, checked when read.
 //! - [`predict`]: each figure's workload simulated on a drive model, through the same engine loop
 //!   and result type as `ssdlab run --sim`.
-//! - [`validate`]: figures compared with their simulations, errors per workload family, claims
+//! - [`validate`](mod@validate): figures compared with their simulations, errors per workload family, claims
 //!   checked.
-//! - [`fit`]: a model's free parameters fitted to figures (coordinate descent on the mean squared
+//! - [`fit`](mod@fit): a model's free parameters fitted to figures (coordinate descent on the mean squared
 //!   log error, deterministic and bounded).
 //! - [`preset_out`]: the fitted model written as a preset, the base preset's text with the fitted
 //!   values marked.

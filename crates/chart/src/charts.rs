@@ -464,7 +464,7 @@ pub struct HeatMap {
     pub y_title: String,
     pub cols: Vec<String>,
     pub rows: Vec<String>,
-    /// values[row][col].
+    /// `values[row][col]`.
     pub values: Vec<Vec<Option<f64>>>,
     /// Text in each cell (same shape as `values`).
     pub text: Vec<Vec<String>>,

@@ -11,7 +11,7 @@
 //! * [`dispatch`]: the points of a sweep handed out to ranks as they ask for them.
 //!
 //! Nothing here knows the engine or the simulator: the binary passes closures that run them.
-//! With the `mpi` feature, [`mpi_rt`] holds the only code that calls MPI.
+//! With the `mpi` feature, `mpi_rt` holds the only code that calls MPI.
 
 pub mod aggregate;
 pub mod dispatch;

@@ -38,7 +38,7 @@ pub trait Backend {
     /// reaches `deadline_ns`, whichever comes first; `inflight` is how many I/Os are in flight
     /// (with none it only waits for the deadline). Backends on virtual time move their clock to
     /// the deadline when nothing completes before it; wall-clock backends use
-    /// [`wall_clock_wait_until`].
+    /// `wall_clock_wait_until`.
     fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()>;
     /// Appends ready completions to `out`.
     fn reap(&mut self, out: &mut Vec<Cqe>);

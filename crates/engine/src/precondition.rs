@@ -307,8 +307,8 @@ pub fn round_seed(seed: u64, k: usize) -> u64 {
     }
 }
 
-/// Runs `spec` in rounds (each its full length) until the last [`WINDOW`] rounds are steady or
-/// [`MAX_ROUNDS`] have run; returns the last round's result and the verdict.
+/// Runs `spec` in rounds (each its full length) until the last `WINDOW` (5) rounds are steady or
+/// `MAX_ROUNDS` (25) have run; returns the last round's result and the verdict.
 pub fn run_to_steady_state(
     session: &mut SimSession,
     spec: &WorkloadSpec,

@@ -965,7 +965,7 @@ fn plan_jobs(jobs: &[RealJob<'_>], notes: &mut Vec<String>) -> Result<Vec<Planne
 /// Runs `spec` against a real target and returns the merged result of all workers.
 ///
 /// Everything that can be checked is checked before the first byte is written: the targets
-/// ([`ssdlab_target::plan`]), the engine and its limits, the memory estimate. Only then are files
+/// ([`ssdlab_target::plan()`]), the engine and its limits, the memory estimate. Only then are files
 /// laid out; if the run cannot start after that, the layout is given back.
 pub fn run_real(
     spec: &WorkloadSpec,

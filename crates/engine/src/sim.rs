@@ -431,7 +431,7 @@ fn sim_region(spec: &WorkloadSpec, target: &SimTarget, span: Option<u64>) -> Opt
 }
 
 /// [`sim_touch`] for a run that first preconditions with `steps` and then repeats `spec` in
-/// rounds until steady (`steady`: up to [`crate::precondition::MAX_ROUNDS`] rounds).
+/// rounds until steady (`steady`: up to `precondition::MAX_ROUNDS` rounds).
 pub fn sim_touch_with(
     spec: &WorkloadSpec,
     target: &SimTarget,

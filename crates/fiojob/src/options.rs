@@ -1,5 +1,5 @@
 //! Every option fio 3.x knows — taken from fio's own sources (`options.c`, the option tables of
-//! the I/O engines, the profiles' options) by `tools/gen_fio_table.py` into [`crate::table`] —
+//! the I/O engines, the profiles' options) by `tools/gen_fio_table.py` into the `table` module —
 //! with fio's aliases, which options are flags, which belong to an engine or a profile, and
 //! which are deprecated; the options ssdlab accepts without them changing anything; and why
 //! ssdlab does not implement the others.

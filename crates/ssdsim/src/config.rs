@@ -139,7 +139,7 @@ pub struct HostConfig {
     pub interface: Interface,
     /// Data bandwidth of the link in bytes per second. 0 (the default): derived from the
     /// interface — SATA: the line rate after 8b/10b coding (600 MB/s at 6 Gb/s), each frame
-    /// paying its framing and handshake on top ([`SATA_FIS_OVERHEAD_DWORDS`]); NVMe: from
+    /// paying its framing and handshake on top (`SATA_FIS_OVERHEAD_DWORDS`); NVMe: from
     /// `pcie_gen`, `pcie_lanes` and `pcie_mps_bytes`. A value given here is the payload rate of
     /// the link as one figure (frames cost nothing on top).
     #[serde(default)]
@@ -420,8 +420,8 @@ pub struct NandConfig {
     /// `pages_per_block / bits_per_cell` pages.
     #[serde(default = "two")]
     pub bits_per_cell: u32,
-    /// Program time of each page type, ns: `bits_per_cell` values (lower, [middle,] upper,
-    /// [top]); page `i` of a block is of type `i mod bits_per_cell`. For one-shot programmed
+    /// Program time of each page type, ns: `bits_per_cell` values (lower, (middle,) upper,
+    /// (top)); page `i` of a block is of type `i mod bits_per_cell`. For one-shot programmed
     /// 3D NAND (a whole word line in one operation) give each type the one-shot time divided
     /// by the pages of the word line. Empty = `t_prog_ns` / `t_prog_upper_ns`.
     #[serde(default)]

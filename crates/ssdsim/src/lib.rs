@@ -1,7 +1,7 @@
 //! Discrete-event SSD (and RAID 0 array) simulator for ssdlab.
 //!
 //! A drive is modelled layer by layer, like a controller: host interface (command slots,
-//! cut-through link transfers; [`host`](crate::host)) → controller (firmware cores, DRAM write
+//! cut-through link transfers; the `host` module) → controller (firmware cores, DRAM write
 //! buffer, compression) → FTL (page-level mapping, page groups, GC and pSLC folding moved page
 //! by page, TRIM) → flash transaction scheduler (per-die queues with priorities, multi-plane
 //! command formation, program/erase suspend) → NAND (dies, channels, timings). Dies are

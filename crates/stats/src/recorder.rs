@@ -29,7 +29,7 @@ const _: () = assert!(1u64 << (SUB_BITS - 1) < 2 * 10u64.pow(SIGFIG as u32));
 const _: () = assert!(1u64 << SUB_BITS >= 2 * 10u64.pow(SIGFIG as u32));
 
 /// A latency histogram with exactly the bins of an hdrhistogram `Histogram::<u64>` over
-/// `1..=MAX_NS` with [`SIGFIG`] digits (lowest value 1, so unit magnitude 0), reduced to what the
+/// `1..=MAX_NS` with `SIGFIG` (3) digits (lowest value 1, so unit magnitude 0), reduced to what the
 /// hot path needs: recording is an index computation and one increment (hdrhistogram also keeps
 /// min, max and total per record and checks the range). The bins continue past `MAX_NS` to the
 /// whole `u64` range, so no value needs clamping when it is recorded; values out of range are

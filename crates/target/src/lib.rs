@@ -1,6 +1,6 @@
 //! Real targets for ssdlab: everything about *where* real I/O goes, before any I/O happens.
 //!
-//! - [`probe`]: what a path is (regular file, block device, or a file to be created), its size,
+//! - [`probe`](mod@probe): what a path is (regular file, block device, or a file to be created), its size,
 //!   logical block size and direct-I/O alignment, without side effects.
 //! - [`safety`]: the block-device write checks (mounted, swap, holders, partitions, on-disk
 //!   signatures, exclusive open). ssdlab never writes to a block device without
@@ -11,7 +11,7 @@
 //!   timeout; the built-in detector is the fallback and runs as well).
 //! - [`fill`]: laying out regular files (create with `O_EXCL`, extend with real data, never
 //!   truncate or shrink what was there; interruptible, and undone when the run cannot go on).
-//! - [`plan`]: a run's targets checked as a whole before the first byte is written (region,
+//! - [`plan`](mod@plan): a run's targets checked as a whole before the first byte is written (region,
 //!   direct-I/O alignment, duplicate members, free space), then laid out.
 //! - [`diskstats`]: the kernel's I/O counters of the block devices under the targets (fio's
 //!   `disk_util`).
