@@ -16,8 +16,8 @@ use ssdlab_calib::{
     PredictOptions,
 };
 use ssdlab_engine::RealOptions;
-use ssdlab_report::store::Store;
 use ssdlab_ssdsim::DriveConfig;
+use ssdlab_store::Store;
 use ssdlab_target::{check_outputs, Named, RealTarget};
 use ssdlab_workload::WorkloadSpec;
 use std::collections::BTreeMap;
@@ -140,7 +140,7 @@ fn data_paths(args: &[PathBuf], flag: &str) -> Result<Vec<PathBuf>> {
 fn read_data(paths: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
     let mut out = Vec::new();
     for p in paths {
-        if ssdlab_report::store::looks_like_sqlite(p) {
+        if ssdlab_store::looks_like_sqlite(p) {
             out.push(read_store(p, flag)?);
         } else {
             out.push(DataSet::read(p).map_err(|e| anyhow!("{flag} {e}"))?);

@@ -681,16 +681,14 @@ pub fn check_store_path(path: &Path) -> Result<(), Failure> {
 
 /// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
 pub(crate) fn keep(
-    store: &mut Option<ssdlab_report::store::Store>,
+    store: &mut Option<ssdlab_store::Store>,
     path: Option<&Path>,
     label: Option<&str>,
     r: &RunResult,
 ) -> Result<(), Failure> {
     let Some(path) = path else { return Ok(()) };
     if store.is_none() {
-        *store = Some(
-            ssdlab_report::store::Store::open(path).map_err(|e| Failure::new(EXIT_FAILED, e))?,
-        );
+        *store = Some(ssdlab_store::Store::open(path).map_err(|e| Failure::new(EXIT_FAILED, e))?);
     }
     let Some(st) = store else { return Ok(()) };
     let label = label
@@ -846,8 +844,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     // the run; a missing one is created only once there is a result to keep.
     let mut store = match &a.store {
         Some(p) if p.exists() => {
-            let st =
-                ssdlab_report::store::Store::open(p).map_err(crate::cmd_sweep::store_failure)?;
+            let st = ssdlab_store::Store::open(p).map_err(crate::cmd_sweep::store_failure)?;
             st.require_writable("the run must be stored")
                 .map_err(crate::cmd_sweep::store_failure)?;
             Some(st)
@@ -1210,8 +1207,8 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
             if !path.exists() {
                 check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
             } else {
-                let st = ssdlab_report::store::Store::open(path)
-                    .map_err(crate::cmd_sweep::store_failure)?;
+                let st =
+                    ssdlab_store::Store::open(path).map_err(crate::cmd_sweep::store_failure)?;
                 st.require_writable("the run must be stored")
                     .map_err(crate::cmd_sweep::store_failure)?;
             }

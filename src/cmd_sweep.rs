@@ -13,8 +13,8 @@ use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use ssdlab_engine::{Member, RealOptions, RealTarget, SimJob, SimOptions, SimSession, SimTarget};
-use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
+use ssdlab_store::{PointStatus, Store};
 use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
     parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis,
@@ -816,7 +816,7 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
 
 /// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
 /// writing results, so it is not bad input.
-pub fn store_failure(e: ssdlab_report::store::StoreError) -> Failure {
+pub fn store_failure(e: ssdlab_store::StoreError) -> Failure {
     let code = if e.is_io_failure() {
         EXIT_FAILED
     } else {
@@ -1291,12 +1291,12 @@ fn check_fio_json_dir(dir: &Path, db: &Path) -> Result<()> {
 /// Writes one fio JSON per finished point of `sweeps` under `dir` (all files or none).
 fn export_fio_json(
     store: &Store,
-    sweeps: &[ssdlab_report::store::SweepRow],
+    sweeps: &[ssdlab_store::SweepRow],
     dir: &Path,
     db: &Path,
 ) -> Result<(), Failure> {
     use ssdlab_report::fio_plot::{layout, PlotPoint};
-    let mut results: Vec<(ssdlab_report::store::StoredPoint, String, RunResult)> = Vec::new();
+    let mut results: Vec<(ssdlab_store::StoredPoint, String, RunResult)> = Vec::new();
     for s in sweeps {
         for p in store.points(s.id)? {
             if let Some(r) = store.result(&p.record.key).map_err(store_failure)? {

@@ -7,7 +7,7 @@
 use ssdlab_calib::data::{builtin_findings, BUILTIN_FINDINGS_PATH};
 use ssdlab_calib::predict::PredictOptions;
 use ssdlab_calib::validate::{validate, Validation};
-use ssdlab_report::store::Store;
+use ssdlab_store::Store;
 use ssdlab_sweep::spec::{PointTarget, SweepSpec};
 
 /// The built-in presets of a sweep's simulated targets that the built-in findings name (targets

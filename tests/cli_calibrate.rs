@@ -485,7 +485,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "not an ssdlab results store",
     );
     let empty = dir.path().join("empty.sqlite");
-    drop(ssdlab_report::store::Store::open(&empty).unwrap());
+    drop(ssdlab_store::Store::open(&empty).unwrap());
     assert_bad_input(
         &["validate", "x25e-64g", "--against", empty.to_str().unwrap()],
         "holds no single run",

@@ -1,6 +1,6 @@
 //! Exporters: one per output format behind one trait ([`export::Exporter`]), chosen by
 //! [`export::Format`]. Every exporter takes finished [`RunResult`]s and never influences the run.
-//! [`store`] is the SQLite results store (sweeps and stored runs).
+//! The SQLite results store is a crate of its own (`ssdlab-store`).
 //!
 //! [`RunResult`]: ssdlab_stats::RunResult
 
@@ -13,11 +13,9 @@ pub mod html;
 pub mod json;
 pub mod limits;
 pub mod logs;
-pub mod store;
 pub mod table;
 pub mod trim;
 
 pub use export::{exporter, ExportError, Exporter, FioJob, Format, Ignored, Report, ReportJob};
 pub use fio_json::{fio_json, fio_json_plus_string, fio_json_report, fio_json_string, Flavor};
-pub use store::{Store, StoreError};
 pub use table::{render_table, render_table_styled, TableStyle};

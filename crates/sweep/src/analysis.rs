@@ -6,7 +6,7 @@ use crate::spec::nearest;
 use crate::SweepError;
 use serde::Serialize;
 use ssdlab_report::csv::PointCsvRow;
-use ssdlab_report::store::{PointStatus, StoredPoint};
+use ssdlab_store::{PointStatus, StoredPoint};
 use std::collections::HashMap;
 
 /// Repeats of one (target, stripe, workload, QD) averaged.

@@ -8,8 +8,8 @@
 use crate::analysis::{Analysis, Cell};
 use serde::Serialize;
 use ssdlab_report::limits::{busiest, limit_phrase, Busiest};
-use ssdlab_report::store::{PointStatus, StoredPoint};
 use ssdlab_stats::RunResult;
+use ssdlab_store::{PointStatus, StoredPoint};
 use ssdlab_workload::format_size;
 
 /// One simulated drive's counters over a point's measurement window (the few that explain a

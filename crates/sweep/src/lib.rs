@@ -1,7 +1,7 @@
 //! Sweeps: a TOML file gives a matrix (targets × stripes × workloads × queue depths × repeats);
 //! [`SweepSpec`] validates it, [`SweepSpec::points`] expands it into ordered [`Point`]s with stable
 //! keys, [`run_sweep`] runs the missing ones into the SQLite results store
-//! ([`ssdlab_report::store::Store`]), and [`Analysis`] computes gains over the single-drive
+//! ([`ssdlab_store::Store`]), and [`Analysis`] computes gains over the single-drive
 //! baseline, the best stripe per workload and a recommendation for a workload mix.
 //!
 //! The function that runs one point is given by the caller, so this crate knows neither the engine
@@ -30,7 +30,7 @@ pub use spec::{
     SHORTHANDS,
 };
 
-use ssdlab_report::store::StoreError;
+use ssdlab_store::StoreError;
 use std::path::Path;
 use thiserror::Error;
 
@@ -87,7 +87,7 @@ impl SweepError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdlab_report::store::Store;
+    use ssdlab_store::Store;
 
     /// Formats `e` the way the CLI does (`{:#}`: the message, then its source chain) and checks
     /// that no text is printed twice.

@@ -2,7 +2,7 @@
 
 use crate::spec::{History, PointTarget, SweepSpec};
 use serde::Serialize;
-use ssdlab_report::store::PointRecord;
+use ssdlab_store::PointRecord;
 use ssdlab_workload::WorkloadSpec;
 use std::collections::VecDeque;
 

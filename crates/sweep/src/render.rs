@@ -2,8 +2,8 @@
 
 use crate::analysis::{Analysis, MixRecommendation};
 use comfy_table::{Cell as TCell, CellAlignment, Table};
-use ssdlab_report::store::RunRow;
 use ssdlab_report::table::{fmt_count, fmt_lat, TableStyle};
+use ssdlab_store::RunRow;
 use ssdlab_workload::format_size;
 
 fn table(header: Vec<String>, style: TableStyle) -> Table {
@@ -328,7 +328,7 @@ pub fn render_runs(runs: &[RunRow], style: TableStyle) -> String {
 /// when one exists.
 pub fn render_points(
     points: &[crate::Point],
-    status: Option<&std::collections::HashMap<String, ssdlab_report::store::PointStatus>>,
+    status: Option<&std::collections::HashMap<String, ssdlab_store::PointStatus>>,
     style: TableStyle,
 ) -> String {
     let mut header: Vec<String> = ["#", "Key", "Target", "Stripe", "Workload", "QD", "Repeat"]

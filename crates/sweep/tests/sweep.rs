@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use ssdlab_report::store::{PointStatus, Store};
 use ssdlab_stats::RunResult;
+use ssdlab_store::{PointStatus, Store};
 use ssdlab_sweep::{
     host_matches, parse_mix, run_one, run_sweep, Analysis, Point, PointOutcome, PointPool,
     PointRunner, PointTarget, RunOpts, SweepError, SweepSpec,

@@ -6,8 +6,8 @@
 //! is a test failure. Without root they are skipped with a message, unless
 //! `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1`, which turns the skip into a failure.
 
-use ssdlab_report::store::{PointRecord, PointStatus, Store, StoreError};
 use ssdlab_stats::RunResult;
+use ssdlab_store::{PointRecord, PointStatus, Store, StoreError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
