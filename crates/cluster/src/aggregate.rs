@@ -11,7 +11,7 @@ use ssdlab_report::table::{fmt_count, fmt_lat};
 use ssdlab_stats::{
     CpuUsage, LatSummary, MemberStats, OpSummary, Recorder, RunResult, TargetDesc, VerifySummary,
 };
-use ssdlab_workload::{OpKind, WorkloadSpec};
+use ssdlab_workload::WorkloadSpec;
 use std::collections::BTreeMap;
 
 /// One op kind of one rank: counts, rates and total latency (with percentiles).
@@ -188,16 +188,13 @@ pub fn aggregate(
         .collect();
     let runtime_ns = runs.iter().map(|r| r.runtime_ns).max().unwrap_or(0);
     let ramp_ns = runs.iter().map(|r| r.ramp_ns).max().unwrap_or(0);
-    let summary = |kind: OpKind| {
-        let mut s = rec.summary(kind, runtime_ns);
-        let pick = |r: &RankRun| match kind {
-            OpKind::Read => r.read.clone(),
-            OpKind::Write => r.write.clone(),
-            OpKind::Trim => r.trim.clone(),
-        };
-        s.iops = runs.iter().map(|r| pick(r).iops).sum();
-        s.bw_bytes = runs.iter().map(|r| pick(r).bw_bytes).sum();
-        s
+    // the merged recorder's latencies and depths; rates are the sum of the ranks' own (each
+    // over its own runtime)
+    let rate = |pick: fn(&RankRun) -> &KindLine| {
+        (
+            runs.iter().map(|r| pick(r).iops).sum::<f64>(),
+            runs.iter().map(|r| pick(r).bw_bytes).sum(),
+        )
     };
     let mut cpu = CpuUsage::default();
     for r in &runs {
@@ -246,32 +243,18 @@ pub fn aggregate(
             disk_util.push(d);
         }
     }
-    let depth = rec.depth_levels();
     target
         .details
         .push(("ranks".into(), ranks.len().to_string()));
     target
         .details
         .push(("hosts".into(), hosts.len().to_string()));
-    RunResult {
-        spec: spec.clone(),
-        target,
-        read: summary(OpKind::Read),
-        write: summary(OpKind::Write),
-        trim: summary(OpKind::Trim),
-        runtime_ns,
-        ramp_ns,
+    let mut result = RunResult {
         timestamp_ms: runs.iter().map(|r| r.timestamp_ms).min().unwrap_or(0),
         interrupted: runs.iter().any(|r| r.interrupted),
         stopped_on_error: runs.iter().any(|r| r.stopped_on_error),
         stonewalled: runs.iter().any(|r| r.stonewalled),
         cpu,
-        iodepth_level: depth.level,
-        iodepth_submit: depth.submit,
-        iodepth_complete: depth.complete,
-        latency_levels: rec.latency_levels(),
-        errors: rec.error_records.clone(),
-        series: rec.series(runtime_ns),
         members,
         verify,
         notes: {
@@ -284,15 +267,25 @@ pub fn aggregate(
             }
             notes
         },
-        steady_state: None,
-        fio_steadystate: None,
         device: (!devices.is_empty()).then_some(Value::Array(devices)),
         // each rank's array has its own cache: its counters stay with the rank's result
         adapter_cache: None,
         disk_util,
         // Time-series logs stay with each rank (a job on several ranks refuses them).
         logs: Vec::new(),
+        ..RunResult::from_recorder(spec, target, rec, runtime_ns, ramp_ns)
+    };
+    for (s, pick) in [
+        (
+            &mut result.read,
+            (|r: &RankRun| &r.read) as fn(&RankRun) -> &KindLine,
+        ),
+        (&mut result.write, |r: &RankRun| &r.write),
+        (&mut result.trim, |r: &RankRun| &r.trim),
+    ] {
+        (s.iops, s.bw_bytes) = rate(pick);
     }
+    result
 }
 
 /// min / mean / max of a value over the ranks that ran.
@@ -667,5 +660,64 @@ fn status(r: &RankRun) -> &'static str {
         "stonewalled"
     } else {
         "ok"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_stats::Recorder;
+    use ssdlab_workload::OpKind;
+
+    /// Two ranks' results merged: latencies and depths from the merged recorder (as a single
+    /// run would show them), rates summed from the ranks' own, the longest runtime, the
+    /// earliest start, how each ended, and the rank and host counts in the target.
+    #[test]
+    fn ranks_merge_into_one_result() {
+        let mut rec = Recorder::new();
+        for (i, clat) in [1_000u64, 3_000, 5_000].into_iter().enumerate() {
+            rec.record(0, OpKind::Read, 4096, 100, clat, i as u64 * 1_000_000);
+        }
+        rec.record_depth(4, 3);
+        let spec = WorkloadSpec::default();
+        let run = |iops: f64, runtime_ns: u64, timestamp_ms: u64, stonewalled: bool| RankRun {
+            read: KindLine {
+                iops,
+                bw_bytes: iops * 4096.0,
+                ..KindLine::default()
+            },
+            runtime_ns,
+            timestamp_ms,
+            stonewalled,
+            ..RankRun::default()
+        };
+        let ranks = [
+            RankReport {
+                rank: 0,
+                host: "a".into(),
+                local_rank: 0,
+                outcome: Ok(run(100.0, 2_000_000_000, 50, false)),
+            },
+            RankReport {
+                rank: 1,
+                host: "b".into(),
+                local_rank: 0,
+                outcome: Ok(run(300.0, 3_000_000_000, 40, true)),
+            },
+        ];
+        let alone = RunResult::from_recorder(&spec, TargetDesc::default(), &rec, 3_000_000_000, 0);
+        let r = aggregate(&spec, TargetDesc::default(), &rec, &ranks);
+        assert_eq!(r.read.iops, 400.0);
+        assert_eq!(r.read.bw_bytes, 400.0 * 4096.0);
+        assert_eq!(r.read.lat, alone.read.lat);
+        assert_eq!(r.read.ios, 3);
+        assert_eq!(r.iodepth_level, alone.iodepth_level);
+        assert_eq!(r.latency_levels, alone.latency_levels);
+        assert_eq!(r.series, alone.series);
+        assert_eq!((r.runtime_ns, r.timestamp_ms), (3_000_000_000, 40));
+        assert!(r.stonewalled && !r.interrupted);
+        assert!(r.logs.is_empty(), "time-series logs stay with each rank");
+        assert!(r.target.details.contains(&("ranks".into(), "2".into())));
+        assert!(r.target.details.contains(&("hosts".into(), "2".into())));
     }
 }

@@ -1706,34 +1706,12 @@ pub fn build_result(
     timestamp_ms: u64,
     cpu: CpuUsage,
 ) -> RunResult {
-    let depth = rec.depth_levels();
     RunResult {
-        spec: spec.clone(),
-        target,
-        read: rec.summary(OpKind::Read, out.runtime_ns),
-        write: rec.summary(OpKind::Write, out.runtime_ns),
-        trim: rec.summary(OpKind::Trim, out.runtime_ns),
-        runtime_ns: out.runtime_ns,
-        ramp_ns: out.ramp_ns,
         timestamp_ms,
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
         stonewalled: out.stonewalled,
         cpu,
-        iodepth_level: depth.level,
-        iodepth_submit: depth.submit,
-        iodepth_complete: depth.complete,
-        latency_levels: rec.latency_levels(),
-        errors: rec.error_records.clone(),
-        series: rec.series(out.runtime_ns),
-        members: Vec::new(),
-        verify: None,
-        notes: Vec::new(),
-        steady_state: None,
-        fio_steadystate: None,
-        device: None,
-        adapter_cache: None,
-        disk_util: Vec::new(),
-        logs: rec.job_logs(out.runtime_ns),
+        ..RunResult::from_recorder(spec, target, rec, out.runtime_ns, out.ramp_ns)
     }
 }

@@ -341,6 +341,39 @@ impl DiskUtil {
 }
 
 impl RunResult {
+    /// The result of a run whose I/Os `rec` recorded over `runtime_ns` of measured time after
+    /// `ramp_ns` of ramp: per-kind summaries, depth and latency distributions, errors, the
+    /// statistics windows and the job logs. Everything the recorder does not hold (start time,
+    /// CPU, how the run ended, members, devices, notes) is left at its default for the caller.
+    /// The one place a result is assembled from a recorder (a run, a wave's job, the merge of
+    /// many ranks).
+    pub fn from_recorder(
+        spec: &WorkloadSpec,
+        target: TargetDesc,
+        rec: &crate::Recorder,
+        runtime_ns: u64,
+        ramp_ns: u64,
+    ) -> RunResult {
+        let depth = rec.depth_levels();
+        RunResult {
+            spec: spec.clone(),
+            target,
+            read: rec.summary(OpKind::Read, runtime_ns),
+            write: rec.summary(OpKind::Write, runtime_ns),
+            trim: rec.summary(OpKind::Trim, runtime_ns),
+            runtime_ns,
+            ramp_ns,
+            iodepth_level: depth.level,
+            iodepth_submit: depth.submit,
+            iodepth_complete: depth.complete,
+            latency_levels: rec.latency_levels(),
+            errors: rec.error_records.clone(),
+            series: rec.series(runtime_ns),
+            logs: rec.job_logs(runtime_ns),
+            ..RunResult::default()
+        }
+    }
+
     /// The summary for an op kind.
     pub fn op(&self, kind: OpKind) -> &OpSummary {
         match kind {
