@@ -19,7 +19,7 @@ use crate::predict::Outcome;
 use crate::suite::{figure_of, SuitePoint};
 use crate::Case;
 use ssdlab_ssdsim::Precondition;
-use ssdlab_stats::RunResult;
+use ssdlab_stats::{EngineKind, RunResult, TargetKind};
 use ssdlab_workload::RwMode;
 use std::path::Path;
 
@@ -47,14 +47,14 @@ pub fn metric_for(rw: RwMode, bs: u64) -> Metric {
 pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
     let s = &r.spec;
     let t = &r.target;
-    match t.kind.as_str() {
-        "file" | "block" => {}
-        "sim" | "sim-raid0" => return Err("simulated, not measured".into()),
-        "raid0" => return Err("a stripe set (only single drives are read)".into()),
-        "null" => return Err("the null target".into()),
-        k => return Err(format!("target kind {k:?}")),
+    match t.kind {
+        TargetKind::File | TargetKind::Block => {}
+        TargetKind::Sim | TargetKind::SimRaid0 => return Err("simulated, not measured".into()),
+        TargetKind::Raid0 => return Err("a stripe set (only single drives are read)".into()),
+        TargetKind::Null => return Err("the null target".into()),
+        TargetKind::Unknown => return Err("its target kind is not recorded".into()),
     }
-    if t.engine == "sim" {
+    if t.engine == EngineKind::Sim {
         return Err("simulated, not measured".into());
     }
     if !t.direct {
@@ -195,10 +195,10 @@ mod tests {
                 ..Default::default()
             },
             target: TargetDesc {
-                kind: "file".into(),
+                kind: TargetKind::File,
                 name: "disk.img".into(),
                 size: 1 << 30,
-                engine: "io_uring".into(),
+                engine: EngineKind::IoUring,
                 direct: true,
                 offset: 0,
                 span: 1 << 30,
@@ -279,8 +279,8 @@ mod tests {
             (
                 RunResult {
                     target: TargetDesc {
-                        kind: "sim".into(),
-                        engine: "sim".into(),
+                        kind: TargetKind::Sim,
+                        engine: EngineKind::Sim,
                         ..base.target.clone()
                     },
                     ..base.clone()
@@ -327,7 +327,7 @@ mod tests {
             (
                 RunResult {
                     target: TargetDesc {
-                        kind: "raid0".into(),
+                        kind: TargetKind::Raid0,
                         ..base.target.clone()
                     },
                     ..base.clone()

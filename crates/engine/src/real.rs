@@ -11,7 +11,10 @@ use crate::{EngineError, Invalid, StartHook};
 use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, SyncMode, UringBackend};
-use ssdlab_stats::{CpuUsage, DiskUtil, LogConfig, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_stats::{
+    CpuUsage, DiskUtil, EngineKind, LogConfig, MemberStats, Recorder, RunResult, TargetDesc,
+    TargetKind as StatsTargetKind,
+};
 use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, open_target_shared, Fill, PathId, Plan, PlanOptions, TargetKind};
@@ -623,7 +626,7 @@ fn choose_engine(
     plan: &Plan,
     opts: &RealOptions<'_>,
     notes: &mut Vec<String>,
-) -> Result<&'static str, Invalid> {
+) -> Result<EngineKind, Invalid> {
     let ring_flag = ring_flag(&opts.ring);
     if plan.is_null() {
         if let Some(flag) = ring_flag {
@@ -632,11 +635,11 @@ fn choose_engine(
                 engine: "null".into(),
             });
         }
-        return Ok("null");
+        return Ok(EngineKind::Null);
     }
     let stripe = plan.map.is_some();
     let threads = spec.total_qd();
-    let sync_ok = || -> Result<&'static str, Invalid> {
+    let sync_ok = || -> Result<EngineKind, Invalid> {
         if let Some(flag) = ring_flag {
             return Err(Invalid::RingOnly {
                 flag,
@@ -649,7 +652,7 @@ fn choose_engine(
                 max: sync::MAX_SYNC_THREADS,
             });
         }
-        Ok("sync")
+        Ok(EngineKind::Sync)
     };
     // What one ring must hold: `qd` slots, and for a stripe set every piece of them in flight.
     let pieces = plan
@@ -659,7 +662,7 @@ fn choose_engine(
         .unwrap_or(1);
     let inflight = (spec.qd as u64 * pieces).min(u32::MAX as u64) as u32;
     let ring_ok = || ring::check_ring(spec.qd, inflight);
-    let uring = |notes: &mut Vec<String>| -> Result<&'static str, Invalid> {
+    let uring = |notes: &mut Vec<String>| -> Result<EngineKind, Invalid> {
         if opts.ring.iopoll {
             if !opts.direct {
                 return Err(Invalid::HipriBuffered);
@@ -684,7 +687,7 @@ fn choose_engine(
                     .into(),
             );
         }
-        Ok("io_uring")
+        Ok(EngineKind::IoUring)
     };
     match opts.engine {
         EngineChoice::Sync if stripe => Err(Invalid::StripeNeedsUring),
@@ -753,7 +756,7 @@ pub(crate) const MEMORY_MARGIN: u64 = 64 << 20;
 fn memory_need(
     spec: &WorkloadSpec,
     plan: &Plan,
-    engine: &str,
+    engine: EngineKind,
     trace: Option<&Trace>,
 ) -> (u64, String) {
     let buffers = if plan.is_null() {
@@ -769,7 +772,7 @@ fn memory_need(
     } else {
         0
     };
-    let threads = if engine == "sync" {
+    let threads = if engine == EngineKind::Sync {
         spec.total_qd() * SYNC_THREAD_BYTES
     } else {
         0
@@ -813,10 +816,10 @@ pub(crate) fn check_budget(what: &str, need: u64, user: Option<u64>) -> Result<(
 fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
     match target {
         RealTarget::Null => TargetDesc {
-            kind: "null".into(),
+            kind: StatsTargetKind::Null,
             name: "null".into(),
             size: plan.size,
-            engine: "null".into(),
+            engine: EngineKind::Null,
             direct: false,
             offset: plan.start,
             span: plan.span,
@@ -826,13 +829,12 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
             let info = &plan.paths[0].info;
             TargetDesc {
                 kind: match info.kind {
-                    TargetKind::File => "file",
-                    TargetKind::BlockDevice => "block",
-                }
-                .into(),
+                    TargetKind::File => StatsTargetKind::File,
+                    TargetKind::BlockDevice => StatsTargetKind::Block,
+                },
                 name: path.display().to_string(),
                 size: plan.size,
-                engine: String::new(),
+                engine: EngineKind::Unknown,
                 direct: plan.direct,
                 offset: plan.start,
                 span: plan.span,
@@ -849,10 +851,10 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
                 plan.paths.iter().map(|p| p.name.clone()).collect()
             };
             TargetDesc {
-                kind: "raid0".into(),
+                kind: StatsTargetKind::Raid0,
                 name: names.join(","),
                 size: plan.size,
-                engine: String::new(),
+                engine: EngineKind::Unknown,
                 direct: plan.direct,
                 offset: plan.start,
                 span: plan.span,
@@ -888,7 +890,7 @@ pub fn check_real_jobs(jobs: &[RealJob<'_>]) -> Result<(), EngineError> {
 /// A job's targets, engine and trace, checked.
 struct Planned {
     plan: Plan,
-    engine: &'static str,
+    engine: EngineKind,
     trace: Option<Arc<Trace>>,
     need: u64,
 }
@@ -1406,7 +1408,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     rec,
                                 )
                             }
-                            (None, "io_uring") => work.run(
+                            (None, EngineKind::IoUring) => work.run(
                                 UringBackend::new_with(
                                     fs.remove(0),
                                     spec.qd,
@@ -1421,7 +1423,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 source,
                                 rec,
                             ),
-                            (None, "sync") => work.run(
+                            (None, EngineKind::Sync) => work.run(
                                 SyncBackend::with_mode(
                                     fs.remove(0),
                                     spec.qd,
@@ -1535,9 +1537,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             }
         }
         let what = match planned[j].engine {
-            "io_uring" => "cannot set up io_uring",
-            "sync" => "cannot start I/O threads",
-            _ => "cannot start the run",
+            EngineKind::IoUring => "cannot set up io_uring",
+            EngineKind::Sync => "cannot start I/O threads",
+            EngineKind::Null | EngineKind::Sim | EngineKind::Unknown => "cannot start the run",
         };
         return Err(setup_failed(&mut laid, format!("{what}: {e}")));
     }
@@ -1587,7 +1589,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             merge_members(&mut members, ms.clone());
         }
         let mut desc = target_desc(&pl.plan, job.target);
-        desc.engine = pl.engine.to_string();
+        desc.engine = pl.engine;
         if job.opts.per_worker {
             let mut one = job.spec.clone();
             one.jobs = 1;

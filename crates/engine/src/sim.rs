@@ -14,7 +14,9 @@ use ssdlab_ssdsim::{
     AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator, StateError,
     StateExtra, Touch,
 };
-use ssdlab_stats::{CpuUsage, MemberStats, Recorder, RunResult, TargetDesc};
+use ssdlab_stats::{
+    CpuUsage, EngineKind, MemberStats, Recorder, RunResult, TargetDesc, TargetKind,
+};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Op, OpKind, OpList, OpSource, WorkloadSpec};
 use std::cmp::Reverse;
@@ -1268,14 +1270,13 @@ impl SimSession {
         for (j, (job, (start, span, _))) in jobs.iter().zip(&geo).enumerate() {
             let desc = TargetDesc {
                 kind: if target.drives > 1 {
-                    "sim-raid0"
+                    TargetKind::SimRaid0
                 } else {
-                    "sim"
-                }
-                .into(),
+                    TargetKind::Sim
+                },
                 name: target.name.clone(),
                 size,
-                engine: "sim".into(),
+                engine: EngineKind::Sim,
                 direct: false,
                 offset: *start,
                 span: *span,

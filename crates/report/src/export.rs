@@ -276,7 +276,7 @@ impl Exporter for CsvExporter {
                 let f = |v: f64| format!("{v:.3}");
                 let s = &r.spec;
                 w.write_record([
-                    r.target.kind.clone(),
+                    r.target.kind.to_string(),
                     r.target.name.clone(),
                     s.rw.to_string(),
                     s.read_pct.to_string(),

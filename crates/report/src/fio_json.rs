@@ -134,7 +134,7 @@ fn job_options(r: &RunResult) -> Json {
     put("size", r.target.span.to_string());
     put("iodepth", s.qd.to_string());
     put("numjobs", s.jobs.to_string());
-    put("ioengine", r.target.engine.clone());
+    put("ioengine", r.target.engine.to_string());
     put("direct", if r.target.direct { "1" } else { "0" }.into());
     if let Some(t) = s.stop.time_ns {
         put("runtime", format!("{}ms", t / 1_000_000));

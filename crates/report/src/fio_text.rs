@@ -5,7 +5,7 @@
 
 use crate::export::Report;
 use crate::fio_json::job_name;
-use ssdlab_stats::{OpSummary, RunResult};
+use ssdlab_stats::{EngineKind, OpSummary, RunResult, TargetKind};
 use ssdlab_workload::OpKind;
 
 /// fio's `num2str`: at most `maxlen` digits, then a unit prefix (k, M, G… or Ki, Mi, Gi…).
@@ -235,7 +235,7 @@ fn run_header(r: &RunResult, name: &str) -> String {
     format!(
         "{name}: (g=0): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={}, iodepth={}",
         r.spec.rw,
-        if r.target.engine.is_empty() {
+        if r.target.engine == EngineKind::Unknown {
             r.target.kind.as_str()
         } else {
             r.target.engine.as_str()
@@ -490,10 +490,10 @@ pub fn normal_text(report: &Report<'_>) -> String {
 /// Where an entry ran, in place of fio's `pid=…: date`.
 fn target_text(r: &RunResult) -> String {
     let t = &r.target;
-    match t.kind.as_str() {
-        "sim" | "sim-raid0" => format!("simulated {}", t.name),
-        "null" => "null target".to_string(),
-        _ => format!(
+    match t.kind {
+        TargetKind::Sim | TargetKind::SimRaid0 => format!("simulated {}", t.name),
+        TargetKind::Null => "null target".to_string(),
+        TargetKind::File | TargetKind::Block | TargetKind::Raid0 | TargetKind::Unknown => format!(
             "{} ({}, {})",
             t.name,
             t.engine,

@@ -6,7 +6,7 @@
 use crate::export::{ExportError, Exporter, Report};
 use crate::table::{fmt_count, fmt_lat};
 use ssdlab_chart::{Chart, Histogram, LineChart, Page, Scale, Series};
-use ssdlab_stats::{LatSummary, RunResult};
+use ssdlab_stats::{EngineKind, LatSummary, RunResult};
 use ssdlab_workload::{format_size, OpKind};
 
 /// The version of ssdlab that wrote a report.
@@ -137,7 +137,7 @@ fn time_chart(r: &RunResult, bw: bool) -> LineChart {
             bold: false,
         });
     }
-    let clock = if r.target.engine == "sim" {
+    let clock = if r.target.engine == EngineKind::Sim {
         "virtual time"
     } else {
         "time"
@@ -260,10 +260,10 @@ pub fn run_sections(page: &mut Page, r: &RunResult, heading: &str) {
     page.h3("Target");
     let t = &r.target;
     let mut rows = vec![
-        kv("kind", t.kind.clone()),
+        kv("kind", t.kind.to_string()),
         kv("name", t.name.clone()),
         kv("size", format_size(t.size)),
-        kv("engine", t.engine.clone()),
+        kv("engine", t.engine.to_string()),
         kv("direct I/O", t.direct.to_string()),
         kv(
             "region",

@@ -2,7 +2,7 @@
 
 use comfy_table::presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED};
 use comfy_table::{CellAlignment, Table};
-use ssdlab_stats::RunResult;
+use ssdlab_stats::{EngineKind, RunResult, TargetKind};
 use ssdlab_workload::{format_duration, format_size, OpKind};
 
 /// Formats a latency in ns with a readable unit.
@@ -62,12 +62,12 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
     let mut out = String::new();
     let t = &r.target;
     let mut target = format!("{} {}", t.kind, t.name);
-    if t.kind != "null" {
+    if t.kind != TargetKind::Null {
         target.push_str(&format!(" ({}", format_size(t.size)));
-        if !t.engine.is_empty() {
+        if t.engine != EngineKind::Unknown {
             target.push_str(&format!(", {}", t.engine));
         }
-        if t.kind != "sim" && t.kind != "sim-raid0" {
+        if !t.kind.is_sim() {
             target.push_str(if t.direct { ", O_DIRECT" } else { ", buffered" });
         }
         target.push(')');
@@ -180,7 +180,7 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
         out.push_str(&format!("note:     {n}\n"));
     }
     let ios = r.read.ios + r.write.ios + r.trim.ios;
-    if t.kind != "sim" && t.kind != "sim-raid0" && ios > 0 {
+    if !t.kind.is_sim() && ios > 0 {
         out.push_str(&format!(
             "cpu:      user {}, sys {}, {:.0} ns of CPU per I/O, {} context switches\n",
             format_duration(r.cpu.user_ns),

@@ -139,17 +139,108 @@ pub struct CpuUsage {
     pub minf: u64,
 }
 
+/// What kind of target a run went to (in JSON and the store by the names below).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TargetKind {
+    /// Not said (a result built by hand).
+    #[default]
+    #[serde(rename = "")]
+    Unknown,
+    /// The null target: I/O completes at once, nothing is read or written.
+    #[serde(rename = "null")]
+    Null,
+    /// A regular file.
+    #[serde(rename = "file")]
+    File,
+    /// A block device.
+    #[serde(rename = "block")]
+    Block,
+    /// A RAID 0 stripe set of files or devices, run in userspace.
+    #[serde(rename = "raid0")]
+    Raid0,
+    /// One simulated drive.
+    #[serde(rename = "sim")]
+    Sim,
+    /// A simulated RAID 0 array.
+    #[serde(rename = "sim-raid0")]
+    SimRaid0,
+}
+
+impl TargetKind {
+    /// The name results carry.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Unknown => "",
+            TargetKind::Null => "null",
+            TargetKind::File => "file",
+            TargetKind::Block => "block",
+            TargetKind::Raid0 => "raid0",
+            TargetKind::Sim => "sim",
+            TargetKind::SimRaid0 => "sim-raid0",
+        }
+    }
+
+    /// A simulated drive or array (virtual time, a model's counters).
+    pub fn is_sim(self) -> bool {
+        matches!(self, TargetKind::Sim | TargetKind::SimRaid0)
+    }
+}
+
+impl std::fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The I/O engine a run used (in JSON and the store by the names below).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EngineKind {
+    /// Not said (a result built by hand).
+    #[default]
+    #[serde(rename = "")]
+    Unknown,
+    /// The null target's engine: nothing submitted to the kernel.
+    #[serde(rename = "null")]
+    Null,
+    /// One thread per outstanding I/O, each in pread/pwrite.
+    #[serde(rename = "sync")]
+    Sync,
+    /// io_uring.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// The SSD simulator, on virtual time.
+    #[serde(rename = "sim")]
+    Sim,
+}
+
+impl EngineKind {
+    /// The name results carry (fio's `ioengine` for the real ones).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Unknown => "",
+            EngineKind::Null => "null",
+            EngineKind::Sync => "sync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Sim => "sim",
+        }
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What the run went to.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetDesc {
-    /// "file", "block", "null", "raid0", "sim", "sim-raid0".
-    pub kind: String,
+    pub kind: TargetKind,
     /// Path, preset name or "null".
     pub name: String,
     /// Usable size in bytes.
     pub size: u64,
-    /// I/O engine: "io_uring", "sync" or "sim".
-    pub engine: String,
+    pub engine: EngineKind,
     /// O_DIRECT used (real targets).
     pub direct: bool,
     /// Region used: offset and span in bytes.
@@ -416,5 +507,37 @@ impl RunResult {
             return 0.0;
         }
         (self.cpu.user_ns + self.cpu.sys_ns) as f64 / ios as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Results and stores carry the kinds by name: each serialises to its `as_str`, and every
+    /// name reads back as the same kind.
+    #[test]
+    fn kinds_travel_by_their_names() {
+        use TargetKind as T;
+        for k in [
+            T::Unknown,
+            T::Null,
+            T::File,
+            T::Block,
+            T::Raid0,
+            T::Sim,
+            T::SimRaid0,
+        ] {
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.as_str()));
+            assert_eq!(serde_json::from_str::<T>(&json).unwrap(), k);
+        }
+        use EngineKind as E;
+        for k in [E::Unknown, E::Null, E::Sync, E::IoUring, E::Sim] {
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.as_str()));
+            assert_eq!(serde_json::from_str::<E>(&json).unwrap(), k);
+        }
+        assert!(serde_json::from_str::<T>("\"tape\"").is_err());
     }
 }

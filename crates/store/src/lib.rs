@@ -1309,7 +1309,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
                 params![
                     label,
-                    result.target.kind,
+                    result.target.kind.as_str(),
                     result.target.name,
                     result.spec.summary(),
                     s.finished_ms,

@@ -1,7 +1,7 @@
 //! A fake point runner with a known answer: a deterministic function of the point.
 #![allow(dead_code)]
 
-use ssdlab_stats::RunResult;
+use ssdlab_stats::{RunResult, TargetKind};
 use ssdlab_sweep::{Point, PointTarget};
 use ssdlab_workload::RwMode;
 
@@ -47,12 +47,11 @@ pub fn fake_result(p: &Point) -> RunResult {
         ..Default::default()
     };
     r.target.kind = match (&p.target, p.drives) {
-        (PointTarget::Sim { .. }, 1) => "sim",
-        (PointTarget::Sim { .. }, _) => "sim-raid0",
-        (PointTarget::Real { .. }, 1) => "file",
-        (PointTarget::Real { .. }, _) => "raid0",
-    }
-    .into();
+        (PointTarget::Sim { .. }, 1) => TargetKind::Sim,
+        (PointTarget::Sim { .. }, _) => TargetKind::SimRaid0,
+        (PointTarget::Real { .. }, 1) => TargetKind::File,
+        (PointTarget::Real { .. }, _) => TargetKind::Raid0,
+    };
     r.target.name = p.describe();
     let lat = p.qd as f64 / iops * 1e9;
     let op = if matches!(p.spec.rw, RwMode::Read | RwMode::Randread) {
