@@ -1069,7 +1069,7 @@ fn finish(result: &ssdlab_stats::RunResult, deferred: Option<Failure>) -> Result
 // ---------------------------------------------------------------------------------------------
 // `mpirun -n N ssdlab run …`: one rank of a job.
 
-use ssdlab_cluster::{Checked, JobOptions, LocalRun, RankFailure, RankInfo, Transport};
+use ssdlab_cluster::{JobOptions, LocalRun, RankCheck, RankFailure, RankInfo, Transport};
 use ssdlab_workload::WorkloadSpec;
 use std::sync::atomic::AtomicBool;
 
@@ -1343,7 +1343,7 @@ pub fn run_on_ranks<T: Transport>(a: RunArgs, t: &T, me: &RankInfo) -> Result<u8
     let stop = signals::stop_flag();
     let halt = AtomicBool::new(false);
     let planned = plan_rank(&a, me);
-    let checked = Checked {
+    let checked = RankCheck {
         host: me.host.clone(),
         identity: planned.as_ref().ok().and_then(|p| p.identity.clone()),
         result: planned.as_ref().map(|_| ()).map_err(|_| RankFailure {
@@ -1356,7 +1356,7 @@ pub fn run_on_ranks<T: Transport>(a: RunArgs, t: &T, me: &RankInfo) -> Result<u8
         Ok(p) => (Some(p), checked),
         Err(f) => (
             None,
-            Checked {
+            RankCheck {
                 result: Err(failure_of(f)),
                 ..checked
             },

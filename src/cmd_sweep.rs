@@ -434,7 +434,7 @@ pub(crate) fn check_failure(e: anyhow::Error) -> Failure {
 }
 
 /// What checking a sweep found out: how many simulated points may run at once.
-pub(crate) struct Checked {
+pub(crate) struct SweepCheck {
     pub jobs: usize,
 }
 
@@ -471,7 +471,7 @@ pub(crate) fn check_sweep(
     runner: &PointRunner,
     jobs: Option<usize>,
     max_memory: Option<u64>,
-) -> Result<Checked> {
+) -> Result<SweepCheck> {
     check_this_host(spec)?;
     check_sweep_points(spec, runner, jobs, max_memory, Scope::All)
 }
@@ -503,7 +503,7 @@ fn check_sweep_points(
     jobs: Option<usize>,
     max_memory: Option<u64>,
     scope: Scope<'_>,
-) -> Result<Checked> {
+) -> Result<SweepCheck> {
     let count = spec
         .point_count()
         .filter(|&n| n <= MAX_POINTS)
@@ -554,7 +554,7 @@ fn check_sweep_points(
     let want = jobs.unwrap_or(cores).max(1);
     let chosen = |n: usize| {
         runner.set_capacity(n + 1);
-        Ok(Checked { jobs: n })
+        Ok(SweepCheck { jobs: n })
     };
     if sims == 0 {
         return chosen(want);

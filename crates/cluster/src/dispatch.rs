@@ -12,9 +12,7 @@
 use crate::rank::{hosts_summary, who};
 use crate::transport::{broadcast, gather, Tag, Transport};
 use serde::{Deserialize, Serialize};
-use ssdlab_sweep::{
-    host_matches, run_one, Point, PointOutcome, PointPool, PointRunner, SweepError,
-};
+use ssdlab_sweep::{host_matches, run_one, Point, PointOutcome, PointPool, RunPointFn, SweepError};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -233,7 +231,7 @@ impl<T: Transport> PointPool for Dispatcher<'_, T> {
     fn run(
         &self,
         points: &[&Point],
-        runner: &PointRunner<'_>,
+        runner: &RunPointFn<'_>,
         interrupted: &AtomicBool,
         done: &mut dyn FnMut(usize, PointOutcome) -> Result<bool, SweepError>,
     ) -> Result<(), SweepError> {
@@ -422,7 +420,7 @@ fn json<M: Serialize>(m: &M) -> Vec<u8> {
 pub fn serve<T: Transport>(
     t: &T,
     points: &HashMap<String, Point>,
-    runner: &PointRunner<'_>,
+    runner: &RunPointFn<'_>,
     stop: &AtomicBool,
 ) {
     t.send(0, TAG_ASK, &json(&Ask { done: None }));

@@ -59,7 +59,7 @@ fn agree<T: Transport, M: Serialize + DeserializeOwned>(
 
 /// What a rank says after checking its target (before anything is written).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Checked {
+pub struct RankCheck {
     pub host: String,
     /// What the target is, to find ranks of one host on the same target (`None`: nothing to
     /// compare, e.g. the null target or a simulated drive).
@@ -144,7 +144,7 @@ pub fn run_job<T: Transport>(
     me: &RankInfo,
     spec: &WorkloadSpec,
     opts: &JobOptions<'_>,
-    checked: Checked,
+    checked: RankCheck,
     prepare: impl FnOnce() -> Result<(), RankFailure>,
     run: impl FnOnce(&(dyn Fn(bool) -> Result<(), String> + Sync)) -> LocalRun + Send,
 ) -> Option<JobEnd> {
@@ -479,7 +479,7 @@ pub fn check_together<T: Transport>(
     host: &str,
     result: Result<(), RankFailure>,
 ) -> Result<(), RankFailure> {
-    let mine = Checked {
+    let mine = RankCheck {
         host: host.to_string(),
         identity: None,
         result,
@@ -489,7 +489,7 @@ pub fn check_together<T: Transport>(
     })
 }
 
-fn first_failure(all: &[Checked]) -> Result<(), RankFailure> {
+fn first_failure(all: &[RankCheck]) -> Result<(), RankFailure> {
     for (r, c) in all.iter().enumerate() {
         if let Err(f) = &c.result {
             let others = all.iter().filter(|c| c.result.is_err()).count() - 1;

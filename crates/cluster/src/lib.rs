@@ -22,7 +22,7 @@ pub mod rank;
 pub mod transport;
 
 pub use aggregate::{JobResult, RankFailure, RankReport, RankRun};
-pub use job::{check_together, finish, run_job, Checked, JobEnd, JobOptions, LocalRun};
+pub use job::{check_together, finish, run_job, JobEnd, JobOptions, LocalRun, RankCheck};
 pub use rank::RankInfo;
 pub use transport::{LocalTransport, Transport};
 

@@ -23,7 +23,7 @@ pub use html::{sweep_sections, SweepHtml};
 pub use point::Point;
 pub use render::{render_analysis, render_mix, render_points, render_runs};
 pub use runner::{
-    run_one, run_sweep, PointError, PointOutcome, PointPool, PointRunner, RunOpts, SweepSummary,
+    run_one, run_sweep, PointError, PointOutcome, PointPool, RunOpts, RunPointFn, SweepSummary,
 };
 pub use spec::{
     host_matches, DriveState, History, NamedWorkload, PointTarget, SweepSpec, TargetSpec,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// The function that runs one point. It must be deterministic for simulated points (same point →
 /// same result) and should return early with `interrupted = true` when Ctrl-C was pressed.
-pub type PointRunner<'a> = dyn Fn(&Point) -> Result<RunResult, PointError> + Sync + 'a;
+pub type RunPointFn<'a> = dyn Fn(&Point) -> Result<RunResult, PointError> + Sync + 'a;
 
 /// Why one point could not run (the runner's own error type, boxed).
 pub type PointError = Box<dyn std::error::Error + Send + Sync>;
@@ -102,7 +102,7 @@ pub trait PointPool {
     fn run(
         &self,
         points: &[&Point],
-        runner: &PointRunner<'_>,
+        runner: &RunPointFn<'_>,
         interrupted: &AtomicBool,
         done: &mut dyn FnMut(usize, PointOutcome) -> Result<bool, SweepError>,
     ) -> Result<(), SweepError>;
@@ -110,7 +110,7 @@ pub trait PointPool {
 
 /// Runs one point as [`run_sweep`] does: a panic is a failure, an interrupted run or an error
 /// while `interrupted` is raised is abandoned.
-pub fn run_one(runner: &PointRunner<'_>, p: &Point, interrupted: &AtomicBool) -> Outcome {
+pub fn run_one(runner: &RunPointFn<'_>, p: &Point, interrupted: &AtomicBool) -> Outcome {
     match catch_unwind(AssertUnwindSafe(|| runner(p))) {
         Ok(Ok(r)) if r.interrupted => Outcome::Abandoned,
         Ok(Ok(r)) => Outcome::Finished(Box::new(r)),
@@ -204,7 +204,7 @@ fn progress_bar(len: u64, show: bool) -> ProgressBar {
 pub fn run_sweep(
     spec: &SweepSpec,
     store: &mut Store,
-    runner: &PointRunner<'_>,
+    runner: &RunPointFn<'_>,
     opts: RunOpts<'_>,
 ) -> Result<SweepSummary, SweepError> {
     let start = Instant::now();

@@ -7,7 +7,7 @@ use ssdlab_stats::RunResult;
 use ssdlab_store::{PointStatus, Store};
 use ssdlab_sweep::{
     host_matches, parse_mix, run_one, run_sweep, Analysis, Point, PointOutcome, PointPool,
-    PointRunner, PointTarget, RunOpts, SweepError, SweepSpec,
+    PointTarget, RunOpts, RunPointFn, SweepError, SweepSpec,
 };
 use std::collections::HashSet;
 use std::path::Path;
@@ -475,7 +475,7 @@ impl PointPool for NotingPool {
     fn run(
         &self,
         points: &[&Point],
-        runner: &PointRunner<'_>,
+        runner: &RunPointFn<'_>,
         interrupted: &AtomicBool,
         done: &mut dyn FnMut(usize, PointOutcome) -> Result<bool, SweepError>,
     ) -> Result<(), SweepError> {

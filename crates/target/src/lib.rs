@@ -50,7 +50,7 @@ pub use probe::{
 };
 pub use safety::{
     check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,
-    unescape_proc_field, Checked,
+    unescape_proc_field, DeviceCheck,
 };
 pub use signature::{
     detect_signature, signature_for_blkid_pttype, signature_for_blkid_type, Signature,

@@ -238,7 +238,7 @@ fn read_signature_areas(path: &Path, size: u64) -> Result<(Vec<u8>, Vec<u8>), De
 
 /// What [`check_block_device_writable`] has to say about a device it accepts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Checked {
+pub struct DeviceCheck {
     /// Notes for the user, one line each: e.g. that blkid was not available and only the
     /// built-in signature detector looked at the device.
     pub notes: Vec<String>,
@@ -260,7 +260,7 @@ pub struct Checked {
 pub fn check_block_device_writable(
     info: &TargetInfo,
     allow_destroy: bool,
-) -> Result<Checked, DeviceError> {
+) -> Result<DeviceCheck, DeviceError> {
     check_block_device_writable_with(info, allow_destroy, &Blkid::system())
 }
 
@@ -270,10 +270,10 @@ pub fn check_block_device_writable_with(
     info: &TargetInfo,
     allow_destroy: bool,
     blkid: &Blkid,
-) -> Result<Checked, DeviceError> {
+) -> Result<DeviceCheck, DeviceError> {
     let path = info.path.as_path();
     if info.kind != TargetKind::BlockDevice {
-        return Ok(Checked::default());
+        return Ok(DeviceCheck::default());
     }
     if !allow_destroy {
         return Err(DeviceError::AllowDestroyRequired {
@@ -341,7 +341,7 @@ pub fn check_block_device_writable_with(
     };
     let (head, tail) = read_signature_areas(path, size)?;
     let builtin = detect_signature(&head, &tail, size);
-    let mut checked = Checked::default();
+    let mut checked = DeviceCheck::default();
     match blkid.probe(path) {
         probe @ Probe::Found(_) => {
             if let Some(r) = probe.refusal() {
