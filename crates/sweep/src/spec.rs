@@ -168,7 +168,7 @@ pub enum PointTarget {
         preset: String,
         drives: u32,
         state: DriveState,
-        /// Preset fields overridden (`key = value`, as `ssdlab run --sim-set` takes them).
+        /// Preset fields overridden (`key = value`, as `ssdlab run --set` takes them).
         overrides: BTreeMap<String, String>,
         /// The host adapter as asked for (left out of the point key when nothing is asked: a
         /// single drive's key stays what it was before the adapter keys existed).
