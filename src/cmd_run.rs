@@ -257,6 +257,7 @@ impl LogArgs {
             bw: req.bw.is_some(),
             iops: req.iops.is_some(),
             reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
+            ..Default::default()
         }
     }
 }

@@ -48,6 +48,7 @@ fn run() -> &'static RunResult {
             bw: true,
             iops: true,
             reserve: 3,
+            ..Default::default()
         };
         run_sim(
             &spec,

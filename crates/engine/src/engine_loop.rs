@@ -992,10 +992,11 @@ pub fn run_streams<B: Backend>(
                     }
                 }
             }
-            rec.record(
+            rec.record_io(
                 s.job,
                 s.op.kind,
                 bytes,
+                s.op.offset,
                 s.t_submit - s.t_issue,
                 t - s.t_submit,
                 t.saturating_sub(us[u].t0),

@@ -1,19 +1,33 @@
-//! fio's log files (`write_bw_log`, `write_iops_log`, `write_lat_log` with `log_avg_msec`), one
+//! fio's log files (`write_bw_log`, `write_iops_log`, `write_lat_log`, `write_hist_log`), one
 //! file per kind and job, named as fio names them (`NAME_bw.1.log`, `NAME_iops.1.log`,
-//! `NAME_lat.1.log`, `NAME_clat.1.log`, `NAME_slat.1.log`) and written as fio writes averaged
-//! samples (`iolog.c`: `flush_samples`): `time (ms), value, direction, 0, 0` per line, direction
-//! 0 = read, 1 = write, 2 = trim.
+//! `NAME_lat.1.log`, `NAME_clat.1.log`, `NAME_slat.1.log`, `NAME_clat_hist.1.log`; with fio's
+//! `per_job_logs=0` one `NAME_bw.log` for all jobs) and written as fio 3.33 writes them
+//! (`iolog.c`: `flush_samples`, `flush_hist_samples`): `time (ms), value, direction, block size,
+//! priority` per line — `time, value, direction, block size, offset, priority` with
+//! `log_offset` —, direction 0 = read, 1 = write, 2 = trim, priority 0 (ssdlab sets no I/O
+//! priorities).
 //!
+//! Averaged over windows (`log_avg_msec`, and always in `ssdlab run`):
 //! - `bw`: KiB/s over each complete window; `iops`: I/Os per second over each complete window
 //!   (fio writes these from its sampling thread at the end of each window, and no line for the
 //!   partial window at the end of the run);
 //! - `lat`, `clat`, `slat`: the mean latency (ns, rounded) of the I/Os that completed in each
-//!   window, and a last line for the partial window at the end of the run, as fio's
-//!   `finalize_logs` writes it.
+//!   window — the largest with `log_max_value` —, and a last line for the partial window at the
+//!   end of the run, as fio's `finalize_logs` writes it;
+//! - the block size and offset columns are 0, as in fio's averaged lines.
+//!
+//! Every I/O (`log_avg_msec=0`, fio's default in job files): a line per completion, with its
+//! length and offset — `bw`: `bytes × 10^6 / clat (ns)` (fio's `add_bw_sample`), `iops`: 1,
+//! `lat`/`clat`/`slat`: the latency in ns; `slat` lines at the submission time, in that order.
 //!
 //! A direction without I/O in a window has no line for it, as in fio. Times are milliseconds of
 //! measured time (after the ramp), on the simulator's virtual clock for simulated runs.
+//!
+//! Histogram logs (`clat_hist`): `time, direction, block size, bin0, bin1, …` with fio's
+//! `FIO_IO_U_PLAT_NR` (1856) completion-latency bins, `2^log_hist_coarseness` of them added
+//! together per column, as fio's `tools/hist/fiologparser_hist.py` reads them.
 
+use ssdlab_stats::fio::PLAT_NR;
 use ssdlab_stats::{JobLog, RunResult};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -26,6 +40,8 @@ pub enum LogKind {
     Lat,
     Clat,
     Slat,
+    /// The completion-latency histogram log (`write_hist_log`).
+    ClatHist,
 }
 
 impl LogKind {
@@ -37,6 +53,7 @@ impl LogKind {
             LogKind::Lat => "lat",
             LogKind::Clat => "clat",
             LogKind::Slat => "slat",
+            LogKind::ClatHist => "clat_hist",
         }
     }
 }
@@ -83,38 +100,164 @@ pub fn file_name(prefix: &Path, kind: LogKind, job: u32) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// fio's name for the log of `kind` that all jobs share (`per_job_logs=0`): `PREFIX_kind.log`.
+pub fn shared_file_name(prefix: &Path, kind: LogKind) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(format!("_{}.log", kind.as_str()));
+    PathBuf::from(name)
+}
+
+/// How fio writes a job's logs (the job-file options that change the lines). `ssdlab run`'s logs
+/// are the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogStyle {
+    /// An offset column (`log_offset=1`).
+    pub offset: bool,
+    /// Averaged latency lines give each window's largest latency (`log_max_value=1`).
+    pub max: bool,
+    /// Bins added together per column of a histogram log, as a power of two
+    /// (`log_hist_coarseness`, 0 to 6).
+    pub hist_coarseness: u8,
+    /// The engine has submission latencies fio logs: fio's synchronous engines (psync, sync, …)
+    /// record none, and their `slat` log is empty.
+    pub slat: bool,
+}
+
+impl Default for LogStyle {
+    fn default() -> Self {
+        LogStyle {
+            offset: false,
+            max: false,
+            hist_coarseness: 0,
+            slat: true,
+        }
+    }
+}
+
 /// The text of one log file for job `job` of `result` (empty when the run kept no log for it).
 pub fn render_log(result: &RunResult, kind: LogKind, job: u32) -> String {
     let Some(log) = result.logs.iter().find(|l| l.job == job) else {
         return String::new();
     };
-    render(log, kind, result.runtime_ns)
+    render_job_log(log, kind, result.runtime_ns, &LogStyle::default())
 }
 
-fn render(log: &JobLog, kind: LogKind, runtime_ns: u64) -> String {
+/// The text of the log of `kind` of one job that ran `runtime_ns` of measured time.
+pub fn render_job_log(log: &JobLog, kind: LogKind, runtime_ns: u64, style: &LogStyle) -> String {
     let mut out = String::new();
+    match kind {
+        LogKind::ClatHist => render_hist(&mut out, log, style.hist_coarseness),
+        LogKind::Slat if !style.slat => {}
+        _ if log.interval_ns == 0 => render_samples(&mut out, log, kind, style),
+        _ => render_windows(&mut out, log, kind, runtime_ns, style),
+    }
+    out
+}
+
+/// One line of fio's `flush_samples` (priority 0).
+fn line(out: &mut String, t_ms: u64, value: u64, dir: usize, bs: u64, offset: Option<u64>) {
+    let _ = match offset {
+        Some(o) => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {o}, 0"),
+        None => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0"),
+    };
+}
+
+fn render_windows(
+    out: &mut String,
+    log: &JobLog,
+    kind: LogKind,
+    runtime_ns: u64,
+    style: &LogStyle,
+) {
     let len = log.interval_ns.max(1);
     let len_ms = (len / 1_000_000).max(1);
     let end_ms = runtime_ns / 1_000_000;
+    let offset = style.offset.then_some(0);
     for (i, w) in log.windows.iter().enumerate() {
         let end = (i as u64 + 1) * len;
         let complete = end <= runtime_ns;
         let t_ms = if complete { end / 1_000_000 } else { end_ms };
+        let max = log.maxima.get(i).filter(|_| style.max);
         for (k, w) in w.kinds.iter().enumerate() {
+            let m = max.map(|m| m[k]);
             let value = match kind {
                 LogKind::Bw | LogKind::Iops if !complete => continue,
                 LogKind::Bw if w.bytes > 0 => w.bytes * 1000 / len_ms / 1024,
                 LogKind::Iops if w.ios > 0 => w.ios * 1000 / len_ms,
                 _ if w.ios == 0 => continue,
-                LogKind::Lat => mean(w.slat_ns as u128 + w.clat_ns as u128, w.ios),
-                LogKind::Clat => mean(w.clat_ns as u128, w.ios),
-                LogKind::Slat => mean(w.slat_ns as u128, w.ios),
+                LogKind::Lat => match m {
+                    Some(m) => m.lat_ns,
+                    None => mean(w.slat_ns as u128 + w.clat_ns as u128, w.ios),
+                },
+                LogKind::Clat => m.map_or_else(|| mean(w.clat_ns as u128, w.ios), |m| m.clat_ns),
+                LogKind::Slat => m.map_or_else(|| mean(w.slat_ns as u128, w.ios), |m| m.slat_ns),
                 _ => continue,
             };
-            let _ = writeln!(out, "{t_ms}, {value}, {k}, 0, 0");
+            line(out, t_ms, value, k, 0, offset);
         }
     }
-    out
+}
+
+fn render_samples(out: &mut String, log: &JobLog, kind: LogKind, style: &LogStyle) {
+    let ms = |ns: u64| ns / 1_000_000;
+    let emit = |out: &mut String, s: &ssdlab_stats::LogSample, t_ns: u64, value: u64| {
+        line(
+            out,
+            ms(t_ns),
+            value,
+            s.kind as usize,
+            s.bytes as u64,
+            style.offset.then_some(s.offset),
+        )
+    };
+    if kind == LogKind::Slat {
+        // fio logs a submission latency when the I/O is submitted.
+        let mut by_submission: Vec<(u64, usize)> = log
+            .samples
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.t_ns.saturating_sub(s.clat_ns), i))
+            .collect();
+        by_submission.sort_unstable();
+        for (t, i) in by_submission {
+            let s = &log.samples[i];
+            emit(out, s, t, s.slat_ns);
+        }
+        return;
+    }
+    for s in &log.samples {
+        let value = match kind {
+            // fio's add_bw_sample: bytes × 10^6 / the completion latency in ns
+            LogKind::Bw if s.clat_ns > 0 => s.bytes as u64 * 1_000_000 / s.clat_ns,
+            LogKind::Bw => 0,
+            LogKind::Iops => 1,
+            LogKind::Lat => s.slat_ns.saturating_add(s.clat_ns),
+            _ => s.clat_ns,
+        };
+        emit(out, s, s.t_ns, value);
+    }
+}
+
+/// fio's `flush_hist_samples`: `time, direction, block size, ` then the bins, `2^coarseness`
+/// added together per column.
+fn render_hist(out: &mut String, log: &JobLog, coarseness: u8) {
+    let stride = 1usize << coarseness.min(6);
+    let mut cols = vec![0u64; PLAT_NR / stride];
+    let last = cols.len() - 1;
+    for h in &log.hist {
+        cols.iter_mut().for_each(|c| *c = 0);
+        for &(i, n) in &h.bins {
+            cols[(i as usize / stride).min(last)] += n;
+        }
+        let _ = write!(out, "{}, {}, {}, ", h.t_ms, h.kind, h.bs);
+        for (i, c) in cols.iter().enumerate() {
+            let _ = if i == last {
+                writeln!(out, "{c}")
+            } else {
+                write!(out, "{c}, ")
+            };
+        }
+    }
 }
 
 /// fio's rounded mean (`mean + 0.50`, truncated).
@@ -125,7 +268,7 @@ fn mean(sum: u128, n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdlab_stats::{KindWindow, LogWindow};
+    use ssdlab_stats::{HistLine, KindMax, KindWindow, LogSample, LogWindow};
 
     fn kw(ios: u64, bytes: u64, slat_ns: u64, clat_ns: u64) -> KindWindow {
         KindWindow {
@@ -158,6 +301,7 @@ mod tests {
                 },
                 window(3, 12288, 3, 9),
             ],
+            ..Default::default()
         };
         let r = RunResult {
             runtime_ns: 2_500_000_000,
@@ -204,6 +348,157 @@ mod tests {
                 "y_slat.1.log",
                 "y_slat.2.log"
             ]
+        );
+    }
+
+    fn sample(t_ms: u64, kind: u8, bytes: u32, offset: u64, slat: u64, clat: u64) -> LogSample {
+        LogSample {
+            t_ns: t_ms * 1_000_000 + 999,
+            offset,
+            slat_ns: slat,
+            clat_ns: clat,
+            bytes,
+            kind,
+        }
+    }
+
+    #[test]
+    fn every_io_as_fio_writes_it() {
+        let log = JobLog {
+            job: 1,
+            samples: vec![
+                sample(1, 0, 4096, 8192, 500, 400_000),
+                sample(3, 1, 8192, 0, 20, 2_000_000),
+                // submitted before the first completed: its slat line comes first
+                sample(5, 0, 4096, 4096, 30, 4_500_000),
+            ],
+            ..Default::default()
+        };
+        let r = |k, st: &LogStyle| render_job_log(&log, k, 5_000_000, st);
+        let plain = LogStyle::default();
+        // fio's add_bw_sample: 4096 × 10^6 / 400000 = 10240
+        assert_eq!(
+            r(LogKind::Bw, &plain),
+            "1, 10240, 0, 4096, 0\n3, 4096, 1, 8192, 0\n5, 910, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            r(LogKind::Iops, &plain),
+            "1, 1, 0, 4096, 0\n3, 1, 1, 8192, 0\n5, 1, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            r(LogKind::Lat, &plain),
+            "1, 400500, 0, 4096, 0\n3, 2000020, 1, 8192, 0\n5, 4500030, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            r(LogKind::Clat, &plain),
+            "1, 400000, 0, 4096, 0\n3, 2000000, 1, 8192, 0\n5, 4500000, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            r(LogKind::Slat, &plain),
+            "0, 30, 0, 4096, 0\n0, 500, 0, 4096, 0\n1, 20, 1, 8192, 0\n"
+        );
+        let off = LogStyle {
+            offset: true,
+            ..plain
+        };
+        assert_eq!(
+            r(LogKind::Iops, &off),
+            "1, 1, 0, 4096, 8192, 0\n3, 1, 1, 8192, 0, 0\n5, 1, 0, 4096, 4096, 0\n"
+        );
+        // fio's synchronous engines log no submission latency
+        let sync = LogStyle {
+            slat: false,
+            ..plain
+        };
+        assert_eq!(r(LogKind::Slat, &sync), "");
+        assert_eq!(r(LogKind::Clat, &sync), r(LogKind::Clat, &plain));
+    }
+
+    #[test]
+    fn averaged_offset_and_maxima() {
+        let log = JobLog {
+            job: 1,
+            interval_ns: 1_000_000_000,
+            windows: vec![window(2, 8192, 10, 300)],
+            maxima: vec![[
+                KindMax {
+                    slat_ns: 7,
+                    clat_ns: 200,
+                    lat_ns: 205,
+                },
+                KindMax::default(),
+                KindMax::default(),
+            ]],
+            ..Default::default()
+        };
+        let st = LogStyle {
+            offset: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            render_job_log(&log, LogKind::Bw, 1_000_000_000, &st),
+            "1000, 8, 0, 0, 0, 0\n"
+        );
+        assert_eq!(
+            render_job_log(&log, LogKind::Clat, 1_000_000_000, &st),
+            "1000, 150, 0, 0, 0, 0\n"
+        );
+        let max = LogStyle {
+            max: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            render_job_log(&log, LogKind::Clat, 1_000_000_000, &max),
+            "1000, 200, 0, 0, 0\n"
+        );
+        assert_eq!(
+            render_job_log(&log, LogKind::Lat, 1_000_000_000, &max),
+            "1000, 205, 0, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn histogram_lines_and_coarseness() {
+        let log = JobLog {
+            job: 1,
+            hist: vec![HistLine {
+                t_ms: 103,
+                kind: 1,
+                bs: 4096,
+                bins: vec![(0, 2), (1, 1), (17, 4), (1855, 1)],
+            }],
+            ..Default::default()
+        };
+        let text = render_job_log(&log, LogKind::ClatHist, 0, &LogStyle::default());
+        let cols: Vec<u64> = text
+            .trim_end()
+            .split(", ")
+            .map(|c| c.parse().unwrap())
+            .collect();
+        assert_eq!(cols.len(), 3 + 1856);
+        assert_eq!(&cols[..6], &[103, 1, 4096, 2, 1, 0]);
+        assert_eq!(cols[3 + 17], 4);
+        assert_eq!(cols[3 + 1855], 1);
+        assert_eq!(cols[3..].iter().sum::<u64>(), 8);
+        // fio's help: 1856 >> c columns (coarseness 4: 116)
+        for (c, n) in [(1u8, 928usize), (4, 116), (6, 29)] {
+            let st = LogStyle {
+                hist_coarseness: c,
+                ..Default::default()
+            };
+            let text = render_job_log(&log, LogKind::ClatHist, 0, &st);
+            let cols: Vec<u64> = text
+                .trim_end()
+                .split(", ")
+                .map(|c| c.parse().unwrap())
+                .collect();
+            assert_eq!(cols.len(), 3 + n, "coarseness {c}");
+            assert_eq!(cols[3..].iter().sum::<u64>(), 8);
+            assert_eq!(cols[3], if c == 6 { 7 } else { 3 });
+        }
+        assert_eq!(
+            shared_file_name(Path::new("d/x"), LogKind::ClatHist),
+            Path::new("d/x_clat_hist.log")
         );
     }
 }

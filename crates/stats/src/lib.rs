@@ -9,7 +9,9 @@ mod recorder;
 mod result;
 
 pub use aging::{AgingDay, AgingRun, AgingWindow};
-pub use log::{JobLog, KindWindow, LogConfig, LogRecorder, LogWindow};
+pub use log::{
+    HistLine, JobLog, KindMax, KindWindow, LogConfig, LogRecorder, LogSample, LogWindow,
+};
 pub use recorder::{
     DecodeError, KindRecorder, LatHist, Recorder, MAX_WINDOWS, SERIES_NS, STAT_WINDOW_NS,
 };

@@ -327,6 +327,23 @@ impl Recorder {
     /// Always inlined into the engine loop: as a call it costs the null target ≈ 20 % per I/O.
     #[inline(always)]
     pub fn record(&mut self, job: u32, kind: OpKind, bytes: u64, slat: u64, clat: u64, t_rel: u64) {
+        self.record_io(job, kind, bytes, 0, slat, clat, t_rel)
+    }
+
+    /// [`Recorder::record`] with the I/O's offset, which logs of every I/O keep (fio's
+    /// `log_offset`).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_io(
+        &mut self,
+        job: u32,
+        kind: OpKind,
+        bytes: u64,
+        offset: u64,
+        slat: u64,
+        clat: u64,
+        t_rel: u64,
+    ) {
         let k = &mut self.kinds[kind.index()];
         k.ios += 1;
         k.bytes += bytes;
@@ -345,7 +362,7 @@ impl Recorder {
         b.ios[kind.index()] += 1;
         b.bytes[kind.index()] += bytes;
         if let Some(log) = &mut self.log {
-            log.record(job, kind, bytes, slat, clat, t_rel);
+            log.record(job, kind, bytes, offset, slat, clat, t_rel);
         }
     }
 
@@ -545,7 +562,11 @@ impl Recorder {
         use_log: bool,
     ) -> (Vec<(u64, u64)>, u64) {
         let k = kind.index();
-        match self.log.as_ref().filter(|_| use_log) {
+        match self
+            .log
+            .as_ref()
+            .filter(|l| use_log && l.config.interval_ns > 0)
+        {
             Some(log) => {
                 let len = log.config.interval_ns;
                 let full = (runtime_ns / len).min(crate::log::MAX_LOG_WINDOWS as u64) as usize;
