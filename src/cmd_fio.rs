@@ -26,8 +26,9 @@ use ssdlab_fiojob::{
 };
 use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::SyncMode;
+use ssdlab_report::logs::{file_name, render_job_log, shared_file_name, LogKind, LogStyle};
 use ssdlab_report::{exporter, FioJob, Format, Ignored, Report, ReportJob, TableStyle};
-use ssdlab_stats::{Recorder, RunResult};
+use ssdlab_stats::{JobLog, LogConfig, Recorder, RunResult};
 use ssdlab_target::Fill;
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::replay::{TraceFile, TraceShape};
@@ -762,6 +763,171 @@ fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     v
 }
 
+/// What the engine keeps for a job's logs (fio's `write_*_log`), if it has any.
+fn log_config(s: &Settings, spec: &WorkloadSpec) -> Option<LogConfig> {
+    let lines = s.bw_log.is_some() || s.iops_log.is_some() || s.lat_log.is_some();
+    if !lines && s.hist_log.is_none() {
+        return None;
+    }
+    // (a histogram log alone needs no line per I/O: one-second windows cost next to nothing)
+    let interval_ns = match s.log_avg_msec {
+        0 if !lines => 1_000_000_000,
+        ms => ms.saturating_mul(1_000_000),
+    };
+    let averaged = lines && s.log_avg_msec > 0;
+    Some(LogConfig {
+        interval_ns,
+        // fio's bw_avg_time and iops_avg_time follow log_avg_msec when the log is written
+        bw: averaged && s.bw_log.is_some(),
+        iops: averaged && s.iops_log.is_some(),
+        reserve: (spec.stop.time_ns.unwrap_or(0))
+            .checked_div(interval_ns)
+            .unwrap_or(0)
+            .min(1 << 20) as usize,
+        max: s.log_max_value,
+        hist_msec: if s.hist_log.is_some() {
+            s.log_hist_msec
+        } else {
+            0
+        },
+    })
+}
+
+/// How fio writes a job's log lines.
+fn log_style(s: &Settings) -> LogStyle {
+    LogStyle {
+        offset: s.log_offset,
+        max: s.log_max_value,
+        hist_coarseness: s.log_hist_coarseness,
+        // fio's synchronous engines record no submission latency (`io_u_queued` is not called)
+        slat: !matches!(s.engine, Engine::Sync(_)),
+    }
+}
+
+/// One log file of the run: its kind, the option that asked for it, and the fio thread numbers
+/// whose logs it holds (one, or with `per_job_logs=0` every thread of the jobs sharing it, which
+/// fio appends to the file).
+struct LogFile {
+    path: PathBuf,
+    kind: LogKind,
+    role: &'static str,
+    threads: Vec<u32>,
+    append: bool,
+}
+
+/// fio's thread number (from 1, in job order, each clone its own) of each job's first clone.
+fn first_threads(js: &JobSet) -> Vec<u32> {
+    js.jobs
+        .iter()
+        .scan(1u32, |next, j| {
+            let first = *next;
+            *next = next.saturating_add(j.settings.numjobs);
+            Some(first)
+        })
+        .collect()
+}
+
+/// Every log file the jobs write, named as fio 3.33 names them (`init.c`: `gen_log_name`:
+/// `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` with `per_job_logs=0`; the prefix relative to the
+/// current directory, the job's name when none is given).
+fn log_files(js: &JobSet) -> Result<Vec<LogFile>> {
+    let firsts = first_threads(js);
+    let mut files: Vec<LogFile> = Vec::new();
+    for (j, &first) in js.jobs.iter().zip(&firsts) {
+        let s = &j.settings;
+        for (prefix, role, kinds) in [
+            (&s.bw_log, "write_bw_log", &[LogKind::Bw][..]),
+            (
+                &s.lat_log,
+                "write_lat_log",
+                &[LogKind::Lat, LogKind::Slat, LogKind::Clat][..],
+            ),
+            (&s.hist_log, "write_hist_log", &[LogKind::ClatHist][..]),
+            (&s.iops_log, "write_iops_log", &[LogKind::Iops][..]),
+        ] {
+            let Some(prefix) = prefix else { continue };
+            let prefix = Path::new(if prefix.is_empty() { &j.name } else { prefix });
+            for &kind in kinds {
+                for t in first..first.saturating_add(s.numjobs) {
+                    let path = if s.per_job_logs {
+                        file_name(prefix, kind, t)
+                    } else {
+                        shared_file_name(prefix, kind)
+                    };
+                    match files.iter_mut().find(|f| f.path == path) {
+                        Some(f) if f.append && !s.per_job_logs && f.kind == kind => {
+                            f.threads.push(t)
+                        }
+                        Some(f) => bail!(
+                            "{role}: job {} would write {}, which {} writes already; give the logs other names",
+                            j.name,
+                            path.display(),
+                            f.role
+                        ),
+                        None => files.push(LogFile {
+                            path,
+                            kind,
+                            role,
+                            threads: vec![t],
+                            append: !s.per_job_logs,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Writes the log files, all or none (a shared file, `per_job_logs=0`, after what it held, as
+/// fio appends to it). `logs`: each fio thread's log, its measured time and its line style.
+fn write_logs(
+    files: &[LogFile],
+    logs: &BTreeMap<u32, (JobLog, u64, LogStyle)>,
+) -> Result<(), Failure> {
+    let fail = |e: String| Failure::new(crate::cli::EXIT_FAILED, anyhow!(e));
+    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for f in files {
+        let ran: Vec<&(JobLog, u64, LogStyle)> =
+            f.threads.iter().filter_map(|t| logs.get(t)).collect();
+        if ran.is_empty() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if f.append {
+            match std::fs::read(&f.path) {
+                Ok(b) => bytes = b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(fail(format!("{} {}: {e}", f.role, f.path.display()))),
+            }
+        }
+        for (log, runtime, style) in ran {
+            bytes.extend(render_job_log(log, f.kind, *runtime, style).into_bytes());
+        }
+        out.push((f.path.clone(), bytes));
+    }
+    if out.is_empty() {
+        return Ok(());
+    }
+    output::write_files(&out).map_err(|e| fail(format!("cannot write the logs: {e}")))?;
+    for (t, (log, _, _)) in logs {
+        if log.dropped > 0 {
+            output::note(&format!(
+                "the logs of job {t} hold its first {} I/Os ({} more were not logged)",
+                log.samples.len(),
+                log.dropped
+            ));
+        }
+    }
+    output::note(&format!(
+        "wrote {} log file{} ({} …)",
+        out.len(),
+        if out.len() == 1 { "" } else { "s" },
+        out[0].0.display()
+    ));
+    Ok(())
+}
+
 pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     if a.files.is_empty() && a.fio_args.is_empty() {
         return Err(Failure::new(
@@ -872,7 +1038,31 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             .into());
         }
     }
-    let units = plan_units(&js, sim.as_ref(), &a, &per_worker, &mut notes)?;
+    let mut units = plan_units(&js, sim.as_ref(), &a, &per_worker, &mut notes)?;
+    // fio's logs: the engine keeps them per unit; each unit's clones are fio threads numbered
+    // from its job's first.
+    let log_files = log_files(&js)?;
+    let unit_logs: Vec<Option<LogConfig>> = units
+        .iter()
+        .map(|u| log_config(&js.jobs[u.job].settings, &u.spec))
+        .collect();
+    let unit_threads: Vec<u32> = {
+        let firsts = first_threads(&js);
+        let mut taken = vec![0u32; js.jobs.len()];
+        units
+            .iter()
+            .map(|u| {
+                let t = firsts[u.job] + taken[u.job];
+                taken[u.job] += u.spec.jobs;
+                t
+            })
+            .collect()
+    };
+    for (u, c) in units.iter_mut().zip(&unit_logs) {
+        if let Some((_, o)) = &mut u.real {
+            o.log = *c;
+        }
+    }
 
     // 3. Outputs against inputs.
     let dest = Dest::from_arg(a.output.as_deref());
@@ -907,6 +1097,13 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         outputs.push(Named {
             role: "write_iolog",
             path: p,
+        });
+    }
+    for f in &log_files {
+        check_writable_path(f.role, &f.path).map_err(|e| anyhow!(e))?;
+        outputs.push(Named {
+            role: f.role,
+            path: &f.path,
         });
     }
     let mut inputs: Vec<Named<'_>> = a
@@ -1003,7 +1200,6 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
 
     // The clones of a job write one log, as in fio: each writes a part of its own, merged
     // into the log when its wave has run.
-    let mut units = units;
     let mut merges: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
     let sharing: Vec<usize> = units
         .iter()
@@ -1057,6 +1253,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         None => None,
     };
     let mut failure: Option<Failure> = None;
+    let mut thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)> = BTreeMap::new();
     for w in 0..nwaves {
         if signals::stopped() {
             break;
@@ -1080,6 +1277,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                         .map(|&i| SimJob {
                             spec: &units[i].spec,
                             iolog: units[i].iolog.clone(),
+                            log: unit_logs[i],
                         })
                         .collect();
                     let any_per_worker = idx.iter().any(|&i| per_worker(&js.jobs[units[i].job]));
@@ -1150,7 +1348,24 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         );
         match got {
             Ok(ms) => {
+                // The engine numbers the wave's workers from 1 in the order of its jobs; fio
+                // numbers its threads over the whole run.
+                let mut local = 1u32;
                 for (&i, mut m) in idx.iter().zip(ms) {
+                    let n = units[i].spec.jobs;
+                    for mut l in std::mem::take(&mut m.result.logs) {
+                        let t = unit_threads[i] + l.job.saturating_sub(local);
+                        l.job = t;
+                        thread_logs.insert(
+                            t,
+                            (
+                                l,
+                                m.result.runtime_ns,
+                                log_style(&js.jobs[units[i].job].settings),
+                            ),
+                        );
+                    }
+                    local += n;
                     // The measurement stands and is printed; the log is reported after it.
                     if let Some(e) = m.iolog_error.take() {
                         failure.get_or_insert(Failure::new(
@@ -1203,7 +1418,12 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 continue;
             }
             let (t, o) = u.real.as_ref().expect("real unit");
-            match ssdlab_engine::run_real(&verify_spec(&u.spec), t, o) {
+            // (the logs are the job's own I/O: fio's verify phase reads are not in them)
+            let o = RealOptions {
+                log: None,
+                ..o.clone()
+            };
+            match ssdlab_engine::run_real(&verify_spec(&u.spec), t, &o) {
                 Ok(v) => {
                     m.recorder.merge(&v.recorder);
                     m.outcome.runtime_ns += v.outcome.runtime_ns;
@@ -1281,6 +1501,10 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 ),
             ));
         }
+    }
+    // The logs after the report, as fio writes them when its jobs end.
+    if let Err(e) = write_logs(&log_files, &thread_logs) {
+        failure.get_or_insert(e);
     }
     if let Some(f) = failure {
         return Err(f);

@@ -229,6 +229,7 @@ impl PointRunner {
                         &[SimJob {
                             spec: &q.spec,
                             iolog: None,
+                            log: None,
                         }],
                         &opts,
                     )?;
@@ -246,6 +247,7 @@ impl PointRunner {
                 &[SimJob {
                     spec: &p.spec,
                     iolog: None,
+                    log: None,
                 }],
                 &opts,
             )?

@@ -247,6 +247,7 @@ pub fn precondition(
             &[SimJob {
                 spec: &spec,
                 iolog: None,
+                log: None,
             }],
             opts,
         )?;
@@ -331,6 +332,7 @@ pub fn run_to_steady_state(
             &[SimJob {
                 spec: &round,
                 iolog: None,
+                log: None,
             }],
             opts,
         )?;

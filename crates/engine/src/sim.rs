@@ -746,7 +746,14 @@ pub fn run_sim_recorded(
             s?
         }
     };
-    let mut out = session.run(&[SimJob { spec, iolog: None }], opts)?;
+    let mut out = session.run(
+        &[SimJob {
+            spec,
+            iolog: None,
+            log: None,
+        }],
+        opts,
+    )?;
     let out = out.remove(0);
     Ok((out.result, out.recorder))
 }
@@ -757,6 +764,9 @@ pub struct SimJob<'a> {
     pub spec: &'a WorkloadSpec,
     /// fio's `write_iolog`: record every I/O the job issues.
     pub iolog: Option<IologTarget>,
+    /// The job's time-series logs, when they are not [`SimOptions::log`] (jobs of one group
+    /// with logs of their own: fio's `write_bw_log` … per job).
+    pub log: Option<ssdlab_stats::LogConfig>,
 }
 
 /// What one job of a simulated group run measured.
@@ -918,7 +928,11 @@ impl SimSession {
                 Invalid::Output("a list of ops is issued by one worker (jobs = 1)".into()).into(),
             );
         }
-        let job = SimJob { spec, iolog: None };
+        let job = SimJob {
+            spec,
+            iolog: None,
+            log: None,
+        };
         Ok(self.run_with(&[job], &[Some(ops)], opts)?.remove(0))
     }
 
@@ -1166,10 +1180,20 @@ impl SimSession {
             let expected = j.spec.stop.time_ns.unwrap_or(0);
             if opts.per_worker {
                 for w in 0..j.spec.jobs {
-                    recs.push(Recorder::with_log(opts.log, first + w, 1, expected));
+                    recs.push(Recorder::with_log(
+                        j.log.or(opts.log),
+                        first + w,
+                        1,
+                        expected,
+                    ));
                 }
             } else {
-                recs.push(Recorder::with_log(opts.log, first, j.spec.jobs, expected));
+                recs.push(Recorder::with_log(
+                    j.log.or(opts.log),
+                    first,
+                    j.spec.jobs,
+                    expected,
+                ));
             }
             first += j.spec.jobs;
         }

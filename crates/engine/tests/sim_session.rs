@@ -50,6 +50,7 @@ fn run(sess: &mut SimSession, specs: &[&WorkloadSpec]) -> Vec<ssdlab_engine::Sim
         .map(|s| SimJob {
             spec: s,
             iolog: None,
+            log: None,
         })
         .collect();
     sess.run(&jobs, &SimOptions::default()).unwrap()

@@ -41,7 +41,11 @@ fn spec(read_pct: u8, ios: u64, seed: u64) -> WorkloadSpec {
 }
 
 fn run(sess: &mut SimSession, spec: &WorkloadSpec) -> RunResult {
-    let job = SimJob { spec, iolog: None };
+    let job = SimJob {
+        spec,
+        iolog: None,
+        log: None,
+    };
     sess.run(&[job], &SimOptions::default())
         .unwrap()
         .remove(0)

@@ -279,6 +279,22 @@ pub struct Settings {
     /// The region is read into the page cache before the job (fio's `pre_read`).
     pub pre_read: bool,
     pub unified: Unified,
+    /// fio's log files: the file-name prefix of each (`write_bw_log`, `write_iops_log`,
+    /// `write_lat_log`, `write_hist_log`); an empty one (a bare key) is the job's name, as in
+    /// fio.
+    pub bw_log: Option<String>,
+    pub iops_log: Option<String>,
+    pub lat_log: Option<String>,
+    pub hist_log: Option<String>,
+    /// `log_avg_msec` (0, fio's default: a line per I/O), `log_hist_msec` (0: no histogram
+    /// lines), `log_hist_coarseness` (0 to 6).
+    pub log_avg_msec: u64,
+    pub log_hist_msec: u64,
+    pub log_hist_coarseness: u8,
+    /// `log_max_value`, `log_offset`, `per_job_logs` (default 1).
+    pub log_max_value: bool,
+    pub log_offset: bool,
+    pub per_job_logs: bool,
 }
 
 impl Default for Settings {
@@ -358,9 +374,22 @@ impl Default for Settings {
             create_on_open: false,
             pre_read: false,
             unified: Unified::None,
+            bw_log: None,
+            iops_log: None,
+            lat_log: None,
+            hist_log: None,
+            log_avg_msec: 0,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
+            log_max_value: false,
+            log_offset: false,
+            per_job_logs: true,
         }
     }
 }
+
+/// The longest averaging or histogram interval of a log ssdlab takes: a day, in ms.
+pub const MAX_LOG_MSEC: u64 = 86_400_000;
 
 fn need(v: Option<&str>, key: &str) -> Result<String, Problem> {
     match v {
@@ -877,6 +906,65 @@ impl Settings {
                     )));
                 }
             }
+            "write_bw_log" | "write_iops_log" | "write_lat_log" | "write_hist_log" => {
+                // fio's str_write_*_log_cb: without a value the log is named after the job
+                let prefix = v.map(str::trim).unwrap_or("").to_string();
+                match key {
+                    "write_bw_log" => self.bw_log = Some(prefix),
+                    "write_iops_log" => self.iops_log = Some(prefix),
+                    "write_lat_log" => self.lat_log = Some(prefix),
+                    _ => self.hist_log = Some(prefix),
+                }
+            }
+            "log_avg_msec" | "log_hist_msec" => {
+                let ms = value::int_in(&need(v, key)?, 0, MAX_LOG_MSEC).map_err(|_| {
+                    Problem::Invalid(format!(
+                        "{key}={}: give a whole number of milliseconds from 0 to {MAX_LOG_MSEC} (a day)",
+                        v.unwrap_or("").trim()
+                    ))
+                })?;
+                if key == "log_avg_msec" {
+                    self.log_avg_msec = ms;
+                } else {
+                    self.log_hist_msec = ms;
+                }
+            }
+            "log_hist_coarseness" => {
+                self.log_hist_coarseness = value::int_in(&need(v, key)?, 0, 6).map_err(|_| {
+                    Problem::Invalid(format!(
+                        "log_hist_coarseness={}: fio's range is 0 to 6 (fio's 1856 latency bins, 2^N added together per column: 1856, 928, 464, 232, 116, 58 or 29 columns)",
+                        v.unwrap_or("").trim()
+                    ))
+                })? as u8
+            }
+            // fio 3.33's boolean log_max_value; newer fio's log_window_value, of which it is
+            // an alias there, takes avg, max and both (a mean and a maximum column)
+            "log_window_value" => {
+                self.log_max_value = match v.map(str::trim) {
+                    None | Some("") | Some("1") | Some("max") => true,
+                    Some("0") | Some("avg") => false,
+                    Some(o @ ("2" | "both")) => {
+                        return Err(unsupported(format!(
+                            "{}={o}: a mean and a maximum column both (fio newer than 3.33)",
+                            opt.key
+                        )))
+                    }
+                    Some(o) => {
+                        return Err(Problem::Invalid(format!(
+                            "{}={o}: 0 or avg (the mean of each window), 1 or max (its largest value)",
+                            opt.key
+                        )))
+                    }
+                }
+            }
+            "log_offset" => self.log_offset = flag(v)?,
+            "per_job_logs" => self.per_job_logs = flag(v)?,
+            "log_prio" => only_default(
+                key,
+                v,
+                &["0"],
+                "ssdlab sets no I/O priorities, so a priority column would say nothing",
+            )?,
             k if options::no_effect(k).is_some() => {}
             k if options::lookup(k).is_some() => {
                 let o = options::lookup(k).expect("looked up");
@@ -1891,6 +1979,53 @@ mod tests {
             .text(text.as_bytes(), Path::new("j.fio"), 0)
             .unwrap();
         resolve(&s)
+    }
+
+    #[test]
+    fn log_options() {
+        let js = jobs(
+            "[global]\nwrite_bw_log=out/x\nlog_avg_msec=250\n[a]\nwrite_lat_log\nwrite_hist_log=h\n\
+             log_hist_msec=100\nlog_hist_coarseness=4\nlog_offset=1\nlog_max_value=1\n\
+             per_job_logs=0\nlog_prio=0\nlog_entries=4096\n[b]\n",
+        )
+        .unwrap();
+        let a = &js.jobs[0].settings;
+        assert_eq!(a.bw_log.as_deref(), Some("out/x"));
+        assert_eq!(a.lat_log.as_deref(), Some(""));
+        assert_eq!(a.hist_log.as_deref(), Some("h"));
+        assert_eq!(a.iops_log, None);
+        assert_eq!(
+            (a.log_avg_msec, a.log_hist_msec, a.log_hist_coarseness),
+            (250, 100, 4)
+        );
+        assert!(a.log_offset && a.log_max_value && !a.per_job_logs);
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let b = &js.jobs[1].settings;
+        assert_eq!((b.log_avg_msec, b.lat_log.as_deref()), (250, None));
+        assert!(b.per_job_logs && !b.log_offset && !b.log_max_value);
+        for (text, want) in [
+            (
+                "log_avg_msec=-1",
+                "log_avg_msec (j.fio line 2): log_avg_msec=-1: give a whole",
+            ),
+            ("log_hist_coarseness=99", "fio's range is 0 to 6"),
+            ("log_hist_msec=2d", "log_hist_msec=2d"),
+            ("log_offset=2", "log_offset"),
+            ("log_max_value=x", "log_max_value=x"),
+        ] {
+            let e = jobs(&format!("[a]\n{text}\n")).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+        for text in [
+            "log_compression=1m",
+            "log_store_compressed=1",
+            "log_prio=1",
+            "log_max_value=both",
+            "log_unix_epoch=1",
+        ] {
+            let js = jobs(&format!("[a]\n{text}\n")).unwrap();
+            assert_eq!(js.unsupported.len(), 1, "{text}");
+        }
     }
 
     #[test]

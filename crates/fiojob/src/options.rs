@@ -151,7 +151,7 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
         "disk_util",
         "ssdlab reports member statistics of arrays only",
     ),
-    ("per_job_logs", "no logs are written"),
+    ("log_entries", "ssdlab sizes the memory of its logs itself"),
     (
         "clocksource",
         "ssdlab times every I/O with the monotonic clock",
@@ -204,7 +204,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "gid",
             "gtod_cpu",
             "ioscheduler",
-            "log_prio",
         ],
         "ssdlab does not place, prioritise or confine its threads (CPU affinity, NUMA, nice, I/O priority, cgroups, users, I/O schedulers)",
     ),
@@ -214,26 +213,20 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "write_bw_log",
-            "write_iops_log",
-            "write_lat_log",
-            "write_hist_log",
-            "log_avg_msec",
-            "log_hist_msec",
-            "log_hist_coarseness",
-            "log_max_value",
-            "log_window_value",
-            "log_offset",
             "log_compression",
             "log_compression_cpus",
             "log_store_compressed",
+        ],
+        "compressed log files (ssdlab writes fio's logs as text)",
+    ),
+    (
+        &[
             "log_alternate_epoch",
             "log_alternate_epoch_clock_id",
-            "log_entries",
             "log_issue_time",
             "job_start_clock_id",
         ],
-        "log files from job files (ssdlab run writes fio's bw/iops/lat logs with --write-bw-log, --write-iops-log, --write-lat-log)",
+        "log columns and clocks other than fio 3.33's defaults (ssdlab's logs give ms since the job's start)",
     ),
     (
         &[
