@@ -799,8 +799,9 @@ fn log_style(s: &Settings) -> LogStyle {
         offset: s.log_offset,
         max: s.log_max_value,
         hist_coarseness: s.log_hist_coarseness,
-        // fio's synchronous engines record no submission latency (`io_u_queued` is not called)
-        slat: !matches!(s.engine, Engine::Sync(_)),
+        // fio's synchronous engines record no submission latency (`io_u_queued` is not called
+        // for them), and fio's null engine at iodepth=1 is one (`null.c`: FIO_SYNCIO)
+        slat: !matches!(s.engine, Engine::Sync(_)) && !(s.engine == Engine::Null && s.iodepth == 1),
     }
 }
 

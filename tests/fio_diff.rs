@@ -25,7 +25,10 @@
 //!   within N points (zoned distributions, which place their zones);
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
-//!   sparse) alike.
+//!   sparse) alike;
+//! - `logs`: the same fio log files (`write_bw_log` … `write_hist_log`: `*_bw.N.log`,
+//!   `*_clat_hist.log`, …), each empty in both or in neither, with the same columns per line,
+//!   directions and block-size columns — never their times, values or line counts.
 //!
 //! A case names its checks on a `; diff:` line. fio must be installed: CI sets
 //! `SSDLAB_REQUIRE_FIO=1`, and then a missing fio fails the suite instead of skipping it.
@@ -202,6 +205,57 @@ fn files(dir: &Path) -> BTreeMap<String, (u64, bool)> {
             continue;
         }
         m.insert(name, (md.len(), md.blocks() * 512 >= md.len() / 2));
+    }
+    m
+}
+
+/// The fio log files in `dir` (`PREFIX_KIND.N.log`, `PREFIX_KIND.log`) and of each what does
+/// not depend on speed: whether it is empty, the numbers of columns of its lines, the
+/// directions and the block sizes they give.
+type LogShape = (bool, Vec<usize>, Vec<u64>, Vec<u64>);
+fn log_shapes(dir: &Path) -> BTreeMap<String, LogShape> {
+    let kinds = ["bw", "iops", "lat", "clat", "slat", "clat_hist"];
+    let mut m = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let stem = match stem.rsplit_once('.') {
+            Some((s, n)) if n.chars().all(|c| c.is_ascii_digit()) => s,
+            _ => stem,
+        };
+        let Some(kind) = kinds
+            .iter()
+            .rev()
+            .find(|k| stem.ends_with(&format!("_{k}")))
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let (mut cols, mut dirs, mut bss) = (
+            std::collections::BTreeSet::new(),
+            std::collections::BTreeSet::new(),
+            std::collections::BTreeSet::new(),
+        );
+        // histogram lines: time, direction, block size, bins…; others: time, value,
+        // direction, block size, [offset,] priority
+        let (d, b) = if *kind == "clat_hist" { (1, 2) } else { (2, 3) };
+        for l in text.lines() {
+            let c: Vec<&str> = l.split(", ").collect();
+            cols.insert(c.len());
+            dirs.insert(c.get(d).and_then(|x| x.parse().ok()).unwrap_or(u64::MAX));
+            bss.insert(c.get(b).and_then(|x| x.parse().ok()).unwrap_or(u64::MAX));
+        }
+        m.insert(
+            name,
+            (
+                text.is_empty(),
+                cols.into_iter().collect(),
+                dirs.into_iter().collect(),
+                bss.into_iter().collect(),
+            ),
+        );
     }
     m
 }
@@ -548,6 +602,18 @@ fn case(path: &Path) -> Vec<String> {
                 ));
             }
         }
+    }
+    if has("logs") {
+        let (a, b) = (log_shapes(dirs[0].path()), log_shapes(dirs[1].path()));
+        if a.is_empty() {
+            diffs.push("logs: fio wrote no log file".into());
+        }
+        differ(
+            &mut diffs,
+            "log files (empty, columns, directions, block sizes)",
+            format!("{a:?}"),
+            format!("{b:?}"),
+        );
     }
     if has("files") {
         let (a, b) = (files(dirs[0].path()), files(dirs[1].path()));
