@@ -801,7 +801,11 @@ fn log_style(s: &Settings) -> LogStyle {
         hist_coarseness: s.log_hist_coarseness,
         // fio's synchronous engines record no submission latency (`io_u_queued` is not called
         // for them), and fio's null engine at iodepth=1 is one (`null.c`: FIO_SYNCIO)
-        slat: !matches!(s.engine, Engine::Sync(_)) && !(s.engine == Engine::Null && s.iodepth == 1),
+        slat: match s.engine {
+            Engine::Sync(_) => false,
+            Engine::Null => s.iodepth > 1,
+            _ => true,
+        },
     }
 }
 
