@@ -1371,6 +1371,17 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                         );
                     }
                     local += n;
+                    // (the lines are kept once, here: the recorders keep only their windows)
+                    for rec in
+                        std::iter::once(&mut m.recorder).chain(m.workers.iter_mut().map(|(_, r)| r))
+                    {
+                        if let Some(l) = &mut rec.log {
+                            l.clear_lines();
+                        }
+                    }
+                    for (r, _) in &mut m.workers {
+                        r.logs.clear();
+                    }
                     // The measurement stands and is printed; the log is reported after it.
                     if let Some(e) = m.iolog_error.take() {
                         failure.get_or_insert(Failure::new(

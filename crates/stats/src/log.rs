@@ -392,6 +392,17 @@ impl LogRecorder {
             .collect()
     }
 
+    /// Drops the lines of every I/O and the histogram lines (once they have been taken with
+    /// [`LogRecorder::job_logs`]); the windows, which the run's statistics may use, stay.
+    pub fn clear_lines(&mut self) {
+        for (_, j) in &mut self.jobs {
+            j.samples = Vec::new();
+            j.nsamples = 0;
+            j.hist = Vec::new();
+            j.hist_state = Vec::new();
+        }
+    }
+
     /// The I/Os and bytes of all jobs added together per window (for the run's interval
     /// statistics).
     pub fn merged_windows(&self) -> Vec<LogWindow> {
@@ -516,6 +527,8 @@ mod tests {
             r.job_logs(1)[0].samples.last().unwrap().offset,
             SAMPLE_CHUNK as u64 + 9
         );
+        r.clear_lines();
+        assert!(r.job_logs(1)[0].samples.is_empty());
     }
 
     #[test]
