@@ -49,13 +49,7 @@ fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
-fn skip(reason: &str) {
-    assert!(
-        std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
-        "{reason}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test to run"
-    );
-    eprintln!("skipping: {reason}");
-}
+use ssdlab_testkit::skip;
 
 fn is_root() -> bool {
     rustix_uid() == 0

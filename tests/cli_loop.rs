@@ -49,14 +49,7 @@ impl Drop for Loop {
     }
 }
 
-/// Skips a test that cannot run here, saying why; a failure when CI requires it to run.
-fn skip(reason: &str) {
-    assert!(
-        std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
-        "{reason}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test to run"
-    );
-    eprintln!("skipping: {reason}");
-}
+use ssdlab_testkit::skip;
 
 /// A state directory for the verify maps of this test process.
 fn state_dir() -> &'static Path {

@@ -24,10 +24,7 @@ fn mpirun(n: usize, args: &[&str]) -> Option<Command> {
         .status()
         .is_ok_and(|s| s.success());
     if !found {
-        if std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1") {
-            panic!("mpirun is missing and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 (install openmpi-bin)");
-        }
-        eprintln!("skipping: mpirun is missing (install openmpi-bin)");
+        ssdlab_testkit::skip("mpirun is missing (install openmpi-bin)");
         return None;
     }
     let mut c = Command::new("mpirun");

@@ -584,11 +584,7 @@ mod tests {
         if crate::io_uring_available() {
             return true;
         }
-        assert!(
-            std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
-            "io_uring is not available here, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires it"
-        );
-        eprintln!("skipping: io_uring is not available here");
+        ssdlab_testkit::skip("io_uring is not available here");
         false
     }
 

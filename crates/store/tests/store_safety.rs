@@ -352,15 +352,7 @@ fn truncated_and_overwritten_stores_are_refused() {
 
 /// True when the privileged tests can run; as root they always must.
 fn privileged(test: &str) -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    let why = format!("{test}: needs root to mount a small tmpfs");
-    if std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1") {
-        panic!("{why}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires it");
-    }
-    eprintln!("skipped {why} (set SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 to make this a failure)");
-    false
+    ssdlab_testkit::privileged(&format!("{test} (mounts a small tmpfs)"))
 }
 
 /// A tmpfs of a given size mounted on a fresh temporary directory; unmounted when dropped.

@@ -35,15 +35,7 @@ fn prepare_file(info: &TargetInfo, needed: u64) -> Result<TargetInfo, DeviceErro
     }
 }
 
-/// Skips a test that cannot run here, saying why; under `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1`
-/// (CI, as root) a skip is a failure instead.
-fn skip(reason: &str) {
-    assert!(
-        std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
-        "{reason}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires this test to run"
-    );
-    eprintln!("skipping: {reason}");
-}
+use ssdlab_testkit::skip;
 
 /// An attached loop device, detached on drop.
 struct LoopDev {

@@ -91,21 +91,7 @@ stripes = ["4k", "16k", "64k", "128k", "256k"]
 /// True when the privileged tests (mounting a tmpfs) can run; as root they always must. Without
 /// root they are skipped with a message, unless `SSDLAB_REQUIRE_PRIVILEGED_TESTS=1`.
 pub fn privileged(test: &str) -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    // "Uid: real effective saved fs"
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1).map(str::to_string));
-    if euid.as_deref() == Some("0") {
-        return true;
-    }
-    let why = format!("{test}: needs root to mount a small tmpfs");
-    if std::env::var("SSDLAB_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1") {
-        panic!("{why}, and SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 requires it");
-    }
-    eprintln!("skipped {why} (set SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 to make this a failure)");
-    false
+    ssdlab_testkit::privileged(&format!("{test} (mounts a small tmpfs)"))
 }
 
 /// A tmpfs mounted on a fresh temporary directory; unmounted when dropped.
