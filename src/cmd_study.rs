@@ -7,7 +7,7 @@
 
 use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
 use crate::cmd_run::preset_file;
-use crate::cmd_sweep::{check_failure, check_sweep, run_spec, PointRunner, ReportArgs};
+use crate::cmd_sweep::{check_failure, check_sweep, point_runner, run_spec, ReportArgs};
 use crate::output::check_writable_path;
 use crate::signals;
 use anyhow::{anyhow, bail, Result};
@@ -603,7 +603,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         }
     });
     check_html(&html, &study_files(&spec, &db))?;
-    let runner = PointRunner::new(a.allow_destroy, a.max_memory);
+    let runner = point_runner(a.allow_destroy, a.max_memory);
     let checked = check_sweep(&spec, &runner, a.jobs, a.max_memory).map_err(check_failure)?;
     let code = run_spec(
         &spec,

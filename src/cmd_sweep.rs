@@ -12,20 +12,19 @@ use crate::output::{self, check_writable_path, Dest, StdoutStream};
 use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
-use ssdlab_engine::{Member, RealOptions, RealTarget, SimJob, SimOptions, SimSession, SimTarget};
+use ssdlab_engine::SimTarget;
 use ssdlab_stats::RunResult;
 use ssdlab_store::{PointStatus, Store};
 use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
-    parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis,
-    History, Point, RunOpts, SweepSpec, TargetSpec,
+    parse_mix, render_analysis, render_mix, render_points, render_runs, run_sweep, Analysis, Point,
+    PointRunner, PointRunnerOptions, RunOpts, SweepSpec, TargetSpec,
 };
 use ssdlab_target::{check_outputs, Named};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, OnceLock};
 
 /// Most points one sweep may expand to.
 pub const MAX_POINTS: u64 = 1_000_000;
@@ -91,331 +90,74 @@ pub struct ReportArgs {
     pub html: Option<PathBuf>,
 }
 
-type SimCell = Arc<OnceLock<Result<ssdlab_ssdsim::Simulator, String>>>;
-
-/// Runs the points of a sweep: simulated ones from a cached, preconditioned drive state (built
-/// once per distinct state, cloned per point), real ones with the sweep's safety options.
-///
-/// The cache keeps at most `capacity` states (least recently used go first, never one a running
-/// point still holds); the sweep runs simulated points grouped by state ([`PointRunner::state_key`]),
-/// so a few states at a time suffice and an evicted state is rarely needed again (it is rebuilt,
-/// identically, if it is).
-pub struct PointRunner {
-    cache: Mutex<StateCache>,
-    /// With carried history: each chain's points in order (for replaying a chain's start).
-    chains: OnceLock<HashMap<String, Vec<Point>>>,
-    /// With carried history: the drive each chain has reached, after the point at the position
-    /// given (taken out while a point runs on it).
-    sessions: Mutex<HashMap<String, (usize, SimSession)>>,
-    allow_destroy: bool,
-    max_memory: Option<u64>,
-    stop: &'static AtomicBool,
-}
-
-#[derive(Default)]
-struct StateCache {
-    cells: HashMap<String, (SimCell, u64)>,
-    clock: u64,
-    capacity: usize,
-}
-
-impl StateCache {
-    fn get(&mut self, key: String) -> SimCell {
-        self.clock += 1;
-        let now = self.clock;
-        let cell = {
-            let e = self.cells.entry(key).or_default();
-            e.1 = now;
-            Arc::clone(&e.0)
-        };
-        // Evict the least recently used states no running point holds.
-        while self.cells.len() > self.capacity.max(1) {
-            let victim = self
-                .cells
-                .iter()
-                .filter(|(_, (c, _))| Arc::strong_count(c) == 1)
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone());
-            match victim {
-                Some(k) => {
-                    self.cells.remove(&k);
-                }
-                None => break,
-            }
-        }
-        cell
-    }
-}
-
-impl PointRunner {
-    pub fn new(allow_destroy: bool, max_memory: Option<u64>) -> PointRunner {
-        PointRunner {
-            cache: Mutex::new(StateCache {
-                capacity: 1,
-                ..Default::default()
-            }),
-            chains: OnceLock::new(),
-            sessions: Mutex::new(HashMap::new()),
+/// The sweep's point runner, building simulated targets as every command does (presets,
+/// `--set`-style overrides) and saying its notes on stderr.
+pub fn point_runner(allow_destroy: bool, max_memory: Option<u64>) -> PointRunner {
+    PointRunner::new(
+        PointRunnerOptions {
             allow_destroy,
             max_memory,
             stop: signals::stop_flag(),
-        }
-    }
+            note: output::note,
+            note_once: crate::cmd_run::note_once,
+        },
+        Box::new(|p: &Point| point_sim_target(p).map_err(|e| format!("{e:#}"))),
+    )
+}
 
-    /// Takes note of how the sweep's simulated points start: with `history = "carry"` each
-    /// chain's points run on one drive, in order (see [`Point::carry_from`]).
-    pub fn set_history(&self, spec: &SweepSpec) {
-        if spec.history != History::Carry {
-            return;
-        }
-        let mut chains: HashMap<String, Vec<Point>> = HashMap::new();
-        for p in spec.points_iter().filter(Point::is_sim) {
-            chains.entry(p.chain()).or_default().push(p);
-        }
-        let _ = self.chains.set(chains);
-    }
+/// The simulated target of a point (`None` for a real point): its preset with the point's
+/// overrides, drives, stripe, state and adapter.
+fn point_sim_target(p: &Point) -> Result<Option<SimTarget>> {
+    let PointTarget::Sim {
+        preset,
+        drives,
+        state,
+        overrides,
+        adapter,
+        ..
+    } = &p.target
+    else {
+        return Ok(None);
+    };
+    let sets: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    sim_target(preset, &sets, *drives, p.stripe, state.as_str(), adapter).map(Some)
+}
 
-    /// The drive a simulated point starts from: a copy of the cached preconditioned state.
-    fn fresh_sim(&self, p: &Point, t: &SimTarget) -> Result<ssdlab_ssdsim::Simulator, String> {
-        let key = Self::state_key(p).ok_or("not a simulated point")?;
-        let cell = self
-            .cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key);
-        // frozen: every point's copy shares the template's tables and copies only what it writes
-        let template = cell.get_or_init(|| {
-            ssdlab_engine::build_sim(t, p.spec.seed, self.max_memory)
-                .map(|mut s| {
-                    s.freeze();
-                    s
-                })
-                .map_err(|e| e.to_string())
-        });
-        template.as_ref().map_err(|e| e.clone()).cloned()
-    }
-
-    fn sim_options(&self) -> SimOptions<'static> {
-        SimOptions {
-            stop: Some(self.stop),
-            max_memory: self.max_memory,
-            ..Default::default()
-        }
-    }
-
-    /// Runs a point of a chain on the drive the chain has reached: the one the previous point
-    /// left when this process just ran it, else a fresh drive on which the chain's earlier
-    /// points are replayed first (simulation is deterministic, so the drive is the same).
-    fn run_carried(
-        &self,
-        p: &Point,
-        t: &SimTarget,
-        chain: &[Point],
-    ) -> Result<RunResult, ssdlab_sweep::PointError> {
-        let id = p.chain();
-        let opts = self.sim_options();
-        let kept = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id)
-            .filter(|(last, _)| Some(*last) == p.carry_from);
-        let mut session = match kept {
-            Some((_, s)) => s,
-            None => {
-                let mut s = SimSession::from_prepared(t, self.fresh_sim(p, t)?);
-                for q in chain.iter().take_while(|q| q.seq < p.seq) {
-                    let out = s.run(
-                        &[SimJob {
-                            spec: &q.spec,
-                            iolog: None,
-                            log: None,
-                        }],
-                        &opts,
-                    )?;
-                    if out.first().is_none_or(|o| o.result.interrupted) {
-                        let mut r = out.into_iter().next().map(|o| o.result).unwrap_or_default();
-                        r.interrupted = true;
-                        return Ok(r);
-                    }
-                }
-                s
+/// Checks one point as its run would, without running or writing anything; returns the
+/// memory its simulated drives take (0 for real points) and the key of its drive state.
+/// `targets` caches the built simulated targets (loading a preset is the costly part).
+fn check_point(
+    runner: &PointRunner,
+    p: &Point,
+    targets: &mut HashMap<(String, Option<u64>), SimTarget>,
+) -> Result<(u64, Option<String>)> {
+    let what = || format!("point {}", p.describe());
+    match &p.target {
+        PointTarget::Sim { .. } => {
+            let key = (
+                serde_json::to_string(&p.target).unwrap_or_default(),
+                p.stripe,
+            );
+            if !targets.contains_key(&key) {
+                let t = point_sim_target(p)
+                    .with_context(|| format!("target '{}'", p.target_label))?
+                    .ok_or_else(|| anyhow!("not a simulated point"))?;
+                targets.insert(key.clone(), t);
             }
-        };
-        let out = session
-            .run(
-                &[SimJob {
-                    spec: &p.spec,
-                    iolog: None,
-                    log: None,
-                }],
-                &opts,
-            )?
-            .into_iter()
-            .next()
-            .ok_or("the simulated run gave no result")?;
-        let last = chain.last().is_none_or(|q| q.seq == p.seq);
-        if !out.result.interrupted && !last {
-            self.sessions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(id, (p.seq, session));
+            let t = &targets[&key];
+            ssdlab_engine::check_sim_run(&p.spec, t, runner.max_memory).with_context(what)?;
+            // the drive's tables grow with what the point writes (sparse tables)
+            let bytes = ssdlab_engine::sim_run_memory_estimate(&p.spec, t);
+            Ok((bytes, PointRunner::state_key(p)))
         }
-        Ok(out.result)
-    }
-
-    /// How many drive states the cache may keep (one per parallel point, plus one).
-    pub fn set_capacity(&self, states: usize) {
-        self.cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .capacity = states.max(1);
-    }
-
-    /// What simulated points are grouped by when they are handed out: the drive of a chain with
-    /// carried history (its points then go to one worker in order), else the drive state.
-    pub fn group_key(p: &Point) -> String {
-        if p.carried {
-            return p.chain();
-        }
-        Self::state_key(p).unwrap_or_default()
-    }
-
-    /// The drive state a simulated point starts from (preset, overrides, drives, state, seed);
-    /// `None` for real points.
-    pub fn state_key(p: &Point) -> Option<String> {
-        match &p.target {
-            PointTarget::Sim {
-                preset,
-                drives,
-                state,
-                overrides,
-                adapter,
-                ..
-            } => Some(format!(
-                "{preset}|{overrides:?}|{drives}|{adapter:?}|{}|{}",
-                state.as_str(),
-                p.spec.seed
-            )),
-            PointTarget::Real { .. } => None,
-        }
-    }
-
-    fn real_options(&self) -> RealOptions<'static> {
-        RealOptions {
-            on_note: output::note,
-            allow_destroy: self.allow_destroy,
-            max_memory: self.max_memory,
-            stop: Some(self.stop),
-            ..Default::default()
-        }
-    }
-
-    /// The real target of a point.
-    fn real_target(p: &Point, paths: &[PathBuf]) -> Result<RealTarget, String> {
-        Ok(if paths.len() == 1 {
-            RealTarget::Path(paths[0].clone())
-        } else {
-            RealTarget::Raid0 {
-                members: paths.iter().cloned().map(Member::Path).collect(),
-                stripe: p.stripe.ok_or("a RAID 0 point needs a stripe size")?,
-            }
-        })
-    }
-
-    fn sim_target(p: &Point) -> Result<Option<SimTarget>> {
-        let PointTarget::Sim {
-            preset,
-            drives,
-            state,
-            overrides,
-            adapter,
-            ..
-        } = &p.target
-        else {
-            return Ok(None);
-        };
-        let sets: Vec<(String, String)> = overrides
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        sim_target(preset, &sets, *drives, p.stripe, state.as_str(), adapter).map(Some)
-    }
-
-    /// Runs one point.
-    pub fn run(&self, p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
-        let r = self.run_point(p)?;
-        // A note about how a point was measured (reads of never-written data on a simulated
-        // drive, say) is said once per sweep, with the first point it applies to.
-        if let Some(n) = r.notes.first() {
-            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-            if !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                crate::cmd_run::note_once(&format!("{}: {n}", p.describe()));
-            }
-        }
-        Ok(r)
-    }
-
-    fn run_point(&self, p: &Point) -> Result<RunResult, ssdlab_sweep::PointError> {
-        match &p.target {
-            PointTarget::Sim { .. } => {
-                let t = Self::sim_target(p)
-                    .map_err(|e| format!("{e:#}"))?
-                    .ok_or("not a simulated point")?;
-                if p.carried {
-                    let chain = self
-                        .chains
-                        .get()
-                        .and_then(|c| c.get(&p.chain()))
-                        .ok_or("the sweep's chains were not set up before its points ran")?;
-                    return self.run_carried(p, &t, chain);
-                }
-                let sim = self.fresh_sim(p, &t)?;
-                ssdlab_engine::run_sim_prepared(&p.spec, &t, Some(sim), &self.sim_options())
-                    .map_err(Into::into)
-            }
-            PointTarget::Real { paths } => {
-                let target = Self::real_target(p, paths)?;
-                ssdlab_engine::run_real(&p.spec, &target, &self.real_options())
-                    .map(|o| o.result)
-                    .map_err(Into::into)
-            }
-        }
-    }
-
-    /// Checks one point as its run would, without running or writing anything; returns the
-    /// memory its simulated drives take (0 for real points) and the key of its drive state.
-    /// `targets` caches the built simulated targets (loading a preset is the costly part).
-    fn check(
-        &self,
-        p: &Point,
-        targets: &mut HashMap<(String, Option<u64>), SimTarget>,
-    ) -> Result<(u64, Option<String>)> {
-        let what = || format!("point {}", p.describe());
-        match &p.target {
-            PointTarget::Sim { .. } => {
-                let key = (
-                    serde_json::to_string(&p.target).unwrap_or_default(),
-                    p.stripe,
-                );
-                if !targets.contains_key(&key) {
-                    let t = Self::sim_target(p)
-                        .with_context(|| format!("target '{}'", p.target_label))?
-                        .ok_or_else(|| anyhow!("not a simulated point"))?;
-                    targets.insert(key.clone(), t);
-                }
-                let t = &targets[&key];
-                ssdlab_engine::check_sim_run(&p.spec, t, self.max_memory).with_context(what)?;
-                // the drive's tables grow with what the point writes (sparse tables)
-                let bytes = ssdlab_engine::sim_run_memory_estimate(&p.spec, t);
-                Ok((bytes, Self::state_key(p)))
-            }
-            PointTarget::Real { paths } => {
-                let target = Self::real_target(p, paths).map_err(|e| anyhow!(e))?;
-                ssdlab_engine::check_real(&p.spec, &target, &self.real_options())
-                    .map_err(|e| anyhow!("{}: {e}", what()))?;
-                Ok((0, None))
-            }
+        PointTarget::Real { paths } => {
+            let target = PointRunner::real_target(p, paths).map_err(|e| anyhow!(e))?;
+            ssdlab_engine::check_real(&p.spec, &target, &runner.real_options())
+                .map_err(|e| anyhow!("{}: {e}", what()))?;
+            Ok((0, None))
         }
     }
 }
@@ -544,7 +286,7 @@ fn check_sweep_points(
         if !mine.contains(p.target_label.as_str()) {
             continue;
         }
-        let (mem, state) = runner.check(&p, &mut targets)?;
+        let (mem, state) = check_point(runner, &p, &mut targets)?;
         if let Some(k) = state {
             sims += 1;
             largest = largest.max(mem);
@@ -720,7 +462,7 @@ fn check_db_of(
 
 /// `ssdlab sweep`.
 pub fn cmd_sweep(a: SweepArgs) -> Result<u8, Failure> {
-    let runner = PointRunner::new(a.allow_destroy, a.max_memory);
+    let runner = point_runner(a.allow_destroy, a.max_memory);
     sweep_with(a, &runner, &|p| runner.run(p), signals::stop_flag())
 }
 
@@ -1155,7 +897,7 @@ pub fn sweep_on_ranks<T: ssdlab_cluster::Transport>(
 ) -> Result<u8, Failure> {
     let share =
         ssdlab_io::memory::limit(a.max_memory).map(|l| l.bytes / me.local_size.max(1) as u64);
-    let runner = PointRunner::new(a.allow_destroy, share);
+    let runner = point_runner(a.allow_destroy, share);
     // Every rank's host, on every rank (before anything can fail: every rank takes part).
     let hosts = ssdlab_cluster::dispatch::rank_hosts(t, &me.host);
     let scope = Scope::Rank {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ssdlab::cmd_sweep::{cmd_report, sweep_with, PointRunner, ReportArgs, SweepArgs};
+use ssdlab::cmd_sweep::{cmd_report, point_runner, sweep_with, ReportArgs, SweepArgs};
 use ssdlab_sweep::Point;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -97,7 +97,7 @@ fn sweep_then_report_end_to_end() {
     assert_eq!(
         sweep_with(
             a,
-            &PointRunner::new(false, None),
+            &point_runner(false, None),
             &|_: &Point| panic!("dry run runs nothing"),
             &flag
         )
@@ -110,7 +110,7 @@ fn sweep_then_report_end_to_end() {
     assert_eq!(
         sweep_with(
             sweep_args(&f),
-            &PointRunner::new(false, None),
+            &point_runner(false, None),
             &fake_runner,
             &flag
         )
@@ -122,7 +122,7 @@ fn sweep_then_report_end_to_end() {
     assert_eq!(
         sweep_with(
             sweep_args(&f),
-            &PointRunner::new(false, None),
+            &point_runner(false, None),
             &|_: &Point| panic!("all done"),
             &flag
         )
@@ -171,7 +171,7 @@ fn bad_store_is_refused_before_anything_runs() {
     std::fs::write(&notes, "my precious notes\n").unwrap();
     let mut a = sweep_args(&f);
     a.db = Some(notes.clone());
-    let e = sweep_with(a, &PointRunner::new(false, None), &runner, &flag)
+    let e = sweep_with(a, &point_runner(false, None), &runner, &flag)
         .err()
         .unwrap()
         .err
@@ -190,7 +190,7 @@ fn bad_store_is_refused_before_anything_runs() {
     // A directory is never used as a store.
     let mut a = sweep_args(&f);
     a.db = Some(dir.path().to_path_buf());
-    assert!(sweep_with(a, &PointRunner::new(false, None), &runner, &flag).is_err());
+    assert!(sweep_with(a, &point_runner(false, None), &runner, &flag).is_err());
     // Report never creates a store.
     let missing = dir.path().join("missing.sqlite");
     let e = cmd_report(report_args(&missing))
@@ -222,7 +222,7 @@ fn a_target_on_another_host_is_refused_in_one_process() {
     write("no-such-host");
     let e = sweep_with(
         sweep_args(&f),
-        &PointRunner::new(false, None),
+        &point_runner(false, None),
         &|_: &Point| panic!("must not run"),
         &flag,
     )
@@ -246,7 +246,7 @@ fn a_target_on_another_host_is_refused_in_one_process() {
     let mut a = sweep_args(&f);
     a.jobs = None;
     assert_eq!(
-        sweep_with(a, &PointRunner::new(false, None), &runner, &flag).unwrap(),
+        sweep_with(a, &point_runner(false, None), &runner, &flag).unwrap(),
         0
     );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -266,7 +266,7 @@ fn bad_sweep_input_creates_nothing() {
     std::fs::write(dir.path().join("a.img"), vec![0u8; 65536]).unwrap();
     let e = sweep_with(
         sweep_args(&f),
-        &PointRunner::new(false, None),
+        &point_runner(false, None),
         &|_: &Point| panic!("must not run"),
         &flag,
     )
@@ -282,7 +282,7 @@ fn bad_sweep_input_creates_nothing() {
     std::fs::write(&g, text.replace("vertex450-128g", "vertex451-128g")).unwrap();
     let e = sweep_with(
         sweep_args(&g),
-        &PointRunner::new(false, None),
+        &point_runner(false, None),
         &fake_runner,
         &flag,
     )
@@ -300,7 +300,7 @@ fn bad_sweep_input_creates_nothing() {
     .unwrap();
     let e = sweep_with(
         sweep_args(&f),
-        &PointRunner::new(false, None),
+        &point_runner(false, None),
         &fake_runner,
         &flag,
     )
@@ -324,20 +324,14 @@ fn exit_codes_for_failures_and_ctrl_c() {
         }
     };
     assert_eq!(
-        sweep_with(
-            sweep_args(&f),
-            &PointRunner::new(false, None),
-            &failing,
-            &flag
-        )
-        .unwrap(),
+        sweep_with(sweep_args(&f), &point_runner(false, None), &failing, &flag).unwrap(),
         1
     );
     flag.store(true, Ordering::SeqCst);
     assert_eq!(
         sweep_with(
             sweep_args(&f),
-            &PointRunner::new(false, None),
+            &point_runner(false, None),
             &fake_runner,
             &flag
         )
@@ -348,7 +342,7 @@ fn exit_codes_for_failures_and_ctrl_c() {
     assert_eq!(
         sweep_with(
             sweep_args(&f),
-            &PointRunner::new(false, None),
+            &point_runner(false, None),
             &fake_runner,
             &flag
         )
@@ -370,7 +364,7 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
     assert_eq!(
         sweep_with(
             sweep_args(&f),
-            &PointRunner::new(false, None),
+            &point_runner(false, None),
             &fake_runner,
             &flag
         )
@@ -393,13 +387,7 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
         }
     };
     assert_eq!(
-        sweep_with(
-            sweep_args(&g),
-            &PointRunner::new(false, None),
-            &failing,
-            &flag
-        )
-        .unwrap(),
+        sweep_with(sweep_args(&g), &point_runner(false, None), &failing, &flag).unwrap(),
         1
     );
     fs.remount("ro");
@@ -410,24 +398,12 @@ fn finished_sweep_reruns_and_reports_on_a_read_only_file_system() {
         fake_runner(p)
     };
     assert_eq!(
-        sweep_with(
-            sweep_args(&f),
-            &PointRunner::new(false, None),
-            &counting,
-            &flag
-        )
-        .unwrap(),
+        sweep_with(sweep_args(&f), &point_runner(false, None), &counting, &flag).unwrap(),
         0
     );
     let db = fs.path().join("stripe-study.sqlite");
     assert_eq!(cmd_report(report_args(&db)).unwrap(), 0);
-    let e = sweep_with(
-        sweep_args(&g),
-        &PointRunner::new(false, None),
-        &counting,
-        &flag,
-    )
-    .unwrap_err();
+    let e = sweep_with(sweep_args(&g), &point_runner(false, None), &counting, &flag).unwrap_err();
     assert_eq!(e.code, 2, "a read-only store with work left is refused");
     let e = format!("{:#}", e.err);
     assert!(
@@ -450,7 +426,7 @@ fn full_disk_during_a_sweep_is_an_io_failure_and_resumes() {
     let f = study(fs.path());
     let e = sweep_with(
         sweep_args(&f),
-        &PointRunner::new(false, None),
+        &point_runner(false, None),
         &fake_runner,
         &flag,
     )
@@ -468,13 +444,7 @@ fn full_disk_during_a_sweep_is_an_io_failure_and_resumes() {
         fake_runner(p)
     };
     assert_eq!(
-        sweep_with(
-            sweep_args(&f),
-            &PointRunner::new(false, None),
-            &counting,
-            &flag
-        )
-        .unwrap(),
+        sweep_with(sweep_args(&f), &point_runner(false, None), &counting, &flag).unwrap(),
         0
     );
     let ran = calls.load(Ordering::SeqCst);

@@ -12,6 +12,7 @@ pub mod device;
 pub mod findings;
 pub mod html;
 pub mod point;
+pub mod points;
 pub mod render;
 pub mod runner;
 pub mod spec;
@@ -21,6 +22,7 @@ pub use device::{explain_gain, DeviceSummary, DriveSummary};
 pub use findings::TargetInfo;
 pub use html::{sweep_sections, SweepHtml};
 pub use point::Point;
+pub use points::{PointRunner, PointRunnerOptions, SimTargetFn};
 pub use render::{render_analysis, render_mix, render_points, render_runs};
 pub use runner::{
     run_one, run_sweep, PointError, PointOutcome, PointPool, RunOpts, RunPointFn, SweepSummary,
