@@ -6,7 +6,7 @@ use crate::engine_loop::{run_streams, Control, DataOpts, LoopOutcome, OnPass, St
 use crate::fault::{FaultBackend, FaultPlan};
 use crate::iolog::{IologTarget, PartWriter, Recording};
 use crate::replay::load_trace;
-use crate::stripe::StripeAdapter;
+use crate::stripe::{max_pieces, NullMembers, StripeAdapter};
 use crate::{EngineError, Invalid, StartHook};
 use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::memory::{self, MemoryLimit};
@@ -658,7 +658,7 @@ fn choose_engine(
     let pieces = plan
         .map
         .as_ref()
-        .map(|m| crate::stripe::StripeAdapter::max_pieces(m, spec.bs))
+        .map(|m| crate::stripe::max_pieces(m, spec.bs))
         .unwrap_or(1);
     let inflight = (spec.qd as u64 * pieces).min(u32::MAX as u64) as u32;
     let ring_ok = || ring::check_ring(spec.qd, inflight);
@@ -1376,24 +1376,31 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                         };
                         let origin = Instant::now();
                         match (&plan.map, engine) {
+                            (Some(map), _) if fs.is_empty() => work.run(
+                                Ok(StripeAdapter::new(
+                                    origin,
+                                    map.clone(),
+                                    NullMembers::default(),
+                                    spec.qd,
+                                    names.clone(),
+                                )),
+                                source,
+                                rec,
+                            ),
                             (Some(map), _) => {
-                                let ring = if fs.is_empty() {
-                                    Ok(None)
-                                } else {
-                                    let pieces = StripeAdapter::max_pieces(map, spec.bs) as u32;
-                                    UringBackend::with_files_opts(
-                                        fs,
-                                        spec.qd,
-                                        spec.qd.saturating_mul(pieces),
-                                        bs,
-                                        align,
-                                        &opts.ring,
-                                    )
-                                    .map(|mut r| {
-                                        r.set_submit_batch(opts.submit_batch);
-                                        Some(r)
-                                    })
-                                };
+                                let pieces = max_pieces(map, spec.bs) as u32;
+                                let ring = UringBackend::with_files_opts(
+                                    fs,
+                                    spec.qd,
+                                    spec.qd.saturating_mul(pieces),
+                                    bs,
+                                    align,
+                                    &opts.ring,
+                                )
+                                .map(|mut r| {
+                                    r.set_submit_batch(opts.submit_batch);
+                                    r
+                                });
                                 work.run(
                                     ring.map(|r| {
                                         StripeAdapter::new(
