@@ -563,6 +563,21 @@ fn signal_after(args: &[&str], dir: &Path, delay: Duration, sig: i32) -> (Output
     (out, t.elapsed())
 }
 
+/// The output of `child` (small: its pipes are read once it has exited), which must end within
+/// `limit`; a child still running then is killed and the test fails (a hang, not a wait).
+fn wait_at_most(mut child: std::process::Child, limit: Duration, what: &str) -> Output {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?} (it hangs)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
 fn unsafe_kill(pid: u32, sig: i32) -> bool {
     Command::new("kill")
         .arg(format!("-{sig}"))
@@ -1261,6 +1276,32 @@ fn usage_errors_and_odd_inputs_are_one_line() {
         "cannot read the trace: not a regular file (a FIFO)",
         "FIFO trace",
     );
+    // A FIFO as a data file of validate or calibrate: refused, never opened to see whether it
+    // is a results store (that open waited for a writer forever).
+    for args in [
+        &["validate", "--against", "f.toml"][..],
+        &[
+            "calibrate",
+            "--from",
+            "f.toml",
+            "--base",
+            "x25e-64g",
+            "--out",
+            "p.toml",
+        ][..],
+    ] {
+        let o = Command::new(bin())
+            .current_dir(dir)
+            .env("SSDLAB_STATE_DIR", dir.join(".state"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = wait_at_most(o, Duration::from_secs(20), args[0]);
+        assert_refused(&o, "f.toml: not a regular file", args[0]);
+    }
     // A timestamp the simulator would step through for years is refused, naming the line.
     fs::write(
         dir.join("t.log"),

@@ -310,12 +310,25 @@ CREATE TABLE runs (
 
 /// True when `path` is a file that begins like an SQLite database (a results store, or a file to
 /// be refused as one by [`Store::open_existing`]); false for anything else, such as a TOML file.
+/// Only a regular file is opened, and without blocking: a FIFO (which would wait for a writer
+/// forever) or a device is not a store.
 pub fn looks_like_sqlite(path: &Path) -> bool {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut head = [0u8; 16];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| &head == SQLITE_MAGIC)
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .and_then(|f| {
+            let is_file = f.metadata()?.is_file();
+            (&f).read_exact(&mut head)?;
+            Ok(is_file)
+        })
+        .is_ok_and(|is_file| is_file && &head == SQLITE_MAGIC)
 }
 
 /// An open results store.
