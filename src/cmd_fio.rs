@@ -744,6 +744,16 @@ fn plan_units(
     Ok(units)
 }
 
+/// A job's error in fio's words: its options as written and where (`bs=3 (job.fio line 4)`),
+/// with the exit code of the error's class.
+fn job_failure(e: ssdlab_engine::EngineError, j: &Job) -> Failure {
+    crate::cmd_run::engine_failure_in(
+        e,
+        &ssdlab_fiojob::JobNaming::new(&j.settings),
+        &format!("job {}: ", j.name),
+    )
+}
+
 /// The read-back of a verifying write job: its region read once, sequentially, checked.
 fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     let mut v = w.clone();
@@ -1156,10 +1166,17 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             Some(t) => {
                 for u in &us {
                     ssdlab_engine::check_sim_run(&u.spec, t, a.max_memory)
-                        .map_err(|e| anyhow!("job {}: {e}", js.jobs[u.job].name))?;
+                        .map_err(|e| job_failure(e, &js.jobs[u.job]))?;
                 }
             }
             None => {
+                // Each job alone first, so that what is wrong with one is said in its words
+                // (its options as written, where); then what the wave's jobs need together.
+                for u in &us {
+                    let (t, o) = u.real.as_ref().expect("real unit");
+                    ssdlab_engine::check_real(&u.spec, t, o)
+                        .map_err(|e| job_failure(e, &js.jobs[u.job]))?;
+                }
                 let jobs: Vec<RealJob<'_>> = us
                     .iter()
                     .map(|u| {
@@ -1176,7 +1193,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                 for u in us.iter().filter(|u| u.verify_back) {
                     let (t, o) = u.real.as_ref().expect("real unit");
                     ssdlab_engine::check_real(&verify_spec(&u.spec), t, o)
-                        .map_err(engine_failure)?;
+                        .map_err(|e| job_failure(e, &js.jobs[u.job]))?;
                 }
             }
         }

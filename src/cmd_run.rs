@@ -536,12 +536,25 @@ pub fn sim_target(
 
 /// The exit code and message of an engine error.
 pub fn engine_failure(e: EngineError) -> Failure {
-    let code = match e.class() {
+    Failure::new(engine_exit_code(&e), e)
+}
+
+/// [`engine_failure`] for a workload another front end built: its settings named the way `n`
+/// does (an fio job's options, a sweep file's keys), after `context` (`job j: `).
+pub fn engine_failure_in(
+    e: EngineError,
+    n: &dyn ssdlab_workload::Naming,
+    context: &str,
+) -> Failure {
+    Failure::new(engine_exit_code(&e), anyhow!("{context}{}", e.render(n)))
+}
+
+fn engine_exit_code(e: &EngineError) -> u8 {
+    match e.class() {
         ErrorClass::BadInput => EXIT_BAD_INPUT,
         ErrorClass::Failed => EXIT_FAILED,
         ErrorClass::Interrupted => signals::exit_code(),
-    };
-    Failure::new(code, e)
+    }
 }
 
 /// The exit code of a finished run.

@@ -1756,3 +1756,107 @@ fn verifying_runs_with_other_seeds_agree_with_each_other() {
     assert_eq!(v["sectors_unwritten"], 0, "{v}");
     assert!(v["sectors_ok"].as_u64().unwrap() > 0);
 }
+
+/// A block size, alignment or offset that does not fit is named the way the user gave it:
+/// ssdlab's flags (`--bs 1000`) on its command line, the option with its file and line in an
+/// fio job file (`bs=1000 (j.fio line 3)`), fio's form on ssdlab fio's command line
+/// (`--bs=1000`). Never a flag of ssdlab run for a value that came from a job file; exit 2,
+/// one line, nothing written (issue 25: the planner's and the simulator's checks spelled `--bs`
+/// for all of them).
+#[test]
+fn misfits_are_named_the_way_they_were_written() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let flags = ["--bs", "--align", "--offset", "--span", "--buffered"];
+    let file_worded = |o: &Output, needles: &[&str], what: &str| {
+        for n in needles {
+            assert_refused(o, n, what);
+        }
+        let err = stderr(o);
+        for f in flags {
+            assert!(!err.contains(f), "{what}: names the flag {f}: {err}");
+        }
+        assert_eq!(
+            listing(dir).iter().filter(|n| n.ends_with(".img")).count(),
+            0,
+            "{what}"
+        );
+    };
+    let write = |name: &str, text: &str| fs::write(dir.join(name), text).unwrap();
+
+    // ssdlab run: its flags.
+    let o = ssdlab(
+        dir,
+        &["run", "--sim", "x25e-64g", "--bs", "1000", "--ios", "10"],
+    );
+    assert_refused(
+        &o,
+        "--bs 1000 is not a multiple of the simulated drive's 512-byte sectors",
+        "run --sim",
+    );
+    let o = ssdlab(
+        dir,
+        &[
+            "run", "--target", "r.img", "--span", "1m", "--offset", "1000", "--ios", "1",
+        ],
+    );
+    assert_refused(&o, "--offset 1000 is not a multiple of", "run --target");
+    assert_refused(&o, "or --buffered", "run --target");
+    assert!(!dir.join("r.img").exists());
+
+    // An fio job file: the option as written, its file and line; direct=0, not --buffered.
+    write(
+        "j.fio",
+        "[j]\nrw=randread\nblocksize=1000\nsize=1m\nnumber_ios=10\n",
+    );
+    let o = ssdlab(dir, &["fio", "--sim", "x25e-64g", "j.fio"]);
+    file_worded(
+        &o,
+        &["job j: blocksize=1000 (j.fio line 3) is not a multiple of the simulated drive's"],
+        "fio job, simulated",
+    );
+    write(
+        "r.fio",
+        "[global]\nfilename=r.img\ndirect=1\n[j]\nrw=randread\noffset=1000\nsize=1m\nnumber_ios=1\n",
+    );
+    let o = ssdlab(dir, &["fio", "r.fio"]);
+    file_worded(
+        &o,
+        &[
+            "job j: offset=1000 (r.fio line 6) is not a multiple of",
+            "direct-I/O alignment",
+            "or direct=0",
+        ],
+        "fio job, real",
+    );
+    write(
+        "s.fio",
+        "[j]\nfilename=r.img\nrw=randread\nbs=4k\nsize=1k\n",
+    );
+    let o = ssdlab(dir, &["fio", "s.fio"]);
+    file_worded(
+        &o,
+        &["size=1k (s.fio line 5) is smaller than one block (bs=4k (s.fio line 4))"],
+        "fio job, region",
+    );
+    // fio's command line: fio's form of the option.
+    let o = ssdlab(
+        dir,
+        &[
+            "fio",
+            "--name=c",
+            "--filename=r.img",
+            "--direct=1",
+            "--bs=1000",
+            "--size=1m",
+            "--number_ios=1",
+        ],
+    );
+    assert_refused(
+        &o,
+        "job c: --bs=1000 is not a multiple of",
+        "fio command line",
+    );
+    assert_refused(&o, "or --direct=0", "fio command line");
+    assert!(!stderr(&o).contains("--bs 1000"), "{}", stderr(&o));
+}

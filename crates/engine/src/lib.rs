@@ -46,6 +46,7 @@ pub use ssdlab_io::{FixedBufs, RingOptions};
 pub use ssdlab_ssdsim::Touch;
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
+use ssdlab_workload::{Field, Flags, Naming};
 use std::path::PathBuf;
 
 /// Called once per run when every worker is set up and before the measured phase begins (before
@@ -91,9 +92,9 @@ pub enum Invalid {
     SimArrayNeedsStripe,
     #[error("--drives must be at least 1")]
     NoDrives,
-    #[error("{name} {value} is not a multiple of the simulated drive's {block}-byte sectors")]
+    #[error("{}", Invalid::render_sim_unaligned(&Flags, *.field, *.value, *.block))]
     SimUnaligned {
-        name: &'static str,
+        field: Field,
         value: u64,
         block: u64,
     },
@@ -124,6 +125,30 @@ pub enum Invalid {
     /// A saved drive state that cannot be loaded (another drive, corrupt, truncated).
     #[error("{0}")]
     State(String),
+}
+
+impl Invalid {
+    fn render_sim_unaligned(n: &dyn Naming, field: Field, value: u64, block: u64) -> String {
+        format!(
+            "{} is not a multiple of the simulated drive's {block}-byte sectors",
+            n.setting(field, value)
+        )
+    }
+
+    /// The message, naming the settings the way `n` does (`Display` names ssdlab's flags).
+    pub fn render(&self, n: &dyn Naming) -> String {
+        match self {
+            Invalid::SimUnaligned {
+                field,
+                value,
+                block,
+            } => Invalid::render_sim_unaligned(n, *field, *value, *block),
+            Invalid::SimStripe { stripe, why } => {
+                format!("{} {stripe}: {why}", n.name(Field::Stripe))
+            }
+            e => e.to_string(),
+        }
+    }
 }
 
 /// How an error ends the command.
@@ -177,6 +202,17 @@ fn cleanup_text(c: &[(PathBuf, Cleanup)]) -> String {
 }
 
 impl EngineError {
+    /// The message, naming the workload's settings the way `n` does: `Display` names them as
+    /// ssdlab's command line does (`--bs 3`), an fio job or a sweep file has its own names.
+    pub fn render(&self, n: &dyn Naming) -> String {
+        match self {
+            EngineError::Spec(e) => e.render(n),
+            EngineError::Plan(e) => e.render(n),
+            EngineError::Invalid(e) => e.render(n),
+            e => e.to_string(),
+        }
+    }
+
     /// How this error ends the command (see [`ErrorClass`]).
     pub fn class(&self) -> ErrorClass {
         match self {

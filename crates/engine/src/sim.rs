@@ -18,7 +18,7 @@ use ssdlab_stats::{
     CpuUsage, EngineKind, MemberStats, Recorder, RunResult, TargetDesc, TargetKind,
 };
 use ssdlab_workload::gen::worker_seed;
-use ssdlab_workload::{format_size, Op, OpKind, OpList, OpSource, WorkloadSpec};
+use ssdlab_workload::{format_size, Field, Op, OpKind, OpList, OpSource, WorkloadSpec};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
@@ -667,14 +667,12 @@ pub(crate) fn sim_geometry(
         format!("the simulated drive {}", target.name)
     };
     let (start, span) = spec.region_for(size, &what)?;
-    for (name, v) in [
-        ("--bs", spec.bs),
-        ("--align", spec.align),
-        ("--offset", start),
-    ] {
+    // every block size (varying ones too), then the alignment and the start
+    let sizes = spec.block_size_values().into_iter().map(|b| (Field::Bs, b));
+    for (field, v) in sizes.chain([(Field::Align, spec.align), (Field::Offset, start)]) {
         if v % block != 0 {
             return Err(Invalid::SimUnaligned {
-                name,
+                field,
                 value: v,
                 block,
             }

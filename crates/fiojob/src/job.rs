@@ -295,6 +295,19 @@ pub struct Settings {
     pub log_max_value: bool,
     pub log_offset: bool,
     pub per_job_logs: bool,
+    /// The options applied, in order (the job's globals' first): how each was written and
+    /// where, so that messages about a setting name it as the job file does ([`JobNaming`]).
+    pub written: Vec<Written>,
+}
+
+/// An option as it was written: the key (an alias stays as written), its value, where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub key: String,
+    /// fio's name of the option (an alias's canonical name).
+    pub canonical: String,
+    pub value: Option<String>,
+    pub loc: Loc,
 }
 
 impl Default for Settings {
@@ -384,6 +397,7 @@ impl Default for Settings {
             log_max_value: false,
             log_offset: false,
             per_job_logs: true,
+            written: Vec::new(),
         }
     }
 }
@@ -1690,6 +1704,11 @@ impl std::fmt::Display for Issue {
     }
 }
 
+/// [`short`], for the messages of other modules.
+pub(crate) fn short_text(s: &str, max: usize) -> String {
+    short(s, max)
+}
+
 /// Text from a file as an error shows it: control characters escaped, at most `max`
 /// characters (then "…"), so a wrong file given as a job file cannot flood the terminal.
 fn short(s: &str, max: usize) -> String {
@@ -1831,7 +1850,17 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
                 Problem::Invalid(w) => Problem::Invalid(unset(w)),
                 Problem::Unsupported(w) => Problem::Unsupported(unset(w)),
             }) {
-                Ok(()) => {}
+                Ok(()) => {
+                    let canonical = options::canonical(&o.key).to_string();
+                    // the last one written counts: an option set again replaces its record
+                    target.written.retain(|w| w.canonical != canonical);
+                    target.written.push(Written {
+                        key: o.key.clone(),
+                        canonical,
+                        value: o.value.clone(),
+                        loc: o.loc.clone(),
+                    });
+                }
                 Err(Problem::Invalid(why)) => push_error(
                     &mut errors,
                     Issue {

@@ -12,12 +12,14 @@
 //!   suggestions for typos.
 //! * [`job`]: typed settings with fio's defaults, jobs with their waves (stonewall, wait_for)
 //!   and reporting groups, unsupported keys with their lines, and the ssdlab workload of a job.
+//! * [`naming`]: messages about a job's settings in fio's words (`bs=3 (job.fio line 4)`).
 //!
 //! Nothing here touches a target: sizes given as percentages, default file names and traces are
 //! resolved by the caller, which knows the files.
 
 pub mod ini;
 pub mod job;
+pub mod naming;
 pub mod options;
 mod table;
 pub mod value;
@@ -25,6 +27,7 @@ pub mod value;
 pub use ini::{argv_sections, Env, Loc, Opt, Parser, Section, SyntaxError, SystemEnv};
 pub use job::{
     resolve, Engine, Fadvise, Fallocate, Issue, Job, JobError, JobSet, Mode, Settings, Unified,
-    FIO_RANDSEED,
+    Written, FIO_RANDSEED,
 };
+pub use naming::JobNaming;
 pub use value::Size;

@@ -15,7 +15,7 @@ use crate::identity::PathId;
 use crate::probe::{probe, TargetInfo, TargetKind};
 use crate::safety::check_block_device_writable;
 use ssdlab_layout::StripeMap;
-use ssdlab_workload::{format_size, SpecError, WorkloadSpec};
+use ssdlab_workload::{format_size, Field, Flags, Naming, SpecError, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -96,15 +96,15 @@ pub enum PlanError {
     },
     #[error("--stripe {stripe}: {why}")]
     Stripe { stripe: String, why: String },
-    #[error("{name} {value} is not a multiple of {align} bytes, the direct-I/O alignment of {what}; use a multiple of {align} or --buffered")]
+    #[error("{}", render_unaligned(&Flags, *.field, *.value, *.align, .what))]
     Unaligned {
-        name: &'static str,
+        field: Field,
         value: u64,
         align: u64,
         what: String,
     },
-    #[error("--offset + --span overflows")]
-    RegionOverflow,
+    #[error("{}", render_overflow(&Flags, *.offset, *.span))]
+    RegionOverflow { offset: u64, span: u64 },
     #[error("not enough free space on the filesystem of {path}: laying out {files} needs {needed}, {free} is free")]
     NoSpace {
         path: String,
@@ -114,6 +114,43 @@ pub enum PlanError {
     },
     #[error("{}: cannot read the free space of its filesystem: {err}", path.display())]
     Statvfs { path: PathBuf, err: String },
+}
+
+fn render_unaligned(n: &dyn Naming, field: Field, value: u64, align: u64, what: &str) -> String {
+    let or = n.buffered().map(|b| format!(" or {b}")).unwrap_or_default();
+    format!(
+        "{} is not a multiple of {align} bytes, the direct-I/O alignment of {what}; use a multiple of {align}{or}",
+        n.setting(field, value)
+    )
+}
+
+fn render_overflow(n: &dyn Naming, offset: u64, span: u64) -> String {
+    format!(
+        "{} + {} overflows",
+        n.setting(Field::Offset, offset),
+        n.setting(Field::Span, span)
+    )
+}
+
+impl PlanError {
+    /// The message, naming the settings the way `n` does (`Display` names ssdlab's flags).
+    pub fn render(&self, n: &dyn Naming) -> String {
+        match self {
+            PlanError::Spec(e) => e.render(n),
+            PlanError::Unaligned {
+                field,
+                value,
+                align,
+                what,
+            } => render_unaligned(n, *field, *value, *align, what),
+            PlanError::RegionOverflow { offset, span } => render_overflow(n, *offset, *span),
+            PlanError::ZeroStripe => format!("{} must be greater than 0", n.name(Field::Stripe)),
+            PlanError::Stripe { stripe, why } => {
+                format!("{} {stripe}: {why}", n.name(Field::Stripe))
+            }
+            e => e.to_string(),
+        }
+    }
 }
 
 /// One file or device of a plan.
@@ -311,22 +348,25 @@ fn region_end(spec: &WorkloadSpec) -> Result<Option<u64>, PlanError> {
         .map(|span| {
             spec.offset
                 .checked_add(span)
-                .ok_or(PlanError::RegionOverflow)
+                .ok_or(PlanError::RegionOverflow {
+                    offset: spec.offset,
+                    span,
+                })
         })
         .transpose()
 }
 
 /// With O_DIRECT, sizes and offsets must be multiples of the target's direct-I/O alignment.
 fn check_direct_alignment(
-    values: &[(&'static str, u64)],
+    values: &[(Field, u64)],
     align: u64,
     what: &str,
 ) -> Result<(), PlanError> {
     let a = align.max(1);
-    for (name, v) in values {
+    for (field, v) in values {
         if v % a != 0 {
             return Err(PlanError::Unaligned {
-                name,
+                field: *field,
                 value: *v,
                 align: a,
                 what: what.to_string(),
@@ -507,13 +547,14 @@ pub fn plan(
             let what = format!("{} ({kind})", path.display());
             let (start, span) = spec.region_for(p.size, &what)?;
             if opts.direct {
-                // The block sizes first: --align defaults to --bs, and the flag given is named.
-                let mut values: Vec<(&str, u64)> = spec
+                // The block sizes first: the alignment defaults to the block size, and the
+                // setting given is named.
+                let mut values: Vec<(Field, u64)> = spec
                     .block_size_values()
                     .into_iter()
-                    .map(|b| ("--bs", b))
+                    .map(|b| (Field::Bs, b))
                     .collect();
-                values.extend([("--align", spec.align), ("--offset", start)]);
+                values.extend([(Field::Align, spec.align), (Field::Offset, start)]);
                 check_direct_alignment(
                     &values,
                     p.info.dio_offset_align,
@@ -633,15 +674,15 @@ fn plan_raid0(
     let (start, span) = spec.region_for(map.size(), &what)?;
     let direct = opts.direct && nulls.is_empty();
     if direct {
-        let mut values: Vec<(&str, u64)> = spec
+        let mut values: Vec<(Field, u64)> = spec
             .block_size_values()
             .into_iter()
-            .map(|b| ("--bs", b))
+            .map(|b| (Field::Bs, b))
             .collect();
         values.extend([
-            ("--align", spec.align),
-            ("--offset", start),
-            ("--stripe", stripe),
+            (Field::Align, spec.align),
+            (Field::Offset, start),
+            (Field::Stripe, stripe),
         ]);
         check_direct_alignment(&values, dio_align, "the RAID 0 members")?;
     }

@@ -1,6 +1,7 @@
 //! The workload model shared by real runs and simulated runs: what I/O to issue.
 //!
 //! * [`units`]: parsing sizes (`4k`, `8GiB`) and durations (`500ms`, `3m`) like fio does.
+//! * [`field`]: the settings an error can be about ([`Field`]), named per front end ([`Naming`]).
 //! * [`spec`]: [`WorkloadSpec`], the serde-serialisable description of a run, and its validation.
 //! * [`gen`]: deterministic per-worker offset/op generators.
 //! * [`pattern`]: data patterns written by writes and their expected compressibility.
@@ -14,6 +15,7 @@
 
 pub mod aging;
 pub mod dist;
+pub mod field;
 pub mod gen;
 pub mod input;
 pub mod pattern;
@@ -27,6 +29,7 @@ pub mod verify;
 
 pub use aging::{AgingSpec, AllocPolicy};
 pub use dist::{BlockSizes, BsChoice, Distribution, Zone};
+pub use field::{line_of, Field, Flags, Naming, TomlNaming, WrittenKey};
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{Pattern, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};

@@ -1,11 +1,11 @@
 //! [`WorkloadSpec`]: one description of "what I/O to issue", shared by measured and simulated runs.
 
+use crate::field::{Field, Flags, Naming};
 use crate::pattern::Pattern;
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-use thiserror::Error;
 
 /// fio's `rw=` modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -238,28 +238,27 @@ impl Default for WorkloadSpec {
     }
 }
 
-/// A workload that cannot run, naming the option at fault.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+/// A workload that cannot run, with the setting at fault ([`Field`]): `Display` names it as
+/// ssdlab's command line does (`--bs 3`), [`SpecError::render`] as another front end does.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpecError {
-    #[error("unknown --rw '{0}' (use read, write, randread, randwrite, rw or randrw)")]
     UnknownRw(String),
-    #[error("--{0} must be greater than 0")]
-    Zero(&'static str),
-    #[error("--{0} is {1} but must be at most {2}")]
-    TooLarge(&'static str, u64, u64),
-    #[error("--read-pct {0} is not a percentage (0..100)")]
+    Zero(Field),
+    /// The setting, its value, the most it may be.
+    TooLarge(Field, u64, u64),
+    /// Blocks of the random map of varying block sizes, the most it holds.
+    RandomMapBlocks(u64, u64),
     ReadPct(u32),
-    #[error("--random-pct {0} is not a percentage (0..100)")]
     RandomPct(u32),
-    #[error("--read-pct only applies to mixed workloads (--rw rw or randrw), not to {0}")]
     ReadPctFixed(RwMode),
-    #[error("--bs {bs} is smaller than --align {align}; use an alignment up to the block size")]
-    AlignLargerThanBs { bs: u64, align: u64 },
-    #[error("--span {span} is smaller than one block (--bs {bs})")]
-    SpanTooSmall { span: u64, bs: u64 },
-    #[error(
-        "region --offset {offset} + --span {span} ends at {end}, beyond the end of {what} ({size})"
-    )]
+    AlignLargerThanBs {
+        bs: u64,
+        align: u64,
+    },
+    SpanTooSmall {
+        span: u64,
+        bs: u64,
+    },
     BeyondTarget {
         offset: u64,
         span: u64,
@@ -267,44 +266,116 @@ pub enum SpecError {
         what: String,
         size: String,
     },
-    #[error("--verify works in 512-byte sectors: --{0} {1} is not a multiple of 512")]
-    VerifyUnaligned(&'static str, u64),
-    #[error("--offset {offset} is at or beyond the end of {what} ({size})")]
+    VerifyUnaligned(Field, u64),
     OffsetBeyond {
         offset: u64,
         what: String,
         size: String,
     },
-    #[error(
-        "random_distribution={dist}: its zones end at {end}, beyond the region of {span} bytes (fio stops such a job: \"zoned_abs sizes exceed file size\")"
-    )]
-    ZonesBeyond { dist: String, end: u64, span: u64 },
+    ZonesBeyond {
+        dist: String,
+        end: u64,
+        span: u64,
+    },
 }
+
+impl SpecError {
+    /// The message, naming the settings the way `n` does.
+    pub fn render(&self, n: &dyn Naming) -> String {
+        match self {
+            SpecError::UnknownRw(s) => format!(
+                "unknown {} '{s}' (use read, write, randread, randwrite, rw or randrw)",
+                n.name(Field::Rw)
+            ),
+            SpecError::Zero(f) => format!("{} must be greater than 0", n.name(*f)),
+            SpecError::TooLarge(f, v, max) => {
+                format!("{} is more than {max}, the most it may be", n.setting(*f, *v))
+            }
+            SpecError::RandomMapBlocks(blocks, max) => format!(
+                "the random map of varying block sizes would hold {blocks} blocks, more than {max} (norandommap needs none)"
+            ),
+            SpecError::ReadPct(v) => format!(
+                "{} is not a percentage (0..100)",
+                n.setting(Field::ReadPct, *v as u64)
+            ),
+            SpecError::RandomPct(v) => format!(
+                "{} is not a percentage (0..100)",
+                n.setting(Field::RandomPct, *v as u64)
+            ),
+            SpecError::ReadPctFixed(rw) => format!(
+                "{} only applies to mixed workloads ({} rw or randrw), not to {rw}",
+                n.name(Field::ReadPct),
+                n.name(Field::Rw)
+            ),
+            SpecError::AlignLargerThanBs { bs, align } => format!(
+                "{} is smaller than {}; use an alignment up to the block size",
+                n.setting(Field::Bs, *bs),
+                n.setting(Field::Align, *align)
+            ),
+            SpecError::SpanTooSmall { span, bs } => format!(
+                "{} is smaller than one block ({})",
+                n.setting(Field::Span, *span),
+                n.setting(Field::Bs, *bs)
+            ),
+            SpecError::BeyondTarget {
+                offset,
+                span,
+                end,
+                what,
+                size,
+            } => format!(
+                "region {} + {} ends at {end}, beyond the end of {what} ({size})",
+                n.setting(Field::Offset, *offset),
+                n.setting(Field::Span, *span)
+            ),
+            SpecError::VerifyUnaligned(f, v) => format!(
+                "{} works in 512-byte sectors: {} is not a multiple of 512",
+                n.name(Field::Verify),
+                n.setting(*f, *v)
+            ),
+            SpecError::OffsetBeyond { offset, what, size } => format!(
+                "{} is at or beyond the end of {what} ({size})",
+                n.setting(Field::Offset, *offset)
+            ),
+            SpecError::ZonesBeyond { dist, end, span } => format!(
+                "random_distribution={dist}: its zones end at {end}, beyond the region of {span} bytes (fio stops such a job: \"zoned_abs sizes exceed file size\")"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&Flags))
+    }
+}
+
+impl std::error::Error for SpecError {}
 
 impl WorkloadSpec {
     /// Checks what can be checked without knowing the target.
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.bs == 0 {
-            return Err(SpecError::Zero("bs"));
+            return Err(SpecError::Zero(Field::Bs));
         }
         if self.align == 0 {
-            return Err(SpecError::Zero("align"));
+            return Err(SpecError::Zero(Field::Align));
         }
         if self.qd == 0 {
-            return Err(SpecError::Zero("qd"));
+            return Err(SpecError::Zero(Field::Qd));
         }
         if self.jobs == 0 {
-            return Err(SpecError::Zero("jobs"));
+            return Err(SpecError::Zero(Field::Jobs));
         }
         const MAX_BS: u64 = 1 << 30;
         if self.bs > MAX_BS {
-            return Err(SpecError::TooLarge("bs", self.bs, MAX_BS));
+            return Err(SpecError::TooLarge(Field::Bs, self.bs, MAX_BS));
         }
         if self.qd > 65_536 {
-            return Err(SpecError::TooLarge("qd", self.qd as u64, 65_536));
+            return Err(SpecError::TooLarge(Field::Qd, self.qd as u64, 65_536));
         }
         if self.jobs > 4096 {
-            return Err(SpecError::TooLarge("jobs", self.jobs as u64, 4096));
+            return Err(SpecError::TooLarge(Field::Jobs, self.jobs as u64, 4096));
         }
         if self.read_pct > 100 {
             return Err(SpecError::ReadPct(self.read_pct as u32));
@@ -315,17 +386,16 @@ impl WorkloadSpec {
         if let Some(b) = &self.block_sizes {
             let (lo, hi) = b.bounds();
             if lo == 0 {
-                return Err(SpecError::Zero("bs"));
+                return Err(SpecError::Zero(Field::Bs));
             }
             if hi != self.bs {
-                return Err(SpecError::TooLarge("bs", hi, self.bs));
+                return Err(SpecError::TooLarge(Field::Bs, hi, self.bs));
             }
             // The random map of varying sizes keeps a bit per block of the smallest size.
             if let Some(span) = self.span.filter(|_| self.random_map) {
                 let blocks = span / lo;
                 if blocks > crate::gen::MAX_BLOCK_MAP {
-                    return Err(SpecError::TooLarge(
-                        "random-map blocks (varying block sizes; norandommap needs none)",
+                    return Err(SpecError::RandomMapBlocks(
                         blocks,
                         crate::gen::MAX_BLOCK_MAP,
                     ));
@@ -340,7 +410,7 @@ impl WorkloadSpec {
         }
         if let Some(span) = self.span {
             if span == 0 {
-                return Err(SpecError::Zero("span"));
+                return Err(SpecError::Zero(Field::Span));
             }
             if span < self.bs {
                 return Err(SpecError::SpanTooSmall { span, bs: self.bs });
@@ -348,9 +418,9 @@ impl WorkloadSpec {
         }
         if self.verify {
             for (name, v) in [
-                ("bs", self.bs),
-                ("align", self.align),
-                ("offset", self.offset),
+                (Field::Bs, self.bs),
+                (Field::Align, self.align),
+                (Field::Offset, self.offset),
             ] {
                 if v % 512 != 0 {
                     return Err(SpecError::VerifyUnaligned(name, v));
@@ -358,16 +428,16 @@ impl WorkloadSpec {
             }
         }
         if self.random_every == 0 {
-            return Err(SpecError::Zero("random-every"));
+            return Err(SpecError::Zero(Field::RandomEvery));
         }
         if self.stop.time_ns == Some(0) {
-            return Err(SpecError::Zero("time"));
+            return Err(SpecError::Zero(Field::Time));
         }
         if self.stop.ios == Some(0) {
-            return Err(SpecError::Zero("ios"));
+            return Err(SpecError::Zero(Field::Ios));
         }
         if self.stop.bytes == Some(0) {
-            return Err(SpecError::Zero("bytes"));
+            return Err(SpecError::Zero(Field::Bytes));
         }
         Ok(())
     }
@@ -512,10 +582,10 @@ mod tests {
         ok.validate().unwrap();
         let mut s = ok.clone();
         s.qd = 0;
-        assert_eq!(s.validate(), Err(SpecError::Zero("qd")));
+        assert_eq!(s.validate(), Err(SpecError::Zero(Field::Qd)));
         let mut s = ok.clone();
         s.bs = 0;
-        assert_eq!(s.validate(), Err(SpecError::Zero("bs")));
+        assert_eq!(s.validate(), Err(SpecError::Zero(Field::Bs)));
         let mut s = ok.clone();
         s.align = 8192;
         assert!(matches!(
