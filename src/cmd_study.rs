@@ -586,7 +586,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         "stripe" => stripe_toml(&a)?,
         _ => alignment_toml(&a)?,
     };
-    let spec = SweepSpec::parse(&text, Path::new("."))
+    let spec = SweepSpec::parse_from_flags(&text, Path::new("."))
         .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
     if let Some(m) = &mix {
         spec.check_mix(m)?;

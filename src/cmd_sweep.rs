@@ -129,12 +129,15 @@ fn point_sim_target(p: &Point) -> Result<Option<SimTarget>> {
 /// Checks one point as its run would, without running or writing anything; returns the
 /// memory its simulated drives take (0 for real points) and the key of its drive state.
 /// `targets` caches the built simulated targets (loading a preset is the costly part).
+/// `naming`: how the sweep file names the point's settings (its keys and lines).
 fn check_point(
     runner: &PointRunner,
     p: &Point,
     targets: &mut HashMap<(String, Option<u64>), SimTarget>,
+    naming: &dyn ssdlab_workload::Naming,
 ) -> Result<(u64, Option<String>)> {
     let what = || format!("point {}", p.describe());
+    let refused = |e: ssdlab_engine::EngineError| anyhow!("{}: {}", what(), e.render(naming));
     match &p.target {
         PointTarget::Sim { .. } => {
             let key = (
@@ -148,15 +151,14 @@ fn check_point(
                 targets.insert(key.clone(), t);
             }
             let t = &targets[&key];
-            ssdlab_engine::check_sim_run(&p.spec, t, runner.max_memory).with_context(what)?;
+            ssdlab_engine::check_sim_run(&p.spec, t, runner.max_memory).map_err(refused)?;
             // the drive's tables grow with what the point writes (sparse tables)
             let bytes = ssdlab_engine::sim_run_memory_estimate(&p.spec, t);
             Ok((bytes, PointRunner::state_key(p)))
         }
         PointTarget::Real { paths } => {
             let target = PointRunner::real_target(p, paths).map_err(|e| anyhow!(e))?;
-            ssdlab_engine::check_real(&p.spec, &target, &runner.real_options())
-                .map_err(|e| anyhow!("{}: {e}", what()))?;
+            ssdlab_engine::check_real(&p.spec, &target, &runner.real_options()).map_err(refused)?;
             Ok((0, None))
         }
     }
@@ -286,7 +288,8 @@ fn check_sweep_points(
         if !mine.contains(p.target_label.as_str()) {
             continue;
         }
-        let (mem, state) = check_point(runner, &p, &mut targets)?;
+        let naming = spec.naming_of(&p.workload_name);
+        let (mem, state) = check_point(runner, &p, &mut targets, naming.as_ref())?;
         if let Some(k) = state {
             sims += 1;
             largest = largest.max(mem);

@@ -1758,11 +1758,12 @@ fn verifying_runs_with_other_seeds_agree_with_each_other() {
 }
 
 /// A block size, alignment or offset that does not fit is named the way the user gave it:
-/// ssdlab's flags (`--bs 1000`) on its command line, the option with its file and line in an
-/// fio job file (`bs=1000 (j.fio line 3)`), fio's form on ssdlab fio's command line
-/// (`--bs=1000`). Never a flag of ssdlab run for a value that came from a job file; exit 2,
-/// one line, nothing written (issue 25: the planner's and the simulator's checks spelled `--bs`
-/// for all of them).
+/// ssdlab's flags (`--bs 1000`) on its command line (and a built-in study's), the option with
+/// its file and line in an fio job file (`bs=1000 (j.fio line 3)`), fio's form on ssdlab fio's
+/// command line (`--bs=1000`), the key with its value as written and its line in a sweep file
+/// (`bs = "1000" (line 8)`). Never a flag of ssdlab run for a value that came from a file;
+/// exit 2, one line, nothing written (issue 25: the planner's and the simulator's checks
+/// spelled `--bs` for all of them).
 #[test]
 fn misfits_are_named_the_way_they_were_written() {
     let d = tempfile::tempdir().unwrap();
@@ -1859,4 +1860,47 @@ fn misfits_are_named_the_way_they_were_written() {
     );
     assert_refused(&o, "or --direct=0", "fio command line");
     assert!(!stderr(&o).contains("--bs 1000"), "{}", stderr(&o));
+
+    // A sweep file: the key, its value as written, its line.
+    let sweep = |name: &str, workload: &str, target: &str| {
+        write(
+            name,
+            &format!(
+                "name = \"s\"\ntime = \"20ms\"\nqd = [1]\n\n[[workload]]\nname = \"w\"\nrw = \"randread\"\n{workload}\n[[target]]\n{target}\n"
+            ),
+        );
+        ssdlab(dir, &["sweep", name, "--db", "s.sqlite"])
+    };
+    let sim = "sim = \"x25e-64g\"";
+    let o = sweep("a.toml", "bs = \"1000\"", sim);
+    file_worded(
+        &o,
+        &["w QD1 #1: bs = \"1000\" (line 8) is not a multiple of the simulated drive's"],
+        "sweep, simulated",
+    );
+    let o = sweep("b.toml", "bs = \"4k\"\noffset = 1000", sim);
+    file_worded(
+        &o,
+        &["offset = 1000 (line 9) is not a multiple"],
+        "sweep offset",
+    );
+    let o = sweep("c.toml", "bs = \"1k\"\nalign = \"2k\"", sim);
+    file_worded(
+        &o,
+        &["workload 'w': bs = \"1k\" (line 8) is smaller than align = \"2k\" (line 9)"],
+        "sweep, align above bs",
+    );
+    fs::write(dir.join("m.img"), vec![0u8; 1 << 20]).unwrap();
+    let o = sweep("d.toml", "bs = 1000", "path = \"m.img\"");
+    assert_refused(&o, "bs = 1000 (line 8) is not a multiple of", "sweep, real");
+    assert_refused(&o, "direct-I/O alignment", "sweep, real");
+    for f in flags {
+        assert!(!stderr(&o).contains(f), "sweep, real: {}", stderr(&o));
+    }
+    fs::remove_file(dir.join("m.img")).unwrap();
+    assert!(!dir.join("s.sqlite").exists());
+
+    // A built-in study is written from its flags: they are named, not its generated file's keys.
+    let o = ssdlab(dir, &["study", "stripe", "--qd", "100000"]);
+    assert_refused(&o, "--qd 100000 is more than 65536", "study");
 }

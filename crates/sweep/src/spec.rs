@@ -5,10 +5,12 @@ use serde::Deserialize;
 use ssdlab_ssdsim::{AdapterChoice, AdapterModel};
 use ssdlab_workload::replay::Skip;
 use ssdlab_workload::{
-    parse_duration, parse_size, Pattern, ReplaySpec, RwMode, StopCondition, Trace, WorkloadSpec,
+    line_of, parse_duration, parse_size, Field, Flags, Naming, Pattern, ReplaySpec, RwMode,
+    StopCondition, TomlNaming, Trace, WorkloadSpec,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use toml::Spanned;
 
 /// A size written as a number of bytes or a string with a unit ("4k", "8GiB").
 #[derive(Debug, Clone, Deserialize)]
@@ -50,7 +52,7 @@ struct RawSweep {
     stripes: Option<Vec<SizeVal>>,
     /// Default region length for every workload.
     #[serde(default)]
-    span: Option<SizeVal>,
+    span: Option<Spanned<SizeVal>>,
     #[serde(default)]
     seed: Option<u64>,
     /// `fresh` (default) or `carry`.
@@ -63,9 +65,9 @@ struct RawSweep {
 struct RawWorkload {
     name: String,
     #[serde(default)]
-    rw: Option<String>,
+    rw: Option<Spanned<String>>,
     #[serde(default)]
-    bs: Option<SizeVal>,
+    bs: Option<Spanned<SizeVal>>,
     /// Replay this trace (fio iolog v2/v3 or blktrace) instead of generating ops.
     #[serde(default)]
     trace: Option<PathBuf>,
@@ -76,17 +78,17 @@ struct RawWorkload {
     #[serde(default)]
     replay_skip: Option<String>,
     #[serde(default)]
-    align: Option<SizeVal>,
+    align: Option<Spanned<SizeVal>>,
     #[serde(default)]
-    read_pct: Option<u8>,
+    read_pct: Option<Spanned<u8>>,
     #[serde(default)]
-    random_pct: Option<u8>,
+    random_pct: Option<Spanned<u8>>,
     #[serde(default)]
-    offset: Option<SizeVal>,
+    offset: Option<Spanned<SizeVal>>,
     #[serde(default)]
-    span: Option<SizeVal>,
+    span: Option<Spanned<SizeVal>>,
     #[serde(default)]
-    jobs: Option<u32>,
+    jobs: Option<Spanned<u32>>,
     #[serde(default)]
     pattern: Option<String>,
     #[serde(default)]
@@ -223,6 +225,25 @@ pub struct TargetSpec {
 pub struct NamedWorkload {
     pub name: String,
     pub spec: WorkloadSpec,
+    /// Its settings as the sweep file wrote them (key, value, line), for messages about them.
+    pub naming: TomlNaming,
+}
+
+/// The keys a sweep file names a workload's settings by (those not here: the flag's name).
+const SWEEP_KEYS: [(Field, &str); 4] = [
+    (Field::ReadPct, "read_pct"),
+    (Field::RandomPct, "random_pct"),
+    (Field::Stripe, "stripes"),
+    (Field::Qd, "qd"),
+];
+
+/// Notes in `n` where a key of the sweep file was written (its value as written, its line).
+fn note_key<T>(n: &mut TomlNaming, text: &str, f: Field, key: &str, v: Option<&Spanned<T>>) {
+    if let Some(v) = v {
+        let span = v.span();
+        let written = text.get(span.clone()).unwrap_or("");
+        n.set(f, key, written, line_of(text, span.start));
+    }
 }
 
 /// What a simulated drive has been through when a point starts.
@@ -260,6 +281,9 @@ pub struct SweepSpec {
     pub history: History,
     /// The file's text, stored with the results.
     pub source: String,
+    /// A built-in study's sweep, written from its command line: messages about a point's
+    /// settings name the flags (`--qd 3`), not the keys of a file the user never saw.
+    pub from_flags: bool,
 }
 
 /// The workload shorthands always known by name.
@@ -357,6 +381,22 @@ fn toml_value_string(v: &toml::Value) -> String {
 }
 
 impl SweepSpec {
+    /// How the sweep file names the settings of its workload `name`: the keys it wrote them
+    /// with, and where (`bs = "3" (line 8)`), for messages about a point of that workload.
+    /// A built-in study's ([`SweepSpec::from_flags`]) names the flags.
+    pub fn naming_of(&self, name: &str) -> Box<dyn Naming + '_> {
+        if self.from_flags {
+            return Box::new(Flags);
+        }
+        match self.workloads.iter().find(|w| w.name == name) {
+            Some(w) => Box::new(&w.naming),
+            None => Box::new(TomlNaming {
+                keys: SWEEP_KEYS.to_vec(),
+                ..Default::default()
+            }),
+        }
+    }
+
     /// Reads and validates a sweep file; relative target paths are resolved against its directory.
     pub fn from_file(path: &Path) -> Result<SweepSpec, SweepError> {
         let meta = std::fs::metadata(path).map_err(|e| SweepError::File {
@@ -391,6 +431,16 @@ impl SweepSpec {
 
     /// Parses and validates sweep file text; relative paths are resolved against `base_dir`.
     pub fn parse(text: &str, base_dir: &Path) -> Result<SweepSpec, SweepError> {
+        Self::parse_as(text, base_dir, false)
+    }
+
+    /// [`SweepSpec::parse`] for the sweep of a built-in study, written from its command line:
+    /// its messages name the flags ([`SweepSpec::from_flags`]).
+    pub fn parse_from_flags(text: &str, base_dir: &Path) -> Result<SweepSpec, SweepError> {
+        Self::parse_as(text, base_dir, true)
+    }
+
+    fn parse_as(text: &str, base_dir: &Path, from_flags: bool) -> Result<SweepSpec, SweepError> {
         let raw: RawSweep =
             toml::from_str(text).map_err(|e| SweepError::Toml(e.to_string().trim().to_string()))?;
         let name = raw.name.trim().to_string();
@@ -433,7 +483,22 @@ impl SweepSpec {
             ));
         }
         no_dups("qd", &raw.qd, |q| format!("queue depth {q}"))?;
-        let span = raw.span.as_ref().map(|s| s.bytes("span")).transpose()?;
+        let span = raw
+            .span
+            .as_ref()
+            .map(|s| s.get_ref().bytes("span"))
+            .transpose()?;
+        let mut base_naming = TomlNaming {
+            keys: SWEEP_KEYS.to_vec(),
+            ..Default::default()
+        };
+        note_key(
+            &mut base_naming,
+            text,
+            Field::Span,
+            "span",
+            raw.span.as_ref(),
+        );
         if span == Some(0) {
             return Err(SweepError::field("span", "must be greater than 0"));
         }
@@ -499,11 +564,18 @@ impl SweepSpec {
                 workloads.push(NamedWorkload {
                     name: w.trim().to_ascii_lowercase(),
                     spec,
+                    naming: base_naming.clone(),
                 });
             }
         }
         for w in raw.workload.iter().flatten() {
-            workloads.push(Self::table_workload(w, &base, base_dir)?);
+            workloads.push(Self::table_workload(
+                w,
+                &base,
+                base_dir,
+                text,
+                &base_naming,
+            )?);
         }
         if workloads.is_empty() {
             return Err(SweepError::field(
@@ -522,8 +594,13 @@ impl SweepSpec {
         for w in &workloads {
             let mut s = w.spec.clone();
             s.qd = raw.qd[0];
-            s.validate()
-                .map_err(|e| SweepError::field(&format!("workload '{}'", w.name), e.to_string()))?;
+            s.validate().map_err(|e| {
+                let why = match from_flags {
+                    true => e.to_string(),
+                    false => e.render(&w.naming),
+                };
+                SweepError::field(&format!("workload '{}'", w.name), why)
+            })?;
         }
 
         let default_stripes = match &raw.stripes {
@@ -545,6 +622,7 @@ impl SweepSpec {
             targets,
             history,
             source: text.to_string(),
+            from_flags,
         })
     }
 
@@ -554,6 +632,7 @@ impl SweepSpec {
         w: &RawWorkload,
         base: &WorkloadSpec,
         base_dir: &Path,
+        naming: TomlNaming,
     ) -> Result<NamedWorkload, SweepError> {
         let name = w.name.trim().to_string();
         let field = |f: &str| format!("workload '{name}'.{f}");
@@ -600,11 +679,11 @@ impl SweepSpec {
             bs,
             align: shape.align.min(bs).max(1),
             offset: match &w.offset {
-                Some(o) => o.bytes(&field("offset"))?,
+                Some(o) => o.get_ref().bytes(&field("offset"))?,
                 None => 0,
             },
             span: Some(shape.end.max(bs)),
-            jobs: w.jobs.unwrap_or(1),
+            jobs: w.jobs.as_ref().map_or(1, |j| *j.get_ref()),
             seed: w.seed.unwrap_or(base.seed),
             replay: Some(r),
             ..base.clone()
@@ -619,21 +698,39 @@ impl SweepSpec {
         if let Some(rp) = &w.ramp {
             spec.ramp_ns = dur(&field("ramp"), rp)?;
         }
-        Ok(NamedWorkload { name, spec })
+        Ok(NamedWorkload { name, spec, naming })
     }
 
     fn table_workload(
         w: &RawWorkload,
         base: &WorkloadSpec,
         base_dir: &Path,
+        text: &str,
+        base_naming: &TomlNaming,
     ) -> Result<NamedWorkload, SweepError> {
         let name = w.name.trim().to_string();
         let field = |f: &str| format!("workload '{name}'.{f}");
         if name.is_empty() {
             return Err(SweepError::field("workload.name", "must not be empty"));
         }
+        let mut naming = base_naming.clone();
+        let n = &mut naming;
+        note_key(n, text, Field::Rw, "rw", w.rw.as_ref());
+        note_key(n, text, Field::Bs, "bs", w.bs.as_ref());
+        note_key(n, text, Field::Align, "align", w.align.as_ref());
+        note_key(n, text, Field::Offset, "offset", w.offset.as_ref());
+        note_key(n, text, Field::Span, "span", w.span.as_ref());
+        note_key(n, text, Field::Jobs, "jobs", w.jobs.as_ref());
+        note_key(n, text, Field::ReadPct, "read_pct", w.read_pct.as_ref());
+        note_key(
+            n,
+            text,
+            Field::RandomPct,
+            "random_pct",
+            w.random_pct.as_ref(),
+        );
         if w.trace.is_some() {
-            return Self::trace_workload(w, base, base_dir);
+            return Self::trace_workload(w, base, base_dir, naming);
         }
         for (k, set) in [
             ("no_stall", w.no_stall.is_some()),
@@ -659,11 +756,17 @@ impl SweepSpec {
                 "missing: give rw and bs, or trace = \"FILE\"",
             ));
         };
-        let rw: RwMode = rw.parse().map_err(|e: ssdlab_workload::SpecError| {
-            SweepError::field(&field("rw"), e.to_string())
-        })?;
-        let bs = bs.bytes(&field("bs"))?;
-        let read_pct = match (rw.fixed_read_pct(), w.read_pct) {
+        let rw: RwMode = rw
+            .get_ref()
+            .parse()
+            .map_err(|e: ssdlab_workload::SpecError| {
+                SweepError::field(&field("rw"), e.render(&naming))
+            })?;
+        let bs = bs.get_ref().bytes(&field("bs"))?;
+        let read_pct = match (
+            rw.fixed_read_pct(),
+            w.read_pct.as_ref().map(|p| *p.get_ref()),
+        ) {
             (Some(_), Some(_)) => {
                 return Err(SweepError::field(
                     &field("read_pct"),
@@ -676,21 +779,24 @@ impl SweepSpec {
         let mut spec = WorkloadSpec {
             rw,
             read_pct,
-            random_pct: w.random_pct.unwrap_or(rw.default_random_pct()),
+            random_pct: w
+                .random_pct
+                .as_ref()
+                .map_or(rw.default_random_pct(), |p| *p.get_ref()),
             bs,
             align: match &w.align {
-                Some(a) => a.bytes(&field("align"))?,
+                Some(a) => a.get_ref().bytes(&field("align"))?,
                 None => bs,
             },
             offset: match &w.offset {
-                Some(o) => o.bytes(&field("offset"))?,
+                Some(o) => o.get_ref().bytes(&field("offset"))?,
                 None => 0,
             },
             span: match &w.span {
-                Some(s) => Some(s.bytes(&field("span"))?),
+                Some(s) => Some(s.get_ref().bytes(&field("span"))?),
                 None => base.span,
             },
-            jobs: w.jobs.unwrap_or(1),
+            jobs: w.jobs.as_ref().map_or(1, |j| *j.get_ref()),
             pattern: match &w.pattern {
                 Some(p) => p
                     .parse::<Pattern>()
@@ -716,7 +822,7 @@ impl SweepSpec {
         if let Some(r) = &w.ramp {
             spec.ramp_ns = dur(&field("ramp"), r)?;
         }
-        Ok(NamedWorkload { name, spec })
+        Ok(NamedWorkload { name, spec, naming })
     }
 
     fn stripes(field: &str, v: &[SizeVal]) -> Result<Vec<u64>, SweepError> {
