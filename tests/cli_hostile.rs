@@ -1758,12 +1758,12 @@ fn verifying_runs_with_other_seeds_agree_with_each_other() {
 }
 
 /// A block size, alignment or offset that does not fit is named the way the user gave it:
-/// ssdlab's flags (`--bs 1000`) on its command line (and a built-in study's), the option with
-/// its file and line in an fio job file (`bs=1000 (j.fio line 3)`), fio's form on ssdlab fio's
-/// command line (`--bs=1000`), the key with its value as written and its line in a sweep file
-/// (`bs = "1000" (line 8)`). Never a flag of ssdlab run for a value that came from a file;
-/// exit 2, one line, nothing written (issue 25: the planner's and the simulator's checks
-/// spelled `--bs` for all of them).
+/// ssdlab's flags (`--bs 1000`) on its command line, the option with its file and line in an
+/// fio job file (`bs=1000 (j.fio line 3)`), fio's form on ssdlab fio's command line
+/// (`--bs=1000`), the key with its value as written and its line in a sweep file
+/// (`bs = "1000" (line 8)`) and in a data file (`span = "1k"`, after the figure's line).
+/// Never a flag of ssdlab run for a value that came from a file; exit 2, one line, nothing
+/// written (issue 25: the planner's and the simulator's checks spelled `--bs` for all of them).
 #[test]
 fn misfits_are_named_the_way_they_were_written() {
     let d = tempfile::tempdir().unwrap();
@@ -1899,6 +1899,33 @@ fn misfits_are_named_the_way_they_were_written() {
     }
     fs::remove_file(dir.join("m.img")).unwrap();
     assert!(!dir.join("s.sqlite").exists());
+
+    // A data file: the key and its value as written, after the figure and its line.
+    write(
+        "f.toml",
+        "[source]\ntitle = \"t\"\nkind = \"datasheet\"\n\n[[figure]]\ndrive = \"x25e-64g\"\n\
+         metric = \"bw\"\nvalue = 250\nunit = \"MB/s\"\nrw = \"read\"\nbs = \"4k\"\nspan = \"1k\"\nqd = 32\n",
+    );
+    for args in [
+        &["validate", "--against", "f.toml"][..],
+        &[
+            "calibrate",
+            "--from",
+            "f.toml",
+            "--base",
+            "x25e-64g",
+            "--out",
+            "p.toml",
+        ][..],
+    ] {
+        let o = ssdlab(dir, args);
+        file_worded(
+            &o,
+            &["f.toml: figure 1 (line 5): span = \"1k\" is smaller than one block (bs = \"4k\")"],
+            args[0],
+        );
+        assert!(!dir.join("p.toml").exists());
+    }
 
     // A built-in study is written from its flags: they are named, not its generated file's keys.
     let o = ssdlab(dir, &["study", "stripe", "--qd", "100000"]);

@@ -40,7 +40,7 @@
 
 use serde::{Deserialize, Serialize};
 use ssdlab_ssdsim::{AdapterChoice, AdapterModel, Precondition};
-use ssdlab_workload::{parse_duration, parse_size, Pattern, RwMode};
+use ssdlab_workload::{parse_duration, parse_size, Field, Pattern, RwMode, TomlNaming};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -478,7 +478,7 @@ impl RawCase {
             Some(p) => Pattern::from_str(p).map_err(|e| e.to_string())?,
             None => Pattern::Random,
         };
-        Ok(Case {
+        let case = Case {
             pattern,
             adapter,
             drive: self.drive.trim().to_string(),
@@ -492,7 +492,65 @@ impl RawCase {
             state,
             time_ns,
             read_pct,
-        })
+        };
+        // what the workload checks refuse (a span below one block, an alignment above the
+        // block size), in the file's words
+        crate::predict::case_spec(&case, 0, None, None)
+            .validate()
+            .map_err(|e| e.render(&self.naming()))?;
+        Ok(case)
+    }
+
+    /// The file's names of the workload's settings, with their values as written
+    /// (`bs = "3"`); the figure or claim the error is in gives the line.
+    pub fn naming(&self) -> TomlNaming {
+        let mut n = TomlNaming {
+            keys: DATA_KEYS.to_vec(),
+            ..Default::default()
+        };
+        n.set(Field::Rw, "rw", &format!("{:?}", self.rw), 0);
+        n.set(Field::Bs, "bs", &format!("{:?}", self.bs), 0);
+        n.set(Field::Qd, "qd", &self.qd.to_string(), 0);
+        for (f, key, v) in [
+            (Field::Span, "span", &self.span),
+            (Field::Align, "align", &self.align),
+            (Field::Time, "time", &self.time),
+            (Field::Stripe, "stripe", &self.stripe),
+        ] {
+            if let Some(v) = v {
+                n.set(f, key, &format!("{v:?}"), 0);
+            }
+        }
+        if let Some(p) = self.rwmixread {
+            n.set(Field::ReadPct, "rwmixread", &p.to_string(), 0);
+        }
+        n
+    }
+}
+
+/// The keys a data file names a workload's settings by (those not here: the flag's name).
+const DATA_KEYS: [(Field, &str); 2] = [(Field::ReadPct, "rwmixread"), (Field::Stripe, "stripe")];
+
+impl Case {
+    /// The data file's names of the settings, with the case's values (`bs = "4 KiB"`): for a
+    /// case whose text is no longer at hand (a measured or stored one).
+    pub fn naming(&self) -> TomlNaming {
+        let mut n = TomlNaming {
+            keys: DATA_KEYS.to_vec(),
+            ..Default::default()
+        };
+        let size = |v: u64| format!("{:?}", ssdlab_workload::format_size(v));
+        n.set(Field::Rw, "rw", &format!("{:?}", self.rw.as_str()), 0);
+        n.set(Field::Bs, "bs", &size(self.bs), 0);
+        n.set(Field::Align, "align", &size(self.align), 0);
+        n.set(Field::Qd, "qd", &self.qd.to_string(), 0);
+        if let Some(s) = self.span {
+            n.set(Field::Span, "span", &size(s), 0);
+        }
+        if let Some(s) = self.stripe {
+            n.set(Field::Stripe, "stripe", &size(s), 0);
+        }
+        n
     }
 }
 

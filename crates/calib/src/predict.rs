@@ -218,7 +218,7 @@ pub fn simulate(
             ssdlab_workload::format_size(capacity)
         ));
     }
-    ssdlab_engine::check_sim_run(&spec, &target, None).map_err(|e| e.to_string())?;
+    ssdlab_engine::check_sim_run(&spec, &target, None).map_err(|e| e.render(&c.naming()))?;
     if opts.stopped() {
         return Err(INTERRUPTED.into());
     }
