@@ -19,7 +19,7 @@ use ssdlab_engine::RealOptions;
 use ssdlab_ssdsim::DriveConfig;
 use ssdlab_store::Store;
 use ssdlab_target::{check_outputs, Named, RealTarget};
-use ssdlab_workload::WorkloadSpec;
+use ssdlab_workload::{Field, Flags, Naming, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -352,6 +352,31 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
 
 /// A real file or device measured through the engine, the suite's span written first; each
 /// measured point kept in `--store` when given (the store created with the first one).
+/// How `calibrate --target` names a workload's settings: its flags (`--span`), and the
+/// suite's own block sizes and alignment, which no flag sets; it always uses O_DIRECT.
+struct SuiteNaming;
+
+impl Naming for SuiteNaming {
+    fn name(&self, f: Field) -> String {
+        match f {
+            Field::Bs => "the suite's block size".into(),
+            Field::Align => "the suite's alignment".into(),
+            f => Flags.name(f),
+        }
+    }
+
+    fn setting(&self, f: Field, value: u64) -> String {
+        match f {
+            Field::Bs | Field::Align => format!("{} {value}", self.name(f)),
+            f => Flags.setting(f, value),
+        }
+    }
+
+    fn buffered(&self) -> Option<String> {
+        None
+    }
+}
+
 struct RealMeasure<'a> {
     target: RealTarget,
     opts: RealOptions<'a>,
@@ -367,8 +392,8 @@ struct RealMeasure<'a> {
 
 impl RealMeasure<'_> {
     fn run(&self, spec: &WorkloadSpec) -> Result<ssdlab_stats::RunResult, String> {
-        let out =
-            ssdlab_engine::run_real(spec, &self.target, &self.opts).map_err(|e| e.to_string())?;
+        let out = ssdlab_engine::run_real(spec, &self.target, &self.opts)
+            .map_err(|e| e.render(&SuiteNaming))?;
         if out.result.interrupted {
             return Err("interrupted".into());
         }
@@ -564,7 +589,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
                 null_size: 0,
             };
             ssdlab_target::plan(&fill_spec(a.span), &target, &plan_opts)
-                .map_err(|e| anyhow!("--target {}: {e}", t.display()))?;
+                .map_err(|e| anyhow!("--target {}: {}", t.display(), e.render(&SuiteNaming)))?;
             output::note(&format!(
                 "calibrate: measuring {} points on {} over {} (about {} s, plus writing the span once)",
                 points.len(),

@@ -1930,4 +1930,26 @@ fn misfits_are_named_the_way_they_were_written() {
     // A built-in study is written from its flags: they are named, not its generated file's keys.
     let o = ssdlab(dir, &["study", "stripe", "--qd", "100000"]);
     assert_refused(&o, "--qd 100000 is more than 65536", "study");
+    // calibrate --target has --span, and no flag for its suite's block sizes.
+    let o = ssdlab(
+        dir,
+        &[
+            "calibrate",
+            "--target",
+            "c.img",
+            "--base",
+            "x25e-64g",
+            "--span",
+            "100000",
+            "--out",
+            "p.toml",
+        ],
+    );
+    assert_refused(
+        &o,
+        "--span 100000 is smaller than one block (the suite's block size 131072)",
+        "calibrate --target",
+    );
+    assert!(!stderr(&o).contains("--bs"), "{}", stderr(&o));
+    assert!(!dir.join("c.img").exists() && !dir.join("p.toml").exists());
 }
