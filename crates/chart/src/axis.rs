@@ -173,8 +173,11 @@ pub fn fmt_num(v: f64) -> String {
         0
     } else if x.abs() >= 10.0 {
         1
-    } else {
+    } else if x.abs() >= 0.01 {
         2
+    } else {
+        // two significant digits below 0.01 (a log axis reaching 0.001 ms), not "0"
+        ((-x.abs().log10()).ceil() as usize + 1).min(20)
     };
     let mut s = format!("{x:.digits$}");
     if s.contains('.') {
@@ -198,6 +201,13 @@ mod tests {
         assert_eq!(fmt_num(950.0), "950");
         assert_eq!(fmt_num(20_000.0), "20k");
         assert_eq!(fmt_num(1_250_000.0), "1.25M");
+        assert_eq!(fmt_num(0.001), "0.001");
+        assert_eq!(fmt_num(0.005), "0.005");
+        assert_eq!(fmt_num(-0.0012), "-0.0012");
+        // Decade ticks of a log axis far below 1 keep their value.
+        let a = Axis::fit(Scale::Log10, [0.0005, 0.2]);
+        let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["0.0001", "0.001", "0.01", "0.1", "1"]);
     }
 
     #[test]

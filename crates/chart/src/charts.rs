@@ -130,8 +130,46 @@ fn marker(out: &mut String, m: Marker, x: f64, y: f64, colour: &str, r: f64, fil
 
 /// A legend entry: how its swatch is drawn.
 enum Swatch {
-    Line { look: usize, bold: bool },
-    Fill { look: usize },
+    Line {
+        look: usize,
+        bold: bool,
+    },
+    Fill {
+        look: usize,
+    },
+    /// An error bar with its caps (what the bars of a line chart show).
+    ErrorBar,
+}
+
+/// One error bar (x, low, high in data units) as a path: the vertical line and a cap at each end
+/// inside the plot; a low bound off a log axis (not positive) runs to the bottom, without a cap.
+fn error_path(
+    out: &mut String,
+    x: &Axis,
+    y: &Axis,
+    plot_w: f64,
+    plot_h: f64,
+    (bx, lo, hi): Bar,
+    colour: &str,
+) {
+    let bottom = TOP + plot_h;
+    let py = |v: f64| (TOP + plot_h * (1.0 - y.frac(v))).clamp(TOP, bottom);
+    let px = LEFT + plot_w * x.frac(bx);
+    let y_hi = py(hi);
+    let (y_lo, lo_cap) = if y.scale != Scale::Linear && lo <= 0.0 {
+        (bottom, false)
+    } else {
+        (py(lo), true)
+    };
+    let mut d = format!("M{px:.1} {y_lo:.1}L{px:.1} {y_hi:.1}");
+    let _ = write!(d, "M{:.1} {y_hi:.1}L{:.1} {y_hi:.1}", px - CAP, px + CAP);
+    if lo_cap {
+        let _ = write!(d, "M{:.1} {y_lo:.1}L{:.1} {y_lo:.1}", px - CAP, px + CAP);
+    }
+    let _ = write!(
+        out,
+        r#"<path class="error-bar" d="{d}" fill="none" stroke="{colour}" stroke-width="1.2"/>"#
+    );
 }
 
 /// Lays the legend out in a grid whose columns fit the longest label (texts never overlap);
@@ -180,6 +218,23 @@ fn legend(out: &mut String, id: &str, entries: &[(String, Swatch)], top: f64) {
                     l.is_multiple_of(2),
                 );
             }
+            Swatch::ErrorBar => {
+                let cx = x + 18.0;
+                let _ = write!(
+                    out,
+                    r##"<path d="M{cx:.1} {:.1}L{cx:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}" fill="none" stroke="#333" stroke-width="1.2"/>"##,
+                    y - 7.0,
+                    y + 7.0,
+                    cx - CAP,
+                    y - 7.0,
+                    cx + CAP,
+                    y - 7.0,
+                    cx - CAP,
+                    y + 7.0,
+                    cx + CAP,
+                    y + 7.0
+                );
+            }
             Swatch::Fill { look: l } => {
                 let _ = write!(
                     out,
@@ -210,6 +265,11 @@ pub struct Series {
     pub look: usize,
     /// Drawn bold (the best of a set).
     pub bold: bool,
+    /// The spread of each point, by index: (low, high), drawn as a thin vertical bar with caps
+    /// in the series' colour (e.g. the lowest and highest of a point's repeats). Empty, a `None`
+    /// entry, `low == high` or a non-finite bound draws nothing for that point; on a log y axis a
+    /// non-positive low runs the bar to the bottom of the plot, without a cap there.
+    pub errors: Vec<Option<(f64, f64)>>,
 }
 
 /// Lines over a shared x axis (log2 for queue depths, linear for time).
@@ -223,6 +283,27 @@ pub struct LineChart {
     /// Custom x ticks (position, label) instead of the scale's own.
     pub x_ticks: Option<Vec<(f64, String)>>,
     pub series: Vec<Series>,
+    /// What the error bars show (a legend entry, e.g. `bars: lowest–highest of 2 repeats`);
+    /// shown only when a bar is drawn.
+    pub error_label: Option<String>,
+}
+
+/// Half the width of an error bar's caps, px.
+const CAP: f64 = 4.0;
+
+/// An error bar in data units: (x, low, high).
+type Bar = (f64, f64, f64);
+
+/// The error bar of point `i` of `s` as (x, low, high) in data units, when one is to be drawn:
+/// the point and both bounds finite, the point inside the scales (positive on log axes), the
+/// high bound positive on a log y axis, and a spread (`low < high`; the bounds in either order).
+fn error_bar(s: &Series, i: usize, x_scale: Scale, y_scale: Scale) -> Option<Bar> {
+    let p = s.points.get(i)?;
+    let (a, b) = (*s.errors.get(i)?)?;
+    let (lo, hi) = (a.min(b), a.max(b));
+    let ok = |v: f64, scale: Scale| v.is_finite() && (scale == Scale::Linear || v > 0.0);
+    (ok(p.0, x_scale) && ok(p.1, y_scale) && lo.is_finite() && ok(hi, y_scale) && lo < hi)
+        .then_some((p.0, lo, hi))
 }
 
 impl Chart for LineChart {
@@ -232,10 +313,30 @@ impl Chart for LineChart {
         if let Some(t) = &self.x_ticks {
             x = x.with_ticks(t.clone());
         }
-        let y = Axis::fit(self.y_scale, pts().map(|p| p.1));
+        // Per series, its error bars (x, low, high); the y axis covers them too.
+        let bars: Vec<Vec<Bar>> = self
+            .series
+            .iter()
+            .map(|s| {
+                (0..s.points.len())
+                    .filter_map(|i| error_bar(s, i, self.x_scale, self.y_scale))
+                    .collect()
+            })
+            .collect();
+        let y = Axis::fit(
+            self.y_scale,
+            pts()
+                .map(|p| p.1)
+                .chain(bars.iter().flatten().flat_map(|b| [b.1, b.2])),
+        );
         let plot_h = 300.0;
         let plot_w = W - LEFT - RIGHT;
-        let labels: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
+        let error_label = self
+            .error_label
+            .as_ref()
+            .filter(|_| bars.iter().any(|b| !b.is_empty()));
+        let mut labels: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
+        labels.extend(error_label.cloned());
         let legend_top = TOP + plot_h + 50.0;
         let h = legend_top + legend_height(&labels) + 6.0;
         let mut out = String::new();
@@ -270,9 +371,17 @@ impl Chart for LineChart {
             )
         };
         // Bold series last, so they are on top.
-        let mut order: Vec<&Series> = self.series.iter().filter(|s| !s.bold).collect();
-        order.extend(self.series.iter().filter(|s| s.bold));
-        for s in order {
+        let mut order: Vec<(&Series, &[Bar])> = Vec::new();
+        for bold in [false, true] {
+            order.extend(
+                self.series
+                    .iter()
+                    .zip(&bars)
+                    .filter(|(s, _)| s.bold == bold)
+                    .map(|(s, b)| (s, b.as_slice())),
+            );
+        }
+        for (s, bars) in order {
             let lk = look(s.look);
             let ok: Vec<(f64, f64)> = s
                 .points
@@ -286,6 +395,9 @@ impl Chart for LineChart {
                 .map(pos)
                 .collect();
             out.push_str(r#"<g class="series">"#);
+            for &(bx, lo, hi) in bars {
+                error_path(&mut out, &x, &y, plot_w, plot_h, (bx, lo, hi), lk.colour);
+            }
             if ok.len() > 1 {
                 let d: Vec<String> = ok
                     .iter()
@@ -316,7 +428,7 @@ impl Chart for LineChart {
             }
             out.push_str("</g>");
         }
-        let entries: Vec<(String, Swatch)> = self
+        let mut entries: Vec<(String, Swatch)> = self
             .series
             .iter()
             .map(|s| {
@@ -329,6 +441,7 @@ impl Chart for LineChart {
                 )
             })
             .collect();
+        entries.extend(error_label.map(|l| (l.clone(), Swatch::ErrorBar)));
         legend(&mut out, id, &entries, legend_top);
         out.push_str("</svg>");
         out
@@ -664,7 +777,7 @@ impl Chart for Histogram {
             );
         }
         for (lo, hi, v) in &self.bins {
-            if !(*lo > 0.0 && hi > lo && v.is_finite()) {
+            if !(*lo > 0.0 && hi > lo && hi.is_finite() && v.is_finite()) {
                 continue;
             }
             let x0 = LEFT + plot_w * x.frac(*lo);
@@ -730,12 +843,14 @@ mod tests {
                 points: vec![(1.0, 10.0), (2.0, f64::NAN), (4.0, 100.0)],
                 look: 0,
                 bold: true,
+                errors: vec![Some((5.0, 20.0))],
             }],
+            error_label: Some(hostile()),
         };
         let svg = c.svg("c1");
         no_markup_from(&svg);
         assert!(svg.contains("&lt;script&gt;"));
-        assert_eq!(svg.matches(r#"class="legend-label""#).count(), 1);
+        assert_eq!(svg.matches(r#"class="legend-label""#).count(), 2);
         assert_eq!(svg.matches(r#"class="axis-title""#).count(), 2);
     }
 
@@ -779,6 +894,251 @@ mod tests {
             bins: vec![(1.0, 2.0, 5.0), (0.0, 1.0, 1.0)],
         };
         no_markup_from(&g.svg("g"));
+    }
+
+    /// The points of every error bar's path, in order (M and L coordinates).
+    fn error_bars(svg: &str) -> Vec<Vec<(f64, f64)>> {
+        svg.split(r#"<path class="error-bar" d=""#)
+            .skip(1)
+            .map(|rest| {
+                let d = &rest[..rest.find('"').unwrap()];
+                d.split(['M', 'L'])
+                    .filter(|p| !p.is_empty())
+                    .map(|p| {
+                        let (a, b) = p.split_once(' ').unwrap();
+                        (a.parse().unwrap(), b.parse().unwrap())
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn series(look: usize, points: &[(f64, f64)], errors: &[Option<(f64, f64)>]) -> Series {
+        Series {
+            name: format!("s{look}"),
+            points: points.to_vec(),
+            look,
+            bold: false,
+            errors: errors.to_vec(),
+        }
+    }
+
+    fn chart(x_scale: Scale, y_scale: Scale, series: Vec<Series>) -> LineChart {
+        LineChart {
+            title: "t".into(),
+            x_title: "x".into(),
+            y_title: "y".into(),
+            x_scale,
+            y_scale,
+            x_ticks: None,
+            series,
+            error_label: Some("bars: lowest–highest of 2 repeats".into()),
+        }
+    }
+
+    fn finite_numbers_only(svg: &str) {
+        for bad in ["NaN", "inf"] {
+            assert!(!svg.contains(bad), "{bad} in {svg}");
+        }
+    }
+
+    #[test]
+    fn error_bars_span_low_to_high_at_the_point() {
+        let c = chart(
+            Scale::Log2,
+            Scale::Linear,
+            vec![
+                series(
+                    1,
+                    &[(1.0, 100.0), (2.0, 200.0), (4.0, 300.0)],
+                    // the middle point has no spread, the last one none worth a bar
+                    &[Some((110.0, 90.0)), None, Some((300.0, 300.0))],
+                ),
+                series(2, &[(1.0, 50.0), (4.0, 60.0)], &[]),
+            ],
+        );
+        let svg = c.svg("e");
+        finite_numbers_only(&svg);
+        let bars = error_bars(&svg);
+        assert_eq!(bars.len(), 1, "{svg}");
+        // The axes the chart fitted: the x of QD 1 is the plot's left edge, y is linear from 0.
+        let x = Axis::fit(Scale::Log2, [1.0, 2.0, 4.0]);
+        let y = Axis::fit(Scale::Linear, [100.0, 200.0, 300.0, 90.0, 110.0]);
+        let plot_w = W - LEFT - RIGHT;
+        let px = LEFT + plot_w * x.frac(1.0);
+        let py = |v: f64| TOP + 300.0 * (1.0 - y.frac(v));
+        let r = |v: f64| (v * 10.0).round() / 10.0;
+        assert_eq!(
+            bars[0],
+            [
+                (r(px), r(py(90.0))),
+                (r(px), r(py(110.0))),
+                (r(px - CAP), r(py(110.0))),
+                (r(px + CAP), r(py(110.0))),
+                (r(px - CAP), r(py(90.0))),
+                (r(px + CAP), r(py(90.0))),
+            ]
+        );
+        // At the point's marker, in the series' colour, and named in the legend.
+        assert!(
+            svg.contains(&format!(r#"<circle cx="{:.1}" cy="{:.1}""#, px, py(100.0)))
+                || svg.contains(&format!(
+                    r#"x="{:.1}" y="{:.1}" width"#,
+                    px - 4.0,
+                    py(100.0) - 4.0
+                ))
+        );
+        let bar = svg.split(r#"class="error-bar""#).nth(1).unwrap();
+        assert!(
+            bar[..bar.find("/>").unwrap()].contains(&format!(r#"stroke="{}""#, look(1).colour)),
+            "{bar}"
+        );
+        assert!(svg.contains("bars: lowest–highest of 2 repeats"));
+        assert_eq!(svg.matches(r#"class="legend-label""#).count(), 3);
+        // The y axis covers the bars: a bar above every point raises the axis.
+        let tall = chart(
+            Scale::Log2,
+            Scale::Linear,
+            vec![series(0, &[(1.0, 100.0)], &[Some((50.0, 1000.0))])],
+        );
+        let bars = error_bars(&tall.svg("t"));
+        assert_eq!(bars.len(), 1);
+        assert!(bars[0].iter().all(|p| p.1 >= TOP && p.1 <= TOP + 300.0));
+        assert_eq!(bars[0][1].1, TOP, "1000 is the top of the fitted axis");
+    }
+
+    #[test]
+    fn no_error_bars_without_a_spread() {
+        for errors in [vec![], vec![None, None], vec![Some((2.0, 2.0))]] {
+            let c = chart(
+                Scale::Log2,
+                Scale::Linear,
+                vec![series(0, &[(1.0, 2.0), (2.0, 3.0)], &errors)],
+            );
+            let svg = c.svg("n");
+            assert!(!svg.contains("error-bar"), "{errors:?}: {svg}");
+            // Nothing to explain: no legend entry for the bars.
+            assert!(!svg.contains("lowest–highest"), "{svg}");
+            assert_eq!(svg.matches(r#"class="legend-label""#).count(), 1);
+        }
+        // Without a label the bars are drawn all the same, with no legend entry.
+        let mut c = chart(
+            Scale::Log2,
+            Scale::Linear,
+            vec![series(0, &[(1.0, 2.0)], &[Some((1.0, 3.0))])],
+        );
+        c.error_label = None;
+        let svg = c.svg("n");
+        assert_eq!(error_bars(&svg).len(), 1);
+        assert_eq!(svg.matches(r#"class="legend-label""#).count(), 1);
+    }
+
+    #[test]
+    fn error_bars_on_log_axes_never_make_nan() {
+        let c = chart(
+            Scale::Log2,
+            Scale::Log10,
+            vec![series(
+                0,
+                &[
+                    (1.0, 10.0),
+                    (2.0, 100.0),
+                    (4.0, 0.0),
+                    (8.0, 50.0),
+                    (0.0, 5.0),
+                ],
+                &[
+                    // a low bound off the log axis: down to the bottom, no cap there
+                    Some((-5.0, 20.0)),
+                    // a high bound off the axis: no bar
+                    Some((-1.0, 0.0)),
+                    // the point itself is off the axis (0 on log): no bar
+                    Some((1.0, 5.0)),
+                    Some((f64::NAN, 60.0)),
+                    // x = 0 on a log2 axis: no bar
+                    Some((1.0, 9.0)),
+                ],
+            )],
+        );
+        let svg = c.svg("l");
+        finite_numbers_only(&svg);
+        let bars = error_bars(&svg);
+        assert_eq!(bars.len(), 1, "{svg}");
+        let b = &bars[0];
+        assert_eq!(b.len(), 4, "the line and the top cap only: {b:?}");
+        assert_eq!(b[0].1, TOP + 300.0, "runs to the bottom of the plot");
+        let y = Axis::fit(Scale::Log10, [10.0, 100.0, 50.0, 5.0, 20.0]);
+        assert_eq!((y.lo, y.hi), (1.0, 100.0));
+        assert_eq!(
+            b[1].1,
+            ((TOP + 300.0 * (1.0 - y.frac(20.0))) * 10.0).round() / 10.0
+        );
+        // Whatever the numbers, every scale: finite coordinates only.
+        let odd = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -3.0,
+            1e-300,
+            1e300,
+            7.0,
+        ];
+        for xs in [Scale::Linear, Scale::Log2, Scale::Log10] {
+            for ys in [Scale::Linear, Scale::Log2, Scale::Log10] {
+                let points: Vec<(f64, f64)> = odd
+                    .iter()
+                    .flat_map(|&a| odd.iter().map(move |&b| (a, b)))
+                    .collect();
+                let errors: Vec<Option<(f64, f64)>> = odd
+                    .iter()
+                    .flat_map(|&a| odd.iter().map(move |&b| Some((a, b))))
+                    .collect();
+                let svg = chart(xs, ys, vec![series(0, &points, &errors)]).svg("o");
+                finite_numbers_only(&svg);
+            }
+        }
+    }
+
+    #[test]
+    fn histogram_bars_sit_on_a_log_axis() {
+        let g = Histogram {
+            title: "h".into(),
+            x_title: "latency (µs, log scale)".into(),
+            y_title: "I/Os (% of all)".into(),
+            name: "read".into(),
+            bins: vec![
+                (1.0, 10.0, 40.0),
+                (10.0, 100.0, 60.0),
+                // none of these is drawn, and none makes a NaN
+                (0.0, 1.0, 5.0),
+                (100.0, f64::INFINITY, 5.0),
+                (f64::NAN, 2.0, 5.0),
+                (2.0, 3.0, f64::NAN),
+                (5.0, 4.0, 5.0),
+            ],
+        };
+        let svg = g.svg("h");
+        finite_numbers_only(&svg);
+        let xs: Vec<(f64, f64)> = svg
+            .split(r#"<rect class="bar" x=""#)
+            .skip(1)
+            .map(|r| {
+                let x: f64 = r[..r.find('"').unwrap()].parse().unwrap();
+                let w = r.split(r#"width=""#).nth(1).unwrap();
+                (x, w[..w.find('"').unwrap()].parse().unwrap())
+            })
+            .collect();
+        let plot_w = W - LEFT - RIGHT;
+        // A decade each: equal widths, 10 µs in the middle of the 1–100 µs axis.
+        assert_eq!(xs.len(), 2, "{svg}");
+        assert!((xs[0].0 - LEFT).abs() < 0.06, "{xs:?}");
+        assert!((xs[1].0 - (LEFT + plot_w / 2.0)).abs() < 0.06, "{xs:?}");
+        assert!((xs[0].1 - xs[1].1).abs() < 0.11, "{xs:?}");
+        // Decade ticks.
+        for t in [">1<", ">10<", ">100<"] {
+            assert!(svg.contains(t), "{t}");
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub fn percentile_chart(title: &str, ops: &[(&str, &LatSummary)]) -> LineChart {
                 .collect(),
             look: i + 1,
             bold: false,
+            errors: Vec::new(),
         })
         .collect();
     let max_p = series
@@ -74,6 +75,7 @@ pub fn percentile_chart(title: &str, ops: &[(&str, &LatSummary)]) -> LineChart {
         y_scale: Scale::Log10,
         x_ticks: Some(ticks),
         series,
+        error_label: None,
     }
 }
 
@@ -135,6 +137,7 @@ fn time_chart(r: &RunResult, bw: bool) -> LineChart {
             points,
             look: i + 1,
             bold: false,
+            errors: Vec::new(),
         });
     }
     let clock = if r.target.engine == EngineKind::Sim {
@@ -158,6 +161,7 @@ fn time_chart(r: &RunResult, bw: bool) -> LineChart {
         y_scale: Scale::Linear,
         x_ticks: None,
         series,
+        error_label: None,
     }
 }
 

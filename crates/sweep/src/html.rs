@@ -141,6 +141,7 @@ fn array_charts(page: &mut Page, a: &Analysis, t: &str) {
                     points,
                     look: 0,
                     bold: false,
+                    errors: Vec::new(),
                 });
             }
         }
@@ -165,6 +166,7 @@ fn array_charts(page: &mut Page, a: &Analysis, t: &str) {
                 points,
                 look: i + 1,
                 bold: is_best,
+                errors: Vec::new(),
             });
         }
         if series.iter().all(|s| s.points.is_empty()) {
@@ -178,6 +180,7 @@ fn array_charts(page: &mut Page, a: &Analysis, t: &str) {
             y_scale: Scale::Linear,
             x_ticks: None,
             series,
+            error_label: None,
         });
         if base.is_some() {
             heat_map(page, a, t, w, &stripes);
@@ -369,6 +372,7 @@ fn plain_charts(page: &mut Page, a: &Analysis) {
                     .collect(),
                 look: i,
                 bold: false,
+                errors: Vec::new(),
             })
             .collect();
         if a.qds.len() > 1 {
@@ -380,6 +384,7 @@ fn plain_charts(page: &mut Page, a: &Analysis) {
                 y_scale: Scale::Linear,
                 x_ticks: None,
                 series,
+                error_label: None,
             });
         } else {
             page.chart(&BarChart {
