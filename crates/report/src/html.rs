@@ -8,6 +8,7 @@ use crate::table::{fmt_count, fmt_lat};
 use ssdlab_chart::{Chart, Histogram, LineChart, Page, Scale, Series};
 use ssdlab_stats::{EngineKind, LatSummary, RunResult};
 use ssdlab_workload::{format_size, OpKind};
+use std::collections::BTreeMap;
 
 /// The version of ssdlab that wrote a report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -79,25 +80,22 @@ pub fn percentile_chart(title: &str, ops: &[(&str, &LatSummary)]) -> LineChart {
     }
 }
 
-/// The latency histogram of one op kind: fio's bins merged into 10 buckets per decade, as a
-/// percentage of the I/Os.
+/// The latency histogram of one op kind, as a percentage of the I/Os in 10 ranges per decade:
+/// fio's bins merged when the result has them (a run just made), else rebuilt from the
+/// percentiles the results store keeps ([`percentile_shares`]).
 pub fn histogram_chart(title: &str, name: &str, lat: &LatSummary) -> Histogram {
-    let total: u64 = lat.bins.iter().map(|b| b.1).sum();
-    let mut buckets: std::collections::BTreeMap<i64, u64> = std::collections::BTreeMap::new();
-    for &(ns, n) in &lat.bins {
-        if n == 0 {
-            continue;
-        }
-        let k = ((ns.max(1) as f64).log10() * 10.0).floor() as i64;
-        *buckets.entry(k).or_default() += n;
-    }
-    let bins = buckets
+    let (shares, range, from) = if lat.bins.is_empty() {
+        (percentile_shares(lat), "range", ", from stored percentiles")
+    } else {
+        (bin_shares(lat), "latency range", "")
+    };
+    let bins = shares
         .into_iter()
-        .map(|(k, n)| {
+        .map(|(k, share)| {
             (
                 10f64.powf(k as f64 / 10.0) / 1e3,
                 10f64.powf((k + 1) as f64 / 10.0) / 1e3,
-                100.0 * n as f64 / total.max(1) as f64,
+                share,
             )
         })
         .collect();
@@ -105,9 +103,90 @@ pub fn histogram_chart(title: &str, name: &str, lat: &LatSummary) -> Histogram {
         title: title.to_string(),
         x_title: "total latency (µs, log scale)".into(),
         y_title: "I/Os (% of all)".into(),
-        name: format!("{name}: share of I/Os per latency range (10 per decade)"),
+        name: format!("{name}: share of I/Os per {range} (10 per decade{from})"),
         bins,
     }
+}
+
+/// The range (a tenth of a decade) that `ns` falls in: range `k` covers 10^(k/10) up to
+/// 10^((k+1)/10) ns.
+fn tenth_decade(ns: f64) -> i64 {
+    (ns.max(1.0).log10() * 10.0).floor() as i64
+}
+
+/// fio's bins merged into tenths of a decade: range → % of the I/Os.
+fn bin_shares(lat: &LatSummary) -> BTreeMap<i64, f64> {
+    let total: u64 = lat.bins.iter().map(|b| b.1).sum();
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+    for &(ns, n) in &lat.bins {
+        if n == 0 {
+            continue;
+        }
+        *counts.entry(tenth_decade(ns as f64)).or_default() += n;
+    }
+    counts
+        .into_iter()
+        .map(|(k, n)| (k, 100.0 * n as f64 / total.max(1) as f64))
+        .collect()
+}
+
+/// The latency distribution rebuilt from what a stored result keeps (the results store has no
+/// bins): the minimum, the percentiles (p1 … p99.99) and the maximum are points of the
+/// cumulative distribution, and between two of them the I/Os are taken as spread evenly over
+/// log latency (a step whose two ends are the same latency puts its I/Os in that one range).
+/// Range `k` (a tenth of a decade: 10^(k/10) up to 10^((k+1)/10) ns) → % of the I/Os, summing
+/// to 100; empty without I/Os or percentiles.
+pub fn percentile_shares(lat: &LatSummary) -> BTreeMap<i64, f64> {
+    let mut out: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut ps: Vec<(f64, f64)> = lat
+        .percentiles
+        .iter()
+        .filter(|(p, _)| p.is_finite() && *p > 0.0 && *p < 100.0)
+        .map(|&(p, ns)| (p, ns as f64))
+        .collect();
+    if lat.n == 0 || ps.is_empty() {
+        return out;
+    }
+    ps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let first = ps[0].1;
+    let last = ps[ps.len() - 1].1;
+    // fio's percentiles are the values of its bins, which may lie a little outside min..max
+    let lo = if lat.min > 0 {
+        (lat.min as f64).min(first)
+    } else {
+        first
+    }
+    .max(1.0);
+    let hi = (lat.max as f64).max(last).max(lo);
+    // (latency, % of the I/Os at or below it), latency never falling
+    let mut cdf: Vec<(f64, f64)> = vec![(lo, 0.0)];
+    cdf.extend(ps.iter().map(|&(p, ns)| (ns.clamp(lo, hi), p)));
+    cdf.push((hi, 100.0));
+    for i in 1..cdf.len() {
+        cdf[i].0 = cdf[i].0.max(cdf[i - 1].0);
+    }
+    for w in cdf.windows(2) {
+        let ((a, pa), (b, pb)) = (w[0], w[1]);
+        let share = pb - pa;
+        if share <= 0.0 {
+            continue;
+        }
+        // in tenths of a decade
+        let (la, lb) = (a.log10() * 10.0, b.log10() * 10.0);
+        if lb - la < 1e-9 {
+            *out.entry(tenth_decade(b)).or_default() += share;
+            continue;
+        }
+        let mut k = la.floor() as i64;
+        while (k as f64) < lb {
+            let overlap = lb.min(k as f64 + 1.0) - la.max(k as f64);
+            if overlap > 0.0 {
+                *out.entry(k).or_default() += share * overlap / (lb - la);
+            }
+            k += 1;
+        }
+    }
+    out
 }
 
 fn time_chart(r: &RunResult, bw: bool) -> LineChart {
@@ -426,6 +505,71 @@ mod tests {
         assert!((nines(90.0) - 1.0).abs() < 1e-9);
         assert!((nines(99.9) - 3.0).abs() < 1e-9);
         assert_eq!(pct_label(99.9), "p99.9");
+    }
+
+    fn lat(min: u64, max: u64, pcts: &[(f64, u64)]) -> LatSummary {
+        LatSummary {
+            n: 1000,
+            min,
+            max,
+            percentiles: pcts.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn total(m: &BTreeMap<i64, f64>) -> f64 {
+        m.values().sum()
+    }
+
+    #[test]
+    fn histogram_from_stored_percentiles() {
+        // Half the I/Os from 1 µs to 10 µs, half from 10 µs to 100 µs: 5 % in each tenth of a
+        // decade, over the two decades.
+        let l = lat(1_000, 100_000, &[(50.0, 10_000)]);
+        let m = percentile_shares(&l);
+        assert_eq!(
+            m.keys().copied().collect::<Vec<_>>(),
+            (30..50).collect::<Vec<_>>()
+        );
+        assert!(m.values().all(|v| (v - 5.0).abs() < 1e-9), "{m:?}");
+        // Every latency the same (a deterministic drive): all in one range.
+        let l = lat(2_000, 2_000, &[(1.0, 2_000), (50.0, 2_000), (99.99, 2_000)]);
+        let m = percentile_shares(&l);
+        assert_eq!(m.len(), 1);
+        assert!((m[&tenth_decade(2_000.0)] - 100.0).abs() < 1e-9);
+        // The real list (fio's percentiles), steps that end on the same latency, a minimum of 0
+        // and percentiles a little outside min..max: always 100 % in all, never a negative share.
+        let pcts: Vec<(f64, u64)> = ssdlab_stats::PERCENTILES
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, 3_000 + 400 * (i as u64 / 3)))
+            .collect();
+        for (min, max) in [(3_100, 9_000), (0, 0), (2_000, 1_000_000)] {
+            let m = percentile_shares(&lat(min, max, &pcts));
+            assert!((total(&m) - 100.0).abs() < 1e-9, "{m:?}");
+            assert!(m.values().all(|v| *v > 0.0), "{m:?}");
+        }
+        // Nothing to draw from.
+        assert!(percentile_shares(&lat(1, 2, &[])).is_empty());
+        assert!(percentile_shares(&LatSummary::default()).is_empty());
+        // The chart says where its bars come from, in µs on the log axis.
+        let h = histogram_chart("t", "read", &lat(1_000, 100_000, &[(50.0, 10_000)]));
+        assert_eq!(
+            h.name,
+            "read: share of I/Os per range (10 per decade, from stored percentiles)"
+        );
+        assert_eq!(h.bins.len(), 20);
+        assert!((h.bins[0].0 - 1.0).abs() < 1e-9 && (h.bins[19].1 - 100.0).abs() < 1e-9);
+        // With fio's bins, the bins (as before).
+        let mut l = lat(1_000, 100_000, &[(50.0, 10_000)]);
+        l.bins = vec![(1_500, 3), (1_550, 1), (50_000, 4)];
+        let h = histogram_chart("t", "read", &l);
+        assert_eq!(
+            h.name,
+            "read: share of I/Os per latency range (10 per decade)"
+        );
+        assert_eq!(h.bins.len(), 2);
+        assert_eq!((h.bins[0].2, h.bins[1].2), (50.0, 50.0));
     }
 
     #[test]
