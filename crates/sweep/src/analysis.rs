@@ -6,7 +6,7 @@ use crate::spec::nearest;
 use crate::SweepError;
 use serde::Serialize;
 use ssdlab_report::csv::PointCsvRow;
-use ssdlab_store::{PointStatus, StoredPoint};
+use ssdlab_store::{PointStatus, ResultSummary, StoredPoint};
 use std::collections::HashMap;
 
 /// Repeats of one (target, stripe, workload, QD) averaged.
@@ -31,6 +31,13 @@ pub struct Cell {
     pub mb_s: f64,
     pub lat_mean_ns: f64,
     pub lat_p99_ns: f64,
+    /// Lowest and highest of the repeats for MB/s and the latencies (the report's error bars).
+    pub mb_s_min: f64,
+    pub mb_s_max: f64,
+    pub lat_mean_min_ns: f64,
+    pub lat_mean_max_ns: f64,
+    pub lat_p99_min_ns: f64,
+    pub lat_p99_max_ns: f64,
     /// Mean IOPS of the baseline at the same workload and QD.
     pub baseline_iops: Option<f64>,
     /// `iops / baseline_iops`.
@@ -229,6 +236,17 @@ impl Analysis {
                     |f: &dyn Fn(&StoredPoint) -> f64| g.iter().map(|p| f(p)).sum::<f64>() / n;
                 let r0 = &g[0].record;
                 let iops = || g.iter().map(|p| p.result.as_ref().map_or(0.0, |r| r.iops));
+                // (lowest, highest) of a figure over the repeats
+                let range = |f: &dyn Fn(&ResultSummary) -> f64| {
+                    let v = || g.iter().map(|p| p.result.as_ref().map_or(0.0, f));
+                    (
+                        v().fold(f64::INFINITY, f64::min),
+                        v().fold(f64::NEG_INFINITY, f64::max),
+                    )
+                };
+                let mb_s = range(&|r| r.mb_s);
+                let lat_mean = range(&|r| r.lat_mean_ns);
+                let lat_p99 = range(&|r| r.lat_p99_ns);
                 Cell {
                     target_label: k.0.clone(),
                     drives: r0.drives,
@@ -245,6 +263,12 @@ impl Analysis {
                     mb_s: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.mb_s)),
                     lat_mean_ns: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.lat_mean_ns)),
                     lat_p99_ns: mean(&|p| p.result.as_ref().map_or(0.0, |r| r.lat_p99_ns)),
+                    mb_s_min: mb_s.0,
+                    mb_s_max: mb_s.1,
+                    lat_mean_min_ns: lat_mean.0,
+                    lat_mean_max_ns: lat_mean.1,
+                    lat_p99_min_ns: lat_p99.0,
+                    lat_p99_max_ns: lat_p99.1,
                     baseline_iops: None,
                     ratio: None,
                     gain_pct: None,
