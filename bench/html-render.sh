@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How long the HTML report of the full stripe study takes to make: runs the default study once
 # (144 simulated points, into a scratch directory), then times `ssdlab report DB --html FILE`
-# ROUNDS times (store read, analysis, findings, 8 charts, the page written) and prints each wall
+# ROUNDS times (store read, analysis, findings, 16 charts, the page written) and prints each wall
 # time and the median. Result in docs/PERFORMANCE.md.
 #
 # usage: bench/html-render.sh [ROUNDS]   (default 5)

@@ -793,6 +793,9 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
         }
         text.push('\n');
         if a.html.is_some() {
+            // the runs whose latency histograms the page shows (a few, not every point)
+            let latency =
+                analysis.latency_histograms(&points, |key| store.result(key).ok().flatten());
             ssdlab_sweep::sweep_sections(
                 &mut page,
                 &ssdlab_sweep::SweepHtml {
@@ -801,6 +804,7 @@ pub fn cmd_report(a: ReportArgs) -> Result<u8, Failure> {
                     description: parsed.as_ref().and_then(|p| p.description.as_deref()),
                     mix: recs.as_deref(),
                     targets: &infos,
+                    latency: &latency,
                 },
             );
         }

@@ -1,7 +1,8 @@
-//! Headless Chromium loads each kind of HTML report — the stripe study, the alignment study and
-//! a single run — takes a screenshot of it and reports what it laid out: the number of charts,
-//! the axis titles, and whether any two legend texts of a chart overlap (their boxes as the
-//! browser measured them, through a probing copy of the page; the report itself has no script).
+//! Headless Chromium loads each kind of HTML report — the stripe study (with repeats, so its
+//! charts carry error bars), the alignment study and a single run — takes a screenshot of it and
+//! reports what it laid out: the number of charts, the axis titles, the error bars drawn, and
+//! whether any two legend texts of a chart overlap (their boxes as the browser measured them,
+//! through a probing copy of the page; the report itself has no script).
 //!
 //! Needs Debian's `chromium` (`.ci/run` installs it); without it the test prints
 //! "skipping: <reason>", and fails instead when SSDLAB_REQUIRE_PRIVILEGED_TESTS=1 (as CI sets
@@ -52,7 +53,8 @@ fn browser(bin: &Path, profile: &Path) -> std::process::Command {
 
 /// What the browser measured in the page: charts, axis titles, overlapping legend texts.
 const PROBE: &str = r#"<script>
-const out = {svgs: document.querySelectorAll('svg').length, charts: [], overlaps: []};
+const out = {svgs: document.querySelectorAll('svg').length, charts: [], overlaps: [],
+  errorBars: [...document.querySelectorAll('path.error-bar')].filter(p => p.getBBox().height > 0).length};
 for (const svg of document.querySelectorAll('svg.chart')) {
   const title = svg.querySelector('.chart-title').textContent;
   const axes = [...svg.querySelectorAll('.axis-title')].map(t => t.textContent);
@@ -170,6 +172,9 @@ fn chromium_renders_every_kind_of_report() {
             "1,2,4",
             "--time",
             "100ms",
+            // two repeats, so the charts carry error bars
+            "--repeats",
+            "2",
             "--html",
             "stripe.html",
         ],
@@ -180,16 +185,21 @@ fn chromium_renders_every_kind_of_report() {
         &d.join("stripe.html"),
         &shots.join("stripe-study.png"),
     );
+    // Per workload: throughput, gain heat map, latency vs QD, the best stripe's histogram.
     check(
         &v,
-        8,
+        16,
         &[
             "queue depth (outstanding I/Os, log2 scale)",
             "IOPS (I/Os per second)",
             "throughput (MB/s, 10^6 bytes)",
             "stripe",
+            "total latency (µs, log scale)",
+            "I/Os (% of all)",
         ],
     );
+    // The error bars of the repeats are laid out (drawn with a height).
+    assert!(v["errorBars"].as_u64().unwrap() > 0, "{v}");
 
     ssdlab(
         d,
@@ -209,6 +219,7 @@ fn chromium_renders_every_kind_of_report() {
         &shots.join("alignment-study.png"),
     );
     check(&v, 1, &["throughput (MB/s, 10^6 bytes)"]);
+    assert_eq!(v["errorBars"].as_u64(), Some(0), "one repeat: {v}");
 
     ssdlab(
         d,

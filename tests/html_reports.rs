@@ -59,9 +59,16 @@ fn stripe_study_writes_html_by_default_and_states_findings() {
     assert!(out.contains("stripe 32 KiB"), "{out}");
     assert!(!out.contains("stripe 4 KiB"), "{out}");
     let html = std::fs::read_to_string(dir.path().join(html_name)).unwrap();
-    // Per workload: IOPS/MB/s vs QD and the gain heat map.
-    assert_eq!(html.matches("<svg").count(), 8, "{html}");
+    // Per workload: IOPS/MB/s vs QD, the gain heat map, latency vs QD and the latency histogram
+    // of the best stripe at the highest QD.
+    assert_eq!(html.matches("<svg").count(), 16, "{html}");
     assert!(html.contains("(best"), "best stripe marked");
+    // (a chart's visible title; its <title> repeats it)
+    assert_eq!(html.matches("raid0 latency vs QD</text>").count(), 4);
+    assert_eq!(html.matches(" stripe, best), QD 4</text>").count(), 4);
+    assert!(html.contains("from stored percentiles"));
+    // One repeat per point (the study's default on simulated drives): no error bars.
+    assert!(!html.contains("error-bar"));
     assert!(html.contains("Recommendation for raid0"));
     assert!(html.contains("log2 scale"));
     assert!(!html.contains("<script"));
@@ -243,6 +250,61 @@ fn html_never_names_an_input_and_bad_input_writes_nothing() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// A sweep of 2 repeats: the throughput and latency charts carry error bars (lowest to highest
+/// repeat) and say so in their legends; with 1 repeat there are none.
+#[test]
+fn sweep_report_draws_the_spread_of_repeats() {
+    for repeats in [2, 1] {
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = format!(
+            r#"
+name = "repeats"
+time = "20ms"
+repeats = {repeats}
+qd = [1, 4]
+workloads = ["4k-randread"]
+
+[[target]]
+label = "one"
+sim = "x25e-64g"
+baseline = true
+
+[[target]]
+label = "two"
+sim = "x25e-64g"
+drives = 2
+stripes = ["16k", "64k"]
+"#
+        );
+        std::fs::write(dir.path().join("s.toml"), sweep).unwrap();
+        ok(&ssdlab(
+            dir.path(),
+            &["sweep", "s.toml", "--db", "s.sqlite"],
+        ));
+        ok(&ssdlab(
+            dir.path(),
+            &["report", "s.sqlite", "--html", "r.html"],
+        ));
+        let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+        // Throughput, heat map, latency vs QD, the best stripe's histogram at QD 4.
+        assert_eq!(html.matches("<svg").count(), 4, "{html}");
+        assert!(html.contains("4k-randread: two latency vs QD"), "{html}");
+        assert!(html.contains("total latency (µs, log scale)"), "{html}");
+        assert!(html.contains("stripe, best), QD 4"), "{html}");
+        let bars = html.matches(r#"class="error-bar""#).count();
+        if repeats == 2 {
+            // random offsets differ with each repeat's seed, so the points spread
+            assert!(bars > 0, "{html}");
+            assert!(html.contains("bars: lowest–highest of the 2 repeats"));
+            assert!(html.contains("read (repeat 1 of 2): share of"));
+        } else {
+            assert_eq!(bars, 0, "{html}");
+            assert!(!html.contains("lowest–highest"));
+        }
+        assert!(!html.contains("NaN"));
+    }
+}
+
 /// Every text from user input is escaped in the page and in every SVG.
 #[test]
 fn user_text_is_escaped() {
@@ -280,8 +342,8 @@ stripes = ["16k", "64k"]
     assert!(!html.contains("<svg onload"), "{html}");
     assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2F;script&gt;"));
     assert!(html.contains("&quot;&gt;&lt;svg onload=alert(2)&gt;"));
-    // The line chart and the heat map of the one workload.
-    assert_eq!(html.matches("<svg").count(), 2, "{html}");
+    // The line chart, the heat map, latency vs QD and the latency histogram of the one workload.
+    assert_eq!(html.matches("<svg").count(), 4, "{html}");
     for svg in html.split("<svg").skip(1) {
         let svg = &svg[..svg.find("</svg>").unwrap()];
         assert!(!svg.contains("<script") && !svg.contains("<svg"), "{svg}");

@@ -3,14 +3,19 @@
 //! Per sweep: the findings in words; for array targets per workload IOPS (MB/s for sequential
 //! work) against QD on a log2 axis, one line per stripe plus the baseline, the best stripe bold
 //! and named in the legend, and a heat map of the gain (stripe × QD) with the best stripe of
-//! each QD outlined; the mix recommendation; for alignment pairs grouped bars per drive with the
-//! controller's unaligned-write policy named; otherwise one line per target. Then the tables,
-//! the workload specs, the targets' preset parameters and the sweep file, so a report carries
-//! what it takes to reproduce it.
+//! each QD outlined; mean and p99 latency against QD (both axes logarithmic); the latency
+//! histogram of the best stripe at the highest QD; the mix recommendation; for alignment pairs
+//! grouped bars per drive with the controller's unaligned-write policy named; otherwise one line
+//! per target (throughput and latency) and each target's histogram at the highest QD. Points with
+//! more than one finished repeat carry error bars from the lowest to the highest repeat. Then the
+//! tables, the workload specs, the targets' preset parameters and the sweep file, so a report
+//! carries what it takes to reproduce it.
 
-use crate::analysis::{list_sizes, Analysis, MixRecommendation};
+use crate::analysis::{list_sizes, Analysis, Cell, MixRecommendation};
 use crate::findings::{policy_reason, TargetInfo};
+use crate::latency::PointLatency;
 use ssdlab_chart::{BarChart, BarSeries, HeatMap, LineChart, Page, Scale, Series};
+use ssdlab_report::html::histogram_chart;
 use ssdlab_report::table::{fmt_count, fmt_lat};
 use ssdlab_workload::format_size;
 
@@ -24,6 +29,9 @@ pub struct SweepHtml<'a> {
     pub mix: Option<&'a [MixRecommendation]>,
     /// What is known about the targets (presets).
     pub targets: &'a [TargetInfo],
+    /// The runs whose latency histograms are shown ([`Analysis::latency_histograms`]; empty for
+    /// none).
+    pub latency: &'a [PointLatency],
 }
 
 /// Renders the sweeps into `page`.
@@ -47,7 +55,7 @@ pub fn sweep_sections(page: &mut Page, s: &SweepHtml<'_>) {
         page.list("findings", &findings);
     }
     for t in a.array_targets() {
-        array_charts(page, a, &t);
+        array_charts(page, a, &t, s.latency);
         let recs: Vec<&MixRecommendation> = s
             .mix
             .unwrap_or(&[])
@@ -70,7 +78,7 @@ pub fn sweep_sections(page: &mut Page, s: &SweepHtml<'_>) {
         alignment_charts(page, a, s.targets, &pairs);
     }
     if a.array_targets().is_empty() && pairs.is_empty() {
-        plain_charts(page, a);
+        plain_charts(page, a, s.latency);
     }
     cells_table(page, a);
     page.h3("Workloads");
@@ -100,16 +108,186 @@ pub fn sweep_sections(page: &mut Page, s: &SweepHtml<'_>) {
     page.pre(s.sweep_toml);
 }
 
-/// The unit a workload's chart uses.
-fn metric(a: &Analysis, w: &str) -> (&'static str, fn(&crate::Cell) -> f64) {
+/// A figure of a cell: its mean over the repeats, and the lowest and highest of them.
+type Figure = fn(&Cell) -> (f64, f64, f64);
+
+/// The unit a workload's throughput chart uses.
+fn metric(a: &Analysis, w: &str) -> (&'static str, Figure) {
     if a.is_sequential(w) {
-        ("throughput (MB/s, 10^6 bytes)", |c| c.mb_s)
+        ("throughput (MB/s, 10^6 bytes)", |c| {
+            (c.mb_s, c.mb_s_min, c.mb_s_max)
+        })
     } else {
-        ("IOPS (I/Os per second)", |c| c.iops)
+        ("IOPS (I/Os per second)", |c| {
+            (c.iops, c.iops_min, c.iops_max)
+        })
     }
 }
 
-fn array_charts(page: &mut Page, a: &Analysis, t: &str) {
+/// One line of the charts against QD: a target (at a stripe) with its name and look.
+struct Line {
+    name: String,
+    target: String,
+    stripe: Option<u64>,
+    look: usize,
+    bold: bool,
+}
+
+impl Line {
+    fn cells<'a>(&self, a: &'a Analysis, w: &str) -> Vec<&'a Cell> {
+        a.qds
+            .iter()
+            .filter_map(|&q| a.cell(&self.target, self.stripe, w, q))
+            .collect()
+    }
+
+    /// The series of `figure` (scaled by `div`) against QD, with the spread of the repeats as
+    /// error bars where a point has more than one.
+    fn series(&self, a: &Analysis, w: &str, figure: Figure, div: f64, name: String) -> Series {
+        let cells = self.cells(a, w);
+        Series {
+            name,
+            points: cells
+                .iter()
+                .map(|c| (c.qd as f64, figure(c).0 / div))
+                .collect(),
+            look: self.look,
+            bold: self.bold,
+            errors: cells
+                .iter()
+                .map(|c| {
+                    let (_, lo, hi) = figure(c);
+                    (c.repeats > 1).then_some((lo / div, hi / div))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What the error bars of the charts of `lines` at `w` show (None when no point has repeats).
+fn error_label(a: &Analysis, w: &str, lines: &[Line]) -> Option<String> {
+    let n: Vec<usize> = lines
+        .iter()
+        .flat_map(|l| l.cells(a, w))
+        .map(|c| c.repeats)
+        .filter(|r| *r > 1)
+        .collect();
+    let (lo, hi) = (n.iter().min()?, n.iter().max()?);
+    Some(if lo == hi {
+        format!("bars: lowest–highest of the {hi} repeats")
+    } else {
+        format!("bars: lowest–highest of the repeats ({lo}–{hi})")
+    })
+}
+
+/// The throughput of `lines` against QD.
+fn throughput_chart(a: &Analysis, w: &str, title: String, lines: &[Line]) -> LineChart {
+    let (unit, figure) = metric(a, w);
+    LineChart {
+        title,
+        x_title: "queue depth (outstanding I/Os, log2 scale)".into(),
+        y_title: unit.into(),
+        x_scale: Scale::Log2,
+        y_scale: Scale::Linear,
+        x_ticks: None,
+        series: lines
+            .iter()
+            .map(|l| l.series(a, w, figure, 1.0, l.name.clone()))
+            .collect(),
+        error_label: error_label(a, w, lines),
+    }
+}
+
+/// Mean and p99 latency of `lines` against QD, both axes logarithmic: per line the mean in its
+/// look and the p99 in the same colour with another dash and marker. None with fewer than two
+/// QDs or no latency.
+fn latency_chart(a: &Analysis, w: &str, title: String, lines: &[Line]) -> Option<LineChart> {
+    if a.qds.len() < 2 {
+        return None;
+    }
+    let mean: Figure = |c| (c.lat_mean_ns, c.lat_mean_min_ns, c.lat_mean_max_ns);
+    let p99: Figure = |c| (c.lat_p99_ns, c.lat_p99_min_ns, c.lat_p99_max_ns);
+    // ms when the axis in µs would run past 1000 µs (a tick of 10k µs) and no latency drawn is
+    // under 10 µs (a tick of 0.001 ms), else µs
+    let drawn: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.cells(a, w))
+        .flat_map(|c| [mean(c), p99(c)])
+        .flat_map(|(m, lo, hi)| [m, lo, hi])
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lowest = drawn.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = drawn.iter().copied().fold(0.0, f64::max);
+    let (unit, div) = if highest > 1e6 && lowest >= 1e4 {
+        ("ms", 1e6)
+    } else {
+        ("µs", 1e3)
+    };
+    // the p99 line of look k is look k + a multiple of 7: the same colour, another dash and marker
+    let offset = 7 * lines
+        .iter()
+        .map(|l| l.look + 1)
+        .max()
+        .unwrap_or(1)
+        .div_ceil(7);
+    let mut series = Vec::new();
+    for l in lines {
+        series.push(l.series(a, w, mean, div, format!("{}: mean", l.name)));
+        let mut s = l.series(a, w, p99, div, format!("{}: p99", l.name));
+        s.look += offset;
+        series.push(s);
+    }
+    // p99 is 0 where it is unknown: such lines are left out
+    series.retain(|s| s.points.iter().any(|p| p.1 > 0.0));
+    if series.is_empty() {
+        return None;
+    }
+    Some(LineChart {
+        title,
+        x_title: "queue depth (outstanding I/Os, log2 scale)".into(),
+        y_title: format!("total latency ({unit}, log scale)"),
+        x_scale: Scale::Log2,
+        y_scale: Scale::Log10,
+        x_ticks: None,
+        series,
+        error_label: error_label(a, w, lines),
+    })
+}
+
+/// The latency histograms of the runs of `target` (at `stripe`) at `w` that the report shows.
+fn histograms(
+    page: &mut Page,
+    latency: &[PointLatency],
+    target: &str,
+    stripe: Option<u64>,
+    w: &str,
+    what: &str,
+) {
+    for l in latency
+        .iter()
+        .filter(|l| l.target_label == target && l.stripe == stripe && l.workload == w)
+    {
+        for (op, lat) in &l.ops {
+            let op_name = if l.ops.len() > 1 {
+                format!(" ({})", op.as_str())
+            } else {
+                String::new()
+            };
+            let name = if l.repeats > 1 {
+                format!("{} (repeat {} of {})", op.as_str(), l.repeat + 1, l.repeats)
+            } else {
+                op.as_str().to_string()
+            };
+            page.chart(&histogram_chart(
+                &format!("{w}{op_name}: latency histogram of {what}, QD {}", l.qd),
+                &name,
+                lat,
+            ));
+        }
+    }
+}
+
+fn array_charts(page: &mut Page, a: &Analysis, t: &str, latency: &[PointLatency]) {
     let stripes = a.stripes(t);
     let base = a
         .cells
@@ -123,34 +301,23 @@ fn array_charts(page: &mut Page, a: &Analysis, t: &str) {
             .unwrap_or_default()
     ));
     for w in &a.workloads {
-        let (unit, value) = metric(a, w);
         let best = a
             .best_per_workload
             .iter()
             .find(|b| b.target_label == t && &b.workload == w);
-        let mut series = Vec::new();
+        let mut lines = Vec::new();
         if let Some(b) = &base {
-            let points: Vec<(f64, f64)> = a
-                .qds
-                .iter()
-                .filter_map(|&q| a.cell(b, None, w, q).map(|c| (q as f64, value(c))))
-                .collect();
-            if !points.is_empty() {
-                series.push(Series {
+            if a.qds.iter().any(|&q| a.cell(b, None, w, q).is_some()) {
+                lines.push(Line {
                     name: format!("{b} (one drive)"),
-                    points,
+                    target: b.clone(),
+                    stripe: None,
                     look: 0,
                     bold: false,
-                    errors: Vec::new(),
                 });
             }
         }
         for (i, &st) in stripes.iter().enumerate() {
-            let points: Vec<(f64, f64)> = a
-                .qds
-                .iter()
-                .filter_map(|&q| a.cell(t, Some(st), w, q).map(|c| (q as f64, value(c))))
-                .collect();
             let is_best = best.is_some_and(|b| b.stripe == st);
             let tied = best.is_some_and(|b| b.tied.len() > 1 && b.tied.contains(&st));
             let mut name = format!("{} stripe", format_size(st));
@@ -161,29 +328,33 @@ fn array_charts(page: &mut Page, a: &Analysis, t: &str) {
             } else if tied {
                 name.push_str(" (ties for best)");
             }
-            series.push(Series {
+            lines.push(Line {
                 name,
-                points,
+                target: t.to_string(),
+                stripe: Some(st),
                 look: i + 1,
                 bold: is_best,
-                errors: Vec::new(),
             });
         }
-        if series.iter().all(|s| s.points.is_empty()) {
+        if lines.iter().all(|l| l.cells(a, w).is_empty()) {
             continue;
         }
-        page.chart(&LineChart {
-            title: format!("{w}: {t} vs QD"),
-            x_title: "queue depth (outstanding I/Os, log2 scale)".into(),
-            y_title: unit.into(),
-            x_scale: Scale::Log2,
-            y_scale: Scale::Linear,
-            x_ticks: None,
-            series,
-            error_label: None,
-        });
+        page.chart(&throughput_chart(a, w, format!("{w}: {t} vs QD"), &lines));
         if base.is_some() {
             heat_map(page, a, t, w, &stripes);
+        }
+        if let Some(c) = latency_chart(a, w, format!("{w}: {t} latency vs QD"), &lines) {
+            page.chart(&c);
+        }
+        if let Some(b) = best {
+            histograms(
+                page,
+                latency,
+                t,
+                Some(b.stripe),
+                w,
+                &format!("{t} ({} stripe, best)", format_size(b.stripe)),
+            );
         }
     }
 }
@@ -356,36 +527,23 @@ fn alignment_charts(
     }
 }
 
-fn plain_charts(page: &mut Page, a: &Analysis) {
+fn plain_charts(page: &mut Page, a: &Analysis, latency: &[PointLatency]) {
     let targets = a.target_labels();
+    let lines: Vec<Line> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Line {
+            name: t.clone(),
+            target: t.clone(),
+            stripe: None,
+            look: i,
+            bold: false,
+        })
+        .collect();
     for w in &a.workloads {
-        let (unit, value) = metric(a, w);
-        let series: Vec<Series> = targets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| Series {
-                name: t.clone(),
-                points: a
-                    .qds
-                    .iter()
-                    .filter_map(|&q| a.cell(t, None, w, q).map(|c| (q as f64, value(c))))
-                    .collect(),
-                look: i,
-                bold: false,
-                errors: Vec::new(),
-            })
-            .collect();
+        let (unit, figure) = metric(a, w);
         if a.qds.len() > 1 {
-            page.chart(&LineChart {
-                title: format!("{w} vs QD"),
-                x_title: "queue depth (outstanding I/Os, log2 scale)".into(),
-                y_title: unit.into(),
-                x_scale: Scale::Log2,
-                y_scale: Scale::Linear,
-                x_ticks: None,
-                series,
-                error_label: None,
-            });
+            page.chart(&throughput_chart(a, w, format!("{w} vs QD"), &lines));
         } else {
             page.chart(&BarChart {
                 title: format!("{w} at QD {}", a.qds.first().copied().unwrap_or(0)),
@@ -394,12 +552,18 @@ fn plain_charts(page: &mut Page, a: &Analysis) {
                 categories: targets.iter().map(|t| vec![t.clone()]).collect(),
                 series: vec![BarSeries {
                     name: w.clone(),
-                    values: series
+                    values: lines
                         .iter()
-                        .map(|s| s.points.first().map(|p| p.1))
+                        .map(|l| l.cells(a, w).first().map(|c| figure(c).0))
                         .collect(),
                 }],
             });
+        }
+        if let Some(c) = latency_chart(a, w, format!("{w}: latency vs QD"), &lines) {
+            page.chart(&c);
+        }
+        for t in &targets {
+            histograms(page, latency, t, None, w, t);
         }
     }
 }

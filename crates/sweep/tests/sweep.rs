@@ -721,9 +721,105 @@ fn findings_state_picks_margins_and_payoff() {
             description: None,
             mix: None,
             targets: &[],
+            latency: &[],
         },
     );
-    assert_eq!(page.chart_count(), 8);
+    // Per workload: throughput, the gain heat map and latency against QD (no histograms given).
+    assert_eq!(page.chart_count(), 12);
+}
+
+/// The page of a sweep with repeats: error bars from the lowest to the highest repeat on the
+/// throughput and latency charts, the latency histograms of the best stripes at the highest QD;
+/// with one repeat, no error bars.
+#[test]
+fn html_draws_the_spread_of_repeats_latency_and_histograms() {
+    for repeats in [2, 1] {
+        let text = SIM_STUDY.replace("repeats = 2", &format!("repeats = {repeats}"));
+        let spec = parse(&text).unwrap();
+        let flag = AtomicBool::new(false);
+        let mut store = Store::open_in_memory().unwrap();
+        let s = run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+        let points = store.points(s.sweep_id).unwrap();
+        let a = Analysis::new(&spec.name, &points);
+        let c = a
+            .cell("sim:vertex450-128g x2", Some(65536), "4k-randread", 8)
+            .unwrap();
+        if repeats == 2 {
+            // the fake repeats are 0.5 % below and above the mean
+            assert!((c.iops_min / c.iops - 0.995).abs() < 1e-9);
+            assert!((c.mb_s_max / c.mb_s - 1.005).abs() < 1e-9);
+            assert!(c.lat_mean_min_ns < c.lat_mean_ns && c.lat_mean_ns < c.lat_mean_max_ns);
+            assert!(c.lat_p99_min_ns < c.lat_p99_max_ns);
+        } else {
+            assert_eq!((c.iops_min, c.iops_max), (c.iops, c.iops));
+            assert_eq!(
+                (c.lat_p99_min_ns, c.lat_p99_max_ns),
+                (c.lat_p99_ns, c.lat_p99_ns)
+            );
+        }
+        let latency = a.latency_histograms(&points, |k| store.result(k).ok().flatten());
+        // Per workload the best stripe (64 KiB for random work, 16 KiB for sequential), QD 32,
+        // the first repeat, one op kind.
+        let picked: Vec<(&str, Option<u64>, u32, u32)> = latency
+            .iter()
+            .map(|l| (l.workload.as_str(), l.stripe, l.qd, l.repeat))
+            .collect();
+        assert_eq!(
+            picked,
+            [
+                ("4k-randread", Some(65536), 32, 0),
+                ("4k-randwrite", Some(65536), 32, 0),
+                ("128k-seqread", Some(16384), 32, 0),
+                ("128k-seqwrite", Some(16384), 32, 0)
+            ]
+        );
+        assert!(latency
+            .iter()
+            .all(|l| l.ops.len() == 1 && l.repeats == repeats));
+        let mut page = ssdlab_chart::Page::new("t");
+        ssdlab_sweep::sweep_sections(
+            &mut page,
+            &ssdlab_sweep::SweepHtml {
+                analysis: &a,
+                sweep_toml: &text,
+                description: None,
+                mix: None,
+                targets: &[],
+                latency: &latency,
+            },
+        );
+        // Per workload: throughput, heat map, latency, histogram.
+        assert_eq!(page.chart_count(), 16, "{repeats} repeats");
+        let html = page.finish();
+        let bars = html.matches(r#"class="error-bar""#).count();
+        if repeats == 2 {
+            // Every point has a spread: 6 lines × 6 QDs on the throughput chart, twice that
+            // (mean and p99) on the latency chart, for each of the 4 workloads.
+            assert_eq!(bars, 4 * (36 + 72));
+            assert_eq!(
+                html.matches("bars: lowest–highest of the 2 repeats")
+                    .count(),
+                8
+            );
+            assert!(html.contains("read (repeat 1 of 2): share of"));
+        } else {
+            assert_eq!(bars, 0);
+            assert!(!html.contains("lowest–highest"));
+            assert!(!html.contains("repeat 1 of"));
+        }
+        for t in [
+            "4k-randread: sim:vertex450-128g x2 latency vs QD",
+            "total latency (µs, log scale)",
+            "64 KiB stripe (best): mean",
+            "64 KiB stripe (best): p99",
+            "sim:vertex450-128g (one drive): p99",
+            "4k-randread: latency histogram of sim:vertex450-128g x2 (64 KiB stripe, best), QD 32",
+            "from stored percentiles",
+        ] {
+            assert!(html.contains(t), "{t}");
+        }
+        assert!(!html.contains("NaN") && !html.contains("inf\""));
+    }
 }
 
 #[test]
