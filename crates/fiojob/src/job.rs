@@ -296,7 +296,7 @@ pub struct Settings {
     pub log_offset: bool,
     pub per_job_logs: bool,
     /// The options applied, in order (the job's globals' first): how each was written and
-    /// where, so that messages about a setting name it as the job file does ([`JobNaming`]).
+    /// where, so that messages about a setting name it as the job file does ([`crate::JobNaming`]).
     pub written: Vec<Written>,
 }
 
