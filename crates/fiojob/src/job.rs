@@ -1684,6 +1684,15 @@ pub struct Issue {
 impl std::fmt::Display for Issue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.loc {
+            // A line no option name could be (`root:$6$…` from `include /etc/shadow`): the file
+            // is not a job file, and what it holds is not repeated on the terminal.
+            Some(l) if self.why == UNKNOWN_OPTION && !looks_like_a_key(&self.key) => {
+                write!(
+                    f,
+                    "{l}: not an fio option, section or comment (the line is not shown: the \
+                     file does not read as a job file)"
+                )
+            }
             Some(l) => {
                 write!(
                     f,
@@ -1702,6 +1711,15 @@ impl std::fmt::Display for Issue {
             None => write!(f, "{}", short(&self.why, 200)),
         }
     }
+}
+
+/// Whether `key` could be the name of an option (letters, digits, `_`, `-`, `.`), right or
+/// mistyped.
+fn looks_like_a_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// [`short`], for the messages of other modules.
@@ -2230,6 +2248,18 @@ mod tests {
             err.to_string(),
             "bogus0 (j.fio line 2): unknown option; and 2999 more"
         );
+        // A line no option could be (a password file included by mistake) is not repeated.
+        let err =
+            jobs("[a]\nroot:$6$salt$hash:19000:0:99999:7:::\nbin:*:19000::::::\n").unwrap_err();
+        let e = err.to_string();
+        assert!(!e.contains("$6$") && !e.contains("root"), "{e}");
+        assert!(
+            e.contains("j.fio line 2") && e.contains("not an fio option"),
+            "{e}"
+        );
+        // a mistyped option is still named, with its suggestion
+        let e = jobs("[a]\nio-depth=4\n").unwrap_err().to_string();
+        assert!(e.contains("io-depth") && e.contains("did you mean"), "{e}");
     }
 
     #[test]
