@@ -3,8 +3,8 @@
 //! `calibrate --target`, to the real engine that measures the characterisation suite.
 
 use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
-use crate::cmd_run::{load_drive, preset_file};
 use crate::output::{self, check_writable_path};
+use crate::presets::{load_drive, preset_file};
 use crate::signals;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -152,7 +152,7 @@ fn read_data(paths: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
 /// A results store's single runs as a data set of measured figures; the runs that are not a
 /// measurement of one drive are named on stderr with the reason.
 fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
-    let fail = crate::cmd_sweep::store_failure;
+    let fail = crate::exit::store_failure;
     let st = Store::open_existing(p, true).map_err(fail)?;
     let mut runs = Vec::new();
     for row in st.runs().map_err(fail)? {
@@ -404,7 +404,7 @@ impl RealMeasure<'_> {
     }
 
     fn keep(&mut self, r: &ssdlab_stats::RunResult) -> Result<(), String> {
-        crate::cmd_run::keep(
+        crate::results::keep(
             &mut self.store,
             self.store_path.as_deref(),
             Some(&self.label),
@@ -530,11 +530,11 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
     // --store: an existing file must be a writable ssdlab store (checked before anything is
     // measured); a missing one is created with the first measured point
     if let Some(path) = &a.store {
-        crate::cmd_run::check_store_path(path)?;
+        crate::results::check_store_path(path)?;
         if path.exists() {
             Store::open(path)
                 .and_then(|st| st.require_writable("the measurements must be stored"))
-                .map_err(crate::cmd_sweep::store_failure)?;
+                .map_err(crate::exit::store_failure)?;
         }
         outputs.push(Named {
             role: "--store",

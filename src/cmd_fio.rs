@@ -11,8 +11,9 @@
 //! a wave together), and the report is printed in fio's normal text, JSON or JSON+.
 
 use crate::cli::{positive_size_arg, positive_u32, size_arg, Failure, EXIT_BAD_INPUT};
-use crate::cmd_run::{engine_failure, exit_code_for, preset_file, sim_target};
+use crate::exit::{engine_failure, exit_code_for};
 use crate::output::{self, check_writable_path, Dest};
+use crate::presets::{preset_file, sim_target};
 use crate::{signals, status};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -747,7 +748,7 @@ fn plan_units(
 /// A job's error in fio's words: its options as written and where (`bs=3 (job.fio line 4)`),
 /// with the exit code of the error's class.
 fn job_failure(e: ssdlab_engine::EngineError, j: &Job) -> Failure {
-    crate::cmd_run::engine_failure_in(
+    crate::exit::engine_failure_in(
         e,
         &ssdlab_fiojob::JobNaming::new(&j.settings),
         &format!("job {}: ", j.name),
@@ -1505,7 +1506,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         global_options: &js.global_options,
     };
     for n in entries.iter().flat_map(|(r, _)| &r.notes) {
-        crate::cmd_run::note_once(n);
+        crate::output::note_once(n);
     }
     // The one exporter of each format, as `ssdlab run` uses them.
     let bytes = exporter(format, TableStyle::Ascii)

@@ -11,14 +11,17 @@ use crate::cli::{
     positive_size_arg, positive_u32, size_arg, Failure, OutputArgs, WorkloadArgs, EXIT_BAD_INPUT,
     EXIT_FAILED,
 };
-use crate::output::{self, check_writable_path, Dest};
+use crate::exit::{engine_failure, exit_code_for};
+use crate::output::{self, check_writable_path, note_once, Dest};
+use crate::presets::{preset_file, sim_target, DEFAULT_STRIPE};
+use crate::results::{check_store_path, keep};
 use crate::signals;
 use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
-    EngineChoice, EngineError, ErrorClass, Member, RealOptions, RealTarget, SimJob, SimOptions,
-    SimSession, SimTarget,
+    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimJob, SimOptions, SimSession,
+    SimTarget,
 };
 use ssdlab_report::export::LogExporter;
 use ssdlab_report::html::HtmlExporter;
@@ -29,9 +32,6 @@ use ssdlab_stats::{LogConfig, RunResult};
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::parse_size;
 use std::path::{Path, PathBuf};
-
-/// mdadm's default chunk, used for arrays given without --stripe.
-const DEFAULT_STRIPE: u64 = 512 << 10;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -377,36 +377,6 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// A preset given as a path to a TOML file (as opposed to a built-in name): it ends in `.toml`
-/// or contains a `/`.
-pub fn preset_file(name: &str) -> Option<&Path> {
-    (name.ends_with(".toml") || name.contains('/')).then_some(Path::new(name))
-}
-
-/// Largest preset file read (real ones are a few KiB).
-const MAX_PRESET_FILE: u64 = 1 << 20;
-
-/// Loads a preset by name, or a preset TOML file when the argument is a path to one. The file
-/// must be a regular file of reasonable size (a FIFO or a device is never opened).
-pub fn load_drive(name: &str) -> Result<ssdlab_ssdsim::DriveConfig> {
-    match preset_file(name) {
-        Some(p) => {
-            let m = std::fs::metadata(p).map_err(|e| anyhow!("preset file {name}: {e}"))?;
-            if !m.is_file() {
-                bail!("preset file {name}: not a regular file");
-            }
-            if m.len() > MAX_PRESET_FILE {
-                bail!(
-                    "preset file {name}: {} bytes; a preset file is at most {MAX_PRESET_FILE}",
-                    m.len()
-                );
-            }
-            ssdlab_ssdsim::load_config_file(p).map_err(|e| anyhow!("{e}"))
-        }
-        None => ssdlab_ssdsim::load_preset(name).map_err(|e| anyhow!("{e}")),
-    }
-}
-
 /// The simulated target of `run --sim NAME` (drives, stripe, state, adapter and overrides from
 /// the arguments), after checking that no output names its preset file.
 fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimTarget, Failure> {
@@ -486,86 +456,6 @@ fn save_sim_state(path: &Path, session: &SimSession) -> Result<(), Failure> {
         std::io::Write::flush(&mut w).map_err(fail)?;
     }
     f.commit().map_err(fail)
-}
-
-/// Prints a note on stderr once per process (sweeps build the same target for many points).
-pub(crate) fn note_once(msg: &str) {
-    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if !seen.iter().any(|s| s == msg) {
-        eprintln!("ssdlab: note: {msg}");
-        seen.push(msg.to_string());
-    }
-}
-
-/// A simulated target with its overrides applied together and validated.
-pub fn sim_target(
-    name: &str,
-    sets: &[(String, String)],
-    drives: u32,
-    stripe: Option<u64>,
-    state: &str,
-    adapter: &ssdlab_ssdsim::AdapterChoice,
-) -> Result<SimTarget> {
-    let mut drive = load_drive(name)?;
-    let what = sets
-        .iter()
-        .map(|(k, v)| format!("--set {k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let notes = drive.set_all(sets).map_err(|e| anyhow!("{what}: {e}"))?;
-    for n in notes {
-        note_once(&format!("{name}: {n}"));
-    }
-    drive.validate()?;
-    let state: ssdlab_ssdsim::Precondition = state.parse().map_err(|e| anyhow!("--state: {e}"))?;
-    let adapter = adapter.resolve(&drive, drives as usize);
-    Ok(SimTarget {
-        name: name.to_string(),
-        drive,
-        drives: drives as usize,
-        stripe: if drives > 1 {
-            Some(stripe.unwrap_or(DEFAULT_STRIPE))
-        } else {
-            None
-        },
-        adapter,
-        state,
-    })
-}
-
-/// The exit code and message of an engine error.
-pub fn engine_failure(e: EngineError) -> Failure {
-    Failure::new(engine_exit_code(&e), e)
-}
-
-/// [`engine_failure`] for a workload another front end built: its settings named the way `n`
-/// does (an fio job's options, a sweep file's keys), after `context` (`job j: `).
-pub fn engine_failure_in(
-    e: EngineError,
-    n: &dyn ssdlab_workload::Naming,
-    context: &str,
-) -> Failure {
-    Failure::new(engine_exit_code(&e), anyhow!("{context}{}", e.render(n)))
-}
-
-fn engine_exit_code(e: &EngineError) -> u8 {
-    match e.class() {
-        ErrorClass::BadInput => EXIT_BAD_INPUT,
-        ErrorClass::Failed => EXIT_FAILED,
-        ErrorClass::Interrupted => signals::exit_code(),
-    }
-}
-
-/// The exit code of a finished run.
-pub fn exit_code_for(r: &RunResult) -> u8 {
-    if r.interrupted {
-        signals::exit_code()
-    } else if !r.errors.is_empty() {
-        EXIT_FAILED
-    } else {
-        0
-    }
 }
 
 fn log_flag(kind: LogKind) -> &'static str {
@@ -675,41 +565,6 @@ pub fn emit(
         if files.len() == 1 { "" } else { "s" },
         files[0].0.display()
     ));
-    Ok(())
-}
-
-/// Checks the path of `--store` before anything runs: a missing file must be creatable, an
-/// existing one a regular file (whether it is an ssdlab store is checked when it is opened).
-pub fn check_store_path(path: &Path) -> Result<(), Failure> {
-    if !path.exists() {
-        check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
-    } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Err(anyhow!(
-            "--store {}: exists and is not a regular file",
-            path.display()
-        )
-        .into());
-    }
-    Ok(())
-}
-
-/// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).
-pub(crate) fn keep(
-    store: &mut Option<ssdlab_store::Store>,
-    path: Option<&Path>,
-    label: Option<&str>,
-    r: &RunResult,
-) -> Result<(), Failure> {
-    let Some(path) = path else { return Ok(()) };
-    if store.is_none() {
-        *store = Some(ssdlab_store::Store::open(path).map_err(|e| Failure::new(EXIT_FAILED, e))?);
-    }
-    let Some(st) = store else { return Ok(()) };
-    let label = label
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("{} {}", r.target.name, r.spec.summary()));
-    st.insert_run(&label, r)
-        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
     Ok(())
 }
 
@@ -858,9 +713,9 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     // the run; a missing one is created only once there is a result to keep.
     let mut store = match &a.store {
         Some(p) if p.exists() => {
-            let st = ssdlab_store::Store::open(p).map_err(crate::cmd_sweep::store_failure)?;
+            let st = ssdlab_store::Store::open(p).map_err(crate::exit::store_failure)?;
             st.require_writable("the run must be stored")
-                .map_err(crate::cmd_sweep::store_failure)?;
+                .map_err(crate::exit::store_failure)?;
             Some(st)
         }
         _ => None,
@@ -1222,10 +1077,9 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
             if !path.exists() {
                 check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
             } else {
-                let st =
-                    ssdlab_store::Store::open(path).map_err(crate::cmd_sweep::store_failure)?;
+                let st = ssdlab_store::Store::open(path).map_err(crate::exit::store_failure)?;
                 st.require_writable("the run must be stored")
-                    .map_err(crate::cmd_sweep::store_failure)?;
+                    .map_err(crate::exit::store_failure)?;
             }
             outputs.push(Named {
                 role: "--store",

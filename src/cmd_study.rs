@@ -6,9 +6,9 @@
 //! pass-through (`ssdlab_engine::run_aging`) and prints its tables and findings (or JSON).
 
 use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
-use crate::cmd_run::preset_file;
 use crate::cmd_sweep::{check_failure, check_sweep, point_runner, run_spec, ReportArgs};
 use crate::output::check_writable_path;
+use crate::presets::preset_file;
 use crate::signals;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -457,7 +457,7 @@ pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                let drive = crate::cmd_run::sim_target(
+                let drive = crate::presets::sim_target(
                     preset,
                     &sets,
                     1,
@@ -569,7 +569,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
                 .into())
             }
             Some(_) => {
-                crate::cmd_run::load_drive(p).map_err(|e| anyhow!("--preset {p}: {e}"))?;
+                crate::presets::load_drive(p).map_err(|e| anyhow!("--preset {p}: {e}"))?;
             }
             None => {
                 ssdlab_ssdsim::load_preset(p).map_err(|e| anyhow!("--preset: {e}"))?;

@@ -2,7 +2,7 @@
 //! both configurations at once) and the report (`ssdlab_report::trim`).
 
 use crate::cli::{auto_table_style, Failure};
-use crate::cmd_run::engine_failure;
+use crate::exit::engine_failure;
 use crate::signals;
 use anyhow::{anyhow, Result};
 use ssdlab_engine::{run_aging, AgingOptions, SimOptions, SimTarget};

@@ -7,8 +7,9 @@
 //! chosen from the memory estimate. Only then does anything get written.
 
 use crate::cli::{positive_size_arg, positive_usize, Failure, EXIT_BAD_INPUT, EXIT_FAILED};
-use crate::cmd_run::{preset_file, sim_target};
+use crate::exit::store_failure;
 use crate::output::{self, check_writable_path, Dest, StdoutStream};
+use crate::presets::{preset_file, sim_target};
 use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
@@ -99,7 +100,7 @@ pub fn point_runner(allow_destroy: bool, max_memory: Option<u64>) -> PointRunner
             max_memory,
             stop: signals::stop_flag(),
             note: output::note,
-            note_once: crate::cmd_run::note_once,
+            note_once: crate::output::note_once,
         },
         Box::new(|p: &Point| point_sim_target(p).map_err(|e| format!("{e:#}"))),
     )
@@ -559,17 +560,6 @@ fn dry_run(spec: &SweepSpec, db: &Path) -> Result<u8, Failure> {
     .map_err(write_err)?;
     out.finish().map_err(write_err)?;
     Ok(0)
-}
-
-/// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
-/// writing results, so it is not bad input.
-pub fn store_failure(e: ssdlab_store::StoreError) -> Failure {
-    let code = if e.is_io_failure() {
-        EXIT_FAILED
-    } else {
-        EXIT_BAD_INPUT
-    };
-    Failure::new(code, e)
 }
 
 /// Runs a checked sweep into the store at `db` (or lists its points with `dry_run`).

@@ -184,3 +184,13 @@ pub fn write_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Prints a note on stderr once per process (sweeps build the same target for many points).
+pub fn note_once(msg: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|s| s == msg) {
+        eprintln!("ssdlab: note: {msg}");
+        seen.push(msg.to_string());
+    }
+}

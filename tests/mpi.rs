@@ -163,7 +163,7 @@ fn simulated_ranks_merge_histograms_exactly() {
     // the job's percentiles are those of the ranks' histograms merged.
     let mut merged = ssdlab_stats::Recorder::default();
     let mut runtime = 0;
-    let target = ssdlab::cmd_run::sim_target(
+    let target = ssdlab::presets::sim_target(
         "vertex450-128g",
         &[],
         1,
