@@ -50,6 +50,26 @@ pub struct Cell {
     pub device: Option<crate::device::DeviceSummary>,
 }
 
+impl Cell {
+    /// The first finished repeat (lowest repeat number) of this cell among `points`.
+    pub(crate) fn first_repeat<'a>(
+        &self,
+        points: impl IntoIterator<Item = &'a StoredPoint>,
+    ) -> Option<&'a StoredPoint> {
+        points
+            .into_iter()
+            .filter(|p| p.status == PointStatus::Done)
+            .filter(|p| {
+                let r = &p.record;
+                r.target_label == self.target_label
+                    && r.stripe == self.stripe
+                    && r.workload_name == self.workload
+                    && r.qd == self.qd
+            })
+            .min_by_key(|p| p.record.repeat)
+    }
+}
+
 /// The best stripe of an array target for one workload (over all QDs, or at one QD).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BestStripe {

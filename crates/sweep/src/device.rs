@@ -9,7 +9,7 @@ use crate::analysis::{Analysis, Cell};
 use serde::Serialize;
 use ssdlab_report::limits::{busiest, limit_phrase, Busiest};
 use ssdlab_stats::RunResult;
-use ssdlab_store::{PointStatus, StoredPoint};
+use ssdlab_store::StoredPoint;
 use ssdlab_workload::format_size;
 
 /// One simulated drive's counters over a point's measurement window (the few that explain a
@@ -286,17 +286,7 @@ impl Analysis {
             if !c.simulated {
                 continue;
             }
-            let first = points
-                .iter()
-                .filter(|p| p.status == PointStatus::Done)
-                .filter(|p| {
-                    let r = &p.record;
-                    r.target_label == c.target_label
-                        && r.stripe == c.stripe
-                        && r.workload_name == c.workload
-                        && r.qd == c.qd
-                })
-                .min_by_key(|p| p.record.repeat);
+            let first = c.first_repeat(points);
             c.device = first
                 .and_then(|p| load(&p.record.key))
                 .and_then(|r| DeviceSummary::of(&r));

@@ -6,7 +6,7 @@
 
 use crate::analysis::{Analysis, Cell};
 use ssdlab_stats::{LatSummary, RunResult};
-use ssdlab_store::{PointStatus, StoredPoint};
+use ssdlab_store::StoredPoint;
 use ssdlab_workload::OpKind;
 
 /// The latency of one stored run, for a histogram in the report.
@@ -71,17 +71,7 @@ impl Analysis {
         self.histogram_cells()
             .into_iter()
             .filter_map(|c| {
-                let first = points
-                    .iter()
-                    .filter(|p| p.status == PointStatus::Done && p.result.is_some())
-                    .filter(|p| {
-                        let r = &p.record;
-                        r.target_label == c.target_label
-                            && r.stripe == c.stripe
-                            && r.workload_name == c.workload
-                            && r.qd == c.qd
-                    })
-                    .min_by_key(|p| p.record.repeat)?;
+                let first = c.first_repeat(points.iter().filter(|p| p.result.is_some()))?;
                 let r = load(&first.record.key)?;
                 let ops: Vec<(OpKind, LatSummary)> = OpKind::ALL
                     .into_iter()
