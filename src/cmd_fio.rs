@@ -935,12 +935,7 @@ fn write_logs(
             ));
         }
     }
-    output::note(&format!(
-        "wrote {} log file{} ({} …)",
-        out.len(),
-        if out.len() == 1 { "" } else { "s" },
-        out[0].0.display()
-    ));
+    output::note_logs_written(out.len(), &out[0].0);
     Ok(())
 }
 

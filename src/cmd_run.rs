@@ -559,12 +559,7 @@ pub fn emit(
         .collect::<Result<Vec<_>, Failure>>()?;
     output::write_files(&files)
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
-    output::note(&format!(
-        "wrote {} log file{} ({} …)",
-        files.len(),
-        if files.len() == 1 { "" } else { "s" },
-        files[0].0.display()
-    ));
+    output::note_logs_written(files.len(), &files[0].0);
     Ok(())
 }
 

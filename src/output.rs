@@ -194,3 +194,12 @@ pub fn note_once(msg: &str) {
         seen.push(msg.to_string());
     }
 }
+
+/// Says on stderr that `n` log files were written, naming the first.
+pub fn note_logs_written(n: usize, first: &Path) {
+    note(&format!(
+        "wrote {n} log file{} ({} …)",
+        if n == 1 { "" } else { "s" },
+        first.display()
+    ));
+}
