@@ -199,23 +199,22 @@ impl<M: MemberIo> StripeAdapter<M> {
         }
     }
 
-    /// A piece of `slot`'s request on `member` completed with `res` at `t`.
+    /// A piece of `slot`'s request on `member` completed with `res` at `t` (timed members only:
+    /// null members complete whole requests in `reap`).
     #[inline]
     fn complete_piece(&mut self, slot: u32, member: u32, res: i32, t: u64, out: &mut Vec<Cqe>) {
         let slot = slot as usize;
         let m = &mut self.members[member as usize];
         let p = &mut self.parents[slot];
-        if M::TIMED {
-            let service = t.saturating_sub(p.t_submit);
-            if p.kind_read {
-                m.stats.read_ticks_ns += service;
-            } else {
-                m.stats.write_ticks_ns += service;
-            }
-            m.inflight -= 1;
-            if m.inflight == 0 {
-                m.stats.busy_ns += t.saturating_sub(m.busy_since);
-            }
+        let service = t.saturating_sub(p.t_submit);
+        if p.kind_read {
+            m.stats.read_ticks_ns += service;
+        } else {
+            m.stats.write_ticks_ns += service;
+        }
+        m.inflight -= 1;
+        if m.inflight == 0 {
+            m.stats.busy_ns += t.saturating_sub(m.busy_since);
         }
         if res < 0 {
             if p.res >= 0 {
@@ -311,12 +310,10 @@ impl<M: MemberIo> Backend for StripeAdapter<M> {
                 return Ok(());
             }
             let m = &mut self.members[piece.member];
-            if M::TIMED {
-                if m.inflight == 0 {
-                    m.busy_since = now;
-                }
-                m.inflight += 1;
+            if m.inflight == 0 {
+                m.busy_since = now;
             }
+            m.inflight += 1;
             if read {
                 m.stats.read_ios += 1;
                 m.stats.read_bytes += piece.len;
