@@ -767,6 +767,8 @@ fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     v.seq_back = 0;
     v.jobs = 1;
     v.ramp_ns = 0;
+    // fio's verify loop checks no minimum rate
+    v.min_rate = None;
     v.stop = ssdlab_workload::StopCondition {
         bytes: v.span,
         ..Default::default()
@@ -1502,6 +1504,12 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     };
     for n in entries.iter().flat_map(|(r, _)| &r.notes) {
         crate::output::note_once(n);
+    }
+    // fio names a failed job's error on stderr (`m: rate_iops_min=100 not met, got 49 IOPS`).
+    for (r, fio) in &entries {
+        if let Some(e) = r.errors.first() {
+            eprintln!("{}: {} (error {})", fio.name, e.error, e.errno);
+        }
     }
     // The one exporter of each format, as `ssdlab run` uses them.
     let bytes = exporter(format, TableStyle::Ascii)

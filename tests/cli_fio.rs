@@ -245,13 +245,13 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "u.fio",
-        "[global]\nfilename=never-made\nsize=1m\nrate_min=1m\n[a]\nrw=randread\nthinkcycles=500\nnumjobs=2\n",
+        "[global]\nfilename=never-made\nsize=1m\nexec_prerun=ls\n[a]\nrw=randread\nthinkcycles=500\nnumjobs=2\n",
     );
     let err = refused(
         d.path(),
         &["fio", f.to_str().unwrap()],
         &[
-            "rate_min",
+            "exec_prerun",
             "u.fio line 4",
             "thinkcycles",
             "u.fio line 7",
@@ -1342,6 +1342,128 @@ fn thinktime_drains_and_waits_as_fio() {
             "--rate_iops=100",
         ],
         &["thinktime with rate"],
+    );
+}
+
+/// fio's thinktime_iotime: the job thinks once the I/O time and the think since the last think
+/// began have passed (fio's handle_thinktime), counting no blocks unless thinktime_blocks is
+/// given. On the simulated clock, 2 s with a 100 ms think after 400 ms of I/O stall three times
+/// (at 0.5, 1.0 and 1.5 s — the first cycle's I/O lasts iotime + thinktime, as in fio), so the
+/// job does 1.7/2 of the plain job's reads, at any depth.
+#[test]
+fn thinktime_iotime_thinks_after_a_span_of_io() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--sim",
+            "x25e-64g",
+            "--name=t",
+            "--size=16m",
+            "--rw=randread",
+            "--runtime=2",
+            "--time_based",
+        ];
+        args.extend_from_slice(extra);
+        let v = fio_json(d.path(), &args);
+        ios(&jobs(&v)[0], "read") as f64
+    };
+    for depth in [
+        &["--iodepth=1"][..],
+        &["--ioengine=io_uring", "--iodepth=4"],
+    ] {
+        let plain = run(depth);
+        let thinking = run(&[depth, &["--thinktime=100ms", "--thinktime_iotime=400ms"]].concat());
+        let share = thinking / plain;
+        assert!(
+            (share - 0.85).abs() < 0.01,
+            "{depth:?}: {thinking} of {plain} reads ({share:.3}), want 0.85"
+        );
+    }
+    // With thinktime_blocks too, whichever comes first: every 1000 reads here.
+    let plain = run(&[]);
+    let both = run(&[
+        "--thinktime=100ms",
+        "--thinktime_iotime=400ms",
+        "--thinktime_blocks=1000",
+    ]);
+    assert!(both < plain * 0.5, "{both} of {plain}");
+}
+
+/// fio's rate_min / rate_iops_min: after a 2 s settle, a direction below its minimum over a
+/// rate_cycle ends the job with EIO (fio: `rate_iops_min=100 not met, got 49 IOPS`, exit 1),
+/// after 3 s of a job that does 49 reads a second.
+#[test]
+fn rate_min_ends_a_job_below_it() {
+    let d = tempfile::tempdir().unwrap();
+    let args = |min: &str| {
+        vec![
+            "fio".to_string(),
+            "--sim".into(),
+            "x25e-64g".into(),
+            "--name=m".into(),
+            "--size=16m".into(),
+            "--rw=randread".into(),
+            "--thinktime=20ms".into(),
+            "--runtime=5".into(),
+            "--time_based".into(),
+            min.to_string(),
+            "--output-format=json".into(),
+        ]
+    };
+    let out = ssdlab(d.path())
+        .args(args("--rate_iops_min=100"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("m: rate_iops_min=100 not met, got 49 IOPS"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &jobs(&v)[0];
+    assert_eq!(j["error"], 5);
+    let n = ios(j, "read");
+    assert!((145..=152).contains(&n), "{n} reads: 3 s at 49/s");
+    // Bytes per second: 49 reads of 4 KiB a second meet 100 KiB/s but not 300 KiB/s.
+    let v = fio_json(
+        d.path(),
+        &args("--rate_min=100k")[1..10]
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(jobs(&v)[0]["error"], 0);
+    assert!(ios(&jobs(&v)[0], "read") > 240);
+    let out = ssdlab(d.path())
+        .args(args("--rate_min=300k"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rate_min=307200B/s not met"));
+    // A longer rate_cycle checks later: 2 s settle, then 3 s cycle → the 5 s job ends first.
+    let v = fio_json(
+        d.path(),
+        &args("--rate_iops_min=100")[1..10]
+            .iter()
+            .map(String::as_str)
+            .chain(["--rate_cycle=3500"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(jobs(&v)[0]["error"], 0);
+    // A minimum above the job's own cap is refused as fio refuses it.
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--sim",
+            "x25e-64g",
+            "--name=m",
+            "--size=16m",
+            "--rate_iops=100",
+            "--rate_iops_min=200",
+        ],
+        &["minimum rate", "exceeds its rate"],
     );
 }
 

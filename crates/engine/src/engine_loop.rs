@@ -62,6 +62,8 @@ pub struct Control<'a> {
     pub steady: Option<ssdlab_workload::SteadyCriterion>,
     /// What the steady-state check found, left here by the loop (one loop per unit).
     pub steady_out: std::sync::Mutex<Option<ssdlab_stats::FioSteadyState>>,
+    /// fio's `rate_min`/`rate_iops_min`: the unit fails when a direction falls below them.
+    pub min_rate: Option<ssdlab_workload::MinRate>,
 }
 
 /// What to do when a source starts a new pass over its region ([`Control::on_pass`]).
@@ -90,7 +92,14 @@ impl<'a> Control<'a> {
             bytes_left: AtomicU64::new(u64::MAX),
             steady: None,
             steady_out: std::sync::Mutex::new(None),
+            min_rate: None,
         }
+    }
+
+    /// The same control, failing when a direction falls below fio's minimum rates.
+    pub fn with_min_rate(mut self, min_rate: Option<ssdlab_workload::MinRate>) -> Self {
+        self.min_rate = min_rate;
+        self
     }
 
     /// The same control, ending when fio's steady-state criterion is met.
@@ -330,6 +339,52 @@ impl SteadyRun {
     }
 }
 
+/// fio's `check_min_rate` after completions reaped at `at`, for every measuring unit with
+/// minimum rates: a direction below its minimum fails the unit (fio's EIO, whatever
+/// `continue_on_error` says) and stops it.
+fn check_min_rates(
+    units: &[Unit<'_>],
+    us: &mut [UnitState],
+    recs: &mut [Recorder],
+    streams: &[Stream],
+    at: u64,
+) {
+    for (u, st) in us.iter_mut().enumerate() {
+        let Some(min) = units[u].ctl.min_rate else {
+            continue;
+        };
+        if st.stopping
+            || !st.measuring
+            || at < st.t0.saturating_add(ssdlab_workload::MinRate::SETTLE_NS)
+        {
+            continue;
+        }
+        for d in 0..3 {
+            let (ios, bytes) = st.dir_done[d];
+            if !min.checks(d) || bytes == 0 {
+                continue;
+            }
+            if let Some((ios0, bytes0, t)) = st.rate_mark[d] {
+                // fio measures in whole milliseconds and checks once a cycle has passed.
+                let spent_ms = at.saturating_sub(t) / 1_000_000;
+                if spent_ms == 0 || spent_ms < min.cycle_ns / 1_000_000 {
+                    continue;
+                }
+                if let Some(why) =
+                    min.shortfall(d, ios - ios0, bytes - bytes0, spent_ms * 1_000_000)
+                {
+                    let r = streams.iter().find(|s| s.unit == u).map_or(0, |s| s.rec);
+                    recs[r].record_job_error(OpKind::ALL[d], EIO, why);
+                    st.stopping = true;
+                    st.out.stopped_on_error = true;
+                    break;
+                }
+            }
+            st.rate_mark[d] = Some((ios, bytes, at));
+        }
+    }
+}
+
 #[cold]
 fn backend_failure(rec: &mut Recorder, us: &mut [UnitState], e: &std::io::Error) {
     rec.record_error(
@@ -424,6 +479,10 @@ struct UnitState {
     done_ios: u64,
     done_bytes: u64,
     done_clat_ns: u64,
+    /// Measured completions and bytes per direction (fio's minimum rates).
+    dir_done: [(u64, u64); 3],
+    /// Per direction, the counters and time of the last minimum-rate check that held.
+    rate_mark: [Option<(u64, u64, u64)>; 3],
     t0: u64,
     deadline: u64,
     stopping: bool,
@@ -682,7 +741,7 @@ pub fn run_streams<B: Backend>(
                                 drain: false,
                             })
                         }
-                        other => other.next(),
+                        other => other.next_at(now),
                     };
                     let Some(n) = n else {
                         ss[si].exhausted = true;
@@ -965,6 +1024,9 @@ pub fn run_streams<B: Backend>(
             unit.done_ios += 1;
             unit.done_bytes += bytes;
             unit.done_clat_ns += t - s.t_submit;
+            let d = &mut unit.dir_done[s.op.kind.index()];
+            d.0 += 1;
+            d.1 += bytes;
             if let (Some(seed), OpKind::Read) = (data.verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
                     let known = data.known;
@@ -1018,6 +1080,9 @@ pub fn run_streams<B: Backend>(
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
             }
+        }
+        if let Some(at) = cqes.iter().map(|c| c.t_ns).max() {
+            check_min_rates(units, &mut us, recs, streams, at);
         }
     }
     for (u, (ios, bytes)) in prog.into_iter().enumerate() {

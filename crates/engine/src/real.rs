@@ -1285,6 +1285,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                 .with_delay(j.spec.start_delay_ns)
                 .with_steady(j.spec.steady)
+                .with_min_rate(j.spec.min_rate)
                 .with_bytes(byte_budget(j.spec))
                 .with_stop(j.opts.stop)
                 .with_progress(j.opts.progress)

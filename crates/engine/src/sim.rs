@@ -1134,6 +1134,7 @@ impl SimSession {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                     .with_delay(j.spec.start_delay_ns)
                     .with_steady(j.spec.steady)
+                    .with_min_rate(j.spec.min_rate)
                     .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)

@@ -266,6 +266,14 @@ pub struct Settings {
     pub thinktime_spin_ns: u64,
     pub thinktime_blocks: u32,
     pub thinktime_by_issue: bool,
+    /// `thinktime_blocks` was given (fio counts blocks with `thinktime_iotime` only then).
+    pub thinktime_blocks_set: bool,
+    /// `thinktime_iotime` (ns): a think also after this long of I/O.
+    pub thinktime_iotime_ns: u64,
+    /// `rate_min` (bytes/s) and `rate_iops_min` per direction; `rate_cycle` (ms).
+    pub rate_min: [Option<u64>; 3],
+    pub rate_iops_min: [Option<u64>; 3],
+    pub rate_cycle_ms: u64,
     /// Clone k starts at `offset + k × offset_increment`.
     pub offset_increment: Option<Size>,
     /// Drop the page cache of the job's region before it starts (fio's default).
@@ -379,6 +387,11 @@ impl Default for Settings {
             thinktime_spin_ns: 0,
             thinktime_blocks: 1,
             thinktime_by_issue: false,
+            thinktime_blocks_set: false,
+            thinktime_iotime_ns: 0,
+            rate_min: [None; 3],
+            rate_iops_min: [None; 3],
+            rate_cycle_ms: 1000,
             offset_increment: None,
             invalidate: true,
             fadvise: Fadvise::ByMode,
@@ -796,6 +809,17 @@ impl Settings {
                 let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
                 self.rate = l.map(|x| x.filter(|&n| n > 0));
             }
+            "rate_min" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::bytes(s, kb))?;
+                self.rate_min = l.map(|x| x.filter(|&n| n > 0));
+            }
+            "rate_iops_min" => {
+                let l = value::per_ddir(&need(v, key)?, value::int)?;
+                self.rate_iops_min = l.map(|x| x.filter(|&n| n > 0));
+            }
+            "rate_cycle" => {
+                self.rate_cycle_ms = value::int_in(&need(v, key)?, 0, u32::MAX as u64)?
+            }
             "rate_process" => only_default(key, v, &["linear"], "ssdlab paces I/O linearly")?,
             "steadystate" => {
                 self.steady = ssdlab_workload::steady::parse_criterion(&need(v, key)?)
@@ -811,7 +835,13 @@ impl Settings {
             "thinktime" => self.thinktime_ns = value::time_ns(&need(v, key)?, true)?,
             "thinktime_spin" => self.thinktime_spin_ns = value::time_ns(&need(v, key)?, true)?,
             "thinktime_blocks" => {
-                self.thinktime_blocks = value::int_in(&need(v, key)?, 1, u32::MAX as u64)? as u32
+                self.thinktime_blocks =
+                    value::int_in(&need(v, key)?, 1, u32::MAX as u64)? as u32;
+                self.thinktime_blocks_set = true;
+            }
+            // fio's FIO_OPT_INT with is_seconds: seconds when no unit is given.
+            "thinktime_iotime" => {
+                self.thinktime_iotime_ns = value::time_ns(&need(v, key)?, false)?
             }
             "thinktime_blocks_type" => {
                 self.thinktime_by_issue = match need(v, key)?.trim() {
@@ -1110,6 +1140,20 @@ impl Settings {
         }
         let rated =
             self.rate_iops.iter().any(Option::is_some) || self.rate.iter().any(Option::is_some);
+        for d in 0..3 {
+            let over = |cap: Option<u64>, min: Option<u64>| matches!((cap, min), (Some(c), Some(m)) if c < m);
+            if over(self.rate[d], self.rate_min[d])
+                || over(self.rate_iops[d], self.rate_iops_min[d])
+            {
+                out.push((
+                    None,
+                    Problem::Invalid(format!(
+                        "the minimum rate of the {} direction exceeds its rate (rate_min above rate, or rate_iops_min above rate_iops): fio refuses the job",
+                        ["read", "write", "trim"][d]
+                    )),
+                ));
+            }
+        }
         if rated && self.read_iolog.is_some() {
             out.push((
                 None,
@@ -1158,7 +1202,7 @@ impl Settings {
             // fio counts completed I/Os by default and checks after each submission, so at a
             // depth above 1 its think points depend on when completions were reaped; counted
             // at issue they fall every thinktime_blocks I/Os, as here.
-            if !self.thinktime_by_issue && self.queue_depth() > 1 {
+            if !self.thinktime_by_issue && self.queue_depth() > 1 && self.thinks_by_count() {
                 out.push((
                     None,
                     unsupported(format!(
@@ -1337,6 +1381,23 @@ impl Settings {
         })
     }
 
+    /// True when the think time comes after a count of I/Os: always, except that fio counts
+    /// none with `thinktime_iotime` unless `thinktime_blocks` is also given.
+    fn thinks_by_count(&self) -> bool {
+        self.thinktime_iotime_ns == 0 || self.thinktime_blocks_set
+    }
+
+    /// fio's minimum rates, when any is set.
+    pub fn min_rate(&self) -> Option<ssdlab_workload::MinRate> {
+        let bytes = self.rate_min.map(|x| x.unwrap_or(0));
+        let ios = self.rate_iops_min.map(|x| x.unwrap_or(0));
+        (bytes.iter().chain(&ios).any(|&n| n > 0)).then_some(ssdlab_workload::MinRate {
+            bytes_per_s: bytes,
+            ios_per_s: ios,
+            cycle_ns: self.rate_cycle_ms * 1_000_000,
+        })
+    }
+
     /// The period between two ops of one clone for `rate_iops`/`rate` (the smaller wins), 0 for
     /// none.
     pub fn pace_ns(&self) -> u64 {
@@ -1454,7 +1515,13 @@ impl Settings {
             pace_ns: self.pace_ns(),
             // fio spins thinktime_spin of the think time and sleeps the rest: one stall.
             think_ns: self.thinktime_ns.max(self.thinktime_spin_ns),
-            think_every: self.thinktime_blocks,
+            think_every: if self.thinks_by_count() {
+                self.thinktime_blocks
+            } else {
+                u32::MAX
+            },
+            think_iotime_ns: self.thinktime_iotime_ns,
+            min_rate: self.min_rate(),
             block_sizes: self.block_sizes(),
             distribution: if mode.random() {
                 self.distribution.clone()
@@ -1512,6 +1579,9 @@ impl Settings {
             pace_ns: 0,
             think_ns: 0,
             think_every: 0,
+            think_iotime_ns: 0,
+            // fio checks its minimum rates while it replays, as while it generates
+            min_rate: self.min_rate(),
             block_sizes: None,
             distribution: Distribution::Uniform,
         }
@@ -2193,7 +2263,7 @@ mod tests {
     #[test]
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
-            "[global]\nbssplit=4k/50:8k/50\n[a]\nthinktime_iotime=1s\nrw=randread\n\
+            "[global]\nbssplit=4k/50:8k/50\n[a]\nthinkcycles=1000\nrw=randread\n\
              bsrange=4k-16k\nrw=trim\ncpus_allowed=0-3\n",
         )
         .unwrap();
@@ -2204,7 +2274,7 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![("thinktime_iotime", 4), ("rw", 7), ("cpus_allowed", 8)],
+            vec![("thinkcycles", 4), ("rw", 7), ("cpus_allowed", 8)],
             "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.

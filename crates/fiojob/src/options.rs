@@ -256,14 +256,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         &["exec_prerun", "exec_postrun"],
         "ssdlab runs no commands before or after a job",
     ),
-    (
-        &["thinktime_iotime", "thinkcycles"],
-        "think time after a span of I/O time, or in CPU cycles",
-    ),
-    (
-        &["rate_min", "rate_iops_min", "rate_cycle"],
-        "minimum rates (fio ends a job that falls below them)",
-    ),
+    (&["thinkcycles"], "think time in CPU cycles"),
     (
         &[
             "trim_percentage",

@@ -305,10 +305,14 @@ pub fn normal_text(report: &Report<'_>) -> String {
     out.push_str(concat!("ssdlab-", env!("CARGO_PKG_VERSION"), "\n\n"));
     for e in &entries {
         let r = e.r;
-        let err = r.errors.first().map_or(0, |x| x.errno);
+        // fio: `err= 5 (file:…, func=check_min_rate, error=…)`; here the first error's text.
+        let err = match r.errors.first() {
+            None => " 0".to_string(),
+            Some(x) => format!("{:2} (error={})", x.errno, x.error),
+        };
         let state = if r.interrupted { " (interrupted)" } else { "" };
         out.push_str(&format!(
-            "{}: (groupid={}, jobs={}): err={err:2}: {}{state}\n",
+            "{}: (groupid={}, jobs={}): err={err}: {}{state}\n",
             e.name,
             e.group,
             e.members,

@@ -406,6 +406,20 @@ impl Recorder {
         }
     }
 
+    /// Records an error of the job rather than of one I/O (fio's `td_verror`: a minimum rate
+    /// not met): the job's error, counted in no direction's I/O errors.
+    pub fn record_job_error(&mut self, kind: OpKind, errno: i32, error: String) {
+        if self.error_records.len() < MAX_ERROR_RECORDS {
+            self.error_records.push(IoErrorRecord {
+                kind,
+                offset: 0,
+                len: 0,
+                errno,
+                error,
+            });
+        }
+    }
+
     /// Records that `n` I/Os were submitted leaving `depth` in flight (fio's `iodepth_level`).
     #[inline]
     pub fn record_depth(&mut self, depth: u32, n: u64) {

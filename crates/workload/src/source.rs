@@ -61,13 +61,21 @@ pub enum OpSource {
         period_ns: u64,
         started: bool,
     },
-    /// Generated ops with fio's think time: after every `every` ops the queue is drained and
-    /// the next op waits `think_ns` after the last completion.
+    /// Generated ops with fio's think time: after every `every` ops — or, with `iotime_ns`,
+    /// once `iotime_ns + think_ns` have passed since the last think began, whichever is first
+    /// (fio's `thinktime_iotime`) — the queue is drained and the next op waits `think_ns` after
+    /// the last completion.
     Thinking {
         gen: OpGen,
         think_ns: u64,
         every: u32,
         count: u32,
+        iotime_ns: u64,
+        /// When the last think began (the first op's time before any).
+        last_think: Option<u64>,
+        /// The next op comes after a think (decided when the op before it was taken, as fio
+        /// decides after each issue).
+        stall: bool,
     },
     Replay(Replay),
     /// A list of ops made in memory (e.g. by [`crate::aging::Aging`]), issued in order as fast
@@ -94,9 +102,20 @@ impl OpList {
 impl Iterator for OpSource {
     type Item = Next;
 
-    /// The next op, or `None` when the source is exhausted (only a replay ends).
+    /// The next op, or `None` when the source is exhausted (only a replay ends). Time does not
+    /// pass for this call: a think time due after a span of time (`thinktime_iotime`) needs
+    /// [`OpSource::next_at`].
     #[inline]
     fn next(&mut self) -> Option<Next> {
+        self.next_at(0)
+    }
+}
+
+impl OpSource {
+    /// The next op, taken at `now` (ns on the clock of the loop issuing it), or `None` when the
+    /// source is exhausted (only a replay ends).
+    #[inline]
+    pub fn next_at(&mut self, now: u64) -> Option<Next> {
         match self {
             OpSource::Generated(g) => Some(Next {
                 op: g.next_op(),
@@ -123,12 +142,22 @@ impl Iterator for OpSource {
                 think_ns,
                 every,
                 count,
+                iotime_ns,
+                last_think,
+                stall,
             } => {
-                let think = *count >= *every;
-                if think {
-                    *count = 0;
-                }
+                // fio's handle_thinktime after this op's issue: a think after `every` ops, or
+                // once the I/O time and the think since the last think began have passed.
+                let think = *stall;
                 *count += 1;
+                let began = *last_think.get_or_insert(now);
+                let by_time = *iotime_ns > 0
+                    && now.saturating_sub(began) >= iotime_ns.saturating_add(*think_ns);
+                *stall = *count >= *every || by_time;
+                if *stall {
+                    *count = 0;
+                    *last_think = Some(now);
+                }
                 Some(Next {
                     op: gen.next_op(),
                     gap_ns: if think { *think_ns } else { 0 },
@@ -201,6 +230,9 @@ impl OpSource {
                 think_ns: spec.think_ns,
                 every: spec.think_every.max(1),
                 count: 0,
+                iotime_ns: spec.think_iotime_ns,
+                last_think: None,
+                stall: false,
             },
             None => OpSource::Generated(OpGen::new(spec, start, span, worker)),
         }
@@ -220,6 +252,47 @@ mod tests {
     use crate::spec::WorkloadSpec;
     use crate::OpKind;
     use std::path::Path;
+
+    /// fio's handle_thinktime: with `thinktime_iotime` alone the think comes once the I/O
+    /// time plus the think have passed since the last think began (the first op's time before
+    /// any); with a count as well, whichever comes first.
+    #[test]
+    fn thinking_by_time_and_by_count() {
+        const MS: u64 = 1_000_000;
+        let spec = WorkloadSpec {
+            think_ns: 100 * MS,
+            think_every: u32::MAX,
+            think_iotime_ns: 400 * MS,
+            ..Default::default()
+        };
+        let mut s = OpSource::for_worker(&spec, None, 0, 1 << 20, 0);
+        // ops every 10 ms from t = 0; which of them come after a think
+        let thinks: Vec<u64> = (0..120u64)
+            .filter_map(|i| s.next_at(i * 10 * MS).filter(|n| n.drain).map(|_| i * 10))
+            .collect();
+        // the op at 500 ms decides the think, the next one (510) waits for it; then every 500
+        assert_eq!(thinks, vec![510, 1010]);
+        let n = s.next_at(1200 * MS).unwrap();
+        assert!(!n.drain && n.gap_ns == 0);
+        // with a count of 3 as well: the count wins while it is sooner
+        let mut s = OpSource::for_worker(
+            &WorkloadSpec {
+                think_every: 3,
+                ..spec.clone()
+            },
+            None,
+            0,
+            1 << 20,
+            0,
+        );
+        let drains: Vec<bool> = (0..7u64)
+            .map(|i| s.next_at(i * MS).unwrap().drain)
+            .collect();
+        assert_eq!(drains, vec![false, false, false, true, false, false, true]);
+        // the plain iterator has no clock: only the count thinks
+        let mut s = OpSource::for_worker(&spec, None, 0, 1 << 20, 0);
+        assert!((0..1000).all(|_| !s.next().unwrap().drain));
+    }
 
     #[test]
     fn generated_never_ends_replay_does() {

@@ -193,6 +193,14 @@ pub struct WorkloadSpec {
     /// fio's `thinktime_blocks` (1 when 0).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub think_every: u32,
+    /// fio's `thinktime_iotime`: the think time also comes when this long has passed since the
+    /// last one began (its stall included), whichever of this and `think_every` is first; 0 =
+    /// by count only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_iotime_ns: u64,
+    /// fio's `rate_min`/`rate_iops_min`: the job fails when a direction falls below its rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rate: Option<MinRate>,
     /// Block sizes that vary (fio's `bssplit`, `bsrange`, or a size per direction); `bs` is
     /// then the largest of them (buffers, checks), `align` at most the smallest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -232,8 +240,56 @@ impl Default for WorkloadSpec {
             pace_ns: 0,
             think_ns: 0,
             think_every: 0,
+            think_iotime_ns: 0,
+            min_rate: None,
             block_sizes: None,
             distribution: Default::default(),
+        }
+    }
+}
+
+/// fio's minimum rates (`rate_min`, `rate_iops_min`, `rate_cycle`), checked as fio's
+/// `check_min_rate` checks them: from 2 s after the measured start, the first check of a
+/// direction that has done I/O notes its counters; each check at least `cycle_ns` after the
+/// last noted one compares the rate since then with the minimum (bytes per second where one is
+/// given for the direction, else I/Os per second) and notes the counters again when it holds.
+/// A rate below the minimum ends the job with an error (fio's EIO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MinRate {
+    /// Per direction (read, write, trim): the least bytes per second; 0 = not checked by bytes.
+    pub bytes_per_s: [u64; 3],
+    /// Per direction: the least I/Os per second, used where `bytes_per_s` is 0; 0 = none.
+    pub ios_per_s: [u64; 3],
+    /// fio's `rate_cycle`: the shortest span a rate is measured over, ns (fio's default 1 s).
+    pub cycle_ns: u64,
+}
+
+impl MinRate {
+    /// fio's settle period: no check before this much measured time.
+    pub const SETTLE_NS: u64 = 2_000_000_000;
+
+    /// True when direction `d` (an [`crate::OpKind`] index) has a minimum.
+    pub fn checks(&self, d: usize) -> bool {
+        self.bytes_per_s[d] > 0 || self.ios_per_s[d] > 0
+    }
+
+    /// The shortfall of direction `d` over `span_ns` in which `ios` I/Os moved `bytes`, as fio
+    /// words it (`rate_min=…B/s not met, got …B/s`), or `None` when the rate holds. Rates are
+    /// whole units per second computed from whole milliseconds, as fio computes them.
+    pub fn shortfall(&self, d: usize, ios: u64, bytes: u64, span_ns: u64) -> Option<String> {
+        let ms = (span_ns / 1_000_000).max(1) as u128;
+        if self.bytes_per_s[d] > 0 {
+            let got = (bytes as u128 * 1000 / ms) as u64;
+            (got < self.bytes_per_s[d])
+                .then(|| format!("rate_min={}B/s not met, got {got}B/s", self.bytes_per_s[d]))
+        } else {
+            let got = (ios as u128 * 1000 / ms) as u64;
+            (got < self.ios_per_s[d]).then(|| {
+                format!(
+                    "rate_iops_min={} not met, got {got} IOPS",
+                    self.ios_per_s[d]
+                )
+            })
         }
     }
 }
@@ -565,6 +621,32 @@ impl WorkloadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio's `__check_min_rate` arithmetic: whole units per second over whole milliseconds,
+    /// bytes where a byte minimum is given for the direction, else I/Os.
+    #[test]
+    fn min_rate_shortfalls_are_worded_as_fio_words_them() {
+        let m = MinRate {
+            bytes_per_s: [0, 1 << 20, 0],
+            ios_per_s: [100, 5, 0],
+            cycle_ns: 1_000_000_000,
+        };
+        assert!(m.checks(0) && m.checks(1) && !m.checks(2));
+        let s = 1_000_000_000;
+        assert_eq!(
+            m.shortfall(0, 147, 0, 3 * s).as_deref(),
+            Some("rate_iops_min=100 not met, got 49 IOPS")
+        );
+        assert_eq!(m.shortfall(0, 300, 0, 3 * s), None);
+        // the byte minimum wins over the I/O one for writes
+        assert_eq!(
+            m.shortfall(1, 1_000_000, 1 << 19, s).as_deref(),
+            Some("rate_min=1048576B/s not met, got 524288B/s")
+        );
+        // a span under a millisecond counts as one: 1 I/O in it is 1000 a second
+        assert_eq!(m.shortfall(0, 1, 0, 10), None);
+        assert!(m.shortfall(0, 0, 0, 10).is_some());
+    }
 
     #[test]
     fn rw_parse() {
