@@ -729,6 +729,77 @@ fn verify_writes_then_reads_back() {
     assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
 }
 
+/// fio's verify_pattern: with verify=pattern the blocks hold the pattern alone and a read job
+/// checking it finds a changed byte (fio: "got pattern '00', wanted 'de'", err=84); patterns
+/// ssdlab cannot hold are refused by name, verify=pattern without a pattern is bad input (fio
+/// 3.33 stops on an assertion), and the null engine, which carries no data, is refused.
+#[test]
+fn verify_pattern_writes_the_pattern_and_finds_a_changed_byte() {
+    let d = tempfile::tempdir().unwrap();
+    let job = |rw: &str| {
+        vec![
+            "--name=p".to_string(),
+            "--filename=p.img".into(),
+            "--size=64k".into(),
+            "--bs=4k".into(),
+            format!("--rw={rw}"),
+            "--verify=pattern".into(),
+            "--verify_pattern=0xdeadbeef".into(),
+        ]
+    };
+    let w = job("write");
+    let v = fio_json(d.path(), &w.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(jobs(&v)[0]["ssdlab"]["verify"]["sectors_ok"], 128);
+    let data = std::fs::read(d.path().join("p.img")).unwrap();
+    assert_eq!(data.len(), 65536);
+    assert!(data.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]));
+    let mut bad = data.clone();
+    bad[9000] = 0;
+    std::fs::write(d.path().join("p.img"), &bad).unwrap();
+    let out = ssdlab(d.path())
+        .arg("fio")
+        .args(job("read"))
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("bad pattern at offset 9000: got 0x00, wanted 0xde"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jobs(&v)[0]["error"], 84);
+    assert_eq!(jobs(&v)[0]["ssdlab"]["verify"]["sectors_bad"], 1);
+    for (extra, needles) in [
+        (&["--verify=pattern"][..], &["verify=pattern needs verify_pattern"][..]),
+        (&["--verify_pattern=0xff%o"], &["verify_pattern", "%o"]),
+        (
+            &["--verify_pattern=0x00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00"],
+            &["65 bytes", "up to 64"],
+        ),
+        (&["--verify_pattern=abc"], &["verify_pattern", "\"strings\""]),
+    ] {
+        let mut args = vec!["fio", "--name=x", "--filename=x.img", "--size=64k", "--rw=write"];
+        args.extend_from_slice(extra);
+        refused(d.path(), &args, needles);
+        assert!(!d.path().join("x.img").exists());
+    }
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=n",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=write",
+            "--verify=pattern",
+            "--verify_pattern=0x01",
+        ],
+        &["verif"],
+    );
+}
+
 #[test]
 fn job_files_get_the_safety_of_ssdlab_run() {
     let d = tempfile::tempdir().unwrap();

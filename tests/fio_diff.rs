@@ -25,7 +25,8 @@
 //!   within N points (zoned distributions, which place their zones);
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
-//!   sparse) alike;
+//!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
+//!   `verify=pattern`);
 //! - `logs`: the same fio log files (`write_bw_log` … `write_hist_log`: `*_bw.N.log`,
 //!   `*_clat_hist.log`, …), each empty in both or in neither, with the same columns per line,
 //!   directions and block-size columns — never their times, values or line counts.
@@ -614,6 +615,20 @@ fn case(path: &Path) -> Vec<String> {
             format!("{a:?}"),
             format!("{b:?}"),
         );
+    }
+    if has("content") {
+        for name in files(dirs[0].path()).keys() {
+            let read = |d: &Path| std::fs::read(d.join(name)).unwrap_or_default();
+            let (a, b) = (read(dirs[0].path()), read(dirs[1].path()));
+            if a != b {
+                let at = a.iter().zip(&b).position(|(x, y)| x != y);
+                diffs.push(format!(
+                    "content of {name}: {} bytes from fio, {} from ssdlab, first difference at {at:?}",
+                    a.len(),
+                    b.len()
+                ));
+            }
+        }
     }
     if has("files") {
         let (a, b) = (files(dirs[0].path()), files(dirs[1].path()));

@@ -413,6 +413,9 @@ pub struct DataOpts<'a> {
     /// This run's writes carry generations above this (its start, ns since the Unix epoch,
     /// the same for all its workers), so that a read recognises what the run itself wrote.
     pub verify_epoch: u64,
+    /// Reads check that each block holds these bytes repeated from its first one (fio's
+    /// `verify=pattern`); writes carry the fixed pattern.
+    pub check_pattern: Option<ssdlab_workload::PatternBytes>,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -816,6 +819,13 @@ pub fn run_streams<B: Backend>(
                     if let Some(buf) = backend.buffer(slot) {
                         let buf = &mut buf[..op.len as usize];
                         match data.verify {
+                            // a fixed pattern fills what the headers leave (fio's
+                            // verify_pattern), else random filler
+                            Some(seed) if !data.pattern.refills() => {
+                                generation += 1;
+                                data.pattern.fill(&mut pattern_rngs[u], buf);
+                                verify::stamp_over(buf, op.offset, generation, seed)
+                            }
                             Some(seed) => {
                                 generation += 1;
                                 verify::stamp(
@@ -1027,6 +1037,43 @@ pub fn run_streams<B: Backend>(
             let d = &mut unit.dir_done[s.op.kind.index()];
             d.0 += 1;
             d.1 += bytes;
+            if let (Some(want), OpKind::Read) = (data.check_pattern, s.op.kind) {
+                if let Some(buf) = backend.buffer(c.slot) {
+                    let buf = &buf[..bytes.min(s.op.len) as usize];
+                    let sectors = buf.len().div_ceil(verify::SECTOR) as u64;
+                    match want.first_mismatch(buf) {
+                        None => rec.verify.sectors_ok += sectors,
+                        Some((i, got, wanted)) => {
+                            let bad = buf
+                                .chunks(verify::SECTOR)
+                                .enumerate()
+                                .filter(|(k, c)| {
+                                    // the pattern runs on from the block's first byte
+                                    c.iter().enumerate().any(|(j, b)| {
+                                        let at = k * verify::SECTOR + j;
+                                        *b != want.as_slice()[at % want.as_slice().len()]
+                                    })
+                                })
+                                .count() as u64;
+                            rec.verify.sectors_bad += bad;
+                            rec.verify.sectors_ok += sectors - bad;
+                            rec.record_error(
+                                OpKind::Read,
+                                s.op.offset + i as u64,
+                                1,
+                                EILSEQ,
+                                format!(
+                                    "verify: bad pattern at offset {}: got 0x{got:02x}, wanted 0x{wanted:02x}",
+                                    s.op.offset + i as u64
+                                ),
+                            );
+                            if !ctl.continue_on_error {
+                                ctl.error_stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                }
+            }
             if let (Some(seed), OpKind::Read) = (data.verify, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
                     let known = data.known;

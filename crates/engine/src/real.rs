@@ -912,7 +912,7 @@ fn plan_real(
             null_size: opts.null_size,
         },
     )?;
-    if spec.verify && plan.is_null() {
+    if (spec.verify || spec.verify_by_pattern) && plan.is_null() {
         return Err(Invalid::VerifyNeedsData.into());
     }
     notes.extend(plan.paths.iter().flat_map(|p| p.notes.iter().cloned()));
@@ -1370,6 +1370,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 verify: spec.verify.then_some(spec.seed),
                                 known,
                                 verify_epoch,
+                                check_pattern: spec
+                                    .verify_by_pattern
+                                    .then(|| spec.pattern.fixed_bytes())
+                                    .flatten(),
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),
@@ -1628,7 +1632,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         result.fio_steadystate = ctls[j].take_steady();
         // The kernel's counters of every device the group used (fio reports them per run).
         result.disk_util = disk_util.clone();
-        if job.spec.verify {
+        if job.spec.verify || job.spec.verify_by_pattern {
             result.verify = Some(merged_rec.verify.clone());
         }
         outputs.push(RunOutput {

@@ -1164,6 +1164,7 @@ impl SimSession {
                     verify: None,
                     known: None,
                     verify_epoch: 0,
+                    check_pattern: None,
                 },
             })
             .collect();

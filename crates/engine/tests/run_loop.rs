@@ -172,6 +172,7 @@ fn data() -> DataOpts<'static> {
         verify: None,
         known: None,
         verify_epoch: 0,
+        check_pattern: None,
     }
 }
 

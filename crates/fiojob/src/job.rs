@@ -219,10 +219,16 @@ pub struct Settings {
     /// `startdelay`, ns.
     pub start_delay_ns: u64,
     pub zero_buffers: bool,
-    pub buffer_pattern: Option<u8>,
+    pub buffer_pattern: Option<ssdlab_workload::PatternBytes>,
     pub compress_pct: Option<u8>,
     pub verify: bool,
     pub do_verify: bool,
+    /// `verify` was given (`verify_pattern` turns verification on only when it was not).
+    pub verify_set: bool,
+    /// `verify=pattern`: the blocks hold the pattern alone, no headers.
+    pub verify_no_header: bool,
+    /// `verify_pattern`: what verified writes carry.
+    pub verify_pattern: Option<ssdlab_workload::PatternBytes>,
     pub continue_on_error: bool,
     pub read_iolog: Option<String>,
     pub write_iolog: Option<String>,
@@ -356,6 +362,9 @@ impl Default for Settings {
             compress_pct: None,
             verify: false,
             do_verify: true,
+            verify_set: false,
+            verify_no_header: false,
+            verify_pattern: None,
             continue_on_error: false,
             read_iolog: None,
             write_iolog: None,
@@ -689,22 +698,13 @@ impl Settings {
             "refill_buffers" => {
                 flag(v)?;
             }
-            "buffer_pattern" => {
-                let p = need(v, key)?;
-                let byte = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
-                    (h.len() <= 2)
-                        .then(|| u8::from_str_radix(h, 16).ok())
-                        .flatten()
-                } else {
-                    p.parse::<u8>().ok()
-                };
-                match byte {
-                    Some(b) => self.buffer_pattern = Some(b),
-                    None => {
-                        return Err(unsupported(format!(
-                            "buffer_pattern={p}: only a single byte (0xNN or 0..255) is supported"
-                        )))
-                    }
+            "buffer_pattern" => self.buffer_pattern = Some(data_pattern(key, &need(v, key)?)?),
+            "verify_pattern" => {
+                self.verify_pattern = Some(data_pattern(key, &need(v, key)?)?);
+                // fio's str_verify_pattern_cb: verify=pattern (with its header) unless a
+                // verify method was given
+                if !self.verify_set {
+                    self.verify = true;
                 }
             }
             "buffer_compress_percentage" => {
@@ -717,12 +717,18 @@ impl Settings {
             }
             "verify" => {
                 let m = need(v, key)?;
+                self.verify_set = true;
+                self.verify_no_header = false;
                 match m.as_str() {
                     "0" | "none" => self.verify = false,
                     "crc32c" | "crc32c-intel" | "crc32" | "crc16" | "crc7" | "crc64" | "md5"
                     | "sha1" | "sha256" | "sha512" | "sha3-224" | "sha3-256" | "sha3-384"
                     | "sha3-512" | "xxhash" | "meta" | "1" => self.verify = true,
-                    "pattern" | "null" => {
+                    "pattern" => {
+                        self.verify = true;
+                        self.verify_no_header = true;
+                    }
+                    "null" => {
                         return Err(unsupported(format!(
                         "verify={m} (ssdlab verifies with its own per-sector headers and CRC32C)"
                     )))
@@ -1218,6 +1224,15 @@ impl Settings {
                 unsupported("create_on_open with reads (fio would read a file it did not lay out)"),
             ));
         }
+        if self.verify && self.verify_no_header && self.verify_pattern.is_none() {
+            out.push((
+                None,
+                Problem::Invalid(
+                    "verify=pattern needs verify_pattern (fio 3.33 stops on an assertion without one)"
+                        .into(),
+                ),
+            ));
+        }
         if self.verify && self.time_based {
             out.push((
                 None,
@@ -1413,12 +1428,20 @@ impl Settings {
         }
     }
 
-    /// The data pattern of writes.
+    /// The data pattern of writes. Verified writes carry `verify_pattern`, else random filler
+    /// after their headers, as fio fills them (`fill_verify_pattern`), whatever the buffer
+    /// options say.
     pub fn pattern(&self) -> Pattern {
+        if self.verify {
+            return self.verify_pattern.map_or(Pattern::Random, Pattern::Bytes);
+        }
         if self.zero_buffers {
             Pattern::Zeros
         } else if let Some(b) = self.buffer_pattern {
-            Pattern::Repeat(b)
+            match b.as_slice() {
+                [one] => Pattern::Repeat(*one),
+                _ => Pattern::Bytes(b),
+            }
         } else if let Some(p) = self.compress_pct.filter(|&p| p > 0) {
             Pattern::Compress(p)
         } else {
@@ -1500,13 +1523,15 @@ impl Settings {
             ramp_ns: self.ramp_ns,
             start_delay_ns: self.start_delay_ns,
             steady: self.steady_criterion(),
-            pattern: if mode.writes() {
+            // (a read job checking a pattern needs it too)
+            pattern: if mode.writes() || (self.verify && self.verify_pattern.is_some()) {
                 self.pattern()
             } else {
                 Pattern::Random
             },
             seed,
-            verify: self.verify,
+            verify: self.verify && !self.verify_no_header,
+            verify_by_pattern: self.verify && self.verify_no_header,
             random_map: self.random_map(),
             random_every,
             seq_skip,
@@ -1571,6 +1596,7 @@ impl Settings {
             pattern: self.pattern(),
             seed,
             verify: false,
+            verify_by_pattern: false,
             random_map: false,
             random_every: 1,
             seq_skip: 0,
@@ -1586,6 +1612,22 @@ impl Settings {
             distribution: Distribution::Uniform,
         }
     }
+}
+
+/// A `buffer_pattern` or `verify_pattern` value: fio's pattern syntax, up to
+/// [`ssdlab_workload::PatternBytes::MAX`] bytes.
+fn data_pattern(key: &str, v: &str) -> Result<ssdlab_workload::PatternBytes, Problem> {
+    let bytes = value::fio_pattern(v.trim()).map_err(|e| match e {
+        value::PatternProblem::Invalid(s) => Problem::Invalid(format!("{key}={s}")),
+        value::PatternProblem::Unsupported(s) => Problem::Unsupported(format!("{key}={s}")),
+    })?;
+    ssdlab_workload::PatternBytes::new(&bytes).ok_or_else(|| {
+        Problem::Unsupported(format!(
+            "{key}: a pattern of {} bytes (ssdlab holds patterns of up to {})",
+            bytes.len(),
+            ssdlab_workload::PatternBytes::MAX
+        ))
+    })
 }
 
 /// fio's `random_distribution=` (`str_random_distribution_cb`, `parse_zoned_distribution`).

@@ -577,6 +577,111 @@ fn arith(a: Num, b: Num, op: char) -> Result<Num, String> {
     }))
 }
 
+/// Why a fio data pattern cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatternProblem {
+    /// fio refuses it too.
+    Invalid(String),
+    /// fio reads it; ssdlab does not (`%o` offsets, `'file'` contents).
+    Unsupported(String),
+}
+
+/// The bytes of an fio data pattern (`buffer_pattern`, `verify_pattern`) as fio 3.33's
+/// `parse_and_fill_pattern` reads them: a sequence of `0x…` hex numbers (bytes from the left;
+/// an odd count of digits makes the first byte one digit: `0xabc` is `0a bc`; `0xff0x14` is two
+/// numbers), decimal numbers (the value's bytes, least significant first, as many as it needs:
+/// `-12` is `f4 ff ff ff`, `0` one zero byte) and `"strings"`, concatenated, at most 512 bytes.
+pub fn fio_pattern(s: &str) -> Result<Vec<u8>, PatternProblem> {
+    const MAX: usize = 512;
+    let bad = |why: &str| PatternProblem::Invalid(format!("'{s}': {why}"));
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let end = s[i + 1..]
+                    .find('"')
+                    .ok_or_else(|| bad("a string without its closing quote"))?;
+                out.extend_from_slice(&b[i + 1..i + 1 + end]);
+                i += end + 2;
+            }
+            b'%' => {
+                return Err(PatternProblem::Unsupported(format!(
+                    "'{s}': formats (%o, the block's offset) in a pattern"
+                )))
+            }
+            b'\'' => {
+                return Err(PatternProblem::Unsupported(format!(
+                    "'{s}': a pattern read from a file ('name')"
+                )))
+            }
+            _ if b[i..].len() > 2
+                && b[i] == b'0'
+                && (b[i + 1] | 0x20) == b'x'
+                && b[i + 2].is_ascii_hexdigit() =>
+            {
+                let start = i + 2;
+                let mut end = start;
+                while end < b.len() && b[end].is_ascii_hexdigit() {
+                    end += 1;
+                }
+                // `0xff0x14`: the 0 before the next x starts the next number
+                if end < b.len() && (b[end] | 0x20) == b'x' && b[end - 1] == b'0' {
+                    end -= 1;
+                }
+                let digits = &s[start..end];
+                let (first, rest) = digits.split_at(digits.len() % 2);
+                if !first.is_empty() {
+                    out.push(u8::from_str_radix(first, 16).map_err(|_| bad("bad hex"))?);
+                }
+                for k in (0..rest.len()).step_by(2) {
+                    out.push(u8::from_str_radix(&rest[k..k + 2], 16).map_err(|_| bad("bad hex"))?);
+                }
+                i = end;
+            }
+            _ => {
+                // a decimal number, up to the next `0x` (fio looks ahead for one)
+                let rest = &s[i..];
+                let lim = rest
+                    .to_ascii_lowercase()
+                    .find("0x")
+                    .filter(|&k| k > 0)
+                    .unwrap_or(rest.len());
+                let part = &rest[..lim];
+                let sign = usize::from(part.starts_with(['-', '+']));
+                let digits = part[sign..].bytes().take_while(u8::is_ascii_digit).count();
+                if digits == 0 {
+                    return Err(bad(
+                        "fio's patterns are 0x hex numbers, decimal numbers and \"strings\"",
+                    ));
+                }
+                let text = &part[..sign + digits];
+                let v: i64 = text.parse().map_err(|_| bad("a number out of range"))?;
+                if v > i32::MAX as i64 || v < i32::MIN as i64 {
+                    return Err(bad("a decimal number beyond 32 bits (use 0x hex)"));
+                }
+                let mut u = v as i32 as u32;
+                if u == 0 {
+                    out.push(0);
+                }
+                while u != 0 {
+                    out.push((u & 0xff) as u8);
+                    u >>= 8;
+                }
+                i += text.len();
+            }
+        }
+        if out.len() > MAX {
+            return Err(bad("longer than fio's 512 bytes"));
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("an empty pattern"));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -682,5 +787,35 @@ mod tests {
         let l = per_ddir("1k,2k,3k", |s| bytes(s, 1024)).unwrap();
         assert_eq!(l, [Some(1024), Some(2048), Some(3072)]);
         assert!(per_ddir("1,2,3,4", |s| bytes(s, 1024)).is_err());
+    }
+
+    /// Checked against fio 3.33's files: `0xdeadbeef` writes de ad be ef, `0xabc` 0a bc,
+    /// `"abc"-12` 61 62 63 f4 ff ff ff.
+    #[test]
+    fn fio_patterns_are_read_as_fio_reads_them() {
+        let ok = |s: &str| fio_pattern(s).unwrap();
+        assert_eq!(ok("0xdeadbeef"), [0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(ok("0xabc"), [0x0a, 0xbc]);
+        assert_eq!(ok("0XFF"), [0xff]);
+        assert_eq!(ok("\"abc\"-12"), [b'a', b'b', b'c', 0xf4, 0xff, 0xff, 0xff]);
+        assert_eq!(ok("0xff0x14"), [0xff, 0x14]);
+        assert_eq!(ok("0"), [0]);
+        assert_eq!(ok("256"), [0x00, 0x01]);
+        assert_eq!(ok("12\"x\"0x01"), [12, b'x', 1]);
+        for bad in ["abc", "\"abc", "", "99999999999", "0x"] {
+            assert!(
+                matches!(fio_pattern(bad), Err(PatternProblem::Invalid(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            fio_pattern("0xff%o"),
+            Err(PatternProblem::Unsupported(_))
+        ));
+        assert!(matches!(
+            fio_pattern("'data.bin'"),
+            Err(PatternProblem::Unsupported(_))
+        ));
+        assert!(fio_pattern(&format!("0x{}", "ab".repeat(513))).is_err());
     }
 }

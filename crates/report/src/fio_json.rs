@@ -153,6 +153,7 @@ fn job_options(r: &RunResult) -> Json {
         Pattern::Random => put("refill_buffers", "1".into()),
         Pattern::Zeros => put("zero_buffers", "1".into()),
         Pattern::Repeat(b) => put("buffer_pattern", format!("0x{b:02x}")),
+        Pattern::Bytes(b) => put("buffer_pattern", b.hex()),
         Pattern::Compress(n) => {
             put("buffer_compress_percentage", n.to_string());
             put("refill_buffers", "1".into());

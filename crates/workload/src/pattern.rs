@@ -19,6 +19,100 @@ pub enum Pattern {
     Repeat(u8),
     /// N % of every block compressible (zeros), the rest random. fio: `buffer_compress_percentage=N`.
     Compress(u8),
+    /// Up to 64 bytes repeated from the start of every block. fio: `buffer_pattern`,
+    /// `verify_pattern`.
+    Bytes(PatternBytes),
+}
+
+/// The bytes of a [`Pattern::Bytes`]: 1 to [`PatternBytes::MAX`], kept inline so that a
+/// pattern stays `Copy`. Serialised as a hex string (`"0xdeadbeef"`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PatternBytes {
+    len: u8,
+    bytes: [u8; PatternBytes::MAX],
+}
+
+impl PatternBytes {
+    /// The longest pattern held.
+    pub const MAX: usize = 64;
+
+    /// The pattern of `bytes`, if it is 1 to [`PatternBytes::MAX`] bytes long.
+    pub fn new(bytes: &[u8]) -> Option<PatternBytes> {
+        if bytes.is_empty() || bytes.len() > Self::MAX {
+            return None;
+        }
+        let mut b = [0u8; Self::MAX];
+        b[..bytes.len()].copy_from_slice(bytes);
+        Some(PatternBytes {
+            len: bytes.len() as u8,
+            bytes: b,
+        })
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// `buf` filled with the pattern repeated from its first byte.
+    pub fn fill(&self, buf: &mut [u8]) {
+        for (d, s) in buf.iter_mut().zip(self.as_slice().iter().cycle()) {
+            *d = *s;
+        }
+    }
+
+    /// The first byte of `buf` that differs from the pattern repeated from its first byte,
+    /// with what it holds and what the pattern has there.
+    pub fn first_mismatch(&self, buf: &[u8]) -> Option<(usize, u8, u8)> {
+        buf.iter()
+            .zip(self.as_slice().iter().cycle())
+            .position(|(a, b)| a != b)
+            .map(|i| (i, buf[i], self.as_slice()[i % self.len as usize]))
+    }
+
+    /// The bytes as fio writes a pattern: `0x` and two hex digits a byte.
+    pub fn hex(&self) -> String {
+        let mut s = String::from("0x");
+        for b in self.as_slice() {
+            s.push_str(&format!("{b:02x}"));
+        }
+        s
+    }
+
+    fn from_hex(s: &str) -> Option<PatternBytes> {
+        let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+        if h.is_empty() || h.len() % 2 != 0 {
+            return None;
+        }
+        let bytes: Option<Vec<u8>> = (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+            .collect();
+        PatternBytes::new(&bytes?)
+    }
+}
+
+impl fmt::Debug for PatternBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
+impl Serialize for PatternBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for PatternBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        PatternBytes::from_hex(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "pattern bytes '{s}': 0x and 1 to {} bytes in hex",
+                PatternBytes::MAX
+            ))
+        })
+    }
 }
 
 impl fmt::Display for Pattern {
@@ -28,6 +122,7 @@ impl fmt::Display for Pattern {
             Pattern::Zeros => write!(f, "zeros"),
             Pattern::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
             Pattern::Compress(n) => write!(f, "compress:{n}"),
+            Pattern::Bytes(b) => write!(f, "bytes:{}", b.hex()),
         }
     }
 }
@@ -39,7 +134,9 @@ pub enum PatternError {
     RepeatByte(String),
     #[error("pattern '{0}': compress:N needs N in 0..100")]
     CompressPct(String),
-    #[error("unknown pattern '{0}' (use random, zeros, repeat[:BYTE] or compress:N)")]
+    #[error("pattern '{0}': bytes:0xHEX needs 1 to 64 bytes in hex (two digits each)")]
+    Bytes(String),
+    #[error("unknown pattern '{0}' (use random, zeros, repeat[:BYTE], compress:N or bytes:0xHEX)")]
     Unknown(String),
 }
 
@@ -64,6 +161,11 @@ impl FromStr for Pattern {
                 .map(Pattern::Repeat)
                 .ok_or_else(|| PatternError::RepeatByte(s.to_string()));
         }
+        if let Some(v) = lower.strip_prefix("bytes:") {
+            return PatternBytes::from_hex(v)
+                .map(Pattern::Bytes)
+                .ok_or_else(|| PatternError::Bytes(s.to_string()));
+        }
         if let Some(v) = lower.strip_prefix("compress:") {
             let n: u8 = v
                 .trim_end_matches('%')
@@ -85,8 +187,19 @@ impl Pattern {
         const FLOOR: f32 = 0.03;
         match self {
             Pattern::Random => 1.0,
-            Pattern::Zeros | Pattern::Repeat(_) => FLOOR,
+            Pattern::Zeros | Pattern::Repeat(_) | Pattern::Bytes(_) => FLOOR,
             Pattern::Compress(n) => (1.0 - *n as f32 / 100.0).max(FLOOR),
+        }
+    }
+
+    /// The bytes a block written with this pattern holds, repeated from its first byte, when
+    /// they do not depend on a random stream.
+    pub fn fixed_bytes(&self) -> Option<PatternBytes> {
+        match self {
+            Pattern::Zeros => PatternBytes::new(&[0]),
+            Pattern::Repeat(b) => PatternBytes::new(&[*b]),
+            Pattern::Bytes(b) => Some(*b),
+            Pattern::Random | Pattern::Compress(_) => None,
         }
     }
 
@@ -102,6 +215,7 @@ impl Pattern {
             Pattern::Random => rng.fill(buf),
             Pattern::Zeros => buf.fill(0),
             Pattern::Repeat(b) => buf.fill(*b),
+            Pattern::Bytes(b) => b.fill(buf),
             Pattern::Compress(n) => {
                 for seg in buf.chunks_mut(4096) {
                     let zeros = seg.len() * *n as usize / 100;
@@ -120,13 +234,50 @@ mod tests {
 
     #[test]
     fn parse_and_display() {
-        for s in ["random", "zeros", "repeat:0x5a", "compress:50"] {
+        for s in [
+            "random",
+            "zeros",
+            "repeat:0x5a",
+            "compress:50",
+            "bytes:0xdeadbeef",
+        ] {
             let p: Pattern = s.parse().unwrap();
             assert_eq!(p.to_string(), s);
         }
         assert_eq!("repeat".parse::<Pattern>().unwrap(), Pattern::Repeat(0xA5));
         assert!("compress:101".parse::<Pattern>().is_err());
         assert!("stripes".parse::<Pattern>().is_err());
+        for bad in [
+            "bytes:",
+            "bytes:0x",
+            "bytes:0xabc",
+            "bytes:dead",
+            "bytes:0xzz",
+        ] {
+            assert!(bad.parse::<Pattern>().is_err(), "{bad}");
+        }
+        assert!(format!("bytes:0x{}", "ab".repeat(65))
+            .parse::<Pattern>()
+            .is_err());
+        // serialised as a hex string, read back the same
+        let p: Pattern = "bytes:0x0abc".parse().unwrap();
+        let j = serde_json::to_string(&p).unwrap();
+        assert_eq!(j, r#"{"kind":"bytes","value":"0x0abc"}"#);
+        assert_eq!(serde_json::from_str::<Pattern>(&j).unwrap(), p);
+        assert!(serde_json::from_str::<Pattern>(r#"{"kind":"bytes","value":"0x"}"#).is_err());
+    }
+
+    #[test]
+    fn bytes_repeat_from_the_start_of_a_block() {
+        let b = PatternBytes::new(&[0xde, 0xad, 0xbe]).unwrap();
+        let mut buf = [0u8; 8];
+        Pattern::Bytes(b).fill(&mut Rng::new(1), &mut buf);
+        assert_eq!(buf, [0xde, 0xad, 0xbe, 0xde, 0xad, 0xbe, 0xde, 0xad]);
+        assert_eq!(b.first_mismatch(&buf), None);
+        buf[4] = 0;
+        assert_eq!(b.first_mismatch(&buf), Some((4, 0, 0xad)));
+        assert_eq!(Pattern::Zeros.fixed_bytes().unwrap().as_slice(), &[0]);
+        assert!(Pattern::Random.fixed_bytes().is_none());
     }
 
     #[test]

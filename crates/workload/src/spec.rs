@@ -160,6 +160,10 @@ pub struct WorkloadSpec {
     /// this option existed stay the same.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify: bool,
+    /// Reads check that every block holds the write pattern repeated from its first byte, with
+    /// no headers (fio's `verify=pattern` with `verify_pattern`); the pattern must be fixed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_by_pattern: bool,
     /// Random offsets visit every aligned position of the region once before any repeats (fio's
     /// default random map); `false` draws them uniformly with replacement (fio's `norandommap`,
     /// ssdlab's default). The fields below are also left out of the serialised form at their
@@ -232,6 +236,7 @@ impl Default for WorkloadSpec {
             pattern: Pattern::Random,
             seed: 0x5eed_1ab5,
             verify: false,
+            verify_by_pattern: false,
             random_map: false,
             random_every: 1,
             seq_skip: 0,

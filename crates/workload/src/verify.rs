@@ -21,12 +21,20 @@ const MAGIC: [u8; 4] = *b"SSDV";
 
 /// Writes verification sectors for a block written at logical `offset` (a multiple of 512).
 pub fn stamp(buf: &mut [u8], offset: u64, generation: u64, seed: u64, rng: &mut Rng) {
+    for sector in buf.chunks_exact_mut(SECTOR) {
+        rng.fill(&mut sector[32..]);
+    }
+    stamp_over(buf, offset, generation, seed);
+}
+
+/// [`stamp`] keeping the filler `buf` already holds (a fixed pattern: fio's `verify_pattern`
+/// after its header).
+pub fn stamp_over(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
     for (i, sector) in buf.chunks_exact_mut(SECTOR).enumerate() {
         sector[0..4].copy_from_slice(&MAGIC);
         sector[8..16].copy_from_slice(&(offset + (i * SECTOR) as u64).to_le_bytes());
         sector[16..24].copy_from_slice(&generation.to_le_bytes());
         sector[24..32].copy_from_slice(&seed.to_le_bytes());
-        rng.fill(&mut sector[32..]);
         let crc = crc32c::crc32c(&sector[8..]);
         sector[4..8].copy_from_slice(&crc.to_le_bytes());
     }
