@@ -33,7 +33,7 @@ use ssdlab_stats::{JobLog, LogConfig, Recorder, RunResult};
 use ssdlab_target::Fill;
 use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::replay::{TraceFile, TraceShape};
-use ssdlab_workload::{ReplaySpec, Trace, WorkloadSpec};
+use ssdlab_workload::{FileRegion, Files, ReplaySpec, Trace, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -475,6 +475,143 @@ fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut
     );
 }
 
+/// The files of clone `c` of a job with several (fio's `nrfiles` without `filename`, named
+/// JOB.CLONE.FILENO in the directory; or `filename=a:b`), `None` for a job of one file.
+fn several_files(s: &Settings, job: &str, c: u32) -> Option<Vec<String>> {
+    match &s.filename {
+        Some(f) => {
+            let v = split_filenames(f);
+            (v.len() > 1).then(|| {
+                v.iter()
+                    .map(|n| in_directory(s, n).display().to_string())
+                    .collect()
+            })
+        }
+        None => (s.nrfiles > 1).then(|| {
+            (0..s.nrfiles)
+                .map(|i| {
+                    in_directory(s, &format!("{job}.{c}.{i}"))
+                        .display()
+                        .to_string()
+                })
+                .collect()
+        }),
+    }
+}
+
+/// The regions of a job's several files as fio sizes them (`filesize`, a range drawn per file
+/// and rounded down to the smallest block size; else `size` split evenly; else each file's own
+/// length, `lens`), `offset` applied in each file, laid out one after another in the job's
+/// address space from `base`; and the bytes of one pass (`size` caps the files' total).
+fn file_regions(
+    s: &Settings,
+    lens: &[Option<u64>],
+    job: &str,
+    seed: u64,
+    base: u64,
+) -> Result<(Vec<FileRegion>, u64)> {
+    let n = lens.len() as u64;
+    let min_bs = (0..3)
+        .map(|i| s.bs_of(i).bounds().0)
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let mut rng = ssdlab_workload::rng::Rng::new(seed ^ 0x6669_6c65_7369_7a65);
+    let mut regions = Vec::with_capacity(lens.len());
+    let mut at = base;
+    for (i, len) in lens.iter().enumerate() {
+        let offset_of = |total: u64| s.offset.map_or(0, |o| resolve_size(o, total));
+        let (offset, span) = match (s.filesize, s.filesize_max, s.size) {
+            (Some(lo), hi, _) => {
+                let l = match hi {
+                    Some(hi) => {
+                        let v = lo + rng.below(hi - lo);
+                        v - v % min_bs
+                    }
+                    None => lo,
+                };
+                let o = offset_of(l);
+                if o >= l {
+                    bail!("job {job}: offset {o} is at or beyond the end of file {i} ({l} bytes, filesize=)");
+                }
+                (o, l - o)
+            }
+            (None, _, Some(Size::Bytes(b))) => (offset_of(len.unwrap_or(0)), b / n),
+            (None, _, Some(Size::Percent(p))) => match len {
+                Some(l) => {
+                    let o = offset_of(*l);
+                    (o, resolve_size(Size::Percent(p), *l).min(l.saturating_sub(o)))
+                }
+                None => bail!(
+                    "job {job}: size={p}% of files that do not exist yet: give size= in bytes"
+                ),
+            },
+            (None, _, None) => match len {
+                Some(l) if *l > 0 => {
+                    let o = offset_of(*l);
+                    if o >= *l {
+                        bail!("job {job}: offset {o} is at or beyond the end of file {i} ({l} bytes)");
+                    }
+                    (o, l - o)
+                }
+                _ => bail!(
+                    "job {job}: file {i} does not exist: give size= or filesize= (fio lays out files of that size)"
+                ),
+            },
+        };
+        if span < min_bs {
+            bail!("job {job}: file {i}'s region of {span} bytes is smaller than one block ({min_bs} bytes)");
+        }
+        regions.push(FileRegion {
+            base: at,
+            offset,
+            span,
+        });
+        at += offset + span;
+    }
+    let all: u64 = regions.iter().map(|r| r.span).sum();
+    let pass = match (s.filesize, s.size) {
+        (Some(_), Some(Size::Bytes(b))) => all.min(b),
+        _ => all,
+    };
+    Ok((regions, pass))
+}
+
+/// The workload of a job with several files: `regions`, switched as `file_service_type` says,
+/// `pass` bytes a pass.
+fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) -> WorkloadSpec {
+    let end = regions
+        .iter()
+        .map(|r| r.base + r.offset + r.span)
+        .max()
+        .unwrap_or(0);
+    let mut spec = s.workload(0, pass, 1, seed);
+    spec.offset = 0;
+    spec.span = Some(end);
+    spec.files = Some(Files {
+        regions,
+        service: s.file_service,
+    });
+    spec
+}
+
+/// What ssdlab does not do with several files in a job, refused by name.
+fn check_several(s: &Settings, job: &str, n: usize) -> Result<()> {
+    if let Some(o) = s.openfiles.filter(|&o| o != 0 && o != n as u64) {
+        bail!("job {job}: openfiles={o}: fewer files open at once than the job has ({n}) is not supported by ssdlab (it keeps every file open, fio's default)");
+    }
+    if s.verify {
+        bail!("job {job}: verify with several files in a job is not supported by ssdlab");
+    }
+    if s.replay().is_some() {
+        bail!("job {job}: read_iolog with several files in a job is not supported by ssdlab");
+    }
+    if s.offset_increment.is_some() {
+        bail!("job {job}: offset_increment with several files in a job is not supported by ssdlab");
+    }
+    Ok(())
+}
+
 /// Builds the units of every job; notes go to `notes`.
 fn plan_units(
     js: &JobSet,
@@ -507,13 +644,45 @@ fn plan_units(
             );
         }
         let write_iolog = |file_name: &str| {
-            s.write_iolog.as_ref().map(|p| IologTarget {
-                path: PathBuf::from(p),
-                file_name: file_name.to_string(),
-            })
+            s.write_iolog
+                .as_ref()
+                .map(|p| IologTarget::new(PathBuf::from(p), file_name.to_string()))
         };
         if let Some(sim) = sim {
             let size = sim_size(sim);
+            if let Some(first) = several_files(s, name, 0) {
+                // Several files: several regions of the drive, one after another.
+                check_several(s, name, first.len())?;
+                for c in 0..clones {
+                    let names = several_files(s, name, c).unwrap_or_default();
+                    let lens = vec![None; names.len()];
+                    let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
+                    let spec = files_workload(s, regions, pass, clone_seed(seed, c));
+                    let end = spec.span.unwrap_or(0);
+                    if end > size {
+                        bail!(
+                            "job {name}: its {} files need {end} bytes of the simulated drive {}, which has {size}",
+                            names.len(),
+                            sim.name
+                        );
+                    }
+                    let iolog = write_iolog(&sim.name).map(|mut t| {
+                        t.files = files_of(&spec, &names);
+                        t
+                    });
+                    units.push(Unit {
+                        job: ji,
+                        clones: 1,
+                        spec,
+                        real: None,
+                        iolog,
+                        label: sim.name.clone(),
+                        verify_back: false,
+                    });
+                }
+                sim_note(j, &mut note, notes);
+                continue;
+            }
             let (spec, label) = match s.replay() {
                 Some(r) => {
                     let t = load_trace(&r, name)?;
@@ -634,6 +803,37 @@ fn plan_units(
             });
             continue;
         }
+        if let (Engine::Null, Some(first)) = (s.engine, several_files(s, name, 0)) {
+            // fio's null engine with several files: a null file of each file's size.
+            check_several(s, name, first.len())?;
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            for c in 0..clones {
+                let names: Vec<String> = several_files(s, name, c)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|n| n.strip_prefix("./").map(str::to_string).unwrap_or(n))
+                    .collect();
+                let lens = vec![None; names.len()];
+                let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
+                let mut spec = files_workload(s, regions, pass, clone_seed(seed, c));
+                spec.qd = spec.qd.min(batch);
+                let end = spec.span.unwrap_or(0);
+                let iolog = write_iolog("null").map(|mut t| {
+                    t.files = files_of(&spec, &names);
+                    t
+                });
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(end))),
+                    iolog,
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
         if matches!(s.engine, Engine::Null) {
             let size = match s.size {
                 Some(Size::Bytes(b)) => b,
@@ -667,6 +867,42 @@ fn plan_units(
                     real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
                     iolog: write_iolog("null"),
                     label: "null".into(),
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
+        if let Some(first) = several_files(s, name, 0) {
+            // Several files: shared by the clones (filename=a:b), or each clone's own
+            // (JOB.CLONE.FILENO); each clone a job of its own, as in fio.
+            check_several(s, name, first.len())?;
+            for c in 0..clones {
+                let names = several_files(s, name, c).unwrap_or_default();
+                let mut lens = Vec::with_capacity(names.len());
+                for n in &names {
+                    let info = ssdlab_target::probe(Path::new(n))
+                        .map_err(|e| anyhow!("job {name}: {e}"))?;
+                    lens.push(info.exists.then_some(info.size));
+                }
+                let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
+                let spec = files_workload(s, regions, pass, clone_seed(seed, c));
+                let label = names.join(":");
+                let iolog = write_iolog(&label).map(|mut t| {
+                    t.files = files_of(&spec, &names);
+                    t
+                });
+                let mut o = opts(0);
+                o.per_worker = false;
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((
+                        RealTarget::Files(names.iter().map(PathBuf::from).collect()),
+                        o,
+                    )),
+                    iolog,
+                    label,
                     verify_back: false,
                 });
             }
@@ -743,6 +979,20 @@ fn plan_units(
         }
     }
     Ok(units)
+}
+
+/// The names an iolog gives a job's files, with where each begins in its address space.
+fn files_of(spec: &WorkloadSpec, names: &[String]) -> Vec<(u64, String)> {
+    spec.files
+        .as_ref()
+        .map(|f| {
+            f.regions
+                .iter()
+                .zip(names)
+                .map(|(r, n)| (r.base, n.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A job's error in fio's words: its options as written and where (`bs=3 (job.fio line 4)`),

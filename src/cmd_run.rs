@@ -1142,6 +1142,11 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
                 }
             }
         }
+        RealTarget::Files(ps) => {
+            for p in ps.iter_mut() {
+                *p = expand(p)?;
+            }
+        }
         RealTarget::Null => {}
     }
     let role = if matches!(target, RealTarget::Raid0 { .. }) {

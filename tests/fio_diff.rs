@@ -27,6 +27,11 @@
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
 //!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
 //!   `verify=pattern`);
+//! - `per-file`: the I/Os of each iolog keyed by the file each line names (jobs of several
+//!   files): `offsets` and `sequence` then compare per file, and the files named are the same;
+//!   `file-order` (implied by `sequence`): the files of the I/Os in order;
+//!   `fileshare=N`: each file's share of the I/Os within N percentage points (a random choice
+//!   of files);
 //! - `logs`: the same fio log files (`write_bw_log` … `write_hist_log`: `*_bw.N.log`,
 //!   `*_clat_hist.log`, …), each empty in both or in neither, with the same columns per line,
 //!   directions and block-size columns — never their times, values or line counts.
@@ -82,6 +87,25 @@ fn run(tool: &str, dir: &Path) -> Result<Value, String> {
         .find('{')
         .ok_or_else(|| format!("{tool}: no JSON: {text}"))?;
     serde_json::from_str(&text[start..]).map_err(|e| format!("{tool}: bad JSON: {e}"))
+}
+
+/// The I/Os of a v2/v3 iolog: (file, direction, offset, length) in order.
+fn iolog_files(path: &Path) -> Vec<(String, String, u64, u64)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let a = w
+                .iter()
+                .position(|x| matches!(*x, "read" | "write" | "trim"))?;
+            let file = w.get(a.checked_sub(1)?)?.to_string();
+            let off = w.get(a + 1)?.parse().ok()?;
+            let len = w.get(a + 2)?.parse().ok()?;
+            Some((file, w[a].to_string(), off, len))
+        })
+        .collect()
 }
 
 /// The I/Os of a v2/v3 iolog: (direction, offset, length) in order.
@@ -475,6 +499,74 @@ fn case(path: &Path) -> Vec<String> {
             ));
         }
     }
+    for log in logs.iter().filter(|_| has("per-file")) {
+        let (a, b) = (
+            iolog_files(&dirs[0].path().join(log)),
+            iolog_files(&dirs[1].path().join(log)),
+        );
+        let by_file = |l: &[(String, String, u64, u64)]| {
+            let mut m: BTreeMap<String, Vec<(String, u64, u64)>> = BTreeMap::new();
+            for (f, d, o, n) in l {
+                m.entry(f.clone()).or_default().push((d.clone(), *o, *n));
+            }
+            m
+        };
+        let (x, y) = (by_file(&a), by_file(&b));
+        differ(
+            &mut diffs,
+            &format!("{log}: files the I/Os go to"),
+            format!("{:?}", x.keys().collect::<Vec<_>>()),
+            format!("{:?}", y.keys().collect::<Vec<_>>()),
+        );
+        if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("fileshare=")) {
+            let tol: f64 = n.parse::<f64>().unwrap() / 100.0;
+            for (f, v) in &x {
+                let p = v.len() as f64 / a.len().max(1) as f64;
+                let q = y.get(f).map_or(0, |w| w.len()) as f64 / b.len().max(1) as f64;
+                if (p - q).abs() > tol {
+                    diffs.push(format!(
+                        "{log}: share of the I/Os on {f}: fio {p:.3}, ssdlab {q:.3}"
+                    ));
+                }
+            }
+        }
+        for (f, v) in &x {
+            let w = y.get(f).cloned().unwrap_or_default();
+            if has("sequence") && *v != w {
+                diffs.push(format!(
+                    "{log}: {f}: I/Os in order: fio {:?}…, ssdlab {:?}… ({} vs {})",
+                    &v[..v.len().min(8)],
+                    &w[..w.len().min(8)],
+                    v.len(),
+                    w.len()
+                ));
+            }
+            let (mut v, mut w) = (v.clone(), w);
+            v.sort();
+            w.sort();
+            if has("offsets") && v != w {
+                diffs.push(format!(
+                    "{log}: {f}: the I/Os differ as a multiset ({} vs {})",
+                    v.len(),
+                    w.len()
+                ));
+            }
+        }
+        if has("sequence") || has("file-order") {
+            // The order in which files are served (fio's file_service_type).
+            let order = |l: &[(String, String, u64, u64)]| -> Vec<String> {
+                l.iter().map(|x| x.0.clone()).collect()
+            };
+            let (p, q) = (order(&a), order(&b));
+            if p != q {
+                diffs.push(format!(
+                    "{log}: files in order: fio {:?}…, ssdlab {:?}…",
+                    &p[..p.len().min(12)],
+                    &q[..q.len().min(12)]
+                ));
+            }
+        }
+    }
     for log in &logs {
         let (mut a, b) = (
             iolog(&dirs[0].path().join(log)),
@@ -560,7 +652,7 @@ fn case(path: &Path) -> Vec<String> {
                 }
             }
         }
-        if has("sequence") {
+        if has("sequence") && !has("per-file") {
             let by_dir = |l: &[(String, u64, u64)], d: &str| -> Vec<(u64, u64)> {
                 l.iter().filter(|x| x.0 == d).map(|x| (x.1, x.2)).collect()
             };
@@ -577,7 +669,7 @@ fn case(path: &Path) -> Vec<String> {
                 }
             }
         }
-        if has("offsets") || has("offsets-total") {
+        if (has("offsets") || has("offsets-total")) && !has("per-file") {
             let keep_dir = has("offsets");
             let bag = |l: &[(String, u64, u64)]| {
                 let mut v: Vec<(String, u64, u64)> = l

@@ -18,9 +18,50 @@ pub struct IologTarget {
     pub path: PathBuf,
     /// The file name written in every line (the target's path; a simulated drive's name).
     pub file_name: String,
+    /// A job with several files: where each begins in the job's address space and its name
+    /// (ascending); each I/O's line then names its file and the offset in it. Empty: one file.
+    pub files: Vec<(u64, String)>,
 }
 
 impl IologTarget {
+    /// A log whose lines all name `file_name`.
+    pub fn new(path: PathBuf, file_name: String) -> IologTarget {
+        IologTarget {
+            path,
+            file_name,
+            files: Vec::new(),
+        }
+    }
+
+    /// The file an I/O's line names, and the I/O with its offset in that file.
+    #[inline]
+    pub(crate) fn locate(&self, op: &Op) -> (&str, Op) {
+        if self.files.is_empty() {
+            return (&self.file_name, *op);
+        }
+        let i = self
+            .files
+            .partition_point(|(b, _)| *b <= op.offset)
+            .saturating_sub(1);
+        let (base, name) = &self.files[i];
+        (
+            name,
+            Op {
+                offset: op.offset - base.min(&op.offset),
+                ..*op
+            },
+        )
+    }
+
+    /// The names the log's `add`, `open` and `close` lines give, in order.
+    fn names(&self) -> Vec<&str> {
+        if self.files.is_empty() {
+            vec![&self.file_name]
+        } else {
+            self.files.iter().map(|(_, n)| n.as_str()).collect()
+        }
+    }
+
     /// The temporary file of worker `w`.
     fn part(&self, w: usize) -> PathBuf {
         let name = self
@@ -91,8 +132,12 @@ impl IologTarget {
         let result = (|| {
             let mut out = BufWriter::with_capacity(1 << 16, File::create(&tmp)?);
             let mut head = String::from(IologLine::HEADER);
-            IologLine::file_action(&mut head, 0, &self.file_name, "add");
-            IologLine::file_action(&mut head, 0, &self.file_name, "open");
+            for n in self.names() {
+                IologLine::file_action(&mut head, 0, n, "add");
+            }
+            for n in self.names() {
+                IologLine::file_action(&mut head, 0, n, "open");
+            }
             out.write_all(head.as_bytes())?;
             let mut readers: Vec<std::io::Lines<BufReader<File>>> = parts
                 .iter()
@@ -115,7 +160,9 @@ impl IologTarget {
                 heads[i] = next_line(&mut readers[i])?;
             }
             let mut tail = String::new();
-            IologLine::file_action(&mut tail, t_end_us, &self.file_name, "close");
+            for n in self.names() {
+                IologLine::file_action(&mut tail, t_end_us, n, "close");
+            }
             out.write_all(tail.as_bytes())?;
             out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
             std::fs::rename(&tmp, &self.path)
@@ -253,7 +300,7 @@ impl PartWriter {
 pub(crate) struct Recording<'a, B> {
     pub(crate) inner: B,
     pub(crate) part: &'a mut PartWriter,
-    pub(crate) file: &'a str,
+    pub(crate) target: &'a IologTarget,
     /// The run's start on the backend's clock.
     pub(crate) t0: u64,
 }
@@ -268,7 +315,8 @@ impl<B: Backend> Backend for Recording<'_, B> {
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         self.inner.push(slot, op)?;
         let t = self.inner.now().saturating_sub(self.t0) / 1000;
-        self.part.write(t, self.file, op);
+        let (file, op) = self.target.locate(op);
+        self.part.write(t, file, &op);
         Ok(())
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {

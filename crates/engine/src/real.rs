@@ -19,7 +19,7 @@ use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, open_target_shared, Fill, PathId, Plan, PlanOptions, TargetKind};
 use ssdlab_workload::gen::worker_seed;
-use ssdlab_workload::{format_size, Op, OpKind, OpSource, Trace, WorkloadSpec};
+use ssdlab_workload::{format_size, Files, Op, OpKind, OpSource, Trace, WorkloadSpec};
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
@@ -218,6 +218,8 @@ fn dir(kind: OpKind) -> io::Result<Dir> {
 struct UringAdapter {
     origin: Instant,
     ring: UringBackend,
+    /// A job's several files: where each begins in the job's address space (empty: one file).
+    bases: Vec<u64>,
 }
 
 impl Backend for UringAdapter {
@@ -232,8 +234,14 @@ impl Backend for UringAdapter {
     }
     #[inline]
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        if self.bases.is_empty() {
+            return self
+                .ring
+                .push(slot, dir(op.kind)?, op.offset, op.len as u32);
+        }
+        let (file, at) = Files::locate(&self.bases, op.offset);
         self.ring
-            .push(slot, dir(op.kind)?, op.offset, op.len as u32)
+            .push_piece(slot, 0, file as u32, 0, dir(op.kind)?, at, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, _timeout_ns: u64) -> io::Result<()> {
         // no timeout needed: the ring's wait always ends with a completion
@@ -268,6 +276,8 @@ impl Backend for UringAdapter {
 struct SyncAdapter {
     origin: Instant,
     pool: SyncBackend,
+    /// A job's several files: where each begins in the job's address space (empty: one file).
+    bases: Vec<u64>,
 }
 
 impl Backend for SyncAdapter {
@@ -282,8 +292,13 @@ impl Backend for SyncAdapter {
         self.pool.buffer(slot)
     }
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        let (file, at) = if self.bases.is_empty() {
+            (0, op.offset)
+        } else {
+            Files::locate(&self.bases, op.offset)
+        };
         self.pool
-            .push(slot, dir(op.kind)?, op.offset, op.len as u32)
+            .push_to(slot, file, dir(op.kind)?, at, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
         self.pool.wait(min, Duration::from_nanos(timeout_ns));
@@ -438,8 +453,8 @@ struct Job<'a> {
     fault: Option<FaultPlan>,
     /// Log the writes (for the written-map of a verifying run).
     log_writes: bool,
-    /// fio's write_iolog: this worker's part and the file name its lines carry.
-    iolog: Option<(PartWriter, &'a str)>,
+    /// fio's write_iolog: this worker's part and the log (the file names its lines carry).
+    iolog: Option<(PartWriter, &'a IologTarget)>,
 }
 
 /// The start hook refused the run (carried as a worker's error).
@@ -508,18 +523,18 @@ impl Job<'_> {
     fn logged<B: Backend>(
         &self,
         mut b: B,
-        part: &mut Option<(PartWriter, &str)>,
+        part: &mut Option<(PartWriter, &IologTarget)>,
         source: OpSource,
         rec: &mut Recorder,
         log: Option<&mut WriteLog>,
     ) -> (LoopOutcome, Vec<MemberStats>) {
         match part {
-            Some((p, file)) => {
+            Some((p, target)) => {
                 let t0 = b.now();
                 let mut r = Recording {
                     inner: b,
                     part: p,
-                    file,
+                    target,
                     t0,
                 };
                 let o = self.go(&mut r, source, rec, log);
@@ -844,6 +859,26 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
                     .collect(),
             }
         }
+        RealTarget::Files(paths) => {
+            let info = &plan.paths[0].info;
+            TargetDesc {
+                kind: match info.kind {
+                    TargetKind::File => StatsTargetKind::File,
+                    TargetKind::BlockDevice => StatsTargetKind::Block,
+                },
+                name: paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(":"),
+                size: plan.size,
+                engine: EngineKind::Unknown,
+                direct: plan.direct,
+                offset: plan.start,
+                span: plan.span,
+                details: vec![("files".into(), paths.len().to_string())],
+            }
+        }
         RealTarget::Raid0 { members, stripe } => {
             let names: Vec<String> = if plan.is_null() {
                 (0..members.len()).map(|i| format!("null{i}")).collect()
@@ -921,6 +956,11 @@ fn plan_real(
         RealTarget::Null => "the null target".to_string(),
         RealTarget::Path(p) => p.display().to_string(),
         RealTarget::Raid0 { .. } => "the RAID 0 array".to_string(),
+        RealTarget::Files(ps) => ps
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":"),
     };
     let trace = load_trace(spec, plan.span, &what)?;
     if let Some(t) = &trace {
@@ -1093,8 +1133,20 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     }
     // Jobs that write without --verify: what they write is no longer known to the map.
     for (j, p) in jobs.iter().zip(&planned) {
-        if j.spec.writes() && !j.spec.verify {
-            forget_for_plain_write(&p.plan, stripe_of(j.target), j.opts);
+        if !j.spec.writes() || j.spec.verify {
+            continue;
+        }
+        match (j.target, &j.spec.files) {
+            // Several files: each file's own map forgets the file's region.
+            (RealTarget::Files(_), Some(f)) => {
+                for (pp, r) in p.plan.paths.iter().zip(&f.regions) {
+                    let mut one = p.plan.clone();
+                    one.paths = vec![pp.clone()];
+                    (one.start, one.span) = (r.offset, r.span);
+                    forget_for_plain_write(&one, None, j.opts);
+                }
+            }
+            _ => forget_for_plain_write(&p.plan, stripe_of(j.target), j.opts),
         }
     }
 
@@ -1334,12 +1386,18 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             let spec = job.spec;
             let opts = job.opts;
             let pl = &planned[j];
-            let file_name: &str = job.iolog.as_ref().map_or("", |t| t.file_name.as_str());
+            let log_target = job.iolog.as_ref();
+            // A job's several files: where each begins in its address space.
+            let bases: Vec<u64> = match job.target {
+                RealTarget::Files(_) => spec.files.as_ref().map(Files::bases).unwrap_or_default(),
+                _ => Vec::new(),
+            };
             for (w, (mut fs, part)) in files.into_iter().zip(job_parts).enumerate() {
                 let (ctl, gate, cpu_window, names) = (&ctls[j], &gate, &cpu_window, &names[j]);
                 let first_worker = &first_worker;
                 let plan = &pl.plan;
                 let engine = pl.engine;
+                let bases = bases.clone();
                 let trace = pl.trace.clone();
                 let h = std::thread::Builder::new()
                     .name(format!("ssdlab-worker-{j}.{w}"))
@@ -1377,10 +1435,35 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),
-                            iolog: part.map(|p| (p, file_name)),
+                            iolog: part.zip(log_target),
                         };
                         let origin = Instant::now();
                         match (&plan.map, engine) {
+                            (None, EngineKind::IoUring) if !bases.is_empty() => work.run(
+                                UringBackend::with_files_opts(
+                                    fs, spec.qd, spec.qd, bs, align, &opts.ring,
+                                )
+                                .map(|mut ring| {
+                                    ring.set_submit_batch(opts.submit_batch);
+                                    UringAdapter {
+                                        origin,
+                                        ring,
+                                        bases,
+                                    }
+                                }),
+                                source,
+                                rec,
+                            ),
+                            (None, EngineKind::Sync) if !bases.is_empty() => work.run(
+                                SyncBackend::with_files(fs, spec.qd, bs, align, opts.sync_mode)
+                                    .map(|pool| SyncAdapter {
+                                        origin,
+                                        pool,
+                                        bases,
+                                    }),
+                                source,
+                                rec,
+                            ),
                             (Some(map), _) if fs.is_empty() => work.run(
                                 Ok(StripeAdapter::new(
                                     origin,
@@ -1430,7 +1513,11 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 )
                                 .map(|mut ring| {
                                     ring.set_submit_batch(opts.submit_batch);
-                                    UringAdapter { origin, ring }
+                                    UringAdapter {
+                                        origin,
+                                        ring,
+                                        bases: Vec::new(),
+                                    }
                                 }),
                                 source,
                                 rec,
@@ -1443,7 +1530,11 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     align,
                                     opts.sync_mode,
                                 )
-                                .map(|pool| SyncAdapter { origin, pool }),
+                                .map(|pool| SyncAdapter {
+                                    origin,
+                                    pool,
+                                    bases: Vec::new(),
+                                }),
                                 source,
                                 rec,
                             ),

@@ -1223,10 +1223,7 @@ impl SimSession {
             let mut rb = SimRecording {
                 inner: &mut backend,
                 parts: &mut parts,
-                files: jobs
-                    .iter()
-                    .map(|j| j.iolog.as_ref().map(|t| t.file_name.clone()))
-                    .collect(),
+                files: jobs.iter().map(|j| j.iolog.clone()).collect(),
                 unit_of_stream: streams.iter().map(|s| s.unit).collect(),
                 t0,
             };
@@ -1380,7 +1377,7 @@ impl SimSession {
 struct SimRecording<'a> {
     inner: &'a mut SimBackend,
     parts: &'a mut Vec<Option<PartWriter>>,
-    files: Vec<Option<String>>,
+    files: Vec<Option<IologTarget>>,
     unit_of_stream: Vec<usize>,
     t0: u64,
 }
@@ -1396,8 +1393,9 @@ impl Backend for SimRecording<'_> {
         self.inner.push(slot, op)?;
         let stream = self.inner.parents[slot as usize].stream as usize;
         let unit = self.unit_of_stream[stream];
-        if let (Some(part), Some(file)) = (&mut self.parts[unit], &self.files[unit]) {
-            part.write(self.inner.now.saturating_sub(self.t0) / 1000, file, op);
+        if let (Some(part), Some(t)) = (&mut self.parts[unit], &self.files[unit]) {
+            let (file, op) = t.locate(op);
+            part.write(self.inner.now.saturating_sub(self.t0) / 1000, file, &op);
         }
         Ok(())
     }

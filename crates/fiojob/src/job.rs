@@ -22,7 +22,8 @@ use crate::options;
 use crate::value::{self, Size};
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
-    BlockSizes, BsChoice, Distribution, Pattern, RwMode, StopCondition, WorkloadSpec, Zone,
+    BlockSizes, BsChoice, Distribution, FileService, Pattern, RwMode, StopCondition, WorkloadSpec,
+    Zone,
 };
 
 /// fio's default random seed (`randseed`).
@@ -187,7 +188,15 @@ pub struct Settings {
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub size: Option<Size>,
+    /// fio's `filesize`: each file's size, or a range drawn per file (low, high).
     pub filesize: Option<u64>,
+    pub filesize_max: Option<u64>,
+    /// fio's `nrfiles`: files per job (clone).
+    pub nrfiles: u32,
+    /// fio's `openfiles` as given (ssdlab keeps every file open, fio's default).
+    pub openfiles: Option<u64>,
+    /// fio's `file_service_type`.
+    pub file_service: FileService,
     pub offset: Option<Size>,
     pub io_size: Option<u64>,
     pub number_ios: Option<u64>,
@@ -333,6 +342,10 @@ impl Default for Settings {
             directory: None,
             size: None,
             filesize: None,
+            filesize_max: None,
+            nrfiles: 1,
+            openfiles: None,
+            file_service: FileService::RoundRobin(1),
             offset: None,
             io_size: None,
             number_ios: None,
@@ -477,10 +490,8 @@ impl Settings {
             }
             "filename" => {
                 let f = need(v, key)?;
-                if split_filenames(&f).len() > 1 {
-                    return Err(unsupported(format!(
-                        "filename={f}: several files in one job (ssdlab runs one file or device per job; give each its own job, or use ssdlab run --raid0 for a stripe set)"
-                    )));
+                if split_filenames(&f).is_empty() {
+                    return Err(Problem::Invalid(format!("filename={f}: no file name")));
                 }
                 self.filename = Some(f);
             }
@@ -496,13 +507,8 @@ impl Settings {
             "size" => self.size = Some(size(&need(v, key)?)?),
             "filesize" => {
                 let (a, b) = value::range(&need(v, key)?, kb).map_err(Problem::Invalid)?;
-                if a != b {
-                    return Err(unsupported(format!(
-                        "filesize={}: a range of file sizes",
-                        v.unwrap_or("")
-                    )));
-                }
-                self.filesize = Some(a);
+                self.filesize = Some(a.min(b));
+                self.filesize_max = (a != b).then_some(a.max(b));
             }
             "offset" => self.offset = Some(size(&need(v, key)?)?),
             "io_size" => self.io_size = Some(bytes(&need(v, key)?)?),
@@ -924,8 +930,9 @@ impl Settings {
             "unlink" | "unlink_each_loop" => {
                 only_default(key, v, &["0"], "ssdlab never deletes files")?
             }
-            "nrfiles" => only_default(key, v, &["1"], "one file per job")?,
-            "openfiles" => only_default(key, v, &["0", "1"], "one file per job")?,
+            "nrfiles" => self.nrfiles = value::int_in(&need(v, key)?, 1, 65_536)? as u32,
+            "openfiles" => self.openfiles = Some(value::int(&need(v, key)?)?),
+            "file_service_type" => self.file_service = file_service(&need(v, key)?)?,
             // fio's startdelay is a time in seconds when no unit is given; a range is drawn at
             // random per job, which ssdlab cannot draw as fio does.
             "startdelay" => {
@@ -1553,6 +1560,7 @@ impl Settings {
             } else {
                 Distribution::Uniform
             },
+            files: None,
         }
     }
 
@@ -1610,6 +1618,7 @@ impl Settings {
             min_rate: self.min_rate(),
             block_sizes: None,
             distribution: Distribution::Uniform,
+            files: None,
         }
     }
 }
@@ -1748,6 +1757,37 @@ fn distribution(s: &str, kb: u64) -> Result<Distribution, String> {
             ))
         }
     })
+}
+
+/// fio's `file_service_type=` (`str_fst_cb`): `roundrobin`, `sequential` or `random`, with
+/// `:N` I/Os per switch; fio's non-uniform choices (`zipf`, `pareto`, `normal`, `gauss`) are
+/// refused.
+fn file_service(s: &str) -> Result<FileService, Problem> {
+    let (kind, n) = match s.split_once(':') {
+        Some((k, n)) => (k.trim(), Some(n.trim())),
+        None => (s.trim(), None),
+    };
+    let nr = || -> Result<u32, Problem> {
+        match n {
+            None => Ok(1),
+            Some(n) => n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                Problem::Invalid(format!(
+                    "file_service_type={s}: {n} is not a number of I/Os (1 or more)"
+                ))
+            }),
+        }
+    };
+    match kind {
+        "roundrobin" => Ok(FileService::RoundRobin(nr()?)),
+        "sequential" => Ok(FileService::Sequential),
+        "random" => Ok(FileService::Random(nr()?)),
+        "zipf" | "pareto" | "normal" | "gauss" => Err(unsupported(format!(
+            "file_service_type={s}: fio's {kind} choice of files (ssdlab switches files round robin, sequentially or uniformly at random)"
+        ))),
+        _ => Err(Problem::Invalid(format!(
+            "file_service_type={s}: roundrobin, sequential, random, zipf, pareto, normal or gauss"
+        ))),
+    }
 }
 
 /// fio's `:`-separated file lists (`\:` escapes a colon).
@@ -2597,6 +2637,28 @@ mod tests {
         assert_eq!(split_filenames("a:b"), vec!["a", "b"]);
         assert_eq!(split_filenames("c\\:d"), vec!["c:d"]);
         let js = jobs("[a]\nfilename=/dev/sda:/dev/sdb\n").unwrap();
-        assert_eq!(js.unsupported.len(), 1);
+        assert!(js.unsupported.is_empty());
+    }
+
+    #[test]
+    fn several_files() {
+        let js = jobs("[a]\nnrfiles=3\nfilesize=1m-4m\nfile_service_type=roundrobin:4\n").unwrap();
+        let s = &js.jobs[0].settings;
+        assert_eq!(
+            (s.nrfiles, s.filesize, s.filesize_max, s.file_service),
+            (3, Some(1 << 20), Some(4 << 20), FileService::RoundRobin(4))
+        );
+        for (v, want) in [
+            ("sequential", FileService::Sequential),
+            ("random", FileService::Random(1)),
+            ("random:3", FileService::Random(3)),
+            ("roundrobin", FileService::RoundRobin(1)),
+        ] {
+            let js = jobs(&format!("[a]\nfile_service_type={v}\n")).unwrap();
+            assert_eq!(js.jobs[0].settings.file_service, want, "{v}");
+        }
+        let js = jobs("[a]\nfile_service_type=zipf:1.2\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert!(jobs("[a]\nfile_service_type=lru\n").is_err());
     }
 }

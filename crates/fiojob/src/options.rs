@@ -288,7 +288,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "file_service_type",
             "filename_format",
             "unique_filename",
             "opendir",
@@ -297,7 +296,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "lockfile",
             "filetype",
         ],
-        "ssdlab runs one file or device per job",
+        "ssdlab names, opens and creates a job's files as fio does by default only",
     ),
     (
         &[

@@ -14,6 +14,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 struct Job {
+    /// Which of the backend's files.
+    file: usize,
     dir: Dir,
     offset: u64,
     len: usize,
@@ -57,19 +59,24 @@ pub struct SyncBackend {
     bufs: Vec<Option<AlignedBuf>>,
     threads: Vec<JoinHandle<()>>,
     ready: Vec<(u32, i32, Instant)>,
-    /// Single slot: the file, and the I/O pushed and not done yet (done by `wait`).
-    inline: Option<(File, Option<Job>)>,
-    /// [`SyncMode::Serial`]: the file, and the I/Os done and not reaped yet, oldest first.
-    serial: Option<(File, std::collections::VecDeque<Done>)>,
+    /// Single slot: the files, and the I/O pushed and not done yet (done by `wait`).
+    inline: Option<(Files, Option<Job>)>,
+    /// [`SyncMode::Serial`]: the files, and the I/Os done and not reaped yet, oldest first.
+    serial: Option<(Files, std::collections::VecDeque<Done>)>,
     /// [`SyncMode::Queue`]: the one I/O thread's queue.
     queue: Option<Sender<(u32, Job)>>,
+    /// How many files the I/Os may name.
+    nfiles: usize,
 }
+
+/// The files of a backend (one, or a job's several files), shared with its I/O threads.
+type Files = Arc<Vec<File>>;
 
 /// An I/O thread's work for one job: does it and sends its completion; false once nobody
 /// listens any more (the backend was dropped).
-fn serve(file: &File, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool {
+fn serve(files: &Files, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool {
     let res = do_io(
-        file,
+        &files[job.file],
         job.dir,
         &mut job.buf.as_mut_slice()[..job.len],
         job.offset,
@@ -110,6 +117,23 @@ impl SyncBackend {
         align: usize,
         mode: SyncMode,
     ) -> io::Result<Self> {
+        Self::with_files(vec![file], slots, buf_len, align, mode)
+    }
+
+    /// [`with_mode`](Self::with_mode) on several files (a job's files): each I/O names its
+    /// file ([`push_to`](Self::push_to)).
+    pub fn with_files(
+        files: Vec<File>,
+        slots: u32,
+        buf_len: usize,
+        align: usize,
+        mode: SyncMode,
+    ) -> io::Result<Self> {
+        if files.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "no file"));
+        }
+        let nfiles = files.len();
+        let file: Files = Arc::new(files);
         let bufs = || -> io::Result<Vec<Option<AlignedBuf>>> {
             (0..slots.max(1))
                 .map(|_| AlignedBuf::try_new(buf_len.max(1), align.max(4096)).map(Some))
@@ -128,6 +152,7 @@ impl SyncBackend {
                     inline: None,
                     serial: Some((file, Default::default())),
                     queue: None,
+                    nfiles,
                 });
             }
             SyncMode::Queue => {
@@ -152,6 +177,7 @@ impl SyncBackend {
                     inline: None,
                     serial: None,
                     queue: Some(tx),
+                    nfiles,
                 });
             }
         }
@@ -166,9 +192,9 @@ impl SyncBackend {
                 inline: Some((file, None)),
                 serial: None,
                 queue: None,
+                nfiles,
             });
         }
-        let file = Arc::new(file);
         let (done_tx, rx) = channel::<Done>();
         let mut txs = Vec::new();
         let mut threads = Vec::new();
@@ -200,6 +226,7 @@ impl SyncBackend {
             inline: None,
             serial: None,
             queue: None,
+            nfiles,
         })
     }
 
@@ -215,6 +242,24 @@ impl SyncBackend {
     /// Hands an I/O to the slot's thread. Errors when the slot is busy or does not exist, or the
     /// I/O does not fit its buffer.
     pub fn push(&mut self, slot: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()> {
+        self.push_to(slot, 0, dir, offset, len)
+    }
+
+    /// [`push`](Self::push) to file `file` of the backend's files.
+    pub fn push_to(
+        &mut self,
+        slot: u32,
+        file: usize,
+        dir: Dir,
+        offset: u64,
+        len: u32,
+    ) -> io::Result<()> {
+        if file >= self.nfiles {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no file {file}"),
+            ));
+        }
         let Some(cell) = self.bufs.get_mut(slot as usize) else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -235,6 +280,7 @@ impl SyncBackend {
             ));
         }
         let job = Job {
+            file,
             dir,
             offset,
             len: len as usize,
@@ -244,10 +290,10 @@ impl SyncBackend {
             *pending = Some(job);
             return Ok(());
         }
-        if let Some((file, done)) = &mut self.serial {
+        if let Some((files, done)) = &mut self.serial {
             let mut job = job;
             let res = do_io(
-                file,
+                &files[job.file],
                 job.dir,
                 &mut job.buf.as_mut_slice()[..job.len],
                 job.offset,
@@ -282,10 +328,10 @@ impl SyncBackend {
             // Everything pushed is done already.
             return;
         }
-        if let Some((file, pending)) = &mut self.inline {
+        if let Some((files, pending)) = &mut self.inline {
             if let Some(mut job) = pending.take() {
                 let res = do_io(
-                    file,
+                    &files[job.file],
                     job.dir,
                     &mut job.buf.as_mut_slice()[..job.len],
                     job.offset,

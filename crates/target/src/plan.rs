@@ -30,6 +30,10 @@ pub enum RealTarget {
     Path(PathBuf),
     /// A userspace RAID 0 stripe set (md raid0 layout) over the members with this chunk size.
     Raid0 { members: Vec<Member>, stripe: u64 },
+    /// A job's several files or devices (fio's `nrfiles`, `filename=a:b`): file `i` is the
+    /// region `i` of the workload's files ([`ssdlab_workload::Files`]), each I/O going to the
+    /// file it falls in.
+    Files(Vec<PathBuf>),
 }
 
 impl RealTarget {
@@ -38,6 +42,7 @@ impl RealTarget {
         match self {
             RealTarget::Null => vec![],
             RealTarget::Path(p) => vec![p.as_path()],
+            RealTarget::Files(ps) => ps.iter().map(|p| p.as_path()).collect(),
             RealTarget::Raid0 { members, .. } => members
                 .iter()
                 .filter_map(|m| match m {
@@ -79,6 +84,8 @@ pub enum PlanError {
     SizeUnknown { role: &'static str, path: PathBuf },
     #[error("--raid0 needs at least two members (A,B[,C…])")]
     TooFewMembers,
+    #[error("the job has {paths} files and {regions} file regions")]
+    FileRegions { paths: usize, regions: usize },
     #[error("--stripe must be greater than 0")]
     ZeroStripe,
     #[error("--raid0 members are either all null:SIZE or all files/devices")]
@@ -576,7 +583,81 @@ pub fn plan(
             })
         }
         RealTarget::Raid0 { members, stripe } => plan_raid0(spec, members, *stripe, opts),
+        RealTarget::Files(paths) => plan_files(spec, paths, opts),
     }
+}
+
+/// A job's several files: each planned as one file is (its safety, its layout to the end of
+/// its region, the direct-I/O alignment of its offset), the free space for all together.
+fn plan_files(
+    spec: &WorkloadSpec,
+    paths: &[PathBuf],
+    opts: &PlanOptions,
+) -> Result<Plan, PlanError> {
+    let regions = spec.files.as_ref().map_or(&[][..], |f| &f.regions[..]);
+    if regions.len() != paths.len() || paths.is_empty() {
+        return Err(PlanError::FileRegions {
+            paths: paths.len(),
+            regions: regions.len(),
+        });
+    }
+    let writes = spec.writes();
+    let mut planned = Vec::with_capacity(paths.len());
+    for (path, r) in paths.iter().zip(regions) {
+        let end = r
+            .offset
+            .checked_add(r.span)
+            .ok_or(PlanError::RegionOverflow {
+                offset: r.offset,
+                span: r.span,
+            })?;
+        let p = plan_path(path, Some(end), writes, opts, "")?;
+        if end > p.size {
+            return Err(SpecError::BeyondTarget {
+                offset: r.offset,
+                span: r.span,
+                end,
+                what: path.display().to_string(),
+                size: format_size(p.size),
+            }
+            .into());
+        }
+        if opts.direct {
+            let mut values: Vec<(Field, u64)> = spec
+                .block_size_values()
+                .into_iter()
+                .map(|b| (Field::Bs, b))
+                .collect();
+            values.extend([(Field::Align, spec.align), (Field::Offset, r.offset)]);
+            check_direct_alignment(
+                &values,
+                p.info.dio_offset_align,
+                &path.display().to_string(),
+            )?;
+        }
+        planned.push(p);
+    }
+    check_free_space(&planned)?;
+    let end = regions
+        .iter()
+        .map(|r| r.base + r.offset + r.span)
+        .max()
+        .unwrap_or(0);
+    Ok(Plan {
+        buf_align: planned
+            .iter()
+            .map(|p| p.info.dio_mem_align.max(512) as usize)
+            .max()
+            .unwrap_or(512),
+        size: end,
+        paths: planned,
+        null_members: vec![],
+        map: None,
+        start: 0,
+        span: end,
+        writes,
+        direct: opts.direct,
+    })
 }
 
 fn plan_raid0(

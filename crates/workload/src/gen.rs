@@ -227,11 +227,40 @@ pub struct OpGen {
     sampler: Option<Box<crate::dist::Sampler>>,
     /// The random map of varying block sizes, in blocks of the smallest size.
     blocks: Option<(BlockMap, u64)>,
+    /// A job with several files: a generator per file, and fio's switching between them
+    /// (this generator's own state is then unused).
+    files: Option<Box<crate::files::FileSet>>,
 }
 
 impl OpGen {
     /// A generator over `[start, start+span)`. `spec` must have been validated and `span ≥ bs`.
     pub fn new(spec: &WorkloadSpec, start: u64, span: u64, worker: u32) -> Self {
+        let mut g = Self::one(spec, start, span, worker);
+        if let Some(files) = spec.files.as_ref().filter(|f| !f.regions.is_empty()) {
+            // Each file its own generator over its region, with its own random stream.
+            let mut one = spec.clone();
+            one.files = None;
+            let gens = files
+                .regions
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    one.seed = worker_seed(spec.seed ^ 0x6669_6c65, i as u32);
+                    Self::one(&one, r.base + r.offset, r.span, worker)
+                })
+                .collect();
+            let rng = Rng::new(worker_seed(spec.seed ^ 0x6e65_7874, worker));
+            g.files = Some(Box::new(crate::files::FileSet::new(
+                gens,
+                files.service,
+                rng,
+            )));
+        }
+        g
+    }
+
+    /// A generator over one region.
+    fn one(spec: &WorkloadSpec, start: u64, span: u64, worker: u32) -> Self {
         assert!(span >= spec.min_bs() && spec.align > 0 && spec.bs > 0);
         // Positions of the smallest size (fio's `last_block`): every aligned offset where it
         // fits; the size of each I/O is then drawn among those that fit there.
@@ -294,12 +323,16 @@ impl OpGen {
             sizes: spec.block_sizes.clone().map(Box::new),
             sampler,
             blocks,
+            files: None,
         }
     }
 
     /// True once after each new pass over the region began (fio drops the page cache there).
     #[inline]
     pub fn take_wrapped(&mut self) -> bool {
+        if let Some(f) = &mut self.files {
+            return f.take_wrapped();
+        }
         std::mem::take(&mut self.wrapped)
     }
 
@@ -311,6 +344,9 @@ impl OpGen {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if let Some(f) = &mut self.files {
+            return f.next_op();
+        }
         let kind =
             if self.read_pct >= 100 || (self.read_pct > 0 && self.rng.percent() < self.read_pct) {
                 OpKind::Read

@@ -16,6 +16,7 @@
 pub mod aging;
 pub mod dist;
 pub mod field;
+pub mod files;
 pub mod gen;
 pub mod input;
 pub mod pattern;
@@ -30,6 +31,7 @@ pub mod verify;
 pub use aging::{AgingSpec, AllocPolicy};
 pub use dist::{BlockSizes, BsChoice, Distribution, Zone};
 pub use field::{line_of, Field, Flags, Naming, TomlNaming, WrittenKey};
+pub use files::{FileRegion, FileService, Files};
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{Pattern, PatternBytes, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};

@@ -212,6 +212,10 @@ pub struct WorkloadSpec {
     /// Where random offsets land (fio's `random_distribution`); uniform by default.
     #[serde(default, skip_serializing_if = "crate::dist::Distribution::is_uniform")]
     pub distribution: crate::dist::Distribution,
+    /// Several files (fio's `nrfiles`, `filename=a:b`): each a region of the target's address
+    /// space, with fio's switching between them; `offset`/`span` then cover them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<crate::files::Files>,
 }
 
 impl Default for WorkloadSpec {
@@ -249,6 +253,7 @@ impl Default for WorkloadSpec {
             min_rate: None,
             block_sizes: None,
             distribution: Default::default(),
+            files: None,
         }
     }
 }
@@ -475,6 +480,15 @@ impl WorkloadSpec {
             }
             if span < self.bs {
                 return Err(SpecError::SpanTooSmall { span, bs: self.bs });
+            }
+        }
+        if let Some(f) = &self.files {
+            // Each file's region holds at least one block, as the job's region must.
+            if let Some(r) = f.regions.iter().find(|r| r.span < self.min_bs()) {
+                return Err(SpecError::SpanTooSmall {
+                    span: r.span,
+                    bs: self.min_bs(),
+                });
             }
         }
         if self.verify {
