@@ -476,18 +476,20 @@ fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut
 }
 
 /// The files of clone `c` of a job with several (fio's `nrfiles` without `filename`, named
-/// JOB.CLONE.FILENO in the directory; or `filename=a:b`), `None` for a job of one file.
+/// JOB.CLONE.FILENO in the directory; or `filename=a:b`), or with a range of file sizes;
+/// `None` for a job of one file of one size.
 fn several_files(s: &Settings, job: &str, c: u32) -> Option<Vec<String>> {
     match &s.filename {
         Some(f) => {
             let v = split_filenames(f);
-            (v.len() > 1).then(|| {
+            // A range of file sizes is drawn per file, one file too.
+            (v.len() > 1 || s.filesize_max.is_some()).then(|| {
                 v.iter()
                     .map(|n| in_directory(s, n).display().to_string())
                     .collect()
             })
         }
-        None => (s.nrfiles > 1).then(|| {
+        None => (s.nrfiles > 1 || s.filesize_max.is_some()).then(|| {
             (0..s.nrfiles)
                 .map(|i| {
                     in_directory(s, &format!("{job}.{c}.{i}"))

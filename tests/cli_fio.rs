@@ -1708,3 +1708,57 @@ fn a_job_file_from_stdin() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bogus (stdin line 2): unknown option"));
 }
+
+#[test]
+fn several_files_run_on_a_preset_as_regions_and_unsupported_choices_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    // Three files of 16k each on the simulated drive: regions one after another, served round
+    // robin, each I/O logged with its file and its offset in it (offset=4k in each file).
+    let f = write(
+        d.path(),
+        "files.fio",
+        "[j]\nnrfiles=3\nsize=48k\noffset=4k\nrw=write\nbs=4k\nwrite_iolog=files.log\n",
+    );
+    let v = fio_json(d.path(), &["--sim", "vertex450-128g", f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 1, "one entry per job, not per file");
+    assert_eq!(ios(&jobs(&v)[0], "write"), 12);
+    let log = std::fs::read_to_string(d.path().join("files.log")).unwrap();
+    let ios: Vec<(String, u64)> = log
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.get(2) == Some(&"write")).then(|| (w[1].to_string(), w[3].parse().unwrap()))
+        })
+        .collect();
+    let want: Vec<(String, u64)> = (0..12u64)
+        .map(|i| (format!("j.0.{}", i % 3), 4096 * (1 + i / 3)))
+        .collect();
+    assert_eq!(ios, want);
+    for n in ["j.0.0", "j.0.1", "j.0.2"] {
+        assert!(!d.path().join(n).exists(), "nothing is laid out on --sim");
+    }
+    // fio's non-uniform choices of files and fewer open files: refused by name, nothing run.
+    let z = write(
+        d.path(),
+        "zipf.fio",
+        "[j]\nnrfiles=2\nsize=8k\nrw=write\nfile_service_type=zipf:1.1\n",
+    );
+    refused(
+        d.path(),
+        &["fio", z.to_str().unwrap()],
+        &["not supported by ssdlab", "file_service_type=zipf:1.1"],
+    );
+    let o = write(
+        d.path(),
+        "open.fio",
+        "[j]\nnrfiles=2\nsize=8k\nrw=write\nopenfiles=1\n",
+    );
+    refused(
+        d.path(),
+        &["fio", o.to_str().unwrap()],
+        &["not supported by ssdlab", "openfiles=1"],
+    );
+    for n in ["j.0.0", "j.0.1"] {
+        assert!(!d.path().join(n).exists(), "a refused job writes nothing");
+    }
+}
