@@ -391,7 +391,7 @@ fn header(j: &Job, label: &str) -> String {
     let rw = if s.read_iolog.is_some() {
         "replay".to_string()
     } else {
-        format!("{:?}", s.mode).to_lowercase()
+        s.mode.name().to_string()
     };
     format!(
         "{}: (g={}): rw={rw}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}, file={label}",
@@ -610,6 +610,12 @@ fn check_several(s: &Settings, job: &str, n: usize) -> Result<()> {
     }
     if s.offset_increment.is_some() {
         bail!("job {job}: offset_increment with several files in a job is not supported by ssdlab");
+    }
+    if s.mode.trims() {
+        bail!(
+            "job {job}: rw={} with several files in a job is not supported by ssdlab",
+            s.mode.name()
+        );
     }
     Ok(())
 }
@@ -926,6 +932,13 @@ fn plan_units(
         for (path, n, clone) in files {
             let info = ssdlab_target::probe(&path).map_err(|e| anyhow!("job {name}: {e}"))?;
             let what = path.display().to_string();
+            if s.mode.trims() && info.kind == ssdlab_target::TargetKind::File {
+                bail!(
+                    "job {name}: rw={} on {what}, a regular file{}: fio's trims are BLKDISCARD, which a regular file does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=null or --sim",
+                    s.mode.name(),
+                    if info.exists { "" } else { " (to be created)" }
+                );
+            }
             // A file still to be laid out is `filesize` long, and `size` percentages are of
             // that; fio takes an `offset` percentage of the length the file has, 0.
             let total = if info.exists {

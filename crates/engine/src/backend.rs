@@ -12,6 +12,10 @@ pub struct Cqe {
     pub res: i64,
     /// Completion time on the backend's clock, ns.
     pub t_ns: u64,
+    /// When the backend itself did the I/O while it was pushed (a trim's `BLKDISCARD`, done
+    /// synchronously as fio does it): when it began, so that its completion latency is the
+    /// call's. `None`: the I/O was submitted with the others of its batch.
+    pub started_ns: Option<u64>,
 }
 
 /// A place that accepts operations into numbered slots and reports their completions.

@@ -1010,7 +1010,12 @@ pub fn run_streams<B: Backend>(
             if !s.measured {
                 continue;
             }
-            let t = c.t_ns.max(s.t_submit);
+            // An I/O the backend did while it was pushed (a trim's ioctl) was submitted when
+            // the call began.
+            let t_submit = c
+                .started_ns
+                .map_or(s.t_submit, |b| b.clamp(s.t_issue, s.t_submit));
+            let t = c.t_ns.max(t_submit);
             if t > ss[si].last_completion {
                 ss[si].last_completion = t;
             }
@@ -1033,7 +1038,7 @@ pub fn run_streams<B: Backend>(
             let unit = &mut us[u];
             unit.done_ios += 1;
             unit.done_bytes += bytes;
-            unit.done_clat_ns += t - s.t_submit;
+            unit.done_clat_ns += t - t_submit;
             let d = &mut unit.dir_done[s.op.kind.index()];
             d.0 += 1;
             d.1 += bytes;
@@ -1106,8 +1111,8 @@ pub fn run_streams<B: Backend>(
                 s.op.kind,
                 bytes,
                 s.op.offset,
-                s.t_submit - s.t_issue,
-                t - s.t_submit,
+                t_submit - s.t_issue,
+                t - t_submit,
                 t.saturating_sub(us[u].t0),
             );
             if bytes < s.op.len {

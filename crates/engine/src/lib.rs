@@ -108,6 +108,10 @@ pub enum Invalid {
     },
     #[error("the trace has {trims} trims, which ssdlab issues only to simulated drives; add replay_skip=trim to replay the rest on a real target")]
     TrimOnReal { trims: u64 },
+    #[error("{path} is a regular file: trims are BLKDISCARD, which a regular file does not take (fio ends such a job with error 25, \"Inappropriate ioctl for device\"); trim a block device, the null engine or a simulated drive")]
+    TrimOnFile { path: String },
+    #[error("trims on a RAID 0 array of real targets: ssdlab trims one block device, the null target or a simulated drive")]
+    TrimStripe,
     #[error("{flag} applies to the io_uring engine, not to the {engine} engine")]
     RingOnly { flag: &'static str, engine: String },
     #[error("hipri (polled completions, IORING_SETUP_IOPOLL) needs O_DIRECT: remove --buffered / direct=0")]

@@ -186,6 +186,7 @@ impl Backend for NullBackend {
             slot,
             res: len as i64,
             t_ns: t,
+            started_ns: None,
         }));
     }
     fn mark_measurement_start(&mut self) {}
@@ -206,6 +207,60 @@ pub(crate) fn no_trims() -> io::Error {
     )
 }
 
+/// Trims done as they are pushed, as fio does them (its engines, io_uring's too, call
+/// `do_io_u_trim` from their queue function): one `BLKDISCARD` per trim on the block device,
+/// timed as that I/O's latency; the completion comes with the next reap.
+struct Trims {
+    /// The device (a handle of its own); `None`: trims are refused.
+    file: Option<File>,
+    done: Vec<Cqe>,
+}
+
+impl Trims {
+    fn new(file: Option<File>, qd: u32) -> Trims {
+        Trims {
+            file,
+            done: Vec::with_capacity(if qd > 0 { qd as usize } else { 1 }),
+        }
+    }
+
+    /// Trims `op`'s range now.
+    fn push(&mut self, origin: &Instant, slot: u32, op: &Op) -> io::Result<()> {
+        let Some(f) = &self.file else {
+            return Err(no_trims());
+        };
+        let started = now_ns(origin);
+        let res = match ssdlab_io::blockdev::discard(f, op.offset, op.len) {
+            Ok(()) => op.len as i64,
+            Err(e) => -(e.raw_os_error() as i64),
+        };
+        self.done.push(Cqe {
+            slot,
+            res,
+            t_ns: now_ns(origin),
+            started_ns: Some(started),
+        });
+        Ok(())
+    }
+
+    /// Completions not reaped yet (the loop must not wait for more).
+    fn ready(&self) -> bool {
+        !self.done.is_empty()
+    }
+
+    fn reap(&mut self, out: &mut Vec<Cqe>) {
+        out.append(&mut self.done);
+    }
+}
+
+/// A handle of its own on the device of a job that trims (for [`Trims`]).
+fn trim_handle(spec: &WorkloadSpec, fs: &[File]) -> io::Result<Option<File>> {
+    match fs.first() {
+        Some(f) if spec.trims() => f.try_clone().map(Some),
+        _ => Ok(None),
+    }
+}
+
 #[inline]
 fn dir(kind: OpKind) -> io::Result<Dir> {
     match kind {
@@ -220,6 +275,8 @@ struct UringAdapter {
     ring: UringBackend,
     /// A job's several files: where each begins in the job's address space (empty: one file).
     bases: Vec<u64>,
+    /// Trims of a block device (one file: several files with trims are refused).
+    trims: Trims,
 }
 
 impl Backend for UringAdapter {
@@ -234,6 +291,9 @@ impl Backend for UringAdapter {
     }
     #[inline]
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        if op.kind == OpKind::Trim {
+            return self.trims.push(&self.origin, slot, op);
+        }
         if self.bases.is_empty() {
             return self
                 .ring
@@ -244,11 +304,18 @@ impl Backend for UringAdapter {
             .push_piece(slot, 0, file as u32, 0, dir(op.kind)?, at, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, _timeout_ns: u64) -> io::Result<()> {
+        if self.trims.ready() {
+            // a trim is done already: submit the rest, wait for nothing
+            return self.ring.submit_and_wait(0);
+        }
         // no timeout needed: the ring's wait always ends with a completion
         self.ring.submit_and_wait(min)
     }
     fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
         let left = Duration::from_nanos(deadline_ns.saturating_sub(self.now()));
+        if self.trims.ready() {
+            return self.ring.submit_and_wait(0);
+        }
         if inflight > 0 {
             self.ring.submit_and_wait_timeout(left)
         } else {
@@ -258,12 +325,14 @@ impl Backend for UringAdapter {
     }
     #[inline]
     fn reap(&mut self, out: &mut Vec<Cqe>) {
+        self.trims.reap(out);
         let t = now_ns(&self.origin);
         self.ring.reap(|slot, _tag, res| {
             out.push(Cqe {
                 slot,
                 res: res as i64,
                 t_ns: t,
+                started_ns: None,
             })
         });
     }
@@ -278,6 +347,8 @@ struct SyncAdapter {
     pool: SyncBackend,
     /// A job's several files: where each begins in the job's address space (empty: one file).
     bases: Vec<u64>,
+    /// Trims of a block device (one file: several files with trims are refused).
+    trims: Trims,
 }
 
 impl Backend for SyncAdapter {
@@ -292,6 +363,9 @@ impl Backend for SyncAdapter {
         self.pool.buffer(slot)
     }
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
+        if op.kind == OpKind::Trim {
+            return self.trims.push(&self.origin, slot, op);
+        }
         let (file, at) = if self.bases.is_empty() {
             (0, op.offset)
         } else {
@@ -301,6 +375,11 @@ impl Backend for SyncAdapter {
             .push_to(slot, file, dir(op.kind)?, at, op.len as u32)
     }
     fn submit_wait(&mut self, min: usize, timeout_ns: u64) -> io::Result<()> {
+        if self.trims.ready() {
+            // a trim is done already: wait for nothing
+            self.pool.wait(0, Duration::ZERO);
+            return Ok(());
+        }
         self.pool.wait(min, Duration::from_nanos(timeout_ns));
         Ok(())
     }
@@ -312,12 +391,14 @@ impl Backend for SyncAdapter {
         Vec::new()
     }
     fn reap(&mut self, out: &mut Vec<Cqe>) {
+        self.trims.reap(out);
         let origin = self.origin;
         self.pool.reap(|slot, res, at| {
             out.push(Cqe {
                 slot,
                 res: res as i64,
                 t_ns: at.saturating_duration_since(origin).as_nanos() as u64,
+                started_ns: None,
             })
         });
     }
@@ -962,6 +1043,17 @@ fn plan_real(
             .collect::<Vec<_>>()
             .join(":"),
     };
+    if spec.trims() {
+        if plan.map.is_some() {
+            return Err(Invalid::TrimStripe.into());
+        }
+        if let Some(p) = plan.paths.iter().find(|p| p.info.kind == TargetKind::File) {
+            return Err(Invalid::TrimOnFile {
+                path: p.name.clone(),
+            }
+            .into());
+        }
+    }
     let trace = load_trace(spec, plan.span, &what)?;
     if let Some(t) = &trace {
         let trims = t.shape().trims;
@@ -1449,6 +1541,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                         origin,
                                         ring,
                                         bases,
+                                        trims: Trims::new(None, spec.qd),
                                     }
                                 }),
                                 source,
@@ -1460,6 +1553,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                         origin,
                                         pool,
                                         bases,
+                                        trims: Trims::new(None, spec.qd),
                                     }),
                                 source,
                                 rec,
@@ -1504,36 +1598,42 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 )
                             }
                             (None, EngineKind::IoUring) => work.run(
-                                UringBackend::new_with(
-                                    fs.remove(0),
-                                    spec.qd,
-                                    bs,
-                                    align,
-                                    &opts.ring,
-                                )
-                                .map(|mut ring| {
-                                    ring.set_submit_batch(opts.submit_batch);
-                                    UringAdapter {
-                                        origin,
-                                        ring,
-                                        bases: Vec::new(),
-                                    }
+                                trim_handle(spec, &fs).and_then(|t| {
+                                    UringBackend::new_with(
+                                        fs.remove(0),
+                                        spec.qd,
+                                        bs,
+                                        align,
+                                        &opts.ring,
+                                    )
+                                    .map(|mut ring| {
+                                        ring.set_submit_batch(opts.submit_batch);
+                                        UringAdapter {
+                                            origin,
+                                            ring,
+                                            bases: Vec::new(),
+                                            trims: Trims::new(t, spec.qd),
+                                        }
+                                    })
                                 }),
                                 source,
                                 rec,
                             ),
                             (None, EngineKind::Sync) => work.run(
-                                SyncBackend::with_mode(
-                                    fs.remove(0),
-                                    spec.qd,
-                                    bs,
-                                    align,
-                                    opts.sync_mode,
-                                )
-                                .map(|pool| SyncAdapter {
-                                    origin,
-                                    pool,
-                                    bases: Vec::new(),
+                                trim_handle(spec, &fs).and_then(|t| {
+                                    SyncBackend::with_mode(
+                                        fs.remove(0),
+                                        spec.qd,
+                                        bs,
+                                        align,
+                                        opts.sync_mode,
+                                    )
+                                    .map(|pool| SyncAdapter {
+                                        origin,
+                                        pool,
+                                        bases: Vec::new(),
+                                        trims: Trims::new(t, spec.qd),
+                                    })
                                 }),
                                 source,
                                 rec,

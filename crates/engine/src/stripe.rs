@@ -229,6 +229,7 @@ impl<M: MemberIo> StripeAdapter<M> {
                 slot: slot as u32,
                 res: p.res,
                 t_ns: t,
+                started_ns: None,
             });
         }
     }
@@ -360,6 +361,7 @@ impl<M: MemberIo> Backend for StripeAdapter<M> {
                     slot,
                     res: res as i64,
                     t_ns: t,
+                    started_ns: None,
                 })
             });
             return;

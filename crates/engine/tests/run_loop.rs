@@ -121,7 +121,12 @@ impl Backend for Scripted<'_> {
             .collect();
         for slot in due {
             let (t, res) = self.inflight.remove(&slot).unwrap();
-            self.ready.push(Cqe { slot, res, t_ns: t });
+            self.ready.push(Cqe {
+                slot,
+                res,
+                t_ns: t,
+                started_ns: None,
+            });
             self.completed += 1;
             if let Some((after, flag)) = self.stop_after {
                 if self.completed == after {

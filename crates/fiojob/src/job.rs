@@ -22,8 +22,8 @@ use crate::options;
 use crate::value::{self, Size};
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
-    BlockSizes, BsChoice, Distribution, FileService, Pattern, RwMode, StopCondition, WorkloadSpec,
-    Zone,
+    BlockSizes, BsChoice, Distribution, FileService, Pattern, RwMode, StopCondition, TrimMode,
+    WorkloadSpec, Zone,
 };
 
 /// fio's default random seed (`randseed`).
@@ -109,27 +109,76 @@ pub enum Mode {
     RandWrite,
     Rw,
     RandRw,
+    /// Sequential trims (fio's `rw=trim`).
+    Trim,
+    /// Random trims.
+    RandTrim,
+    /// Each block trimmed, then written (fio's `rw=trimwrite`).
+    TrimWrite,
+    /// Random blocks, each trimmed, then written.
+    RandTrimWrite,
 }
 
 impl Mode {
+    /// The read/write mode the job's ops are made with (a trim mode's are the write
+    /// direction's, trimmed: see [`Mode::trim`]).
     pub fn rw(&self) -> RwMode {
         match self {
             Mode::Read => RwMode::Read,
-            Mode::Write => RwMode::Write,
+            Mode::Write | Mode::Trim | Mode::TrimWrite => RwMode::Write,
             Mode::RandRead => RwMode::Randread,
-            Mode::RandWrite => RwMode::Randwrite,
+            Mode::RandWrite | Mode::RandTrim | Mode::RandTrimWrite => RwMode::Randwrite,
             Mode::Rw => RwMode::Rw,
             Mode::RandRw => RwMode::Randrw,
         }
     }
+    /// How the mode trims.
+    pub fn trim(&self) -> TrimMode {
+        match self {
+            Mode::Trim | Mode::RandTrim => TrimMode::Only,
+            Mode::TrimWrite | Mode::RandTrimWrite => TrimMode::ThenWrite,
+            _ => TrimMode::None,
+        }
+    }
+    /// fio's name of the mode.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Read => "read",
+            Mode::Write => "write",
+            Mode::RandRead => "randread",
+            Mode::RandWrite => "randwrite",
+            Mode::Rw => "rw",
+            Mode::RandRw => "randrw",
+            Mode::Trim => "trim",
+            Mode::RandTrim => "randtrim",
+            Mode::TrimWrite => "trimwrite",
+            Mode::RandTrimWrite => "randtrimwrite",
+        }
+    }
     pub fn random(&self) -> bool {
-        matches!(self, Mode::RandRead | Mode::RandWrite | Mode::RandRw)
+        matches!(
+            self,
+            Mode::RandRead | Mode::RandWrite | Mode::RandRw | Mode::RandTrim | Mode::RandTrimWrite
+        )
     }
     pub fn reads(&self) -> bool {
-        !matches!(self, Mode::Write | Mode::RandWrite)
+        matches!(self, Mode::Read | Mode::RandRead | Mode::Rw | Mode::RandRw)
     }
+    /// True when the mode writes data (trimwrite does; trim does not).
     pub fn writes(&self) -> bool {
-        !matches!(self, Mode::Read | Mode::RandRead)
+        matches!(
+            self,
+            Mode::Write
+                | Mode::RandWrite
+                | Mode::Rw
+                | Mode::RandRw
+                | Mode::TrimWrite
+                | Mode::RandTrimWrite
+        )
+    }
+    /// True when the mode trims.
+    pub fn trims(&self) -> bool {
+        !self.trim().is_none()
     }
 }
 
@@ -527,11 +576,10 @@ impl Settings {
                     "randwrite" => Mode::RandWrite,
                     "rw" | "readwrite" => Mode::Rw,
                     "randrw" => Mode::RandRw,
-                    "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                        return Err(unsupported(format!(
-                            "rw={mode}: trims (ssdlab issues trims only when replaying a trace on a simulated drive)"
-                        )))
-                    }
+                    "trim" => Mode::Trim,
+                    "randtrim" => Mode::RandTrim,
+                    "trimwrite" => Mode::TrimWrite,
+                    "randtrimwrite" => Mode::RandTrimWrite,
                     other => {
                         return Err(Problem::Invalid(format!(
                             "rw={other} is not an fio mode (read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite)"
@@ -1302,20 +1350,86 @@ impl Settings {
                 )),
             ));
         }
+        if self.mode.trims() && self.read_iolog.is_none() {
+            let m = self.mode.name();
+            // fio keeps its random map in blocks of the smallest size of all three directions
+            // (`rw_min_bs`), whichever the job uses, and draws blocks of the trim alignment
+            // in it: with a smaller read or write size it ends the job early.
+            let rw_min = (0..3)
+                .map(|d| self.bs_of(d).bounds().0)
+                .min()
+                .unwrap_or(4096);
+            if self.random_map() && rw_min < self.min_block_size() {
+                out.push((
+                    None,
+                    unsupported(format!(
+                        "rw={m} with a read or write block size ({rw_min}) smaller than the trim size ({}): fio 3.33 keeps its random map in blocks of the smallest of the three and ends such a job before it has trimmed the region; give bs the trim size for all three, or norandommap",
+                        self.min_block_size()
+                    )),
+                ));
+            }
+            if self.verify {
+                out.push((
+                    None,
+                    unsupported(format!(
+                        "verify with rw={m} (fio's verification of trims is trim_verify_zero)"
+                    )),
+                ));
+            }
+            if self.mode.writes() {
+                if rated {
+                    out.push((
+                        None,
+                        unsupported(format!(
+                            "rate or rate_iops with rw={m} (fio caps trims and writes each)"
+                        )),
+                    ));
+                }
+                if self.bs_choice[2].is_some() {
+                    out.push((
+                        None,
+                        unsupported(format!(
+                            "rw={m} with varying trim block sizes (bssplit, bsrange): ssdlab writes each trimmed range, with one trim size"
+                        )),
+                    ));
+                }
+                if self.mode == Mode::TrimWrite
+                    && (self.bs_choice[1].is_some() || self.bs[1] != self.bs[2])
+                {
+                    out.push((
+                        None,
+                        unsupported(format!(
+                            "rw=trimwrite with a write block size ({}) other than the trim block size ({}): fio then trims and writes at offsets of their own; ssdlab writes each range it trimmed (give bs one size, or the same write and trim sizes)",
+                            match self.bs_choice[1] {
+                                Some(_) => "varying".to_string(),
+                                None => self.bs[1].to_string(),
+                            },
+                            self.bs[2]
+                        )),
+                    ));
+                }
+            }
+        }
         out
     }
 
-    /// The direction ssdlab's single block size comes from.
+    /// The direction ssdlab's single block size comes from (a trim mode's: trim, whose
+    /// offsets and sizes trimwrite's writes take).
     fn ddir(&self) -> usize {
-        if self.mode.reads() {
+        if self.mode.trims() {
+            2
+        } else if self.mode.reads() {
             0
         } else {
             1
         }
     }
 
-    /// The directions whose block sizes the job uses (read 0, write 1).
+    /// The directions whose block sizes the job uses (read 0, write 1, trim 2).
     fn ddirs(&self) -> &'static [usize] {
+        if self.mode.trims() {
+            return &[2];
+        }
         match (self.mode.reads(), self.mode.writes()) {
             (true, true) => &[0, 1],
             (true, false) => &[0],
@@ -1494,7 +1608,8 @@ impl Settings {
         let mode = self.mode;
         let read_pct = match (mode.reads(), mode.writes()) {
             (true, false) => 100,
-            (false, true) => 0,
+            // writes, and trims (made as writes)
+            (false, _) => 0,
             _ => self.rwmixread,
         };
         let rw = match (mode, read_pct) {
@@ -1516,6 +1631,13 @@ impl Settings {
             Some(n) => (1, n as u64, 0),
             None => (1, 0, 0),
         };
+        let mut stop = self.stop(span, clones);
+        if mode.trim() == TrimMode::ThenWrite {
+            // fio's trimwrite trims and writes every byte, so it allows twice the bytes and
+            // twice number_ios (`do_io`).
+            stop.bytes = stop.bytes.map(|b| b.saturating_mul(2));
+            stop.ios = stop.ios.map(|n| n.saturating_mul(2));
+        }
         WorkloadSpec {
             rw,
             read_pct,
@@ -1526,7 +1648,7 @@ impl Settings {
             span: Some(span),
             qd: self.queue_depth(),
             jobs: clones.max(1),
-            stop: self.stop(span, clones),
+            stop,
             ramp_ns: self.ramp_ns,
             start_delay_ns: self.start_delay_ns,
             steady: self.steady_criterion(),
@@ -1561,6 +1683,7 @@ impl Settings {
                 Distribution::Uniform
             },
             files: None,
+            trim: mode.trim(),
         }
     }
 
@@ -1619,6 +1742,7 @@ impl Settings {
             block_sizes: None,
             distribution: Distribution::Uniform,
             files: None,
+            trim: TrimMode::None,
         }
     }
 }
@@ -2239,6 +2363,89 @@ mod tests {
     }
 
     #[test]
+    fn trim_modes_make_write_ops_trimmed_with_the_trim_size() {
+        // bs=A,B,C: C is the trim size, as in fio.
+        let js = jobs(
+            "[a]\nrw=trim\nbs=4k,8k,16k\n[b]\nrw=randtrim\nbs=4k\nba=512,512,8k\n\
+             [c]\nrw=trimwrite\nbs=8k\n[d]\nrw=randtrimwrite\nbs=16k,32k,16k\nrwmixread=70\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let w: Vec<WorkloadSpec> = js
+            .jobs
+            .iter()
+            .map(|j| j.settings.workload(0, 1 << 20, 1, FIO_RANDSEED))
+            .collect();
+        let got: Vec<(RwMode, TrimMode, u8, u64, u64, bool)> = w
+            .iter()
+            .map(|w| (w.rw, w.trim, w.read_pct, w.bs, w.align, w.random_map))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (RwMode::Write, TrimMode::Only, 0, 16384, 16384, false),
+                (RwMode::Randwrite, TrimMode::Only, 0, 4096, 4096, false),
+                (RwMode::Write, TrimMode::ThenWrite, 0, 8192, 8192, false),
+                (
+                    RwMode::Randwrite,
+                    TrimMode::ThenWrite,
+                    0,
+                    16384,
+                    16384,
+                    true
+                ),
+            ]
+        );
+        assert_eq!(js.jobs[1].settings.ba[2], Some(8192));
+        // trim's budget is the size trimmed; trimwrite's twice that (fio's `do_io`).
+        let bytes: Vec<Option<u64>> = w.iter().map(|w| w.stop.bytes).collect();
+        assert_eq!(
+            bytes,
+            vec![Some(1 << 20), Some(1 << 20), Some(2 << 20), Some(2 << 20)]
+        );
+        for w in &w {
+            w.validate().unwrap();
+            assert!(w.writes(), "a trim destroys data as a write does");
+        }
+        assert_eq!(w[3].mode_name(), "randtrimwrite");
+        // fio 3.33: rw=trimwrite number_ios=10 does 10 trims and 10 writes.
+        let js = jobs("[a]\nrw=trimwrite\nnumber_ios=10\n").unwrap();
+        let w = js.jobs[0].settings.workload(0, 1 << 20, 1, FIO_RANDSEED);
+        assert_eq!(w.stop.ios, Some(20));
+        // What ssdlab does not do as fio does is refused, named.
+        for (text, want) in [
+            (
+                "[a]\nrw=trimwrite\nbs=4k,8k,16k\n",
+                "write block size (8192) other than the trim block size (16384)",
+            ),
+            (
+                "[a]\nrw=randtrimwrite\nbsrange=4k-16k\n",
+                "varying trim block sizes",
+            ),
+            (
+                "[a]\nrw=trimwrite\nrate_iops=100\n",
+                "rate or rate_iops with rw=trimwrite",
+            ),
+            ("[a]\nrw=trim\nverify=crc32c\n", "verify with rw=trim"),
+            (
+                "[a]\nrw=randtrim\nbs=4k,8k,16k\n",
+                "read or write block size (4096) smaller than the trim size (16384)",
+            ),
+        ] {
+            let js = jobs(text).unwrap();
+            let e: Vec<String> = js.unsupported.iter().map(|i| i.to_string()).collect();
+            assert!(e.iter().any(|e| e.contains(want)), "{text}: {e:?}");
+        }
+        // randtrimwrite's writes take the trim's size: another write size is fio's too.
+        let js = jobs(
+            "[a]\nrw=randtrimwrite\nbs=16k,32k,16k\n[b]\nrw=trim\nbsrange=4k-16k\n\
+             [c]\nrw=randtrim\nbs=4k,8k,16k\nnorandommap\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+    }
+
+    #[test]
     fn fio_examples_resolve() {
         // examples/fio-rand-RW.fio
         let js = jobs(
@@ -2346,7 +2553,7 @@ mod tests {
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
             "[global]\nbssplit=4k/50:8k/50\n[a]\nthinkcycles=1000\nrw=randread\n\
-             bsrange=4k-16k\nrw=trim\ncpus_allowed=0-3\n",
+             bsrange=4k-16k\nrw_sequencer=identical\ncpus_allowed=0-3\n",
         )
         .unwrap();
         let keys: Vec<(&str, u32)> = js
@@ -2356,7 +2563,7 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![("thinkcycles", 4), ("rw", 7), ("cpus_allowed", 8)],
+            vec![("thinkcycles", 4), ("rw_sequencer", 7), ("cpus_allowed", 8)],
             "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.

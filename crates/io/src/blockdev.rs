@@ -26,3 +26,16 @@ pub fn flush_buffers(fd: impl AsFd) -> Result<(), Errno> {
         rustix::ioctl::ioctl(fd, call)
     }
 }
+
+/// `ioctl(BLKDISCARD)`: discards `len` bytes at `offset` of the block device behind `fd`
+/// (fio's trims: `os_trim`, one call per trim). A regular file does not take it (`ENOTTY`).
+pub fn discard(fd: impl AsFd, offset: u64, len: u64) -> Result<(), Errno> {
+    // BLKDISCARD = _IO(0x12, 119); its argument points to { start, length } in bytes.
+    const BLKDISCARD: rustix::ioctl::Opcode = rustix::ioctl::opcode::none(0x12, 119);
+    // SAFETY: BLKDISCARD reads two `u64`s (start, length) from the pointed-to memory, which
+    // `Setter` passes as a pointer to its `[u64; 2]`; it writes nothing back.
+    unsafe {
+        let call = rustix::ioctl::Setter::<BLKDISCARD, [u64; 2]>::new([offset, len]);
+        rustix::ioctl::ioctl(fd, call)
+    }
+}

@@ -119,7 +119,7 @@ fn job_options(r: &RunResult) -> Json {
     let mut put = |k: &str, v: String| m.push(k, v);
     put("name", job_name(r));
     put("filename", r.target.name.clone());
-    put("rw", s.rw.to_string());
+    put("rw", s.mode_name().to_string());
     if s.reads() && s.writes() {
         put("rwmixread", s.read_pct.to_string());
     }
@@ -171,7 +171,7 @@ fn job_options(r: &RunResult) -> Json {
 pub fn job_name(r: &RunResult) -> String {
     format!(
         "{}-{}-qd{}",
-        r.spec.rw,
+        r.spec.mode_name(),
         format_size(r.spec.bs).replace(' ', ""),
         r.spec.qd
     )

@@ -234,7 +234,7 @@ fn run_header(r: &RunResult, name: &str) -> String {
     let bs = format!("{}B-{}B", r.spec.bs, r.spec.bs);
     format!(
         "{name}: (g=0): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={}, iodepth={}",
-        r.spec.rw,
+        r.spec.mode_name(),
         if r.target.engine == EngineKind::Unknown {
             r.target.kind.as_str()
         } else {

@@ -324,7 +324,7 @@ pub fn run_sections(page: &mut Page, r: &RunResult, heading: &str) {
         &["setting", "value"],
         &[
             kv("summary", s.summary()),
-            kv("rw", s.rw.to_string()),
+            kv("rw", s.mode_name().to_string()),
             kv("read %", s.read_pct.to_string()),
             kv("random %", s.random_pct.to_string()),
             kv("bs", format_size(s.bs)),

@@ -230,6 +230,10 @@ pub struct OpGen {
     /// A job with several files: a generator per file, and fio's switching between them
     /// (this generator's own state is then unused).
     files: Option<Box<crate::files::FileSet>>,
+    /// fio's trim modes: the ops made are trims, or trims each followed by `then_write`.
+    trim: crate::spec::TrimMode,
+    /// The write of the range the last trim trimmed (fio's trimwrite), issued next.
+    then_write: Option<Op>,
 }
 
 impl OpGen {
@@ -311,7 +315,12 @@ impl OpGen {
             bs: spec.bs,
             align: spec.align,
             positions,
-            read_pct: spec.read_pct as u32,
+            // Trims are made as writes.
+            read_pct: if spec.trims() {
+                0
+            } else {
+                spec.read_pct as u32
+            },
             random_pct: spec.random_pct as u32,
             last: [start; 2],
             seq_add: spec.seq_skip.min(i64::MAX as u64) as i64
@@ -324,6 +333,8 @@ impl OpGen {
             sampler,
             blocks,
             files: None,
+            trim: spec.trim,
+            then_write: None,
         }
     }
 
@@ -347,6 +358,32 @@ impl OpGen {
         if let Some(f) = &mut self.files {
             return f.next_op();
         }
+        if self.trim.is_none() {
+            return self.next_made();
+        }
+        // fio's trim modes make write-direction ops (offsets and sizes as a write job's) and
+        // trim them; trimwrite then writes the range it trimmed, at the same offset with the
+        // same length (fio's `set_rw_ddir` alternates trim and write; randtrimwrite's write
+        // takes the trim's offset and length).
+        if let Some(w) = self.then_write.take() {
+            return w;
+        }
+        let op = self.next_made();
+        if self.trim == crate::spec::TrimMode::ThenWrite {
+            self.then_write = Some(Op {
+                kind: OpKind::Write,
+                ..op
+            });
+        }
+        Op {
+            kind: OpKind::Trim,
+            ..op
+        }
+    }
+
+    /// The next operation of the read/write stream.
+    #[inline]
+    fn next_made(&mut self) -> Op {
         let kind =
             if self.read_pct >= 100 || (self.read_pct > 0 && self.rng.percent() < self.read_pct) {
                 OpKind::Read
@@ -691,6 +728,52 @@ mod tests {
             assert_eq!(op.offset, next[d] % (64 * 1024), "{op:?}");
             next[d] = op.offset + 4096;
         }
+    }
+
+    #[test]
+    fn trim_modes_trim_then_write_the_same_range() {
+        use crate::spec::TrimMode;
+        // fio 3.33 --ioengine=null --size=32k --bs=4k --rw=trimwrite, write_iolog: trim 0,
+        // write 0, trim 4k, write 4k, …
+        let mut s = spec(RwMode::Write, 4096, 4096);
+        s.trim = TrimMode::ThenWrite;
+        let mut g = OpGen::new(&s, 0, 32 * 1024, 0);
+        let ops: Vec<(OpKind, u64)> = (0..16)
+            .map(|_| g.next_op())
+            .map(|o| (o.kind, o.offset / 1024))
+            .collect();
+        let want: Vec<(OpKind, u64)> = (0..8)
+            .flat_map(|i| [(OpKind::Trim, 4 * i), (OpKind::Write, 4 * i)])
+            .collect();
+        assert_eq!(ops, want);
+        // rw=trim: the write job's offsets, trimmed.
+        s.trim = TrimMode::Only;
+        let mut g = OpGen::new(&s, 0, 32 * 1024, 0);
+        let offs: Vec<u64> = (0..9)
+            .map(|_| g.next_op())
+            .inspect(|o| assert_eq!(o.kind, OpKind::Trim))
+            .map(|o| o.offset / 1024)
+            .collect();
+        assert_eq!(offs, vec![0, 4, 8, 12, 16, 20, 24, 28, 0]);
+        // randtrimwrite: each random trim (the random map: every block once) is written next.
+        let mut s = spec(RwMode::Randwrite, 4096, 4096);
+        s.random_map = true;
+        s.trim = TrimMode::ThenWrite;
+        let mut g = OpGen::new(&s, 0, 64 * 4096, 0);
+        let mut trimmed = Vec::new();
+        for _ in 0..64 {
+            let (t, w) = (g.next_op(), g.next_op());
+            assert_eq!((t.kind, w.kind), (OpKind::Trim, OpKind::Write));
+            assert_eq!((t.offset, t.len), (w.offset, w.len));
+            trimmed.push(t.offset / 4096);
+        }
+        trimmed.sort_unstable();
+        assert_eq!(trimmed, (0..64).collect::<Vec<_>>());
+        // A mixed spec's reads do not turn into trims: trims come from the write direction.
+        let mut s = spec(RwMode::Randrw, 4096, 4096);
+        s.trim = TrimMode::Only;
+        let mut g = OpGen::new(&s, 0, 1 << 20, 0);
+        assert!((0..100).all(|_| g.next_op().kind == OpKind::Trim));
     }
 
     proptest! {

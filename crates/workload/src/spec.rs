@@ -82,6 +82,27 @@ impl FromStr for RwMode {
     }
 }
 
+/// fio's trim modes on top of a write workload (`rw`'s write direction): its ops are trims
+/// (`rw=trim`, `randtrim`), or each a trim followed by a write of the same range
+/// (`rw=trimwrite`, `randtrimwrite`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrimMode {
+    /// No trims (every other mode).
+    #[default]
+    None,
+    /// Every op is a trim.
+    Only,
+    /// Every trim is followed by a write of the range it trimmed.
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+}
+
 /// When a run stops: whichever given condition is reached first (counted after the ramp).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct StopCondition {
@@ -216,6 +237,10 @@ pub struct WorkloadSpec {
     /// space, with fio's switching between them; `offset`/`span` then cover them all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<crate::files::Files>,
+    /// fio's trim modes: the write direction's ops trimmed (see [`TrimMode`]); `rw` is then a
+    /// write mode and `read_pct` 0, so that every check of a write applies to trims too.
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
 }
 
 impl Default for WorkloadSpec {
@@ -253,6 +278,7 @@ impl Default for WorkloadSpec {
             min_rate: None,
             block_sizes: None,
             distribution: Default::default(),
+            trim: TrimMode::None,
             files: None,
         }
     }
@@ -575,7 +601,27 @@ impl WorkloadSpec {
             .min(self.bs)
     }
 
-    /// True when the workload writes at all.
+    /// fio's name of the workload's mode (`rw` unless it trims: `trim`, `randtrimwrite`, …).
+    pub fn mode_name(&self) -> &'static str {
+        let random = matches!(
+            self.rw,
+            RwMode::Randwrite | RwMode::Randread | RwMode::Randrw
+        );
+        match (self.trim, random) {
+            (TrimMode::None, _) => self.rw.as_str(),
+            (TrimMode::Only, false) => "trim",
+            (TrimMode::Only, true) => "randtrim",
+            (TrimMode::ThenWrite, false) => "trimwrite",
+            (TrimMode::ThenWrite, true) => "randtrimwrite",
+        }
+    }
+
+    /// True when the workload trims (fio's trim modes).
+    pub fn trims(&self) -> bool {
+        !self.trim.is_none()
+    }
+
+    /// True when the workload writes at all (or trims: a trim destroys data as a write does).
     pub fn writes(&self) -> bool {
         self.read_pct < 100
     }
@@ -617,7 +663,7 @@ impl WorkloadSpec {
             }
             None => format_size(self.bs),
         };
-        let mut s = format!("{} {} QD{}", self.rw, size, self.qd);
+        let mut s = format!("{} {} QD{}", self.mode_name(), size, self.qd);
         if !self.distribution.is_uniform() {
             s.push_str(&format!(" {}", self.distribution.describe()));
         }
