@@ -1762,3 +1762,116 @@ fn several_files_run_on_a_preset_as_regions_and_unsupported_choices_are_refused(
         assert!(!d.path().join(n).exists(), "a refused job writes nothing");
     }
 }
+
+/// fio's trims are BLKDISCARD: on a regular file fio 3.33 ends the job at its first trim with
+/// error 25 ("Inappropriate ioctl for device"). ssdlab refuses such a job before anything runs:
+/// one line, exit 2, the file neither created nor changed.
+#[test]
+fn trims_on_a_regular_file_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8 + 1).collect();
+    let kept = write(d.path(), "kept", "");
+    std::fs::write(&kept, &data).unwrap();
+    for rw in ["trim", "randtrim", "trimwrite", "randtrimwrite"] {
+        let mode = format!("--rw={rw}");
+        for (file, what) in [
+            ("--filename=kept", "a regular file"),
+            ("--filename=new", "(to be created)"),
+        ] {
+            refused(
+                d.path(),
+                &["fio", "--name=t", file, "--size=1m", &mode, "--bs=64k"],
+                &[&format!("rw={rw}"), what, "BLKDISCARD", "error 25"],
+            );
+        }
+        // In a job file too, on the file fio would lay out.
+        let job = write(
+            d.path(),
+            "t.fio",
+            &format!("[t]\nrw={rw}\nsize=1m\nioengine=io_uring\n"),
+        );
+        refused(
+            d.path(),
+            &["fio", job.to_str().unwrap()],
+            &["t.0.0", "BLKDISCARD"],
+        );
+    }
+    assert_eq!(std::fs::read(&kept).unwrap(), data, "untouched");
+    assert!(!d.path().join("new").exists(), "nothing created");
+    assert!(!d.path().join("t.0.0").exists(), "nothing laid out");
+}
+
+/// fio's trim modes on a simulated drive (the simulator takes the trims) and on fio's null
+/// engine: the I/Os are reported in the trim direction (trimwrite's writes in the write one).
+#[test]
+fn trim_modes_run_on_a_preset_and_the_null_engine() {
+    let d = tempfile::tempdir().unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--sim",
+            "vertex450-128g",
+            "--name=t",
+            "--size=16m",
+            "--rw=randtrim",
+            "--bs=4k,4k,64k",
+            "--norandommap",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--name=tw",
+            "--rw=trimwrite",
+            "--bs=128k",
+            "--size=8m",
+            "--stonewall",
+        ],
+    );
+    let j = jobs(&v);
+    assert_eq!(j.len(), 2);
+    assert_eq!(
+        (ios(&j[0], "read"), ios(&j[0], "write"), ios(&j[0], "trim")),
+        (0, 0, 256)
+    );
+    assert_eq!(j[0]["trim"]["io_bytes"], 16u64 << 20);
+    assert!(j[0]["trim"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        (ios(&j[1], "write"), ios(&j[1], "trim")),
+        (64, 64),
+        "each block trimmed, then written"
+    );
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=n",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=trim",
+            "--bs=4k,4k,16k",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    assert_eq!(
+        (ios(j, "write"), ios(j, "trim")),
+        (0, 64),
+        "bs's third value"
+    );
+    // The normal output names the mode and reports the trims.
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--name=n",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randtrimwrite",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("rw=randtrimwrite"), "{text}");
+    assert!(text.contains("  trim: IOPS="), "{text}");
+    assert!(text.contains("issued rwts: total=0,256,256,0"), "{text}");
+}

@@ -352,3 +352,79 @@ fn loop_backing_stores_are_in_use() {
     drop(upper);
     assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 5));
 }
+
+fn ssdlab_fio(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("ssdlab")
+        .unwrap()
+        .env("SSDLAB_STATE_DIR", state_dir())
+        .arg("fio")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `rw=trim` on a block device: one BLKDISCARD per trim, refused without `--allow-destroy`
+/// (a trim destroys data as a write does); a loop device over a file punches holes on
+/// discard, so the trimmed range reads back as zeros and the rest is untouched. fio 3.33 on the
+/// same device issues the same trims.
+#[test]
+fn fio_trims_a_loop_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("trim.img");
+    let size = 16usize << 20;
+    let pattern: Vec<u8> = (0..size).map(|i| (i % 253) as u8 + 1).collect();
+    std::fs::write(&img, &pattern).unwrap();
+    let lo = match Loop::attach(&img) {
+        Ok(l) => l,
+        Err(why) => return skip(&format!("trims on a loop device: {why}")),
+    };
+    let dev = lo.dev.to_str().unwrap();
+    let filename = format!("--filename={dev}");
+    let job = [
+        "--name=t",
+        filename.as_str(),
+        "--rw=trim",
+        "--offset=4m",
+        "--size=4m",
+        "--bs=64k",
+        "--ioengine=io_uring",
+        "--iodepth=4",
+        "--output-format=json",
+    ];
+    let out = ssdlab_fio(&job);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--allow-destroy"), "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), pattern, "nothing trimmed");
+
+    let mut with = job.to_vec();
+    with.push("--allow-destroy");
+    let out = ssdlab_fio(&with);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &v["jobs"][0];
+    assert_eq!(j["trim"]["total_ios"], 64, "{}", j["trim"]);
+    assert_eq!(j["trim"]["io_bytes"], 4u64 << 20);
+    assert_eq!(j["write"]["total_ios"], 0);
+    assert!(j["trim"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    let after = std::fs::read(&img).unwrap();
+    assert!(after[4 << 20..8 << 20].iter().all(|&b| b == 0), "trimmed");
+    assert_eq!(&after[..4 << 20], &pattern[..4 << 20]);
+    assert_eq!(&after[8 << 20..], &pattern[8 << 20..]);
+
+    // fio on the same device: the same trims.
+    let out = match Sys::new("fio").args(job).output() {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => panic!("fio failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => return ssdlab_testkit::skip_without_fio(&format!("fio not runnable: {e}")),
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    for k in ["total_ios", "io_bytes"] {
+        assert_eq!(f["jobs"][0]["trim"][k], j["trim"][k], "{k}");
+    }
+}
