@@ -1705,7 +1705,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             }
             // fio verifies only when the write phase ended with its size: a runtime that ended
             // it first ends the job (`td->terminate`), without a verify phase.
-            if !m.outcome.budget_done {
+            if !m.outcome.budget_done && !m.outcome.source_done {
                 let n = format!(
                     "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio",
                     js.jobs[u.job].name

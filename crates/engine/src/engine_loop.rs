@@ -732,6 +732,12 @@ pub fn run_streams<B: Backend>(
                     let n = match &mut streams[si].source {
                         OpSource::Generated(g) => {
                             let op = g.next_op();
+                            if g.ended() {
+                                // its last pass is done (fio: no io_size, the file done)
+                                ss[si].exhausted = true;
+                                keep.push(slot);
+                                continue;
+                            }
                             if g.take_wrapped() {
                                 if let Some(f) = units[u].ctl.on_pass {
                                     (f.0)();

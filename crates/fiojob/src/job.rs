@@ -1676,6 +1676,10 @@ impl Settings {
             },
             think_iotime_ns: self.thinktime_iotime_ns,
             min_rate: self.min_rate(),
+            // fio's keep_running: without io_size (and not time_based) the job ends once its
+            // files are done `loops` times, even short of its bytes (holes: `rw=write:8k`)
+            passes: (self.io_size.is_none() && !(self.time_based && self.runtime_ns.is_some()))
+                .then_some(self.loops),
             block_sizes: self.block_sizes(),
             distribution: if mode.random() {
                 self.distribution.clone()
@@ -1739,6 +1743,7 @@ impl Settings {
             think_iotime_ns: 0,
             // fio checks its minimum rates while it replays, as while it generates
             min_rate: self.min_rate(),
+            passes: None,
             block_sizes: None,
             distribution: Distribution::Uniform,
             files: None,

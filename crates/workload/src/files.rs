@@ -75,6 +75,8 @@ pub(crate) struct FileSet {
     service: FileService,
     rng: Rng,
     wrapped: bool,
+    /// Passes of every file together ended so far (fio's `fio_files_done`).
+    pub(crate) passes: u64,
 }
 
 impl FileSet {
@@ -91,6 +93,7 @@ impl FileSet {
             service,
             rng,
             wrapped: false,
+            passes: 0,
         }
     }
 
@@ -116,6 +119,7 @@ impl FileSet {
                 self.done.iter_mut().for_each(|d| *d = false);
                 self.ndone = 0;
                 self.wrapped = true;
+                self.passes += 1;
             }
         }
     }

@@ -234,6 +234,10 @@ pub struct OpGen {
     trim: crate::spec::TrimMode,
     /// The write of the range the last trim trimmed (fio's trimwrite), issued next.
     then_write: Option<Op>,
+    /// Passes ended so far (the offsets ran out: fio's file done), and after how many the
+    /// generator has nothing more (`u64::MAX`: never).
+    passes: u64,
+    pass_limit: u64,
 }
 
 impl OpGen {
@@ -244,6 +248,8 @@ impl OpGen {
             // Each file its own generator over its region, with its own random stream.
             let mut one = spec.clone();
             one.files = None;
+            // the job's passes are those of all its files together
+            one.passes = None;
             let gens = files
                 .regions
                 .iter()
@@ -335,7 +341,37 @@ impl OpGen {
             files: None,
             trim: spec.trim,
             then_write: None,
+            passes: 0,
+            pass_limit: spec.passes.unwrap_or(u64::MAX),
         }
+    }
+
+    /// True once the generator has ended its last pass ([`WorkloadSpec::passes`]): the op
+    /// [`next_op`](Self::next_op) last gave belongs to a pass that is not run, and there are
+    /// no more.
+    #[inline]
+    pub fn ended(&self) -> bool {
+        self.passes >= self.pass_limit
+    }
+
+    /// A pass over the region ended: fio's offsets ran out (`get_next_offset` fails), so its
+    /// file is done; the next pass starts from the beginning.
+    fn pass_end(&mut self) {
+        self.wrapped = true;
+        self.passes += 1;
+    }
+
+    /// The sequential offsets of direction `d` ran out: a sequential job's pass ends; a random
+    /// job's sequential stretch (`percentage_random`, `rw=randread:N`) starts the region again
+    /// (fio takes a random block there, and its pass ends with the random map).
+    fn seq_out(&mut self, d: usize) -> u64 {
+        if self.random_pct == 0 {
+            self.pass_end();
+        } else {
+            self.wrapped = true;
+        }
+        self.last[d] = self.start;
+        self.start
     }
 
     /// True once after each new pass over the region began (fio drops the page cache there).
@@ -356,7 +392,10 @@ impl OpGen {
     #[inline]
     pub fn next_op(&mut self) -> Op {
         if let Some(f) = &mut self.files {
-            return f.next_op();
+            let before = f.passes;
+            let op = f.next_op();
+            self.passes += f.passes - before;
+            return op;
         }
         if self.trim.is_none() {
             return self.next_made();
@@ -421,7 +460,9 @@ impl OpGen {
                 // (`mark_random_map`).
                 let unit = *unit;
                 let (b, renewed) = m.free_from(self.rng.below(m.n));
-                self.wrapped |= renewed;
+                if renewed {
+                    self.pass_end();
+                }
                 let offset = self.start + b * unit;
                 let len = self.pick(d, self.end - offset);
                 let Some((m, _)) = &mut self.blocks else {
@@ -476,7 +517,7 @@ impl OpGen {
             (Some(p), None) => {
                 let v = p.next();
                 if std::mem::take(&mut p.renewed) {
-                    self.wrapped = true;
+                    self.pass_end();
                 }
                 v
             }
@@ -488,18 +529,21 @@ impl OpGen {
     /// The next sequential offset of direction `d`, as fio's `get_next_seq_offset` works it out
     /// (`f` the region's start, `s` its size, the file taken to end with the region): after
     /// each op the next one starts where it ended, plus the `:N` modifier; going back before the
-    /// start wraps to the end, going past the end wraps to the start. Where fio would end the
-    /// job instead (an offset past the region, which happens with holes and a region that does
-    /// not start at 0), ssdlab starts the region again, as a new loop would.
+    /// start wraps to the end, going past the end wraps to the start. Where fio's offsets run
+    /// out instead — the last op ended at or past the end, or the next one would not fit —
+    /// the pass ends (fio's file is done) and the next pass starts the region again.
     fn seq_offset(&mut self, d: usize, bs: u64) -> u64 {
         let (f, end) = (self.start, self.end);
         if self.seq_add == 0 {
             let o = self.last[d];
             if o + bs > end {
-                self.wrapped = true;
-                return f;
+                return self.seq_out(d);
             }
             return o;
+        }
+        // fio: `last_pos < real_file_size`, else no offset (the file is done)
+        if self.last[d] >= end {
+            return self.seq_out(d);
         }
         let s = end - f;
         let add = self.seq_add as u64;
@@ -521,9 +565,7 @@ impl OpGen {
             }
         }
         if pos >= s || pos.saturating_add(bs) > s {
-            self.wrapped = true;
-            self.last[d] = f;
-            return f;
+            return self.seq_out(d);
         }
         f + pos
     }
@@ -537,6 +579,51 @@ impl OpGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio's `get_next_seq_offset` runs out of offsets where the last op ended at the region's
+    /// end (or the next would not fit): the pass ends there. With a limit of passes the
+    /// generator ends (fio without io_size: 22 writes of 4k every 12k over 256k); without one
+    /// it starts again; a random job's sequential stretch starts again without ending a pass.
+    #[test]
+    fn passes_end_where_the_offsets_run_out() {
+        let spec = |passes| WorkloadSpec {
+            rw: RwMode::Write,
+            read_pct: 0,
+            random_pct: 0,
+            seq_skip: 8192,
+            span: Some(256 << 10),
+            passes,
+            ..Default::default()
+        };
+        let mut g = OpGen::new(&spec(Some(2)), 0, 256 << 10, 0);
+        let mut offsets = Vec::new();
+        while !g.ended() {
+            let op = g.next_op();
+            if !g.ended() {
+                offsets.push(op.offset);
+            }
+        }
+        assert_eq!(offsets.len(), 44, "two passes of 22");
+        assert_eq!(offsets[21], 21 * 12288);
+        assert_eq!(offsets[22], 0, "the second pass starts at the start");
+        // without a limit: on and on
+        let mut g = OpGen::new(&spec(None), 0, 256 << 10, 0);
+        assert!((0..1000).all(|_| {
+            g.next_op();
+            !g.ended()
+        }));
+        // a hole reaching past the end wraps to the start (fio's pos >= size) without ending
+        // the pass: 4k every 8k over 256k laps the same offsets until a budget ends the job
+        // (fio: 64 writes, its 256k of bytes)
+        let mut s = spec(Some(1));
+        s.seq_skip = 4096;
+        let mut g = OpGen::new(&s, 0, 256 << 10, 0);
+        let n = (0..100).take_while(|_| {
+            g.next_op();
+            !g.ended()
+        });
+        assert_eq!(n.count(), 100, "the offsets never run out");
+    }
     use crate::spec::RwMode;
     use proptest::prelude::*;
 

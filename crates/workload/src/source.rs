@@ -117,21 +117,28 @@ impl OpSource {
     #[inline]
     pub fn next_at(&mut self, now: u64) -> Option<Next> {
         match self {
-            OpSource::Generated(g) => Some(Next {
-                op: g.next_op(),
-                gap_ns: 0,
-                catch_up: false,
-                drain: false,
-            }),
+            OpSource::Generated(g) => {
+                let op = g.next_op();
+                (!g.ended()).then_some(Next {
+                    op,
+                    gap_ns: 0,
+                    catch_up: false,
+                    drain: false,
+                })
+            }
             OpSource::Paced {
                 gen,
                 period_ns,
                 started,
             } => {
+                let op = gen.next_op();
+                if gen.ended() {
+                    return None;
+                }
                 let gap_ns = if *started { *period_ns } else { 0 };
                 *started = true;
                 Some(Next {
-                    op: gen.next_op(),
+                    op,
                     gap_ns,
                     catch_up: true,
                     drain: false,
@@ -158,8 +165,12 @@ impl OpSource {
                     *count = 0;
                     *last_think = Some(now);
                 }
+                let op = gen.next_op();
+                if gen.ended() {
+                    return None;
+                }
                 Some(Next {
-                    op: gen.next_op(),
+                    op,
                     gap_ns: if think { *think_ns } else { 0 },
                     catch_up: false,
                     drain: think,

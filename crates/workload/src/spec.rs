@@ -223,6 +223,12 @@ pub struct WorkloadSpec {
     /// by count only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub think_iotime_ns: u64,
+    /// The job ends after this many passes over its region (fio's jobs without `io_size`: a
+    /// pass ends when its offsets run out — a sequential job past the region's end, the random
+    /// map used up — and fio's `keep_running` stops once the files are done and its `loops`
+    /// are run); `None`: only the stop conditions end it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u64>,
     /// fio's `rate_min`/`rate_iops_min`: the job fails when a direction falls below its rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rate: Option<MinRate>,
@@ -276,6 +282,7 @@ impl Default for WorkloadSpec {
             think_every: 0,
             think_iotime_ns: 0,
             min_rate: None,
+            passes: None,
             block_sizes: None,
             distribution: Default::default(),
             trim: TrimMode::None,
