@@ -1350,6 +1350,36 @@ impl Settings {
                 )),
             ));
         }
+        // fio keeps its random map in blocks of the smallest size of all three directions
+        // (`min_bs`), used or not: a random job of a larger fixed size ends early, where its
+        // draws happen to find no room (randwrite bs=4k,16k: 29 writes of 64, at random).
+        let every_op_random = !matches!(self.rw_modifier, Some(n) if n > 1);
+        if self.mode.random()
+            && !self.mode.trims()
+            && every_op_random
+            && self.random_map()
+            && self.read_iolog.is_none()
+        {
+            let all_min = (0..3)
+                .map(|d| self.bs_of(d).bounds().0)
+                .min()
+                .unwrap_or(4096);
+            let fixed = self.ddirs().iter().all(|&d| {
+                let (lo, hi) = self.bs_of(d).bounds();
+                lo == hi
+            });
+            if fixed && all_min < self.min_block_size() {
+                out.push((
+                    None,
+                    unsupported(format!(
+                        "rw={} with a block size ({}) larger than another direction's ({all_min}): fio 3.33 keeps its random map in blocks of the smallest size of all three directions and ends such a job early, at random (randwrite bs=4k,16k: 29 writes of 64); give every direction the same size (bs={}), or norandommap",
+                        self.mode.name(),
+                        self.min_block_size(),
+                        self.min_block_size()
+                    )),
+                ));
+            }
+        }
         if self.mode.trims() && self.read_iolog.is_none() {
             let m = self.mode.name();
             // fio keeps its random map in blocks of the smallest size of all three directions
@@ -2432,6 +2462,14 @@ mod tests {
                 "rate or rate_iops with rw=trimwrite",
             ),
             ("[a]\nrw=trim\nverify=crc32c\n", "verify with rw=trim"),
+            (
+                "[a]\nrw=randwrite\nbs=4k,16k\n",
+                "block size (16384) larger than another direction's (4096)",
+            ),
+            (
+                "[a]\nrw=randread\nbs=16k,16k,4k\n",
+                "block size (16384) larger than another direction's (4096)",
+            ),
             (
                 "[a]\nrw=randtrim\nbs=4k,8k,16k\n",
                 "read or write block size (4096) smaller than the trim size (16384)",
