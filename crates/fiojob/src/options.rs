@@ -153,6 +153,14 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
     ("log_entries", "ssdlab sizes the memory of its logs itself"),
     (
+        "log_compression",
+        "fio compresses its logs in memory only (the files are the same text); ssdlab keeps them as they are",
+    ),
+    (
+        "log_compression_cpus",
+        "fio compresses its logs in memory only (the files are the same text); ssdlab keeps them as they are",
+    ),
+    (
         "clocksource",
         "ssdlab times every I/O with the monotonic clock",
     ),
@@ -212,11 +220,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "NVMe data placement and write-lifetime hints are not issued by ssdlab",
     ),
     (
-        &[
-            "log_compression",
-            "log_compression_cpus",
-            "log_store_compressed",
-        ],
+        &["log_store_compressed"],
         "compressed log files (ssdlab writes fio's logs as text)",
     ),
     (
