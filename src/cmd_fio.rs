@@ -760,6 +760,9 @@ fn plan_units(
             null_size,
             on_note: output::note,
             submit_batch: s.iodepth_batch.unwrap_or(1),
+            // fio reaps at most iodepth_batch_complete_max (its default: the minimum, 1)
+            // completions before it refills the queue
+            reap_max: s.iodepth_batch_complete_max.unwrap_or(1).max(1),
             stop,
             max_memory: a.max_memory,
             ring: ring_of(s),

@@ -1538,6 +1538,35 @@ fn rate_min_ends_a_job_below_it() {
     );
 }
 
+/// fio reaps at most iodepth_batch_complete_max completions (its default: one) before it
+/// refills a full queue: every reap of a queue-depth-8 io_uring job gives back one I/O, so
+/// iodepth_complete has no bucket above 4, as fio's has none but the final drain's.
+#[test]
+fn io_uring_reaps_one_completion_at_a_time_as_fio() {
+    let d = tempfile::tempdir().unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=r",
+            "--filename=r.img",
+            "--size=8m",
+            "--rw=randread",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--direct=1",
+            "--number_ios=4000",
+        ],
+    );
+    let j = &jobs(&v)[0];
+    let complete = j["iodepth_complete"].as_object().unwrap();
+    for (k, share) in complete {
+        if k != "0" && k != "4" {
+            assert_eq!(share.as_f64(), Some(0.0), "{k}: {complete:?}");
+        }
+    }
+    assert_eq!(complete["4"].as_f64(), Some(100.0), "{complete:?}");
+}
+
 /// write_iolog records the I/O without changing how it is submitted: with iodepth_batch=8 no
 /// submission carries more than 8 I/Os, with or without the log (the recorder once hid the
 /// batch size, and every submission then carried up to the whole depth).

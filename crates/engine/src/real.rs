@@ -57,6 +57,9 @@ pub struct RealOptions<'a> {
     /// io_uring: submit as soon as this many I/Os are queued (fio's `iodepth_batch_submit`);
     /// 0 = one system call per batch of refills. Default 1.
     pub submit_batch: u32,
+    /// io_uring: reap at most this many completions before the freed slots are refilled (fio's
+    /// `iodepth_batch_complete_max`, 1 by default in fio); 0 = every completion that is ready.
+    pub reap_max: u32,
     /// Raised from outside (Ctrl-C, SIGTERM): a layout in progress stops and is undone, a run
     /// drains and reports what it measured, marked interrupted.
     pub stop: Option<&'a AtomicBool>,
@@ -101,6 +104,7 @@ impl Default for RealOptions<'_> {
             on_note: |_| {},
             fault: None,
             submit_batch: 1,
+            reap_max: 0,
             stop: None,
             max_memory: None,
             verify_map: None,
@@ -277,6 +281,8 @@ struct UringAdapter {
     bases: Vec<u64>,
     /// Trims of a block device (one file: several files with trims are refused).
     trims: Trims,
+    /// Completions reaped at most at once (`usize::MAX`: all that are ready).
+    reap_max: usize,
 }
 
 impl Backend for UringAdapter {
@@ -327,7 +333,7 @@ impl Backend for UringAdapter {
     fn reap(&mut self, out: &mut Vec<Cqe>) {
         self.trims.reap(out);
         let t = now_ns(&self.origin);
-        self.ring.reap(|slot, _tag, res| {
+        self.ring.reap_at_most(self.reap_max, |slot, _tag, res| {
             out.push(Cqe {
                 slot,
                 res: res as i64,
@@ -1480,6 +1486,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             let pl = &planned[j];
             let log_target = job.iolog.as_ref();
             // A job's several files: where each begins in its address space.
+            let reap_max = match opts.reap_max {
+                0 => usize::MAX,
+                n => n as usize,
+            };
             let bases: Vec<u64> = match job.target {
                 RealTarget::Files(_) => spec.files.as_ref().map(Files::bases).unwrap_or_default(),
                 _ => Vec::new(),
@@ -1542,6 +1552,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                         ring,
                                         bases,
                                         trims: Trims::new(None, spec.qd),
+                                        reap_max,
                                     }
                                 }),
                                 source,
@@ -1613,6 +1624,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                             ring,
                                             bases: Vec::new(),
                                             trims: Trims::new(t, spec.qd),
+                                            reap_max,
                                         }
                                     })
                                 }),

@@ -270,6 +270,9 @@ pub struct Settings {
     pub engine: Engine,
     pub iodepth: u32,
     pub iodepth_batch: Option<u32>,
+    /// `iodepth_batch_complete_max`: completions reaped at most at once (fio's default: the
+    /// minimum, so one).
+    pub iodepth_batch_complete_max: Option<u32>,
     pub numjobs: u32,
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
@@ -414,6 +417,7 @@ impl Default for Settings {
             engine: Engine::Sync("psync"),
             iodepth: 1,
             iodepth_batch: None,
+            iodepth_batch_complete_max: None,
             numjobs: 1,
             runtime_ns: None,
             time_based: false,
@@ -732,12 +736,11 @@ impl Settings {
                 key,
                 v,
                 &["0", "1"],
-                "ssdlab reaps every completion that is ready",
+                "ssdlab waits for one completion at a time",
             )?,
             "iodepth_batch_complete_max" => {
-                return Err(unsupported(format!(
-                    "{key}: ssdlab reaps every completion that is ready"
-                )))
+                self.iodepth_batch_complete_max =
+                    Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
             }
             "iodepth_low" => {
                 return Err(unsupported(

@@ -508,9 +508,15 @@ impl UringBackend {
     /// Calls `f(slot, tag, result)` for every available completion; `result` is bytes moved or
     /// -errno. Returns how many there were.
     #[inline]
-    pub fn reap(&mut self, mut f: impl FnMut(u32, u32, i32)) -> usize {
+    pub fn reap(&mut self, f: impl FnMut(u32, u32, i32)) -> usize {
+        self.reap_at_most(usize::MAX, f)
+    }
+
+    /// [`reap`](Self::reap) of at most `max` completions; the others stay in the ring for
+    /// the next call (fio's `iodepth_batch_complete_max`).
+    pub fn reap_at_most(&mut self, max: usize, mut f: impl FnMut(u32, u32, i32)) -> usize {
         let mut n = 0;
-        for cqe in self.ring.completion() {
+        for cqe in self.ring.completion().take(max) {
             let ud = cqe.user_data();
             let slot = (ud >> 32) as u32;
             if ud == CANCEL_USER_DATA {
