@@ -656,6 +656,7 @@ pub fn run_streams<B: Backend>(
     // loop next hands it over (every PROGRESS_NS of the backend clock, not per I/O).
     let mut prog: Vec<(u64, u64)> = vec![(0, 0); units.len()];
     let mut next_progress = start;
+    let any_min_rate = units.iter().any(|u| u.ctl.min_rate.is_some());
 
     loop {
         let now = backend.now();
@@ -732,13 +733,14 @@ pub fn run_streams<B: Backend>(
                     let n = match &mut streams[si].source {
                         OpSource::Generated(g) => {
                             let op = g.next_op();
-                            if g.ended() {
-                                // its last pass is done (fio: no io_size, the file done)
-                                ss[si].exhausted = true;
-                                keep.push(slot);
-                                continue;
-                            }
                             if g.take_wrapped() {
+                                // (a generator ends only where a pass ends)
+                                if g.ended() {
+                                    // its last pass is done (fio: no io_size, the file done)
+                                    ss[si].exhausted = true;
+                                    keep.push(slot);
+                                    continue;
+                                }
                                 if let Some(f) = units[u].ctl.on_pass {
                                     (f.0)();
                                 }
@@ -1018,9 +1020,10 @@ pub fn run_streams<B: Backend>(
             }
             // An I/O the backend did while it was pushed (a trim's ioctl) was submitted when
             // the call began.
-            let t_submit = c
-                .started_ns
-                .map_or(s.t_submit, |b| b.clamp(s.t_issue, s.t_submit));
+            let t_submit = match c.started_ns {
+                Cqe::WITH_BATCH => s.t_submit,
+                b => b.clamp(s.t_issue, s.t_submit),
+            };
             let t = c.t_ns.max(t_submit);
             if t > ss[si].last_completion {
                 ss[si].last_completion = t;
@@ -1045,9 +1048,11 @@ pub fn run_streams<B: Backend>(
             unit.done_ios += 1;
             unit.done_bytes += bytes;
             unit.done_clat_ns += t - t_submit;
-            let d = &mut unit.dir_done[s.op.kind.index()];
-            d.0 += 1;
-            d.1 += bytes;
+            if any_min_rate {
+                let d = &mut unit.dir_done[s.op.kind.index()];
+                d.0 += 1;
+                d.1 += bytes;
+            }
             if let (Some(want), OpKind::Read) = (data.check_pattern, s.op.kind) {
                 if let Some(buf) = backend.buffer(c.slot) {
                     let buf = &buf[..bytes.min(s.op.len) as usize];
@@ -1139,8 +1144,10 @@ pub fn run_streams<B: Backend>(
                 }
             }
         }
-        if let Some(at) = cqes.iter().map(|c| c.t_ns).max() {
-            check_min_rates(units, &mut us, recs, streams, at);
+        if any_min_rate {
+            if let Some(at) = cqes.iter().map(|c| c.t_ns).max() {
+                check_min_rates(units, &mut us, recs, streams, at);
+            }
         }
     }
     for (u, (ios, bytes)) in prog.into_iter().enumerate() {

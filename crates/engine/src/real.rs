@@ -190,7 +190,7 @@ impl Backend for NullBackend {
             slot,
             res: len as i64,
             t_ns: t,
-            started_ns: None,
+            started_ns: Cqe::WITH_BATCH,
         }));
     }
     fn mark_measurement_start(&mut self) {}
@@ -242,7 +242,7 @@ impl Trims {
             slot,
             res,
             t_ns: now_ns(origin),
-            started_ns: Some(started),
+            started_ns: started,
         });
         Ok(())
     }
@@ -338,7 +338,7 @@ impl Backend for UringAdapter {
                 slot,
                 res: res as i64,
                 t_ns: t,
-                started_ns: None,
+                started_ns: Cqe::WITH_BATCH,
             })
         });
     }
@@ -404,7 +404,7 @@ impl Backend for SyncAdapter {
                 slot,
                 res: res as i64,
                 t_ns: at.saturating_duration_since(origin).as_nanos() as u64,
-                started_ns: None,
+                started_ns: Cqe::WITH_BATCH,
             })
         });
     }

@@ -166,7 +166,7 @@ impl SimBackend {
                 slot: slot as u32,
                 res: p.len as i64,
                 t_ns: t,
-                started_ns: None,
+                started_ns: Cqe::WITH_BATCH,
             });
         }
     }

@@ -229,7 +229,7 @@ impl<M: MemberIo> StripeAdapter<M> {
                 slot: slot as u32,
                 res: p.res,
                 t_ns: t,
-                started_ns: None,
+                started_ns: Cqe::WITH_BATCH,
             });
         }
     }
@@ -361,7 +361,7 @@ impl<M: MemberIo> Backend for StripeAdapter<M> {
                     slot,
                     res: res as i64,
                     t_ns: t,
-                    started_ns: None,
+                    started_ns: Cqe::WITH_BATCH,
                 })
             });
             return;

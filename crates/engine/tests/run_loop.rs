@@ -125,7 +125,7 @@ impl Backend for Scripted<'_> {
                 slot,
                 res,
                 t_ns: t,
-                started_ns: None,
+                started_ns: Cqe::WITH_BATCH,
             });
             self.completed += 1;
             if let Some((after, flag)) = self.stop_after {

@@ -238,6 +238,9 @@ pub struct OpGen {
     /// generator has nothing more (`u64::MAX`: never).
     passes: u64,
     pass_limit: u64,
+    /// Neither several files nor trims: [`next_op`](Self::next_op) is the read/write stream
+    /// itself (one branch on the hot path).
+    plain: bool,
 }
 
 impl OpGen {
@@ -265,6 +268,7 @@ impl OpGen {
                 files.service,
                 rng,
             )));
+            g.plain = false;
         }
         g
     }
@@ -343,6 +347,7 @@ impl OpGen {
             then_write: None,
             passes: 0,
             pass_limit: spec.passes.unwrap_or(u64::MAX),
+            plain: spec.trim.is_none(),
         }
     }
 
@@ -391,6 +396,15 @@ impl OpGen {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if self.plain {
+            return self.next_made();
+        }
+        self.next_special()
+    }
+
+    /// The next operation of a job of several files or of trims.
+    #[cold]
+    fn next_special(&mut self) -> Op {
         if let Some(f) = &mut self.files {
             let before = f.passes;
             let op = f.next_op();
