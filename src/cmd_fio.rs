@@ -313,6 +313,75 @@ fn region(s: &Settings, total: Option<u64>, what: &str, job: &str) -> Result<(u6
     Ok((offset, span))
 }
 
+/// The smallest block size of a job (fio's `td_min_bs`).
+fn min_bs_of(s: &Settings) -> u64 {
+    (0..3)
+        .map(|i| s.bs_of(i).bounds().0)
+        .min()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// fio's region of a job of one file with one `filesize` F (`setup_files`): the file is F
+/// long whatever its length (one longer is left as it is, one shorter is laid out to the
+/// region's end); the region runs from the offset (`offset`, a percentage of the length the
+/// target has, plus `offset_increment` per clone) to F, or is `size=N%` of F (rounded down to
+/// the smallest block) from the offset; `size` in bytes caps a pass (fio lowers `size` to the
+/// region, so without `io_size` a pass ends at the file's end). `real`: the target's length
+/// (0 for a file still to be laid out; `None` for fio's null file without `size`, which has
+/// none). Returns (offset, region, bytes of a pass).
+fn filesize_region(
+    s: &Settings,
+    fsz: u64,
+    real: Option<u64>,
+    clone: u32,
+    job: &str,
+    what: &str,
+) -> Result<(u64, u64, u64)> {
+    let of = |v: Size, k: &str| {
+        match (v, real) {
+        (Size::Bytes(b), _) => Ok(b),
+        (Size::Percent(p), Some(r)) => Ok(resolve_size(Size::Percent(p), r)),
+        (Size::Percent(p), None) => Err(anyhow!(
+            "job {job}: {k}={p}% of {what}, which has no length without size=: fio refuses it too (\"you need to specify valid offset=\")"
+        )),
+    }
+    };
+    let mut off = match s.offset {
+        Some(o) => of(o, "offset")?,
+        None => 0,
+    };
+    if let Some(inc) = s.offset_increment {
+        off = off.saturating_add(of(inc, "offset_increment")?.saturating_mul(clone as u64));
+    }
+    if off >= fsz {
+        bail!(
+            "job {job}: offset {off}{} on {what} is at or beyond filesize={fsz}, the end of the job's file: fio runs no I/O and fails",
+            if clone > 0 && s.offset_increment.is_some() {
+                format!(" (clone {clone}, with offset_increment)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let mut region = fsz - off;
+    if let Some(Size::Percent(p)) = s.size {
+        region = resolve_size(Size::Percent(p), fsz).min(region);
+        region -= region % min_bs_of(s);
+    }
+    let pass = match s.size {
+        Some(Size::Bytes(b)) => b.min(region),
+        _ => region,
+    };
+    if pass < min_bs_of(s) {
+        bail!(
+            "job {job}: the region on {what} ({pass} bytes of filesize={fsz}) is smaller than one block ({} bytes): fio fails too (\"blocksize is larger than data set range\")",
+            min_bs_of(s)
+        );
+    }
+    Ok((off, region, pass))
+}
+
 /// `directory` joined with a file name the way fio does (an absolute name stands alone).
 fn in_directory(s: &Settings, name: &str) -> PathBuf {
     match &s.directory {
@@ -513,11 +582,7 @@ fn file_regions(
     base: u64,
 ) -> Result<(Vec<FileRegion>, u64)> {
     let n = lens.len() as u64;
-    let min_bs = (0..3)
-        .map(|i| s.bs_of(i).bounds().0)
-        .min()
-        .unwrap_or(1)
-        .max(1);
+    let min_bs = min_bs_of(s);
     let mut rng = ssdlab_workload::rng::Rng::new(seed ^ 0x6669_6c65_7369_7a65);
     let mut regions = Vec::with_capacity(lens.len());
     let mut at = base;
@@ -536,7 +601,14 @@ fn file_regions(
                 if o >= l {
                     bail!("job {job}: offset {o} is at or beyond the end of file {i} ({l} bytes, filesize=)");
                 }
-                (o, l - o)
+                // `size=N%`: that share of the file from the offset, rounded down to a block.
+                match s.size {
+                    Some(Size::Percent(p)) => {
+                        let v = resolve_size(Size::Percent(p), l).min(l - o);
+                        (o, v - v % min_bs)
+                    }
+                    _ => (o, l - o),
+                }
             }
             (None, _, Some(Size::Bytes(b))) => (offset_of(len.unwrap_or(0)), b / n),
             (None, _, Some(Size::Percent(p))) => match len {
@@ -630,6 +702,10 @@ fn plan_units(
 ) -> Result<Vec<Unit>> {
     let stop = Some(signals::stop_flag());
     let mut units = Vec::new();
+    // The files the jobs before lay out, and to what length: fio sets a job's files up when
+    // it starts, after the jobs before it (and the clones of a job one after another), so an
+    // `offset` or `size` percentage is of the length they left.
+    let mut laid: Vec<(PathBuf, u64)> = Vec::new();
     let mut noted = std::collections::HashSet::new();
     let mut note = |n: String, notes: &mut Vec<String>| {
         if noted.insert(n.clone()) {
@@ -705,19 +781,28 @@ fn plan_units(
                     )
                 }
                 None => {
-                    let (off, span) = region(
-                        s,
-                        Some(size),
-                        &format!("the simulated drive {}", sim.name),
-                        name,
-                    )?;
+                    let what = format!("the simulated drive {}", sim.name);
+                    let (off, span) = match s.filesize {
+                        Some(_) => (0, 0),
+                        None => region(s, Some(size), &what, name)?,
+                    };
                     // Each clone its own job with its own size and random stream, as in fio.
                     let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
                     for c in 0..clones {
+                        // One file of one `filesize`: fio's region of it on the drive.
+                        let (off, span, pass) = match s.filesize {
+                            Some(f) => filesize_region(s, f, Some(size), c, name, &what)?,
+                            None => (off, span, span),
+                        };
+                        if off.saturating_add(span) > size {
+                            bail!("job {name}: filesize={} from offset {off} ends beyond {what}, which has {size} bytes", s.filesize.unwrap_or(0));
+                        }
+                        let mut spec = s.workload(off, pass, 1, clone_seed(seed, c));
+                        spec.span = Some(span);
                         units.push(Unit {
                             job: ji,
                             clones: 1,
-                            spec: s.workload(off, span, 1, clone_seed(seed, c)),
+                            spec,
                             real: None,
                             iolog: write_iolog(&file_name),
                             label: sim.name.clone(),
@@ -845,6 +930,31 @@ fn plan_units(
             }
             continue;
         }
+        if let (Engine::Null, Some(f)) = (s.engine, s.filesize) {
+            // fio's null file of one `filesize`: as long as `size` (its length when it is
+            // given; none without), the region and the pass as on a file.
+            let real = match s.size {
+                Some(Size::Bytes(b)) => Some(b),
+                _ => None,
+            };
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            for c in 0..clones {
+                let (off, span, pass) = filesize_region(s, f, real, c, name, "the null file")?;
+                let mut spec = s.workload(off, pass, 1, clone_seed(seed, c));
+                spec.span = Some(span);
+                spec.qd = spec.qd.min(batch);
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(off + span))),
+                    iolog: write_iolog("null"),
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
         if matches!(s.engine, Engine::Null) {
             let size = match s.size {
                 Some(Size::Bytes(b)) => b,
@@ -942,32 +1052,44 @@ fn plan_units(
                     if info.exists { "" } else { " (to be created)" }
                 );
             }
-            // A file still to be laid out is `filesize` long, and `size` percentages are of
-            // that; fio takes an `offset` percentage of the length the file has, 0.
-            let total = if info.exists {
-                Some(info.size)
-            } else {
-                s.filesize
-            };
-            let mut s2;
-            let mut sr = s;
-            if !info.exists && s.filesize.is_some() {
-                if let Some(Size::Percent(p)) = s.offset {
-                    s2 = s.clone();
-                    s2.offset = Some(Size::Bytes(0));
-                    sr = &s2;
-                    if p > 0.0 {
-                        note(
-                            format!("job {name}: offset={p}% of {what}, which does not exist yet, is 0, as in fio"),
-                            notes,
-                        );
-                    }
+            // (fio lays out the files of a job's clones one clone after another before any
+            // starts, `create_serialize`: a clone after the first finds a shared file as long
+            // as the clones before it made it.)
+            let total = laid
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, l)| *l)
+                .or(info.exists.then_some(info.size));
+            let real = total.unwrap_or(0);
+            if let (0, Some(_), Some(Size::Percent(p))) = (real, s.filesize, s.offset) {
+                if p > 0.0 {
+                    note(
+                        format!("job {name}: offset={p}% of {what}, which does not exist yet, is 0, as in fio"),
+                        notes,
+                    );
                 }
             }
-            let (mut off, span) = region(sr, total, &what, name)?;
-            if info.exists
+            let (off, span, pass) = match s.filesize {
+                // One file of one `filesize`: fio's region of it.
+                Some(f) => filesize_region(s, f, Some(real), clone, name, &what)?,
+                None => {
+                    let (mut off, span) = region(s, total, &what, name)?;
+                    if let Some(inc) = s.offset_increment {
+                        if matches!(inc, Size::Percent(_)) && total.is_none() {
+                            bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
+                        }
+                        off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
+                    }
+                    (off, span, span)
+                }
+            };
+            match laid.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, l)) => *l = (*l).max(off + span),
+                None => laid.push((path.clone(), real.max(off + span))),
+            }
+            if total.is_some()
                 && info.kind == ssdlab_target::TargetKind::File
-                && info.size < off.saturating_add(span)
+                && real < off.saturating_add(span)
             {
                 note(
                     format!(
@@ -976,13 +1098,21 @@ fn plan_units(
                     notes,
                 );
             }
-            if let Some(inc) = s.offset_increment {
-                if matches!(inc, Size::Percent(_)) && total.is_none() {
-                    bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
-                }
-                off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
+            let mut spec = s.workload(off, pass, n, clone_seed(seed, clone));
+            spec.span = Some(span);
+            if s.filesize.is_some()
+                && s.verify
+                && s.do_verify
+                && s.mode.writes()
+                && s.mode.random()
+                && spec.stop.bytes.is_some_and(|b| b < span)
+            {
+                bail!(
+                    "job {name}: verify with rw={} writing {} of the {span} bytes of its region (size= below filesize=) is not supported by ssdlab: fio reads back the blocks it wrote, ssdlab reads its region from the start",
+                    s.mode.name(),
+                    spec.stop.bytes.unwrap_or(0)
+                );
             }
-            let spec = s.workload(off, span, n, clone_seed(seed, clone));
             let mut o = opts(0);
             o.per_worker = per_worker(j) && n > 1;
             units.push(Unit {
@@ -1023,7 +1153,9 @@ fn job_failure(e: ssdlab_engine::EngineError, j: &Job) -> Failure {
     )
 }
 
-/// The read-back of a verifying write job: its region read once, sequentially, checked.
+/// The read-back of a verifying write job: its region read once, sequentially, checked; no
+/// more than the job wrote (a pass of `size` smaller than `filesize`'s region, or `io_size`
+/// smaller than the region: fio verifies what it wrote).
 fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     let mut v = w.clone();
     v.rw = ssdlab_workload::RwMode::Read;
@@ -1038,7 +1170,10 @@ fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
     // fio's verify loop checks no minimum rate
     v.min_rate = None;
     v.stop = ssdlab_workload::StopCondition {
-        bytes: v.span,
+        bytes: match (v.span, w.stop.bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, _) => a,
+        },
         ..Default::default()
     };
     v

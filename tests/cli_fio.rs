@@ -1904,3 +1904,104 @@ fn trim_modes_run_on_a_preset_and_the_null_engine() {
     assert!(text.contains("  trim: IOPS="), "{text}");
     assert!(text.contains("issued rwts: total=0,256,256,0"), "{text}");
 }
+
+/// One file with one `filesize`, as fio 3.33 runs it: the file is `filesize` long and the
+/// job's region ends there (`size` caps a pass, `offset` does not move the end), on a preset
+/// as on a file; what fio cannot run, or ssdlab cannot run as fio does, is refused in one
+/// line, nothing written.
+#[test]
+fn one_file_of_one_filesize_ends_at_filesize_or_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let log_offsets = |name: &str| -> Vec<u64> {
+        let log = std::fs::read_to_string(d.path().join(name)).unwrap();
+        log.lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w.get(2) == Some(&"write")).then(|| w[3].parse().unwrap())
+            })
+            .collect()
+    };
+    // size=2m filesize=1m: 1 MiB written (fio: 16 × 64k), on the preset too.
+    for (target, log) in [("--filename=a", "a.log"), ("--sim=vertex450-128g", "s.log")] {
+        let mut args = vec![
+            "--name=t",
+            "--size=2m",
+            "--filesize=1m",
+            "--rw=write",
+            "--bs=64k",
+        ];
+        let l = format!("--write_iolog={log}");
+        args.extend([target, l.as_str()]);
+        let v = fio_json(d.path(), &args);
+        assert_eq!(ios(&jobs(&v)[0], "write"), 16, "{target}");
+        assert_eq!(
+            log_offsets(log),
+            (0..16).map(|i| i * 65536).collect::<Vec<u64>>(),
+            "{target}"
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(d.path().join("a")).unwrap().len(),
+        1 << 20
+    );
+    // offset=512k: the last 512k of a 1 MiB file (fio: 8 × 64k from 512k, the file 1 MiB).
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=t",
+            "--filename=b",
+            "--filesize=1m",
+            "--offset=512k",
+            "--rw=write",
+            "--bs=64k",
+            "--write_iolog=b.log",
+        ],
+    );
+    assert_eq!(ios(&jobs(&v)[0], "write"), 8);
+    assert_eq!(log_offsets("b.log")[0], 512 << 10);
+    assert_eq!(
+        std::fs::metadata(d.path().join("b")).unwrap().len(),
+        1 << 20
+    );
+    // An offset at or beyond filesize: fio runs nothing and fails; ssdlab refuses.
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=t",
+            "--filename=c",
+            "--filesize=1m",
+            "--offset=1m",
+            "--rw=write",
+        ],
+        &["offset 1048576", "filesize=1048576"],
+    );
+    // A percentage of fio's null file without size= (it has no length): fio refuses it.
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=t",
+            "--ioengine=null",
+            "--filesize=1m",
+            "--offset=25%",
+            "--rw=write",
+        ],
+        &["offset=25%", "size="],
+    );
+    // verify of random writes over part of the region: fio reads back the blocks it wrote.
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=t",
+            "--filename=c",
+            "--filesize=1m",
+            "--size=512k",
+            "--rw=randwrite",
+            "--verify=md5",
+        ],
+        &["not supported by ssdlab", "verify", "rw=randwrite"],
+    );
+    assert!(!d.path().join("c").exists(), "a refused job writes nothing");
+}
