@@ -792,10 +792,23 @@ fn plan_units(
                         // One file of one `filesize`: fio's region of it on the drive.
                         let (off, span, pass) = match s.filesize {
                             Some(f) => filesize_region(s, f, Some(size), c, name, &what)?,
-                            None => (off, span, span),
+                            // clone k at offset + k × offset_increment, as on a file
+                            None => match s.offset_increment {
+                                Some(inc) => (
+                                    off.saturating_add(
+                                        resolve_size(inc, size).saturating_mul(c as u64),
+                                    ),
+                                    span,
+                                    span,
+                                ),
+                                None => (off, span, span),
+                            },
                         };
                         if off.saturating_add(span) > size {
-                            bail!("job {name}: filesize={} from offset {off} ends beyond {what}, which has {size} bytes", s.filesize.unwrap_or(0));
+                            match s.filesize {
+                                Some(f) => bail!("job {name}: filesize={f} from offset {off} ends beyond {what}, which has {size} bytes"),
+                                None => bail!("job {name}: clone {c}'s region ({span} bytes from offset {off}, with offset_increment) ends beyond {what}, which has {size} bytes"),
+                            }
                         }
                         let mut spec = s.workload(off, pass, 1, clone_seed(seed, c));
                         spec.span = Some(span);
@@ -979,14 +992,26 @@ fn plan_units(
                 );
             }
             for c in 0..clones {
+                // clone k at offset + k × offset_increment (of the null file's size), and its
+                // file named as fio names it (JOB.CLONE.0, or filename=)
+                let offset = match s.offset_increment {
+                    Some(inc) => {
+                        offset.saturating_add(resolve_size(inc, size).saturating_mul(c as u64))
+                    }
+                    None => offset,
+                };
                 let mut spec = s.workload(offset, size.max(1), 1, clone_seed(seed, c));
                 spec.qd = spec.qd.min(batch);
+                let file = match &s.filename {
+                    Some(f) => split_filenames(f).concat(),
+                    None => format!("{name}.{c}.0"),
+                };
                 units.push(Unit {
                     job: ji,
                     clones: 1,
                     spec,
                     real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
-                    iolog: write_iolog("null"),
+                    iolog: write_iolog(&file),
                     label: "null".into(),
                     verify_back: false,
                 });

@@ -1567,6 +1567,57 @@ fn io_uring_reaps_one_completion_at_a_time_as_fio() {
     assert_eq!(complete["4"].as_f64(), Some(100.0), "{complete:?}");
 }
 
+/// offset_increment moves clone k's region by k increments on a simulated drive and on fio's
+/// null engine too (it was applied to files only), and a region past the drive is refused.
+#[test]
+fn offset_increment_applies_on_a_preset_and_the_null_engine() {
+    let d = tempfile::tempdir().unwrap();
+    for (target, log) in [
+        (&["--sim", "x25e-64g"][..], "s.log"),
+        (&["--ioengine=null"], "n.log"),
+    ] {
+        let mut args: Vec<&str> = target.to_vec();
+        let iolog = format!("--write_iolog={log}");
+        args.extend_from_slice(&[
+            "--name=t",
+            "--size=64k",
+            "--bs=16k",
+            "--rw=write",
+            "--numjobs=2",
+            "--offset_increment=1m",
+            &iolog,
+        ]);
+        fio_json(d.path(), &args);
+        let text = std::fs::read_to_string(d.path().join(log)).unwrap();
+        let mut offsets: Vec<u64> = text
+            .lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w.get(2) == Some(&"write")).then(|| w[3].parse().unwrap())
+            })
+            .collect();
+        offsets.sort();
+        let want: Vec<u64> = [0u64, 1 << 20]
+            .iter()
+            .flat_map(|b| (0..4).map(move |i| b + i * 16384))
+            .collect();
+        assert_eq!(offsets, want, "{target:?}");
+    }
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--sim",
+            "x25e-64g",
+            "--name=t",
+            "--size=64k",
+            "--numjobs=2",
+            "--offset_increment=100g",
+        ],
+        &["clone 1", "offset_increment", "ends beyond"],
+    );
+}
+
 /// write_iolog records the I/O without changing how it is submitted: with iodepth_batch=8 no
 /// submission carries more than 8 I/Os, with or without the log (the recorder once hid the
 /// batch size, and every submission then carried up to the whole depth).
