@@ -669,6 +669,20 @@ fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) 
     spec
 }
 
+/// What a job's file is ([`ssdlab_target::probe`]). A character device (`/dev/null`,
+/// `/dev/zero`, which fio's examples read and write as files) is refused as not supported,
+/// not as a wrong path.
+fn probe_for_fio(path: &Path, job: &str) -> Result<ssdlab_target::TargetInfo> {
+    use std::os::unix::fs::FileTypeExt as _;
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()) {
+        bail!(
+            "job {job}: {} is a character device: not supported by ssdlab (fio reads and writes character devices as files; ssdlab measures regular files and block devices — ioengine=null stands in for /dev/null and /dev/zero)",
+            path.display()
+        );
+    }
+    ssdlab_target::probe(path).map_err(|e| anyhow!("job {job}: {e}"))
+}
+
 /// What ssdlab does not do with several files in a job, refused by name.
 fn check_several(s: &Settings, job: &str, n: usize) -> Result<()> {
     if let Some(o) = s.openfiles.filter(|&o| o != 0 && o != n as u64) {
@@ -1026,8 +1040,7 @@ fn plan_units(
                 let names = several_files(s, name, c).unwrap_or_default();
                 let mut lens = Vec::with_capacity(names.len());
                 for n in &names {
-                    let info = ssdlab_target::probe(Path::new(n))
-                        .map_err(|e| anyhow!("job {name}: {e}"))?;
+                    let info = probe_for_fio(Path::new(n), name)?;
                     lens.push(info.exists.then_some(info.size));
                 }
                 let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
@@ -1068,7 +1081,7 @@ fn plan_units(
                 .collect(),
         };
         for (path, n, clone) in files {
-            let info = ssdlab_target::probe(&path).map_err(|e| anyhow!("job {name}: {e}"))?;
+            let info = probe_for_fio(&path, name)?;
             let what = path.display().to_string();
             if s.mode.trims() && info.kind == ssdlab_target::TargetKind::File {
                 bail!(
