@@ -19,7 +19,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
     EngineChoice, FixedBufs, IologTarget, LoopOutcome, RealJob, RealOptions, RealTarget,
-    RingOptions, SimJob, SimOptions, SimSession, SimTarget,
+    RingOptions, SimJob, SimOptions, SimSession, SimTarget, SteadyGroup,
 };
 use ssdlab_fiojob::job::split_filenames;
 use ssdlab_fiojob::{
@@ -1725,6 +1725,29 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         let Some(&lead) = idx.first() else {
             continue;
         };
+        // fio's steadystate with group_reporting: the wave's units of one reporting group are
+        // checked together, in fio's order of threads (the last one keeps the samples).
+        let mut steady_members: Vec<(u32, Vec<usize>)> = Vec::new();
+        for &i in &idx {
+            let j = &js.jobs[units[i].job];
+            if !j.settings.group_reporting || units[i].spec.steady.is_none() {
+                continue;
+            }
+            match steady_members.iter_mut().find(|(g, _)| *g == j.group) {
+                Some((_, m)) => m.push(i),
+                None => steady_members.push((j.group, vec![i])),
+            }
+        }
+        let steady_groups: Vec<SteadyGroup> = steady_members
+            .iter()
+            .map(|(_, m)| SteadyGroup::new(m.len()))
+            .collect();
+        let steady_member = |i: usize| {
+            steady_members
+                .iter()
+                .zip(&steady_groups)
+                .find_map(|((_, m), g)| m.iter().position(|&x| x == i).map(|k| g.member(k)))
+        };
         // The status line of `ssdlab run` (on a terminal): the wave's jobs report together;
         // its ETA follows the wave's first job.
         let simulated = session.is_some();
@@ -1739,6 +1762,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                             spec: &units[i].spec,
                             iolog: units[i].iolog.clone(),
                             log: unit_logs[i],
+                            steady_group: steady_member(i),
                         })
                         .collect();
                     let any_per_worker = idx.iter().any(|&i| per_worker(&js.jobs[units[i].job]));
@@ -1771,6 +1795,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
                         .iter()
                         .map(|&i| RealOptions {
                             progress,
+                            steady_group: steady_member(i),
                             ..units[i].real.as_ref().expect("real unit").1.clone()
                         })
                         .collect();
@@ -2008,6 +2033,9 @@ struct Building {
     outcomes: Vec<LoopOutcome>,
     first: RunResult,
     errors: Vec<ssdlab_stats::IoErrorRecord>,
+    /// fio's `steadystate` block of a group: its last member's (the one that keeps the
+    /// group's samples, `stat.c` copies each member's in turn).
+    steady: Option<ssdlab_stats::FioSteadyState>,
 }
 
 /// The report entries, by fio's rule (`stat.c`): every clone of a job without
@@ -2029,6 +2057,7 @@ fn build_report(
                 b.outcomes.push(m.outcome);
                 b.members += u.clones;
                 b.errors.extend(m.result.errors.iter().cloned());
+                b.steady = m.result.fio_steadystate.clone();
                 continue;
             }
             built.push(Building {
@@ -2040,6 +2069,7 @@ fn build_report(
                 outcomes: vec![m.outcome],
                 first: m.result.clone(),
                 errors: m.result.errors.clone(),
+                steady: m.result.fio_steadystate.clone(),
             });
         } else if m.workers.len() > 1 {
             for (r, rec) in &m.workers {
@@ -2052,6 +2082,7 @@ fn build_report(
                     outcomes: Vec::new(),
                     first: r.clone(),
                     errors: r.errors.clone(),
+                    steady: r.fio_steadystate.clone(),
                 });
             }
         } else {
@@ -2064,6 +2095,7 @@ fn build_report(
                 outcomes: Vec::new(),
                 first: m.result.clone(),
                 errors: m.result.errors.clone(),
+                steady: m.result.fio_steadystate.clone(),
             });
         }
     }
@@ -2088,6 +2120,7 @@ fn build_report(
                 r.device = b.first.device.clone();
                 r.verify = b.first.verify.clone();
                 r.errors = b.errors;
+                r.fio_steadystate = b.steady;
                 r
             } else {
                 b.first

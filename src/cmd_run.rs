@@ -820,6 +820,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                     spec: &spec,
                     iolog: None,
                     log: None,
+                    steady_group: None,
                 };
                 let mut out = status::with_status_line(&spec, true, |progress| {
                     session.run(std::slice::from_ref(&job), &SimOptions { progress, ..opts })

@@ -1744,25 +1744,107 @@ fn steadystate_ends_the_job_when_the_window_is_steady() {
         (12000..12100).contains(&rt),
         "{rt}: the runtime and the drain"
     );
-    // fio counts the window in whole seconds; clones and groups are checked together in fio
-    for (extra, why) in [
-        ("--ss_interval=500ms", "whole seconds"),
-        ("--numjobs=2", "numjobs > 1"),
-    ] {
-        refused(
-            d.path(),
-            &[
-                "fio",
-                "--sim",
-                "x25e-64g",
-                "--name=s",
-                "--size=1g",
-                "--ss_dur=4",
-                extra,
-            ],
-            &["steadystate", why],
+    // fio counts the window in whole seconds
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--sim",
+            "x25e-64g",
+            "--name=s",
+            "--size=1g",
+            "--ss_dur=4",
+            "--ss_interval=500ms",
+        ],
+        &["steadystate", "whole seconds"],
+    );
+}
+
+/// fio's steadystate of clones on a simulated drive (exact clock): with group_reporting the
+/// group is checked on the sum of its clones' IOPS, and when that is steady every clone ends
+/// (one entry, one block with the group's samples); without it each clone is checked on its own
+/// (an entry and a block each). Samples at 3 … 7 s: attained with the fifth, as one job alone.
+#[test]
+fn steadystate_of_clones_and_of_a_reporting_group() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--sim",
+            "x25e-64g",
+            "--state",
+            "full",
+            "--name=s",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--rw=randwrite",
+            "--size=8g",
+            "--runtime=12",
+            "--time_based",
+            "--ss=iops:2%",
+            "--ss_dur=5",
+            "--ss_ramp=2",
+            "--numjobs=2",
+        ];
+        args.extend_from_slice(extra);
+        jobs(&fio_json(d.path(), &args)).clone()
+    };
+    let check = |j: &Value| {
+        let ss = &j["steadystate"];
+        assert_eq!(ss["ss"], "iops:2.000000%", "{j}");
+        assert_eq!(ss["attained"], 1, "{ss}");
+        assert_eq!(
+            ss["slope"], 0.0,
+            "fio computes no slope for a deviation: {ss}"
         );
-    }
+        // the samples are the entry's own IOPS: the group's sum, or one clone's
+        let mean = ss["data"]["iops_mean"].as_f64().unwrap();
+        let iops = j["write"]["iops"].as_f64().unwrap();
+        assert!((mean - iops).abs() <= 0.02 * iops, "{mean} vs {iops}");
+        // every clone ended at the fifth sample (not at the runtime of 12 s)
+        let rt = j["write"]["runtime"].as_u64().unwrap();
+        assert!((7000..7100).contains(&rt), "{rt}");
+        mean
+    };
+    let group = run(&["--group_reporting"]);
+    assert_eq!(group.len(), 1);
+    let sum = check(&group[0]);
+    let clones = run(&[]);
+    assert_eq!(clones.len(), 2);
+    let each: Vec<f64> = clones.iter().map(check).collect();
+    assert!(
+        (sum - each.iter().sum::<f64>()).abs() <= 0.02 * sum,
+        "{sum} vs {each:?}"
+    );
+    // jobs of one group with other settings: fio rejects them
+    let f = write(
+        d.path(),
+        "ss.fio",
+        "[global]\nioengine=null\nsize=1m\nss=iops:10%\nss_dur=2\n[a]\n[b]\nss_dur=3\n",
+    );
+    let out = ssdlab(d.path())
+        .args(["fio", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("consistent within reporting groups"), "{err}");
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--sim",
+            "x25e-64g",
+            "--group_reporting",
+            "--name=s",
+            "--size=1g",
+            "--ss_dur=4",
+            "--name=t",
+            "--size=1g",
+            "--ss_dur=4",
+            "--startdelay=1",
+        ],
+        &["steadystate", "do not start together"],
+    );
 }
 
 /// A job file named "-" is read from stdin, as fio reads it; its lines are named "stdin".

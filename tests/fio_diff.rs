@@ -414,6 +414,38 @@ fn case(path: &Path) -> Vec<String> {
         format!("{:?}", differ_entries.0),
         format!("{:?}", differ_entries.1),
     );
+    // Which entries have fio's steadystate block, with what criterion and window, and the
+    // block's keys (never whether or when it was attained: that is timing).
+    let steady = |v: &Value| -> Vec<String> {
+        v["jobs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|j| {
+                let ss = j.get("steadystate")?;
+                let keys = |x: &Value| {
+                    x.as_object()
+                        .map(|o| o.keys().cloned().collect::<Vec<_>>().join(","))
+                        .unwrap_or_default()
+                };
+                Some(format!(
+                    "{} {} {} [{}] [{}] {}",
+                    j["jobname"].as_str().unwrap_or(""),
+                    ss["ss"],
+                    ss["duration"],
+                    keys(ss),
+                    keys(&ss["data"]),
+                    ss["data"]["iops"].as_array().map_or(0, |a| a.len())
+                ))
+            })
+            .collect()
+    };
+    differ(
+        &mut diffs,
+        "steadystate blocks",
+        format!("{:?}", steady(f)),
+        format!("{:?}", steady(s)),
+    );
     let (pf, ps) = (per_job(f), per_job(s));
     if has("counts") {
         differ(

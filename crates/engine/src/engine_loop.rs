@@ -62,6 +62,9 @@ pub struct Control<'a> {
     pub steady: Option<ssdlab_workload::SteadyCriterion>,
     /// What the steady-state check found, left here by the loop (one loop per unit).
     pub steady_out: std::sync::Mutex<Option<ssdlab_stats::FioSteadyState>>,
+    /// fio's `group_reporting` with `steadystate`: the unit is one member of a reporting group
+    /// checked together ([`SteadyGroup`]); `steady` is then the group's criterion.
+    pub steady_group: Option<SteadyMember<'a>>,
     /// fio's `rate_min`/`rate_iops_min`: the unit fails when a direction falls below them.
     pub min_rate: Option<ssdlab_workload::MinRate>,
 }
@@ -92,6 +95,7 @@ impl<'a> Control<'a> {
             bytes_left: AtomicU64::new(u64::MAX),
             steady: None,
             steady_out: std::sync::Mutex::new(None),
+            steady_group: None,
             min_rate: None,
         }
     }
@@ -105,6 +109,12 @@ impl<'a> Control<'a> {
     /// The same control, ending when fio's steady-state criterion is met.
     pub fn with_steady(mut self, steady: Option<ssdlab_workload::SteadyCriterion>) -> Self {
         self.steady = steady;
+        self
+    }
+
+    /// The same control, a member of a reporting group whose steady state is checked together.
+    pub fn with_steady_group(mut self, member: Option<SteadyMember<'a>>) -> Self {
+        self.steady_group = member;
         self
     }
 
@@ -256,16 +266,111 @@ fn errno_text(errno: i64) -> String {
 
 /// The backend itself failed (not one I/O of the target): the failure is recorded once and
 /// every unit stops, marked stopped on error.
-/// fio's steady-state check of one unit while the loop runs (`steadystate.c`): every interval
-/// from the unit's start it takes the IOPS, bandwidth and mean completion latency of the
-/// interval just ended, keeping the last `intervals()` of them once the ramp and one interval
-/// have passed, and evaluates the criterion.
+/// fio's steady-state check of a reporting group with `group_reporting` (`steadystate.c`,
+/// `steadystate_check`): the IOPS and bandwidth of the group are the sums of its members'
+/// (every clone of every job of the group), the samples and the verdict live on the group's
+/// last member (fio's last thread of the group, whose data the group's report shows), and when
+/// the criterion is met every member ends.
+///
+/// Members may run in one loop (simulated drives) or in loops of their own on other threads
+/// (real targets): each publishes what it completed, the last one evaluates.
+#[derive(Debug)]
+pub struct SteadyGroup {
+    members: Vec<MemberCounters>,
+    attained: AtomicBool,
+}
+
+/// What one member of a [`SteadyGroup`] completed so far (measured I/Os, bytes, completion
+/// latency).
+#[derive(Debug, Default)]
+struct MemberCounters {
+    ios: AtomicU64,
+    bytes: AtomicU64,
+    clat_ns: AtomicU64,
+}
+
+impl SteadyGroup {
+    /// A group of `members` units (at least one).
+    pub fn new(members: usize) -> SteadyGroup {
+        SteadyGroup {
+            members: (0..members.max(1))
+                .map(|_| MemberCounters::default())
+                .collect(),
+            attained: AtomicBool::new(false),
+        }
+    }
+
+    /// Member `index` of the group (0-based, in fio's order of threads).
+    pub fn member(&self, index: usize) -> SteadyMember<'_> {
+        assert!(
+            index < self.members.len(),
+            "member {index} of {}",
+            self.members.len()
+        );
+        SteadyMember { group: self, index }
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The criterion was met: every member ends.
+    pub fn attained(&self) -> bool {
+        self.attained.load(Ordering::Relaxed)
+    }
+
+    /// Every member's counters now.
+    fn counters(&self) -> Vec<(u64, u64, u64)> {
+        self.members
+            .iter()
+            .map(|m| {
+                (
+                    m.ios.load(Ordering::Relaxed),
+                    m.bytes.load(Ordering::Relaxed),
+                    m.clat_ns.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+}
+
+/// One unit's place in a [`SteadyGroup`].
+#[derive(Debug, Clone, Copy)]
+pub struct SteadyMember<'a> {
+    pub group: &'a SteadyGroup,
+    pub index: usize,
+}
+
+impl SteadyMember<'_> {
+    /// The member that keeps the group's samples and evaluates them (fio's last thread).
+    pub fn evaluates(&self) -> bool {
+        self.index + 1 == self.group.members.len()
+    }
+
+    fn add(&self, bytes: u64, clat_ns: u64) {
+        let m = &self.group.members[self.index];
+        m.ios.fetch_add(1, Ordering::Relaxed);
+        m.bytes.fetch_add(bytes, Ordering::Relaxed);
+        m.clat_ns.fetch_add(clat_ns, Ordering::Relaxed);
+    }
+}
+
+/// fio's steady-state check of one unit, or of a group's members together, while the loop runs
+/// (`steadystate.c`): every interval from the unit's start it takes the IOPS, bandwidth and
+/// mean completion latency of the interval just ended (summed over the members: the sum of
+/// their rates), keeping the last `intervals()` of them once the ramp and one interval have
+/// passed, and evaluates the criterion.
 struct SteadyRun {
     crit: ssdlab_workload::SteadyCriterion,
     next_check: u64,
     /// Samples are kept from this check on.
     record_from: u64,
-    prev: (u64, u64, u64),
+    /// Each member's counters at the previous check.
+    prev: Vec<(u64, u64, u64)>,
     iops: Vec<u64>,
     bw: Vec<u64>,
     lat: Vec<u64>,
@@ -279,7 +384,7 @@ impl SteadyRun {
             crit,
             next_check: begin.saturating_add(interval),
             record_from: begin.saturating_add(crit.ramp_ns).saturating_add(interval),
-            prev: (0, 0, 0),
+            prev: Vec::new(),
             iops: Vec::new(),
             bw: Vec::new(),
             lat: Vec::new(),
@@ -287,22 +392,30 @@ impl SteadyRun {
         }
     }
 
-    /// The check due at `next_check`, with the unit's counters then; true when attained.
-    fn check(&mut self, st: &UnitState) -> bool {
+    /// The check due at `next_check`, with the members' counters then (ios, bytes, completion
+    /// latency; one member for a unit checked on its own); true when attained.
+    fn check(&mut self, counters: &[(u64, u64, u64)]) -> bool {
         let interval = self.crit.interval_ns.max(1);
         let at = self.next_check;
         self.next_check = at.saturating_add(interval);
-        let (ios, bytes, clat) = (st.done_ios, st.done_bytes, st.done_clat_ns);
-        let (d_ios, d_bytes, d_clat) = (ios - self.prev.0, bytes - self.prev.1, clat - self.prev.2);
-        self.prev = (ios, bytes, clat);
+        self.prev.resize(counters.len(), (0, 0, 0));
+        let per_s = |d: u64| (d as u128 * 1_000_000_000 / interval as u128) as u64;
+        // fio sums the members' rates, each rounded down on its own.
+        let (mut iops, mut bw, mut d_ios, mut d_clat) = (0u64, 0u64, 0u64, 0u64);
+        for (p, &(ios, bytes, clat)) in self.prev.iter_mut().zip(counters) {
+            iops += per_s(ios - p.0);
+            bw += per_s(bytes - p.1);
+            d_ios += ios - p.0;
+            d_clat += clat - p.2;
+            *p = (ios, bytes, clat);
+        }
         if at < self.record_from {
             return false;
         }
-        let per_s = |d: u64| (d as u128 * 1_000_000_000 / interval as u128) as u64;
         let n = self.crit.intervals();
         for (v, x) in [
-            (&mut self.iops, per_s(d_ios)),
-            (&mut self.bw, per_s(d_bytes)),
+            (&mut self.iops, iops),
+            (&mut self.bw, bw),
             (&mut self.lat, d_clat.checked_div(d_ios).unwrap_or(0)),
         ] {
             if v.len() == n {
@@ -330,8 +443,9 @@ impl SteadyRun {
             criterion: self.crit,
             attained: e.is_some_and(|e| e.attained),
             value: e.map_or(0.0, |e| e.criterion),
-            max_deviation: e.map_or(0.0, |e| e.deviation),
-            slope: e.map_or(0.0, |e| e.slope),
+            // fio computes only what its criterion needs: the other stays 0.
+            max_deviation: e.filter(|_| !self.crit.slope).map_or(0.0, |e| e.deviation),
+            slope: e.filter(|_| self.crit.slope).map_or(0.0, |e| e.slope),
             iops: pad(self.iops),
             bw: pad(self.bw),
             lat_ns: pad(self.lat),
@@ -640,7 +754,14 @@ pub fn run_streams<B: Backend>(
     let mut steady: Vec<Option<SteadyRun>> = units
         .iter()
         .zip(&us)
-        .map(|(u, st)| u.ctl.steady.map(|c| SteadyRun::new(c, st.begin)))
+        .map(|(u, st)| {
+            // A group's samples are kept by its last member only.
+            let evaluates = u.ctl.steady_group.is_none_or(|m| m.evaluates());
+            u.ctl
+                .steady
+                .filter(|_| evaluates)
+                .map(|c| SteadyRun::new(c, st.begin))
+        })
         .collect();
     // Idle slots; the next ones to issue are taken from the end.
     let mut free: Vec<u32> = (0..nslots).rev().collect();
@@ -692,11 +813,31 @@ pub fn run_streams<B: Backend>(
             } else if let Some(run) = steady[u].as_mut() {
                 // fio's steadystate: the checks due by now, in order.
                 while !st.stopping && now >= run.next_check {
-                    if run.check(st) {
+                    let counters = match ctl.steady_group {
+                        Some(m) => m.group.counters(),
+                        None => vec![(st.done_ios, st.done_bytes, st.done_clat_ns)],
+                    };
+                    if run.check(&counters) {
                         st.stopping = true;
                         st.out.steady_attained = true;
+                        if let Some(m) = ctl.steady_group {
+                            m.group.attained.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
+            }
+        }
+        // A group whose steady state was attained ends all its members at once (fio marks
+        // every thread of the group to terminate).
+        for (u, st) in us.iter_mut().enumerate() {
+            if !st.stopping
+                && units[u]
+                    .ctl
+                    .steady_group
+                    .is_some_and(|m| m.group.attained())
+            {
+                st.stopping = true;
+                st.out.steady_attained = true;
             }
         }
         // Earliest time a waiting stream's op becomes due (or its unit's deadline).
@@ -1048,6 +1189,9 @@ pub fn run_streams<B: Backend>(
             unit.done_ios += 1;
             unit.done_bytes += bytes;
             unit.done_clat_ns += t - t_submit;
+            if let Some(m) = ctl.steady_group {
+                m.add(bytes, t - t_submit);
+            }
             if any_min_rate {
                 let d = &mut unit.dir_done[s.op.kind.index()];
                 d.0 += 1;
@@ -1190,4 +1334,96 @@ pub fn run_streams<B: Backend>(
         outs.push(out);
     }
     outs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_workload::{SteadyCriterion, SteadyMetric};
+
+    const S: u64 = 1_000_000_000;
+
+    fn crit(limit_pct: f64) -> SteadyCriterion {
+        SteadyCriterion {
+            metric: SteadyMetric::Iops,
+            slope: false,
+            limit: limit_pct,
+            pct: true,
+            duration_ns: 3 * S,
+            ramp_ns: 0,
+            interval_ns: S,
+        }
+    }
+
+    /// Runs the checks of `run` with each member's I/Os per second (`rates[k][m]`: member `m`
+    /// in second `k`); the check (1-based) at which it was attained.
+    fn checks(run: &mut SteadyRun, rates: &[Vec<u64>]) -> Option<usize> {
+        let mut done = vec![(0u64, 0u64, 0u64); rates[0].len()];
+        for (k, second) in rates.iter().enumerate() {
+            for (d, &r) in done.iter_mut().zip(second) {
+                *d = (d.0 + r, d.1 + r * 4096, d.2 + r * 1000);
+            }
+            if run.check(&done) {
+                return Some(k + 1);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_group_is_checked_on_the_sum_of_its_members() {
+        // Each member alone swings by a third; together they are flat at 150 IOPS.
+        let rates = vec![vec![100, 50], vec![50, 100], vec![100, 50], vec![50, 100]];
+        let mut group = SteadyRun::new(crit(5.0), 0);
+        assert_eq!(
+            checks(&mut group, &rates),
+            Some(3),
+            "the window is full at 3 s"
+        );
+        let ss = group.finish();
+        assert!(ss.attained);
+        assert_eq!(ss.iops, vec![150, 150, 150]);
+        assert_eq!(ss.bw, vec![150 * 4096; 3]);
+        assert_eq!(ss.lat_ns, vec![1000; 3]);
+        assert_eq!(
+            ss.slope, 0.0,
+            "fio leaves the slope of a deviation criterion at 0"
+        );
+        // one member alone is not steady
+        let first: Vec<Vec<u64>> = rates.iter().map(|r| vec![r[0]]).collect();
+        let mut alone = SteadyRun::new(crit(5.0), 0);
+        assert_eq!(checks(&mut alone, &first), None);
+        assert_eq!(alone.finish().iops, vec![50, 100, 50]);
+    }
+
+    #[test]
+    fn a_member_that_ended_adds_nothing() {
+        // The second member stops after 2 s: the group falls from 150 to 100 IOPS.
+        let rates = vec![vec![100, 50], vec![100, 50], vec![100, 0], vec![100, 0]];
+        let mut run = SteadyRun::new(crit(5.0), 0);
+        assert_eq!(checks(&mut run, &rates), None);
+        assert_eq!(run.finish().iops, vec![150, 100, 100]);
+        // the ramp: samples from ramp + one interval on
+        let mut c = crit(5.0);
+        c.ramp_ns = S;
+        let mut run = SteadyRun::new(c, 0);
+        let flat = vec![vec![100, 50]; 4];
+        assert_eq!(checks(&mut run, &flat), Some(4));
+    }
+
+    #[test]
+    fn members_publish_and_the_last_one_evaluates() {
+        let g = SteadyGroup::new(3);
+        assert_eq!(g.len(), 3);
+        assert!(!g.member(0).evaluates());
+        assert!(!g.member(1).evaluates());
+        assert!(g.member(2).evaluates());
+        g.member(0).add(4096, 10);
+        g.member(2).add(8192, 20);
+        g.member(2).add(8192, 30);
+        assert_eq!(g.counters(), vec![(1, 4096, 10), (0, 0, 0), (2, 16384, 50)]);
+        assert!(!g.attained());
+        g.attained.store(true, Ordering::Relaxed);
+        assert!(g.attained());
+    }
 }

@@ -248,6 +248,7 @@ pub fn precondition(
                 spec: &spec,
                 iolog: None,
                 log: None,
+                steady_group: None,
             }],
             opts,
         )?;
@@ -333,6 +334,7 @@ pub fn run_to_steady_state(
                 spec: &round,
                 iolog: None,
                 log: None,
+                steady_group: None,
             }],
             opts,
         )?;

@@ -76,6 +76,9 @@ pub struct RealOptions<'a> {
     pub ring: RingOptions,
     /// Also return each worker's own result (fio without `group_reporting`).
     pub per_worker: bool,
+    /// fio's `steadystate` with `group_reporting`: the job is a member of a reporting group
+    /// checked together (its criterion is the job's `steady`).
+    pub steady_group: Option<crate::SteadyMember<'a>>,
     /// Keep time-series logs (per job and window) in the result.
     pub log: Option<LogConfig>,
     /// Report what the run measured so far here (for a status line).
@@ -112,6 +115,7 @@ impl Default for RealOptions<'_> {
             stonewall: None,
             ring: RingOptions::default(),
             per_worker: false,
+            steady_group: None,
             log: None,
             progress: None,
             fill: Fill::Data,
@@ -1435,6 +1439,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             let mut c = Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                 .with_delay(j.spec.start_delay_ns)
                 .with_steady(j.spec.steady)
+                .with_steady_group(j.opts.steady_group)
                 .with_min_rate(j.spec.min_rate)
                 .with_bytes(byte_budget(j.spec))
                 .with_stop(j.opts.stop)

@@ -750,6 +750,7 @@ pub fn run_sim_recorded(
             spec,
             iolog: None,
             log: None,
+            steady_group: None,
         }],
         opts,
     )?;
@@ -766,6 +767,9 @@ pub struct SimJob<'a> {
     /// The job's time-series logs, when they are not [`SimOptions::log`] (jobs of one group
     /// with logs of their own: fio's `write_bw_log` … per job).
     pub log: Option<ssdlab_stats::LogConfig>,
+    /// fio's `steadystate` with `group_reporting`: the job is a member of a reporting group
+    /// checked together (its criterion is the job's `steady`).
+    pub steady_group: Option<crate::SteadyMember<'a>>,
 }
 
 /// What one job of a simulated group run measured.
@@ -931,6 +935,7 @@ impl SimSession {
             spec,
             iolog: None,
             log: None,
+            steady_group: None,
         };
         Ok(self.run_with(&[job], &[Some(ops)], opts)?.remove(0))
     }
@@ -1135,6 +1140,7 @@ impl SimSession {
                 Control::new(j.spec.ramp_ns, j.spec.stop.time_ns, max_ios(j.spec))
                     .with_delay(j.spec.start_delay_ns)
                     .with_steady(j.spec.steady)
+                    .with_steady_group(j.steady_group)
                     .with_min_rate(j.spec.min_rate)
                     .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)

@@ -51,6 +51,7 @@ fn run(sess: &mut SimSession, specs: &[&WorkloadSpec]) -> Vec<ssdlab_engine::Sim
             spec: s,
             iolog: None,
             log: None,
+            steady_group: None,
         })
         .collect();
     sess.run(&jobs, &SimOptions::default()).unwrap()

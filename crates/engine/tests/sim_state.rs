@@ -45,6 +45,7 @@ fn run(sess: &mut SimSession, spec: &WorkloadSpec) -> RunResult {
         spec,
         iolog: None,
         log: None,
+        steady_group: None,
     };
     sess.run(&[job], &SimOptions::default())
         .unwrap()

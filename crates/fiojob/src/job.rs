@@ -1244,14 +1244,6 @@ impl Settings {
                     ),
                 ));
             }
-            if self.numjobs > 1 || self.group_reporting {
-                out.push((
-                    None,
-                    unsupported(
-                        "steadystate with numjobs > 1 or group_reporting (fio checks each clone, or the reporting group together; ssdlab checks a job of one clone)",
-                    ),
-                ));
-            }
             if self.read_iolog.is_some() {
                 out.push((None, unsupported("steadystate while replaying a trace")));
             }
@@ -2317,6 +2309,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         }
         jobs[i].wave = wave;
     }
+    steady_groups(&mut jobs, &mut errors, &mut |i| push(&mut unsupported, i));
     if !errors.is_empty() {
         return Err(JobError(errors, not_kept));
     }
@@ -2326,6 +2319,79 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         unsupported,
         notes,
     })
+}
+
+/// fio's rules for `steadystate` within a reporting group (`steadystate.c`):
+///
+/// - `td_steadystate_init` rejects a job whose `ss`, `ss_dur` or `ss_ramp` differ from those of
+///   any job of its reporting group (a job without `ss_dur` counts as all zeros), with or without
+///   `group_reporting`: an error, as fio runs nothing.
+/// - With `group_reporting` the group is checked together, its samples the sums of all its
+///   jobs and clones. ssdlab refuses (by name) the groups it cannot check as fio does: jobs of
+///   the group with and without `group_reporting`, and jobs that do not start together
+///   (`startdelay`, or `wait_for` putting them in another wave); `--ignore-unsupported` runs
+///   them without `steadystate`.
+fn steady_groups(jobs: &mut [Job], errors: &mut Vec<Issue>, refuse: &mut dyn FnMut(Issue)) {
+    // What fio compares: dur (whole seconds), limit, ramp, and the criterion's kind.
+    let key = |s: &Settings| {
+        let (metric, slope, limit, pct) = s.steady;
+        (s.steady_dur_ns > 0).then_some((
+            s.steady_dur_ns / 1_000_000_000,
+            limit.to_bits(),
+            s.steady_ramp_ns / 1000,
+            metric,
+            slope,
+            pct,
+        ))
+    };
+    let groups: Vec<u32> = {
+        let mut g: Vec<u32> = jobs.iter().map(|j| j.group).collect();
+        g.dedup();
+        g
+    };
+    for g in groups {
+        let members: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].group == g).collect();
+        let first = key(&jobs[members[0]].settings);
+        if let Some(&bad) = members.iter().find(|&&i| key(&jobs[i].settings) != first) {
+            errors.push(Issue {
+                key: "steadystate".into(),
+                loc: Some(jobs[bad].loc.clone()),
+                why: format!(
+                    "job {} rejected: steadystate options must be consistent within reporting groups (fio 3.33 rejects jobs of one reporting group whose ss, ss_dur or ss_ramp differ, or that have them and not, with or without group_reporting)",
+                    jobs[bad].name
+                ),
+            });
+            continue;
+        }
+        if first.is_none() || !members.iter().any(|&i| jobs[i].settings.group_reporting) {
+            continue;
+        }
+        let j0 = &jobs[members[0]];
+        let why = if members.iter().any(|&i| !jobs[i].settings.group_reporting) {
+            Some("steadystate in a reporting group whose jobs differ in group_reporting (fio's check then mixes sums over runs of adjacent jobs with it and jobs alone, and ends the whole group)")
+        } else if members.iter().any(|&i| {
+            jobs[i].wave != j0.wave || jobs[i].settings.start_delay_ns != j0.settings.start_delay_ns
+        }) {
+            Some("steadystate with group_reporting over jobs of one reporting group that do not start together (startdelay, wait_for)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            // Refused once, for the group's first job; ignored, none of its jobs checks.
+            for (k, &i) in members.iter().enumerate() {
+                let issue = Issue {
+                    key: "steadystate".into(),
+                    loc: Some(jobs[i].loc.clone()),
+                    why: why.to_string(),
+                };
+                if k == 0 {
+                    refuse(issue.clone());
+                }
+                jobs[i].settings.ignored.push(issue);
+                jobs[i].settings.steady_dur_ns = 0;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -2340,6 +2406,54 @@ mod tests {
             .text(text.as_bytes(), Path::new("j.fio"), 0)
             .unwrap();
         resolve(&s)
+    }
+
+    /// fio 3.33 rejects jobs of one reporting group whose steadystate settings differ (with or
+    /// without group_reporting); ssdlab refuses the groups it cannot check as fio does.
+    #[test]
+    fn steadystate_within_reporting_groups() {
+        let ss = "[global]\nioengine=null\nsize=1m\nss=iops:10%\nss_dur=2\n";
+        let rejected = |text: &str| match jobs(text) {
+            Err(JobError(e, _)) => e.iter().any(|i| {
+                i.key == "steadystate" && i.why.contains("consistent within reporting groups")
+            }),
+            Ok(_) => false,
+        };
+        assert!(rejected(&format!("{ss}[a]\n[b]\nss_dur=3\n")));
+        assert!(rejected(&format!("{ss}[a]\n[b]\nss=iops:5%\n")));
+        assert!(rejected(&format!("{ss}[a]\n[b]\nss_ramp=1\n")));
+        assert!(rejected(&format!("{ss}[a]\n[b]\nss_dur=0\n")));
+        // another group, or the same settings: accepted, with or without group_reporting
+        for ok in [
+            format!("{ss}[a]\n[b]\nnew_group\nss_dur=3\n"),
+            format!("{ss}[a]\n[b]\nstonewall\nss_dur=0\n"),
+            format!("{ss}group_reporting\nnumjobs=4\n[a]\n[b]\n"),
+            format!("{ss}numjobs=4\n[a]\n[b]\n"),
+        ] {
+            let js = jobs(&ok).unwrap();
+            assert!(js.unsupported.is_empty(), "{ok}: {:?}", js.unsupported);
+        }
+        let refused = |text: &str, why: &str| {
+            let js = jobs(text).unwrap();
+            assert_eq!(js.unsupported.len(), 1, "{text}: {:?}", js.unsupported);
+            assert!(js.unsupported[0].why.contains(why), "{:?}", js.unsupported);
+            assert!(js
+                .jobs
+                .iter()
+                .all(|j| j.settings.steady_criterion().is_none()));
+        };
+        refused(
+            &format!("{ss}[a]\ngroup_reporting\n[b]\n"),
+            "differ in group_reporting",
+        );
+        refused(
+            &format!("{ss}group_reporting\n[a]\n[b]\nstartdelay=1\n"),
+            "do not start together",
+        );
+        refused(
+            &format!("{ss}group_reporting\n[a]\n[b]\nwait_for=a\n"),
+            "do not start together",
+        );
     }
 
     #[test]

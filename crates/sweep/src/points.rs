@@ -178,6 +178,7 @@ impl PointRunner {
                             spec: &q.spec,
                             iolog: None,
                             log: None,
+                            steady_group: None,
                         }],
                         &opts,
                     )?;
@@ -196,6 +197,7 @@ impl PointRunner {
                     spec: &p.spec,
                     iolog: None,
                     log: None,
+                    steady_group: None,
                 }],
                 &opts,
             )?
