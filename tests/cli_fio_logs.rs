@@ -288,10 +288,12 @@ fn bad_values_and_logs_over_inputs_are_refused_before_anything_runs() {
         &[],
         &["log_hist_coarseness", "job.fio line 5", "0 to 6"],
     );
+    // compressed log files (fio's log_store_compressed); log_compression alone changes only
+    // fio's memory, and runs
     refused(
-        &format!("{base}log_compression=1m\n"),
+        &format!("{base}log_store_compressed=1\n"),
         &[],
-        &["log_compression", "job.fio line 5"],
+        &["log_store_compressed", "job.fio line 5"],
     );
     // a log over the job's own target, or over an iolog it replays
     std::fs::write(d.path().join("t_bw.1.log"), vec![0u8; 1 << 20]).unwrap();
