@@ -2103,6 +2103,9 @@ fn build_report(
         .into_iter()
         .map(|b| {
             let j = &js.jobs[b.job];
+            // fio's job_runtime of a reporting group adds its members' runtimes up.
+            let job_runtime_ns = (b.outcomes.len() > 1)
+                .then(|| b.outcomes.iter().map(|o| o.runtime_ns).sum::<u64>());
             // Several units together: rebuilt from their recorders.
             let result = if b.outcomes.len() > 1 {
                 let mut spec = units[b.unit].spec.clone();
@@ -2164,6 +2167,7 @@ fn build_report(
                     mixed,
                     mixed_only: j.settings.unified == Unified::Mixed,
                     kb_base: j.settings.kb_base,
+                    job_runtime_ns,
                 },
             )
         })

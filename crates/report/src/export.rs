@@ -54,6 +54,9 @@ pub struct FioJob {
     pub mixed_only: bool,
     /// fio's `kb_base`: 1000 prints decimal units first in the normal text (0 or 1024: binary).
     pub kb_base: u64,
+    /// fio's `job_runtime` of a reporting group: the sum of its members' runtimes (fio adds
+    /// their `total_run_time`); `None`: the run's own runtime.
+    pub job_runtime_ns: Option<u64>,
 }
 
 /// An option of an fio job that was ignored.

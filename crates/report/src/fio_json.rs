@@ -62,8 +62,13 @@ fn lat_obj(l: &LatSummary, flavor: Flavor) -> Json {
 }
 
 fn op_obj(o: &OpSummary, flavor: Flavor) -> Json {
-    // fio works in whole milliseconds of runtime (`ts->runtime`).
-    let runtime_ms = o.runtime_ns / 1_000_000;
+    // fio works in whole milliseconds of runtime (`ts->runtime`), and counts a direction's
+    // only when it moved bytes (`update_runtime`).
+    let runtime_ms = if o.bytes == 0 {
+        0
+    } else {
+        o.runtime_ns / 1_000_000
+    };
     let bw_bytes = (1000 * o.bytes).checked_div(runtime_ms).unwrap_or(0);
     let iops = if runtime_ms > 0 {
         1000.0 * o.ios as f64 / runtime_ms as f64
@@ -283,8 +288,11 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
     if let Some((m, _)) = mixed {
         job.push("mixed", op_obj(m, flavor));
     }
+    let job_runtime_ms = fio
+        .and_then(|f| f.job_runtime_ns)
+        .map_or(runtime_ms, |ns| ns / 1_000_000);
     let mut job = job
-        .with("job_runtime", runtime_ms)
+        .with("job_runtime", job_runtime_ms)
         .with("usr_cpu", cpu_pct(r.cpu.user_ns))
         .with("sys_cpu", cpu_pct(r.cpu.sys_ns))
         .with("ctx", r.cpu.ctx)
