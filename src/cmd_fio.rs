@@ -313,15 +313,6 @@ fn region(s: &Settings, total: Option<u64>, what: &str, job: &str) -> Result<(u6
     Ok((offset, span))
 }
 
-/// The smallest block size of a job (fio's `td_min_bs`).
-fn min_bs_of(s: &Settings) -> u64 {
-    (0..3)
-        .map(|i| s.bs_of(i).bounds().0)
-        .min()
-        .unwrap_or(1)
-        .max(1)
-}
-
 /// fio's region of a job of one file with one `filesize` F (`setup_files`): the file is F
 /// long whatever its length (one longer is left as it is, one shorter is laid out to the
 /// region's end); the region runs from the offset (`offset`, a percentage of the length the
@@ -367,16 +358,16 @@ fn filesize_region(
     let mut region = fsz - off;
     if let Some(Size::Percent(p)) = s.size {
         region = resolve_size(Size::Percent(p), fsz).min(region);
-        region -= region % min_bs_of(s);
+        region -= region % s.min_block_size_any();
     }
     let pass = match s.size {
         Some(Size::Bytes(b)) => b.min(region),
         _ => region,
     };
-    if pass < min_bs_of(s) {
+    if pass < s.min_block_size_any() {
         bail!(
             "job {job}: the region on {what} ({pass} bytes of filesize={fsz}) is smaller than one block ({} bytes): fio fails too (\"blocksize is larger than data set range\")",
-            min_bs_of(s)
+            s.min_block_size_any()
         );
     }
     Ok((off, region, pass))
@@ -582,7 +573,7 @@ fn file_regions(
     base: u64,
 ) -> Result<(Vec<FileRegion>, u64)> {
     let n = lens.len() as u64;
-    let min_bs = min_bs_of(s);
+    let min_bs = s.min_block_size_any();
     let mut rng = ssdlab_workload::rng::Rng::new(seed ^ 0x6669_6c65_7369_7a65);
     let mut regions = Vec::with_capacity(lens.len());
     let mut at = base;

@@ -264,8 +264,6 @@ fn errno_text(errno: i64) -> String {
     }
 }
 
-/// The backend itself failed (not one I/O of the target): the failure is recorded once and
-/// every unit stops, marked stopped on error.
 /// fio's steady-state check of a reporting group with `group_reporting` (`steadystate.c`,
 /// `steadystate_check`): the IOPS and bandwidth of the group are the sums of its members'
 /// (every clone of every job of the group), the samples and the verdict live on the group's
@@ -499,6 +497,8 @@ fn check_min_rates(
     }
 }
 
+/// The backend itself failed (not one I/O of the target): the failure is recorded once and
+/// every unit stops, marked stopped on error.
 #[cold]
 fn backend_failure(rec: &mut Recorder, us: &mut [UnitState], e: &std::io::Error) {
     rec.record_error(
@@ -778,6 +778,7 @@ pub fn run_streams<B: Backend>(
     let mut prog: Vec<(u64, u64)> = vec![(0, 0); units.len()];
     let mut next_progress = start;
     let any_min_rate = units.iter().any(|u| u.ctl.min_rate.is_some());
+    let any_group = units.iter().any(|u| u.ctl.steady_group.is_some());
 
     loop {
         let now = backend.now();
@@ -829,7 +830,7 @@ pub fn run_streams<B: Backend>(
         }
         // A group whose steady state was attained ends all its members at once (fio marks
         // every thread of the group to terminate).
-        for (u, st) in us.iter_mut().enumerate() {
+        for (u, st) in us.iter_mut().enumerate().filter(|_| any_group) {
             if !st.stopping
                 && units[u]
                     .ctl
@@ -1204,17 +1205,7 @@ pub fn run_streams<B: Backend>(
                     match want.first_mismatch(buf) {
                         None => rec.verify.sectors_ok += sectors,
                         Some((i, got, wanted)) => {
-                            let bad = buf
-                                .chunks(verify::SECTOR)
-                                .enumerate()
-                                .filter(|(k, c)| {
-                                    // the pattern runs on from the block's first byte
-                                    c.iter().enumerate().any(|(j, b)| {
-                                        let at = k * verify::SECTOR + j;
-                                        *b != want.as_slice()[at % want.as_slice().len()]
-                                    })
-                                })
-                                .count() as u64;
+                            let bad = want.bad_chunks(buf, verify::SECTOR);
                             rec.verify.sectors_bad += bad;
                             rec.verify.sectors_ok += sectors - bad;
                             rec.record_error(

@@ -1355,10 +1355,7 @@ impl Settings {
             && self.random_map()
             && self.read_iolog.is_none()
         {
-            let all_min = (0..3)
-                .map(|d| self.bs_of(d).bounds().0)
-                .min()
-                .unwrap_or(4096);
+            let all_min = self.min_block_size_any();
             let fixed = self.ddirs().iter().all(|&d| {
                 let (lo, hi) = self.bs_of(d).bounds();
                 lo == hi
@@ -1380,10 +1377,7 @@ impl Settings {
             // fio keeps its random map in blocks of the smallest size of all three directions
             // (`rw_min_bs`), whichever the job uses, and draws blocks of the trim alignment
             // in it: with a smaller read or write size it ends the job early.
-            let rw_min = (0..3)
-                .map(|d| self.bs_of(d).bounds().0)
-                .min()
-                .unwrap_or(4096);
+            let rw_min = self.min_block_size_any();
             if self.random_map() && rw_min < self.min_block_size() {
                 out.push((
                     None,
@@ -1475,6 +1469,15 @@ impl Settings {
             .iter()
             .map(|&d| self.bs_of(d).bounds().1)
             .max()
+            .unwrap_or(4096)
+    }
+
+    /// The smallest block size of all three directions, used by the job or not (fio's
+    /// `td_min_bs`: its random map's block, and what a region must hold).
+    pub fn min_block_size_any(&self) -> u64 {
+        (0..3)
+            .map(|d| self.bs_of(d).bounds().0)
+            .min()
             .unwrap_or(4096)
     }
 

@@ -406,9 +406,9 @@ impl OpGen {
     #[cold]
     fn next_special(&mut self) -> Op {
         if let Some(f) = &mut self.files {
-            let before = f.passes;
             let op = f.next_op();
-            self.passes += f.passes - before;
+            // a job's passes are those of its files together
+            self.passes = f.passes;
             return op;
         }
         if self.trim.is_none() {

@@ -69,6 +69,21 @@ impl PatternBytes {
             .map(|i| (i, buf[i], self.as_slice()[i % self.len as usize]))
     }
 
+    /// How many `chunk`-byte pieces of `buf` differ anywhere from the pattern repeated from
+    /// `buf`'s first byte (the sectors a bad block spoils).
+    pub fn bad_chunks(&self, buf: &[u8], chunk: usize) -> u64 {
+        let p = self.as_slice();
+        let chunk = chunk.max(1);
+        buf.chunks(chunk)
+            .enumerate()
+            .filter(|(k, c)| {
+                c.iter()
+                    .enumerate()
+                    .any(|(j, b)| *b != p[(k * chunk + j) % p.len()])
+            })
+            .count() as u64
+    }
+
     /// The bytes as fio writes a pattern: `0x` and two hex digits a byte.
     pub fn hex(&self) -> String {
         let mut s = String::from("0x");
@@ -276,6 +291,9 @@ mod tests {
         assert_eq!(b.first_mismatch(&buf), None);
         buf[4] = 0;
         assert_eq!(b.first_mismatch(&buf), Some((4, 0, 0xad)));
+        // the pattern runs on across chunks: only the chunk holding the bad byte is bad
+        assert_eq!(b.bad_chunks(&buf, 3), 1);
+        assert_eq!(b.bad_chunks(&buf[..3], 3), 0);
         assert_eq!(Pattern::Zeros.fixed_bytes().unwrap().as_slice(), &[0]);
         assert!(Pattern::Random.fixed_bytes().is_none());
     }
