@@ -8,6 +8,7 @@
 use ssdlab_report::export::LogExporter;
 use ssdlab_report::logs::LogRequest;
 use ssdlab_report::{exporter, Exporter, FioJob, Format, Report, ReportJob, TableStyle};
+use ssdlab_stats::device::{DriveCounters, Utilisation};
 use ssdlab_stats::{
     EngineKind, LogConfig, MemberStats, Recorder, RunResult, TargetDesc, TargetKind,
 };
@@ -111,33 +112,25 @@ fn run() -> &'static RunResult {
             read_ticks_ns: reads * 52_000,
             write_ticks_ns: writes * 46_000,
         };
-        let drive = |written: u64, busy: f64| {
-            serde_json::json!({
-                "host_write_bytes": written,
-                "nand_program_bytes": written,
-                "write_amplification": 1.0,
-                "nand_reads": 58,
-                "nand_erases": 0,
-                "gc_runs": 0,
-                "gc_units_moved": 0,
-                "rmw_reads": 0,
-                "cache_write_hits": 1,
-                "compression_saved_bytes": 0,
-                "utilisation": {
-                    "busiest": "fw core 0 (host+ftl)",
-                    "busiest_utilisation": busy,
-                    "fw_cores": [busy],
-                    "link": 0.21,
-                },
-            })
+        let drive = |written: u64, busy: f64| DriveCounters {
+            host_write_bytes: written,
+            nand_program_bytes: written,
+            write_amplification: 1.0,
+            nand_reads: 58,
+            cache_write_hits: 1,
+            utilisation: Utilisation {
+                busiest: "fw core 0 (host+ftl)".into(),
+                busiest_utilisation: busy,
+                fw_cores: vec![busy],
+                link: 0.21,
+                ..Utilisation::default()
+            },
+            ..DriveCounters::default()
         };
         RunResult {
             timestamp_ms: 1_764_979_200_000,
             members: vec![member(0, 1_527, 733, 96), member(1, 1_678, 632, 99)],
-            device: Some(serde_json::json!([
-                drive(733 * 4096, 0.80),
-                drive(632 * 4096, 0.78)
-            ])),
+            device: vec![drive(733 * 4096, 0.80), drive(632 * 4096, 0.78)],
             notes: vec![
                 "96 % of the data read had never been written (or was trimmed) on the simulated \
                  drive"

@@ -72,23 +72,16 @@ fn summary(title: &str, r: &RunResult) -> String {
     let mut s = format!("{title}: runtime {} ns\n", r.runtime_ns);
     s += &kind_line("read", &r.read);
     s += &kind_line("write", &r.write);
-    for (i, d) in r
-        .device
-        .as_ref()
-        .and_then(|d| d.as_array())
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let u = &d["utilisation"];
+    for (i, d) in r.device.iter().enumerate() {
+        let u = &d.utilisation;
         s += &format!(
             "  drive {i}: WA {:.3}, NAND reads {}, erases {}, GC moved {}, busiest {} {:.3}\n",
-            d["write_amplification"].as_f64().unwrap_or(0.0),
-            d["nand_reads"],
-            d["nand_erases"],
-            d["gc_units_moved"],
-            u["busiest"].as_str().unwrap_or("?"),
-            u["busiest_utilisation"].as_f64().unwrap_or(0.0)
+            d.write_amplification,
+            d.nand_reads,
+            d.nand_erases,
+            d.gc_units_moved,
+            u.busiest,
+            u.busiest_utilisation
         );
     }
     s

@@ -66,8 +66,8 @@ pub struct RankRun {
     pub verify: Option<VerifySummary>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device: Vec<ssdlab_stats::device::DriveCounters>,
     /// The kernel's counters of the devices under the rank's target (fio's `disk_util`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk_util: Vec<ssdlab_stats::DiskUtil>,
@@ -215,9 +215,7 @@ pub fn aggregate(
                 ..m.clone()
             });
         }
-        if let Some(Value::Array(d)) = &r.device {
-            devices.extend(d.iter().cloned());
-        }
+        devices.extend(r.device.iter().cloned());
         if let Some(v) = &r.verify {
             let acc = verify.get_or_insert_with(VerifySummary::default);
             acc.sectors_ok += v.sectors_ok;
@@ -267,7 +265,7 @@ pub fn aggregate(
             }
             notes
         },
-        device: (!devices.is_empty()).then_some(Value::Array(devices)),
+        device: devices,
         // each rank's array has its own cache: its counters stay with the rank's result
         adapter_cache: None,
         disk_util,
@@ -585,7 +583,7 @@ impl JobResult {
                     } else { 0.0 },
                     "members": r.members,
                     "verify": r.verify,
-                    "device": r.device,
+                    "device": (!r.device.is_empty()).then_some(&r.device),
                 }),
                 Err(f) => json!({
                     "rank": rep.rank,

@@ -1286,12 +1286,8 @@ impl SimSession {
                 target.drive.controller.map_cache_bytes,
             ))
             .collect();
-        // Counters are plain numbers: serialising them cannot fail.
-        let device = serde_json::to_value(counters).ok();
-        let adapter_cache = backend
-            .sim
-            .write_cache_counters()
-            .and_then(|c| serde_json::to_value(c).ok());
+        let device = counters;
+        let adapter_cache = backend.sim.write_cache_counters();
         self.now = backend.now;
         self.sim = Some(backend.sim);
         let mut results = Vec::with_capacity(jobs.len());
@@ -1326,7 +1322,7 @@ impl SimSession {
                 );
                 r.members = members.clone();
                 r.device = device.clone();
-                r.adapter_cache = adapter_cache.clone();
+                r.adapter_cache = adapter_cache;
                 r.notes = notes.clone();
                 r
             };
@@ -1350,7 +1346,7 @@ impl SimSession {
                         );
                         r.members = members.clone();
                         r.device = device.clone();
-                        r.adapter_cache = adapter_cache.clone();
+                        r.adapter_cache = adapter_cache;
                         r.notes = notes.clone();
                         r
                     })

@@ -78,7 +78,7 @@ fn saved_and_loaded_session_continues_exactly() {
             .target
             .details
             .contains(&("state".into(), "loaded".into())));
-        assert!(r1.device.is_some() && r1.write.ios > 0);
+        assert!(!r1.device.is_empty() && r1.write.ios > 0);
         assert_eq!(json(r1), json(r2), "{drives} drive(s)");
         assert_eq!(one.now(), two.now());
 

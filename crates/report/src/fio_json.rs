@@ -222,7 +222,7 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
         "series": r.series,
         "members": r.members,
         "verify": r.verify,
-        "device": r.device,
+        "device": (!r.device.is_empty()).then_some(&r.device),
     });
     if !r.notes.is_empty() {
         ssdlab["notes"] = serde_json::json!(r.notes);
@@ -231,7 +231,7 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
         ssdlab["steady_state"] = serde_json::json!(ss);
     }
     if let Some(c) = &r.adapter_cache {
-        ssdlab["adapter_cache"] = c.clone();
+        ssdlab["adapter_cache"] = serde_json::json!(c);
     }
     // What an fio job asked for that ssdlab ignored (--ignore-unsupported).
     if let Some(f) = fio {

@@ -378,16 +378,18 @@ pub fn run_sections(page: &mut Page, r: &RunResult, heading: &str) {
         page.p(&format!("Note: {n}."));
     }
     limits_section(page, r);
-    if let Some(d) = &r.device {
+    if !r.device.is_empty() {
         page.h3("Device counters (simulated)");
-        page.pre(&serde_json::to_string_pretty(d).unwrap_or_default());
+        // through a JSON value: its keys in alphabetical order, as the page always showed them
+        let v = serde_json::to_value(&r.device).unwrap_or_default();
+        page.pre(&serde_json::to_string_pretty(&v).unwrap_or_default());
     }
 }
 
 /// What binds a simulated run: the busiest resource of each drive in words, then per drive how
 /// busy each kind of resource was (the numbers behind it).
 fn limits_section(page: &mut Page, r: &RunResult) {
-    let Some(limit) = crate::limits::limited_by(r.device.as_ref()) else {
+    let Some(limit) = crate::limits::limited_by(&r.device) else {
         return;
     };
     page.h3("What limits it (simulated)");
@@ -395,30 +397,25 @@ fn limits_section(page: &mut Page, r: &RunResult) {
         "Limited by: {limit}. (A resource busy {:.0} % of the time or more binds the rate; below that the latency of each I/O at the queue depth sets it.)",
         crate::limits::SATURATED * 100.0
     ));
-    let drives = r.device.as_ref().and_then(|d| d.as_array());
-    let rows: Vec<Vec<String>> = drives
-        .into_iter()
-        .flatten()
+    let pct = |v: f64| format!("{:.0} %", v * 100.0);
+    let rows: Vec<Vec<String>> = r
+        .device
+        .iter()
         .enumerate()
-        .filter_map(|(i, d)| {
-            let u = d.get("utilisation")?;
-            let f = |k: &str| u.get(k).and_then(|v| v.as_f64());
-            let pct = |k: &str| f(k).map_or("-".into(), |v| format!("{:.0} %", v * 100.0));
-            let host = u
-                .get("host_cpus")
-                .and_then(|v| v.as_array())
-                .map(|v| v.iter().filter_map(|x| x.as_f64()).fold(0.0, f64::max))
-                .map_or("-".into(), |v| format!("{:.0} %", v * 100.0));
-            Some(vec![
+        .filter(|(_, d)| !d.utilisation.busiest.is_empty())
+        .map(|(i, d)| {
+            let u = &d.utilisation;
+            let host = pct(u.host_cpus.iter().copied().fold(0.0, f64::max));
+            vec![
                 i.to_string(),
-                u.get("busiest")?.as_str()?.to_string(),
-                pct("busiest_utilisation"),
-                format!("{} / {}", pct("die_mean"), pct("die_max")),
-                pct("channel_max"),
-                pct("fw_max"),
-                pct("link"),
+                u.busiest.clone(),
+                pct(u.busiest_utilisation),
+                format!("{} / {}", pct(u.die_mean), pct(u.die_max)),
+                pct(u.channel_max),
+                pct(u.fw_max),
+                pct(u.link),
                 host,
-            ])
+            ]
         })
         .collect();
     if let Some(c) = crate::limits::adapter_cache_phrase(r.adapter_cache.as_ref()) {

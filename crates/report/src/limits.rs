@@ -3,7 +3,7 @@
 //! table, the HTML report and the study findings print ("limited by: fw core 0 (host+ftl), 95 %
 //! busy").
 
-use serde_json::Value;
+use ssdlab_stats::device::{DriveCounters, Utilisation, WriteCacheCounters};
 
 /// A resource busy this much of the time or more binds the rate: the closed loop cannot push it
 /// further. Below it nothing is saturated and the latency of each I/O at the queue depth sets the
@@ -20,25 +20,20 @@ pub struct Busiest {
 }
 
 /// The busiest resource of each drive in a result's device counters (`RunResult::device`), in
-/// drive order; empty when the counters carry none (real targets, older results).
-pub fn busiest(device: Option<&Value>) -> Vec<Busiest> {
-    device
-        .and_then(Value::as_array)
-        .map(|drives| {
-            drives
-                .iter()
-                .filter_map(|d| {
-                    let u = d.get("utilisation")?;
-                    let name = u.get("busiest")?.as_str()?;
-                    let utilisation = u.get("busiest_utilisation")?.as_f64()?;
-                    Some(Busiest {
-                        name: alike(u, name, utilisation),
-                        utilisation,
-                    })
-                })
-                .collect()
+/// drive order; empty for real targets, and drives whose counters name no busiest resource
+/// (results stored before the counters had one) are left out.
+pub fn busiest(drives: &[DriveCounters]) -> Vec<Busiest> {
+    drives
+        .iter()
+        .filter(|d| !d.utilisation.busiest.is_empty())
+        .map(|d| {
+            let u = &d.utilisation;
+            Busiest {
+                name: alike(u, &u.busiest, u.busiest_utilisation),
+                utilisation: u.busiest_utilisation,
+            }
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Resources within this (absolute utilisation) of the busiest count as equally busy.
@@ -46,19 +41,14 @@ const ALIKE: f64 = 0.02;
 
 /// The busiest resource's name, or when others of its kind are as busy, how many: `all 16
 /// dies`, `5 of 16 dies`, `all 8 channels` (the counters name only the first of them).
-fn alike(u: &Value, name: &str, top: f64) -> String {
-    let (key, plural) = if name.starts_with("die ") {
-        ("dies", "dies")
+fn alike(u: &Utilisation, name: &str, top: f64) -> String {
+    let (all, plural) = if name.starts_with("die ") {
+        (&u.dies, "dies")
     } else if name.starts_with("channel ") {
-        ("channels", "channels")
+        (&u.channels, "channels")
     } else {
         return name.to_string();
     };
-    let all: Vec<f64> = u
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|v| v.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
     let n = all.iter().filter(|&&x| x >= top - ALIKE).count();
     match n {
         0 | 1 => name.to_string(),
@@ -114,34 +104,33 @@ pub fn limit_phrase(drives: &[Busiest]) -> Option<String> {
 }
 
 /// [`limit_phrase`] of a result's device counters.
-pub fn limited_by(device: Option<&Value>) -> Option<String> {
-    limit_phrase(&busiest(device))
+pub fn limited_by(drives: &[DriveCounters]) -> Option<String> {
+    limit_phrase(&busiest(drives))
 }
 
 /// What the host RAID driver's write-back cache did (`RunResult::adapter_cache`), in words:
 /// `absorbed 512.0 MB of the writes, flushed 480.0 MB to the drives, peak 256.0 MB dirty, 12
 /// writes waited for room (3.1 ms)`. `None` without a cache.
-pub fn adapter_cache_phrase(cache: Option<&Value>) -> Option<String> {
+pub fn adapter_cache_phrase(cache: Option<&WriteCacheCounters>) -> Option<String> {
     let c = cache?;
-    let n = |k: &str| c.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    let mb = |k: &str| format!("{:.1} MB", n(k) / 1e6);
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
     let mut s = format!(
         "absorbed {} of the writes, flushed {} to the drives, peak {} dirty",
-        mb("absorbed_bytes"),
-        mb("flushed_bytes"),
-        mb("peak_dirty_bytes")
+        mb(c.absorbed_bytes),
+        mb(c.flushed_bytes),
+        mb(c.peak_dirty_bytes)
     );
-    if n("read_hit_bytes") > 0.0 {
+    if c.read_hit_bytes > 0 {
         s.push_str(&format!(
             ", {} of reads served from it",
-            mb("read_hit_bytes")
+            mb(c.read_hit_bytes)
         ));
     }
-    if n("full_waits") > 0.0 {
+    if c.full_waits > 0 {
         s.push_str(&format!(
-            ", {:.0} writes waited for room ({} in all)",
-            n("full_waits"),
-            crate::table::fmt_lat(n("full_wait_ns"))
+            ", {} writes waited for room ({} in all)",
+            c.full_waits,
+            crate::table::fmt_lat(c.full_wait_ns as f64)
         ));
     }
     Some(s)
@@ -151,55 +140,61 @@ pub fn adapter_cache_phrase(cache: Option<&Value>) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn drive(name: &str, u: f64) -> Value {
-        serde_json::json!({ "utilisation": { "busiest": name, "busiest_utilisation": u } })
+    fn drive(name: &str, u: f64) -> DriveCounters {
+        with(name, u, |_| {})
+    }
+
+    fn with(name: &str, u: f64, f: impl FnOnce(&mut Utilisation)) -> DriveCounters {
+        let mut d = DriveCounters::default();
+        d.utilisation.busiest = name.into();
+        d.utilisation.busiest_utilisation = u;
+        f(&mut d.utilisation);
+        d
     }
 
     #[test]
     fn one_drive_names_its_busiest_resource() {
-        let d = Value::Array(vec![drive("fw core 0 (host+ftl)", 0.9521)]);
+        let d = [drive("fw core 0 (host+ftl)", 0.9521)];
+        assert_eq!(limited_by(&d).unwrap(), "fw core 0 (host+ftl), 95 % busy");
+        let d = [drive("die 3", 0.42)];
         assert_eq!(
-            limited_by(Some(&d)).unwrap(),
-            "fw core 0 (host+ftl), 95 % busy"
-        );
-        let d = Value::Array(vec![drive("die 3", 0.42)]);
-        assert_eq!(
-            limited_by(Some(&d)).unwrap(),
+            limited_by(&d).unwrap(),
             "latency (nothing saturated; busiest: die 3, 42 % busy)"
         );
-        // no counters, or counters without utilisation: nothing is claimed
-        assert_eq!(limited_by(None), None);
-        assert_eq!(limited_by(Some(&serde_json::json!([{ "x": 1 }]))), None);
+        // no counters, or counters without a busiest resource: nothing is claimed
+        assert_eq!(limited_by(&[]), None);
+        assert_eq!(limited_by(&[DriveCounters::default()]), None);
     }
 
     #[test]
     fn resources_as_busy_as_the_busiest_are_counted() {
-        let d = serde_json::json!([{ "utilisation": { "busiest": "die 0",
-            "busiest_utilisation": 1.0, "dies": [1.0, 0.995, 0.99, 0.991] } }]);
-        assert_eq!(limited_by(Some(&d)).unwrap(), "all 4 dies, 100 % busy");
-        let d = serde_json::json!([{ "utilisation": { "busiest": "channel 1",
-            "busiest_utilisation": 0.95, "channels": [0.5, 0.95, 0.94, 0.2] } }]);
-        assert_eq!(limited_by(Some(&d)).unwrap(), "2 of 4 channels, 95 % busy");
-        let d = serde_json::json!([{ "utilisation": { "busiest": "die 2",
-            "busiest_utilisation": 0.97, "dies": [0.5, 0.6, 0.97] } }]);
-        assert_eq!(limited_by(Some(&d)).unwrap(), "die 2, 97 % busy");
+        let d = [with("die 0", 1.0, |u| {
+            u.dies = vec![1.0, 0.995, 0.99, 0.991]
+        })];
+        assert_eq!(limited_by(&d).unwrap(), "all 4 dies, 100 % busy");
+        let d = [with("channel 1", 0.95, |u| {
+            u.channels = vec![0.5, 0.95, 0.94, 0.2]
+        })];
+        assert_eq!(limited_by(&d).unwrap(), "2 of 4 channels, 95 % busy");
+        let d = [with("die 2", 0.97, |u| u.dies = vec![0.5, 0.6, 0.97])];
+        assert_eq!(limited_by(&d).unwrap(), "die 2, 97 % busy");
     }
 
     #[test]
     fn an_array_names_each_drive_or_what_they_share() {
-        let d = Value::Array(vec![drive("die 0", 0.991), drive("die 0", 0.9999)]);
+        let d = [drive("die 0", 0.991), drive("die 0", 0.9999)];
         assert_eq!(
-            limited_by(Some(&d)).unwrap(),
+            limited_by(&d).unwrap(),
             "die 0 of each drive, 99-100 % busy"
         );
-        let d = Value::Array(vec![drive("link", 0.64), drive("die 0", 0.999)]);
+        let d = [drive("link", 0.64), drive("die 0", 0.999)];
         assert_eq!(
-            limited_by(Some(&d)).unwrap(),
+            limited_by(&d).unwrap(),
             "drive 1's die 0, 100 % busy (drive 0: link, 64 %)"
         );
-        let d = Value::Array(vec![drive("die 2", 0.5), drive("die 2", 0.5)]);
+        let d = [drive("die 2", 0.5), drive("die 2", 0.5)];
         assert_eq!(
-            limited_by(Some(&d)).unwrap(),
+            limited_by(&d).unwrap(),
             "latency (nothing saturated; busiest: die 2 of each drive, 50 % busy)"
         );
     }
@@ -207,11 +202,25 @@ mod tests {
     #[test]
     fn the_adapter_cache_in_words() {
         assert_eq!(adapter_cache_phrase(None), None);
-        let c = serde_json::json!({ "absorbed_bytes": 512e6, "flushed_bytes": 480e6,
-            "read_hit_bytes": 0, "full_waits": 12, "full_wait_ns": 3.1e6, "peak_dirty_bytes": 256e6 });
+        let c = WriteCacheCounters {
+            absorbed_bytes: 512_000_000,
+            flushed_bytes: 480_000_000,
+            read_hit_bytes: 0,
+            full_waits: 12,
+            full_wait_ns: 3_100_000,
+            peak_dirty_bytes: 256_000_000,
+        };
         assert_eq!(
             adapter_cache_phrase(Some(&c)).unwrap(),
             "absorbed 512.0 MB of the writes, flushed 480.0 MB to the drives, peak 256.0 MB dirty, 12 writes waited for room (3.10 ms in all)"
         );
+        let c = WriteCacheCounters {
+            read_hit_bytes: 1_500_000,
+            full_waits: 0,
+            ..c
+        };
+        assert!(adapter_cache_phrase(Some(&c))
+            .unwrap()
+            .ends_with("dirty, 1.5 MB of reads served from it"));
     }
 }

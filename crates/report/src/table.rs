@@ -2,6 +2,7 @@
 
 use comfy_table::presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED};
 use comfy_table::{CellAlignment, Table};
+use ssdlab_stats::device::DriveCounters;
 use ssdlab_stats::{EngineKind, RunResult, TargetKind};
 use ssdlab_workload::{format_duration, format_size, OpKind};
 
@@ -160,13 +161,11 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
         out.push_str(&mt.to_string());
         out.push('\n');
     }
-    if let Some(drives) = r.device.as_ref().and_then(|d| d.as_array()) {
-        if let Some(dt) = drive_table(drives, style) {
-            out.push_str(&dt);
-            out.push('\n');
-        }
+    if let Some(dt) = drive_table(&r.device, style) {
+        out.push_str(&dt);
+        out.push('\n');
     }
-    if let Some(l) = crate::limits::limited_by(r.device.as_ref()) {
+    if let Some(l) = crate::limits::limited_by(&r.device) {
         out.push_str(&format!("limited by: {l}\n"));
     }
     if let Some(c) = crate::limits::adapter_cache_phrase(r.adapter_cache.as_ref()) {
@@ -209,12 +208,11 @@ pub fn render_table_styled(r: &RunResult, style: TableStyle) -> String {
 
 /// The simulated drives' counters (one row per drive): what a storage engineer looks at after a
 /// write test — write amplification, NAND traffic, garbage collection, cache and RMW activity.
-/// `None` when the counters are not in the expected shape.
-fn drive_table(drives: &[serde_json::Value], style: TableStyle) -> Option<String> {
+/// `None` without simulated drives.
+fn drive_table(drives: &[DriveCounters], style: TableStyle) -> Option<String> {
     if drives.is_empty() {
         return None;
     }
-    let num = |d: &serde_json::Value, k: &str| d.get(k).and_then(|v| v.as_f64());
     let mut t = Table::new();
     t.load_preset(style.preset());
     t.set_header(vec![
@@ -231,20 +229,19 @@ fn drive_table(drives: &[serde_json::Value], style: TableStyle) -> Option<String
         "compr. saved MB",
     ]);
     for (i, d) in drives.iter().enumerate() {
-        let mb = |k: &str| num(d, k).map(|v| format!("{:.1}", v / 1e6));
-        let n = |k: &str| num(d, k).map(|v| format!("{v:.0}"));
+        let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
         t.add_row(vec![
             i.to_string(),
-            format!("{:.2}", num(d, "write_amplification")?),
-            mb("host_write_bytes")?,
-            mb("nand_program_bytes")?,
-            n("nand_reads")?,
-            n("nand_erases")?,
-            n("gc_runs")?,
-            n("gc_units_moved")?,
-            n("rmw_reads")?,
-            n("cache_write_hits")?,
-            mb("compression_saved_bytes")?,
+            format!("{:.2}", d.write_amplification),
+            mb(d.host_write_bytes),
+            mb(d.nand_program_bytes),
+            d.nand_reads.to_string(),
+            d.nand_erases.to_string(),
+            d.gc_runs.to_string(),
+            d.gc_units_moved.to_string(),
+            d.rmw_reads.to_string(),
+            d.cache_write_hits.to_string(),
+            mb(d.compression_saved_bytes),
         ]);
     }
     for i in 1..=10 {
@@ -261,19 +258,22 @@ mod drive_table_tests {
 
     #[test]
     fn drive_counters_render_one_row_per_drive() {
-        let d = serde_json::json!({
-            "write_amplification": 2.5, "host_write_bytes": 4_000_000.0,
-            "nand_program_bytes": 10_000_000.0, "nand_reads": 7, "nand_erases": 3,
-            "gc_runs": 2, "gc_units_moved": 1500, "rmw_reads": 0, "cache_write_hits": 9,
-            "compression_saved_bytes": 0
-        });
+        let d = DriveCounters {
+            write_amplification: 2.5,
+            host_write_bytes: 4_000_000,
+            nand_program_bytes: 10_000_000,
+            nand_reads: 7,
+            nand_erases: 3,
+            gc_runs: 2,
+            gc_units_moved: 1500,
+            cache_write_hits: 9,
+            ..DriveCounters::default()
+        };
         let out = drive_table(&[d.clone(), d], TableStyle::Unicode).expect("table");
         assert!(out.contains("2.50"), "{out}");
         assert!(out.contains("10.0"), "{out}");
         assert!(out.contains("1500"), "{out}");
         assert_eq!(out.matches("2.50").count(), 2, "{out}");
-        // counters in an unexpected shape give no table rather than a wrong one
-        assert!(drive_table(&[serde_json::json!({"x": 1})], TableStyle::Ascii).is_none());
         assert!(drive_table(&[], TableStyle::Ascii).is_none());
     }
 }

@@ -10,6 +10,7 @@
 //! size over the stretch.
 
 use crate::{HostCmd, OpKind};
+pub use ssdlab_stats::device::WriteCacheCounters;
 use std::collections::{HashMap, VecDeque};
 
 /// Granularity of the dirty map (reads are checked against it).
@@ -36,22 +37,6 @@ impl WriteCacheConfig {
             flush_depth: 32,
         }
     }
-}
-
-/// What the cache did over the measurement window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct WriteCacheCounters {
-    /// Host write bytes taken into the cache.
-    pub absorbed_bytes: u64,
-    /// Bytes written from the cache to the members (completed).
-    pub flushed_bytes: u64,
-    /// Host read bytes served from the cache.
-    pub read_hit_bytes: u64,
-    /// Host writes that found the cache full, and the time they waited for room, ns.
-    pub full_waits: u64,
-    pub full_wait_ns: u64,
-    /// Most dirty bytes held at once.
-    pub peak_dirty_bytes: u64,
 }
 
 /// What a queued item is.

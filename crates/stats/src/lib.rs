@@ -3,6 +3,7 @@
 //! added bucket by bucket), so a multi-worker result is the same as if one recorder had seen everything.
 
 pub mod aging;
+pub mod device;
 pub mod fio;
 pub mod log;
 mod recorder;

@@ -378,13 +378,13 @@ pub struct RunResult {
     /// fio's `steadystate` check of the job, when it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_steadystate: Option<FioSteadyState>,
-    /// Device counters of simulated drives (one object per drive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<serde_json::Value>,
+    /// Device counters of simulated drives, one per drive (empty for real targets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device: Vec<crate::device::DriveCounters>,
     /// What the host RAID driver's write-back cache of a simulated array did over the run
     /// (absorbed, flushed, read hits, waits for room, peak dirty bytes), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adapter_cache: Option<serde_json::Value>,
+    pub adapter_cache: Option<crate::device::WriteCacheCounters>,
     /// The kernel's statistics of the block devices under a real target over the run (fio's
     /// `disk_util`): the device of a file's filesystem, a block device itself, with the
     /// members of an md/dm device.

@@ -69,36 +69,32 @@ pub struct DeviceSummary {
 impl DeviceSummary {
     /// The summary of a simulated result (None for real targets and results without counters).
     pub fn of(r: &RunResult) -> Option<DeviceSummary> {
-        let drives = r.device.as_ref()?.as_array()?;
-        let names = busiest(r.device.as_ref());
-        let num = |d: &serde_json::Value, k: &str| d.get(k).and_then(|v| v.as_f64());
-        let int = |d: &serde_json::Value, k: &str| d.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-        let drives: Vec<DriveSummary> = drives
+        let drives: Vec<DriveSummary> = r
+            .device
             .iter()
-            .enumerate()
-            .map(|(i, d)| DriveSummary {
-                write_amplification: num(d, "write_amplification").unwrap_or(0.0),
-                host_writes: int(d, "host_writes"),
-                host_write_bytes: int(d, "host_write_bytes"),
-                nand_programs: int(d, "nand_programs"),
-                pslc_programs: int(d, "pslc_programs"),
-                gc_units_moved: int(d, "gc_units_moved"),
-                cache_wait_ns: int(d, "cache_wait_ns"),
-                busiest: names.get(i).map(|b| b.name.clone()).unwrap_or_default(),
-                busiest_utilisation: names.get(i).map_or(0.0, |b| b.utilisation),
+            .map(|d| {
+                let top = busiest(std::slice::from_ref(d)).pop();
+                DriveSummary {
+                    write_amplification: d.write_amplification,
+                    host_writes: d.host_writes,
+                    host_write_bytes: d.host_write_bytes,
+                    nand_programs: d.nand_programs,
+                    pslc_programs: d.pslc_programs,
+                    gc_units_moved: d.gc_units_moved,
+                    cache_wait_ns: d.cache_wait_ns,
+                    busiest: top.as_ref().map(|b| b.name.clone()).unwrap_or_default(),
+                    busiest_utilisation: top.map_or(0.0, |b| b.utilisation),
+                }
             })
             .collect();
         if drives.is_empty() {
             return None;
         }
-        let adapter_cache = r.adapter_cache.as_ref().map(|c| {
-            let n = |k: &str| c.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-            CacheSummary {
-                absorbed_bytes: n("absorbed_bytes"),
-                flushed_bytes: n("flushed_bytes"),
-                full_waits: n("full_waits"),
-                peak_dirty_bytes: n("peak_dirty_bytes"),
-            }
+        let adapter_cache = r.adapter_cache.as_ref().map(|c| CacheSummary {
+            absorbed_bytes: c.absorbed_bytes,
+            flushed_bytes: c.flushed_bytes,
+            full_waits: c.full_waits,
+            peak_dirty_bytes: c.peak_dirty_bytes,
         });
         Some(DeviceSummary {
             drives,

@@ -1,7 +1,7 @@
 //! The measurement window: counters restart at its start, and utilisation is what fell inside it.
 
 use super::Drive;
-use crate::counters::{DriveCounters, RawCounters, Utilisation};
+use crate::counters::{DriveCounters, RawCounters};
 
 impl Drive {
     /// Starts the measurement window at `now`: counters restart, busy times count from here.
@@ -174,7 +174,7 @@ impl Drive {
             free_blocks_mean: free_mean,
             spare_blocks_mean: spare_mean,
             free_blocks_min: self.ftl.free_min,
-            utilisation: Utilisation::new(
+            utilisation: crate::counters::utilisation(
                 window,
                 crate::counters::Busy {
                     dies: &dies,
