@@ -11,8 +11,7 @@ use crate::replay::load_trace;
 use crate::{EngineError, Invalid, StartHook};
 use ssdlab_layout::StripeMap;
 use ssdlab_ssdsim::{
-    AdapterConfig, DriveConfig, HostCmd, OpKind as SimOp, Precondition, Simulator, StateError,
-    StateExtra, Touch,
+    AdapterConfig, DriveConfig, HostCmd, Precondition, Simulator, StateError, StateExtra, Touch,
 };
 use ssdlab_stats::{
     CpuUsage, EngineKind, MemberStats, Recorder, RunResult, TargetDesc, TargetKind,
@@ -73,20 +72,12 @@ struct SimBackend {
     members: Vec<(MemberStats, u32, u64)>,
 }
 
-fn sim_op(kind: OpKind) -> SimOp {
-    match kind {
-        OpKind::Read => SimOp::Read,
-        OpKind::Write => SimOp::Write,
-        OpKind::Trim => SimOp::Trim,
-    }
-}
-
 impl SimBackend {
     /// The simulator's command for (part of) an op of stream `stream` (an NVMe drive puts each
     /// stream on its own I/O queue, as blk-mq does with each CPU's submissions).
     fn cmd(kind: OpKind, offset: u64, len: u64, nand_fraction: f32, stream: u32) -> HostCmd {
         HostCmd {
-            kind: sim_op(kind),
+            kind,
             offset,
             len,
             nand_fraction,

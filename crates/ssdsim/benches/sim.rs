@@ -1,11 +1,11 @@
 //! 3 minutes of virtual time of 4 KiB random writes, QD 3, 8 GiB span on vertex450-128g.
 use criterion::{criterion_group, criterion_main, Criterion};
-use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, Workload};
 use ssdlab_ssdsim::*;
 
 fn randwrite_qd3(c: &mut Criterion) {
     let cfg = load_preset("vertex450-128g").unwrap();
-    let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 8 << 30, 3);
+    let mut w = Workload::new(OpKind::Write, Access::Random, 4096, 8 << 30, 3);
     w.duration_ns = 180_000_000_000;
     let mut g = c.benchmark_group("vertex450");
     g.sample_size(10);

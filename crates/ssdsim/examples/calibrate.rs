@@ -5,10 +5,10 @@
 //! For every preset: 128 KiB sequential read (full drive) and write (fresh drive), 4 KiB random
 //! read (full drive) and write (fresh drive) over an 8 GiB span, all at QD 32, measured for
 //! 2 s of virtual time after 0.5 s of warm-up. Prints a Markdown table.
-use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, Workload};
 use ssdlab_ssdsim::*;
 
-fn measure(cfg: &DriveConfig, pre: Precondition, kind: OpKind, pat: Pattern, bs: u64) -> f64 {
+fn measure(cfg: &DriveConfig, pre: Precondition, kind: OpKind, pat: Access, bs: u64) -> f64 {
     let mut sim = Simulator::new(cfg, 1, &AdapterConfig::passthrough(), pre, 1).unwrap();
     let span = (8u64 << 30).min(cfg.user_capacity());
     let mut w = Workload::new(kind, pat, bs, span, 32);
@@ -49,28 +49,22 @@ fn main() {
             &cfg,
             Precondition::Full,
             OpKind::Read,
-            Pattern::Sequential,
+            Access::Sequential,
             128 << 10,
         );
         let sw = measure(
             &cfg,
             Precondition::Fresh,
             OpKind::Write,
-            Pattern::Sequential,
+            Access::Sequential,
             128 << 10,
         );
-        let rr = measure(
-            &cfg,
-            Precondition::Full,
-            OpKind::Read,
-            Pattern::Random,
-            4096,
-        );
+        let rr = measure(&cfg, Precondition::Full, OpKind::Read, Access::Random, 4096);
         let rw = measure(
             &cfg,
             Precondition::Fresh,
             OpKind::Write,
-            Pattern::Random,
+            Access::Random,
             4096,
         );
         println!(

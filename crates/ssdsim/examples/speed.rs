@@ -5,7 +5,7 @@
 //! - `speed requests [N] [PRESET]`: the job used to compare with MQSim: N (default 2,000,000)
 //!   4 KiB random writes at QD 32 over the whole user capacity of a fresh drive with the pSLC
 //!   region off; prints the set-up time and the simulated requests per second of wall time.
-use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, Workload};
 use ssdlab_ssdsim::*;
 use std::time::Instant;
 
@@ -26,7 +26,7 @@ fn main() {
     let t0 = Instant::now();
     let mut sim = Simulator::new(&cfg, 1, &AdapterConfig::passthrough(), pre, 1).unwrap();
     eprintln!("precondition {:?}: {:?}", pre, t0.elapsed());
-    let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 8 << 30, 3);
+    let mut w = Workload::new(OpKind::Write, Access::Random, 4096, 8 << 30, 3);
     w.duration_ns = 180_000_000_000;
     let t0 = Instant::now();
     let r = run(&mut sim, 0, &w, 0);

@@ -59,14 +59,9 @@ pub enum SimError {
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
-/// Host operation kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OpKind {
-    Read,
-    Write,
-    Trim,
-}
+/// Host operation kind: the workload's own (read, write, trim), so a simulated command and
+/// the I/O that made it share one type.
+pub use ssdlab_workload::OpKind;
 
 /// One host command.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -3,9 +3,9 @@
 
 use crate::{HostCmd, OpKind, Simulator};
 
-/// Offset pattern.
+/// Where the offsets go: one after another, or at random.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pattern {
+pub enum Access {
     Sequential,
     Random,
 }
@@ -14,7 +14,7 @@ pub enum Pattern {
 #[derive(Debug, Clone)]
 pub struct Workload {
     pub kind: OpKind,
-    pub pattern: Pattern,
+    pub pattern: Access,
     /// Block size in bytes.
     pub bs: u64,
     /// Offset alignment in bytes (random pattern; sequential starts at `base + align_shift`).
@@ -36,7 +36,7 @@ pub struct Workload {
 }
 
 impl Workload {
-    pub fn new(kind: OpKind, pattern: Pattern, bs: u64, span: u64, qd: usize) -> Self {
+    pub fn new(kind: OpKind, pattern: Access, bs: u64, span: u64, qd: usize) -> Self {
         Workload {
             kind,
             pattern,
@@ -56,7 +56,7 @@ impl Workload {
 
 /// Measured figures (virtual time).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunResult {
+pub struct LoadResult {
     /// Commands completed inside the measurement window.
     pub ios: u64,
     pub bytes: u64,
@@ -83,7 +83,7 @@ fn next_rand(s: &mut u64) -> u64 {
 
 /// Offset generator for a workload.
 pub struct Offsets {
-    pattern: Pattern,
+    pattern: Access,
     base: u64,
     bs: u64,
     align: u64,
@@ -111,10 +111,10 @@ impl Offsets {
     #[inline]
     pub fn next_offset(&mut self) -> u64 {
         match self.pattern {
-            Pattern::Random => {
+            Access::Random => {
                 self.base + (next_rand(&mut self.rng) % self.slots) * self.align + self.shift
             }
-            Pattern::Sequential => {
+            Access::Sequential => {
                 let steps = (self.slots * self.align / self.bs).max(1);
                 let o = self.base + (self.next % steps) * self.bs + self.shift;
                 self.next += 1;
@@ -126,13 +126,13 @@ impl Offsets {
 
 /// Run `w` against `drive` starting at virtual time `start_ns`, keeping `w.qd` commands
 /// outstanding until `warmup + duration` has passed, then drain.
-pub fn run(sim: &mut Simulator, drive: usize, w: &Workload, start_ns: u64) -> RunResult {
+pub fn run(sim: &mut Simulator, drive: usize, w: &Workload, start_ns: u64) -> LoadResult {
     let mut gen = Offsets::new(w);
     let qd = w.qd.max(1);
     let mut submit_t = vec![0u64; qd];
     let measure_from = start_ns + w.warmup_ns;
     let stop = measure_from + w.duration_ns;
-    let mut r = RunResult::default();
+    let mut r = LoadResult::default();
     let mut lat_sum = 0u128;
     for (tag, st) in submit_t.iter_mut().enumerate() {
         let cmd = HostCmd {

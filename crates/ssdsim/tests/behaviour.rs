@@ -1,7 +1,7 @@
 #![allow(clippy::manual_is_multiple_of)]
 mod common;
 use common::*;
-use ssdlab_ssdsim::loadgen::Pattern;
+use ssdlab_ssdsim::loadgen::Access;
 use ssdlab_ssdsim::*;
 
 const GIB: u64 = 1 << 30;
@@ -18,13 +18,8 @@ fn misaligned_writes_cost_rmw_flash_work_not_remap() {
         let span = 4 * GIB;
         let run = |shift: u64| {
             let mut s = sim(&cfg, Precondition::Full);
-            let mut w = ssdlab_ssdsim::loadgen::Workload::new(
-                OpKind::Write,
-                Pattern::Random,
-                4096,
-                span,
-                3,
-            );
+            let mut w =
+                ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Access::Random, 4096, span, 3);
             w.align = 4096;
             w.shift = shift;
             w.warmup_ns = 500_000_000;
@@ -69,7 +64,7 @@ fn compression_helps_only_compressing_drive() {
             let mut s = sim(&cfg, Precondition::Steady);
             let mut w = ssdlab_ssdsim::loadgen::Workload::new(
                 OpKind::Write,
-                Pattern::Random,
+                Access::Random,
                 4096,
                 span,
                 32,
@@ -109,7 +104,7 @@ fn random_reads_scale_with_qd_and_sequential_is_link_bound() {
         let r = measure(
             &mut s,
             OpKind::Read,
-            Pattern::Random,
+            Access::Random,
             4096,
             0,
             span,
@@ -127,7 +122,7 @@ fn random_reads_scale_with_qd_and_sequential_is_link_bound() {
     let r = measure(
         &mut s,
         OpKind::Read,
-        Pattern::Sequential,
+        Access::Sequential,
         128 << 10,
         0,
         span,
@@ -154,7 +149,7 @@ fn steady_state_random_writes_are_slower_with_waf() {
     let f = measure(
         &mut fresh,
         OpKind::Write,
-        Pattern::Random,
+        Access::Random,
         4096,
         0,
         span,
@@ -164,7 +159,7 @@ fn steady_state_random_writes_are_slower_with_waf() {
     );
     let mut steady = sim(&cfg, Precondition::Steady);
     let mut w =
-        ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Pattern::Random, 4096, span, 32);
+        ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Access::Random, 4096, span, 32);
     w.warmup_ns = 6_000_000_000;
     w.duration_ns = 3_000_000_000;
     let s = ssdlab_ssdsim::loadgen::run(&mut steady, 0, &w, 0);
@@ -182,7 +177,7 @@ fn steady_state_random_writes_are_slower_with_waf() {
     measure(
         &mut full,
         OpKind::Write,
-        Pattern::Sequential,
+        Access::Sequential,
         128 << 10,
         0,
         span,
@@ -310,7 +305,7 @@ fn remap_fragments_cost_flash_work() {
     let run = |align: u64| {
         let mut s = sim(&cfg, Precondition::Full);
         let mut w =
-            ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Pattern::Random, 4096, span, 8);
+            ssdlab_ssdsim::loadgen::Workload::new(OpKind::Write, Access::Random, 4096, span, 8);
         w.align = align;
         w.duration_ns = 60_000_000_000;
         let wr = ssdlab_ssdsim::loadgen::run(&mut s, 0, &w, 0);
@@ -322,7 +317,7 @@ fn remap_fragments_cost_flash_work() {
         s.check_invariants().unwrap();
         s.reset_counters();
         let mut r =
-            ssdlab_ssdsim::loadgen::Workload::new(OpKind::Read, Pattern::Random, 4096, span, 8);
+            ssdlab_ssdsim::loadgen::Workload::new(OpKind::Read, Access::Random, 4096, span, 8);
         r.align = 4096;
         r.duration_ns = 2_000_000_000;
         let t = s.now();

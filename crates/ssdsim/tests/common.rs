@@ -1,5 +1,5 @@
 #![allow(dead_code)]
-use ssdlab_ssdsim::loadgen::{run, Pattern, RunResult, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, LoadResult, Workload};
 use ssdlab_ssdsim::*;
 
 pub fn preset(name: &str, scale: u32) -> DriveConfig {
@@ -14,17 +14,17 @@ pub fn sim(cfg: &DriveConfig, pre: Precondition) -> Simulator {
 pub fn measure(
     s: &mut Simulator,
     kind: OpKind,
-    pattern: Pattern,
+    pattern: Access,
     bs: u64,
     shift: u64,
     span: u64,
     qd: usize,
     frac: f32,
     secs: f64,
-) -> RunResult {
+) -> LoadResult {
     let mut w = Workload::new(kind, pattern, bs, span, qd);
     w.align = 4096;
-    if pattern == Pattern::Sequential {
+    if pattern == Access::Sequential {
         w.align = bs;
     }
     w.shift = shift;

@@ -3,14 +3,14 @@
 //! invariants only; no tuned figures.
 mod common;
 use common::*;
-use ssdlab_ssdsim::loadgen::{run, Pattern, RunResult, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, LoadResult, Workload};
 use ssdlab_ssdsim::*;
 
 const GIB: u64 = 1 << 30;
 
 /// 4 KiB random writes at QD 32 over `span`, `warm` s of warm-up, then `secs` s measured.
-fn randwrite(s: &mut Simulator, span: u64, warm: f64, secs: f64) -> RunResult {
-    let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, span, 32);
+fn randwrite(s: &mut Simulator, span: u64, warm: f64, secs: f64) -> LoadResult {
+    let mut w = Workload::new(OpKind::Write, Access::Random, 4096, span, 32);
     w.align = 4096;
     w.warmup_ns = (warm * 1e9) as u64;
     w.duration_ns = (secs * 1e9) as u64;
@@ -126,8 +126,8 @@ fn gc_move_cost_defaults_to_zero() {
 }
 
 /// 4 KiB random reads at QD 8 over `span` for `secs`, from the drive's current time.
-fn randread(s: &mut Simulator, span: u64, secs: f64) -> RunResult {
-    let mut w = Workload::new(OpKind::Read, Pattern::Random, 4096, span, 8);
+fn randread(s: &mut Simulator, span: u64, secs: f64) -> LoadResult {
+    let mut w = Workload::new(OpKind::Read, Access::Random, 4096, span, 8);
     w.align = 4096;
     w.duration_ns = (secs * 1e9) as u64;
     let t = s.now();
@@ -172,9 +172,9 @@ fn reads_overtake_background_gc_moves() {
 }
 
 /// 4 KiB random reads at `qd` over a whole full drive for 1 s.
-fn reads_at(cfg: &DriveConfig, qd: usize) -> (RunResult, DriveCounters) {
+fn reads_at(cfg: &DriveConfig, qd: usize) -> (LoadResult, DriveCounters) {
     let mut s = sim(cfg, Precondition::Full);
-    let mut w = Workload::new(OpKind::Read, Pattern::Random, 4096, cfg.user_capacity(), qd);
+    let mut w = Workload::new(OpKind::Read, Access::Random, 4096, cfg.user_capacity(), qd);
     w.align = 4096;
     w.warmup_ns = 50_000_000;
     w.duration_ns = 1_000_000_000;

@@ -3,7 +3,7 @@
 //! drive page-mapped.
 mod common;
 use common::{preset, tiny_hybrid};
-use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, Workload};
 use ssdlab_ssdsim::*;
 
 fn merges(s: &Simulator) -> MergeCounters {
@@ -134,7 +134,7 @@ fn random_writes_fully_merge_whole_logical_blocks() {
     // timed: each merge copy is one NAND read and one program, nothing else is read or
     // programmed but the host's pages (write-through: every host page is programmed)
     let mut s = common::sim(&cfg, Precondition::Full);
-    let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 192 * 4096, 1);
+    let mut w = Workload::new(OpKind::Write, Access::Random, 4096, 192 * 4096, 1);
     w.duration_ns = 3_000_000_000;
     let r = run(&mut s, 0, &w, 0);
     s.run_until_idle();
@@ -160,7 +160,7 @@ fn random_writes_over_a_span_do_full_merges() {
     // (two random log blocks per die: the merges start within the run)
     cfg.set("ftl.log_blocks", "2").unwrap();
     let mut s = common::sim(&cfg, Precondition::Fresh);
-    let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 1 << 30, 3);
+    let mut w = Workload::new(OpKind::Write, Access::Random, 4096, 1 << 30, 3);
     w.duration_ns = 10_000_000_000;
     run(&mut s, 0, &w, 0);
     s.run_until_idle();
@@ -188,7 +188,7 @@ fn hybrid_random_writes_are_much_slower_than_page_mapped() {
     let mut iops = Vec::new();
     for cfg in [&page, &hybrid] {
         let mut s = common::sim(cfg, Precondition::Steady);
-        let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 512 << 20, 3);
+        let mut w = Workload::new(OpKind::Write, Access::Random, 4096, 512 << 20, 3);
         w.warmup_ns = 1_000_000_000;
         w.duration_ns = 10_000_000_000;
         let r = run(&mut s, 0, &w, 0);
@@ -223,7 +223,7 @@ fn untimed_states_are_consistent() {
             let model = 1.0 + 256.0 / (1.0 + 2047.0 / 112.0);
             assert!(wa > 0.8 * model && wa < 1.3 * model, "{wa} against {model}");
         }
-        let mut w = Workload::new(OpKind::Write, Pattern::Random, 4096, 64 << 20, 4);
+        let mut w = Workload::new(OpKind::Write, Access::Random, 4096, 64 << 20, 4);
         w.duration_ns = 2_000_000_000;
         run(&mut s, 0, &w, 0);
         s.run_until_idle();

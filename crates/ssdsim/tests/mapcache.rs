@@ -3,7 +3,7 @@
 //! on the dies. Directions and invariants only; no tuned figures.
 mod common;
 use common::*;
-use ssdlab_ssdsim::loadgen::{run, Pattern, RunResult, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, LoadResult, Workload};
 use ssdlab_ssdsim::*;
 
 const MIB: u64 = 1 << 20;
@@ -24,8 +24,8 @@ fn go(
     align: u64,
     qd: usize,
     secs: f64,
-) -> (RunResult, DriveCounters) {
-    let mut w = Workload::new(kind, Pattern::Random, 4096, span, qd);
+) -> (LoadResult, DriveCounters) {
+    let mut w = Workload::new(kind, Access::Random, 4096, span, qd);
     w.align = align;
     w.warmup_ns = 200_000_000;
     w.duration_ns = (secs * 1e9) as u64;
@@ -41,7 +41,7 @@ fn full(
     span: u64,
     qd: usize,
     secs: f64,
-) -> (RunResult, DriveCounters) {
+) -> (LoadResult, DriveCounters) {
     go(
         &mut sim(cfg, Precondition::Full),
         kind,

@@ -3,7 +3,7 @@
 //! on to precondition each drive state once), also when the preconditioned drive is frozen
 //! (`Simulator::freeze`) and its copies share its tables.
 
-use ssdlab_ssdsim::loadgen::{run, Pattern, Workload};
+use ssdlab_ssdsim::loadgen::{run, Access, Workload};
 use ssdlab_ssdsim::*;
 
 /// A small drive (the preset scaled down) so preconditioning is quick.
@@ -42,9 +42,9 @@ fn workloads(cfg: &DriveConfig) -> Vec<Workload> {
     let span = cfg.user_capacity() / 4096 * 4096;
     let mut v = Vec::new();
     for (kind, pat, bs) in [
-        (OpKind::Write, Pattern::Random, 4096),
-        (OpKind::Read, Pattern::Random, 4096),
-        (OpKind::Write, Pattern::Sequential, 128 << 10),
+        (OpKind::Write, Access::Random, 4096),
+        (OpKind::Read, Access::Random, 4096),
+        (OpKind::Write, Access::Sequential, 128 << 10),
     ] {
         let mut w = Workload::new(kind, pat, bs, span, 8);
         w.duration_ns = 300_000_000;

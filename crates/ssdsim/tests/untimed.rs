@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ssdlab_ssdsim::loadgen::Pattern;
+use ssdlab_ssdsim::loadgen::Access;
 use ssdlab_ssdsim::*;
 
 #[test]
@@ -51,7 +51,7 @@ fn an_untimed_sequential_pass_maps_every_unit_it_covers() {
     let r = measure(
         &mut s,
         OpKind::Read,
-        Pattern::Random,
+        Access::Random,
         4096,
         0,
         cap,
@@ -90,7 +90,7 @@ fn untimed_random_overwrites_leave_a_drive_that_collects_at_once() {
     let r = measure(
         &mut s,
         OpKind::Write,
-        Pattern::Random,
+        Access::Random,
         4096,
         0,
         cap,
