@@ -30,8 +30,8 @@ pub use runner::{
     run_one, run_sweep, PointError, PointOutcome, PointPool, RunOpts, RunPointFn, SweepSummary,
 };
 pub use spec::{
-    host_matches, DriveState, History, NamedWorkload, PointTarget, SweepSpec, TargetSpec,
-    SHORTHANDS,
+    host_matches, DriveState, History, NamedWorkload, PointTarget, SweepFile, SweepSpec,
+    TargetSpec, TargetTable, WorkloadTable, SHORTHANDS,
 };
 
 use ssdlab_store::StoreError;

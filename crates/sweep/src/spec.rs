@@ -137,6 +137,89 @@ struct RawTarget {
     host: Option<String>,
 }
 
+/// A sweep file as a typed value, for sweeps made in code (the built-in studies): the keys of
+/// the file's format (`docs/SWEEPS.md`) that such sweeps use, in the file's order; sizes and
+/// durations as the file writes them ("8GiB", "100ms"). A [`SweepSpec`] keeps its file's text
+/// (stored with the results, compared when a sweep resumes, shown and parsed again by reports),
+/// so [`SweepFile::spec_from_flags`] writes that text with the TOML serializer and validates it
+/// as any sweep file is: the sweep is exactly the one its stored text describes.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SweepFile {
+    /// Comment lines at the top of the file (each without its `# `).
+    #[serde(skip)]
+    pub comment: Vec<String>,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Measured time per point.
+    pub time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<String>,
+    /// Default region length of every workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
+    pub qd: Vec<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<u32>,
+    /// Workload shorthands (`4k-randread`, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
+    /// `[[workload]]` tables, after the shorthands.
+    #[serde(rename = "workload", skip_serializing_if = "Vec::is_empty")]
+    pub workload_tables: Vec<WorkloadTable>,
+    /// `[[target]]` tables.
+    #[serde(rename = "target")]
+    pub targets: Vec<TargetTable>,
+}
+
+/// A `[[workload]]` table of a [`SweepFile`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorkloadTable {
+    pub name: String,
+    pub rw: RwMode,
+    pub bs: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub align: Option<String>,
+}
+
+/// A `[[target]]` table of a [`SweepFile`]: `sim` (simulated drives), `path` (one real file or
+/// device) or `members` (a RAID 0 of real ones).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TargetTable {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sim: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<PathBuf>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<DriveState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drives: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripes: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<bool>,
+}
+
+impl SweepFile {
+    /// The file's text: the comment lines, then the keys and tables.
+    pub fn to_toml(&self) -> Result<String, SweepError> {
+        let body = toml::to_string(self).map_err(|e| SweepError::Toml(e.to_string()))?;
+        let mut text: String = self.comment.iter().map(|l| format!("# {l}\n")).collect();
+        text.push_str(&body);
+        Ok(text)
+    }
+
+    /// The sweep of a built-in study, written from its command line: its text checked as
+    /// [`SweepSpec::parse_from_flags`] checks it (relative paths against `base_dir`).
+    pub fn spec_from_flags(&self, base_dir: &Path) -> Result<SweepSpec, SweepError> {
+        SweepSpec::parse_from_flags(&self.to_toml()?, base_dir)
+    }
+}
+
 /// Preconditioning state of simulated drives before each point.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -1417,5 +1500,57 @@ mod tests {
             let e = sweep_with(bad).unwrap_err().to_string();
             assert!(e.contains(field), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_typed_sweep_file_writes_the_file_it_stands_for() {
+        let f = SweepFile {
+            comment: vec!["A sweep made in code".into(), "(two lines)".into()],
+            name: "typed".into(),
+            description: Some("say \"hi\"".into()),
+            time: "1s".into(),
+            ramp: Some("100ms".into()),
+            span: Some("8GiB".into()),
+            qd: vec![1, 32],
+            repeats: Some(1),
+            workloads: vec!["4k-randread".into()],
+            workload_tables: vec![WorkloadTable {
+                name: "w512".into(),
+                rw: RwMode::Randwrite,
+                bs: "4k".into(),
+                align: Some("512".into()),
+            }],
+            targets: vec![
+                TargetTable {
+                    label: Some("single".into()),
+                    sim: Some("x25e-64g".into()),
+                    state: Some(DriveState::Full),
+                    baseline: Some(true),
+                    ..Default::default()
+                },
+                TargetTable {
+                    label: Some("raid0".into()),
+                    sim: Some("x25e-64g".into()),
+                    drives: Some(2),
+                    stripes: Some(vec!["8KiB".into(), "16KiB".into()]),
+                    ..Default::default()
+                },
+            ],
+        };
+        let text = f.to_toml().unwrap();
+        let want = "# A sweep made in code\n# (two lines)\nname = \"typed\"\n\
+                    description = 'say \"hi\"'\ntime = \"1s\"\nramp = \"100ms\"\nspan = \"8GiB\"\n\
+                    qd = [1, 32]\nrepeats = 1\nworkloads = [\"4k-randread\"]\n\n\
+                    [[workload]]\nname = \"w512\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"512\"\n\n\
+                    [[target]]\nlabel = \"single\"\nsim = \"x25e-64g\"\nstate = \"full\"\nbaseline = true\n\n\
+                    [[target]]\nlabel = \"raid0\"\nsim = \"x25e-64g\"\ndrives = 2\nstripes = [\"8KiB\", \"16KiB\"]\n";
+        assert_eq!(text, want);
+        let s = f.spec_from_flags(Path::new(".")).unwrap();
+        assert_eq!(
+            s,
+            SweepSpec::parse_from_flags(want, Path::new(".")).unwrap()
+        );
+        assert_eq!(s.targets[1].stripes, [8 << 10, 16 << 10]);
+        assert_eq!(s.workloads[1].spec.align, 512);
     }
 }
