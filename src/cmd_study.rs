@@ -12,9 +12,12 @@ use crate::presets::preset_file;
 use crate::signals;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use ssdlab_sweep::{parse_mix, PointTarget, SweepSpec, TargetInfo};
+use ssdlab_sweep::{
+    parse_mix, DriveState, PointTarget, SweepFile, SweepSpec, TargetInfo, TargetTable,
+    WorkloadTable,
+};
 use ssdlab_target::{check_outputs, Named};
-use ssdlab_workload::{format_size, parse_duration, AllocPolicy};
+use ssdlab_workload::{format_size, parse_duration, AllocPolicy, RwMode};
 use std::path::{Path, PathBuf};
 
 /// The built-in studies: name and description.
@@ -267,24 +270,6 @@ impl StudyArgs {
     }
 }
 
-/// A string as a TOML string literal.
-fn q(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-fn sizes_toml(v: &[u64]) -> String {
-    let s: Vec<String> = v
-        .iter()
-        .map(|x| q(&format_size(*x).replace(' ', "")))
-        .collect();
-    format!("[{}]", s.join(", "))
-}
-
-fn qds_toml(v: &[u32]) -> String {
-    let s: Vec<String> = v.iter().map(u32::to_string).collect();
-    format!("[{}]", s.join(", "))
-}
-
 /// The size of a file or block device (0 when it cannot be read).
 fn member_size(p: &Path) -> u64 {
     use std::os::unix::fs::FileTypeExt;
@@ -318,43 +303,72 @@ fn plain(p: &Path) -> String {
         .collect()
 }
 
-/// The sweep file of the stripe study.
-fn stripe_toml(a: &StudyArgs) -> Result<String> {
+/// The stripe study's workloads: the review's four corners.
+const STRIPE_WORKLOADS: [&str; 4] = [
+    "4k-randread",
+    "4k-randwrite",
+    "128k-seqread",
+    "128k-seqwrite",
+];
+
+/// Sizes as the sweep file writes them ("8KiB").
+fn size_texts(v: &[u64]) -> Vec<String> {
+    v.iter().map(|x| format_size(*x).replace(' ', "")).collect()
+}
+
+/// The sweep of the stripe study.
+fn stripe_sweep(a: &StudyArgs) -> Result<SweepFile> {
     let stripes = a.stripes.clone().map_or(REVIEW_STRIPES.to_vec(), |s| s.0);
     let qds = a.qd.clone().map_or(vec![1, 2, 4, 8, 16, 32], |q| q.0);
-    let real = !a.target.is_empty();
     let list = stripes
         .iter()
         .map(|s| format_size(*s))
         .collect::<Vec<_>>()
         .join(", ");
-    let workloads =
-        r#"workloads = ["4k-randread", "4k-randwrite", "128k-seqread", "128k-seqwrite"]"#;
-    if !real {
+    let base = SweepFile {
+        qd: qds,
+        workloads: STRIPE_WORKLOADS.map(String::from).to_vec(),
+        ..SweepFile::default()
+    };
+    if a.target.is_empty() {
         let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
         // a preset file is named by its file name in the study's name and store
         let shown = match preset_file(preset) {
             Some(f) => plain(f).trim_end_matches(".toml").to_string(),
             None => preset.to_string(),
         };
-        return Ok(format!(
-            "# Built-in study \"stripe\": which stripe size for a RAID 0 of two drives, and what does it gain over\n\
-             # one drive at each queue depth? (ssdlab study stripe)\n\
-             name = {name}\n\
-             description = {desc}\n\
-             time = {time}\nramp = \"100ms\"\nspan = \"8GiB\"\nqd = {qds}\nrepeats = {rep}\n{workloads}\n\n\
-             [[target]]\nlabel = \"single\"\nsim = {p}\nstate = \"full\"\nbaseline = true\n\n\
-             [[target]]\nlabel = \"raid0\"\nsim = {p}\nstate = \"full\"\ndrives = 2\nstripes = {st}\n",
-            name = q(&format!("study-stripe-{shown}")),
-            desc = q(&format!(
+        let sim = |label: &str| TargetTable {
+            label: Some(label.into()),
+            sim: Some(preset.into()),
+            state: Some(DriveState::Full),
+            ..TargetTable::default()
+        };
+        return Ok(SweepFile {
+            comment: vec![
+                "Built-in study \"stripe\": which stripe size for a RAID 0 of two drives, and what does it gain over".into(),
+                "one drive at each queue depth? (ssdlab study stripe)".into(),
+            ],
+            name: format!("study-stripe-{shown}"),
+            description: Some(format!(
                 "{preset}: one drive vs RAID 0 of two, stripes {list} (simulated)"
             )),
-            time = q(a.time.as_deref().unwrap_or("1s")),
-            qds = qds_toml(&qds),
-            rep = a.repeats.unwrap_or(1),
-            p = q(preset),
-            st = sizes_toml(&stripes),
-        ));
+            time: a.time.clone().unwrap_or_else(|| "1s".into()),
+            ramp: Some("100ms".into()),
+            span: Some("8GiB".into()),
+            repeats: Some(a.repeats.unwrap_or(1)),
+            targets: vec![
+                TargetTable {
+                    baseline: Some(true),
+                    ..sim("single")
+                },
+                TargetTable {
+                    drives: Some(2),
+                    stripes: Some(size_texts(&stripes)),
+                    ..sim("raid0")
+                },
+            ],
+            ..base
+        });
     }
     if a.target.len() < 2 {
         bail!("--target needs two or more members (A,B): the study compares one drive with a RAID 0 of them");
@@ -374,34 +388,46 @@ fn stripe_toml(a: &StudyArgs) -> Result<String> {
     }
     let names: Vec<String> = a.target.iter().map(|p| plain(p)).collect();
     let shown: Vec<String> = a.target.iter().map(|p| p.display().to_string()).collect();
-    let members: Vec<String> = a.target.iter().map(|p| q(&p.to_string_lossy())).collect();
-    Ok(format!(
-        "# Built-in study \"stripe\" on real members (ssdlab study stripe --target ...)\n\
-         name = {name}\n\
-         description = {desc}\n\
-         time = {time}\nramp = \"500ms\"\nspan = {span}\nqd = {qds}\nrepeats = {rep}\n{workloads}\n\n\
-         [[target]]\nlabel = {single}\npath = {first}\nbaseline = true\n\n\
-         [[target]]\nlabel = {array}\nmembers = [{members}]\nstripes = {st}\n",
-        name = q(&format!("study-stripe-{}", names.join("+"))),
-        desc = q(&format!(
+    // a sweep file is UTF-8: the members as their lossy text
+    let members: Vec<PathBuf> = a
+        .target
+        .iter()
+        .map(|p| PathBuf::from(p.to_string_lossy().into_owned()))
+        .collect();
+    Ok(SweepFile {
+        comment: vec![
+            "Built-in study \"stripe\" on real members (ssdlab study stripe --target ...)".into(),
+        ],
+        name: format!("study-stripe-{}", names.join("+")),
+        description: Some(format!(
             "{}: one member vs RAID 0 of {}, stripes {list} (measured)",
             shown[0],
             shown.join(" + ")
         )),
-        time = q(a.time.as_deref().unwrap_or("2s")),
-        span = q(&format!("{}MiB", span >> 20)),
-        qds = qds_toml(&qds),
-        rep = a.repeats.unwrap_or(3),
-        single = q(&format!("single ({})", shown[0])),
-        first = q(&a.target[0].to_string_lossy()),
-        array = q(&format!("raid0 ({})", shown.join("+"))),
-        members = members.join(", "),
-        st = sizes_toml(&stripes),
-    ))
+        time: a.time.clone().unwrap_or_else(|| "2s".into()),
+        ramp: Some("500ms".into()),
+        span: Some(format!("{}MiB", span >> 20)),
+        repeats: Some(a.repeats.unwrap_or(3)),
+        targets: vec![
+            TargetTable {
+                label: Some(format!("single ({})", shown[0])),
+                path: Some(members[0].clone()),
+                baseline: Some(true),
+                ..TargetTable::default()
+            },
+            TargetTable {
+                label: Some(format!("raid0 ({})", shown.join("+"))),
+                members: Some(members),
+                stripes: Some(size_texts(&stripes)),
+                ..TargetTable::default()
+            },
+        ],
+        ..base
+    })
 }
 
-/// The sweep file of the alignment study.
-fn alignment_toml(a: &StudyArgs) -> Result<String> {
+/// The sweep of the alignment study.
+fn alignment_sweep(a: &StudyArgs) -> Result<SweepFile> {
     for (flag, given) in [
         ("--preset", a.preset.is_some()),
         ("--target", !a.target.is_empty()),
@@ -415,33 +441,45 @@ fn alignment_toml(a: &StudyArgs) -> Result<String> {
     let time = a.time.as_deref().unwrap_or("10s");
     // The classic test's warm-up: 5 s, or half the measured time when that is shorter.
     let ramp_ms = (parse_duration(time).unwrap_or(0) / 2_000_000).min(5_000);
-    let mut text = format!(
-        "# Built-in study \"alignment\": 4 KiB random writes over an 8 GiB span at 4 KiB alignment vs\n\
-         # 512-byte alignment (a Windows XP partition offset), on the seven classic drive presets: the classic test\n\
-         # (3 outstanding I/Os, average MB/s). (ssdlab study alignment)\n\
-         name = \"study-alignment\"\n\
-         description = {desc}\n\
-         time = {time}\nramp = \"{ramp_ms}ms\"\nspan = \"8GiB\"\nqd = {qds}\nrepeats = {rep}\n\n\
-         [[workload]]\nname = \"4k-randwrite-aligned\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"4k\"\n\n\
-         [[workload]]\nname = \"4k-randwrite-512\"\nrw = \"randwrite\"\nbs = \"4k\"\nalign = \"512\"\n",
-        desc = q(&format!(
+    let write = |name: &str, align: &str| WorkloadTable {
+        name: name.into(),
+        rw: RwMode::Randwrite,
+        bs: "4k".into(),
+        align: Some(align.into()),
+    };
+    Ok(SweepFile {
+        comment: vec![
+            "Built-in study \"alignment\": 4 KiB random writes over an 8 GiB span at 4 KiB alignment vs".into(),
+            "512-byte alignment (a Windows XP partition offset), on the seven classic drive presets: the classic test".into(),
+            "(3 outstanding I/Os, average MB/s). (ssdlab study alignment)".into(),
+        ],
+        name: "study-alignment".into(),
+        description: Some(format!(
             "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD {}, the seven classic drive presets (simulated)",
             qds.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         )),
-        time = q(time),
-        qds = qds_toml(&qds),
-        rep = a.repeats.unwrap_or(1),
-    );
-    // the classic test's drives: the seven presets of 2009–2013 (the modern presets are for
-    // sweeps of their own)
-    for (name, label) in DRIVE_LABELS {
-        text.push_str(&format!(
-            "\n[[target]]\nlabel = {}\nsim = {}\nbaseline = false\n",
-            q(label),
-            q(name)
-        ));
-    }
-    Ok(text)
+        time: time.into(),
+        ramp: Some(format!("{ramp_ms}ms")),
+        span: Some("8GiB".into()),
+        qd: qds,
+        repeats: Some(a.repeats.unwrap_or(1)),
+        workload_tables: vec![
+            write("4k-randwrite-aligned", "4k"),
+            write("4k-randwrite-512", "512"),
+        ],
+        // the classic test's drives: the seven presets of 2009–2013 (the modern presets are for
+        // sweeps of their own)
+        targets: DRIVE_LABELS
+            .iter()
+            .map(|(name, label)| TargetTable {
+                label: Some((*label).into()),
+                sim: Some((*name).into()),
+                baseline: Some(false),
+                ..TargetTable::default()
+            })
+            .collect(),
+        ..SweepFile::default()
+    })
 }
 
 /// What the report says about each target: for simulated ones the preset's description,
@@ -582,11 +620,12 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     if let Some(flag) = a.trim_flag() {
         return Err(anyhow!("{flag} applies to the trim study (ssdlab study trim)").into());
     }
-    let text = match *name {
-        "stripe" => stripe_toml(&a)?,
-        _ => alignment_toml(&a)?,
+    let sweep = match *name {
+        "stripe" => stripe_sweep(&a)?,
+        _ => alignment_sweep(&a)?,
     };
-    let spec = SweepSpec::parse_from_flags(&text, Path::new("."))
+    let spec = sweep
+        .spec_from_flags(Path::new("."))
         .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
     if let Some(m) = &mix {
         spec.check_mix(m)?;
@@ -661,19 +700,122 @@ mod tests {
 
     #[test]
     fn default_studies_parse() {
-        let s = SweepSpec::parse(&stripe_toml(&args("stripe")).unwrap(), Path::new(".")).unwrap();
+        let s = stripe_sweep(&args("stripe"))
+            .unwrap()
+            .spec_from_flags(Path::new("."))
+            .unwrap();
         assert_eq!(s.point_count(), Some(144));
         assert_eq!(s.name, "study-stripe-vertex450-128g");
-        let s =
-            SweepSpec::parse(&alignment_toml(&args("alignment")).unwrap(), Path::new(".")).unwrap();
+        assert!(s.from_flags);
+        assert!(s.source.starts_with("# Built-in study \"stripe\""));
+        assert_eq!(s.qds, [1, 2, 4, 8, 16, 32]);
+        assert_eq!(s.repeats, 1);
+        let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, STRIPE_WORKLOADS);
+        for w in &s.workloads {
+            assert_eq!(w.spec.stop.time_ns, Some(1_000_000_000));
+            assert_eq!(w.spec.ramp_ns, 100_000_000);
+            assert_eq!(w.spec.span, Some(8 << 30));
+        }
+        let [single, raid0] = &s.targets[..] else {
+            panic!("two targets: {:?}", s.targets)
+        };
+        assert_eq!((single.label.as_str(), single.baseline), ("single", true));
+        assert_eq!((raid0.label.as_str(), raid0.baseline), ("raid0", false));
+        assert_eq!(raid0.baseline_label.as_deref(), Some("single"));
+        assert_eq!(raid0.stripes, REVIEW_STRIPES);
+        for (t, n) in [(single, 1), (raid0, 2)] {
+            let PointTarget::Sim {
+                preset,
+                drives,
+                state,
+                ..
+            } = &t.kind
+            else {
+                panic!("simulated: {t:?}")
+            };
+            assert_eq!(
+                (preset.as_str(), *drives, *state),
+                ("vertex450-128g", n, DriveState::Full)
+            );
+        }
+
+        let s = alignment_sweep(&args("alignment"))
+            .unwrap()
+            .spec_from_flags(Path::new("."))
+            .unwrap();
+        assert_eq!(s.name, "study-alignment");
         assert_eq!(s.targets.len(), 7);
         assert!(s.targets.iter().all(|t| !t.baseline));
         assert_eq!(s.qds, [3]);
         assert_eq!(s.point_count(), Some(14));
+        let aligns: Vec<(&str, u64)> = s
+            .workloads
+            .iter()
+            .map(|w| (w.name.as_str(), w.spec.align))
+            .collect();
+        assert_eq!(
+            aligns,
+            [("4k-randwrite-aligned", 4096), ("4k-randwrite-512", 512)]
+        );
+        for w in &s.workloads {
+            assert_eq!((w.spec.rw, w.spec.bs), (RwMode::Randwrite, 4096));
+            assert_eq!(w.spec.stop.time_ns, Some(10_000_000_000));
+            // the classic test's warm-up: 5 s
+            assert_eq!(w.spec.ramp_ns, 5_000_000_000);
+        }
         let infos = target_infos(&s);
         let c300 = infos.iter().find(|i| i.label == "C300").unwrap();
         assert_eq!(c300.unaligned.as_deref(), Some("rmw"));
         let x25m = infos.iter().find(|i| i.label == "X25-M G2").unwrap();
         assert_eq!(x25m.unaligned.as_deref(), Some("remap"));
+        // half the measured time when that is shorter
+        let s = alignment_sweep(&args_of(&["alignment", "--time", "4s", "--qd", "1,32"]))
+            .unwrap()
+            .spec_from_flags(Path::new("."))
+            .unwrap();
+        assert_eq!(s.qds, [1, 32]);
+        assert_eq!(s.workloads[0].spec.ramp_ns, 2_000_000_000);
+        assert!(s.description.unwrap().contains("QD 1, 32"));
+    }
+
+    /// On real members: the first alone is the baseline, the span fits the smallest.
+    #[test]
+    fn stripe_study_on_real_members() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.img");
+        let b = dir.path().join("b.img");
+        std::fs::File::create(&a).unwrap().set_len(3 << 20).unwrap();
+        std::fs::File::create(&b).unwrap().set_len(5 << 20).unwrap();
+        let list = format!("{},{}", a.display(), b.display());
+        let s = stripe_sweep(&args_of(&["stripe", "--target", &list]))
+            .unwrap()
+            .spec_from_flags(Path::new("."))
+            .unwrap();
+        assert_eq!(s.name, "study-stripe-a.img+b.img");
+        assert_eq!(s.repeats, 3);
+        assert_eq!(s.workloads[0].spec.span, Some(3 << 20));
+        assert_eq!(s.workloads[0].spec.stop.time_ns, Some(2_000_000_000));
+        assert_eq!(
+            s.targets[0].kind,
+            PointTarget::Real {
+                paths: vec![a.clone()]
+            }
+        );
+        assert!(s.targets[0].baseline);
+        assert_eq!(s.targets[1].kind, PointTarget::Real { paths: vec![a, b] });
+        assert_eq!(s.targets[1].stripes, REVIEW_STRIPES);
+        let e = stripe_sweep(&args_of(&["stripe", "--target", &list.replace(',', "")]));
+        assert!(e.unwrap_err().to_string().contains("two or more members"));
+    }
+
+    fn args_of(argv: &[&str]) -> StudyArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct P {
+            #[command(flatten)]
+            a: StudyArgs,
+        }
+        P::parse_from(std::iter::once("x").chain(argv.iter().copied())).a
     }
 }
