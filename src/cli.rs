@@ -39,7 +39,7 @@ enum Cmd {
     /// Run a sweep file (targets × stripes × workloads × queue depths) into a results store.
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Print gains, best stripes and recommendations from a results store.
-    Report(crate::cmd_sweep::ReportArgs),
+    Report(crate::cmd_report::ReportArgs),
     /// Run a built-in study (a classic review test; simulated, or the stripe study on real
     /// members with --target) into a results store in the current directory
     /// (ssdlab-study-stripe-PRESET.sqlite, ssdlab-study-alignment.sqlite; --db to choose), print
@@ -548,7 +548,7 @@ fn run_cmd(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv) -> Result<u8, Failure> {
         Cmd::Drives(a) => cmd_drives(a),
         Cmd::Layout(a) => crate::cmd_layout::cmd_layout(a),
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
-        Cmd::Report(a) => crate::cmd_sweep::cmd_report(a),
+        Cmd::Report(a) => crate::cmd_report::cmd_report(a),
         Cmd::Study(a) => crate::cmd_study::cmd_study(a),
         Cmd::Validate(a) => crate::cmd_calibrate::cmd_validate(a),
         Cmd::Calibrate(a) => crate::cmd_calibrate::cmd_calibrate(*a),

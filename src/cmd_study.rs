@@ -6,19 +6,19 @@
 //! pass-through (`ssdlab_engine::run_aging`) and prints its tables and findings (or JSON).
 
 use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
-use crate::cmd_sweep::{check_failure, check_sweep, point_runner, run_spec, ReportArgs};
-use crate::output::check_writable_path;
 use crate::presets::preset_file;
 use crate::signals;
+use crate::store_report::{check_html, report_store, StoreReport};
+use crate::sweeping::{check_db, check_failure, check_sweep, point_runner, run_spec, study_db};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_sweep::{
-    parse_mix, DriveState, PointTarget, SweepFile, SweepSpec, TargetInfo, TargetTable,
-    WorkloadTable,
+    parse_mix, DriveState, PointTarget, SweepFile, SweepSpec, TargetTable, WorkloadTable,
 };
-use ssdlab_target::{check_outputs, Named};
 use ssdlab_workload::{format_size, parse_duration, AllocPolicy, RwMode};
 use std::path::{Path, PathBuf};
+
+mod trim;
 
 /// The built-in studies: name and description.
 pub const STUDIES: [(&str, &str); 3] = [
@@ -231,7 +231,7 @@ impl StudyArgs {
     }
 
     /// The trim study's options (flags of the other studies are refused).
-    fn trim_args(&self) -> Result<crate::cmd_study_trim::TrimArgs> {
+    fn trim_args(&self) -> Result<trim::TrimArgs> {
         for (flag, given) in [
             ("--target", !self.target.is_empty()),
             ("--stripes", self.stripes.is_some()),
@@ -251,7 +251,7 @@ impl StudyArgs {
             Some(QdList(v)) if v.len() == 1 => v[0],
             Some(_) => bail!("--qd: the trim study takes one queue depth (its file activity's)"),
         };
-        Ok(crate::cmd_study_trim::TrimArgs {
+        Ok(trim::TrimArgs {
             preset: self
                 .preset
                 .clone()
@@ -482,64 +482,6 @@ fn alignment_sweep(a: &StudyArgs) -> Result<SweepFile> {
     })
 }
 
-/// What the report says about each target: for simulated ones the preset's description,
-/// unaligned-write policy and parameters (with the sweep's overrides applied).
-pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
-    spec.targets
-        .iter()
-        .map(|t| match &t.kind {
-            PointTarget::Sim {
-                preset, overrides, ..
-            } => {
-                let sets: Vec<(String, String)> = overrides
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                let drive = crate::presets::sim_target(
-                    preset,
-                    &sets,
-                    1,
-                    None,
-                    "fresh",
-                    &ssdlab_ssdsim::AdapterChoice::default(),
-                )
-                .ok()
-                .map(|t| t.drive);
-                TargetInfo {
-                    label: t.label.clone(),
-                    description: drive.as_ref().map(|d| d.description.clone()),
-                    unaligned: drive.as_ref().and_then(|d| {
-                        serde_json::to_value(d.ftl.unaligned)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                    }),
-                    parameters: drive
-                        .as_ref()
-                        .and_then(|d| serde_json::to_string_pretty(d).ok()),
-                    calibration: drive
-                        .as_ref()
-                        .and_then(|d| d.calibration.as_ref())
-                        .map(|c| c.summary()),
-                }
-            }
-            PointTarget::Real { paths } => TargetInfo {
-                label: t.label.clone(),
-                description: Some(format!(
-                    "measured: {}",
-                    paths
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(" + ")
-                )),
-                unaligned: None,
-                parameters: None,
-                calibration: None,
-            },
-        })
-        .collect()
-}
-
 /// The files a study reads or writes besides its HTML report, with their roles.
 fn study_files(spec: &SweepSpec, db: &Path) -> Vec<(String, PathBuf)> {
     let mut v = vec![("the results store".to_string(), db.to_path_buf())];
@@ -563,23 +505,6 @@ fn study_files(spec: &SweepSpec, db: &Path) -> Vec<(String, PathBuf)> {
         }
     }
     v
-}
-
-/// Checks an HTML output path against what the command reads and writes.
-pub fn check_html(path: &Path, others: &[(String, PathBuf)]) -> Result<()> {
-    check_writable_path("--html", path).map_err(|e| anyhow!(e))?;
-    let named: Vec<Named<'_>> = others
-        .iter()
-        .map(|(role, path)| Named { role, path })
-        .collect();
-    check_outputs(
-        &[Named {
-            role: "--html",
-            path,
-        }],
-        &named,
-    )?;
-    Ok(())
 }
 
 /// `ssdlab study`.
@@ -615,7 +540,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         }
     }
     if *name == "trim" {
-        return crate::cmd_study_trim::cmd_study_trim(&a.trim_args()?);
+        return trim::cmd_study_trim(&a.trim_args()?);
     }
     if let Some(flag) = a.trim_flag() {
         return Err(anyhow!("{flag} applies to the trim study (ssdlab study trim)").into());
@@ -630,10 +555,8 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     if let Some(m) = &mix {
         spec.check_mix(m)?;
     }
-    let db =
-        a.db.clone()
-            .unwrap_or_else(|| crate::cmd_sweep::study_db(&spec));
-    crate::cmd_sweep::check_db(&db, &spec, None)?;
+    let db = a.db.clone().unwrap_or_else(|| study_db(&spec));
+    check_db(&db, &spec, None)?;
     let html = a.html.clone().unwrap_or_else(|| {
         if a.db.is_some() {
             db.with_extension("html")
@@ -658,7 +581,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     }
     // the models' standing against the classic reviews' findings, kept in the store for `report`
     crate::standing::check_study(&db, &spec).map_err(|e| anyhow!("{}: {e}", db.display()))?;
-    let report = ReportArgs {
+    report_store(&StoreReport {
         db,
         csv: None,
         mix: a.mix,
@@ -667,14 +590,14 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         json: false,
         fio_json: None,
         html: Some(html),
-    };
-    crate::cmd_sweep::cmd_report(report)
+    })
 }
 
 /// Checks for the parsers (unit tests).
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store_report::target_infos;
 
     #[test]
     fn lists() {

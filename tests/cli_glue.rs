@@ -1,11 +1,14 @@
-//! The `ssdlab sweep` / `ssdlab report` glue (src/cmd_sweep.rs) with a fake point runner: every
-//! point is still checked as the real runner would, but "runs" instantly with a known answer.
+//! The `ssdlab sweep` / `ssdlab report` glue (src/cmd_sweep.rs, src/sweeping.rs,
+//! src/store_report.rs) with a fake point runner: every point is still checked as the real
+//! runner would, but "runs" instantly with a known answer.
 
 #[path = "../crates/sweep/tests/common/mod.rs"]
 mod common;
 
 use common::*;
-use ssdlab::cmd_sweep::{cmd_report, point_runner, sweep_with, ReportArgs, SweepArgs};
+use ssdlab::cmd_report::{cmd_report, ReportArgs};
+use ssdlab::cmd_sweep::{sweep_with, SweepArgs};
+use ssdlab::sweeping::point_runner;
 use ssdlab_sweep::Point;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
