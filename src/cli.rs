@@ -869,7 +869,7 @@ fn cmd_drives(a: DrivesArgs) -> Result<u8, Failure> {
     let text = if a.json {
         let v: Vec<serde_json::Value> = infos
             .iter()
-            .map(|i| serde_json::json!({"name": i.name, "description": i.description, "sources": i.sources}))
+            .map(|i| serde_json::json!({"name": i.name, "label": i.label, "description": i.description, "sources": i.sources}))
             .collect();
         serde_json::to_string_pretty(&v)? + "\n"
     } else {

@@ -39,15 +39,16 @@ pub const STUDIES: [(&str, &str); 3] = [
 /// The stripe sizes of the classic review (Intel RST offers 4k–128k; 4k is optional here).
 const REVIEW_STRIPES: [u64; 5] = [8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10];
 
-/// Short labels of the built-in presets, as the reviews name the drives.
-const DRIVE_LABELS: [(&str, &str); 7] = [
-    ("c300-256g", "C300"),
-    ("ssdnow-vplus-128g", "SSDNow V+"),
-    ("vertex-barefoot-120g", "Vertex (Barefoot)"),
-    ("vertex-le-100g", "Vertex LE"),
-    ("vertex450-128g", "Vertex 450"),
-    ("x25e-64g", "X25-E"),
-    ("x25m-g2-160g", "X25-M G2"),
+/// The classic test's drives: the seven presets of 2009–2013 (each preset file holds the label
+/// the reviews name it by).
+const CLASSIC_PRESETS: [&str; 7] = [
+    "c300-256g",
+    "ssdnow-vplus-128g",
+    "vertex-barefoot-120g",
+    "vertex-le-100g",
+    "vertex450-128g",
+    "x25e-64g",
+    "x25m-g2-160g",
 ];
 
 /// A comma-separated list of queue depths (a newtype, so clap takes it as one value).
@@ -469,10 +470,13 @@ fn alignment_sweep(a: &StudyArgs) -> Result<SweepFile> {
         ],
         // the classic test's drives: the seven presets of 2009–2013 (the modern presets are for
         // sweeps of their own)
-        targets: DRIVE_LABELS
+        targets: CLASSIC_PRESETS
             .iter()
-            .map(|(name, label)| TargetTable {
-                label: Some((*label).into()),
+            .map(|name| TargetTable {
+                label: Some(
+                    ssdlab_ssdsim::load_preset(name)
+                        .map_or(name.to_string(), |d| d.label().to_string()),
+                ),
                 sim: Some((*name).into()),
                 baseline: Some(false),
                 ..TargetTable::default()

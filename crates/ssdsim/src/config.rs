@@ -529,6 +529,9 @@ pub struct Rated {
 #[serde(deny_unknown_fields)]
 pub struct DriveConfig {
     pub name: String,
+    /// The drive's short name in reports and studies (`Vertex 450`, `X25-E`); empty: `name`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label: String,
     #[serde(default)]
     pub description: String,
     #[serde(default)]
@@ -1123,17 +1126,28 @@ impl DriveConfig {
         Ok(cfg)
     }
 
+    /// The drive's short name: its `label`, or its `name` when it has none.
+    pub fn label(&self) -> &str {
+        if self.label.is_empty() {
+            &self.name
+        } else {
+            &self.label
+        }
+    }
+
     /// Whether a drive of `other` brought into a state is the same as one of `self` in that
     /// state: the two differ only in timing (firmware and per-unit times, GC move and remap
     /// costs, ECC decoding, the coalescing timer, the write buffer's size (not whether there is one), the
     /// host's command overhead, latencies and link, NAND times
-    /// and bus rate, the scheduler's options) and in name, description, sources and ratings.
+    /// and bus rate, the scheduler's options) and in name, label, description, sources and
+    /// ratings.
     /// Then a preconditioned drive of one can be given the other's timing
     /// ([`crate::Simulator::retimed`]) instead of being built and preconditioned again.
     pub fn same_state_as(&self, other: &DriveConfig) -> bool {
         fn shape(c: &DriveConfig) -> DriveConfig {
             let mut c = c.clone();
             c.name.clear();
+            c.label.clear();
             c.description.clear();
             c.sources.clear();
             c.rated = Rated::default();
@@ -1355,10 +1369,12 @@ presets!(
     "samsung-980-1t",
 );
 
-/// Name, description and sources of a preset.
+/// Name, label, description and sources of a preset.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PresetInfo {
     pub name: String,
+    /// The short name reports and studies show (`Vertex 450`).
+    pub label: String,
     pub description: String,
     pub sources: Vec<String>,
 }
@@ -1372,6 +1388,7 @@ pub fn preset_names() -> Vec<&'static str> {
 pub fn preset_summary(name: &str) -> Option<PresetInfo> {
     let cfg = load_preset(name).ok()?;
     Some(PresetInfo {
+        label: cfg.label().to_string(),
         name: cfg.name,
         description: cfg.description,
         sources: cfg.sources,

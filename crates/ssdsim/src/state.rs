@@ -564,6 +564,20 @@ impl Simulator {
     }
 }
 
+/// Whether two drive configurations (JSON) differ only in the words that describe the drive
+/// (label, description, sources): a state saved before a preset's text changed still loads.
+fn same_but_for_words(saved: &str, now: &str) -> bool {
+    let bare = |s: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(s).ok()?;
+        let o = v.as_object_mut()?;
+        for k in ["label", "description", "sources"] {
+            o.remove(k);
+        }
+        Some(v)
+    };
+    matches!((bare(saved), bare(now)), (Some(a), Some(b)) if a == b)
+}
+
 /// The first few settings where two JSON documents differ: `a.b (saved X, now Y), …`.
 fn differences(saved: &str, now: &str, what: &str) -> Result<String, StateError> {
     let a: serde_json::Value =
@@ -606,7 +620,7 @@ fn check_header(
         ));
     }
     let want = drive_json(drive);
-    if h.drive != want {
+    if h.drive != want && !same_but_for_words(&h.drive, &want) {
         return mismatch(format!(
             "the state file's {} differs from this run's in {}",
             drive.name,
@@ -651,4 +665,27 @@ fn check_header(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod words {
+    use super::*;
+
+    #[test]
+    fn a_drive_differing_only_in_its_words_is_the_same_drive() {
+        let d = crate::load_preset("x25e-64g").unwrap();
+        let mut told = d.clone();
+        told.label = "another label".into();
+        told.description = "new words".into();
+        told.sources.push("a new source".into());
+        assert!(same_but_for_words(&drive_json(&d), &drive_json(&told)));
+        // a state saved before presets had labels
+        let mut old = d.clone();
+        old.label.clear();
+        assert!(same_but_for_words(&drive_json(&old), &drive_json(&d)));
+        let mut other = d.clone();
+        other.controller.fw_read_ns += 1;
+        assert!(!same_but_for_words(&drive_json(&d), &drive_json(&other)));
+        assert!(!same_but_for_words("not json", &drive_json(&d)));
+    }
 }
