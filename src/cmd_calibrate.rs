@@ -431,7 +431,21 @@ impl Measure for RealMeasure<'_> {
     }
 }
 
-pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
+/// What `calibrate` works from, once every option is checked and no output names an input.
+struct Plan {
+    base: DriveConfig,
+    /// The base preset's text (the fitted preset is written as its edit).
+    base_text: String,
+    /// The fitted preset's name.
+    name: String,
+    /// Where `--target`'s measurements are written.
+    measured_path: Option<PathBuf>,
+    data_files: Vec<PathBuf>,
+    params_given: Vec<ssdlab_calib::Param>,
+}
+
+/// Checks `calibrate`'s options, inputs and outputs before anything is measured or written.
+fn plan(a: &CalibrateArgs) -> Result<Plan, Failure> {
     if a.fit_time == 0 {
         return Err(anyhow!("--fit-time must be greater than 0").into());
     }
@@ -549,6 +563,144 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow!(e))?;
 
+    Ok(Plan {
+        base,
+        base_text,
+        name,
+        measured_path,
+        data_files,
+        params_given,
+    })
+}
+
+/// Measures the characterisation suite on `--target` `t` and writes the measurements (and the
+/// points to `--store`); a file that could not be written is added to `not_kept` and the fit
+/// goes on with the measurements held in memory.
+fn measure_target(
+    a: &CalibrateArgs,
+    t: &std::path::Path,
+    name: &str,
+    measured_path: Option<&std::path::Path>,
+    not_kept: &mut Vec<String>,
+) -> Result<DataSet, Failure> {
+    if a.drive.is_some() {
+        return Err(
+            anyhow!("--drive applies to --from (the measured drive is named by --name)").into(),
+        );
+    }
+    let point_ns = a.point_time.unwrap_or(match a.suite {
+        SuiteKind::Quick => 5_000_000_000,
+        SuiteKind::Full => 20_000_000_000,
+    });
+    if point_ns == 0 {
+        return Err(anyhow!("--point-time must be greater than 0").into());
+    }
+    let points = suite(a.suite, name, a.span, point_ns);
+    let total: u64 = points.iter().map(|p| p.case.time_ns).sum();
+    // check the target with the first point's workload before anything is written
+    let opts = RealOptions {
+        allow_destroy: a.allow_destroy,
+        on_note: output::note,
+        stop: Some(signals::stop_flag()),
+        ..Default::default()
+    };
+    let target = RealTarget::Path(t.to_path_buf());
+    let plan_opts = ssdlab_target::PlanOptions {
+        direct: true,
+        allow_destroy: a.allow_destroy,
+        null_size: 0,
+    };
+    ssdlab_target::plan(&fill_spec(a.span), &target, &plan_opts)
+        .map_err(|e| anyhow!("--target {}: {}", t.display(), e.render(&SuiteNaming)))?;
+    output::note(&format!(
+        "calibrate: measuring {} points on {} over {} (about {} s, plus writing the span once)",
+        points.len(),
+        t.display(),
+        ssdlab_workload::format_size(a.span),
+        total / 1_000_000_000
+    ));
+    let mut m = RealMeasure {
+        target,
+        opts,
+        filled: false,
+        span: a.span,
+        store_path: a.store.clone(),
+        store: None,
+        label: format!("calibrate {name}"),
+        stored: 0,
+    };
+    let source = Source {
+        title: format!("ssdlab calibrate --target {}", t.display()),
+        url: None,
+        published: None,
+        kind: "measured".into(),
+        method: Some(format!(
+            "{:?} suite over {} written sequentially first; O_DIRECT, io_uring",
+            a.suite,
+            ssdlab_workload::format_size(a.span)
+        )),
+    };
+    let raw: RawFile = measure_suite(&mut m, &points, source, &mut |i, n, left| {
+        output::note(&format!("calibrate: point {i}/{n}, about {left:.0} s left"));
+    })
+    .map_err(|e| {
+        // the points measured before are kept in --store, and said so
+        let kept = match (&a.store, m.stored) {
+            (Some(st), n) if n > 0 => {
+                format!("; the {n} points measured before are in {}", st.display())
+            }
+            _ => String::new(),
+        };
+        if signals::stopped() {
+            Failure::new(
+                signals::exit_code(),
+                anyhow!(
+                    "measuring {}: interrupted; no preset or measurement file written{kept}",
+                    t.display()
+                ),
+            )
+        } else {
+            Failure::new(EXIT_FAILED, anyhow!("measuring {}: {e}{kept}", t.display()))
+        }
+    })?;
+    let path = measured_path.expect("with --target").to_path_buf();
+    match output::write_file(&path, ssdlab_calib::data::to_toml(&raw).as_bytes()) {
+        Ok(()) => output::note(&format!(
+            "calibrate: measurements written to {} (refit later with --from)",
+            path.display()
+        )),
+        Err(e) => {
+            // The measurements are in memory: the fit goes on, its result is printed.
+            output::note(&format!(
+                "calibrate: --measurements {}: {e}; fitting the measurements held in memory",
+                path.display()
+            ));
+            not_kept.push(format!("--measurements {}: {e}", path.display()));
+        }
+    }
+    if let Some(st) = &a.store {
+        output::note(&format!(
+            "calibrate: the measured points are also in the store {} as runs labelled \"calibrate {name}\" of drive {} (refit with --from {} --drive {})",
+            st.display(),
+            t.display(),
+            st.display(),
+            t.display()
+        ));
+    }
+    let ds =
+        DataSet::from_raw(&path, raw).map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
+    Ok(ds)
+}
+
+pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
+    let Plan {
+        base,
+        base_text,
+        name,
+        measured_path,
+        data_files,
+        params_given,
+    } = plan(&a)?;
     // Outputs that could not be written after the work was done (a full disk): the fit goes on
     // and its result is printed, then these are reported (exit 1).
     let mut not_kept: Vec<String> = Vec::new();
@@ -559,119 +711,16 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             let drive = a.drive.clone().unwrap_or_else(|| base.name.clone());
             (data, drive)
         }
-        Some(t) => {
-            if a.drive.is_some() {
-                return Err(anyhow!(
-                    "--drive applies to --from (the measured drive is named by --name)"
-                )
-                .into());
-            }
-            let point_ns = a.point_time.unwrap_or(match a.suite {
-                SuiteKind::Quick => 5_000_000_000,
-                SuiteKind::Full => 20_000_000_000,
-            });
-            if point_ns == 0 {
-                return Err(anyhow!("--point-time must be greater than 0").into());
-            }
-            let points = suite(a.suite, &name, a.span, point_ns);
-            let total: u64 = points.iter().map(|p| p.case.time_ns).sum();
-            // check the target with the first point's workload before anything is written
-            let opts = RealOptions {
-                allow_destroy: a.allow_destroy,
-                on_note: output::note,
-                stop: Some(signals::stop_flag()),
-                ..Default::default()
-            };
-            let target = RealTarget::Path(t.clone());
-            let plan_opts = ssdlab_target::PlanOptions {
-                direct: true,
-                allow_destroy: a.allow_destroy,
-                null_size: 0,
-            };
-            ssdlab_target::plan(&fill_spec(a.span), &target, &plan_opts)
-                .map_err(|e| anyhow!("--target {}: {}", t.display(), e.render(&SuiteNaming)))?;
-            output::note(&format!(
-                "calibrate: measuring {} points on {} over {} (about {} s, plus writing the span once)",
-                points.len(),
-                t.display(),
-                ssdlab_workload::format_size(a.span),
-                total / 1_000_000_000
-            ));
-            let mut m = RealMeasure {
-                target,
-                opts,
-                filled: false,
-                span: a.span,
-                store_path: a.store.clone(),
-                store: None,
-                label: format!("calibrate {name}"),
-                stored: 0,
-            };
-            let source = Source {
-                title: format!("ssdlab calibrate --target {}", t.display()),
-                url: None,
-                published: None,
-                kind: "measured".into(),
-                method: Some(format!(
-                    "{:?} suite over {} written sequentially first; O_DIRECT, io_uring",
-                    a.suite,
-                    ssdlab_workload::format_size(a.span)
-                )),
-            };
-            let raw: RawFile = measure_suite(&mut m, &points, source, &mut |i, n, left| {
-                output::note(&format!("calibrate: point {i}/{n}, about {left:.0} s left"));
-            })
-            .map_err(|e| {
-                // the points measured before are kept in --store, and said so
-                let kept = match (&a.store, m.stored) {
-                    (Some(st), n) if n > 0 => {
-                        format!("; the {n} points measured before are in {}", st.display())
-                    }
-                    _ => String::new(),
-                };
-                if signals::stopped() {
-                    Failure::new(
-                        signals::exit_code(),
-                        anyhow!(
-                            "measuring {}: interrupted; no preset or measurement file written{kept}",
-                            t.display()
-                        ),
-                    )
-                } else {
-                    Failure::new(
-                        EXIT_FAILED,
-                        anyhow!("measuring {}: {e}{kept}", t.display()),
-                    )
-                }
-            })?;
-            let path = measured_path.clone().expect("with --target");
-            match output::write_file(&path, ssdlab_calib::data::to_toml(&raw).as_bytes()) {
-                Ok(()) => output::note(&format!(
-                    "calibrate: measurements written to {} (refit later with --from)",
-                    path.display()
-                )),
-                Err(e) => {
-                    // The measurements are in memory: the fit goes on, its result is printed.
-                    output::note(&format!(
-                        "calibrate: --measurements {}: {e}; fitting the measurements held in memory",
-                        path.display()
-                    ));
-                    not_kept.push(format!("--measurements {}: {e}", path.display()));
-                }
-            }
-            if let Some(st) = &a.store {
-                output::note(&format!(
-                    "calibrate: the measured points are also in the store {} as runs labelled \"calibrate {name}\" of drive {} (refit with --from {} --drive {})",
-                    st.display(),
-                    t.display(),
-                    st.display(),
-                    t.display()
-                ));
-            }
-            let ds = DataSet::from_raw(&path, raw)
-                .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
-            (vec![ds], name.clone())
-        }
+        Some(t) => (
+            vec![measure_target(
+                &a,
+                t,
+                &name,
+                measured_path.as_deref(),
+                &mut not_kept,
+            )?],
+            name.clone(),
+        ),
     };
     // figures held out for validation (reviews' measurements, the findings the studies
     // re-create) are never fitted to: a model is fitted to ratings, datasheets and this
