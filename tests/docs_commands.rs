@@ -6,10 +6,10 @@
 //! docs/PERFORMANCE.md is left out: it is being rewritten (its timings are not commands to run).
 //!
 //! What is read: fenced code blocks line by line (a `\` at the end joins the next line). A line
-//! is a command when, after an optional `$ ` prompt, it starts with `ssdlab ` or with
-//! `cargo run --release -- ` (run as `ssdlab`), or with `mkdir ` (a directory the next
-//! command writes into). In a block with `$ ` prompts, the lines after a
-//! command are its output, not commands. Any other line naming the binary (`mpirun … ssdlab`,
+//! is a command when, after an optional `$ ` prompt, it starts with `ssdlab `, with
+//! `cargo run --release -- ` (run as `ssdlab`) or with `mkdir ` (a directory the next command
+//! writes into). In a block with `$ ` prompts, the lines after a command are its output, not
+//! commands. Any other line naming the binary (`mpirun … ssdlab`,
 //! `SSDLAB=… bench/x.sh`) cannot run here and must be exempted.
 //!
 //! An HTML comment on the line right before a block says what to do with it:
@@ -17,13 +17,17 @@
 //!   the reason and fails on a skip without one;
 //! - `<!-- docs-commands: output -->`: the lines shown are checked against what the command
 //!   printed (stdout and stderr), line by line and in order, with runs of whitespace counted as
-//!   one space and `…` lines standing for lines left out. For a block of `$ ` commands, the lines
-//!   after each command; for a block with no command, the output of the doc's last command;
+//!   one space; a `…` line stands for lines left out, a `…` in a line for text left out. For a
+//!   block of `$ ` commands, the lines after each command; for a block with no command, the
+//!   output of the doc's last command;
 //! - `<!-- docs-commands: exit N -->`: its commands must exit with status N (an error shown on
-//!   purpose). `exit N; output` gives both.
+//!   purpose). `exit N; output` gives both;
+//! - `<!-- docs-commands: file NAME -->`: the block is a file (a job file the commands after it
+//!   read), written into the scratch directory as NAME.
 //!
 //! Measured on a 2-core machine shared with other builds (release build, load average about 5):
-//! 28 commands run and 56 exempted, in 97 s of wall time (the docs run two at a time).
+//! 34 commands run (6 of them with their output checked, 2 failing on purpose) and 54 exempted,
+//! in 138 s of wall time (the docs run two at a time; README.md alone takes about 125 s).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,6 +49,7 @@ struct Directives {
     skip: Option<String>,
     output: bool,
     exit: i32,
+    file: Option<String>,
 }
 
 /// A marker's text (what follows `docs-commands:`).
@@ -66,6 +71,8 @@ fn directives(text: &str) -> Result<Directives, String> {
     for part in text.split(';').map(str::trim) {
         if part == "output" {
             d.output = true;
+        } else if let Some(name) = part.strip_prefix("file ") {
+            d.file = Some(name.trim().to_string());
         } else if let Some(n) = part.strip_prefix("exit ") {
             d.exit = n
                 .trim()
@@ -73,7 +80,7 @@ fn directives(text: &str) -> Result<Directives, String> {
                 .map_err(|_| format!("`{part}`: exit takes a status"))?;
         } else {
             return Err(format!(
-                "unknown directive `{part}` (skip: REASON, output, exit N)"
+                "unknown directive `{part}` (skip: REASON, output, exit N, file NAME)"
             ));
         }
     }
@@ -98,6 +105,8 @@ enum Item {
     },
     /// Output the doc shows for the last command run.
     Output { line: usize, lines: Vec<String> },
+    /// A file the doc shows, written into the scratch directory for the commands after it.
+    File { name: String, text: String },
 }
 
 /// A code-block line as the command it runs (`ssdlab …`, or a `mkdir` the doc shows before
@@ -154,6 +163,7 @@ fn items(text: &str) -> Result<Vec<Item>, Vec<String>> {
             }
         };
         // the block's logical lines, continuations joined
+        let fence = i;
         let mut body: Vec<(usize, String)> = Vec::new();
         let mut pending: Option<(usize, String)> = None;
         i += 1;
@@ -171,6 +181,18 @@ fn items(text: &str) -> Result<Vec<Item>, Vec<String>> {
             i += 1;
         }
         let fence_end = i + 1;
+        if let Some(name) = &d.file {
+            let text: String = lines[fence + 1..i]
+                .iter()
+                .map(|l| format!("{l}\n"))
+                .collect();
+            out.push(Item::File {
+                name: name.clone(),
+                text,
+            });
+            i += 1;
+            continue;
+        }
         i += 1;
         let prompts = body.iter().any(|(_, l)| l.trim_start().starts_with("$ "));
         let mut block = Vec::new();
@@ -324,6 +346,29 @@ fn squeeze(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Whether `line` is `shown`, where a `…` in `shown` stands for any text left out.
+fn shows(shown: &str, line: &str) -> bool {
+    let mut parts = shown.split('…').map(str::trim);
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = line.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    if parts.is_empty() {
+        return rest.is_empty();
+    }
+    for (k, p) in parts.iter().enumerate() {
+        if k + 1 == parts.len() {
+            return rest.trim_end().ends_with(p);
+        }
+        match rest.find(p) {
+            Some(at) => rest = &rest[at + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 /// The shown lines (`…` lines left out) not found in `actual`, in order.
 fn missing(shown: &[String], actual: &str) -> Vec<String> {
     let actual: Vec<String> = actual.lines().map(squeeze).collect();
@@ -333,7 +378,7 @@ fn missing(shown: &[String], actual: &str) -> Vec<String> {
         if s.is_empty() || s == "…" || s == "..." {
             continue;
         }
-        match actual[at..].iter().position(|a| *a == s) {
+        match actual[at..].iter().position(|a| shows(&s, a)) {
             Some(k) => at += k + 1,
             None => out.push(s),
         }
@@ -405,6 +450,7 @@ fn run_doc(name: &str, items: &[Item], report: &Timings) -> Vec<String> {
                     }
                 }
             },
+            Item::File { name, text } => std::fs::write(dir.join(name), text).unwrap(),
             Item::Skip { .. } => {}
         }
     }
@@ -438,7 +484,7 @@ fn every_documented_command_runs_as_documented() {
                     .entry(reason)
                     .or_default()
                     .push(format!("{name}:{line}: {cmd}")),
-                Item::Output { .. } => {}
+                Item::Output { .. } | Item::File { .. } => {}
             }
         }
     }
@@ -539,5 +585,15 @@ fn the_scan_reads_the_markers() {
     assert_eq!(
         missing(&["c".into(), "a b".into()], "a b\nc\n"),
         vec!["a b"]
+    );
+    assert!(shows("a … c", "a b c") && shows("a …", "a b") && shows("a … c … e", "a b c d e"));
+    assert!(!shows("a … c", "a b") && !shows("a c", "a c d") && !shows("b … c", "a b c"));
+    let doc = "<!-- docs-commands: file u.fio -->\n```ini\n[a]\nx=1 \\\n```\n";
+    assert_eq!(
+        items(doc).unwrap(),
+        vec![Item::File {
+            name: "u.fio".into(),
+            text: "[a]\nx=1 \\\n".into()
+        }]
     );
 }
