@@ -3,7 +3,8 @@
 //! repository's `examples/` and `data/` (what the commands name), each through `sh -c` with
 //! `ssdlab` standing for the built binary, and must exit 0 within `LIMIT`.
 //!
-//! docs/PERFORMANCE.md is left out: it is being rewritten (its timings are not commands to run).
+//! docs/PERFORMANCE.md is left out: its commands are the benchmarks (minutes each; what they print
+//! are timings of this machine, not outputs to compare), rerun by hand with the `bench/` scripts.
 //!
 //! What is read: fenced code blocks line by line (a `\` at the end joins the next line). A line
 //! is a command when, after an optional `$ ` prompt, it starts with `ssdlab `, with
