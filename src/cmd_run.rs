@@ -20,8 +20,7 @@ use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
-    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimJob, SimOptions, SimSession,
-    SimTarget,
+    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimTarget,
 };
 use ssdlab_report::export::LogExporter;
 use ssdlab_report::html::HtmlExporter;
@@ -792,55 +791,24 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                         .map_err(engine_failure)?
                 }
             };
-            let mut notes = Vec::new();
-            if !steps.is_empty() {
-                let clock = if a.precondition_timed {
-                    ssdlab_engine::PreClock::Simulated
-                } else {
-                    ssdlab_engine::PreClock::Untimed
-                };
-                let done =
-                    ssdlab_engine::precondition(&mut session, &t, &spec, &steps, &opts, clock)
-                        .map_err(engine_failure)?;
-                let said: Vec<String> = done.iter().map(|d| d.to_string()).collect();
-                notes.push(format!("preconditioned by workload: {}", said.join("; ")));
-            }
-            let mut result = if a.steady_state {
-                let (r, ss) = status::with_status_line(&spec, true, |progress| {
-                    ssdlab_engine::run_to_steady_state(
-                        &mut session,
-                        &spec,
-                        &SimOptions { progress, ..opts },
-                    )
-                })
-                .map_err(engine_failure)?;
-                notes.push(match ss.reached_at {
-                    Some(k) => format!(
-                        "SNIA PTS steady state reached at round {k} (window of 5 rounds: average {:.0} IOPS, range {:.1} %, best-fit excursion {:.1} %); the result is round {k}",
-                        ss.window_avg, ss.range_pct, ss.slope_pct
-                    ),
-                    None => format!(
-                        "SNIA PTS steady state not reached in {} rounds (last window: range {:.1} %, best-fit excursion {:.1} %); the result is the last round",
-                        ss.rounds.len(), ss.range_pct, ss.slope_pct
-                    ),
-                });
-                let mut r = r;
-                r.steady_state = Some(ss);
-                r
+            let clock = if a.precondition_timed {
+                ssdlab_engine::PreClock::Simulated
             } else {
-                let job = SimJob {
-                    spec: &spec,
-                    iolog: None,
-                    log: None,
-                    steady_group: None,
-                };
-                let mut out = status::with_status_line(&spec, true, |progress| {
-                    session.run(std::slice::from_ref(&job), &SimOptions { progress, ..opts })
-                })
-                .map_err(engine_failure)?;
-                out.remove(0).result
+                ssdlab_engine::PreClock::Untimed
             };
-            result.notes.splice(0..0, notes);
+            let pre =
+                ssdlab_engine::precondition_noted(&mut session, &t, &spec, &steps, &opts, clock)
+                    .map_err(engine_failure)?;
+            let mut result = status::with_status_line(&spec, true, |progress| {
+                ssdlab_engine::measure_on_session(
+                    &mut session,
+                    &spec,
+                    a.steady_state,
+                    &SimOptions { progress, ..opts },
+                )
+            })
+            .map_err(engine_failure)?;
+            result.notes.splice(0..0, pre);
             (result, Some(session))
         };
         // The result is printed first: what is written after it (the store, the drive state)

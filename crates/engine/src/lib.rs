@@ -30,8 +30,8 @@ pub use engine_loop::{
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, merge_iologs, IologTarget};
 pub use precondition::{
-    check_precondition, parse_precondition, precondition, run_to_steady_state, PreClock, PreDone,
-    PreStep, PreTimed,
+    check_precondition, measure_on_session, parse_precondition, precondition, precondition_noted,
+    run_to_steady_state, PreClock, PreDone, PreStep, PreTimed,
 };
 pub use real::{
     build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,

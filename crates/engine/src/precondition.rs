@@ -309,6 +309,65 @@ pub fn round_seed(seed: u64, k: usize) -> u64 {
     }
 }
 
+/// [`precondition`], said as a note for the result (`preconditioned by workload: …`); `None`
+/// without steps.
+pub fn precondition_noted(
+    session: &mut SimSession,
+    target: &SimTarget,
+    measured: &WorkloadSpec,
+    steps: &[PreStep],
+    opts: &SimOptions<'_>,
+    clock: PreClock,
+) -> Result<Option<String>, EngineError> {
+    if steps.is_empty() {
+        return Ok(None);
+    }
+    let done = precondition(session, target, measured, steps, opts, clock)?;
+    let said: Vec<String> = done.iter().map(|d| d.to_string()).collect();
+    Ok(Some(format!(
+        "preconditioned by workload: {}",
+        said.join("; ")
+    )))
+}
+
+/// The measured part of a simulated run on `session`: with `steady_state`, SNIA PTS rounds
+/// until steady state ([`run_to_steady_state`]; the result's first note says whether and at
+/// which round it was reached, and its `steady_state` holds the rounds), else one run of
+/// `spec`.
+pub fn measure_on_session(
+    session: &mut SimSession,
+    spec: &WorkloadSpec,
+    steady_state: bool,
+    opts: &SimOptions<'_>,
+) -> Result<RunResult, EngineError> {
+    if !steady_state {
+        let job = SimJob {
+            spec,
+            iolog: None,
+            log: None,
+            steady_group: None,
+        };
+        let mut out = session.run(std::slice::from_ref(&job), opts)?;
+        return Ok(out.remove(0).result);
+    }
+    let (mut r, ss) = run_to_steady_state(session, spec, opts)?;
+    let note = match ss.reached_at {
+        Some(k) => format!(
+            "SNIA PTS steady state reached at round {k} (window of 5 rounds: average {:.0} IOPS, range {:.1} %, best-fit excursion {:.1} %); the result is round {k}",
+            ss.window_avg, ss.range_pct, ss.slope_pct
+        ),
+        None => format!(
+            "SNIA PTS steady state not reached in {} rounds (last window: range {:.1} %, best-fit excursion {:.1} %); the result is the last round",
+            ss.rounds.len(),
+            ss.range_pct,
+            ss.slope_pct
+        ),
+    };
+    r.notes.insert(0, note);
+    r.steady_state = Some(ss);
+    Ok(r)
+}
+
 /// Runs `spec` in rounds (each its full length) until the last `WINDOW` (5) rounds are steady or
 /// `MAX_ROUNDS` (25) have run; returns the last round's result and the verdict.
 pub fn run_to_steady_state(
