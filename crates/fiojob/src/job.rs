@@ -1611,9 +1611,10 @@ impl Settings {
     }
 
     /// Stop conditions for `clones` workers on a region of `span` bytes (fio: a job ends when
-    /// it has done `io_size` (default `size`) bytes `loops` times, or `number_ios` I/Os, or at
-    /// `runtime`; `time_based` runs for `runtime` whatever the size). Every clone does its own
-    /// share, so the budgets are the clones' together.
+    /// it has done `io_size` (default `size`) bytes `loops` times, or `number_ios` I/Os
+    /// `loops` times (`io_bytes_exceeded`, `exceeds_number_ios`), or at `runtime`;
+    /// `time_based` runs for `runtime` whatever the size). Every clone does its own share, so
+    /// the budgets are the clones' together.
     pub fn stop(&self, span: u64, clones: u32) -> StopCondition {
         let c = clones.max(1) as u64;
         let mut stop = StopCondition {
@@ -1625,7 +1626,7 @@ impl Settings {
             stop.bytes = Some(per.saturating_mul(c)).filter(|&b| b > 0);
         }
         if let Some(n) = self.number_ios.filter(|&n| n > 0) {
-            stop.ios = Some(n.saturating_mul(c));
+            stop.ios = Some(n.saturating_mul(self.loops.max(1)).saturating_mul(c));
         }
         stop
     }
@@ -1704,10 +1705,13 @@ impl Settings {
             },
             think_iotime_ns: self.thinktime_iotime_ns,
             min_rate: self.min_rate(),
-            // fio's keep_running: without io_size (and not time_based) the job ends once its
-            // files are done `loops` times, even short of its bytes (holes: `rw=write:8k`)
-            passes: (self.io_size.is_none() && !(self.time_based && self.runtime_ns.is_some()))
-                .then_some(self.loops),
+            // fio's keep_running: unless time_based, the job ends once its files are done
+            // `loops` times, even short of its bytes (holes: `rw=write:8k`); with io_size it
+            // then goes on, pass by pass, while it has done less than io_size
+            passes: (!(self.time_based && self.runtime_ns.is_some())).then_some(self.loops),
+            more_passes_below: self
+                .io_size
+                .filter(|_| !(self.time_based && self.runtime_ns.is_some())),
             block_sizes: self.block_sizes(),
             distribution: if mode.random() {
                 self.distribution.clone()
@@ -1772,6 +1776,7 @@ impl Settings {
             // fio checks its minimum rates while it replays, as while it generates
             min_rate: self.min_rate(),
             passes: None,
+            more_passes_below: None,
             block_sizes: None,
             distribution: Distribution::Uniform,
             files: None,

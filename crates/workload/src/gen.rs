@@ -238,6 +238,11 @@ pub struct OpGen {
     /// generator has nothing more (`u64::MAX`: never).
     passes: u64,
     pass_limit: u64,
+    /// [`WorkloadSpec::more_passes_below`] (0: none), the largest block, and the bytes of the
+    /// ops made so far.
+    more_below: u64,
+    max_bs: u64,
+    made: u64,
     /// Neither several files nor trims: [`next_op`](Self::next_op) is the read/write stream
     /// itself (one branch on the hot path).
     plain: bool,
@@ -347,6 +352,9 @@ impl OpGen {
             then_write: None,
             passes: 0,
             pass_limit: spec.passes.unwrap_or(u64::MAX),
+            more_below: spec.more_passes_below.unwrap_or(0),
+            max_bs: spec.bs.max(1),
+            made: 0,
             plain: spec.trim.is_none(),
         }
     }
@@ -364,6 +372,19 @@ impl OpGen {
     fn pass_end(&mut self) {
         self.wrapped = true;
         self.passes += 1;
+        self.more_passes();
+    }
+
+    /// fio's `keep_running` once a job's `loops` are run: with `io_size`, another pass starts
+    /// while the job has done less than it by at least its largest block.
+    #[inline]
+    fn more_passes(&mut self) {
+        if self.passes >= self.pass_limit
+            && self.made < self.more_below
+            && self.more_below - self.made >= self.max_bs
+        {
+            self.pass_limit = self.passes + 1;
+        }
     }
 
     /// The sequential offsets of direction `d` ran out: a sequential job's pass ends; a random
@@ -396,10 +417,13 @@ impl OpGen {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> Op {
-        if self.plain {
-            return self.next_made();
-        }
-        self.next_special()
+        let op = if self.plain {
+            self.next_made()
+        } else {
+            self.next_special()
+        };
+        self.made += op.len;
+        op
     }
 
     /// The next operation of a job of several files or of trims.
@@ -408,7 +432,10 @@ impl OpGen {
         if let Some(f) = &mut self.files {
             let op = f.next_op();
             // a job's passes are those of its files together
-            self.passes = f.passes;
+            if f.passes != self.passes {
+                self.passes = f.passes;
+                self.more_passes();
+            }
             return op;
         }
         if self.trim.is_none() {
@@ -637,6 +664,44 @@ mod tests {
             !g.ended()
         });
         assert_eq!(n.count(), 100, "the offsets never run out");
+    }
+
+    /// fio's `keep_running` with io_size: once its loops are run, the job starts another pass
+    /// while it has done less than io_size by at least its largest block, and that pass runs
+    /// to the region's end (the budget, not the generator, stops it short).
+    #[test]
+    fn passes_go_on_below_io_size() {
+        let ops_until_ended = |below: u64| {
+            let spec = WorkloadSpec {
+                rw: RwMode::Read,
+                read_pct: 100,
+                random_pct: 0,
+                bs: 4096,
+                span: Some(256 << 10),
+                passes: Some(1),
+                more_passes_below: Some(below),
+                ..Default::default()
+            };
+            let mut g = OpGen::new(&spec, 0, 256 << 10, 0);
+            let mut n = 0;
+            while n < 10_000 {
+                g.next_op();
+                if g.ended() {
+                    break;
+                }
+                n += 1;
+            }
+            n
+        };
+        // 384k after one pass of 256k: a second pass, whole
+        assert_eq!(ops_until_ended(384 << 10), 128);
+        // 640k: two more passes
+        assert_eq!(ops_until_ended(640 << 10), 192);
+        // less than a block short after a pass: done
+        assert_eq!(ops_until_ended((256 << 10) + 4095), 64);
+        assert_eq!(ops_until_ended((256 << 10) + 4096), 128);
+        // at or below one pass: the loops alone
+        assert_eq!(ops_until_ended(100 << 10), 64);
     }
     use crate::spec::RwMode;
     use proptest::prelude::*;

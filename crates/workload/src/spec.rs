@@ -229,6 +229,11 @@ pub struct WorkloadSpec {
     /// are run); `None`: only the stop conditions end it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passes: Option<u64>,
+    /// After its `passes`, each worker starts another pass while it has done fewer bytes than
+    /// this by at least its largest block (fio's `keep_running` for a job with `io_size`: its
+    /// `loops` passes, then more until `io_size` is done; the stop conditions still cap it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_passes_below: Option<u64>,
     /// fio's `rate_min`/`rate_iops_min`: the job fails when a direction falls below its rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rate: Option<MinRate>,
@@ -283,6 +288,7 @@ impl Default for WorkloadSpec {
             think_iotime_ns: 0,
             min_rate: None,
             passes: None,
+            more_passes_below: None,
             block_sizes: None,
             distribution: Default::default(),
             trim: TrimMode::None,
