@@ -566,7 +566,11 @@ impl Settings {
             "offset" => self.offset = Some(size(&need(v, key)?)?),
             "io_size" => self.io_size = Some(bytes(&need(v, key)?)?),
             "number_ios" => self.number_ios = Some(value::int(&need(v, key)?)?),
-            "loops" => self.loops = value::int_in(&need(v, key)?, 1, u32::MAX as u64)?,
+            // fio takes loops=0 as one loop (td->loops is at least 1; the pass then comes
+            // from keep_running's size check, as after a last loop)
+            "loops" => {
+                self.loops = value::int_in(&need(v, key)?, 0, u32::MAX as u64)?.max(1);
+            }
             "rw" => {
                 let s = need(v, key)?;
                 let (mode, modifier) = match s.split_once(':') {
