@@ -13,14 +13,17 @@
 //! * [`job`]: typed settings with fio's defaults, jobs with their waves (stonewall, wait_for)
 //!   and reporting groups, unsupported keys with their lines, and the ssdlab workload of a job.
 //! * [`naming`]: messages about a job's settings in fio's words (`bs=3 (job.fio line 4)`).
+//! * [`plan`]: how each job lands on a target (regions, percentages of a target's length,
+//!   default file names, several files, traces, the simulated drive) and the engine's units,
+//!   options and logs for it; it probes targets and writes nothing.
 //!
-//! Nothing here touches a target: sizes given as percentages, default file names and traces are
-//! resolved by the caller, which knows the files.
+//! Only [`plan`] looks at targets: the parser and the settings know no files.
 
 pub mod ini;
 pub mod job;
 pub mod naming;
 pub mod options;
+pub mod plan;
 mod table;
 pub mod value;
 

@@ -1,0 +1,1075 @@
+//! How each job of a job set lands on a target: fio's regions (`offset`, `size`, `filesize`,
+//! percentages of the target's length, `offset_increment` per clone), default file names
+//! (`JOB.CLONE.FILENO` in `directory`), several files per job, traces replayed onto their
+//! files or devices, the simulated drive; and what the engine needs for each (its workload,
+//! target and options, the ring, the sync mode, the layout fill, the page-cache advice, the
+//! logs, the read-back of `verify`). [`plan_units`] turns a [`JobSet`] into the [`Unit`]s the
+//! engine runs.
+//!
+//! Planning looks at the targets (their kind and length) but writes nothing.
+
+use crate::job::split_filenames;
+use crate::{Engine, Fadvise, Fallocate, Job, JobSet, Settings, Size};
+use ssdlab_engine::{
+    EngineChoice, FixedBufs, IologTarget, RealOptions, RealTarget, RingOptions, SimTarget,
+};
+use ssdlab_io::cache::FileAdvice;
+use ssdlab_io::SyncMode;
+use ssdlab_report::logs::LogStyle;
+use ssdlab_stats::LogConfig;
+use ssdlab_target::Fill;
+use ssdlab_workload::replay::{TraceFile, TraceShape};
+use ssdlab_workload::{FileRegion, Files, ReplaySpec, Trace, WorkloadSpec};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// A job that cannot be planned onto its target (nothing was written); the message names the
+/// job and what is wrong, in fio's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+type Result<T, E = PlanError> = std::result::Result<T, E>;
+
+/// A [`PlanError`] with a formatted message.
+macro_rules! plan_err {
+    ($($t:tt)*) => {
+        PlanError(format!($($t)*))
+    };
+}
+
+/// Returns a [`PlanError`] with a formatted message.
+macro_rules! bail {
+    ($($t:tt)*) => {
+        return Err(plan_err!($($t)*))
+    };
+}
+
+/// What the caller decides for every real unit: the command's safety and memory options, the
+/// stop flag its signal handler raises, and where the engine's notes go.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanOptions {
+    /// Jobs may write to block devices (`--allow-destroy`).
+    pub allow_destroy: bool,
+    /// Refuse a run whose memory estimate is above this many bytes (`--max-memory`).
+    pub max_memory: Option<u64>,
+    /// Raised from outside (Ctrl-C) to stop a layout or a run.
+    pub stop: Option<&'static AtomicBool>,
+    /// Where the engine's notes go (the binary prints them on stderr).
+    pub on_note: fn(&str),
+}
+
+/// One engine job: a fio job (or one clone of it, when clones have files of their own).
+#[derive(Debug)]
+pub struct Unit {
+    /// The index of its job in [`JobSet::jobs`].
+    pub job: usize,
+    /// How many of the job's clones it runs.
+    pub clones: u32,
+    /// What it does.
+    pub spec: WorkloadSpec,
+    /// Its real target and the engine's options for it (`None` on a simulated drive).
+    pub real: Option<(RealTarget, RealOptions<'static>)>,
+    /// Where its `write_iolog` goes.
+    pub iolog: Option<IologTarget>,
+    /// The file or device shown in the header.
+    pub label: String,
+    /// Read the region back with verification after the job (fio's verify phase).
+    pub verify_back: bool,
+}
+
+/// The ring options of a job on the io_uring engine (fio's defaults: no fixed buffers, no
+/// registered files).
+fn ring_of(s: &Settings) -> RingOptions {
+    match s.engine {
+        Engine::IoUring => RingOptions {
+            iopoll: s.hipri,
+            sqpoll: s.sqthread_poll,
+            fixed_bufs: if s.fixedbufs {
+                FixedBufs::On
+            } else {
+                FixedBufs::Off
+            },
+            register_files: s.registerfiles,
+        },
+        Engine::Async(_) if sync_mode_of(s) != SyncMode::Threads => RingOptions::default(),
+        Engine::Async(_) => RingOptions {
+            fixed_bufs: FixedBufs::Off,
+            register_files: false,
+            ..RingOptions::default()
+        },
+        _ => RingOptions::default(),
+    }
+}
+
+/// A size of a target (or a percentage of it) in bytes.
+fn resolve_size(s: Size, total: u64) -> u64 {
+    match s {
+        Size::Bytes(b) => b,
+        Size::Percent(p) => ((total as f64) * p / 100.0) as u64,
+    }
+}
+
+/// The region `(offset, span)` of a job on a target of `total` bytes (`None`: a file that does
+/// not exist yet).
+fn region(s: &Settings, total: Option<u64>, what: &str, job: &str) -> Result<(u64, u64)> {
+    let t = total.unwrap_or(0);
+    let pct_needs_size = |k: &str| {
+        plan_err!("job {job}: {k} is a percentage, and {what} does not exist yet to take it of")
+    };
+    let offset = match s.offset {
+        None => 0,
+        Some(Size::Percent(_)) if total.is_none() => return Err(pct_needs_size("offset")),
+        Some(o) => resolve_size(o, t),
+    };
+    let size = s.size.or(s.filesize.map(Size::Bytes));
+    let span = match size {
+        Some(Size::Percent(_)) if total.is_none() => return Err(pct_needs_size("size")),
+        Some(Size::Percent(p)) => {
+            let v = resolve_size(Size::Percent(p), t);
+            v.min(t.saturating_sub(offset))
+        }
+        Some(Size::Bytes(b)) => b,
+        None => match total {
+            Some(t) if t > offset => t - offset,
+            Some(_) => bail!("job {job}: offset {offset} is at or beyond the end of {what}"),
+            None => bail!(
+                "job {job}: {what} does not exist: give size= (fio lays out a file of that size)"
+            ),
+        },
+    };
+    if span == 0 {
+        bail!("job {job}: the region on {what} is empty (size=0)");
+    }
+    Ok((offset, span))
+}
+
+/// fio's region of a job of one file with one `filesize` F (`setup_files`): the file is F
+/// long whatever its length (one longer is left as it is, one shorter is laid out to the
+/// region's end); the region runs from the offset (`offset`, a percentage of the length the
+/// target has, plus `offset_increment` per clone) to F, or is `size=N%` of F (rounded down to
+/// the smallest block) from the offset; `size` in bytes caps a pass (fio lowers `size` to the
+/// region, so without `io_size` a pass ends at the file's end). `real`: the target's length
+/// (0 for a file still to be laid out; `None` for fio's null file without `size`, which has
+/// none). Returns (offset, region, bytes of a pass).
+fn filesize_region(
+    s: &Settings,
+    fsz: u64,
+    real: Option<u64>,
+    clone: u32,
+    job: &str,
+    what: &str,
+) -> Result<(u64, u64, u64)> {
+    let of = |v: Size, k: &str| {
+        match (v, real) {
+        (Size::Bytes(b), _) => Ok(b),
+        (Size::Percent(p), Some(r)) => Ok(resolve_size(Size::Percent(p), r)),
+        (Size::Percent(p), None) => Err(plan_err!(
+            "job {job}: {k}={p}% of {what}, which has no length without size=: fio refuses it too (\"you need to specify valid offset=\")"
+        )),
+    }
+    };
+    let mut off = match s.offset {
+        Some(o) => of(o, "offset")?,
+        None => 0,
+    };
+    if let Some(inc) = s.offset_increment {
+        off = off.saturating_add(of(inc, "offset_increment")?.saturating_mul(clone as u64));
+    }
+    if off >= fsz {
+        bail!(
+            "job {job}: offset {off}{} on {what} is at or beyond filesize={fsz}, the end of the job's file: fio runs no I/O and fails",
+            if clone > 0 && s.offset_increment.is_some() {
+                format!(" (clone {clone}, with offset_increment)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let mut region = fsz - off;
+    if let Some(Size::Percent(p)) = s.size {
+        region = resolve_size(Size::Percent(p), fsz).min(region);
+        region -= region % s.min_block_size_any();
+    }
+    let pass = match s.size {
+        Some(Size::Bytes(b)) => b.min(region),
+        _ => region,
+    };
+    if pass < s.min_block_size_any() {
+        bail!(
+            "job {job}: the region on {what} ({pass} bytes of filesize={fsz}) is smaller than one block ({} bytes): fio fails too (\"blocksize is larger than data set range\")",
+            s.min_block_size_any()
+        );
+    }
+    Ok((off, region, pass))
+}
+
+/// `directory` joined with a file name the way fio does (an absolute name stands alone).
+fn in_directory(s: &Settings, name: &str) -> PathBuf {
+    match &s.directory {
+        Some(d) if !Path::new(name).is_absolute() => Path::new(d).join(name),
+        _ => PathBuf::from(name),
+    }
+}
+
+/// The seed of a job: `randseed`, or a new one every run with `randrepeat=0`.
+fn seed_of(s: &Settings) -> u64 {
+    if s.randrepeat {
+        s.randseed
+    } else {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    }
+}
+
+/// The size of the simulated target (a stripe set that cannot be built counts as one drive:
+/// the engine refuses it when the run is checked). Not the engine's `sim_geometry`, which also
+/// checks a workload against the target and is the engine's own.
+fn sim_size(t: &SimTarget) -> u64 {
+    let d = t.drive.user_capacity();
+    match t.stripe {
+        Some(st) if t.drives > 1 => {
+            let block = t.drive.logical_block_size();
+            ssdlab_layout::StripeMap::new(&vec![d; t.drives], st, block)
+                .map(|m| m.size())
+                .unwrap_or(d)
+        }
+        _ => d,
+    }
+}
+
+/// The trace of a job, loaded (for its shape and the files it names).
+fn load_trace(r: &ReplaySpec, job: &str) -> Result<Trace> {
+    Trace::load(r).map_err(|e| plan_err!("job {job}: {e}"))
+}
+
+/// Where a replay goes on real targets: `replay_redirect`, else the one file or device the
+/// trace names.
+fn replay_target(s: &Settings, trace: &Trace, job: &str) -> Result<PathBuf> {
+    if let Some(r) = &s.replay_redirect {
+        return Ok(PathBuf::from(r));
+    }
+    if s.filename.is_some() {
+        bail!(
+            "job {job}: filename= with read_iolog: fio replays onto the files the trace names; give replay_redirect=FILE to replay onto another"
+        );
+    }
+    match trace.files.as_slice() {
+        [TraceFile::Named(f)] => Ok(PathBuf::from(f)),
+        [TraceFile::Device { major, minor }] => ssdlab_target::device_node(*major, *minor)
+            .ok_or_else(|| {
+                plan_err!(
+                    "job {job}: the trace was recorded on device {major}:{minor}, which this system does not have; give replay_redirect=DEVICE"
+                )
+            }),
+        files => bail!(
+            "job {job}: the trace addresses {} files or devices ({}); ssdlab replays onto one target: give replay_redirect=TARGET",
+            files.len(),
+            files.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// How the sync engine does a job's I/Os: fio's libaio on a buffered file does each I/O inside
+/// `io_submit` (the kernel has no asynchronous buffered I/O for it), and glibc's POSIX AIO
+/// (fio's posixaio) serves one file's requests in order on one thread.
+fn sync_mode_of(s: &Settings) -> SyncMode {
+    match s.engine {
+        Engine::Async("libaio") if !s.direct => SyncMode::Serial,
+        Engine::Async("posixaio") => SyncMode::Queue,
+        _ => SyncMode::Threads,
+    }
+}
+
+/// How a file the job needs is laid out, as fio's `extend_file` does it: with data for a job
+/// that reads (or writes with `overwrite=1`); otherwise as `fallocate=` says (fio's default on
+/// Linux: allocated, unwritten extents); not at all with `create_on_open`.
+fn fill_of(s: &Settings) -> Fill {
+    if s.create_on_open {
+        return Fill::Nothing;
+    }
+    if s.mode.reads() || s.overwrite {
+        return Fill::Data;
+    }
+    match s.fallocate {
+        Fallocate::Native | Fallocate::Posix => Fill::Allocate,
+        Fallocate::Keep => Fill::AllocateKeepSize,
+        Fallocate::Truncate => Fill::Truncate,
+        Fallocate::None => Fill::Nothing,
+    }
+}
+
+/// fio's `fadvise_hint` (default: random advice for random modes, sequential otherwise).
+fn advice_of(s: &Settings) -> Option<FileAdvice> {
+    match s.fadvise {
+        Fadvise::None => None,
+        Fadvise::ByMode if s.mode.random() => Some(FileAdvice::Random),
+        Fadvise::ByMode => Some(FileAdvice::Sequential),
+        Fadvise::Random => Some(FileAdvice::Random),
+        Fadvise::Sequential => Some(FileAdvice::Sequential),
+        Fadvise::NoReuse => Some(FileAdvice::NoReuse),
+    }
+}
+
+/// The random seed of clone `c` of a job (fio seeds each clone by its thread number).
+fn clone_seed(seed: u64, c: u32) -> u64 {
+    if c == 0 {
+        seed
+    } else {
+        ssdlab_workload::gen::worker_seed(seed, c)
+    }
+}
+
+/// One meaning per engine: on the drive, the engine sets the queue depth as in fio (a sync
+/// engine: one I/O at a time; an asynchronous one: iodepth).
+fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut Vec<String>) {
+    let s = &j.settings;
+    note(
+        format!(
+            "job {}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",
+            j.name,
+            s.engine.name(),
+            match s.engine {
+                Engine::Sync(_) => "one I/O at a time (QD 1), as fio's synchronous engines".to_string(),
+                Engine::Null => "the drive's queue at iodepth (fio's null engine would complete without a device)".to_string(),
+                _ => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
+            },
+            if s.direct { "" } else { " and direct=0" },
+        ),
+        notes,
+    );
+}
+
+/// The files of clone `c` of a job with several (fio's `nrfiles` without `filename`, named
+/// JOB.CLONE.FILENO in the directory; or `filename=a:b`), or with a range of file sizes;
+/// `None` for a job of one file of one size.
+fn several_files(s: &Settings, job: &str, c: u32) -> Option<Vec<String>> {
+    match &s.filename {
+        Some(f) => {
+            let v = split_filenames(f);
+            // A range of file sizes is drawn per file, one file too.
+            (v.len() > 1 || s.filesize_max.is_some()).then(|| {
+                v.iter()
+                    .map(|n| in_directory(s, n).display().to_string())
+                    .collect()
+            })
+        }
+        None => (s.nrfiles > 1 || s.filesize_max.is_some()).then(|| {
+            (0..s.nrfiles)
+                .map(|i| {
+                    in_directory(s, &format!("{job}.{c}.{i}"))
+                        .display()
+                        .to_string()
+                })
+                .collect()
+        }),
+    }
+}
+
+/// The regions of a job's several files as fio sizes them (`filesize`, a range drawn per file
+/// and rounded down to the smallest block size; else `size` split evenly; else each file's own
+/// length, `lens`), `offset` applied in each file, laid out one after another in the job's
+/// address space from `base`; and the bytes of one pass (`size` caps the files' total).
+fn file_regions(
+    s: &Settings,
+    lens: &[Option<u64>],
+    job: &str,
+    seed: u64,
+    base: u64,
+) -> Result<(Vec<FileRegion>, u64)> {
+    let n = lens.len() as u64;
+    let min_bs = s.min_block_size_any();
+    let mut rng = ssdlab_workload::rng::Rng::new(seed ^ 0x6669_6c65_7369_7a65);
+    let mut regions = Vec::with_capacity(lens.len());
+    let mut at = base;
+    for (i, len) in lens.iter().enumerate() {
+        let offset_of = |total: u64| s.offset.map_or(0, |o| resolve_size(o, total));
+        let (offset, span) = match (s.filesize, s.filesize_max, s.size) {
+            (Some(lo), hi, _) => {
+                let l = match hi {
+                    Some(hi) => {
+                        let v = lo + rng.below(hi - lo);
+                        v - v % min_bs
+                    }
+                    None => lo,
+                };
+                let o = offset_of(l);
+                if o >= l {
+                    bail!("job {job}: offset {o} is at or beyond the end of file {i} ({l} bytes, filesize=)");
+                }
+                // `size=N%`: that share of the file from the offset, rounded down to a block.
+                match s.size {
+                    Some(Size::Percent(p)) => {
+                        let v = resolve_size(Size::Percent(p), l).min(l - o);
+                        (o, v - v % min_bs)
+                    }
+                    _ => (o, l - o),
+                }
+            }
+            (None, _, Some(Size::Bytes(b))) => (offset_of(len.unwrap_or(0)), b / n),
+            (None, _, Some(Size::Percent(p))) => match len {
+                Some(l) => {
+                    let o = offset_of(*l);
+                    (o, resolve_size(Size::Percent(p), *l).min(l.saturating_sub(o)))
+                }
+                None => bail!(
+                    "job {job}: size={p}% of files that do not exist yet: give size= in bytes"
+                ),
+            },
+            (None, _, None) => match len {
+                Some(l) if *l > 0 => {
+                    let o = offset_of(*l);
+                    if o >= *l {
+                        bail!("job {job}: offset {o} is at or beyond the end of file {i} ({l} bytes)");
+                    }
+                    (o, l - o)
+                }
+                _ => bail!(
+                    "job {job}: file {i} does not exist: give size= or filesize= (fio lays out files of that size)"
+                ),
+            },
+        };
+        if span < min_bs {
+            bail!("job {job}: file {i}'s region of {span} bytes is smaller than one block ({min_bs} bytes)");
+        }
+        regions.push(FileRegion {
+            base: at,
+            offset,
+            span,
+        });
+        at += offset + span;
+    }
+    let all: u64 = regions.iter().map(|r| r.span).sum();
+    let pass = match (s.filesize, s.size) {
+        (Some(_), Some(Size::Bytes(b))) => all.min(b),
+        _ => all,
+    };
+    Ok((regions, pass))
+}
+
+/// The workload of a job with several files: `regions`, switched as `file_service_type` says,
+/// `pass` bytes a pass.
+fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) -> WorkloadSpec {
+    let end = regions
+        .iter()
+        .map(|r| r.base + r.offset + r.span)
+        .max()
+        .unwrap_or(0);
+    let mut spec = s.workload(0, pass, 1, seed);
+    spec.offset = 0;
+    spec.span = Some(end);
+    spec.files = Some(Files {
+        regions,
+        service: s.file_service,
+    });
+    spec
+}
+
+/// What a job's file is ([`ssdlab_target::probe`]). A character device (`/dev/null`,
+/// `/dev/zero`, which fio's examples read and write as files) is refused as not supported,
+/// not as a wrong path.
+fn probe_for_fio(path: &Path, job: &str) -> Result<ssdlab_target::TargetInfo> {
+    use std::os::unix::fs::FileTypeExt as _;
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()) {
+        bail!(
+            "job {job}: {} is a character device: not supported by ssdlab (fio reads and writes character devices as files; ssdlab measures regular files and block devices — ioengine=null stands in for /dev/null and /dev/zero)",
+            path.display()
+        );
+    }
+    ssdlab_target::probe(path).map_err(|e| plan_err!("job {job}: {e}"))
+}
+
+/// What ssdlab does not do with several files in a job, refused by name.
+fn check_several(s: &Settings, job: &str, n: usize) -> Result<()> {
+    if let Some(o) = s.openfiles.filter(|&o| o != 0 && o != n as u64) {
+        bail!("job {job}: openfiles={o}: fewer files open at once than the job has ({n}) is not supported by ssdlab (it keeps every file open, fio's default)");
+    }
+    if s.verify {
+        bail!("job {job}: verify with several files in a job is not supported by ssdlab");
+    }
+    if s.replay().is_some() {
+        bail!("job {job}: read_iolog with several files in a job is not supported by ssdlab");
+    }
+    if s.offset_increment.is_some() {
+        bail!("job {job}: offset_increment with several files in a job is not supported by ssdlab");
+    }
+    if s.mode.trims() {
+        bail!(
+            "job {job}: rw={} with several files in a job is not supported by ssdlab",
+            s.mode.name()
+        );
+    }
+    Ok(())
+}
+
+/// Builds the units of every job (`per_worker`: whether a job's clones are reported one by
+/// one); notes go to `notes`.
+pub fn plan_units(
+    js: &JobSet,
+    sim: Option<&SimTarget>,
+    a: &PlanOptions,
+    per_worker: &dyn Fn(&Job) -> bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Unit>> {
+    let stop = a.stop;
+    let mut units = Vec::new();
+    // The files the jobs before lay out, and to what length: fio sets a job's files up when
+    // it starts, after the jobs before it (and the clones of a job one after another), so an
+    // `offset` or `size` percentage is of the length they left.
+    let mut laid: Vec<(PathBuf, u64)> = Vec::new();
+    let mut noted = std::collections::HashSet::new();
+    let mut note = |n: String, notes: &mut Vec<String>| {
+        if noted.insert(n.clone()) {
+            notes.push(n);
+        }
+    };
+    for (ji, j) in js.jobs.iter().enumerate() {
+        let s = &j.settings;
+        let name = j.name.as_str();
+        let seed = seed_of(s);
+        let clones = s.numjobs;
+        if s.sync_engine() && s.iodepth > 1 {
+            note(
+                format!(
+                    "job {name}: iodepth={} has no effect with ioengine={} (one I/O at a time, as in fio)",
+                    s.iodepth,
+                    s.engine.name()
+                ),
+                notes,
+            );
+        }
+        let write_iolog = |file_name: &str| {
+            s.write_iolog
+                .as_ref()
+                .map(|p| IologTarget::new(PathBuf::from(p), file_name.to_string()))
+        };
+        if let Some(sim) = sim {
+            let size = sim_size(sim);
+            if let Some(first) = several_files(s, name, 0) {
+                // Several files: several regions of the drive, one after another.
+                check_several(s, name, first.len())?;
+                for c in 0..clones {
+                    let names = several_files(s, name, c).unwrap_or_default();
+                    let lens = vec![None; names.len()];
+                    let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
+                    let spec = files_workload(s, regions, pass, clone_seed(seed, c));
+                    let end = spec.span.unwrap_or(0);
+                    if end > size {
+                        bail!(
+                            "job {name}: its {} files need {end} bytes of the simulated drive {}, which has {size}",
+                            names.len(),
+                            sim.name
+                        );
+                    }
+                    let iolog = write_iolog(&sim.name).map(|mut t| {
+                        t.files = files_of(&spec, &names);
+                        t
+                    });
+                    units.push(Unit {
+                        job: ji,
+                        clones: 1,
+                        spec,
+                        real: None,
+                        iolog,
+                        label: sim.name.clone(),
+                        verify_back: false,
+                    });
+                }
+                sim_note(j, &mut note, notes);
+                continue;
+            }
+            let (spec, label) = match s.replay() {
+                Some(r) => {
+                    let t = load_trace(&r, name)?;
+                    let shape = t.shape();
+                    let offset = match s.offset {
+                        Some(o) => resolve_size(o, size),
+                        None => 0,
+                    };
+                    (
+                        s.replay_workload(&shape, r, offset, clones, seed),
+                        sim.name.clone(),
+                    )
+                }
+                None => {
+                    let what = format!("the simulated drive {}", sim.name);
+                    let (off, span) = match s.filesize {
+                        Some(_) => (0, 0),
+                        None => region(s, Some(size), &what, name)?,
+                    };
+                    // Each clone its own job with its own size and random stream, as in fio.
+                    let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
+                    for c in 0..clones {
+                        // One file of one `filesize`: fio's region of it on the drive.
+                        let (off, span, pass) = match s.filesize {
+                            Some(f) => filesize_region(s, f, Some(size), c, name, &what)?,
+                            // clone k at offset + k × offset_increment, as on a file
+                            None => match s.offset_increment {
+                                Some(inc) => (
+                                    off.saturating_add(
+                                        resolve_size(inc, size).saturating_mul(c as u64),
+                                    ),
+                                    span,
+                                    span,
+                                ),
+                                None => (off, span, span),
+                            },
+                        };
+                        if off.saturating_add(span) > size {
+                            match s.filesize {
+                                Some(f) => bail!("job {name}: filesize={f} from offset {off} ends beyond {what}, which has {size} bytes"),
+                                None => bail!("job {name}: clone {c}'s region ({span} bytes from offset {off}, with offset_increment) ends beyond {what}, which has {size} bytes"),
+                            }
+                        }
+                        let mut spec = s.workload(off, pass, 1, clone_seed(seed, c));
+                        spec.span = Some(span);
+                        units.push(Unit {
+                            job: ji,
+                            clones: 1,
+                            spec,
+                            real: None,
+                            iolog: write_iolog(&file_name),
+                            label: sim.name.clone(),
+                            verify_back: false,
+                        });
+                    }
+                    sim_note(j, &mut note, notes);
+                    continue;
+                }
+            };
+            sim_note(j, &mut note, notes);
+            let file_name = s.filename.clone().unwrap_or_else(|| sim.name.clone());
+            units.push(Unit {
+                job: ji,
+                clones,
+                spec,
+                real: None,
+                iolog: write_iolog(&file_name),
+                label,
+                verify_back: false,
+            });
+            continue;
+        }
+        let sync_mode = sync_mode_of(s);
+        let opts = |null_size: u64| RealOptions {
+            engine: match (s.engine, sync_mode) {
+                (Engine::IoUring, _) | (Engine::Async(_), SyncMode::Threads) => {
+                    EngineChoice::IoUring
+                }
+                _ => EngineChoice::Sync,
+            },
+            sync_mode,
+            fill: fill_of(s),
+            invalidate: s.invalidate,
+            advice: advice_of(s),
+            pre_read: s.pre_read,
+            direct: s.direct,
+            allow_destroy: a.allow_destroy,
+            continue_on_error: s.continue_on_error,
+            null_size,
+            on_note: a.on_note,
+            submit_batch: s.iodepth_batch.unwrap_or(1),
+            // fio reaps at most iodepth_batch_complete_max (its default: the minimum, 1)
+            // completions before it refills the queue
+            reap_max: s.iodepth_batch_complete_max.unwrap_or(1).max(1),
+            stop,
+            max_memory: a.max_memory,
+            ring: ring_of(s),
+            per_worker: per_worker(j) && clones > 1,
+            ..Default::default()
+        };
+        match (s.engine, sync_mode) {
+            (Engine::Async(e), SyncMode::Threads) => note(
+                format!("ioengine={e} runs on ssdlab's io_uring engine (same queue depth, plain buffers and descriptors)"),
+                notes,
+            ),
+            (Engine::Async(e), SyncMode::Serial) => note(
+                format!(
+                    "job {name}: ioengine={e} on a buffered file (direct=0): the kernel does each I/O inside io_submit, so, as in fio, the I/Os are done one at a time as they are submitted and reaped afterwards (iodepth={} in flight, one being done)",
+                    s.iodepth
+                ),
+                notes,
+            ),
+            (Engine::Async(e), SyncMode::Queue) => note(
+                format!(
+                    "job {name}: ioengine={e}: glibc's POSIX AIO does one file's I/Os one at a time on one thread, and so does ssdlab (iodepth={} queued, one being done)",
+                    s.iodepth
+                ),
+                notes,
+            ),
+            _ => {}
+        }
+        if let Some(r) = s.replay() {
+            let t = load_trace(&r, name)?;
+            let path = replay_target(s, &t, name)?;
+            let shape: TraceShape = t.shape();
+            let offset = match s.offset {
+                Some(Size::Bytes(o)) => o,
+                Some(Size::Percent(_)) => {
+                    bail!("job {name}: offset= as a percentage with read_iolog")
+                }
+                None => 0,
+            };
+            let spec = s.replay_workload(&shape, r, offset, clones, seed);
+            let label = path.display().to_string();
+            units.push(Unit {
+                job: ji,
+                clones,
+                spec,
+                real: Some((RealTarget::Path(path), opts(0))),
+                iolog: write_iolog(&label),
+                label,
+                verify_back: false,
+            });
+            continue;
+        }
+        if let (Engine::Null, Some(first)) = (s.engine, several_files(s, name, 0)) {
+            // fio's null engine with several files: a null file of each file's size.
+            check_several(s, name, first.len())?;
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            for c in 0..clones {
+                let names: Vec<String> = several_files(s, name, c)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|n| n.strip_prefix("./").map(str::to_string).unwrap_or(n))
+                    .collect();
+                let lens = vec![None; names.len()];
+                let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
+                let mut spec = files_workload(s, regions, pass, clone_seed(seed, c));
+                spec.qd = spec.qd.min(batch);
+                let end = spec.span.unwrap_or(0);
+                let iolog = write_iolog("null").map(|mut t| {
+                    t.files = files_of(&spec, &names);
+                    t
+                });
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(end))),
+                    iolog,
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
+        if let (Engine::Null, Some(f)) = (s.engine, s.filesize) {
+            // fio's null file of one `filesize`: as long as `size` (its length when it is
+            // given; none without), the region and the pass as on a file.
+            let real = match s.size {
+                Some(Size::Bytes(b)) => Some(b),
+                _ => None,
+            };
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            for c in 0..clones {
+                let (off, span, pass) = filesize_region(s, f, real, c, name, "the null file")?;
+                let mut spec = s.workload(off, pass, 1, clone_seed(seed, c));
+                spec.span = Some(span);
+                spec.qd = spec.qd.min(batch);
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(off + span))),
+                    iolog: write_iolog("null"),
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
+        if matches!(s.engine, Engine::Null) {
+            let size = match s.size {
+                Some(Size::Bytes(b)) => b,
+                Some(Size::Percent(_)) => bail!("job {name}: ioengine=null needs size= in bytes"),
+                None => bail!("job {name}: ioengine=null needs size= (fio's null engine does too)"),
+            };
+            // fio's null "file" is the job's region: `size` bytes from `offset` on.
+            let offset = match s.offset {
+                Some(o) => resolve_size(o, size),
+                None => 0,
+            };
+            // fio's null engine holds one submission batch in flight at a time: it completes
+            // what was committed before it takes more (its queue answers "busy" until then).
+            let batch = s.iodepth_batch.unwrap_or(1).max(1);
+            if s.queue_depth() > batch {
+                note(
+                    format!(
+                        "job {name}: ioengine=null: fio's null engine has one submission batch in flight at a time (iodepth_batch={batch}), so the depth is {batch}, not iodepth={}, as in fio",
+                        s.iodepth
+                    ),
+                    notes,
+                );
+            }
+            for c in 0..clones {
+                // clone k at offset + k × offset_increment (of the null file's size), and its
+                // file named as fio names it (JOB.CLONE.0, or filename=)
+                let offset = match s.offset_increment {
+                    Some(inc) => {
+                        offset.saturating_add(resolve_size(inc, size).saturating_mul(c as u64))
+                    }
+                    None => offset,
+                };
+                let mut spec = s.workload(offset, size.max(1), 1, clone_seed(seed, c));
+                spec.qd = spec.qd.min(batch);
+                let file = match &s.filename {
+                    Some(f) => split_filenames(f).concat(),
+                    None => format!("{name}.{c}.0"),
+                };
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((RealTarget::Null, opts(offset.saturating_add(size)))),
+                    iolog: write_iolog(&file),
+                    label: "null".into(),
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
+        if let Some(first) = several_files(s, name, 0) {
+            // Several files: shared by the clones (filename=a:b), or each clone's own
+            // (JOB.CLONE.FILENO); each clone a job of its own, as in fio.
+            check_several(s, name, first.len())?;
+            for c in 0..clones {
+                let names = several_files(s, name, c).unwrap_or_default();
+                let mut lens = Vec::with_capacity(names.len());
+                for n in &names {
+                    let info = probe_for_fio(Path::new(n), name)?;
+                    lens.push(info.exists.then_some(info.size));
+                }
+                let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
+                let spec = files_workload(s, regions, pass, clone_seed(seed, c));
+                let label = names.join(":");
+                let iolog = write_iolog(&label).map(|mut t| {
+                    t.files = files_of(&spec, &names);
+                    t
+                });
+                let mut o = opts(0);
+                o.per_worker = false;
+                units.push(Unit {
+                    job: ji,
+                    clones: 1,
+                    spec,
+                    real: Some((
+                        RealTarget::Files(names.iter().map(PathBuf::from).collect()),
+                        o,
+                    )),
+                    iolog,
+                    label,
+                    verify_back: false,
+                });
+            }
+            continue;
+        }
+        // One file shared by the clones, or (without filename=) a file per clone, named as
+        // fio names it: JOB.CLONE.0 in the directory. With offset_increment each clone has its
+        // own region (clone k at offset + k × increment).
+        // Each clone is a job of its own (its own size, number_ios and random stream), as in
+        // fio; clones of one file share it.
+        let files: Vec<(PathBuf, u32, u32)> = match &s.filename {
+            Some(f) => (0..clones)
+                .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
+                .collect(),
+            None => (0..clones)
+                .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1, c))
+                .collect(),
+        };
+        for (path, n, clone) in files {
+            let info = probe_for_fio(&path, name)?;
+            let what = path.display().to_string();
+            if s.mode.trims() && info.kind == ssdlab_target::TargetKind::File {
+                bail!(
+                    "job {name}: rw={} on {what}, a regular file{}: fio's trims are BLKDISCARD, which a regular file does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=null or --sim",
+                    s.mode.name(),
+                    if info.exists { "" } else { " (to be created)" }
+                );
+            }
+            // (fio lays out the files of a job's clones one clone after another before any
+            // starts, `create_serialize`: a clone after the first finds a shared file as long
+            // as the clones before it made it.)
+            let total = laid
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, l)| *l)
+                .or(info.exists.then_some(info.size));
+            let real = total.unwrap_or(0);
+            if let (0, Some(_), Some(Size::Percent(p))) = (real, s.filesize, s.offset) {
+                if p > 0.0 {
+                    note(
+                        format!("job {name}: offset={p}% of {what}, which does not exist yet, is 0, as in fio"),
+                        notes,
+                    );
+                }
+            }
+            let (off, span, pass) = match s.filesize {
+                // One file of one `filesize`: fio's region of it.
+                Some(f) => filesize_region(s, f, Some(real), clone, name, &what)?,
+                None => {
+                    let (mut off, span) = region(s, total, &what, name)?;
+                    if let Some(inc) = s.offset_increment {
+                        if matches!(inc, Size::Percent(_)) && total.is_none() {
+                            bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
+                        }
+                        off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
+                    }
+                    (off, span, span)
+                }
+            };
+            match laid.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, l)) => *l = (*l).max(off + span),
+                None => laid.push((path.clone(), real.max(off + span))),
+            }
+            if total.is_some()
+                && info.kind == ssdlab_target::TargetKind::File
+                && real < off.saturating_add(span)
+            {
+                note(
+                    format!(
+                        "job {name}: {what} is shorter than the job needs: fio deletes and lays out such a file again; ssdlab keeps its data and extends it"
+                    ),
+                    notes,
+                );
+            }
+            let mut spec = s.workload(off, pass, n, clone_seed(seed, clone));
+            spec.span = Some(span);
+            if s.filesize.is_some()
+                && s.verify
+                && s.do_verify
+                && s.mode.writes()
+                && s.mode.random()
+                && spec.stop.bytes.is_some_and(|b| b < span)
+            {
+                bail!(
+                    "job {name}: verify with rw={} writing {} of the {span} bytes of its region (size= below filesize=) is not supported by ssdlab: fio reads back the blocks it wrote, ssdlab reads its region from the start",
+                    s.mode.name(),
+                    spec.stop.bytes.unwrap_or(0)
+                );
+            }
+            let mut o = opts(0);
+            o.per_worker = per_worker(j) && n > 1;
+            units.push(Unit {
+                job: ji,
+                clones: n,
+                spec,
+                real: Some((RealTarget::Path(path.clone()), o)),
+                iolog: write_iolog(&what),
+                label: what,
+                verify_back: s.verify && s.do_verify && s.mode.writes(),
+            });
+        }
+    }
+    Ok(units)
+}
+
+/// The names an iolog gives a job's files, with where each begins in its address space.
+fn files_of(spec: &WorkloadSpec, names: &[String]) -> Vec<(u64, String)> {
+    spec.files
+        .as_ref()
+        .map(|f| {
+            f.regions
+                .iter()
+                .zip(names)
+                .map(|(r, n)| (r.base, n.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The read-back of a verifying write job: its region read once, sequentially, checked; no
+/// more than the job wrote (a pass of `size` smaller than `filesize`'s region, or `io_size`
+/// smaller than the region: fio verifies what it wrote).
+pub fn verify_spec(w: &WorkloadSpec) -> WorkloadSpec {
+    let mut v = w.clone();
+    v.rw = ssdlab_workload::RwMode::Read;
+    v.read_pct = 100;
+    v.random_pct = 0;
+    v.random_map = false;
+    v.random_every = 1;
+    v.seq_skip = 0;
+    v.seq_back = 0;
+    v.jobs = 1;
+    v.ramp_ns = 0;
+    // fio's verify loop checks no minimum rate
+    v.min_rate = None;
+    v.stop = ssdlab_workload::StopCondition {
+        bytes: match (v.span, w.stop.bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, _) => a,
+        },
+        ..Default::default()
+    };
+    v
+}
+
+/// What the engine keeps for a job's logs (fio's `write_*_log`), if it has any.
+pub fn log_config(s: &Settings, spec: &WorkloadSpec) -> Option<LogConfig> {
+    let lines = s.bw_log.is_some() || s.iops_log.is_some() || s.lat_log.is_some();
+    if !lines && s.hist_log.is_none() {
+        return None;
+    }
+    // (a histogram log alone needs no line per I/O: one-second windows cost next to nothing)
+    let interval_ns = match s.log_avg_msec {
+        0 if !lines => 1_000_000_000,
+        ms => ms.saturating_mul(1_000_000),
+    };
+    let averaged = lines && s.log_avg_msec > 0;
+    Some(LogConfig {
+        interval_ns,
+        // fio's bw_avg_time and iops_avg_time follow log_avg_msec when the log is written
+        bw: averaged && s.bw_log.is_some(),
+        iops: averaged && s.iops_log.is_some(),
+        reserve: (spec.stop.time_ns.unwrap_or(0))
+            .checked_div(interval_ns)
+            .unwrap_or(0)
+            .min(1 << 20) as usize,
+        max: s.log_max_value,
+        hist_msec: if s.hist_log.is_some() {
+            s.log_hist_msec
+        } else {
+            0
+        },
+    })
+}
+
+/// How fio writes a job's log lines.
+pub fn log_style(s: &Settings) -> LogStyle {
+    LogStyle {
+        offset: s.log_offset,
+        max: s.log_max_value,
+        hist_coarseness: s.log_hist_coarseness,
+        // fio's synchronous engines record no submission latency (`io_u_queued` is not called
+        // for them), and fio's null engine at iodepth=1 is one (`null.c`: FIO_SYNCIO)
+        slat: match s.engine {
+            Engine::Sync(_) => false,
+            Engine::Null => s.iodepth > 1,
+            _ => true,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions() {
+        let mut s = Settings::default();
+        assert!(
+            region(&s, None, "f", "j").is_err(),
+            "a missing file needs size="
+        );
+        assert_eq!(region(&s, Some(1 << 20), "f", "j").unwrap(), (0, 1 << 20));
+        s.size = Some(Size::Percent(50.0));
+        s.offset = Some(Size::Percent(25.0));
+        assert_eq!(region(&s, Some(1000), "f", "j").unwrap(), (250, 500));
+        assert!(region(&s, None, "f", "j").is_err());
+        s.size = Some(Size::Bytes(4096));
+        s.offset = Some(Size::Bytes(8192));
+        assert_eq!(region(&s, None, "f", "j").unwrap(), (8192, 4096));
+    }
+}
