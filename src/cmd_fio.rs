@@ -15,16 +15,18 @@ use crate::exit::{engine_failure, exit_code_for};
 use crate::output::{self, check_writable_path, Dest};
 use crate::presets::{preset_file, sim_target};
 use crate::{signals, status};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use clap::Args;
-use ssdlab_engine::{
-    LoopOutcome, RealJob, RealOptions, SimJob, SimOptions, SimSession, SteadyGroup,
+use ssdlab_engine::{RealJob, RealOptions, SimJob, SimOptions, SimSession, SteadyGroup};
+use ssdlab_fiojob::plan::{
+    first_threads, log_config, log_files, log_style, plan_units, verify_spec, LogFile, PlanOptions,
+    Unit,
 };
-use ssdlab_fiojob::plan::{log_config, log_style, plan_units, verify_spec, PlanOptions, Unit};
-use ssdlab_fiojob::{options, Job, JobSet, SystemEnv, Unified};
-use ssdlab_report::logs::{file_name, render_job_log, shared_file_name, LogKind, LogStyle};
-use ssdlab_report::{exporter, FioJob, Format, Ignored, Report, ReportJob, TableStyle};
-use ssdlab_stats::{JobLog, LogConfig, Recorder, RunResult};
+use ssdlab_fiojob::run::{build_report, Measured};
+use ssdlab_fiojob::{options, Job, SystemEnv};
+use ssdlab_report::logs::{render_job_log, LogStyle};
+use ssdlab_report::{exporter, Format, Report, ReportJob, TableStyle};
+use ssdlab_stats::{JobLog, LogConfig};
 use ssdlab_target::{check_outputs, Named};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -189,17 +191,6 @@ fn read_stdin_job() -> Result<Vec<u8>, Failure> {
     Ok(data)
 }
 
-/// What a unit measured.
-#[derive(Clone)]
-struct Measured {
-    result: RunResult,
-    recorder: Recorder,
-    outcome: LoopOutcome,
-    workers: Vec<(RunResult, Recorder)>,
-    /// Why the job's `write_iolog` was not kept.
-    iolog_error: Option<String>,
-}
-
 /// fio's `--output-format` names (several may be given comma-separated in fio; ssdlab prints
 /// one): normal, json, json+.
 fn fio_format(s: &str) -> Result<Format, String> {
@@ -226,32 +217,6 @@ fn format_of(a: &FioArgs) -> Format {
     }
 }
 
-/// fio's one-line job description.
-fn header(j: &Job, label: &str) -> String {
-    let s = &j.settings;
-    // fio's num2str with 4 digits: 4096B, 16.0KiB.
-    let size = |b: u64| ssdlab_report::fio_text::num2str(b, 4, true, "B");
-    let bs = |i: usize| {
-        let (lo, hi) = s.bs_of(i).bounds();
-        format!("{}-{}", size(lo), size(hi))
-    };
-    let rw = if s.read_iolog.is_some() {
-        "replay".to_string()
-    } else {
-        s.mode.name().to_string()
-    };
-    format!(
-        "{}: (g={}): rw={rw}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}, file={label}",
-        j.name,
-        j.group,
-        bs(0),
-        bs(1),
-        bs(2),
-        s.engine.name(),
-        s.iodepth
-    )
-}
-
 /// A job's error in fio's words: its options as written and where (`bs=3 (job.fio line 4)`),
 /// with the exit code of the error's class.
 fn job_failure(e: ssdlab_engine::EngineError, j: &Job) -> Failure {
@@ -260,81 +225,6 @@ fn job_failure(e: ssdlab_engine::EngineError, j: &Job) -> Failure {
         &ssdlab_fiojob::JobNaming::new(&j.settings),
         &format!("job {}: ", j.name),
     )
-}
-
-/// One log file of the run: its kind, the option that asked for it, and the fio thread numbers
-/// whose logs it holds (one, or with `per_job_logs=0` every thread of the jobs sharing it, which
-/// fio appends to the file).
-struct LogFile {
-    path: PathBuf,
-    kind: LogKind,
-    role: &'static str,
-    threads: Vec<u32>,
-    append: bool,
-}
-
-/// fio's thread number (from 1, in job order, each clone its own) of each job's first clone.
-fn first_threads(js: &JobSet) -> Vec<u32> {
-    js.jobs
-        .iter()
-        .scan(1u32, |next, j| {
-            let first = *next;
-            *next = next.saturating_add(j.settings.numjobs);
-            Some(first)
-        })
-        .collect()
-}
-
-/// Every log file the jobs write, named as fio 3.33 names them (`init.c`: `gen_log_name`:
-/// `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` with `per_job_logs=0`; the prefix relative to the
-/// current directory, the job's name when none is given).
-fn log_files(js: &JobSet) -> Result<Vec<LogFile>> {
-    let firsts = first_threads(js);
-    let mut files: Vec<LogFile> = Vec::new();
-    for (j, &first) in js.jobs.iter().zip(&firsts) {
-        let s = &j.settings;
-        for (prefix, role, kinds) in [
-            (&s.bw_log, "write_bw_log", &[LogKind::Bw][..]),
-            (
-                &s.lat_log,
-                "write_lat_log",
-                &[LogKind::Lat, LogKind::Slat, LogKind::Clat][..],
-            ),
-            (&s.hist_log, "write_hist_log", &[LogKind::ClatHist][..]),
-            (&s.iops_log, "write_iops_log", &[LogKind::Iops][..]),
-        ] {
-            let Some(prefix) = prefix else { continue };
-            let prefix = Path::new(if prefix.is_empty() { &j.name } else { prefix });
-            for &kind in kinds {
-                for t in first..first.saturating_add(s.numjobs) {
-                    let path = if s.per_job_logs {
-                        file_name(prefix, kind, t)
-                    } else {
-                        shared_file_name(prefix, kind)
-                    };
-                    match files.iter_mut().find(|f| f.path == path) {
-                        Some(f) if f.append && !s.per_job_logs && f.kind == kind => {
-                            f.threads.push(t)
-                        }
-                        Some(f) => bail!(
-                            "{role}: job {} would write {}, which {} writes already; give the logs other names",
-                            j.name,
-                            path.display(),
-                            f.role
-                        ),
-                        None => files.push(LogFile {
-                            path,
-                            kind,
-                            role,
-                            threads: vec![t],
-                            append: !s.per_job_logs,
-                        }),
-                    }
-                }
-            }
-        }
-    }
-    Ok(files)
 }
 
 /// Writes the log files, all or none (a shared file, `per_job_logs=0`, after what it held, as
@@ -1026,157 +916,6 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         return Ok(signals::exit_code());
     }
     Ok(code)
-}
-
-/// An entry being put together.
-struct Building {
-    job: usize,
-    unit: usize,
-    group: u32,
-    members: u32,
-    recorder: Recorder,
-    outcomes: Vec<LoopOutcome>,
-    first: RunResult,
-    errors: Vec<ssdlab_stats::IoErrorRecord>,
-    /// fio's `steadystate` block of a group: its last member's (the one that keeps the
-    /// group's samples, `stat.c` copies each member's in turn).
-    steady: Option<ssdlab_stats::FioSteadyState>,
-}
-
-/// The report entries, by fio's rule (`stat.c`): every clone of a job without
-/// `group_reporting` is an entry of its own; a job with it joins the entry before it when that
-/// is of the same reporting group, else starts one.
-fn build_report(
-    js: &JobSet,
-    units: &[Unit],
-    measured: &[Option<Measured>],
-) -> Vec<(RunResult, FioJob)> {
-    let mut built: Vec<Building> = Vec::new();
-    for (i, u) in units.iter().enumerate() {
-        let Some(m) = &measured[i] else { continue };
-        let j = &js.jobs[u.job];
-        let gr = j.settings.group_reporting;
-        if gr {
-            if let Some(b) = built.last_mut().filter(|b| b.group == j.group) {
-                b.recorder.merge(&m.recorder);
-                b.outcomes.push(m.outcome);
-                b.members += u.clones;
-                b.errors.extend(m.result.errors.iter().cloned());
-                b.steady = m.result.fio_steadystate.clone();
-                continue;
-            }
-            built.push(Building {
-                job: u.job,
-                unit: i,
-                group: j.group,
-                members: u.clones,
-                recorder: m.recorder.clone(),
-                outcomes: vec![m.outcome],
-                first: m.result.clone(),
-                errors: m.result.errors.clone(),
-                steady: m.result.fio_steadystate.clone(),
-            });
-        } else if m.workers.len() > 1 {
-            for (r, rec) in &m.workers {
-                built.push(Building {
-                    job: u.job,
-                    unit: i,
-                    group: j.group,
-                    members: 1,
-                    recorder: rec.clone(),
-                    outcomes: Vec::new(),
-                    first: r.clone(),
-                    errors: r.errors.clone(),
-                    steady: r.fio_steadystate.clone(),
-                });
-            }
-        } else {
-            built.push(Building {
-                job: u.job,
-                unit: i,
-                group: j.group,
-                members: u.clones,
-                recorder: m.recorder.clone(),
-                outcomes: Vec::new(),
-                first: m.result.clone(),
-                errors: m.result.errors.clone(),
-                steady: m.result.fio_steadystate.clone(),
-            });
-        }
-    }
-    built
-        .into_iter()
-        .map(|b| {
-            let j = &js.jobs[b.job];
-            // fio's job_runtime of a reporting group adds its members' runtimes up.
-            let job_runtime_ns = (b.outcomes.len() > 1)
-                .then(|| b.outcomes.iter().map(|o| o.runtime_ns).sum::<u64>());
-            // Several units together: rebuilt from their recorders.
-            let result = if b.outcomes.len() > 1 {
-                let mut spec = units[b.unit].spec.clone();
-                spec.jobs = b.members;
-                let mut r = ssdlab_engine::build_result(
-                    &spec,
-                    b.first.target.clone(),
-                    &b.recorder,
-                    ssdlab_engine::merge_outcomes(&b.outcomes),
-                    b.first.timestamp_ms,
-                    b.first.cpu.clone(),
-                );
-                r.members = b.first.members.clone();
-                r.disk_util = b.first.disk_util.clone();
-                r.device = b.first.device.clone();
-                r.verify = b.first.verify.clone();
-                r.errors = b.errors;
-                r.fio_steadystate = b.steady;
-                r
-            } else {
-                b.first
-            };
-            let description = j
-                .options
-                .iter()
-                .rev()
-                .find(|(k, _)| k == "description")
-                .or_else(|| {
-                    js.global_options
-                        .iter()
-                        .rev()
-                        .find(|(k, _)| k == "description")
-                })
-                .map(|(_, v)| v.clone());
-            let mixed = (j.settings.unified != Unified::None).then(|| {
-                b.recorder
-                    .unified()
-                    .summary(ssdlab_workload::OpKind::Read, result.runtime_ns)
-            });
-            (
-                result,
-                FioJob {
-                    name: j.name.clone(),
-                    group: b.group,
-                    members: b.members,
-                    options: j.options.clone(),
-                    description,
-                    header: header(j, &units[b.unit].label),
-                    ignored: j
-                        .settings
-                        .ignored
-                        .iter()
-                        .map(|i| Ignored {
-                            option: i.key.clone(),
-                            at: i.loc.as_ref().map(|l| l.to_string()).unwrap_or_default(),
-                            why: i.why.clone(),
-                        })
-                        .collect(),
-                    mixed,
-                    mixed_only: j.settings.unified == Unified::Mixed,
-                    kb_base: j.settings.kb_base,
-                    job_runtime_ns,
-                },
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]

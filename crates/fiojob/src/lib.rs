@@ -15,7 +15,9 @@
 //! * [`naming`]: messages about a job's settings in fio's words (`bs=3 (job.fio line 4)`).
 //! * [`plan`]: how each job lands on a target (regions, percentages of a target's length,
 //!   default file names, several files, traces, the simulated drive) and the engine's units,
-//!   options and logs for it; it probes targets and writes nothing.
+//!   options and logs for it (and the log files the jobs write); it probes targets and writes
+//!   nothing.
+//! * [`run`]: what the waves measured and the report entries made of it, by fio's rules.
 //!
 //! Only [`plan`] looks at targets: the parser and the settings know no files.
 
@@ -24,6 +26,7 @@ pub mod job;
 pub mod naming;
 pub mod options;
 pub mod plan;
+pub mod run;
 mod table;
 pub mod value;
 

@@ -15,7 +15,7 @@ use ssdlab_engine::{
 };
 use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::SyncMode;
-use ssdlab_report::logs::LogStyle;
+use ssdlab_report::logs::{file_name, shared_file_name, LogKind, LogStyle};
 use ssdlab_stats::LogConfig;
 use ssdlab_target::Fill;
 use ssdlab_workload::replay::{TraceFile, TraceShape};
@@ -1050,6 +1050,87 @@ pub fn log_style(s: &Settings) -> LogStyle {
             _ => true,
         },
     }
+}
+
+/// One log file of the run: its kind, the option that asked for it, and the fio thread numbers
+/// whose logs it holds (one, or with `per_job_logs=0` every thread of the jobs sharing it, which
+/// fio appends to the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFile {
+    /// The file.
+    pub path: PathBuf,
+    /// What it logs.
+    pub kind: LogKind,
+    /// The option that asked for it (`write_bw_log`, …).
+    pub role: &'static str,
+    /// The fio threads whose logs it holds.
+    pub threads: Vec<u32>,
+    /// Appended to (`per_job_logs=0`) rather than written anew.
+    pub append: bool,
+}
+
+/// fio's thread number (from 1, in job order, each clone its own) of each job's first clone.
+pub fn first_threads(js: &JobSet) -> Vec<u32> {
+    js.jobs
+        .iter()
+        .scan(1u32, |next, j| {
+            let first = *next;
+            *next = next.saturating_add(j.settings.numjobs);
+            Some(first)
+        })
+        .collect()
+}
+
+/// Every log file the jobs write, named as fio 3.33 names them (`init.c`: `gen_log_name`:
+/// `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` with `per_job_logs=0`; the prefix relative to the
+/// current directory, the job's name when none is given).
+pub fn log_files(js: &JobSet) -> Result<Vec<LogFile>> {
+    let firsts = first_threads(js);
+    let mut files: Vec<LogFile> = Vec::new();
+    for (j, &first) in js.jobs.iter().zip(&firsts) {
+        let s = &j.settings;
+        for (prefix, role, kinds) in [
+            (&s.bw_log, "write_bw_log", &[LogKind::Bw][..]),
+            (
+                &s.lat_log,
+                "write_lat_log",
+                &[LogKind::Lat, LogKind::Slat, LogKind::Clat][..],
+            ),
+            (&s.hist_log, "write_hist_log", &[LogKind::ClatHist][..]),
+            (&s.iops_log, "write_iops_log", &[LogKind::Iops][..]),
+        ] {
+            let Some(prefix) = prefix else { continue };
+            let prefix = Path::new(if prefix.is_empty() { &j.name } else { prefix });
+            for &kind in kinds {
+                for t in first..first.saturating_add(s.numjobs) {
+                    let path = if s.per_job_logs {
+                        file_name(prefix, kind, t)
+                    } else {
+                        shared_file_name(prefix, kind)
+                    };
+                    match files.iter_mut().find(|f| f.path == path) {
+                        Some(f) if f.append && !s.per_job_logs && f.kind == kind => {
+                            f.threads.push(t)
+                        }
+                        Some(f) => bail!(
+                            "{role}: job {} would write {}, which {} writes already; give the logs other names",
+                            j.name,
+                            path.display(),
+                            f.role
+                        ),
+                        None => files.push(LogFile {
+                            path,
+                            kind,
+                            role,
+                            threads: vec![t],
+                            append: !s.per_job_logs,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
