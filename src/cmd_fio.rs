@@ -17,12 +17,11 @@ use crate::presets::{preset_file, sim_target};
 use crate::{signals, status};
 use anyhow::{anyhow, Result};
 use clap::Args;
-use ssdlab_engine::{RealJob, RealOptions, SimJob, SimOptions, SimSession, SteadyGroup};
+use ssdlab_engine::{RealJob, SimSession};
 use ssdlab_fiojob::plan::{
-    first_threads, log_config, log_files, log_style, plan_units, verify_spec, LogFile, PlanOptions,
-    Unit,
+    first_threads, log_config, log_files, plan_units, verify_spec, LogFile, PlanOptions, Unit,
 };
-use ssdlab_fiojob::run::{build_report, Measured};
+use ssdlab_fiojob::run::{build_report, iolog_parts, run_waves, WaveError, WaveHooks, Waves};
 use ssdlab_fiojob::{options, Job, SystemEnv};
 use ssdlab_report::logs::{render_job_log, LogStyle};
 use ssdlab_report::{exporter, Format, Report, ReportJob, TableStyle};
@@ -556,49 +555,10 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
 
     // The clones of a job write one log, as in fio: each writes a part of its own, merged
     // into the log when its wave has run.
-    let mut merges: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
-    let sharing: Vec<usize> = units
-        .iter()
-        .map(|u| {
-            u.iolog.as_ref().map_or(0, |t| {
-                units
-                    .iter()
-                    .filter(|v| v.iolog.as_ref().is_some_and(|x| x.path == t.path))
-                    .count()
-            })
-        })
-        .collect();
-    for i in 0..units.len() {
-        let Some(t) = &units[i].iolog else { continue };
-        let dest = t.path.clone();
-        if sharing[i] < 2 {
-            continue;
-        }
-        let k = match merges.iter().position(|(_, d, _)| *d == dest) {
-            Some(k) => k,
-            None => {
-                merges.push((js.jobs[units[i].job].wave, dest.clone(), Vec::new()));
-                merges.len() - 1
-            }
-        };
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let part = dest.with_file_name(format!(
-            ".{name}.ssdlab-{}-clone{}.log",
-            std::process::id(),
-            merges[k].2.len()
-        ));
-        merges[k].2.push(part.clone());
-        if let Some(t) = &mut units[i].iolog {
-            t.path = part;
-        }
-    }
+    let merges = iolog_parts(&js, &mut units);
 
     // 5. Run the waves.
-    let mut measured: Vec<Option<Measured>> = vec![None; units.len()];
-    let mut session = match &sim {
+    let session = match &sim {
         Some(t) => {
             let seed = units.first().map(|u| u.spec.seed).unwrap_or(0);
             Some(
@@ -608,248 +568,30 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         }
         None => None,
     };
-    let mut failure: Option<Failure> = None;
-    let mut thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)> = BTreeMap::new();
-    for w in 0..nwaves {
-        if signals::stopped() {
-            break;
-        }
-        let idx: Vec<usize> = (0..units.len())
-            .filter(|&i| js.jobs[units[i].job].wave == w)
-            .collect();
-        let Some(&lead) = idx.first() else {
-            continue;
-        };
-        // fio's steadystate with group_reporting: the wave's units of one reporting group are
-        // checked together, in fio's order of threads (the last one keeps the samples).
-        let mut steady_members: Vec<(u32, Vec<usize>)> = Vec::new();
-        for &i in &idx {
-            let j = &js.jobs[units[i].job];
-            if !j.settings.group_reporting || units[i].spec.steady.is_none() {
-                continue;
-            }
-            match steady_members.iter_mut().find(|(g, _)| *g == j.group) {
-                Some((_, m)) => m.push(i),
-                None => steady_members.push((j.group, vec![i])),
-            }
-        }
-        let steady_groups: Vec<SteadyGroup> = steady_members
-            .iter()
-            .map(|(_, m)| SteadyGroup::new(m.len()))
-            .collect();
-        let steady_member = |i: usize| {
-            steady_members
-                .iter()
-                .zip(&steady_groups)
-                .find_map(|((_, m), g)| m.iter().position(|&x| x == i).map(|k| g.member(k)))
-        };
-        // The status line of `ssdlab run` (on a terminal): the wave's jobs report together;
-        // its ETA follows the wave's first job.
-        let simulated = session.is_some();
-        let got: Result<Vec<Measured>, Failure> = status::with_status_line(
-            &units[lead].spec,
-            simulated,
-            |progress| match &mut session {
-                Some(sess) => {
-                    let jobs: Vec<SimJob<'_>> = idx
-                        .iter()
-                        .map(|&i| SimJob {
-                            spec: &units[i].spec,
-                            iolog: units[i].iolog.clone(),
-                            log: unit_logs[i],
-                            steady_group: steady_member(i),
-                        })
-                        .collect();
-                    let any_per_worker = idx.iter().any(|&i| per_worker(&js.jobs[units[i].job]));
-                    sess.run(
-                        &jobs,
-                        &SimOptions {
-                            stop: Some(signals::stop_flag()),
-                            max_memory: a.max_memory,
-                            per_worker: any_per_worker,
-                            log: None,
-                            progress,
-                            ..Default::default()
-                        },
-                    )
-                    .map(|outs| {
-                        outs.into_iter()
-                            .map(|o| Measured {
-                                result: o.result,
-                                recorder: o.recorder,
-                                outcome: o.outcome,
-                                workers: o.workers.into_iter().zip(o.worker_recorders).collect(),
-                                iolog_error: o.iolog_error,
-                            })
-                            .collect()
-                    })
-                    .map_err(engine_failure)
-                }
-                None => {
-                    let opts: Vec<RealOptions<'_>> = idx
-                        .iter()
-                        .map(|&i| RealOptions {
-                            progress,
-                            steady_group: steady_member(i),
-                            ..units[i].real.as_ref().expect("real unit").1.clone()
-                        })
-                        .collect();
-                    let jobs: Vec<RealJob<'_>> = idx
-                        .iter()
-                        .zip(&opts)
-                        .map(|(&i, o)| {
-                            let (t, _) = units[i].real.as_ref().expect("real unit");
-                            RealJob {
-                                spec: &units[i].spec,
-                                target: t,
-                                opts: o,
-                                iolog: units[i].iolog.clone(),
-                            }
-                        })
-                        .collect();
-                    ssdlab_engine::run_real_jobs(&jobs)
-                        .map(|outs| {
-                            outs.into_iter()
-                                .map(|o| Measured {
-                                    result: o.result,
-                                    recorder: o.recorder,
-                                    outcome: o.outcome,
-                                    workers: o
-                                        .workers
-                                        .into_iter()
-                                        .zip(o.worker_recorders)
-                                        .collect(),
-                                    iolog_error: o.iolog_error,
-                                })
-                                .collect()
-                        })
-                        .map_err(engine_failure)
-                }
-            },
-        );
-        match got {
-            Ok(ms) => {
-                // The engine numbers the wave's workers from 1 in the order of its jobs; fio
-                // numbers its threads over the whole run.
-                let mut local = 1u32;
-                for (&i, mut m) in idx.iter().zip(ms) {
-                    let n = units[i].spec.jobs;
-                    for mut l in std::mem::take(&mut m.result.logs) {
-                        let t = unit_threads[i] + l.job.saturating_sub(local);
-                        l.job = t;
-                        thread_logs.insert(
-                            t,
-                            (
-                                l,
-                                m.result.runtime_ns,
-                                log_style(&js.jobs[units[i].job].settings),
-                            ),
-                        );
-                    }
-                    local += n;
-                    // (the lines are kept once, here: the recorders keep only their windows)
-                    for rec in
-                        std::iter::once(&mut m.recorder).chain(m.workers.iter_mut().map(|(_, r)| r))
-                    {
-                        if let Some(l) = &mut rec.log {
-                            l.clear_lines();
-                        }
-                    }
-                    for (r, _) in &mut m.workers {
-                        r.logs.clear();
-                    }
-                    // The measurement stands and is printed; the log is reported after it.
-                    if let Some(e) = m.iolog_error.take() {
-                        failure.get_or_insert(Failure::new(
-                            crate::cli::EXIT_FAILED,
-                            anyhow!("{e} (the result was printed; the log was not kept)"),
-                        ));
-                    }
-                    measured[i] = Some(m);
-                }
-            }
-            Err(f) => {
-                failure = Some(f);
-                break;
-            }
-        }
-        for (_, dest, parts) in merges.iter().filter(|(mw, _, _)| *mw == w) {
-            if let Err(e) = ssdlab_engine::merge_iologs(parts, dest) {
-                failure.get_or_insert(Failure::new(
-                    crate::cli::EXIT_FAILED,
-                    anyhow!(
-                        "write_iolog {}: {e} (the result was printed; the log was not kept)",
-                        dest.display()
-                    ),
-                ));
-            }
-        }
-        if failure.is_some() {
-            break;
-        }
-        // fio's verify phase: read back what each verifying write job wrote.
-        for &i in &idx {
-            let u = &units[i];
-            if !u.verify_back || signals::stopped() {
-                continue;
-            }
-            let Some(m) = measured[i].as_mut() else {
-                continue;
-            };
-            if !m.result.errors.is_empty() {
-                continue;
-            }
-            // fio verifies only when the write phase ended with its size: a runtime that ended
-            // it first ends the job (`td->terminate`), without a verify phase.
-            if !m.outcome.budget_done && !m.outcome.source_done {
-                let n = format!(
-                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio",
-                    js.jobs[u.job].name
-                );
-                m.result.notes.push(n);
-                continue;
-            }
-            let (t, o) = u.real.as_ref().expect("real unit");
-            // (the logs are the job's own I/O: fio's verify phase reads are not in them)
-            let o = RealOptions {
-                log: None,
-                ..o.clone()
-            };
-            match ssdlab_engine::run_real(&verify_spec(&u.spec), t, &o) {
-                Ok(v) => {
-                    m.recorder.merge(&v.recorder);
-                    m.outcome.runtime_ns += v.outcome.runtime_ns;
-                    m.outcome.interrupted |= v.outcome.interrupted;
-                    m.outcome.stopped_on_error |= v.outcome.stopped_on_error;
-                    let mut r = ssdlab_engine::build_result(
-                        &u.spec,
-                        m.result.target.clone(),
-                        &m.recorder,
-                        m.outcome,
-                        m.result.timestamp_ms,
-                        m.result.cpu.clone(),
-                    );
-                    r.verify = v.result.verify.clone();
-                    r.members = m.result.members.clone();
-                    r.disk_util = m.result.disk_util.clone();
-                    m.result = r;
-                    m.workers.clear();
-                }
-                Err(e) => {
-                    failure = Some(engine_failure(e));
-                    break;
-                }
-            }
-        }
-        if failure.is_some() {
-            break;
-        }
-    }
-
-    // Parts of clones' logs a failed or interrupted wave did not merge.
-    for p in merges.iter().flat_map(|(_, _, parts)| parts) {
-        let _ = std::fs::remove_file(p);
-    }
+    let hooks = WaveHooks {
+        stop: signals::stop_flag(),
+        stopped: &signals::stopped,
+        status: &|spec, simulated, f| status::with_status_line(spec, simulated, f),
+        max_memory: a.max_memory,
+        per_worker: &per_worker,
+    };
+    let Waves {
+        measured,
+        thread_logs,
+        failure,
+    } = run_waves(
+        &js,
+        &units,
+        &unit_logs,
+        &unit_threads,
+        &merges,
+        session,
+        &hooks,
+    );
+    let mut failure = failure.map(|e| match e {
+        WaveError::Engine(e) => engine_failure(e),
+        WaveError::Log(m) => Failure::new(crate::cli::EXIT_FAILED, anyhow!(m)),
+    });
 
     // 6. The report.
     let entries = build_report(&js, &units, &measured);

@@ -17,9 +17,11 @@
 //!   default file names, several files, traces, the simulated drive) and the engine's units,
 //!   options and logs for it (and the log files the jobs write); it probes targets and writes
 //!   nothing.
-//! * [`run`]: what the waves measured and the report entries made of it, by fio's rules.
+//! * [`run`]: the waves of planned jobs run one after the other (fio's verify phase, clones'
+//!   `write_iolog` parts merged), and the report entries made of what they measured.
 //!
-//! Only [`plan`] looks at targets: the parser and the settings know no files.
+//! The parser and the settings know no files: only [`plan`] (which reads) and [`run`] (which
+//! runs the jobs) touch targets.
 
 pub mod ini;
 pub mod job;

@@ -1,11 +1,21 @@
-//! What the waves of a job set measured, and the report entries made of it by fio's rules
-//! (clones and reporting groups, `group_reporting`, fio's one-line job header).
+//! Running the waves of a planned job set ([`run_waves`]: the jobs of a wave together, waves one
+//! after the other, fio's verify phase, clones' `write_iolog` parts merged), what they
+//! measured, and the report entries made of it by fio's rules (clones and reporting groups,
+//! `group_reporting`, fio's one-line job header).
 
-use crate::plan::Unit;
+use crate::plan::{log_style, verify_spec, Unit};
 use crate::{Job, JobSet, Unified};
-use ssdlab_engine::LoopOutcome;
+use ssdlab_engine::{
+    EngineError, LoopOutcome, Progress, RealJob, RealOptions, SimJob, SimOptions, SimSession,
+    SteadyGroup,
+};
+use ssdlab_report::logs::LogStyle;
 use ssdlab_report::{FioJob, Ignored};
-use ssdlab_stats::{Recorder, RunResult};
+use ssdlab_stats::{JobLog, LogConfig, Recorder, RunResult};
+use ssdlab_workload::WorkloadSpec;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 /// What a unit measured.
 #[derive(Clone)]
@@ -20,6 +30,353 @@ pub struct Measured {
     pub workers: Vec<(RunResult, Recorder)>,
     /// Why the job's `write_iolog` was not kept.
     pub iolog_error: Option<String>,
+}
+
+/// The clones of a job write one `write_iolog`, as in fio: each unit sharing a log writes a
+/// part of its own (its [`Unit::iolog`] is pointed at it), merged into the log when its wave
+/// has run. Returns each shared log's wave, path and parts.
+pub fn iolog_parts(js: &JobSet, units: &mut [Unit]) -> Vec<(usize, PathBuf, Vec<PathBuf>)> {
+    let mut merges: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
+    let sharing: Vec<usize> = units
+        .iter()
+        .map(|u| {
+            u.iolog.as_ref().map_or(0, |t| {
+                units
+                    .iter()
+                    .filter(|v| v.iolog.as_ref().is_some_and(|x| x.path == t.path))
+                    .count()
+            })
+        })
+        .collect();
+    for i in 0..units.len() {
+        let Some(t) = &units[i].iolog else { continue };
+        let dest = t.path.clone();
+        if sharing[i] < 2 {
+            continue;
+        }
+        let k = match merges.iter().position(|(_, d, _)| *d == dest) {
+            Some(k) => k,
+            None => {
+                merges.push((js.jobs[units[i].job].wave, dest.clone(), Vec::new()));
+                merges.len() - 1
+            }
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let part = dest.with_file_name(format!(
+            ".{name}.ssdlab-{}-clone{}.log",
+            std::process::id(),
+            merges[k].2.len()
+        ));
+        merges[k].2.push(part.clone());
+        if let Some(t) = &mut units[i].iolog {
+            t.path = part;
+        }
+    }
+    merges
+}
+
+/// A wave that did not run to its end, or a log that was not kept.
+#[derive(Debug, thiserror::Error)]
+pub enum WaveError {
+    /// The engine refused or failed a run.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The measurement stands and is reported; a log was not kept (the message says which).
+    #[error("{0}")]
+    Log(String),
+}
+
+/// What the caller supplies to run the waves: the stop flag its signal handler raises and how
+/// to ask whether it was raised, the status line it shows around each wave, the memory limit,
+/// and whether a job's clones are reported one by one.
+pub struct WaveHooks<'a> {
+    /// Raised from outside (Ctrl-C) to stop a run.
+    pub stop: &'static AtomicBool,
+    /// Whether the command was asked to stop.
+    pub stopped: &'a dyn Fn() -> bool,
+    /// Runs a wave (the closure) with a status line for a workload on real or simulated
+    /// (`bool`) targets, or without one.
+    #[allow(clippy::type_complexity)]
+    pub status: &'a dyn Fn(&WorkloadSpec, bool, &mut dyn FnMut(Option<&Progress>)),
+    /// Refuse a run whose memory estimate is above this many bytes.
+    pub max_memory: Option<u64>,
+    /// Whether a job's clones are reported one by one.
+    pub per_worker: &'a dyn Fn(&Job) -> bool,
+}
+
+/// What the waves measured.
+pub struct Waves {
+    /// Each unit's measurement (`None`: its wave did not run).
+    pub measured: Vec<Option<Measured>>,
+    /// Each fio thread's log, its measured time and its line style.
+    pub thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)>,
+    /// Why the waves stopped early, or the first log that was not kept.
+    pub failure: Option<WaveError>,
+}
+
+/// Runs the waves of `units` one after the other (the jobs of a wave together, on `session`
+/// when simulated), each verifying write job's read-back after its wave (fio's verify phase),
+/// and merges the clones' `write_iolog` parts (`merges`, from [`iolog_parts`]); parts a failed
+/// or interrupted wave did not merge are removed. `unit_logs`: what the engine keeps for each
+/// unit's logs; `unit_threads`: fio's thread number of each unit's first clone.
+pub fn run_waves(
+    js: &JobSet,
+    units: &[Unit],
+    unit_logs: &[Option<LogConfig>],
+    unit_threads: &[u32],
+    merges: &[(usize, PathBuf, Vec<PathBuf>)],
+    mut session: Option<SimSession>,
+    h: &WaveHooks<'_>,
+) -> Waves {
+    let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
+    let mut measured: Vec<Option<Measured>> = vec![None; units.len()];
+    let mut failure: Option<WaveError> = None;
+    let mut thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)> = BTreeMap::new();
+    for w in 0..nwaves {
+        if (h.stopped)() {
+            break;
+        }
+        let idx: Vec<usize> = (0..units.len())
+            .filter(|&i| js.jobs[units[i].job].wave == w)
+            .collect();
+        let Some(&lead) = idx.first() else {
+            continue;
+        };
+        // fio's steadystate with group_reporting: the wave's units of one reporting group are
+        // checked together, in fio's order of threads (the last one keeps the samples).
+        let mut steady_members: Vec<(u32, Vec<usize>)> = Vec::new();
+        for &i in &idx {
+            let j = &js.jobs[units[i].job];
+            if !j.settings.group_reporting || units[i].spec.steady.is_none() {
+                continue;
+            }
+            match steady_members.iter_mut().find(|(g, _)| *g == j.group) {
+                Some((_, m)) => m.push(i),
+                None => steady_members.push((j.group, vec![i])),
+            }
+        }
+        let steady_groups: Vec<SteadyGroup> = steady_members
+            .iter()
+            .map(|(_, m)| SteadyGroup::new(m.len()))
+            .collect();
+        let steady_member = |i: usize| {
+            steady_members
+                .iter()
+                .zip(&steady_groups)
+                .find_map(|((_, m), g)| m.iter().position(|&x| x == i).map(|k| g.member(k)))
+        };
+        // The status line of `ssdlab run` (on a terminal): the wave's jobs report together;
+        // its ETA follows the wave's first job.
+        let simulated = session.is_some();
+        let mut got: Option<Result<Vec<Measured>, WaveError>> = None;
+        (h.status)(&units[lead].spec, simulated, &mut |progress| {
+            got = Some(match &mut session {
+                Some(sess) => {
+                    let jobs: Vec<SimJob<'_>> = idx
+                        .iter()
+                        .map(|&i| SimJob {
+                            spec: &units[i].spec,
+                            iolog: units[i].iolog.clone(),
+                            log: unit_logs[i],
+                            steady_group: steady_member(i),
+                        })
+                        .collect();
+                    let any_per_worker =
+                        idx.iter().any(|&i| (h.per_worker)(&js.jobs[units[i].job]));
+                    sess.run(
+                        &jobs,
+                        &SimOptions {
+                            stop: Some(h.stop),
+                            max_memory: h.max_memory,
+                            per_worker: any_per_worker,
+                            log: None,
+                            progress,
+                            ..Default::default()
+                        },
+                    )
+                    .map(|outs| {
+                        outs.into_iter()
+                            .map(|o| Measured {
+                                result: o.result,
+                                recorder: o.recorder,
+                                outcome: o.outcome,
+                                workers: o.workers.into_iter().zip(o.worker_recorders).collect(),
+                                iolog_error: o.iolog_error,
+                            })
+                            .collect()
+                    })
+                    .map_err(WaveError::Engine)
+                }
+                None => {
+                    let opts: Vec<RealOptions<'_>> = idx
+                        .iter()
+                        .map(|&i| RealOptions {
+                            progress,
+                            steady_group: steady_member(i),
+                            ..units[i].real.as_ref().expect("real unit").1.clone()
+                        })
+                        .collect();
+                    let jobs: Vec<RealJob<'_>> = idx
+                        .iter()
+                        .zip(&opts)
+                        .map(|(&i, o)| {
+                            let (t, _) = units[i].real.as_ref().expect("real unit");
+                            RealJob {
+                                spec: &units[i].spec,
+                                target: t,
+                                opts: o,
+                                iolog: units[i].iolog.clone(),
+                            }
+                        })
+                        .collect();
+                    ssdlab_engine::run_real_jobs(&jobs)
+                        .map(|outs| {
+                            outs.into_iter()
+                                .map(|o| Measured {
+                                    result: o.result,
+                                    recorder: o.recorder,
+                                    outcome: o.outcome,
+                                    workers: o
+                                        .workers
+                                        .into_iter()
+                                        .zip(o.worker_recorders)
+                                        .collect(),
+                                    iolog_error: o.iolog_error,
+                                })
+                                .collect()
+                        })
+                        .map_err(WaveError::Engine)
+                }
+            });
+        });
+        let got = got.expect("the status line runs the wave");
+        match got {
+            Ok(ms) => {
+                // The engine numbers the wave's workers from 1 in the order of its jobs; fio
+                // numbers its threads over the whole run.
+                let mut local = 1u32;
+                for (&i, mut m) in idx.iter().zip(ms) {
+                    let n = units[i].spec.jobs;
+                    for mut l in std::mem::take(&mut m.result.logs) {
+                        let t = unit_threads[i] + l.job.saturating_sub(local);
+                        l.job = t;
+                        thread_logs.insert(
+                            t,
+                            (
+                                l,
+                                m.result.runtime_ns,
+                                log_style(&js.jobs[units[i].job].settings),
+                            ),
+                        );
+                    }
+                    local += n;
+                    // (the lines are kept once, here: the recorders keep only their windows)
+                    for rec in
+                        std::iter::once(&mut m.recorder).chain(m.workers.iter_mut().map(|(_, r)| r))
+                    {
+                        if let Some(l) = &mut rec.log {
+                            l.clear_lines();
+                        }
+                    }
+                    for (r, _) in &mut m.workers {
+                        r.logs.clear();
+                    }
+                    // The measurement stands and is printed; the log is reported after it.
+                    if let Some(e) = m.iolog_error.take() {
+                        failure.get_or_insert(WaveError::Log(format!(
+                            "{e} (the result was printed; the log was not kept)"
+                        )));
+                    }
+                    measured[i] = Some(m);
+                }
+            }
+            Err(f) => {
+                failure = Some(f);
+                break;
+            }
+        }
+        for (_, dest, parts) in merges.iter().filter(|(mw, _, _)| *mw == w) {
+            if let Err(e) = ssdlab_engine::merge_iologs(parts, dest) {
+                failure.get_or_insert(WaveError::Log(format!(
+                    "write_iolog {}: {e} (the result was printed; the log was not kept)",
+                    dest.display()
+                )));
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+        // fio's verify phase: read back what each verifying write job wrote.
+        for &i in &idx {
+            let u = &units[i];
+            if !u.verify_back || (h.stopped)() {
+                continue;
+            }
+            let Some(m) = measured[i].as_mut() else {
+                continue;
+            };
+            if !m.result.errors.is_empty() {
+                continue;
+            }
+            // fio verifies only when the write phase ended with its size: a runtime that ended
+            // it first ends the job (`td->terminate`), without a verify phase.
+            if !m.outcome.budget_done && !m.outcome.source_done {
+                let n = format!(
+                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio",
+                    js.jobs[u.job].name
+                );
+                m.result.notes.push(n);
+                continue;
+            }
+            let (t, o) = u.real.as_ref().expect("real unit");
+            // (the logs are the job's own I/O: fio's verify phase reads are not in them)
+            let o = RealOptions {
+                log: None,
+                ..o.clone()
+            };
+            match ssdlab_engine::run_real(&verify_spec(&u.spec), t, &o) {
+                Ok(v) => {
+                    m.recorder.merge(&v.recorder);
+                    m.outcome.runtime_ns += v.outcome.runtime_ns;
+                    m.outcome.interrupted |= v.outcome.interrupted;
+                    m.outcome.stopped_on_error |= v.outcome.stopped_on_error;
+                    let mut r = ssdlab_engine::build_result(
+                        &u.spec,
+                        m.result.target.clone(),
+                        &m.recorder,
+                        m.outcome,
+                        m.result.timestamp_ms,
+                        m.result.cpu.clone(),
+                    );
+                    r.verify = v.result.verify.clone();
+                    r.members = m.result.members.clone();
+                    r.disk_util = m.result.disk_util.clone();
+                    m.result = r;
+                    m.workers.clear();
+                }
+                Err(e) => {
+                    failure = Some(WaveError::Engine(e));
+                    break;
+                }
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+
+    // Parts of clones' logs a failed or interrupted wave did not merge.
+    for p in merges.iter().flat_map(|(_, _, parts)| parts) {
+        let _ = std::fs::remove_file(p);
+    }
+    Waves {
+        measured,
+        thread_logs,
+        failure,
+    }
 }
 
 /// fio's one-line job description.
