@@ -17,15 +17,15 @@ use crate::presets::{preset_file, sim_target};
 use crate::{signals, status};
 use anyhow::{anyhow, Result};
 use clap::Args;
-use ssdlab_engine::{RealJob, SimSession};
-use ssdlab_fiojob::plan::{
-    first_threads, log_config, log_files, plan_units, verify_spec, LogFile, PlanOptions, Unit,
+use ssdlab_engine::SimSession;
+use ssdlab_fiojob::plan::{attach_logs, log_files, plan_units, LogFile, PlanOptions, Unit};
+use ssdlab_fiojob::run::{
+    build_report, check_waves, iolog_parts, run_waves, WaveError, WaveHooks, Waves,
 };
-use ssdlab_fiojob::run::{build_report, iolog_parts, run_waves, WaveError, WaveHooks, Waves};
 use ssdlab_fiojob::{options, Job, SystemEnv};
 use ssdlab_report::logs::{render_job_log, LogStyle};
 use ssdlab_report::{exporter, Format, Report, ReportJob, TableStyle};
-use ssdlab_stats::{JobLog, LogConfig};
+use ssdlab_stats::JobLog;
 use ssdlab_target::{check_outputs, Named};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -390,27 +390,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     // fio's logs: the engine keeps them per unit; each unit's clones are fio threads numbered
     // from its job's first.
     let log_files = log_files(&js)?;
-    let unit_logs: Vec<Option<LogConfig>> = units
-        .iter()
-        .map(|u| log_config(&js.jobs[u.job].settings, &u.spec))
-        .collect();
-    let unit_threads: Vec<u32> = {
-        let firsts = first_threads(&js);
-        let mut taken = vec![0u32; js.jobs.len()];
-        units
-            .iter()
-            .map(|u| {
-                let t = firsts[u.job] + taken[u.job];
-                taken[u.job] += u.spec.jobs;
-                t
-            })
-            .collect()
-    };
-    for (u, c) in units.iter_mut().zip(&unit_logs) {
-        if let Some((_, o)) = &mut u.real {
-            o.log = *c;
-        }
-    }
+    let (unit_logs, unit_threads) = attach_logs(&js, &mut units);
 
     // 3. Outputs against inputs.
     let dest = Dest::from_arg(a.output.as_deref());
@@ -493,44 +473,10 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
     let wave_units =
         |w: usize| -> Vec<&Unit> { units.iter().filter(|u| js.jobs[u.job].wave == w).collect() };
-    for w in 0..nwaves {
-        let us = wave_units(w);
-        match &sim {
-            Some(t) => {
-                for u in &us {
-                    ssdlab_engine::check_sim_run(&u.spec, t, a.max_memory)
-                        .map_err(|e| job_failure(e, &js.jobs[u.job]))?;
-                }
-            }
-            None => {
-                // Each job alone first, so that what is wrong with one is said in its words
-                // (its options as written, where); then what the wave's jobs need together.
-                for u in &us {
-                    let (t, o) = u.real.as_ref().expect("real unit");
-                    ssdlab_engine::check_real(&u.spec, t, o)
-                        .map_err(|e| job_failure(e, &js.jobs[u.job]))?;
-                }
-                let jobs: Vec<RealJob<'_>> = us
-                    .iter()
-                    .map(|u| {
-                        let (t, o) = u.real.as_ref().expect("real unit");
-                        RealJob {
-                            spec: &u.spec,
-                            target: t,
-                            opts: o,
-                            iolog: None,
-                        }
-                    })
-                    .collect();
-                ssdlab_engine::check_real_jobs(&jobs).map_err(engine_failure)?;
-                for u in us.iter().filter(|u| u.verify_back) {
-                    let (t, o) = u.real.as_ref().expect("real unit");
-                    ssdlab_engine::check_real(&verify_spec(&u.spec), t, o)
-                        .map_err(|e| job_failure(e, &js.jobs[u.job]))?;
-                }
-            }
-        }
-    }
+    check_waves(&js, &units, sim.as_ref(), a.max_memory).map_err(|e| match e.job {
+        Some(j) => job_failure(*e.error, &js.jobs[j]),
+        None => engine_failure(*e.error),
+    })?;
     for n in &notes {
         output::note(n);
     }

@@ -1133,6 +1133,34 @@ pub fn log_files(js: &JobSet) -> Result<Vec<LogFile>> {
     Ok(files)
 }
 
+/// What the engine keeps for each unit's logs (set in its real options too), and fio's thread
+/// number of each unit's first clone (each unit's clones are fio threads numbered from its
+/// job's first).
+pub fn attach_logs(js: &JobSet, units: &mut [Unit]) -> (Vec<Option<LogConfig>>, Vec<u32>) {
+    let unit_logs: Vec<Option<LogConfig>> = units
+        .iter()
+        .map(|u| log_config(&js.jobs[u.job].settings, &u.spec))
+        .collect();
+    let unit_threads: Vec<u32> = {
+        let firsts = first_threads(js);
+        let mut taken = vec![0u32; js.jobs.len()];
+        units
+            .iter()
+            .map(|u| {
+                let t = firsts[u.job] + taken[u.job];
+                taken[u.job] += u.spec.jobs;
+                t
+            })
+            .collect()
+    };
+    for (u, c) in units.iter_mut().zip(&unit_logs) {
+        if let Some((_, o)) = &mut u.real {
+            o.log = *c;
+        }
+    }
+    (unit_logs, unit_threads)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use crate::plan::{log_style, verify_spec, Unit};
 use crate::{Job, JobSet, Unified};
 use ssdlab_engine::{
     EngineError, LoopOutcome, Progress, RealJob, RealOptions, SimJob, SimOptions, SimSession,
-    SteadyGroup,
+    SimTarget, SteadyGroup,
 };
 use ssdlab_report::logs::LogStyle;
 use ssdlab_report::{FioJob, Ignored};
@@ -30,6 +30,84 @@ pub struct Measured {
     pub workers: Vec<(RunResult, Recorder)>,
     /// Why the job's `write_iolog` was not kept.
     pub iolog_error: Option<String>,
+}
+
+/// A unit the engine refuses to run, found before anything is written.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct WaveCheckError {
+    /// The index of the job (in [`JobSet::jobs`]) whose unit alone is refused; `None` when the
+    /// jobs of a wave together are.
+    pub job: Option<usize>,
+    /// Why (boxed: an engine error is large).
+    pub error: Box<EngineError>,
+}
+
+impl WaveCheckError {
+    fn of_job(error: EngineError, job: usize) -> Self {
+        WaveCheckError {
+            job: Some(job),
+            error: Box::new(error),
+        }
+    }
+}
+
+/// Every unit of every wave checked by the engine before anything is written, as `ssdlab run`
+/// checks its run (targets planned, block-device safety, engine and ring limits, memory): on
+/// the simulated target `sim`, or each real unit alone (so that what is wrong with one is said
+/// in its words), then what each wave's units need together, then each verifying unit's
+/// read-back.
+pub fn check_waves(
+    js: &JobSet,
+    units: &[Unit],
+    sim: Option<&SimTarget>,
+    max_memory: Option<u64>,
+) -> Result<(), WaveCheckError> {
+    let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
+    let wave_units =
+        |w: usize| -> Vec<&Unit> { units.iter().filter(|u| js.jobs[u.job].wave == w).collect() };
+    for w in 0..nwaves {
+        let us = wave_units(w);
+        match sim {
+            Some(t) => {
+                for u in &us {
+                    ssdlab_engine::check_sim_run(&u.spec, t, max_memory)
+                        .map_err(|e| WaveCheckError::of_job(e, u.job))?;
+                }
+            }
+            None => {
+                // Each job alone first, so that what is wrong with one is said in its words
+                // (its options as written, where); then what the wave's jobs need together.
+                for u in &us {
+                    let (t, o) = u.real.as_ref().expect("real unit");
+                    ssdlab_engine::check_real(&u.spec, t, o)
+                        .map_err(|e| WaveCheckError::of_job(e, u.job))?;
+                }
+                let jobs: Vec<RealJob<'_>> = us
+                    .iter()
+                    .map(|u| {
+                        let (t, o) = u.real.as_ref().expect("real unit");
+                        RealJob {
+                            spec: &u.spec,
+                            target: t,
+                            opts: o,
+                            iolog: None,
+                        }
+                    })
+                    .collect();
+                ssdlab_engine::check_real_jobs(&jobs).map_err(|error| WaveCheckError {
+                    job: None,
+                    error: Box::new(error),
+                })?;
+                for u in us.iter().filter(|u| u.verify_back) {
+                    let (t, o) = u.real.as_ref().expect("real unit");
+                    ssdlab_engine::check_real(&verify_spec(&u.spec), t, o)
+                        .map_err(|e| WaveCheckError::of_job(e, u.job))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The clones of a job write one `write_iolog`, as in fio: each unit sharing a log writes a
