@@ -17,8 +17,9 @@
 //!   default file names, several files, traces, the simulated drive) and the engine's units,
 //!   options and logs for it (and the log files the jobs write); it probes targets and writes
 //!   nothing.
-//! * [`run`]: the waves of planned jobs run one after the other (fio's verify phase, clones'
-//!   `write_iolog` parts merged), and the report entries made of what they measured.
+//! * [`run`]: the waves of planned jobs checked by the engine before anything is written, then
+//!   run one after the other (fio's verify phase, clones' `write_iolog` parts merged), and the
+//!   report entries made of what they measured.
 //!
 //! The parser and the settings know no files: only [`plan`] (which reads) and [`run`] (which
 //! runs the jobs) touch targets.
