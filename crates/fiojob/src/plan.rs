@@ -110,8 +110,35 @@ fn resolve_size(s: Size, total: u64) -> u64 {
     }
 }
 
+/// Whether fio rounds the job's start up to a block: when `offset` or `offset_increment` is a
+/// percentage (`get_start_offset`; to the smallest block size, as `offset_align` is
+/// unsupported).
+fn start_rounds_up(s: &Settings) -> bool {
+    matches!(s.offset, Some(Size::Percent(_)))
+        || matches!(s.offset_increment, Some(Size::Percent(_)))
+}
+
+/// `off` rounded up as fio rounds the job's start ([`start_rounds_up`]).
+fn round_start(s: &Settings, off: u64) -> u64 {
+    if !start_rounds_up(s) {
+        return off;
+    }
+    let a = s.min_block_size_any().max(1);
+    off.div_ceil(a).saturating_mul(a)
+}
+
+/// fio's `get_start_offset`: where clone `clone` of the job starts on a file of `total` bytes:
+/// `offset` (or its percentage of the file) plus `clone` × `offset_increment` (or its
+/// percentage), rounded up to the smallest block size when a percentage is involved
+/// (`offset=10%` of 1 MiB starts at 106496 with 4 KiB blocks, not 104857).
+fn start_offset(s: &Settings, total: u64, clone: u32) -> u64 {
+    let base = s.offset.map_or(0, |o| resolve_size(o, total));
+    let inc = s.offset_increment.map_or(0, |i| resolve_size(i, total));
+    round_start(s, base.saturating_add(inc.saturating_mul(clone as u64)))
+}
+
 /// The region `(offset, span)` of a job on a target of `total` bytes (`None`: a file that does
-/// not exist yet).
+/// not exist yet), for its first clone.
 fn region(s: &Settings, total: Option<u64>, what: &str, job: &str) -> Result<(u64, u64)> {
     let t = total.unwrap_or(0);
     let pct_needs_size = |k: &str| {
@@ -120,7 +147,7 @@ fn region(s: &Settings, total: Option<u64>, what: &str, job: &str) -> Result<(u6
     let offset = match s.offset {
         None => 0,
         Some(Size::Percent(_)) if total.is_none() => return Err(pct_needs_size("offset")),
-        Some(o) => resolve_size(o, t),
+        Some(_) => start_offset(s, t, 0),
     };
     let size = s.size.or(s.filesize.map(Size::Bytes));
     let span = match size {
@@ -176,6 +203,7 @@ fn filesize_region(
     if let Some(inc) = s.offset_increment {
         off = off.saturating_add(of(inc, "offset_increment")?.saturating_mul(clone as u64));
     }
+    let off = round_start(s, off);
     if off >= fsz {
         bail!(
             "job {job}: offset {off}{} on {what} is at or beyond filesize={fsz}, the end of the job's file: fio runs no I/O and fails",
@@ -385,7 +413,7 @@ fn file_regions(
     let mut regions = Vec::with_capacity(lens.len());
     let mut at = base;
     for (i, len) in lens.iter().enumerate() {
-        let offset_of = |total: u64| s.offset.map_or(0, |o| resolve_size(o, total));
+        let offset_of = |total: u64| start_offset(s, total, 0);
         let (offset, span) = match (s.filesize, s.filesize_max, s.size) {
             (Some(lo), hi, _) => {
                 let l = match hi {
@@ -607,13 +635,7 @@ pub fn plan_units(
                             Some(f) => filesize_region(s, f, Some(size), c, name, &what)?,
                             // clone k at offset + k × offset_increment, as on a file
                             None => match s.offset_increment {
-                                Some(inc) => (
-                                    off.saturating_add(
-                                        resolve_size(inc, size).saturating_mul(c as u64),
-                                    ),
-                                    span,
-                                    span,
-                                ),
+                                Some(_) => (start_offset(s, size, c), span, span),
                                 None => (off, span, span),
                             },
                         };
@@ -788,10 +810,6 @@ pub fn plan_units(
                 None => bail!("job {name}: ioengine=null needs size= (fio's null engine does too)"),
             };
             // fio's null "file" is the job's region: `size` bytes from `offset` on.
-            let offset = match s.offset {
-                Some(o) => resolve_size(o, size),
-                None => 0,
-            };
             // fio's null engine holds one submission batch in flight at a time: it completes
             // what was committed before it takes more (its queue answers "busy" until then).
             let batch = s.iodepth_batch.unwrap_or(1).max(1);
@@ -807,12 +825,7 @@ pub fn plan_units(
             for c in 0..clones {
                 // clone k at offset + k × offset_increment (of the null file's size), and its
                 // file named as fio names it (JOB.CLONE.0, or filename=)
-                let offset = match s.offset_increment {
-                    Some(inc) => {
-                        offset.saturating_add(resolve_size(inc, size).saturating_mul(c as u64))
-                    }
-                    None => offset,
-                };
+                let offset = start_offset(s, size, c);
                 let mut spec = s.workload(offset, size.max(1), 1, clone_seed(seed, c));
                 spec.qd = spec.qd.min(batch);
                 let file = match &s.filename {
@@ -915,7 +928,7 @@ pub fn plan_units(
                         if matches!(inc, Size::Percent(_)) && total.is_none() {
                             bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
                         }
-                        off += resolve_size(inc, total.unwrap_or(0)) * clone as u64;
+                        off = start_offset(s, total.unwrap_or(0), clone);
                     }
                     (off, span, span)
                 }
@@ -931,6 +944,22 @@ pub fn plan_units(
                 note(
                     format!(
                         "job {name}: {what} is shorter than the job needs: fio deletes and lays out such a file again; ssdlab keeps its data and extends it"
+                    ),
+                    notes,
+                );
+            }
+            // fio issues a sequential I/O that starts before the region's end and ends past it,
+            // inside a longer file (`get_next_offset` bounds the start by the region, the end by
+            // the file); ssdlab's pass ends at the last I/O inside the region
+            let bs = s.block_size().max(1);
+            if !s.mode.random()
+                && !s.time_based
+                && span % bs != 0
+                && real > off.saturating_add(span)
+            {
+                note(
+                    format!(
+                        "job {name}: its region ({span} bytes) is not a whole number of {bs}-byte blocks on a longer {what}: fio issues one more I/O across the region's end, ssdlab ends each pass at the last I/O inside it"
                     ),
                     notes,
                 );
@@ -1175,7 +1204,24 @@ mod tests {
         assert_eq!(region(&s, Some(1 << 20), "f", "j").unwrap(), (0, 1 << 20));
         s.size = Some(Size::Percent(50.0));
         s.offset = Some(Size::Percent(25.0));
-        assert_eq!(region(&s, Some(1000), "f", "j").unwrap(), (250, 500));
+        assert_eq!(
+            region(&s, Some(1 << 20), "f", "j").unwrap(),
+            (256 << 10, 512 << 10)
+        );
+        // a percentage between blocks: the start rounded up to the smallest block (fio's
+        // get_start_offset), 250000 → 253952
+        assert_eq!(
+            region(&s, Some(1_000_000), "f", "j").unwrap(),
+            (253_952, 500_000)
+        );
+        assert_eq!(start_offset(&s, 1_000_000, 0), 253_952);
+        s.offset = None;
+        s.offset_increment = Some(Size::Percent(30.0));
+        assert_eq!(start_offset(&s, 1 << 20, 2), 630_784);
+        s.offset_increment = Some(Size::Bytes(1000));
+        assert_eq!(start_offset(&s, 1 << 20, 2), 2000, "bytes are not rounded");
+        s.offset_increment = None;
+        s.offset = Some(Size::Percent(25.0));
         assert!(region(&s, None, "f", "j").is_err());
         s.size = Some(Size::Bytes(4096));
         s.offset = Some(Size::Bytes(8192));
