@@ -248,6 +248,9 @@ pub struct Settings {
     pub file_service: FileService,
     pub offset: Option<Size>,
     pub io_size: Option<u64>,
+    /// `io_size=N%`: the bytes of a pass are N % of the job's region (fio lowers `size` to
+    /// them in `setup_files`).
+    pub io_size_pct: Option<f64>,
     pub number_ios: Option<u64>,
     pub loops: u64,
     pub mode: Mode,
@@ -400,6 +403,7 @@ impl Default for Settings {
             file_service: FileService::RoundRobin(1),
             offset: None,
             io_size: None,
+            io_size_pct: None,
             number_ios: None,
             loops: 1,
             mode: Mode::Read,
@@ -564,7 +568,11 @@ impl Settings {
                 self.filesize_max = (a != b).then_some(a.max(b));
             }
             "offset" => self.offset = Some(size(&need(v, key)?)?),
-            "io_size" => self.io_size = Some(bytes(&need(v, key)?)?),
+            "io_size" => match size(&need(v, key)?)? {
+                Size::Bytes(b) => (self.io_size, self.io_size_pct) = (Some(b), None),
+                // (above 100 % is refused by the parser, as fio refuses it)
+                Size::Percent(p) => (self.io_size, self.io_size_pct) = (None, Some(p)),
+            },
             "number_ios" => self.number_ios = Some(value::int(&need(v, key)?)?),
             // fio takes loops=0 as one loop (td->loops is at least 1; the pass then comes
             // from keep_running's size check, as after a last loop)
@@ -1626,7 +1634,12 @@ impl Settings {
             ..Default::default()
         };
         if !self.time_based || self.runtime_ns.is_none() {
-            let per = self.io_size.unwrap_or(span).saturating_mul(self.loops);
+            let per = match (self.io_size, self.io_size_pct) {
+                (Some(b), _) => b,
+                (None, Some(p)) => ((span as f64) * p / 100.0) as u64,
+                (None, None) => span,
+            }
+            .saturating_mul(self.loops);
             stop.bytes = Some(per.saturating_mul(c)).filter(|&b| b > 0);
         }
         if let Some(n) = self.number_ios.filter(|&n| n > 0) {
@@ -2965,6 +2978,14 @@ mod tests {
         assert_eq!(st.time_ns, None);
         let st = s("[a]\nio_size=4m\nnumber_ios=100\n").stop(1 << 20, 1);
         assert_eq!((st.bytes, st.ios), (Some(4 << 20), Some(100)));
+        // number_ios counts per loop (exceeds_number_ios: number_ios × loops)
+        let st = s("[a]\nloops=3\nnumber_ios=30\n").stop(1 << 20, 2);
+        assert_eq!(st.ios, Some(180));
+        // io_size=N%: N % of the region per pass
+        let st = s("[a]\nio_size=25%\nloops=2\n").stop(1 << 20, 1);
+        assert_eq!(st.bytes, Some(512 << 10));
+        let e = jobs("[a]\nio_size=150%\n").unwrap_err().to_string();
+        assert!(e.contains("io_size") && e.contains("150%"), "{e}");
         let st = s("[a]\ntime_based\nruntime=5\n").stop(1 << 20, 4);
         assert_eq!((st.bytes, st.time_ns), (None, Some(5_000_000_000)));
         // time_based without a runtime does not run forever: the size bounds it.
