@@ -590,6 +590,22 @@ fn real_target(a: &RunArgs) -> Result<RealTarget> {
 }
 
 /// The io_uring ring options of the command line.
+/// No output may name the target's files or devices (a RAID 0's members among them).
+fn check_target_inputs(outputs: &[Named<'_>], target: &RealTarget) -> Result<()> {
+    let role = if matches!(target, RealTarget::Raid0 { .. }) {
+        "RAID 0 member"
+    } else {
+        "--target"
+    };
+    let inputs: Vec<Named<'_>> = target
+        .paths()
+        .into_iter()
+        .map(|path| Named { role, path })
+        .collect();
+    check_outputs(outputs, &inputs)?;
+    Ok(())
+}
+
 /// The engine `--engine` names (`auto` when it names none).
 fn engine_choice(a: &RunArgs) -> EngineChoice {
     match a.engine.as_deref() {
@@ -842,17 +858,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     }
 
     let target = real_target(&a)?;
-    let role = if matches!(target, RealTarget::Raid0 { .. }) {
-        "RAID 0 member"
-    } else {
-        "--target"
-    };
-    let inputs: Vec<Named<'_>> = target
-        .paths()
-        .into_iter()
-        .map(|path| Named { role, path })
-        .collect();
-    check_outputs(&outputs, &inputs)?;
+    check_target_inputs(&outputs, &target)?;
     let opts = RealOptions {
         engine: engine_choice(&a),
         direct: !a.buffered,

@@ -8,7 +8,7 @@
 use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
 use crate::presets::preset_file;
 use crate::signals;
-use crate::store_report::{check_html, report_store, StoreReport};
+use crate::store_report::{check_html, report_store, ReportArgs};
 use crate::sweeping::{check_db, check_failure, check_sweep, point_runner, run_spec, study_db};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -585,7 +585,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     }
     // the models' standing against the classic reviews' findings, kept in the store for `report`
     crate::standing::check_study(&db, &spec).map_err(|e| anyhow!("{}: {e}", db.display()))?;
-    report_store(&StoreReport {
+    report_store(&ReportArgs {
         db,
         csv: None,
         mix: a.mix,

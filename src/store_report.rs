@@ -6,6 +6,7 @@ use crate::cli::{Failure, EXIT_FAILED};
 use crate::exit::store_failure;
 use crate::output::{self, check_writable_path, Dest};
 use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
 use ssdlab_stats::RunResult;
 use ssdlab_store::Store;
 use ssdlab_sweep::{
@@ -15,30 +16,40 @@ use ssdlab_sweep::{
 use ssdlab_target::{check_outputs, Named};
 use std::path::{Path, PathBuf};
 
-/// What to report of a store, and which files to write besides stdout (see `ssdlab report
-/// --help`).
-#[derive(Debug, Clone)]
-pub struct StoreReport {
+/// What to report of a store, and which files to write besides stdout: the options of
+/// `ssdlab report` (gains over the baseline, best stripes and a mix recommendation), which
+/// `ssdlab study` fills in for its own store.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
     /// The results store written by `ssdlab sweep` or `ssdlab study`.
     pub db: PathBuf,
-    /// Also export one row per point as CSV to this file ("-": CSV only, to stdout).
+    /// Also export one row per point as CSV to FILE ("-": CSV only, to stdout). Never the store.
+    #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Recommend a stripe for this workload mix.
+    /// Recommend a stripe for a workload mix, e.g. 4k-randread=0.7,128k-seqwrite=0.3.
+    #[arg(long, value_name = "WEIGHTS")]
     pub mix: Option<String>,
-    /// Judge the mix at this queue depth only.
+    /// Judge the mix at this queue depth only (default: geometric mean over all QDs).
+    #[arg(long, value_name = "QD", value_parser = crate::cli::positive_u32, requires = "mix")]
     pub qd: Option<u32>,
-    /// Only this sweep.
+    /// Only this sweep (default: every sweep in the store).
+    #[arg(long, value_name = "NAME")]
     pub sweep: Option<String>,
-    /// The analysis as one JSON document instead of tables.
+    /// Print the analysis as one JSON document instead of tables.
+    #[arg(long)]
     pub json: bool,
-    /// Also write one fio JSON file per finished point under this directory.
+    /// Also write one fio JSON file per finished point under DIR, laid out for fio-plot
+    /// (DIR/SWEEP/TARGET[-stripe-S]/BS/RW-QD-JOBS.json; see docs/FIO.md). Created if missing.
+    #[arg(long, value_name = "DIR")]
     pub fio_json: Option<PathBuf>,
-    /// Also write an HTML report to this file.
+    /// Also write an HTML report (charts, findings, tables, the sweep file) to FILE; see
+    /// docs/REPORTS.md. Never the store.
+    #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
 
 /// Prints the report of a store and writes the files it asks for.
-pub fn report_store(a: &StoreReport) -> Result<u8, Failure> {
+pub fn report_store(a: &ReportArgs) -> Result<u8, Failure> {
     let csv = a.csv.as_deref().map(|p| Dest::from_arg(Some(p)));
     if matches!(csv, Some(Dest::Stdout)) && a.json {
         return Err(anyhow!(

@@ -215,17 +215,7 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
         }
         RealTarget::Null => {}
     }
-    let role = if matches!(target, RealTarget::Raid0 { .. }) {
-        "RAID 0 member"
-    } else {
-        "--target"
-    };
-    let inputs: Vec<Named<'_>> = target
-        .paths()
-        .into_iter()
-        .map(|path| Named { role, path })
-        .collect();
-    check_outputs(&outputs, &inputs)?;
+    check_target_inputs(&outputs, &target)?;
     let opts = rank_real_options(a, me, share);
     let mut whole = None;
     if a.segment_per_rank {
