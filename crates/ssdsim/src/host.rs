@@ -44,6 +44,11 @@ pub(crate) struct Cmd {
     pub u1: u64,
     /// A write starts and ends on mapping-unit boundaries.
     pub whole: bool,
+    /// Mapping units of a write already in the buffer (from `u0` on): a write that does not
+    /// fit whole enters it a part at a time as space frees, the way a controller pulls a
+    /// command's data by DMA as its buffer allows.
+    #[serde(default)]
+    pub in_units: u64,
 }
 
 /// A command waiting for a free slot of the drive's queue.
@@ -192,6 +197,7 @@ impl Host {
                 u0: 0,
                 u1: 0,
                 whole: false,
+                in_units: 0,
             });
         }
         let mut free = try_vec_with_capacity(queues, "command slots")?;

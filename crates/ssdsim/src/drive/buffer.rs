@@ -17,17 +17,21 @@ impl Drive {
     /// left, or dies that may open one without touching the GC reserve).
     #[inline(always)]
     pub(super) fn can_admit(&self, units: u64, len: u64) -> bool {
-        if !self.ctl.fits(len) {
-            return false;
-        }
+        self.ctl.fits(len) && self.stream_room(units) >= units
+    }
+
+    /// Room of the host stream for units of host data, counted until `need` is reached (so the
+    /// answer is `need` or more when they fit).
+    #[inline(always)]
+    fn stream_room(&self, need: u64) -> u64 {
         let f = &self.ftl;
         let g = &f.g;
-        let mut need = units;
+        let mut room = 0;
         if f.host_group != NIL {
             // whole (uncompressed) units that still fit: the worst case
             let gr = &f.groups[f.host_group as usize];
             let upp = g.upp as u64;
-            let mut room = (g.planes as u64).saturating_sub(gr.plane as u64 + 1) * upp;
+            room = (g.planes as u64).saturating_sub(gr.plane as u64 + 1) * upp;
             if (gr.plane as usize) < g.planes {
                 room += g
                     .d_us
@@ -35,22 +39,22 @@ impl Drive {
                     .min((g.spp - gr.slots) as u64);
             }
             if room >= need {
-                return true;
+                return room;
             }
-            need -= room;
         }
-        self.host_has_room(need)
+        room + self.dies_room(need - room)
     }
 
-    /// Whether the dies can take `need` more units of host data.
+    /// Room of the dies for more units of host data (open block sets with pages left, and dies
+    /// that may open one without touching the GC reserve), counted until `need` is reached.
     #[cold]
-    pub(super) fn host_has_room(&self, mut need: u64) -> bool {
+    fn dies_room(&self, need: u64) -> u64 {
         let f = &self.ftl;
         let g = &f.g;
         let per_page = g.planes as u64 * g.upp as u64;
+        let mut room = 0;
         for d in 0..g.dies {
             let w = &f.host_wp[d];
-            let mut room = 0;
             if w.open && w.next_page < w.pages {
                 room += (w.pages - w.next_page) as u64 * per_page;
             }
@@ -59,14 +63,56 @@ impl Drive {
                 room += g.slc_ppb as u64 * per_page;
             }
             if room >= need {
-                return true;
+                break;
             }
-            need -= room;
         }
-        false
+        room
     }
 
-    /// Admits write commands waiting for buffer space, in order, while they fit.
+    /// How many more mapping units of the waiting write `e` can enter the buffer now, when it
+    /// does not fit whole: as many as the buffer space and the host stream (or, hybrid, the log
+    /// pages) allow. A controller pulls a command's data by DMA as its buffer frees (SATA
+    /// first-party DMA in data FISes of at most 8 KiB, NVMe PRP entries of a page), so a write
+    /// larger than the free space, or than the whole buffer, streams in.
+    #[cold]
+    #[inline(never)]
+    fn admit_units(&self, e: u32) -> u64 {
+        let c = &self.host.cmds[e as usize];
+        let ua = c.u0 + c.in_units;
+        let mut k = c.u1 - ua;
+        if self.ctl.cache_cap > 0 {
+            let ubytes = self.ftl.g.us as u64 * 512;
+            let room = self.ctl.cache_cap.saturating_sub(self.ctl.cache_used);
+            let end = c.off.max(ua * ubytes) + room;
+            if end < c.off + c.len {
+                k = k.min((end / ubytes).saturating_sub(ua));
+            }
+        }
+        if k == 0 {
+            return 0;
+        }
+        if self.ftl.hy.is_some() {
+            if self.ftl.hybrid_room(ua, ua + k) {
+                return k;
+            }
+            // the longest prefix with log pages (`lo` fits, `hi` does not)
+            let (mut lo, mut hi) = (0, k);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if self.ftl.hybrid_room(ua, ua + mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        } else {
+            self.stream_room(k).min(k)
+        }
+    }
+
+    /// Admits write commands waiting for buffer space, in order: whole while they fit, and the
+    /// first that does not fit a part at a time ([`Drive::admit_units`]).
     pub(super) fn admit_waiters(&mut self, sh: &mut Shared, now: u64) {
         while let Some(&e) = self.ctl.waiters.front() {
             let c = &self.host.cmds[e as usize];
@@ -75,16 +121,30 @@ impl Drive {
                 self.trim(sh, e, now);
                 continue;
             }
-            let ok = if self.ftl.hy.is_some() {
-                self.hybrid_can_admit(c.u0, c.u1, c.len)
-            } else {
-                self.can_admit(c.u1 - c.u0, c.len)
-            };
-            if !ok {
+            let whole = c.in_units == 0
+                && if self.ftl.hy.is_some() {
+                    self.hybrid_can_admit(c.u0, c.u1, c.len)
+                } else {
+                    self.can_admit(c.u1 - c.u0, c.len)
+                };
+            if whole {
+                self.ctl.waiters.pop_front();
+                self.admit(sh, e, now);
+                continue;
+            }
+            let k = self.admit_units(e);
+            if k == 0 {
                 break;
             }
-            self.ctl.waiters.pop_front();
-            self.admit(sh, e, now);
+            let c = &self.host.cmds[e as usize];
+            let last = c.u0 + c.in_units + k == c.u1;
+            if last {
+                self.ctl.waiters.pop_front();
+            }
+            self.admit_general(sh, e, now, k);
+            if !last {
+                break;
+            }
         }
         if !self.ctl.waiters.is_empty() {
             self.unblock(now);
@@ -104,14 +164,17 @@ impl Drive {
         }
     }
 
-    /// The write in slot `e` enters the buffer at `now`: its data crosses the link, its units
-    /// are mapped into the host stream, and (write-back) it completes when the data is in.
+    /// The write in slot `e` (the rest of it, if a part is in already) enters the buffer at
+    /// `now`: its data crosses the link, its units are mapped into the host stream, and
+    /// (write-back) it completes when the data is in.
     #[inline]
     pub(super) fn admit(&mut self, sh: &mut Shared, e: u32, now: u64) {
-        if self.plain && self.host.cmds[e as usize].whole {
+        let c = &self.host.cmds[e as usize];
+        if self.plain && c.whole && c.in_units == 0 {
             self.admit_plain(sh, e, now);
         } else {
-            self.admit_general(sh, e, now);
+            let k = c.u1 - c.u0 - c.in_units;
+            self.admit_general(sh, e, now, k);
         }
     }
 
@@ -137,23 +200,30 @@ impl Drive {
         self.complete(sh, e, done);
     }
 
+    /// The next `k` mapping units of write `e` enter the buffer (all of it, or the part that
+    /// fits: the command completes once its last part is in).
     #[inline(never)]
-    fn admit_general(&mut self, sh: &mut Shared, e: u32, now: u64) {
+    fn admit_general(&mut self, sh: &mut Shared, e: u32, now: u64, k: u64) {
         let cmd = self.host.cmds[e as usize];
+        let us = self.ftl.g.us as u64;
+        let (u0, u1) = (cmd.u0 + cmd.in_units, cmd.u0 + cmd.in_units + k);
+        let (first, last) = (cmd.in_units == 0, u1 == cmd.u1);
+        let b0 = cmd.off.max(u0 * us * 512);
+        let len = (cmd.off + cmd.len).min(u1 * us * 512) - b0;
         let start = now.max(cmd.t_fw);
-        self.c.cache_wait_ns += start - cmd.t_fw;
+        if last {
+            // how long the write waited for space until its last part went in
+            self.c.cache_wait_ns += start - cmd.t_fw;
+        }
         let t_data = self
             .host
-            .xfer(&mut sh.uplink, self.w0, now, start, cmd.len, false, true, e);
+            .xfer(&mut sh.uplink, self.w0, now, start, len, false, first, e);
         let write_through = self.ctl.cache_cap == 0;
         if !write_through {
-            self.ctl.cache_used += cmd.len;
+            self.ctl.cache_used += len;
         }
-        let g = &self.ftl.g;
-        let us = g.us as u64;
         let s0 = cmd.off / 512;
         let s1 = (cmd.off + cmd.len).div_ceil(512);
-        let (u0, u1) = (cmd.u0, cmd.u1);
         let mut waiting_on = 0u32;
         let mut rmw_reads = 0u32;
         let mut last_gid = NIL;
@@ -278,11 +348,21 @@ impl Drive {
             self.arm_flush(sh);
         }
         // The write completes when its data is in the buffer and (write-through) after the old
-        // data of partly written units has been merged and its pages are programmed.
+        // data of partly written units has been merged and its pages are programmed; a write
+        // still partly outside the buffer holds one piece open until its last part is in.
         let c = &mut self.host.cmds[e as usize];
         c.done = c.done.max(t_data);
-        c.remaining = waiting_on + rmw_reads;
-        if c.remaining == 0 {
+        c.in_units += k;
+        if first {
+            c.remaining = 0;
+        }
+        c.remaining += waiting_on + rmw_reads;
+        if first && !last {
+            c.remaining += 1;
+        } else if last && !first {
+            c.remaining -= 1;
+        }
+        if last && c.remaining == 0 {
             let done = c.done;
             self.complete(sh, e, done);
         }

@@ -81,6 +81,7 @@ impl Drive {
             u0: 0,
             u1: 0,
             whole: false,
+            in_units: 0,
         };
         match cmd.kind {
             OpKind::Read => self.start_read(sh, e, now),
@@ -455,6 +456,10 @@ impl Drive {
             }
         {
             self.admit(sh, e, now);
+        } else if self.ctl.waiters.is_empty() {
+            // first in line: it goes in a part at a time as space allows
+            self.ctl.waiters.push_back(e);
+            self.admit_waiters(sh, now);
         } else {
             self.ctl.waiters.push_back(e);
             self.unblock(now);

@@ -153,12 +153,16 @@ impl Drive {
         if c.kind != crate::OpKind::Write {
             return;
         }
-        if self.ftl.host_sealed == 0 && !self.ctl.fits(c.len) {
+        // the part of the write not in the buffer yet
+        let us = self.ftl.g.us as u64;
+        let ua = c.u0 + c.in_units;
+        let rest = c.off + c.len - c.off.max(ua * us * 512);
+        if self.ftl.host_sealed == 0 && !self.ctl.fits(rest) {
             self.hybrid_seal_open(now);
         }
         let c = &self.host.cmds[e as usize];
         let mut stuck = Vec::new();
-        self.ftl.hybrid_stuck(c.u0, c.u1, &mut stuck);
+        self.ftl.hybrid_stuck(c.u0 + c.in_units, c.u1, &mut stuck);
         for d in stuck {
             let x = &self.ftl.hyb().dies[d];
             let id = x.rw_group;

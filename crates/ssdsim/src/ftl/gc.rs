@@ -155,11 +155,24 @@ impl Ftl {
             .unwrap_or(0);
         if low <= 1 {
             GC_CRITICAL
-        } else if low < self.gc_hard as usize {
+        } else if low < self.gc_hard as usize || self.over_slc_share(d) {
             GC_FOREGROUND
         } else {
             GC_BACKGROUND
         }
+    }
+
+    /// A drive that folds while writing (`ftl.pslc_when_full = "fold"`) holds more SLC blocks
+    /// on die `d` than the cache's share: it folds the oldest in step with the host's writes
+    /// (foreground), not only in the gaps the host leaves.
+    #[inline]
+    fn over_slc_share(&self, d: usize) -> bool {
+        if !self.fold_when_full {
+            return false;
+        }
+        let budget = self.slc_budget() as usize;
+        let p0 = d * self.g.planes;
+        (p0..p0 + self.g.planes).any(|p| self.slc_fifo[p].len() > budget)
     }
 
     /// What die `d` needs: `Some(true)` to fold pSLC blocks, `Some(false)` to collect MLC
@@ -243,8 +256,13 @@ impl Ftl {
                 }
             }
         }
-        // a freed block takes `v` of a block of moves: v / (1 - v) moved per page written
-        let free = cap.saturating_sub(valid).max(1);
+        // a freed block takes `v` of a block of moves: v / (1 - v) moved per page written; a
+        // folded SLC block frees all of its pages for SLC writes again: v moved per page written
+        let free = if fold {
+            cap
+        } else {
+            cap.saturating_sub(valid).max(1)
+        };
         let s = &mut self.gc[d];
         s.ratio_q8 = (valid * 256 / free).min(256 * 256) as u32;
         s.active = true;
