@@ -182,8 +182,7 @@ impl Backend for NullBackend {
     }
     fn wait_until(&mut self, deadline_ns: u64, inflight: u32) -> io::Result<()> {
         if inflight == 0 {
-            let left = deadline_ns.saturating_sub(self.now());
-            std::thread::sleep(Duration::from_nanos(left));
+            crate::backend::wait_out(|| self.now(), deadline_ns);
         }
         Ok(())
     }
@@ -329,7 +328,7 @@ impl Backend for UringAdapter {
         if inflight > 0 {
             self.ring.submit_and_wait_timeout(left)
         } else {
-            std::thread::sleep(left);
+            crate::backend::wait_out(|| self.now(), deadline_ns);
             Ok(())
         }
     }

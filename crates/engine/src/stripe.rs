@@ -346,7 +346,7 @@ impl<M: MemberIo> Backend for StripeAdapter<M> {
             // (null members have completed already)
             self.io.submit_and_wait_timeout(Duration::from_nanos(left))
         } else {
-            std::thread::sleep(Duration::from_nanos(left));
+            crate::backend::wait_out(|| self.now(), deadline_ns);
             Ok(())
         }
     }
