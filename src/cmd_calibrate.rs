@@ -427,7 +427,7 @@ impl Measure for RealMeasure<'_> {
         let spec = ssdlab_calib::predict::case_spec(case, 1, None, None);
         let r = self.run(&spec)?;
         self.keep(&r)?;
-        Ok(Outcome::of(&r))
+        Outcome::of_case(&r, case)
     }
 }
 

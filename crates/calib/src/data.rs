@@ -23,6 +23,7 @@
 //! state = "fresh"            # fresh | full | steady (omitted: fresh)
 //! time = "180s"              # omitted: 60 s
 //! pattern = "random"         # data written: random | zeros | repeat[:BYTE] | compress:N
+//! after = "160000000000"     # optional: the rate of what was moved after the first N bytes
 //! use = "validate"           # fit | validate (omitted: fit for datasheet and measured
 //!                            # sources, validate for reviews and findings)
 //! quote = "the C300 manages 162.3MB/s"   # the source's words giving the number
@@ -111,6 +112,10 @@ pub struct RawCase {
     /// incompressible, as AS SSD and Iometer's full-random pattern write).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// The figure is the rate over what the test moved after its first `after` bytes (a
+    /// size): the rate once a cache is full, as a long write's chart shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// A figure as written in the file.
@@ -146,6 +151,9 @@ pub struct RawFigure {
     pub adapter_cache: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// The rate over what the test moved after its first N bytes (see [`RawCase::after`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
     /// "lower" or "upper" when the source gives only a bound ("over 160 MB/s").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
@@ -288,6 +296,8 @@ pub struct Case {
     pub adapter: AdapterChoice,
     /// The data written.
     pub pattern: Pattern,
+    /// The rate is taken over what the test moved after its first this many bytes.
+    pub after_bytes: Option<u64>,
 }
 
 /// Which kind of workload a case is, for the per-family error summary.
@@ -333,6 +343,7 @@ impl Case {
             read_pct: 100,
             adapter: AdapterChoice::default(),
             pattern: Pattern::Random,
+            after_bytes: None,
         }
     }
 
@@ -383,6 +394,9 @@ impl Case {
             s.push_str(&format!(" {}", self.pattern));
         }
         s.push_str(&format!(" {}", self.state));
+        if let Some(b) = self.after_bytes {
+            s.push_str(&format!(" after {}", ssdlab_workload::format_size(b)));
+        }
         s
     }
 }
@@ -478,9 +492,15 @@ impl RawCase {
             Some(p) => Pattern::from_str(p).map_err(|e| e.to_string())?,
             None => Pattern::Random,
         };
+        let after_bytes = self
+            .after
+            .as_deref()
+            .map(|s| size("after", s))
+            .transpose()?;
         let case = Case {
             pattern,
             adapter,
+            after_bytes,
             drive: self.drive.trim().to_string(),
             drives,
             stripe,
@@ -571,6 +591,7 @@ impl RawFigure {
             adapter: self.adapter.clone(),
             adapter_cache: self.adapter_cache.clone(),
             pattern: self.pattern.clone(),
+            after: self.after.clone(),
         }
     }
 }
@@ -759,6 +780,12 @@ impl DataSet {
             };
             let case = f.case().parse().map_err(err)?;
             let metric = Metric::from_str(&f.metric).map_err(err)?;
+            if metric == Metric::Lat && case.after_bytes.is_some() {
+                return Err(err(
+                    "after applies to rates (bw, iops): a latency figure is over the whole test"
+                        .into(),
+                ));
+            }
             let factor = unit_factor(metric, &f.unit).map_err(err)?;
             if !(f.value.is_finite() && f.value > 0.0) {
                 return Err(err(format!(
@@ -939,6 +966,27 @@ mod tests {
         assert_eq!(f.case.time_ns, 180_000_000_000);
         assert_eq!(f.case.family(), Family::RandomWrite);
         assert_eq!(f.origin, "t.toml#1");
+    }
+
+    #[test]
+    fn a_rate_after_a_cache_keeps_its_size_and_a_latency_takes_none() {
+        let fig = |metric: &str, unit: &str| {
+            format!(
+                "{HEAD}[[figure]]\ndrive = \"d\"\nmetric = \"{metric}\"\nvalue = 1.0\nunit = \"{unit}\"\nrw = \"write\"\nbs = \"1m\"\nqd = 1\ntime = \"60s\"\nafter = \"160000000000\"\n"
+            )
+        };
+        let d = parse(&fig("bw", "MB/s")).unwrap();
+        assert_eq!(d.figures[0].case.after_bytes, Some(160_000_000_000));
+        assert!(d.figures[0].case.label().ends_with("after 149.01 GiB"));
+        let e = parse(&fig("lat", "ms")).unwrap_err().to_string();
+        assert!(
+            e.contains("figure 1") && e.contains("after applies to rates"),
+            "{e}"
+        );
+        let e = parse(&fig("bw", "MB/s").replace("160000000000", "0"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("after must be greater than 0"), "{e}");
     }
 
     #[test]

@@ -71,6 +71,50 @@ impl Outcome {
             lat_ns: r.mean_lat_ns(),
         }
     }
+
+    /// What the run gave for case `c`: over the whole test, or (`after`) its rates over the
+    /// per-second series ([`ssdlab_stats::RunResult::series`]) from the first second that
+    /// begins once `after` bytes have moved.
+    pub fn of_case(r: &ssdlab_stats::RunResult, c: &Case) -> Result<Outcome, String> {
+        let whole = Outcome::of(r);
+        let Some(after) = c.after_bytes else {
+            return Ok(whole);
+        };
+        let pts = r.series.iter().map(|p| {
+            (
+                p.t_ms,
+                p.read_bw_bytes + p.write_bw_bytes + p.trim_bw_bytes,
+                p.read_iops + p.write_iops + p.trim_iops,
+            )
+        });
+        let (mut moved, mut prev_ms) = (0.0, 0u64);
+        let (mut bytes, mut ios, mut ms) = (0.0, 0.0, 0u64);
+        for (t_ms, bw, iops) in pts {
+            let len_ms = t_ms.saturating_sub(prev_ms);
+            let secs = len_ms as f64 / 1e3;
+            if moved >= after as f64 {
+                bytes += bw * secs;
+                ios += iops * secs;
+                ms += len_ms;
+            }
+            moved += bw * secs;
+            prev_ms = t_ms;
+        }
+        if ms == 0 {
+            return Err(format!(
+                "the test moved {} in {} s, not more than after = {} (a longer time is needed)",
+                ssdlab_workload::format_size(moved as u64),
+                prev_ms / 1000,
+                ssdlab_workload::format_size(after)
+            ));
+        }
+        let secs = ms as f64 / 1e3;
+        Ok(Outcome {
+            bw: bytes / secs,
+            iops: ios / secs,
+            lat_ns: whole.lat_ns,
+        })
+    }
 }
 
 /// The workload of a case (seed given; test length capped at `max_time_ns`).
@@ -231,7 +275,7 @@ pub fn simulate(
     if r.interrupted || opts.stopped() {
         return Err(INTERRUPTED.into());
     }
-    Ok(Outcome::of(&r))
+    Outcome::of_case(&r, c)
 }
 
 /// Simulates every case, `opts.threads` at a time; `model` gives the drive model of a case's
@@ -296,6 +340,34 @@ mod tests {
     use super::*;
     use crate::data::DataSet;
     use std::path::Path;
+
+    /// A rate `after` N bytes is the series' rate from the first second that begins past N.
+    #[test]
+    fn a_rate_after_n_bytes_comes_from_the_series_past_them() {
+        let mb = 1e6;
+        let mut r = ssdlab_stats::RunResult::default();
+        for (i, bw) in [100.0, 100.0, 50.0, 50.0, 40.0].into_iter().enumerate() {
+            r.series.push(ssdlab_stats::SeriesPoint {
+                t_ms: (i as u64 + 1) * 1000,
+                write_bw_bytes: bw * mb,
+                write_iops: bw,
+                ..Default::default()
+            });
+        }
+        let mut c = Case::on_written_span("d", 1 << 30, 5_000_000_000);
+        // 150 MB: past it from the third second on (200 MB moved by then)
+        c.after_bytes = Some(150_000_000);
+        let o = Outcome::of_case(&r, &c).unwrap();
+        assert!((o.bw - 140.0 / 3.0 * mb).abs() < 1.0, "{}", o.bw);
+        assert!((o.iops - 140.0 / 3.0).abs() < 1e-9, "{}", o.iops);
+        // exactly at a second's start counts that second
+        c.after_bytes = Some(200_000_000);
+        assert!((Outcome::of_case(&r, &c).unwrap().bw - 140.0 / 3.0 * mb).abs() < 1.0);
+        // beyond what the test moved: an error that says so
+        c.after_bytes = Some(400_000_000);
+        let e = Outcome::of_case(&r, &c).unwrap_err();
+        assert!(e.contains("not more than after"), "{e}");
+    }
 
     /// Cases on three drive states (fresh, full and an array), reads and writes, some sharing
     /// a state: the schedule may run them in any order, on any number of threads, with or

@@ -110,6 +110,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
         read_pct: s.read_pct,
         adapter: Default::default(),
         pattern: ssdlab_workload::Pattern::Random,
+        after_bytes: None,
     })
 }
 
