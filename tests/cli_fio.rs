@@ -2138,3 +2138,58 @@ fn one_file_of_one_filesize_ends_at_filesize_or_is_refused() {
     );
     assert!(!d.path().join("c").exists(), "a refused job writes nothing");
 }
+
+/// fio's `exitall`: a job that ends stops the jobs of its `exit_what` scope (its reporting
+/// group by default; `all`: every job, and later waves never start, printed with nothing
+/// done), on the simulated clock (exact) and on fio's null engine.
+#[test]
+fn exitall_ends_the_jobs_of_its_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let job = |engine: &str, what: &str| {
+        format!(
+            "[global]\n{engine}size=64m\nbs=4k\nexitall=1\n\
+             [a]\nrw=read\nthinktime=1000\nnumber_ios=50\nexit_what={what}\n\
+             [b]\nrw=randread\nrate_iops=1000\ntime_based\nruntime=2s\n\
+             [other]\nnew_group\nrw=randread\nrate_iops=1000\ntime_based\nruntime=300ms\n\
+             [later]\nstonewall\nrw=read\nnumber_ios=10\n"
+        )
+    };
+    let runtime = |j: &Value| j["job_runtime"].as_u64().unwrap();
+    for (engine, extra) in [("", "--sim=vertex450-128g"), ("ioengine=null\n", "")] {
+        // group: b stops with a; the other group and the later wave run in full
+        let f = write(d, "group.fio", &job(engine, "group"));
+        let mut args = vec![f.to_str().unwrap()];
+        if !extra.is_empty() {
+            args.push(extra);
+        }
+        let v = fio_json(d, &args);
+        let js = jobs(&v);
+        let names: Vec<&str> = js.iter().map(|j| j["jobname"].as_str().unwrap()).collect();
+        assert_eq!(names, ["a", "b", "other", "later"], "{engine}");
+        assert_eq!(ios(&js[0], "read"), 50);
+        assert!(runtime(&js[1]) < 1000, "b ran {} ms", runtime(&js[1]));
+        if engine.is_empty() {
+            // on the simulated clock b stops when a ends
+            assert!(
+                runtime(&js[1]) <= runtime(&js[0]) + 1,
+                "{} vs {}",
+                runtime(&js[1]),
+                runtime(&js[0])
+            );
+        }
+        assert!(runtime(&js[2]) >= 290, "other ran {} ms", runtime(&js[2]));
+        assert_eq!(ios(&js[3], "read"), 10);
+        // all: every job stops with a, and the later wave never starts (printed, empty)
+        let f = write(d, "all.fio", &job(engine, "all"));
+        args[0] = f.to_str().unwrap();
+        let v = fio_json(d, &args);
+        let js = jobs(&v);
+        assert_eq!(js.len(), 4, "{engine}");
+        assert!(runtime(&js[1]) < 1000 && runtime(&js[2]) < 290, "{engine}");
+        assert_eq!(
+            (ios(&js[3], "read"), js[3]["groupid"].as_u64()),
+            (0, Some(2))
+        );
+    }
+}

@@ -67,6 +67,19 @@ pub struct Control<'a> {
     pub steady_group: Option<SteadyMember<'a>>,
     /// fio's `rate_min`/`rate_iops_min`: the unit fails when a direction falls below them.
     pub min_rate: Option<ssdlab_workload::MinRate>,
+    /// Called once when the unit stops, whatever stopped it (fio's `exitall`: the job that
+    /// ends terminates the others of its `exit_what` scope).
+    pub on_end: Option<OnEnd<'a>>,
+}
+
+/// What to do when a unit stops ([`Control::on_end`]).
+#[derive(Clone, Copy)]
+pub struct OnEnd<'a>(pub &'a (dyn Fn() + Sync));
+
+impl std::fmt::Debug for OnEnd<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnEnd")
+    }
 }
 
 /// What to do when a source starts a new pass over its region ([`Control::on_pass`]).
@@ -97,6 +110,7 @@ impl<'a> Control<'a> {
             steady_out: std::sync::Mutex::new(None),
             steady_group: None,
             min_rate: None,
+            on_end: None,
         }
     }
 
@@ -167,6 +181,12 @@ impl<'a> Control<'a> {
     /// The same control, reporting its progress to `progress`.
     pub fn with_progress(mut self, progress: Option<&'a Progress>) -> Self {
         self.progress = progress;
+        self
+    }
+
+    /// The same control, calling `f` once when the unit stops.
+    pub fn with_on_end(mut self, f: Option<OnEnd<'a>>) -> Self {
+        self.on_end = f;
         self
     }
 
@@ -603,6 +623,8 @@ struct UnitState {
     t0: u64,
     deadline: u64,
     stopping: bool,
+    /// [`Control::on_end`] has been called.
+    told_end: bool,
     measuring: bool,
     /// Measured I/Os claimed from the budget and not issued yet (given back after each round).
     allowance: u64,
@@ -1096,6 +1118,15 @@ pub fn run_streams<B: Backend>(
             {
                 st.stopping = true;
                 st.out.source_done = true;
+            }
+        }
+        // fio's exitall: a unit that stops tells whoever waits for it (once).
+        for (u, st) in us.iter_mut().enumerate() {
+            if st.stopping && !st.told_end {
+                st.told_end = true;
+                if let Some(f) = units[u].ctl.on_end {
+                    (f.0)();
+                }
             }
         }
         if inflight == 0 {

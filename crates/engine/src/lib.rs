@@ -24,8 +24,8 @@ mod stripe;
 pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
-    merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, Progress, SteadyGroup,
-    SteadyMember, Stream, Unit,
+    merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, OnEnd, Progress,
+    SteadyGroup, SteadyMember, Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, merge_iologs, IologTarget};

@@ -249,6 +249,8 @@ pub fn precondition(
                 iolog: None,
                 log: None,
                 steady_group: None,
+                stonewall: None,
+                on_end: None,
             }],
             opts,
         )?;
@@ -346,6 +348,8 @@ pub fn measure_on_session(
             iolog: None,
             log: None,
             steady_group: None,
+            stonewall: None,
+            on_end: None,
         };
         let mut out = session.run(std::slice::from_ref(&job), opts)?;
         return Ok(out.remove(0).result);
@@ -394,6 +398,8 @@ pub fn run_to_steady_state(
                 iolog: None,
                 log: None,
                 steady_group: None,
+                stonewall: None,
+                on_end: None,
             }],
             opts,
         )?;

@@ -72,6 +72,8 @@ pub struct RealOptions<'a> {
     pub start_hook: Option<StartHook<'a>>,
     /// Raised from outside to stop the run without marking it interrupted (stonewalling).
     pub stonewall: Option<&'a AtomicBool>,
+    /// Called once when the job's first unit stops (fio's `exitall`).
+    pub on_end: Option<crate::OnEnd<'a>>,
     /// io_uring ring options (fio `hipri`, `sqthread_poll`, `fixedbufs`, `registerfiles`).
     pub ring: RingOptions,
     /// Also return each worker's own result (fio without `group_reporting`).
@@ -113,6 +115,7 @@ impl Default for RealOptions<'_> {
             verify_map: None,
             start_hook: None,
             stonewall: None,
+            on_end: None,
             ring: RingOptions::default(),
             per_worker: false,
             steady_group: None,
@@ -1444,6 +1447,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 .with_stop(j.opts.stop)
                 .with_progress(j.opts.progress)
                 .with_stonewall(j.opts.stonewall)
+                .with_on_end(j.opts.on_end)
                 .with_on_pass(pass.as_deref().map(OnPass));
             c.continue_on_error = j.opts.continue_on_error;
             c

@@ -742,6 +742,8 @@ pub fn run_sim_recorded(
             iolog: None,
             log: None,
             steady_group: None,
+            stonewall: None,
+            on_end: None,
         }],
         opts,
     )?;
@@ -761,6 +763,11 @@ pub struct SimJob<'a> {
     /// fio's `steadystate` with `group_reporting`: the job is a member of a reporting group
     /// checked together (its criterion is the job's `steady`).
     pub steady_group: Option<crate::SteadyMember<'a>>,
+    /// Stops the job without marking it interrupted (fio's `exitall`: another job ended), beside
+    /// [`SimOptions::stonewall`].
+    pub stonewall: Option<&'a AtomicBool>,
+    /// Called once when the job's first unit stops (fio's `exitall`).
+    pub on_end: Option<crate::OnEnd<'a>>,
 }
 
 /// What one job of a simulated group run measured.
@@ -927,6 +934,8 @@ impl SimSession {
             iolog: None,
             log: None,
             steady_group: None,
+            stonewall: None,
+            on_end: None,
         };
         Ok(self.run_with(&[job], &[Some(ops)], opts)?.remove(0))
     }
@@ -1136,7 +1145,8 @@ impl SimSession {
                     .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)
-                    .with_stonewall(opts.stonewall)
+                    .with_stonewall(j.stonewall.or(opts.stonewall))
+                    .with_on_end(j.on_end)
             })
             .collect();
         // Everything is built and preconditioned: runs coordinated from outside wait for each

@@ -52,6 +52,8 @@ fn run(sess: &mut SimSession, specs: &[&WorkloadSpec]) -> Vec<ssdlab_engine::Sim
             iolog: None,
             log: None,
             steady_group: None,
+            stonewall: None,
+            on_end: None,
         })
         .collect();
     sess.run(&jobs, &SimOptions::default()).unwrap()

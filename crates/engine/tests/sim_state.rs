@@ -46,6 +46,8 @@ fn run(sess: &mut SimSession, spec: &WorkloadSpec) -> RunResult {
         iolog: None,
         log: None,
         steady_group: None,
+        stonewall: None,
+        on_end: None,
     };
     sess.run(&[job], &SimOptions::default())
         .unwrap()

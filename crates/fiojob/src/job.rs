@@ -319,6 +319,11 @@ pub struct Settings {
     pub new_group: bool,
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// `exitall`: when any job ends, the jobs of its `exit_what` scope end too (fio sets this
+    /// for the whole run when any job sets it).
+    pub exitall: bool,
+    /// `exit_what`: which jobs a job's end stops under `exitall`.
+    pub exit_what: ExitWhat,
     /// `rate_iops` per direction.
     pub rate_iops: [Option<u64>; 3],
     /// `rate` (bytes/s) per direction.
@@ -388,9 +393,23 @@ pub struct Written {
     pub loc: Loc,
 }
 
+/// fio's `exit_what`: the jobs `exitall` stops when a job ends (`fio_terminate_threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (`group`, the default).
+    #[default]
+    Group,
+    /// Every job running: its stonewall wave (`stonewall`).
+    Stonewall,
+    /// Every job, and no later wave starts (`all`).
+    All,
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
+            exitall: false,
+            exit_what: ExitWhat::Group,
             kb_base: 1024,
             name: None,
             filename: None,
@@ -1011,10 +1030,23 @@ impl Settings {
             "allow_mounted_write" => {
                 only_default(key, v, &["0"], "ssdlab never writes to mounted devices")?
             }
-            "exitall" | "exitall_on_error" => {
+            "exitall" => self.exitall = flag(v)?,
+            "exit_what" => {
+                self.exit_what = match need(v, key)?.as_str() {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "exit_what={o}: group, stonewall or all"
+                        )))
+                    }
+                }
+            }
+            "exitall_on_error" => {
                 if flag(v)? {
                     return Err(unsupported(format!(
-                        "{key}: ending every job when one ends"
+                        "{key}: ending every job when one fails"
                     )));
                 }
             }

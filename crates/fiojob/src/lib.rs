@@ -35,8 +35,8 @@ pub mod value;
 
 pub use ini::{argv_sections, Env, Loc, Opt, Parser, Section, SyntaxError, SystemEnv};
 pub use job::{
-    resolve, Engine, Fadvise, Fallocate, Issue, Job, JobError, JobSet, Mode, Settings, Unified,
-    Written, FIO_RANDSEED,
+    resolve, Engine, ExitWhat, Fadvise, Fallocate, Issue, Job, JobError, JobSet, Mode, Settings,
+    Unified, Written, FIO_RANDSEED,
 };
 pub use naming::JobNaming;
 pub use value::Size;

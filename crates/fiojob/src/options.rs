@@ -334,7 +334,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "significant_figures",
             "block_error_percentiles",
             "unit_base",
-            "exit_what",
             "ignore_error",
             "fill_device",
             "end_syncfs",

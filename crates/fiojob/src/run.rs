@@ -4,7 +4,7 @@
 //! `group_reporting`, fio's one-line job header).
 
 use crate::plan::{log_style, verify_spec, Unit};
-use crate::{Job, JobSet, Unified};
+use crate::{ExitWhat, Job, JobSet, Unified};
 use ssdlab_engine::{
     EngineError, LoopOutcome, Progress, RealJob, RealOptions, SimJob, SimOptions, SimSession,
     SimTarget, SteadyGroup,
@@ -15,7 +15,7 @@ use ssdlab_stats::{JobLog, LogConfig, Recorder, RunResult};
 use ssdlab_workload::WorkloadSpec;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a unit measured.
 #[derive(Clone)]
@@ -213,8 +213,12 @@ pub fn run_waves(
     let mut measured: Vec<Option<Measured>> = vec![None; units.len()];
     let mut failure: Option<WaveError> = None;
     let mut thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)> = BTreeMap::new();
+    // fio's exitall (one job asking for it sets it for the run): a job that ends stops the
+    // jobs of its exit_what scope; `all` also cancels the waves not started yet.
+    let exitall = js.jobs.iter().any(|j| j.settings.exitall);
+    let cancelled = AtomicBool::new(false);
     for w in 0..nwaves {
-        if (h.stopped)() {
+        if (h.stopped)() || cancelled.load(Ordering::Relaxed) {
             break;
         }
         let idx: Vec<usize> = (0..units.len())
@@ -223,6 +227,31 @@ pub fn run_waves(
         let Some(&lead) = idx.first() else {
             continue;
         };
+        let ends: Vec<AtomicBool> = idx.iter().map(|_| AtomicBool::new(false)).collect();
+        let enders: Vec<Box<dyn Fn() + Sync + '_>> = idx
+            .iter()
+            .map(|&i| {
+                let me = &js.jobs[units[i].job];
+                let scope: Vec<usize> = (0..idx.len())
+                    .filter(|&k| {
+                        me.settings.exit_what != ExitWhat::Group
+                            || js.jobs[units[idx[k]].job].group == me.group
+                    })
+                    .collect();
+                let all = me.settings.exit_what == ExitWhat::All;
+                let (ends, cancelled) = (&ends, &cancelled);
+                Box::new(move || {
+                    for &k in &scope {
+                        ends[k].store(true, Ordering::Relaxed);
+                    }
+                    if all {
+                        cancelled.store(true, Ordering::Relaxed);
+                    }
+                }) as Box<dyn Fn() + Sync + '_>
+            })
+            .collect();
+        let end_of = |k: usize| exitall.then(|| ssdlab_engine::OnEnd(&*enders[k]));
+        let stonewall_of = |k: usize| exitall.then_some(&ends[k]);
         // fio's steadystate with group_reporting: the wave's units of one reporting group are
         // checked together, in fio's order of threads (the last one keeps the samples).
         let mut steady_members: Vec<(u32, Vec<usize>)> = Vec::new();
@@ -255,11 +284,14 @@ pub fn run_waves(
                 Some(sess) => {
                     let jobs: Vec<SimJob<'_>> = idx
                         .iter()
-                        .map(|&i| SimJob {
+                        .enumerate()
+                        .map(|(k, &i)| SimJob {
                             spec: &units[i].spec,
                             iolog: units[i].iolog.clone(),
                             log: unit_logs[i],
                             steady_group: steady_member(i),
+                            stonewall: stonewall_of(k),
+                            on_end: end_of(k),
                         })
                         .collect();
                     let any_per_worker =
@@ -291,10 +323,16 @@ pub fn run_waves(
                 None => {
                     let opts: Vec<RealOptions<'_>> = idx
                         .iter()
-                        .map(|&i| RealOptions {
-                            progress,
-                            steady_group: steady_member(i),
-                            ..units[i].real.as_ref().expect("real unit").1.clone()
+                        .enumerate()
+                        .map(|(k, &i)| {
+                            let o = &units[i].real.as_ref().expect("real unit").1;
+                            RealOptions {
+                                progress,
+                                steady_group: steady_member(i),
+                                stonewall: stonewall_of(k).or(o.stonewall),
+                                on_end: end_of(k),
+                                ..o.clone()
+                            }
                         })
                         .collect();
                     let jobs: Vec<RealJob<'_>> = idx
@@ -443,6 +481,52 @@ pub fn run_waves(
         }
         if failure.is_some() {
             break;
+        }
+    }
+
+    // fio prints the jobs that exitall (exit_what=all) cancelled before they started, with
+    // nothing done.
+    if cancelled.load(Ordering::Relaxed) && failure.is_none() && !(h.stopped)() {
+        let last = measured.iter().flatten().last();
+        if let Some((target, ts)) = last.map(|m| (m.result.target.clone(), m.result.timestamp_ms)) {
+            for (i, u) in units.iter().enumerate() {
+                if measured[i].is_some() {
+                    continue;
+                }
+                let recorder = Recorder::default();
+                let outcome = LoopOutcome {
+                    stonewalled: true,
+                    ..Default::default()
+                };
+                let zero = |spec: &WorkloadSpec| {
+                    ssdlab_engine::build_result(
+                        spec,
+                        target.clone(),
+                        &recorder,
+                        outcome,
+                        ts,
+                        Default::default(),
+                    )
+                };
+                let workers = if u.spec.jobs > 1 && !js.jobs[u.job].settings.group_reporting {
+                    let one = WorkloadSpec {
+                        jobs: 1,
+                        ..u.spec.clone()
+                    };
+                    (0..u.spec.jobs)
+                        .map(|_| (zero(&one), recorder.clone()))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                measured[i] = Some(Measured {
+                    result: zero(&u.spec),
+                    recorder: recorder.clone(),
+                    outcome,
+                    workers,
+                    iolog_error: None,
+                });
+            }
         }
     }
 

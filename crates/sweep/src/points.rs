@@ -179,6 +179,8 @@ impl PointRunner {
                             iolog: None,
                             log: None,
                             steady_group: None,
+                            stonewall: None,
+                            on_end: None,
                         }],
                         &opts,
                     )?;
@@ -198,6 +200,8 @@ impl PointRunner {
                     iolog: None,
                     log: None,
                     steady_group: None,
+                    stonewall: None,
+                    on_end: None,
                 }],
                 &opts,
             )?
