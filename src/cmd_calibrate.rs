@@ -4,22 +4,21 @@
 
 use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
 use crate::output::{self, check_writable_path};
-use crate::presets::{load_drive, preset_file};
 use crate::signals;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use ssdlab_calib::calibrate::{calibration_of, figures_to_fit, provenance, render_fit, runnable};
 use ssdlab_calib::data::{DataSet, RawFile, Source};
+use ssdlab_calib::measure::{check_target, RealMeasure};
 use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
-use ssdlab_calib::suite::{fill_spec, measure_suite, suite, Measure, SuiteKind};
+use ssdlab_calib::suite::{measure_suite, suite, SuiteKind};
 use ssdlab_calib::{
-    default_params, fit, fitted_toml, parse_param, render, validate, Claim, Figure, Outcome,
-    PredictOptions,
+    default_params, fit, fitted_toml, parse_param, render, validate, Claim, Figure, PredictOptions,
 };
-use ssdlab_engine::RealOptions;
+use ssdlab_engine::{load_drive, preset_file, RealOptions};
 use ssdlab_ssdsim::DriveConfig;
 use ssdlab_store::Store;
-use ssdlab_target::{check_outputs, Named, RealTarget};
-use ssdlab_workload::{Field, Flags, Naming, WorkloadSpec};
+use ssdlab_target::{check_outputs, Named};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -350,87 +349,6 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// A real file or device measured through the engine, the suite's span written first; each
-/// measured point kept in `--store` when given (the store created with the first one).
-/// How `calibrate --target` names a workload's settings: its flags (`--span`), and the
-/// suite's own block sizes and alignment, which no flag sets; it always uses O_DIRECT.
-struct SuiteNaming;
-
-impl Naming for SuiteNaming {
-    fn name(&self, f: Field) -> String {
-        match f {
-            Field::Bs => "the suite's block size".into(),
-            Field::Align => "the suite's alignment".into(),
-            f => Flags.name(f),
-        }
-    }
-
-    fn setting(&self, f: Field, value: u64) -> String {
-        match f {
-            Field::Bs | Field::Align => format!("{} {value}", self.name(f)),
-            f => Flags.setting(f, value),
-        }
-    }
-
-    fn buffered(&self) -> Option<String> {
-        None
-    }
-}
-
-struct RealMeasure<'a> {
-    target: RealTarget,
-    opts: RealOptions<'a>,
-    filled: bool,
-    span: u64,
-    store_path: Option<PathBuf>,
-    store: Option<Store>,
-    /// The label of the stored runs (`calibrate NAME`).
-    label: String,
-    /// Runs stored so far.
-    stored: usize,
-}
-
-impl RealMeasure<'_> {
-    fn run(&self, spec: &WorkloadSpec) -> Result<ssdlab_stats::RunResult, String> {
-        let out = ssdlab_engine::run_real(spec, &self.target, &self.opts)
-            .map_err(|e| e.render(&SuiteNaming))?;
-        if out.result.interrupted {
-            return Err("interrupted".into());
-        }
-        if !out.result.errors.is_empty() {
-            return Err(format!("{} I/O errors", out.result.errors.len()));
-        }
-        Ok(out.result)
-    }
-
-    fn keep(&mut self, r: &ssdlab_stats::RunResult) -> Result<(), String> {
-        crate::results::keep(
-            &mut self.store,
-            self.store_path.as_deref(),
-            Some(&self.label),
-            r,
-        )
-        .map_err(|e| e.err.to_string())?;
-        self.stored += usize::from(self.store.is_some());
-        Ok(())
-    }
-}
-
-impl Measure for RealMeasure<'_> {
-    fn measure(&mut self, case: &ssdlab_calib::Case) -> Result<Outcome, String> {
-        if !self.filled {
-            // the span written once, sequentially, so reads find data ("full")
-            let fill = fill_spec(self.span);
-            self.run(&fill)?;
-            self.filled = true;
-        }
-        let spec = ssdlab_calib::predict::case_spec(case, 1, None, None);
-        let r = self.run(&spec)?;
-        self.keep(&r)?;
-        Outcome::of_case(&r, case)
-    }
-}
-
 /// What `calibrate` works from, once every option is checked and no output names an input.
 struct Plan {
     base: DriveConfig,
@@ -604,14 +522,7 @@ fn measure_target(
         stop: Some(signals::stop_flag()),
         ..Default::default()
     };
-    let target = RealTarget::Path(t.to_path_buf());
-    let plan_opts = ssdlab_target::PlanOptions {
-        direct: true,
-        allow_destroy: a.allow_destroy,
-        null_size: 0,
-    };
-    ssdlab_target::plan(&fill_spec(a.span), &target, &plan_opts)
-        .map_err(|e| anyhow!("--target {}: {}", t.display(), e.render(&SuiteNaming)))?;
+    check_target(t, a.span, a.allow_destroy).map_err(|e| anyhow!(e))?;
     output::note(&format!(
         "calibrate: measuring {} points on {} over {} (about {} s, plus writing the span once)",
         points.len(),
@@ -619,16 +530,14 @@ fn measure_target(
         ssdlab_workload::format_size(a.span),
         total / 1_000_000_000
     ));
-    let mut m = RealMeasure {
-        target,
-        opts,
-        filled: false,
-        span: a.span,
-        store_path: a.store.clone(),
-        store: None,
-        label: format!("calibrate {name}"),
-        stored: 0,
+    let mut store: Option<Store> = None;
+    let label = format!("calibrate {name}");
+    let keep = |r: &ssdlab_stats::RunResult| -> Result<bool, String> {
+        crate::results::keep(&mut store, a.store.as_deref(), Some(&label), r)
+            .map_err(|e| e.err.to_string())?;
+        Ok(store.is_some())
     };
+    let mut m = RealMeasure::new(t, a.span, opts, Box::new(keep));
     let source = Source {
         title: format!("ssdlab calibrate --target {}", t.display()),
         url: None,
@@ -645,7 +554,7 @@ fn measure_target(
     })
     .map_err(|e| {
         // the points measured before are kept in --store, and said so
-        let kept = match (&a.store, m.stored) {
+        let kept = match (&a.store, m.kept) {
             (Some(st), n) if n > 0 => {
                 format!("; the {n} points measured before are in {}", st.display())
             }
@@ -722,40 +631,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             name.clone(),
         ),
     };
-    // figures held out for validation (reviews' measurements, the findings the studies
-    // re-create) are never fitted to: a model is fitted to ratings, datasheets and this
-    // machine's measurements, and checked on the rest
-    let held_out: usize = data
-        .iter()
-        .flat_map(|d| &d.figures)
-        .filter(|f| f.case.drive == drive && f.usage == ssdlab_calib::data::Usage::Validate)
-        .count();
-    let figures: Vec<&Figure> = data
-        .iter()
-        .flat_map(|d| &d.figures)
-        .filter(|f| f.case.drive == drive && f.usage == ssdlab_calib::data::Usage::Fit)
-        .collect();
-    if figures.is_empty() {
-        if held_out > 0 {
-            return Err(anyhow!(
-                "the data holds no figure of drive {drive:?} to fit: its {held_out} figures are held out for validation (use = \"validate\", the default for reviews); mark the ones to fit use = \"fit\""
-            )
-            .into());
-        }
-        let named: Vec<String> = data.iter().flat_map(|d| d.drives()).collect();
-        if named.contains(&drive) {
-            // named only by claims: nothing to fit, something to check
-            return Err(anyhow!(
-                "the data holds claims about drive {drive:?} but no figure of it to fit; ssdlab validate checks claims"
-            )
-            .into());
-        }
-        return Err(anyhow!(
-            "the data holds no figure of drive {drive:?} (it names {}); use --drive",
-            named.join(", ")
-        )
-        .into());
-    }
+    let (figures, held_out) = figures_to_fit(&data, &drive).map_err(|e| anyhow!(e))?;
     // (said once there is something to fit: an error alone is one line)
     if held_out > 0 {
         output::note(&format!(
@@ -777,14 +653,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             anyhow!("interrupted; nothing written to {}", a.out.display()),
         ));
     }
-    let mut runnable = Vec::with_capacity(figures.len());
-    let mut reasons = Vec::new();
-    for (f, row) in figures.iter().zip(&first.figures) {
-        match &row.failure {
-            None => runnable.push(*f),
-            Some(e) => reasons.push(format!("{}: {e}", f.origin)),
-        }
-    }
+    let (runnable, reasons) = runnable(&figures, &first);
     if runnable.is_empty() {
         return Err(anyhow!(
             "none of the {} figures of {drive} can be simulated ({}); nothing written to {}",
@@ -848,39 +717,10 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         )
         .into());
     }
-    let provenance = format!(
-        "fitted by ssdlab calibrate (base {}, {} figures of {drive} from {}; {} evaluations, fit time {} s per figure)",
-        base.name,
-        figures.len(),
-        data.iter()
-            .map(|d| d.path.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        res.evaluations,
-        a.fit_time / 1_000_000_000
-    );
+    let provenance = provenance(&base.name, figures.len(), &drive, &data, &res, a.fit_time);
     // the fitted model's error per family on the figures it was fitted to (at the fit's length)
     let check = validate(&figures, &[], |_| Some(res.config.clone()), &opts);
-    let calibration = ssdlab_ssdsim::Calibration {
-        figures: figures.len() as u32,
-        rms_error: res.error_after,
-        families: check
-            .families
-            .iter()
-            .map(|f| (f.family.to_string(), f.median_abs_error))
-            .collect(),
-        fitted_to: data
-            .iter()
-            .filter(|d| d.source.kind != "findings")
-            .filter(|d| d.figures.iter().any(|f| f.case.drive == drive))
-            .map(|d| {
-                d.path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-                    .unwrap_or_default()
-            })
-            .collect(),
-    };
+    let calibration = calibration_of(figures.len(), &res, &check, &data, &drive);
     let text = fitted_toml(&base_text, &res, &name, &provenance, &calibration)
         .map_err(|e| Failure::new(EXIT_FAILED, anyhow!(e)))?;
     let written = match output::write_file(&a.out, text.as_bytes()) {
@@ -905,30 +745,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         .expect("serialises")
             + "\n"
     } else {
-        let mut s = String::new();
-        for p in &res.params {
-            s.push_str(&format!(
-                "{:<36} {:>12} -> {:<12} {}\n",
-                p.key,
-                p.before,
-                p.after,
-                if p.constrained {
-                    format!("range {}", p.range)
-                } else if p.after != p.before {
-                    format!("not constrained by the data (nearest of range {})", p.range)
-                } else {
-                    "not constrained by the data (kept)".into()
-                }
-            ));
-        }
-        s.push_str(&format!(
-            "rms error {:.1} % -> {:.1} % over {} figures ({} evaluations, {wall:.1} s); {written}\n",
-            res.error_before * 100.0,
-            res.error_after * 100.0,
-            res.figures,
-            res.evaluations,
-        ));
-        s
+        render_fit(&res, wall, &written)
     };
     output::stdout(&out).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     if !not_kept.is_empty() {

@@ -13,11 +13,10 @@
 use crate::cli::{positive_size_arg, positive_u32, size_arg, Failure, EXIT_BAD_INPUT};
 use crate::exit::{engine_failure, exit_code_for};
 use crate::output::{self, check_writable_path, Dest};
-use crate::presets::{preset_file, sim_target};
 use crate::{signals, status};
 use anyhow::{anyhow, Result};
 use clap::Args;
-use ssdlab_engine::SimSession;
+use ssdlab_engine::{preset_file, SimSession, SimSpec};
 use ssdlab_fiojob::plan::{attach_logs, log_files, plan_units, LogFile, PlanOptions, Unit};
 use ssdlab_fiojob::run::{
     build_report, check_waves, iolog_parts, run_waves, WaveError, WaveHooks, Waves,
@@ -354,14 +353,15 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             if a.stripe.is_some() && drives < 2 {
                 return Err(anyhow!("--stripe applies to arrays: give --drives N (N > 1)").into());
             }
-            Some(sim_target(
-                name,
-                &sets,
+            let spec = SimSpec {
+                preset: name.clone(),
+                sets,
                 drives,
-                a.stripe,
-                a.state.as_deref().unwrap_or("fresh"),
-                &ssdlab_ssdsim::AdapterChoice::default(),
-            )?)
+                stripe: a.stripe,
+                state: a.state.as_deref().unwrap_or("fresh").to_string(),
+                adapter: ssdlab_ssdsim::AdapterChoice::default(),
+            };
+            Some(spec.build(output::note_once).map_err(|e| anyhow!(e))?)
         }
         None => None,
     };

@@ -13,7 +13,6 @@ use crate::cli::{
 };
 use crate::exit::{engine_failure, exit_code_for};
 use crate::output::{self, check_writable_path, note_once, Dest};
-use crate::presets::{preset_file, sim_target, DEFAULT_STRIPE};
 use crate::results::{check_store_path, keep};
 use crate::signals;
 use crate::status;
@@ -21,15 +20,15 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
     EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimTarget,
+    StateFileError, TargetFlags, TargetSpec,
 };
 use ssdlab_report::export::LogExporter;
 use ssdlab_report::html::HtmlExporter;
 use ssdlab_report::logs::LogKind;
 use ssdlab_report::logs::LogRequest;
 use ssdlab_report::{Exporter, Format};
-use ssdlab_stats::{LogConfig, RunResult};
+use ssdlab_stats::RunResult;
 use ssdlab_target::{check_outputs, Named};
-use ssdlab_workload::parse_size;
 use std::path::{Path, PathBuf};
 
 mod ranks;
@@ -207,17 +206,8 @@ pub struct LogArgs {
     pub write_lat_log: Option<PathBuf>,
     /// Averaging window of the logs in milliseconds (fio's log_avg_msec; default 1000). With a
     /// bandwidth or IOPS log, the run's bw_*/iops_* statistics use the same windows, as in fio.
-    #[arg(long, value_name = "MSEC", value_parser = log_avg_arg)]
+    #[arg(long, value_name = "MSEC", value_parser = ssdlab_report::logs::parse_log_avg_msec)]
     pub log_avg_msec: Option<u64>,
-}
-
-fn log_avg_arg(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
-        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
-        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
-    }
 }
 
 impl LogArgs {
@@ -228,39 +218,10 @@ impl LogArgs {
             iops: self.write_iops_log.clone(),
             lat: self.write_lat_log.clone(),
         };
-        if !req.any() {
-            if self.log_avg_msec.is_some() {
-                bail!("--log-avg-msec applies to logs: give --write-bw-log, --write-iops-log or --write-lat-log");
-            }
-            return Ok(None);
-        }
-        for (flag, p) in [
-            ("--write-bw-log", &req.bw),
-            ("--write-iops-log", &req.iops),
-            ("--write-lat-log", &req.lat),
-        ] {
-            if let Some(p) = p {
-                if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') {
-                    bail!(
-                        "{flag} '{}': give a file name prefix (NAME or DIR/NAME)",
-                        p.display()
-                    );
-                }
-            }
-        }
-        Ok(Some((req, self.log_avg_msec.unwrap_or(1000))))
-    }
-
-    /// What the engine keeps for these logs over a run of `spec`.
-    pub fn config(req: &LogRequest, msec: u64, spec: &ssdlab_workload::WorkloadSpec) -> LogConfig {
-        let interval_ns = msec.saturating_mul(1_000_000);
-        LogConfig {
-            interval_ns,
-            bw: req.bw.is_some(),
-            iops: req.iops.is_some(),
-            reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
-            ..Default::default()
-        }
+        let window = req
+            .checked_window(self.log_avg_msec)
+            .map_err(|e| anyhow!(e))?;
+        Ok(window.map(|msec| (req, msec)))
     }
 }
 
@@ -368,49 +329,43 @@ fn check_flags(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
-    sets.iter()
-        .map(|kv| {
-            kv.split_once('=')
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))
-        })
-        .collect()
+/// The target the flags name, parsed once (`--sim` and its drives' flags, `--raid0`,
+/// `--target`, `--null`).
+fn target_spec(a: &RunArgs) -> Result<TargetSpec> {
+    TargetSpec::from_flags(&TargetFlags {
+        target: a.target.as_deref(),
+        null: a.null,
+        raid0: &a.raid0,
+        sim: a.sim.as_deref(),
+        drives: a.drives,
+        stripe: a.stripe,
+        state: a.state.as_deref(),
+        sets: &a.sets,
+        adapter: ssdlab_ssdsim::AdapterChoice {
+            model: a.adapter,
+            uplink_bytes_per_sec: a.uplink,
+            per_request_overhead_ns: a.adapter_overhead,
+            trim_passthrough: a.no_trim_passthrough.then_some(false),
+            cache_bytes: a.adapter_cache,
+            host: None,
+        },
+    })
+    .map_err(|e| anyhow!(e))
 }
 
 /// The simulated target of `run --sim NAME` (drives, stripe, state, adapter and overrides from
 /// the arguments), after checking that no output names its preset file.
 fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimTarget, Failure> {
-    let inputs: Vec<Named<'_>> = preset_file(name)
-        .map(|path| Named {
-            role: "the preset file",
-            path,
-        })
-        .into_iter()
-        .collect();
-    check_outputs(outputs, &inputs)?;
-    let adapter = ssdlab_ssdsim::AdapterChoice {
-        model: a.adapter,
-        uplink_bytes_per_sec: a.uplink,
-        per_request_overhead_ns: a.adapter_overhead,
-        trim_passthrough: a.no_trim_passthrough.then_some(false),
-        cache_bytes: a.adapter_cache,
-        host: None,
-    };
-    Ok(sim_target(
-        name,
-        &parse_sets(&a.sets)?,
-        a.drives.unwrap_or(1),
-        a.stripe,
-        a.state.as_deref().unwrap_or("fresh"),
-        &adapter,
-    )?)
+    let spec = target_spec(a)?;
+    spec.check_inputs(outputs).map_err(|e| anyhow!(e))?;
+    match spec {
+        TargetSpec::Sim(s) => {
+            debug_assert_eq!(s.preset, name);
+            Ok(s.build(note_once).map_err(|e| anyhow!(e))?)
+        }
+        TargetSpec::Real(_) => unreachable!("--sim {name} names a simulated target"),
+    }
 }
-
-/// Largest state file read: the mapping tables of the largest drives (a 128 GB drive's take
-/// 125 MiB) with room to spare.
-const MAX_STATE_FILE: u64 = 64 << 30;
 
 /// A session on the drives saved in `path` (`--load-state`): a regular file written by
 /// `--save-state` for the same target.
@@ -419,27 +374,10 @@ fn load_sim_state(
     t: &SimTarget,
     max_memory: Option<u64>,
 ) -> Result<SimSession, Failure> {
-    let shown = path.display();
-    let m = std::fs::metadata(path).map_err(|e| anyhow!("--load-state {shown}: {e}"))?;
-    if !m.is_file() {
-        return Err(anyhow!("--load-state {shown}: not a regular file").into());
-    }
-    if m.len() > MAX_STATE_FILE {
-        return Err(anyhow!(
-            "--load-state {shown}: {} bytes, too large for a state file",
-            m.len()
-        )
-        .into());
-    }
-    let f = std::fs::File::open(path).map_err(|e| anyhow!("--load-state {shown}: {e}"))?;
-    SimSession::load_state(t, std::io::BufReader::with_capacity(1 << 20, f), max_memory).map_err(
-        |e| match e {
-            EngineError::Invalid(ssdlab_engine::Invalid::State(m)) => {
-                anyhow!("--load-state {shown}: {m}").into()
-            }
-            e => engine_failure(e),
-        },
-    )
+    SimSession::load_state_file(path, t, max_memory).map_err(|e| match e {
+        StateFileError::File(m) => anyhow!("--load-state {m}").into(),
+        StateFileError::Engine(e) => engine_failure(e),
+    })
 }
 
 /// Writes the session's drives to `path` (`--save-state`): a new file next to it, renamed into
@@ -458,14 +396,6 @@ fn save_sim_state(path: &Path, session: &SimSession) -> Result<(), Failure> {
         std::io::Write::flush(&mut w).map_err(fail)?;
     }
     f.commit().map_err(fail)
-}
-
-fn log_flag(kind: LogKind) -> &'static str {
-    match kind {
-        LogKind::Bw => "--write-bw-log",
-        LogKind::Iops => "--write-iops-log",
-        _ => "--write-lat-log",
-    }
 }
 
 /// The HTML exporter of a run, with the preset of a simulated target as an appendix.
@@ -565,45 +495,17 @@ pub fn emit(
     Ok(())
 }
 
+/// The real target of `--raid0`, `--target` or `--null` (no `--sim`).
 fn real_target(a: &RunArgs) -> Result<RealTarget> {
-    if !a.raid0.is_empty() {
-        let members = a
-            .raid0
-            .iter()
-            .map(|m| match m.strip_prefix("null:") {
-                Some(size) => parse_size(size)
-                    .map(Member::Null)
-                    .map_err(|e| anyhow!("--raid0 member {m}: {e}")),
-                None if m.is_empty() => Err(anyhow!("--raid0: empty member name")),
-                None => Ok(Member::Path(PathBuf::from(m))),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        return Ok(RealTarget::Raid0 {
-            members,
-            stripe: a.stripe.unwrap_or(DEFAULT_STRIPE),
-        });
+    match target_spec(a)? {
+        TargetSpec::Real(t) => Ok(t),
+        TargetSpec::Sim(_) => unreachable!("a real target is planned without --sim"),
     }
-    Ok(match &a.target {
-        Some(p) => RealTarget::Path(p.clone()),
-        None => RealTarget::Null,
-    })
 }
 
-/// The io_uring ring options of the command line.
 /// No output may name the target's files or devices (a RAID 0's members among them).
 fn check_target_inputs(outputs: &[Named<'_>], target: &RealTarget) -> Result<()> {
-    let role = if matches!(target, RealTarget::Raid0 { .. }) {
-        "RAID 0 member"
-    } else {
-        "--target"
-    };
-    let inputs: Vec<Named<'_>> = target
-        .paths()
-        .into_iter()
-        .map(|path| Named { role, path })
-        .collect();
-    check_outputs(outputs, &inputs)?;
-    Ok(())
+    ssdlab_engine::check_real_inputs(target, outputs).map_err(|e| anyhow!(e))
 }
 
 /// The engine `--engine` names (`auto` when it names none).
@@ -672,11 +574,9 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         .as_ref()
         .map(|(req, _)| req.files(spec.jobs))
         .unwrap_or_default();
-    let log_config = logs
-        .as_ref()
-        .map(|(req, msec)| LogArgs::config(req, *msec, &spec));
+    let log_config = logs.as_ref().map(|(req, msec)| req.config(*msec, &spec));
     for (path, kind, _) in &log_files {
-        check_writable_path(log_flag(*kind), path).map_err(|e| anyhow!(e))?;
+        check_writable_path(kind.run_flag(), path).map_err(|e| anyhow!(e))?;
     }
     if let Some(p) = &a.html {
         check_writable_path("--html", p).map_err(|e| anyhow!(e))?;
@@ -700,7 +600,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     let log_named: Vec<Named<'_>> = log_files
         .iter()
         .map(|(path, kind, _)| Named {
-            role: log_flag(*kind),
+            role: kind.run_flag(),
             path,
         })
         .collect();

@@ -6,12 +6,12 @@
 //! pass-through (`ssdlab_engine::run_aging`) and prints its tables and findings (or JSON).
 
 use crate::cli::{positive_size_arg, positive_u32, positive_usize, Failure};
-use crate::presets::preset_file;
 use crate::signals;
 use crate::store_report::{check_html, report_store, ReportArgs};
 use crate::sweeping::{check_db, check_failure, check_sweep, point_runner, run_spec, study_db};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use ssdlab_engine::preset_file;
 use ssdlab_sweep::{
     parse_mix, DriveState, PointTarget, SweepFile, SweepSpec, TargetTable, WorkloadTable,
 };
@@ -536,7 +536,7 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
                 .into())
             }
             Some(_) => {
-                crate::presets::load_drive(p).map_err(|e| anyhow!("--preset {p}: {e}"))?;
+                ssdlab_engine::load_drive(p).map_err(|e| anyhow!("--preset {p}: {e}"))?;
             }
             None => {
                 ssdlab_ssdsim::load_preset(p).map_err(|e| anyhow!("--preset: {e}"))?;

@@ -13,7 +13,6 @@ pub mod cmd_study;
 pub mod cmd_sweep;
 pub mod exit;
 pub mod output;
-pub mod presets;
 pub mod results;
 pub mod signals;
 pub mod standing;

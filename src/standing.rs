@@ -21,7 +21,7 @@ pub fn covered_presets(spec: &SweepSpec) -> Vec<String> {
         } = &t.kind
         {
             if overrides.is_empty()
-                && crate::presets::preset_file(preset).is_none()
+                && ssdlab_engine::preset_file(preset).is_none()
                 && named.contains(preset)
                 && !out.contains(preset)
             {

@@ -290,14 +290,11 @@ pub fn target_infos(spec: &SweepSpec) -> Vec<TargetInfo> {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                let drive = crate::presets::sim_target(
-                    preset,
-                    &sets,
-                    1,
-                    None,
-                    "fresh",
-                    &ssdlab_ssdsim::AdapterChoice::default(),
-                )
+                let drive = ssdlab_engine::SimSpec {
+                    sets,
+                    ..ssdlab_engine::SimSpec::preset(preset)
+                }
+                .build(crate::output::note_once)
                 .ok()
                 .map(|t| t.drive);
                 TargetInfo {

@@ -10,10 +10,9 @@
 use crate::cli::{Failure, EXIT_BAD_INPUT, EXIT_FAILED};
 use crate::exit::store_failure;
 use crate::output::{self, check_writable_path, StdoutStream};
-use crate::presets::{preset_file, sim_target};
 use crate::signals;
 use anyhow::{anyhow, bail, Context, Result};
-use ssdlab_engine::SimTarget;
+use ssdlab_engine::{preset_file, SimSpec, SimTarget};
 use ssdlab_stats::RunResult;
 use ssdlab_store::{PointStatus, Store};
 use ssdlab_sweep::spec::PointTarget;
@@ -67,7 +66,17 @@ fn point_sim_target(p: &Point) -> Result<Option<SimTarget>> {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    sim_target(preset, &sets, *drives, p.stripe, state.as_str(), adapter).map(Some)
+    let spec = SimSpec {
+        preset: preset.clone(),
+        sets,
+        drives: *drives,
+        stripe: p.stripe,
+        state: state.as_str().to_string(),
+        adapter: adapter.clone(),
+    };
+    spec.build(crate::output::note_once)
+        .map(Some)
+        .map_err(|e| anyhow!(e))
 }
 
 /// Checks one point as its run would, without running or writing anything; returns the

@@ -1,5 +1,7 @@
 //! Calibration and validation of simulated drive models.
 //!
+//! - [`calibrate`](mod@calibrate): the steps of `ssdlab calibrate` from the data to the fitted
+//!   preset: the figures fitted, the record and the table of the fit.
 //! - [`data`]: data files of figures (published by reviews and datasheets, or measured by
 //!   `ssdlab calibrate`) and of qualitative claims, checked when read.
 //! - [`predict`]: each figure's workload simulated on a drive model, through the same engine loop
@@ -10,14 +12,18 @@
 //!   log error, deterministic and bounded).
 //! - [`preset_out`]: the fitted model written as a preset, the base preset's text with the fitted
 //!   values marked.
+//! - [`measure`]: the suite measured on a real file or block device through the engine
+//!   (`ssdlab calibrate --target`).
 //! - [`stored`]: runs kept in a results store read back as measured figures.
 //! - [`suite`]: the characterisation suite `ssdlab calibrate --target` measures, and measuring it
 //!   through any [`suite::Measure`] (a real target in the CLI; a hidden simulated drive in the
 //!   blind self-test).
 
 pub mod blind;
+pub mod calibrate;
 pub mod data;
 pub mod fit;
+pub mod measure;
 pub mod predict;
 pub mod preset_out;
 pub mod stored;

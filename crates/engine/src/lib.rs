@@ -8,6 +8,9 @@
 //! devices, stripe sets, the null target; planned and laid out by `ssdlab-target`, I/O through
 //! `ssdlab-io`) with one thread per worker; [`run_sim`] to simulated drives and arrays.
 //!
+//! [`TargetSpec`] is the one typed description of what a command measures or simulates, parsed
+//! from the shared target flags, checked against the command's outputs, and built here.
+//!
 //! Nothing here is process-global: the caller passes the stop flag its signal handler raises.
 
 mod aging;
@@ -19,7 +22,9 @@ mod precondition;
 mod real;
 mod replay;
 mod sim;
+mod state_file;
 mod stripe;
+mod target_spec;
 
 pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
@@ -45,6 +50,11 @@ pub use sim::{
 };
 pub use ssdlab_io::{FixedBufs, RingOptions};
 pub use ssdlab_ssdsim::Touch;
+pub use state_file::{StateFileError, MAX_STATE_FILE};
+pub use target_spec::{
+    check_real_inputs, load_drive, preset_file, real_inputs, SimSpec, TargetFlags, TargetSpec,
+    DEFAULT_STRIPE,
+};
 
 use ssdlab_target::{Cleanup, LayoutError, PlanError};
 use ssdlab_workload::{Field, Flags, Naming};

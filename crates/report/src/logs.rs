@@ -45,6 +45,15 @@ pub enum LogKind {
 }
 
 impl LogKind {
+    /// The `ssdlab run` flag that asks for logs of this kind.
+    pub fn run_flag(self) -> &'static str {
+        match self {
+            LogKind::Bw => "--write-bw-log",
+            LogKind::Iops => "--write-iops-log",
+            _ => "--write-lat-log",
+        }
+    }
+
     /// The kind as it appears in fio's file names.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -65,6 +74,64 @@ pub struct LogRequest {
     pub iops: Option<PathBuf>,
     /// `--write-lat-log`: fio writes `_lat`, `_clat` and `_slat` files for it.
     pub lat: Option<PathBuf>,
+}
+
+impl LogRequest {
+    /// The averaging window of `ssdlab run --log-avg-msec` (fio's `log_avg_msec`): checked
+    /// against the logs asked for (a window needs a log) and the file-name prefixes (each a
+    /// file name, not a directory); `None` when no log is asked for, else the window in ms
+    /// (default 1000).
+    pub fn checked_window(&self, log_avg_msec: Option<u64>) -> Result<Option<u64>, String> {
+        if !self.any() {
+            if log_avg_msec.is_some() {
+                return Err("--log-avg-msec applies to logs: give --write-bw-log, --write-iops-log or --write-lat-log".into());
+            }
+            return Ok(None);
+        }
+        for (kind, p) in [
+            (LogKind::Bw, &self.bw),
+            (LogKind::Iops, &self.iops),
+            (LogKind::Lat, &self.lat),
+        ] {
+            if let Some(p) = p {
+                if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') {
+                    return Err(format!(
+                        "{} '{}': give a file name prefix (NAME or DIR/NAME)",
+                        kind.run_flag(),
+                        p.display()
+                    ));
+                }
+            }
+        }
+        Ok(Some(log_avg_msec.unwrap_or(1000)))
+    }
+
+    /// What the engine keeps for these logs over a run of `spec`, averaged over `msec`.
+    pub fn config(
+        &self,
+        msec: u64,
+        spec: &ssdlab_workload::WorkloadSpec,
+    ) -> ssdlab_stats::LogConfig {
+        let interval_ns = msec.saturating_mul(1_000_000);
+        ssdlab_stats::LogConfig {
+            interval_ns,
+            bw: self.bw.is_some(),
+            iops: self.iops.is_some(),
+            reserve: (spec.stop.time_ns.unwrap_or(0) / interval_ns).min(1 << 20) as usize,
+            ..Default::default()
+        }
+    }
+}
+
+/// `--log-avg-msec MSEC` of `ssdlab run`: whole milliseconds, at least 1 (fio's 0, a line per
+/// I/O, is not what `run` keeps), at most a day.
+pub fn parse_log_avg_msec(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 would log every I/O (fio's log_avg_msec=0); ssdlab logs averages per window of at least 1 ms".into()),
+        Ok(v) if v > 86_400_000 => Err(format!("'{s}': at most one day (86400000 ms)")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a whole number of milliseconds")),
+    }
 }
 
 impl LogRequest {
@@ -267,6 +334,43 @@ fn mean(sum: u128, n: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn run_log_windows_are_checked() {
+        assert_eq!(parse_log_avg_msec("250"), Ok(250));
+        assert!(parse_log_avg_msec("0")
+            .unwrap_err()
+            .starts_with("0 would log every I/O"));
+        assert_eq!(
+            parse_log_avg_msec("86400001").unwrap_err(),
+            "'86400001': at most one day (86400000 ms)"
+        );
+        assert_eq!(
+            parse_log_avg_msec("x").unwrap_err(),
+            "'x' is not a whole number of milliseconds"
+        );
+        let none = LogRequest::default();
+        assert_eq!(none.checked_window(None), Ok(None));
+        assert!(none
+            .checked_window(Some(5))
+            .unwrap_err()
+            .starts_with("--log-avg-msec applies to logs"));
+        let bw = LogRequest {
+            bw: Some("out".into()),
+            ..Default::default()
+        };
+        assert_eq!(bw.checked_window(None), Ok(Some(1000)));
+        assert_eq!(bw.checked_window(Some(10)), Ok(Some(10)));
+        let dir = LogRequest {
+            lat: Some("logs/".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            dir.checked_window(None).unwrap_err(),
+            "--write-lat-log 'logs/': give a file name prefix (NAME or DIR/NAME)"
+        );
+    }
+
     use super::*;
     use ssdlab_stats::{HistLine, KindMax, KindWindow, LogSample, LogWindow};
 
