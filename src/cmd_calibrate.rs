@@ -5,10 +5,10 @@
 use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
 use crate::output::{self, check_writable_path};
 use crate::signals;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use clap::Args;
 use ssdlab_calib::calibrate::{calibration_of, figures_to_fit, provenance, render_fit, runnable};
-use ssdlab_calib::data::{DataSet, RawFile, Source};
+use ssdlab_calib::data::{data_paths, DataSet, RawFile, Source};
 use ssdlab_calib::measure::{check_target, RealMeasure};
 use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
 use ssdlab_calib::suite::{measure_suite, suite, SuiteKind};
@@ -112,28 +112,6 @@ pub struct CalibrateArgs {
     json: bool,
 }
 
-/// Every .toml file of the directories, the files as given; at least one.
-fn data_paths(args: &[PathBuf], flag: &str) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in args {
-        if p.is_dir() {
-            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| anyhow!("{flag} {}: {e}", p.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|q| q.extension().is_some_and(|x| x == "toml") && q.is_file())
-                .collect();
-            if v.is_empty() {
-                bail!("{flag} {}: holds no .toml data file", p.display());
-            }
-            v.sort();
-            out.extend(v);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
-
 /// The data of `--from` / `--against`: data files, directories of them, and results stores
 /// (their stored single runs as measured figures; see `ssdlab_calib::stored`).
 fn read_data(paths: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
@@ -212,7 +190,7 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     if a.max_time == Some(0) {
         return Err(anyhow!("--max-time must be greater than 0").into());
     }
-    let against = data_paths(&a.against, "--against")?;
+    let against = data_paths(&a.against, "--against").map_err(|e| anyhow!(e))?;
     // --html: writable, and not one of the inputs
     if let Some(h) = &a.html {
         check_writable_path("--html", h).map_err(|e| anyhow!(e))?;
@@ -429,7 +407,7 @@ fn plan(a: &CalibrateArgs) -> Result<Plan, Failure> {
             .into());
         }
     }
-    let data_files = data_paths(&a.from, "--from")?;
+    let data_files = data_paths(&a.from, "--from").map_err(|e| anyhow!(e))?;
     let mut inputs: Vec<Named<'_>> = data_files
         .iter()
         .map(|p| Named {

@@ -12,17 +12,16 @@ use crate::cli::{
     EXIT_FAILED,
 };
 use crate::exit::{engine_failure, exit_code_for};
-use crate::output::{self, check_writable_path, note_once, Dest};
+use crate::output::{self, check_writable_path, emit, note_once};
 use crate::results::{check_store_path, keep};
 use crate::signals;
 use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
-    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimTarget,
-    StateFileError, TargetFlags, TargetSpec,
+    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimSteps,
+    SimTarget, StateFileError, TargetFlags, TargetSpec,
 };
-use ssdlab_report::export::LogExporter;
 use ssdlab_report::html::HtmlExporter;
 use ssdlab_report::logs::LogKind;
 use ssdlab_report::logs::LogRequest;
@@ -432,69 +431,6 @@ fn write_html(path: Option<&Path>, sim: Option<&SimTarget>, r: &RunResult) -> Re
     Ok(())
 }
 
-/// Prints the results in the chosen format, then writes the logs (all of them or none).
-pub fn emit(
-    exporter: &dyn Exporter,
-    dest: &Dest,
-    logs: &[(PathBuf, LogKind, u32)],
-    results: &[RunResult],
-) -> Result<(), Failure> {
-    for n in results.iter().flat_map(|r| &r.notes) {
-        note_once(n);
-    }
-    let bytes = exporter
-        .serialize(results)
-        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
-    match (dest.write_bytes(&bytes), dest) {
-        (Ok(()), _) => {}
-        (Err(e), Dest::Stdout) => {
-            return Err(Failure::new(
-                EXIT_FAILED,
-                anyhow!("cannot write the results to stdout: {e}"),
-            ))
-        }
-        // --output cannot be written (a full disk): the measurement goes to stdout instead of
-        // being lost, and the failure is reported after it.
-        (Err(e), Dest::File(p)) => {
-            output::stdout_bytes(&bytes).map_err(|e2| {
-                Failure::new(
-                    EXIT_FAILED,
-                    anyhow!(
-                        "cannot write the results to {}: {e}, nor to stdout: {e2}",
-                        p.display()
-                    ),
-                )
-            })?;
-            return Err(Failure::new(
-                EXIT_FAILED,
-                anyhow!(
-                    "--output {}: {e} (the result was printed on stdout instead)",
-                    p.display()
-                ),
-            ));
-        }
-    }
-    if logs.is_empty() {
-        return Ok(());
-    }
-    let files = logs
-        .iter()
-        .map(|(path, kind, job)| {
-            let bytes = LogExporter {
-                kind: *kind,
-                job: *job,
-            }
-            .serialize(results)
-            .map_err(|e| Failure::new(EXIT_FAILED, e))?;
-            Ok((path.clone(), bytes))
-        })
-        .collect::<Result<Vec<_>, Failure>>()?;
-    output::write_files(&files)
-        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
-    output::note_logs_written(files.len(), &files[0].0);
-    Ok(())
-}
-
 /// The real target of `--raid0`, `--target` or `--null` (no `--sim`).
 fn real_target(a: &RunArgs) -> Result<RealTarget> {
     match target_spec(a)? {
@@ -672,20 +608,17 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             building: Some(crate::signals::building),
             ..Default::default()
         };
-        let steps = match &a.precondition {
-            Some(p) => {
-                ssdlab_engine::parse_precondition(p).map_err(|e| anyhow!("--precondition {e}"))?
-            }
-            None => Vec::new(),
-        };
-        ssdlab_engine::check_precondition(&steps, &spec, &t).map_err(engine_failure)?;
-        let plain = steps.is_empty() && !a.steady_state;
+        let steps = SimSteps::parse(
+            a.precondition.as_deref(),
+            a.precondition_timed,
+            a.steady_state,
+        )
+        .map_err(|e| anyhow!("--precondition {e}"))?;
         // The simulated drives' tables grow with what the run writes: say before starting
         // when that is a lot, and budget it.
-        let touch = ssdlab_engine::sim_touch_with(&spec, &t, &steps, a.steady_state);
-        ssdlab_engine::check_sim_run_touch(&spec, &t, touch, a.max_memory)
+        let need = steps
+            .check(&spec, &t, a.max_memory)
             .map_err(engine_failure)?;
-        let need = ssdlab_engine::sim_memory_need(&t, spec.total_qd(), touch);
         if need.bytes >= 1 << 30 {
             eprintln!(
                 "ssdlab: this simulation needs up to {} of memory: {}",
@@ -693,7 +626,8 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                 need.what
             );
         }
-        let (result, session) = if plain && a.load_state.is_none() && a.save_state.is_none() {
+        let (result, session) = if steps.plain() && a.load_state.is_none() && a.save_state.is_none()
+        {
             let r = status::with_status_line(&spec, true, |progress| {
                 ssdlab_engine::run_sim(&spec, &t, &SimOptions { progress, ..opts })
             })
@@ -707,21 +641,11 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                         .map_err(engine_failure)?
                 }
             };
-            let clock = if a.precondition_timed {
-                ssdlab_engine::PreClock::Simulated
-            } else {
-                ssdlab_engine::PreClock::Untimed
-            };
-            let pre =
-                ssdlab_engine::precondition_noted(&mut session, &t, &spec, &steps, &opts, clock)
-                    .map_err(engine_failure)?;
+            let pre = steps
+                .precondition(&mut session, &t, &spec, &opts)
+                .map_err(engine_failure)?;
             let mut result = status::with_status_line(&spec, true, |progress| {
-                ssdlab_engine::measure_on_session(
-                    &mut session,
-                    &spec,
-                    a.steady_state,
-                    &SimOptions { progress, ..opts },
-                )
+                steps.measure(&mut session, &spec, &SimOptions { progress, ..opts })
             })
             .map_err(engine_failure)?;
             result.notes.splice(0..0, pre);

@@ -4,6 +4,12 @@
 //! never leaves half a file, and never over a file the command reads (checked by the caller with
 //! `ssdlab_target::check_outputs`).
 
+use crate::cli::{Failure, EXIT_FAILED};
+use anyhow::anyhow;
+use ssdlab_report::export::LogExporter;
+use ssdlab_report::logs::LogKind;
+use ssdlab_report::Exporter;
+use ssdlab_stats::RunResult;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -202,4 +208,67 @@ pub fn note_logs_written(n: usize, first: &Path) {
         if n == 1 { "" } else { "s" },
         first.display()
     ));
+}
+
+/// Prints the results in the chosen format, then writes the logs (all of them or none).
+pub fn emit(
+    exporter: &dyn Exporter,
+    dest: &Dest,
+    logs: &[(PathBuf, LogKind, u32)],
+    results: &[RunResult],
+) -> Result<(), Failure> {
+    for n in results.iter().flat_map(|r| &r.notes) {
+        note_once(n);
+    }
+    let bytes = exporter
+        .serialize(results)
+        .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+    match (dest.write_bytes(&bytes), dest) {
+        (Ok(()), _) => {}
+        (Err(e), Dest::Stdout) => {
+            return Err(Failure::new(
+                EXIT_FAILED,
+                anyhow!("cannot write the results to stdout: {e}"),
+            ))
+        }
+        // --output cannot be written (a full disk): the measurement goes to stdout instead of
+        // being lost, and the failure is reported after it.
+        (Err(e), Dest::File(p)) => {
+            stdout_bytes(&bytes).map_err(|e2| {
+                Failure::new(
+                    EXIT_FAILED,
+                    anyhow!(
+                        "cannot write the results to {}: {e}, nor to stdout: {e2}",
+                        p.display()
+                    ),
+                )
+            })?;
+            return Err(Failure::new(
+                EXIT_FAILED,
+                anyhow!(
+                    "--output {}: {e} (the result was printed on stdout instead)",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let files = logs
+        .iter()
+        .map(|(path, kind, job)| {
+            let bytes = LogExporter {
+                kind: *kind,
+                job: *job,
+            }
+            .serialize(results)
+            .map_err(|e| Failure::new(EXIT_FAILED, e))?;
+            Ok((path.clone(), bytes))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    write_files(&files)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("cannot write the logs: {e}")))?;
+    note_logs_written(files.len(), &files[0].0);
+    Ok(())
 }

@@ -941,8 +941,57 @@ pub fn to_toml(raw: &RawFile) -> String {
     toml::to_string_pretty(raw).expect("a data file serialises")
 }
 
+/// The data files `args` name (`calibrate --from`, `validate --against`): a directory stands
+/// for every `.toml` file in it (sorted; at least one), a file for itself. Errors begin with
+/// `flag`.
+pub fn data_paths(args: &[PathBuf], flag: &str) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in args {
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| format!("{flag} {}: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|q| q.extension().is_some_and(|x| x == "toml") && q.is_file())
+                .collect();
+            if v.is_empty() {
+                return Err(format!("{flag} {}: holds no .toml data file", p.display()));
+            }
+            v.sort();
+            out.extend(v);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn data_paths_expand_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let e = data_paths(std::slice::from_ref(&empty), "--from").unwrap_err();
+        assert_eq!(
+            e,
+            format!("--from {}: holds no .toml data file", empty.display())
+        );
+        std::fs::write(dir.path().join("b.toml"), "").unwrap();
+        std::fs::write(dir.path().join("a.toml"), "").unwrap();
+        std::fs::write(dir.path().join("c.txt"), "").unwrap();
+        let got = data_paths(&[dir.path().to_path_buf(), "x.toml".into()], "--from").unwrap();
+        assert_eq!(
+            got,
+            vec![
+                dir.path().join("a.toml"),
+                dir.path().join("b.toml"),
+                PathBuf::from("x.toml")
+            ]
+        );
+    }
+
     use super::*;
 
     fn parse(text: &str) -> Result<DataSet, DataError> {

@@ -22,6 +22,7 @@ mod precondition;
 mod real;
 mod replay;
 mod sim;
+mod sim_steps;
 mod state_file;
 mod stripe;
 mod target_spec;
@@ -48,6 +49,7 @@ pub use sim::{
     sim_touch_with, SimJob, SimMemoryNeed, SimOptions, SimOutput, SimSession, SimTarget,
     UntimedWrite,
 };
+pub use sim_steps::SimSteps;
 pub use ssdlab_io::{FixedBufs, RingOptions};
 pub use ssdlab_ssdsim::Touch;
 pub use state_file::{StateFileError, MAX_STATE_FILE};
