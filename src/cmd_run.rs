@@ -19,8 +19,8 @@ use crate::status;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::{
-    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimSteps,
-    SimTarget, StateFileError, TargetFlags, TargetSpec,
+    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimSpec,
+    SimSteps, SimTarget, StateFileError, TargetFlags, TargetSpec,
 };
 use ssdlab_report::html::HtmlExporter;
 use ssdlab_report::logs::LogKind;
@@ -355,13 +355,13 @@ fn target_spec(a: &RunArgs) -> Result<TargetSpec> {
 /// The simulated target of `run --sim NAME` (drives, stripe, state, adapter and overrides from
 /// the arguments), after checking that no output names its preset file.
 fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimTarget, Failure> {
-    let spec = target_spec(a)?;
-    spec.check_inputs(outputs).map_err(|e| anyhow!(e))?;
-    match spec {
-        TargetSpec::Sim(s) => {
-            debug_assert_eq!(s.preset, name);
-            Ok(s.build(note_once).map_err(|e| anyhow!(e))?)
-        }
+    // The preset file is checked against the outputs before the overrides are parsed (the
+    // order the errors have always come in).
+    TargetSpec::Sim(SimSpec::preset(name))
+        .check_inputs(outputs)
+        .map_err(|e| anyhow!(e))?;
+    match target_spec(a)? {
+        TargetSpec::Sim(s) => Ok(s.build(note_once).map_err(|e| anyhow!(e))?),
         TargetSpec::Real(_) => unreachable!("--sim {name} names a simulated target"),
     }
 }
