@@ -101,11 +101,16 @@ impl Outcome {
             prev_ms = t_ms;
         }
         if ms == 0 {
+            let when = if moved >= after as f64 {
+                "passing after = {} only in its last second"
+            } else {
+                "not more than after = {}"
+            };
             return Err(format!(
-                "the test moved {} in {} s, not more than after = {} (a longer time is needed)",
+                "the test moved {} in {} s, {} (a longer time is needed)",
                 ssdlab_workload::format_size(moved as u64),
                 prev_ms / 1000,
-                ssdlab_workload::format_size(after)
+                when.replace("{}", &ssdlab_workload::format_size(after))
             ));
         }
         let secs = ms as f64 / 1e3;
@@ -367,6 +372,10 @@ mod tests {
         c.after_bytes = Some(400_000_000);
         let e = Outcome::of_case(&r, &c).unwrap_err();
         assert!(e.contains("not more than after"), "{e}");
+        // passed only within the last second: no whole second after it
+        c.after_bytes = Some(330_000_000);
+        let e = Outcome::of_case(&r, &c).unwrap_err();
+        assert!(e.contains("only in its last second"), "{e}");
     }
 
     /// Cases on three drive states (fresh, full and an array), reads and writes, some sharing

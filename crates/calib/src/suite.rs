@@ -160,7 +160,7 @@ pub fn figure_of(p: &SuitePoint, o: &Outcome, note: &str) -> RawFigure {
         adapter: c.adapter.model.map(|m| m.to_string()),
         adapter_cache: c.adapter.cache_bytes.map(format_size),
         pattern: (c.pattern != ssdlab_workload::Pattern::Random).then(|| c.pattern.to_string()),
-        after: c.after_bytes.map(format_size),
+        after: c.after_bytes.map(|b| b.to_string()),
         bound: None,
         usage: None,
         quote: None,

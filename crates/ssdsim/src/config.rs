@@ -867,6 +867,14 @@ impl DriveConfig {
         if mu == 0 || !mu.is_multiple_of(512) {
             return err("ftl.mapping_unit", "must be a non-zero multiple of 512");
         }
+        if c.cache_bytes > 0 && c.cache_bytes < mu {
+            return err(
+                "controller.cache_bytes",
+                format!(
+                    "must be 0 (no write buffer) or at least one mapping unit ({mu} bytes, ftl.mapping_unit): a write enters the buffer a unit at a time"
+                ),
+            );
+        }
         if !n.page_bytes.is_multiple_of(mu) {
             return err(
                 "ftl.mapping_unit",

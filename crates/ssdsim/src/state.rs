@@ -42,7 +42,7 @@ use std::io::{self, Read, Write};
 /// The first bytes of a state file.
 pub const STATE_MAGIC: &[u8; 8] = b"SSDLABST";
 /// The format version this build writes and reads.
-pub const STATE_VERSION: u32 = 7;
+pub const STATE_VERSION: u32 = 8;
 
 /// Table chunk, bytes.
 const CHUNK: usize = CHUNK_BYTES;
