@@ -163,15 +163,9 @@ fn simulated_ranks_merge_histograms_exactly() {
     // the job's percentiles are those of the ranks' histograms merged.
     let mut merged = ssdlab_stats::Recorder::default();
     let mut runtime = 0;
-    let target = ssdlab::presets::sim_target(
-        "vertex450-128g",
-        &[],
-        1,
-        None,
-        "fresh",
-        &ssdlab_ssdsim::AdapterChoice::default(),
-    )
-    .unwrap();
+    let target = ssdlab_engine::SimSpec::preset("vertex450-128g")
+        .build(|_| {})
+        .unwrap();
     for (r, entry) in ranks(&v).iter().enumerate() {
         let spec = ssdlab_workload::WorkloadSpec {
             rw: ssdlab_workload::RwMode::Randrw,
