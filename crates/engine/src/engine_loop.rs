@@ -1119,9 +1119,7 @@ pub fn run_streams<B: Backend>(
                 st.stopping = true;
                 st.out.source_done = true;
             }
-        }
-        // fio's exitall: a unit that stops tells whoever waits for it (once).
-        for (u, st) in us.iter_mut().enumerate() {
+            // fio's exitall: a unit that stops tells whoever waits for it (once).
             if st.stopping && !st.told_end {
                 st.told_end = true;
                 if let Some(f) = units[u].ctl.on_end {

@@ -243,17 +243,7 @@ pub fn precondition(
             }
         }
         let t0 = session.now();
-        let out = session.run(
-            &[SimJob {
-                spec: &spec,
-                iolog: None,
-                log: None,
-                steady_group: None,
-                stonewall: None,
-                on_end: None,
-            }],
-            opts,
-        )?;
+        let out = session.run(&[SimJob::new(&spec)], opts)?;
         let r = &out[0].result;
         done.push(PreDone {
             step: step.clone(),
@@ -343,14 +333,7 @@ pub fn measure_on_session(
     opts: &SimOptions<'_>,
 ) -> Result<RunResult, EngineError> {
     if !steady_state {
-        let job = SimJob {
-            spec,
-            iolog: None,
-            log: None,
-            steady_group: None,
-            stonewall: None,
-            on_end: None,
-        };
+        let job = SimJob::new(spec);
         let mut out = session.run(std::slice::from_ref(&job), opts)?;
         return Ok(out.remove(0).result);
     }
@@ -392,17 +375,7 @@ pub fn run_to_steady_state(
             seed: round_seed(spec.seed, k),
             ..spec.clone()
         };
-        let mut out = session.run(
-            &[SimJob {
-                spec: &round,
-                iolog: None,
-                log: None,
-                steady_group: None,
-                stonewall: None,
-                on_end: None,
-            }],
-            opts,
-        )?;
+        let mut out = session.run(&[SimJob::new(&round)], opts)?;
         let r = out.remove(0).result;
         let interrupted = r.interrupted;
         rounds.push(r.read.iops + r.write.iops + r.trim.iops);

@@ -736,17 +736,7 @@ pub fn run_sim_recorded(
             s?
         }
     };
-    let mut out = session.run(
-        &[SimJob {
-            spec,
-            iolog: None,
-            log: None,
-            steady_group: None,
-            stonewall: None,
-            on_end: None,
-        }],
-        opts,
-    )?;
+    let mut out = session.run(&[SimJob::new(spec)], opts)?;
     let out = out.remove(0);
     Ok((out.result, out.recorder))
 }
@@ -768,6 +758,20 @@ pub struct SimJob<'a> {
     pub stonewall: Option<&'a AtomicBool>,
     /// Called once when the job's first unit stops (fio's `exitall`).
     pub on_end: Option<crate::OnEnd<'a>>,
+}
+
+impl<'a> SimJob<'a> {
+    /// A job of `spec` alone: no iolog, logs of its own, steady-state group or exitall.
+    pub fn new(spec: &'a WorkloadSpec) -> Self {
+        SimJob {
+            spec,
+            iolog: None,
+            log: None,
+            steady_group: None,
+            stonewall: None,
+            on_end: None,
+        }
+    }
 }
 
 /// What one job of a simulated group run measured.
@@ -929,14 +933,7 @@ impl SimSession {
                 Invalid::Output("a list of ops is issued by one worker (jobs = 1)".into()).into(),
             );
         }
-        let job = SimJob {
-            spec,
-            iolog: None,
-            log: None,
-            steady_group: None,
-            stonewall: None,
-            on_end: None,
-        };
+        let job = SimJob::new(spec);
         Ok(self.run_with(&[job], &[Some(ops)], opts)?.remove(0))
     }
 

@@ -45,17 +45,7 @@ fn trace(dir: &Path, n: u64, gap_us: u64, no_stall: bool) -> WorkloadSpec {
 }
 
 fn run(sess: &mut SimSession, specs: &[&WorkloadSpec]) -> Vec<ssdlab_engine::SimOutput> {
-    let jobs: Vec<SimJob<'_>> = specs
-        .iter()
-        .map(|s| SimJob {
-            spec: s,
-            iolog: None,
-            log: None,
-            steady_group: None,
-            stonewall: None,
-            on_end: None,
-        })
-        .collect();
+    let jobs: Vec<SimJob<'_>> = specs.iter().map(|s| SimJob::new(s)).collect();
     sess.run(&jobs, &SimOptions::default()).unwrap()
 }
 

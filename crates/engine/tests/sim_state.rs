@@ -41,14 +41,7 @@ fn spec(read_pct: u8, ios: u64, seed: u64) -> WorkloadSpec {
 }
 
 fn run(sess: &mut SimSession, spec: &WorkloadSpec) -> RunResult {
-    let job = SimJob {
-        spec,
-        iolog: None,
-        log: None,
-        steady_group: None,
-        stonewall: None,
-        on_end: None,
-    };
+    let job = SimJob::new(spec);
     sess.run(&[job], &SimOptions::default())
         .unwrap()
         .remove(0)

@@ -173,17 +173,7 @@ impl PointRunner {
             None => {
                 let mut s = SimSession::from_prepared(t, self.fresh_sim(p, t)?);
                 for q in chain.iter().take_while(|q| q.seq < p.seq) {
-                    let out = s.run(
-                        &[SimJob {
-                            spec: &q.spec,
-                            iolog: None,
-                            log: None,
-                            steady_group: None,
-                            stonewall: None,
-                            on_end: None,
-                        }],
-                        &opts,
-                    )?;
+                    let out = s.run(&[SimJob::new(&q.spec)], &opts)?;
                     if out.first().is_none_or(|o| o.result.interrupted) {
                         let mut r = out.into_iter().next().map(|o| o.result).unwrap_or_default();
                         r.interrupted = true;
@@ -194,17 +184,7 @@ impl PointRunner {
             }
         };
         let out = session
-            .run(
-                &[SimJob {
-                    spec: &p.spec,
-                    iolog: None,
-                    log: None,
-                    steady_group: None,
-                    stonewall: None,
-                    on_end: None,
-                }],
-                &opts,
-            )?
+            .run(&[SimJob::new(&p.spec)], &opts)?
             .into_iter()
             .next()
             .ok_or("the simulated run gave no result")?;
