@@ -81,7 +81,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
     if s.seq_skip != 0 {
         return Err("sequential with holes".into());
     }
-    if s.pace_ns != 0 {
+    if s.rate_bps != [0; 3] {
         return Err("paced (a rate limit)".into());
     }
     if s.replay.is_some() {
@@ -318,7 +318,7 @@ mod tests {
             (
                 RunResult {
                     spec: WorkloadSpec {
-                        pace_ns: 1000,
+                        rate_bps: [1 << 20, 0, 0],
                         ..base.spec.clone()
                     },
                     ..base.clone()

@@ -912,7 +912,7 @@ pub fn run_streams<B: Backend>(
                             Some(Next {
                                 op,
                                 gap_ns: 0,
-                                catch_up: false,
+                                at_ns: 0,
                                 drain: false,
                             })
                         }
@@ -935,10 +935,23 @@ pub fn run_streams<B: Backend>(
                         continue;
                     }
                     ss[si].drained_at.saturating_add(next.gap_ns)
+                } else if next.at_ns > 0 {
+                    // a rate's schedule
+                    next.at_ns
                 } else {
                     ss[si].base.saturating_add(next.gap_ns)
                 };
-                if next.gap_ns > 0 && due > now {
+                if next.at_ns > now && ss[si].inflight > 0 {
+                    // fio's rate_ddir: ahead of its rate, a job first waits for its I/Os in
+                    // flight (io_u_quiesce), then for the op's time (a completion wakes the
+                    // loop).
+                    ss[si].pending = Some(next);
+                    ss[si].waited = true;
+                    keep.push(slot);
+                    continue;
+                }
+                let timed = next.gap_ns > 0 || next.at_ns > 0;
+                if timed && due > now {
                     ss[si].pending = Some(next);
                     ss[si].waited = true;
                     wake = wake.min(due).min(us[u].deadline);
@@ -980,7 +993,7 @@ pub fn run_streams<B: Backend>(
                 // The op is issued when its slot became free (or when it became due, if it had
                 // to wait for that), so the time spent in the tool between a completion and the
                 // next submission counts as submission latency.
-                let t_issue = if next.gap_ns > 0 {
+                let t_issue = if timed {
                     s.freed_at.max(due)
                 } else {
                     s.freed_at
@@ -1025,11 +1038,7 @@ pub fn run_streams<B: Backend>(
                 s.t_issue = t_issue;
                 s.measured = measured;
                 let st = &mut ss[si];
-                st.base = if next.gap_ns > 0 && (st.waited || next.catch_up) {
-                    due
-                } else {
-                    now
-                };
+                st.base = if timed && st.waited { due } else { now };
                 st.inflight += 1;
                 st.pushed_now += 1;
                 inflight += 1;

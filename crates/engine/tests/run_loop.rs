@@ -515,7 +515,8 @@ fn a_rate_catches_up_after_falling_behind() {
     // One op per 100 µs at QD 1, but the device takes 250 µs: a late op does not move the
     // schedule (unlike a replay), so the source issues as fast as the device allows.
     let spec = WorkloadSpec {
-        pace_ns: 100 * US,
+        // 4 KiB ops at 10,000 per second
+        rate_bps: [4096 * 10_000, 0, 0],
         ..spec(RwMode::Randread, 1, 1)
     };
     let mut b = Scripted::new(250 * US);
@@ -560,6 +561,75 @@ fn a_rate_catches_up_after_falling_behind() {
     );
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, (0..10).map(|i| i * 100).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_rate_ahead_of_its_schedule_waits_for_the_queue_to_drain() {
+    // fio's rate_ddir: one op per 100 µs at QD 4 on a 250 µs device. An op ahead of its time
+    // first waits for every op in flight (io_u_quiesce), then is issued at once if its time
+    // has passed: op 1 (due at 100) waits for op 0 (done at 250), op 2 (due 200) goes with it,
+    // op 3 (due 300) waits for both (500), and so on: bursts at each drain.
+    let spec = WorkloadSpec {
+        rate_bps: [4096 * 10_000, 0, 0],
+        ..spec(RwMode::Randread, 4, 1)
+    };
+    let mut b = Scripted::new(250 * US);
+    let ctl = Control::new(0, None, Some(10));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 4,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(
+        times,
+        vec![0, 250, 250, 500, 500, 500, 750, 750, 1000, 1000]
+    );
+}
+
+#[test]
+fn a_mixed_job_caps_each_direction() {
+    // fio's rate=,4m (1,000 writes of 4 KiB per second), reads uncapped, on a 10 µs device at
+    // QD 1: a drawn write ahead of its schedule is issued as a read, so 300 ops (3 ms) hold
+    // three writes, at 0, 1 and 2 ms.
+    let spec = WorkloadSpec {
+        read_pct: 50,
+        rate_bps: [0, 4096 * 1_000, 0],
+        ..spec(RwMode::Randrw, 1, 1)
+    };
+    let mut b = Scripted::new(10 * US);
+    let ctl = Control::new(0, None, Some(300));
+    let mut streams = [Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+        qd: 1,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[Unit {
+            ctl: &ctl,
+            data: data(),
+        }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    assert_eq!(rec.summary(OpKind::Write, 3 * MS).ios, 3);
+    assert_eq!(rec.summary(OpKind::Read, 3 * MS).ios, 297);
 }
 
 #[test]

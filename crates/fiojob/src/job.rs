@@ -1268,11 +1268,14 @@ impl Settings {
                 unsupported("rate or rate_iops while replaying a trace"),
             ));
         }
-        if rated && self.mode.reads() && self.mode.writes() {
+        let any = |v: &[Option<u64>; 3]| v.iter().any(Option::is_some);
+        if (any(&self.rate) && any(&self.rate_iops))
+            || (any(&self.rate_min) && any(&self.rate_iops_min))
+        {
             out.push((
                 None,
-                unsupported(
-                    "rate or rate_iops of a mixed read/write job (fio caps each direction)",
+                Problem::Invalid(
+                    "rate and rate_iops (or rate_min and rate_iops_min) in one job: fio refuses them together (\"rate and rate_iops are mutually exclusive\")".into(),
                 ),
             ));
         }
@@ -1346,12 +1349,6 @@ impl Settings {
             out.push((
                 None,
                 unsupported("verify with varying block sizes (bssplit, bsrange)"),
-            ));
-        }
-        if varying && self.rate.iter().any(Option::is_some) {
-            out.push((
-                None,
-                unsupported("rate (bytes per second) with varying block sizes; rate_iops runs"),
             ));
         }
         if self.read_iolog.is_none()
@@ -1606,19 +1603,14 @@ impl Settings {
         })
     }
 
-    /// The period between two ops of one clone for `rate_iops`/`rate` (the smaller wins), 0 for
-    /// none.
-    pub fn pace_ns(&self) -> u64 {
-        let d = self.ddir();
-        let by_iops = self.rate_iops[d].map(|n| 1_000_000_000 / n.max(1));
-        let by_bw = self.rate[d].map(|b| {
-            ((self.block_size() as u128 * 1_000_000_000) / b.max(1) as u128).min(u64::MAX as u128)
-                as u64
-        });
-        match (by_iops, by_bw) {
-            (Some(a), Some(b)) => a.max(b),
-            (a, b) => a.or(b).unwrap_or(0),
-        }
+    /// Each clone's rate per direction in bytes per second, as fio's `__setup_rate` makes it:
+    /// `rate`, else `rate_iops` times the direction's smallest block size; 0 = not capped.
+    pub fn rate_bps(&self) -> [u64; 3] {
+        std::array::from_fn(|d| match (self.rate[d], self.rate_iops[d]) {
+            (Some(b), _) => b,
+            (None, Some(n)) => n.saturating_mul(self.bs_of(d).bounds().0),
+            (None, None) => 0,
+        })
     }
 
     /// The data pattern of writes. Verified writes carry `verify_pattern`, else random filler
@@ -1744,7 +1736,7 @@ impl Settings {
             seq_skip,
             seq_back,
             replay: None,
-            pace_ns: self.pace_ns(),
+            rate_bps: self.rate_bps(),
             // fio spins thinktime_spin of the think time and sleeps the rest: one stall.
             think_ns: self.thinktime_ns.max(self.thinktime_spin_ns),
             think_every: if self.thinks_by_count() {
@@ -1818,7 +1810,7 @@ impl Settings {
             seq_skip: 0,
             seq_back: 0,
             replay: Some(replay),
-            pace_ns: 0,
+            rate_bps: [0; 3],
             think_ns: 0,
             think_every: 0,
             think_iotime_ns: 0,
@@ -2984,7 +2976,6 @@ mod tests {
                 "sequence",
             ),
             ("[a]\nrw=write\nbsrange=4k-16k\nverify=md5\n", "verify"),
-            ("[a]\nrw=randwrite\nbssplit=4k/50:8k/50\nrate=1m\n", "rate"),
         ] {
             let js = jobs(text).unwrap();
             assert!(
@@ -3051,15 +3042,27 @@ mod tests {
              [c]\nrw=randrw\nrate_iops=100\n[d]\nnumjobs=4\noffset_increment=1g\n",
         )
         .unwrap();
-        assert_eq!(js.jobs[0].settings.pace_ns(), 2_000_000);
+        // fio's rate_bps: rate_iops times the direction's smallest size
+        assert_eq!(js.jobs[0].settings.rate_bps(), [500 * 4096; 3]);
         assert_eq!(
-            js.jobs[0].settings.workload(0, 1 << 30, 1, 1).pace_ns,
-            2_000_000
+            js.jobs[0].settings.workload(0, 1 << 30, 1, 1).rate_bps,
+            [500 * 4096; 3]
         );
-        // 1 MiB/s in 64 KiB writes: 16 per second.
-        assert_eq!(js.jobs[1].settings.pace_ns(), 62_500_000);
-        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
-        assert!(js.unsupported[0].why.contains("mixed"));
+        assert_eq!(js.jobs[1].settings.rate_bps(), [1 << 20; 3]);
+        // a mixed job caps each direction; rate=,N caps the writes alone
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let mixed = jobs(
+            "[a]\nrw=randrw\nrate=,2m\n[b]\nrw=randwrite\nbssplit=4k/50:64k/50\nrate_iops=10\n",
+        )
+        .unwrap();
+        assert_eq!(mixed.jobs[0].settings.rate_bps(), [0, 2 << 20, 2 << 20]);
+        assert_eq!(mixed.jobs[1].settings.rate_bps(), [40960; 3]);
+        assert!(mixed.unsupported.is_empty(), "{:?}", mixed.unsupported);
+        // fio refuses rate with rate_iops
+        let e = jobs("[a]\nrate=1m\nrate_iops=10\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mutually exclusive"), "{e}");
         assert_eq!(
             js.jobs[3].settings.offset_increment,
             Some(Size::Bytes(1 << 30))

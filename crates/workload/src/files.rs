@@ -5,7 +5,7 @@
 //! whose pass is done (its region written or read through, its random map used up) is skipped
 //! until every file is done, and then all start again (fio's next loop).
 
-use crate::gen::{Op, OpGen};
+use crate::gen::{Op, OpGen, OpKind};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -99,13 +99,19 @@ impl FileSet {
 
     /// The next I/O (never ends: after every file's pass, all begin again).
     pub(crate) fn next_op(&mut self) -> Op {
+        self.next_op_steered(&|k| k)
+    }
+
+    /// The next op, its direction drawn by its file's generator and passed through `steer`
+    /// ([`OpGen::next_op_steered`]).
+    pub(crate) fn next_op_steered(&mut self, steer: &dyn Fn(OpKind) -> OpKind) -> Op {
         loop {
             let f = self.pick();
             if let Some(op) = self.held[f].take() {
                 return op;
             }
             let g = &mut self.gens[f];
-            let op = g.next_op();
+            let op = g.next_op_steered(steer);
             if !g.take_wrapped() {
                 return op;
             }

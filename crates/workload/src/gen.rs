@@ -461,15 +461,47 @@ impl OpGen {
         }
     }
 
+    /// The next operation of a mixed read/write job, its direction as drawn or as `steer` turns
+    /// it (fio's `rate_ddir`: a direction ahead of its rate gives way to the other). Trims are
+    /// not steered.
+    pub fn next_op_steered(&mut self, steer: impl Fn(OpKind) -> OpKind) -> Op {
+        let op = if self.plain {
+            self.next_made_with(steer)
+        } else if let Some(f) = &mut self.files {
+            let op = f.next_op_steered(&steer);
+            if f.passes != self.passes {
+                self.passes = f.passes;
+                self.more_passes();
+            }
+            op
+        } else {
+            self.next_special()
+        };
+        self.made += op.len;
+        op
+    }
+
+    /// True when the job draws both reads and writes.
+    pub fn mixes(&self) -> bool {
+        self.trim.is_none() && self.read_pct > 0 && self.read_pct < 100
+    }
+
     /// The next operation of the read/write stream.
     #[inline]
     fn next_made(&mut self) -> Op {
-        let kind =
+        self.next_made_with(|k| k)
+    }
+
+    /// The next operation of the read/write stream, its drawn direction passed through `steer`.
+    #[inline]
+    fn next_made_with(&mut self, steer: impl Fn(OpKind) -> OpKind) -> Op {
+        let kind = steer(
             if self.read_pct >= 100 || (self.read_pct > 0 && self.rng.percent() < self.read_pct) {
                 OpKind::Read
             } else {
                 OpKind::Write
-            };
+            },
+        );
         let decide = if self.random_every > 1 {
             let d = self.count == 0;
             self.count = (self.count + 1) % self.random_every;

@@ -1,12 +1,13 @@
 //! Where a worker's operations come from: generated ([`OpGen`], a closed loop that issues as
-//! soon as a slot is free), generated at a fixed rate (fio's `rate_iops`: one op per period, on
-//! an absolute schedule that catches up when behind), or replayed from a recorded trace
-//! ([`Replay`], each op with the gap to the previous issue, ending with the trace).
+//! soon as a slot is free), generated at a rate (fio's `rate`/`rate_iops`: each direction on an
+//! absolute schedule of the bytes it issued, catching up when behind), or replayed from a
+//! recorded trace ([`Replay`], each op with the gap to the previous issue, ending with the
+//! trace).
 //!
 //! An enum rather than a trait object, so the engine's hot loop stays monomorphic and a source
 //! can be cloned (the simulator runs a copy one op ahead to prefetch).
 
-use crate::gen::{Op, OpGen};
+use crate::gen::{Op, OpGen, OpKind};
 use crate::replay::Trace;
 use std::sync::Arc;
 
@@ -15,12 +16,12 @@ use std::sync::Arc;
 pub struct Next {
     pub op: Op,
     /// Issue no earlier than this long after the previous op of this source was issued
-    /// (0 = as soon as a slot is free).
+    /// (0 = as soon as a slot is free); a late op moves the schedule (a replay, as fio's
+    /// `iolog_delay`).
     pub gap_ns: u64,
-    /// Gaps count from the previous op's *due* time even when it was issued late, so a source
-    /// that fell behind catches up (a rate); otherwise a late op moves the schedule (a replay,
-    /// as fio's `iolog_delay`).
-    pub catch_up: bool,
+    /// Issue no earlier than this time on the clock of the loop issuing it (0 = no such time):
+    /// a rate's schedule, which a source that fell behind catches up.
+    pub at_ns: u64,
     /// Issue only once every op issued before it has completed, `gap_ns` after the last of
     /// them completed (fio's `thinktime`: the queue is drained, then the job thinks).
     pub drain: bool,
@@ -55,12 +56,8 @@ impl Replay {
 #[derive(Debug, Clone)]
 pub enum OpSource {
     Generated(OpGen),
-    /// Generated ops, one per `period_ns` (the first at once).
-    Paced {
-        gen: OpGen,
-        period_ns: u64,
-        started: bool,
-    },
+    /// Generated ops at fio's rates: [`Rated`].
+    Paced(Rated),
     /// Generated ops with fio's think time: after every `every` ops — or, with `iotime_ns`,
     /// once `iotime_ns + think_ns` have passed since the last think began, whichever is first
     /// (fio's `thinktime_iotime`) — the queue is drained and the next op waits `think_ns` after
@@ -99,6 +96,88 @@ impl OpList {
     }
 }
 
+/// Generated ops at fio's rates (`rate`, `rate_iops`): a direction's op is due once the bytes
+/// that direction issued before it have taken their time at its rate since the first op (fio's
+/// `usec_for_io`, an absolute schedule, so a source that fell behind catches up). In a mixed
+/// job a drawn direction that is ahead of its schedule gives way to the other if that one is
+/// due; when both are ahead the one due first is issued, at its time (fio's `rate_ddir`).
+#[derive(Debug, Clone)]
+pub struct Rated {
+    gen: OpGen,
+    /// Bytes per second per direction (read, write, trim); 0 = not capped.
+    bps: [u64; 3],
+    /// Bytes issued per direction.
+    issued: [u64; 3],
+    /// When the first op was taken (the schedule's zero).
+    start: Option<u64>,
+}
+
+impl Rated {
+    /// Paces `gen`'s ops at `bps` bytes per second per direction.
+    pub fn new(gen: OpGen, bps: [u64; 3]) -> Rated {
+        Rated {
+            gen,
+            bps,
+            issued: [0; 3],
+            start: None,
+        }
+    }
+
+    /// When direction `d`'s next op is due, in ns after the schedule's zero (0 when it is not
+    /// capped).
+    fn due(&self, d: usize) -> u64 {
+        match self.bps[d] {
+            0 => 0,
+            bps => {
+                (self.issued[d] as u128 * 1_000_000_000 / bps as u128).min(u64::MAX as u128) as u64
+            }
+        }
+    }
+
+    fn next_at(&mut self, now: u64) -> Option<Next> {
+        let start = *self.start.get_or_insert(now);
+        let elapsed = now.saturating_sub(start);
+        let op = if self.gen.mixes() {
+            let (r, w) = (self.due(0), self.due(1));
+            self.gen.next_op_steered(|drawn| {
+                let (mine, other) = match drawn {
+                    OpKind::Read => (r, w),
+                    _ => (w, r),
+                };
+                let flip = |k| match k {
+                    OpKind::Read => OpKind::Write,
+                    _ => OpKind::Read,
+                };
+                // behind (or on) its schedule: as drawn; else the other if that one is behind,
+                // else the one due first
+                if mine <= elapsed || (other > elapsed && mine <= other) {
+                    drawn
+                } else {
+                    flip(drawn)
+                }
+            })
+        } else {
+            self.gen.next_op()
+        };
+        if self.gen.ended() {
+            return None;
+        }
+        let d = op.kind.index();
+        let due = self.due(d);
+        self.issued[d] += op.len;
+        Some(Next {
+            op,
+            gap_ns: 0,
+            at_ns: if self.bps[d] > 0 {
+                start.saturating_add(due)
+            } else {
+                0
+            },
+            drain: false,
+        })
+    }
+}
+
 impl Iterator for OpSource {
     type Item = Next;
 
@@ -122,28 +201,11 @@ impl OpSource {
                 (!g.ended()).then_some(Next {
                     op,
                     gap_ns: 0,
-                    catch_up: false,
+                    at_ns: 0,
                     drain: false,
                 })
             }
-            OpSource::Paced {
-                gen,
-                period_ns,
-                started,
-            } => {
-                let op = gen.next_op();
-                if gen.ended() {
-                    return None;
-                }
-                let gap_ns = if *started { *period_ns } else { 0 };
-                *started = true;
-                Some(Next {
-                    op,
-                    gap_ns,
-                    catch_up: true,
-                    drain: false,
-                })
-            }
+            OpSource::Paced(r) => r.next_at(now),
             OpSource::Thinking {
                 gen,
                 think_ns,
@@ -172,7 +234,7 @@ impl OpSource {
                 Some(Next {
                     op,
                     gap_ns: if think { *think_ns } else { 0 },
-                    catch_up: false,
+                    at_ns: 0,
                     drain: think,
                 })
             }
@@ -186,7 +248,7 @@ impl OpSource {
                         len: t.len as u64,
                     },
                     gap_ns: t.gap_ns,
-                    catch_up: false,
+                    at_ns: 0,
                     drain: false,
                 })
             }
@@ -199,7 +261,7 @@ impl OpSource {
                         ..op
                     },
                     gap_ns: 0,
-                    catch_up: false,
+                    at_ns: 0,
                     drain: false,
                 })
             }
@@ -231,11 +293,10 @@ impl OpSource {
     ) -> OpSource {
         match trace {
             Some(t) => OpSource::Replay(Replay::new(Arc::clone(t), start)),
-            None if spec.pace_ns > 0 => OpSource::Paced {
-                gen: OpGen::new(spec, start, span, worker),
-                period_ns: spec.pace_ns,
-                started: false,
-            },
+            None if spec.rate_bps.iter().any(|&b| b > 0) => OpSource::Paced(Rated::new(
+                OpGen::new(spec, start, span, worker),
+                spec.rate_bps,
+            )),
             None if spec.think_ns > 0 => OpSource::Thinking {
                 gen: OpGen::new(spec, start, span, worker),
                 think_ns: spec.think_ns,
@@ -332,16 +393,70 @@ mod tests {
         );
         assert!(r.next().is_none());
         assert!(r.next().is_none());
-        // A rate: the first op at once, then one per period, catching up.
+    }
+
+    /// fio's rates: each direction's op due once the bytes it issued before have taken their
+    /// time, from the first op on (a late source catches up); a mixed job's direction ahead
+    /// of its schedule gives way to the other.
+    #[test]
+    fn rates_schedule_each_direction() {
+        const MS: u64 = 1_000_000;
+        // 500 IOPS of 4 KiB reads, the first op taken at 10 ms: due at 10, 12, 14 ms whenever
+        // they are taken
         let spec = WorkloadSpec {
-            pace_ns: 2_000_000,
+            rate_bps: [500 * 4096, 0, 0],
             ..Default::default()
         };
         let mut p = OpSource::for_worker(&spec, None, 0, 1 << 20, 0);
         assert!(p.is_timed());
-        let gaps: Vec<(u64, bool)> = (0..3)
-            .map(|_| p.next().map(|n| (n.gap_ns, n.catch_up)).unwrap())
+        let at: Vec<u64> = [10, 11, 30]
+            .iter()
+            .map(|&t| p.next_at(t * MS).unwrap().at_ns)
             .collect();
-        assert_eq!(gaps, vec![(0, true), (2_000_000, true), (2_000_000, true)]);
+        assert_eq!(at, vec![10 * MS, 12 * MS, 14 * MS]);
+        // a mixed job with its writes capped at 100 IOPS: while the writes are ahead every
+        // drawn write is a read, uncapped
+        let mixed = WorkloadSpec {
+            rw: crate::RwMode::Randrw,
+            read_pct: 50,
+            rate_bps: [0, 100 * 4096, 0],
+            ..Default::default()
+        };
+        let mut p = OpSource::for_worker(&mixed, None, 0, 1 << 30, 0);
+        let kinds = |p: &mut OpSource, now: u64, n: usize| -> Vec<(OpKind, u64)> {
+            (0..n)
+                .map(|_| p.next_at(now).map(|n| (n.op.kind, n.at_ns)).unwrap())
+                .collect()
+        };
+        let first = kinds(&mut p, 0, 200);
+        let writes: Vec<u64> = first
+            .iter()
+            .filter(|k| k.0 == OpKind::Write)
+            .map(|k| k.1)
+            .collect();
+        assert_eq!(writes.len(), 1, "one write before its schedule is ahead");
+        assert!(first.iter().all(|k| k.0 == OpKind::Write || k.1 == 0));
+        // ... and both at 10 ms: the next drawn write is due
+        let later = kinds(&mut p, 10 * MS, 200);
+        assert_eq!(
+            later.iter().filter(|k| k.0 == OpKind::Write).count(),
+            1,
+            "{later:?}"
+        );
+        // both capped and both ahead: the one due first, at its time
+        let both = WorkloadSpec {
+            rate_bps: [100 * 4096, 50 * 4096, 0],
+            ..mixed
+        };
+        let mut p = OpSource::for_worker(&both, None, 0, 1 << 30, 0);
+        let got = kinds(&mut p, 0, 8);
+        let at: Vec<u64> = got.iter().map(|k| k.1).collect();
+        let reads = got.iter().filter(|k| k.0 == OpKind::Read).count();
+        // reads every 10 ms, writes every 20 ms, merged in time order
+        let mut want: Vec<u64> = (0..reads as u64).map(|i| i * 10 * MS).collect();
+        want.extend((0..(8 - reads) as u64).map(|i| i * 20 * MS));
+        want.sort();
+        assert_eq!(at, want, "{got:?}");
+        assert!(at.windows(2).all(|w| w[0] <= w[1]));
     }
 }

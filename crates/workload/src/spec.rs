@@ -133,6 +133,10 @@ fn one() -> u32 {
     1
 }
 
+fn no_rate(v: &[u64; 3]) -> bool {
+    *v == [0; 3]
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -207,10 +211,14 @@ pub struct WorkloadSpec {
     /// highest op, share of reads) so the target checks see what the replay will do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplaySpec>,
-    /// Issue one op per this many ns per worker, catching up when behind (fio's `rate_iops`);
-    /// 0 = as fast as the queue depth allows.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub pace_ns: u64,
+    /// fio's rate caps per worker and direction (read, write, trim), in bytes per second: a
+    /// direction's next op is due once the bytes it issued before it, at this rate, have taken
+    /// their time since the worker's first op (fio's `usec_for_io`), catching up when behind;
+    /// `rate_iops` is its I/Os per second times the direction's smallest block size, as fio
+    /// converts it. 0 = the direction is not capped. A mixed job switches to the other
+    /// direction while its drawn one is ahead of its schedule (fio's `rate_ddir`).
+    #[serde(default, skip_serializing_if = "no_rate")]
+    pub rate_bps: [u64; 3],
     /// fio's `thinktime`: after every `think_every` ops of a worker its queue is drained and
     /// it waits this long before the next; 0 = no think time.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -282,7 +290,7 @@ impl Default for WorkloadSpec {
             seq_skip: 0,
             seq_back: 0,
             replay: None,
-            pace_ns: 0,
+            rate_bps: [0; 3],
             think_ns: 0,
             think_every: 0,
             think_iotime_ns: 0,
