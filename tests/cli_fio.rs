@@ -1538,6 +1538,57 @@ fn rate_min_ends_a_job_below_it() {
     );
 }
 
+/// fio's exitall_on_error: a job that ends on an error (here its minimum rate unmet, 3 s in)
+/// stops the jobs of its exit_what scope (its group: b, not c), as fio 3.33 does on its null
+/// engine (a 3,002 ms with error 5, b 3,003 ms, c 4,000 ms); a job that ends without an error,
+/// or whose error is not asked to end the others, stops nobody.
+#[test]
+fn exitall_on_error_ends_the_group_of_a_failed_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let job = |a: &str| {
+        format!(
+            "[global]\nsize=64m\nbs=4k\n\
+             [a]\nrw=randread\n{a}\n\
+             [b]\nrw=randread\nrate_iops=1000\ntime_based\nruntime=8s\n\
+             [c]\nnew_group\nrw=randread\nrate_iops=1000\ntime_based\nruntime=4s\n"
+        )
+    };
+    let run = |text: &str| -> (Option<i32>, Vec<(u64, u64)>) {
+        let f = write(d, "eoe.fio", text);
+        let out = ssdlab(d)
+            .args(["fio", f.to_str().unwrap(), "--sim=x25e-64g"])
+            .arg("--output-format=json")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let js = jobs(&v);
+        (
+            out.status.code(),
+            js.iter()
+                .map(|j| {
+                    (
+                        j["error"].as_u64().unwrap(),
+                        j["job_runtime"].as_u64().unwrap(),
+                    )
+                })
+                .collect(),
+        )
+    };
+    let failing = "thinktime=20ms\nrate_iops_min=100";
+    let (code, got) = run(&job(&format!("{failing}\nexitall_on_error")));
+    assert_eq!(code, Some(1));
+    assert_eq!(got[0].0, 5, "{got:?}");
+    // a's minimum is checked 3 s in (a's runtime ends at its last completion before that)
+    assert!((2990..3100).contains(&got[1].1), "b stops with a: {got:?}");
+    assert_eq!(got[2], (0, 4000), "another group runs on");
+    // without exitall_on_error, or when the job ends without an error, b runs its 8 s
+    let (code, got) = run(&job(failing));
+    assert_eq!((code, got[1]), (Some(1), (0, 8000)), "{got:?}");
+    let (code, got) = run(&job("number_ios=10\nexitall_on_error"));
+    assert_eq!((code, got[1]), (Some(0), (0, 8000)), "{got:?}");
+}
+
 /// fio reaps at most iodepth_batch_complete_max completions (its default: one) before it
 /// refills a full queue: every reap of a queue-depth-8 io_uring job gives back one I/O, so
 /// iodepth_complete has no bucket above 4, as fio's has none but the final drain's.

@@ -67,14 +67,15 @@ pub struct Control<'a> {
     pub steady_group: Option<SteadyMember<'a>>,
     /// fio's `rate_min`/`rate_iops_min`: the unit fails when a direction falls below them.
     pub min_rate: Option<ssdlab_workload::MinRate>,
-    /// Called once when the unit stops, whatever stopped it (fio's `exitall`: the job that
-    /// ends terminates the others of its `exit_what` scope).
+    /// Called once when the unit stops, whatever stopped it, with whether it stopped on an
+    /// error (fio's `exitall` and `exitall_on_error`: the job that ends terminates the others
+    /// of its `exit_what` scope).
     pub on_end: Option<OnEnd<'a>>,
 }
 
 /// What to do when a unit stops ([`Control::on_end`]).
 #[derive(Clone, Copy)]
-pub struct OnEnd<'a>(pub &'a (dyn Fn() + Sync));
+pub struct OnEnd<'a>(pub &'a (dyn Fn(bool) + Sync));
 
 impl std::fmt::Debug for OnEnd<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1132,7 +1133,7 @@ pub fn run_streams<B: Backend>(
             if st.stopping && !st.told_end {
                 st.told_end = true;
                 if let Some(f) = units[u].ctl.on_end {
-                    (f.0)();
+                    (f.0)(st.out.stopped_on_error);
                 }
             }
         }

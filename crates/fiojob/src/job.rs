@@ -322,6 +322,9 @@ pub struct Settings {
     /// `exitall`: when any job ends, the jobs of its `exit_what` scope end too (fio sets this
     /// for the whole run when any job sets it).
     pub exitall: bool,
+    /// fio's `exitall_on_error`: this job ending on an error ends the jobs of its `exit_what`
+    /// scope (as `exitall` does for any end).
+    pub exitall_on_error: bool,
     /// `exit_what`: which jobs a job's end stops under `exitall`.
     pub exit_what: ExitWhat,
     /// `rate_iops` per direction.
@@ -409,6 +412,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             exitall: false,
+            exitall_on_error: false,
             exit_what: ExitWhat::Group,
             kb_base: 1024,
             name: None,
@@ -1043,13 +1047,7 @@ impl Settings {
                     }
                 }
             }
-            "exitall_on_error" => {
-                if flag(v)? {
-                    return Err(unsupported(format!(
-                        "{key}: ending every job when one fails"
-                    )));
-                }
-            }
+            "exitall_on_error" => self.exitall_on_error = flag(v)?,
             "mem" => {
                 let m = need(v, key)?;
                 if m != "malloc" {

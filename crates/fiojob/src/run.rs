@@ -214,8 +214,10 @@ pub fn run_waves(
     let mut failure: Option<WaveError> = None;
     let mut thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)> = BTreeMap::new();
     // fio's exitall (one job asking for it sets it for the run): a job that ends stops the
-    // jobs of its exit_what scope; `all` also cancels the waves not started yet.
+    // jobs of its exit_what scope; `all` also cancels the waves not started yet. A job's own
+    // exitall_on_error does the same when it ends on an error.
     let exitall = js.jobs.iter().any(|j| j.settings.exitall);
+    let any_ender = exitall || js.jobs.iter().any(|j| j.settings.exitall_on_error);
     let cancelled = AtomicBool::new(false);
     for w in 0..nwaves {
         if (h.stopped)() || cancelled.load(Ordering::Relaxed) {
@@ -228,7 +230,7 @@ pub fn run_waves(
             continue;
         };
         let ends: Vec<AtomicBool> = idx.iter().map(|_| AtomicBool::new(false)).collect();
-        let enders: Vec<Box<dyn Fn() + Sync + '_>> = idx
+        let enders: Vec<Box<dyn Fn(bool) + Sync + '_>> = idx
             .iter()
             .map(|&i| {
                 let me = &js.jobs[units[i].job];
@@ -239,19 +241,23 @@ pub fn run_waves(
                     })
                     .collect();
                 let all = me.settings.exit_what == ExitWhat::All;
+                let on_error = me.settings.exitall_on_error;
                 let (ends, cancelled) = (&ends, &cancelled);
-                Box::new(move || {
+                Box::new(move |failed: bool| {
+                    if !(exitall || (on_error && failed)) {
+                        return;
+                    }
                     for &k in &scope {
                         ends[k].store(true, Ordering::Relaxed);
                     }
                     if all {
                         cancelled.store(true, Ordering::Relaxed);
                     }
-                }) as Box<dyn Fn() + Sync + '_>
+                }) as Box<dyn Fn(bool) + Sync + '_>
             })
             .collect();
-        let end_of = |k: usize| exitall.then(|| ssdlab_engine::OnEnd(&*enders[k]));
-        let stonewall_of = |k: usize| exitall.then_some(&ends[k]);
+        let end_of = |k: usize| any_ender.then(|| ssdlab_engine::OnEnd(&*enders[k]));
+        let stonewall_of = |k: usize| any_ender.then_some(&ends[k]);
         // fio's steadystate with group_reporting: the wave's units of one reporting group are
         // checked together, in fio's order of threads (the last one keeps the samples).
         let mut steady_members: Vec<(u32, Vec<usize>)> = Vec::new();
