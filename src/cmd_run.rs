@@ -36,7 +36,8 @@ pub use ranks::run_on_ranks;
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// File or block device to test. A missing file is created (needs --span); a short one is
-    /// extended with data; nothing is ever truncated.
+    /// extended with data; nothing is ever truncated. /dev/null and /dev/zero take --span as
+    /// their size (buffered I/O only).
     #[arg(long, visible_alias = "filename", value_name = "PATH", conflicts_with_all = ["null", "raid0", "sim"])]
     target: Option<PathBuf>,
     /// Use the null target: I/O completes at once; measures ssdlab's own overhead.

@@ -1589,6 +1589,61 @@ fn exitall_on_error_ends_the_group_of_a_failed_job() {
     assert_eq!((code, got[1]), (Some(0), (0, 8000)), "{got:?}");
 }
 
+/// `/dev/null` and `/dev/zero` are files of no size to fio (its steadystate example writes
+/// one and reads the other): they take the job's size; a read of /dev/null ends with nothing
+/// (fio's error 5); what fio cannot do with them (no size: error 22; direct=1: EINVAL; trims:
+/// ENOTTY) and verifying them are refused before anything runs.
+#[test]
+fn dev_null_and_dev_zero_are_files_of_no_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let v = fio_json(
+        d,
+        &[
+            "--name=w",
+            "--filename=/dev/null",
+            "--rw=write",
+            "--bs=64k",
+            "--size=4m",
+            "--name=r",
+            "--filename=/dev/zero",
+            "--rw=randread",
+            "--size=4m",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+        ],
+    );
+    let js = jobs(&v);
+    assert_eq!((ios(&js[0], "write"), ios(&js[1], "read")), (64, 1024));
+    assert!(js.iter().all(|j| j["error"] == 0));
+    let out = ssdlab(d)
+        .args(["fio", "--name=x", "--filename=/dev/null", "--size=1m"])
+        .args(["--rw=read", "--output-format=json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jobs(&v)[0]["error"], 5);
+    for (extra, needle) in [
+        ("--rw=read", "has no size: give size="),
+        ("--size=1m --direct=1", "cannot be opened with O_DIRECT"),
+        ("--size=1m --rw=trim", "a character device does not take"),
+        (
+            "--size=1m --rw=write --verify=md5",
+            "verification of a character device",
+        ),
+    ] {
+        let mut args = vec!["fio", "--name=x", "--filename=/dev/zero"];
+        args.extend(extra.split(' '));
+        refused(d, &args, &[needle]);
+    }
+    refused(
+        d,
+        &["fio", "--name=x", "--filename=/dev/urandom", "--size=1m"],
+        &["not a regular file, a block device, /dev/null or /dev/zero"],
+    );
+}
+
 /// fio reaps at most iodepth_batch_complete_max completions (its default: one) before it
 /// refills a full queue: every reap of a queue-depth-8 io_uring job gives back one I/O, so
 /// iodepth_complete has no bucket above 4, as fio's has none but the final drain's.

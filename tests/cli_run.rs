@@ -391,8 +391,16 @@ fn bad_input_gives_clean_errors() {
             "does not exist",
         ),
         (
-            vec!["run", "--target", "/dev/null"],
-            "not a regular file or block device",
+            vec!["run", "--target", "/dev/urandom"],
+            "not a regular file, a block device, /dev/null or /dev/zero",
+        ),
+        (
+            vec!["run", "--target", "/dev/zero"],
+            "a character device has no size; give --span",
+        ),
+        (
+            vec!["run", "--target", "/dev/zero", "--span", "1m"],
+            "cannot be opened with O_DIRECT",
         ),
         (
             vec!["run", "--null", "--offset", "1t", "--span", "1m"],

@@ -52,6 +52,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
         TargetKind::Sim | TargetKind::SimRaid0 => return Err("simulated, not measured".into()),
         TargetKind::Raid0 => return Err("a stripe set (only single drives are read)".into()),
         TargetKind::Null => return Err("the null target".into()),
+        TargetKind::Char => return Err("a character device (/dev/null or /dev/zero)".into()),
         TargetKind::Unknown => return Err("its target kind is not recorded".into()),
     }
     if t.engine == EngineKind::Sim {

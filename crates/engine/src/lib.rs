@@ -121,8 +121,8 @@ pub enum Invalid {
     },
     #[error("the trace has {trims} trims, which ssdlab issues only to simulated drives; add replay_skip=trim to replay the rest on a real target")]
     TrimOnReal { trims: u64 },
-    #[error("{path} is a regular file: trims are BLKDISCARD, which a regular file does not take (fio ends such a job with error 25, \"Inappropriate ioctl for device\"); trim a block device, the null engine or a simulated drive")]
-    TrimOnFile { path: String },
+    #[error("{path} is {what}: trims are BLKDISCARD, which only a block device takes (fio ends such a job with error 25, \"Inappropriate ioctl for device\"); trim a block device, the null engine or a simulated drive")]
+    TrimOnFile { path: String, what: &'static str },
     #[error("trims on a RAID 0 array of real targets: ssdlab trims one block device, the null target or a simulated drive")]
     TrimStripe,
     #[error("{flag} applies to the io_uring engine, not to the {engine} engine")]

@@ -939,6 +939,7 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
                 kind: match info.kind {
                     TargetKind::File => StatsTargetKind::File,
                     TargetKind::BlockDevice => StatsTargetKind::Block,
+                    TargetKind::CharDevice => StatsTargetKind::Char,
                 },
                 name: path.display().to_string(),
                 size: plan.size,
@@ -958,6 +959,7 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
                 kind: match info.kind {
                     TargetKind::File => StatsTargetKind::File,
                     TargetKind::BlockDevice => StatsTargetKind::Block,
+                    TargetKind::CharDevice => StatsTargetKind::Char,
                 },
                 name: paths
                     .iter()
@@ -1059,9 +1061,18 @@ fn plan_real(
         if plan.map.is_some() {
             return Err(Invalid::TrimStripe.into());
         }
-        if let Some(p) = plan.paths.iter().find(|p| p.info.kind == TargetKind::File) {
+        if let Some(p) = plan
+            .paths
+            .iter()
+            .find(|p| p.info.kind != TargetKind::BlockDevice)
+        {
             return Err(Invalid::TrimOnFile {
                 path: p.name.clone(),
+                what: if p.info.kind == TargetKind::File {
+                    "a regular file"
+                } else {
+                    "a character device"
+                },
             }
             .into());
         }
@@ -1324,6 +1335,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         let single = mine.len() == 1;
         for &i in mine {
             let info = &laid.infos[i];
+            // /dev/null and /dev/zero have no page cache (fio skips them too)
+            if info.kind == TargetKind::CharDevice {
+                continue;
+            }
             let Some((_, f)) = opened[i].files.iter().find(|(d, _)| *d == key) else {
                 continue;
             };
@@ -1419,6 +1434,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 return None;
             }
             let i = uses[j][0];
+            if laid.infos[i].kind == TargetKind::CharDevice {
+                return None;
+            }
             let key = (o.direct, o.advice);
             let f = opened[i]
                 .files

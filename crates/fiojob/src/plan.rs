@@ -495,18 +495,39 @@ fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) 
     spec
 }
 
-/// What a job's file is ([`ssdlab_target::probe`]). A character device (`/dev/null`,
-/// `/dev/zero`, which fio's examples read and write as files) is refused as not supported,
-/// not as a wrong path.
-fn probe_for_fio(path: &Path, job: &str) -> Result<ssdlab_target::TargetInfo> {
-    use std::os::unix::fs::FileTypeExt as _;
-    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()) {
+/// What a job's file is ([`ssdlab_target::probe`]). `/dev/null` and `/dev/zero`, which fio's
+/// examples read and write as files, are a job's one file (`several`: a job of several files,
+/// where they are refused); any other character device is refused by the probe.
+fn probe_for_fio(path: &Path, job: &str, several: bool) -> Result<ssdlab_target::TargetInfo> {
+    let info = ssdlab_target::probe(path).map_err(|e| plan_err!("job {job}: {e}"))?;
+    if several && info.kind == ssdlab_target::TargetKind::CharDevice {
         bail!(
-            "job {job}: {} is a character device: not supported by ssdlab (fio reads and writes character devices as files; ssdlab measures regular files and block devices — ioengine=null stands in for /dev/null and /dev/zero)",
+            "job {job}: {} is a character device: not supported by ssdlab in a job of several files",
             path.display()
         );
     }
-    ssdlab_target::probe(path).map_err(|e| plan_err!("job {job}: {e}"))
+    Ok(info)
+}
+
+/// The checks of a job on `/dev/null` or `/dev/zero` (`what`), which have no size: fio fails
+/// the job without `size` (error 22); reads of `/dev/null` end at once with nothing (fio's
+/// error 5, "full resid"), as they do here.
+fn check_char_device(s: &Settings, what: &str, job: &str) -> Result<()> {
+    let pct = |k: &str| {
+        plan_err!("job {job}: {k} is a percentage, and {what} is a character device, which has no size to take it of")
+    };
+    match s.size {
+        None => bail!("job {job}: {what} is a character device, which has no size: give size= (fio fails such a job with error 22)"),
+        Some(Size::Percent(_)) => return Err(pct("size")),
+        Some(Size::Bytes(_)) => {}
+    }
+    if matches!(s.offset, Some(Size::Percent(_))) {
+        return Err(pct("offset"));
+    }
+    if s.filesize.is_some() {
+        bail!("job {job}: filesize on {what}, a character device: not supported by ssdlab");
+    }
+    Ok(())
 }
 
 /// What ssdlab does not do with several files in a job, refused by name.
@@ -852,7 +873,7 @@ pub fn plan_units(
                 let names = several_files(s, name, c).unwrap_or_default();
                 let mut lens = Vec::with_capacity(names.len());
                 for n in &names {
-                    let info = probe_for_fio(Path::new(n), name)?;
+                    let info = probe_for_fio(Path::new(n), name, true)?;
                     lens.push(info.exists.then_some(info.size));
                 }
                 let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
@@ -893,8 +914,18 @@ pub fn plan_units(
                 .collect(),
         };
         for (path, n, clone) in files {
-            let info = probe_for_fio(&path, name)?;
+            let info = probe_for_fio(&path, name, false)?;
             let what = path.display().to_string();
+            let chardev = info.kind == ssdlab_target::TargetKind::CharDevice;
+            if chardev {
+                check_char_device(s, &what, name)?;
+            }
+            if s.mode.trims() && chardev {
+                bail!(
+                    "job {name}: rw={} on {what}, a character device: fio's trims are BLKDISCARD, which a character device does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=null or --sim",
+                    s.mode.name()
+                );
+            }
             if s.mode.trims() && info.kind == ssdlab_target::TargetKind::File {
                 bail!(
                     "job {name}: rw={} on {what}, a regular file{}: fio's trims are BLKDISCARD, which a regular file does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=null or --sim",
@@ -909,7 +940,7 @@ pub fn plan_units(
                 .iter()
                 .find(|(p, _)| *p == path)
                 .map(|(_, l)| *l)
-                .or(info.exists.then_some(info.size));
+                .or((info.exists && !chardev).then_some(info.size));
             let real = total.unwrap_or(0);
             if let (0, Some(_), Some(Size::Percent(p))) = (real, s.filesize, s.offset) {
                 if p > 0.0 {

@@ -497,7 +497,11 @@ fn target_text(r: &RunResult) -> String {
     match t.kind {
         TargetKind::Sim | TargetKind::SimRaid0 => format!("simulated {}", t.name),
         TargetKind::Null => "null target".to_string(),
-        TargetKind::File | TargetKind::Block | TargetKind::Raid0 | TargetKind::Unknown => format!(
+        TargetKind::File
+        | TargetKind::Block
+        | TargetKind::Char
+        | TargetKind::Raid0
+        | TargetKind::Unknown => format!(
             "{} ({}, {})",
             t.name,
             t.engine,

@@ -155,6 +155,9 @@ pub enum TargetKind {
     /// A block device.
     #[serde(rename = "block")]
     Block,
+    /// `/dev/null` or `/dev/zero`: nothing stored, nothing read but zeros.
+    #[serde(rename = "char")]
+    Char,
     /// A RAID 0 stripe set of files or devices, run in userspace.
     #[serde(rename = "raid0")]
     Raid0,
@@ -174,6 +177,7 @@ impl TargetKind {
             TargetKind::Null => "null",
             TargetKind::File => "file",
             TargetKind::Block => "block",
+            TargetKind::Char => "char",
             TargetKind::Raid0 => "raid0",
             TargetKind::Sim => "sim",
             TargetKind::SimRaid0 => "sim-raid0",

@@ -113,10 +113,10 @@ pub enum DeviceError {
     DanglingSymlink { path: PathBuf },
     #[error("{}: is a directory", path.display())]
     IsDirectory { path: PathBuf },
-    #[error("{}: is not a regular file or block device ({kind})", path.display())]
+    #[error("{}: is not a regular file, a block device, /dev/null or /dev/zero ({kind})", path.display())]
     NotRegularOrBlock { path: PathBuf, kind: &'static str },
-    #[error("{}: is a block device; only regular files are created or extended", path.display())]
-    NotRegularFile { path: PathBuf },
+    #[error("{}: is a {kind}; only regular files are created or extended", path.display())]
+    NotRegularFile { path: PathBuf, kind: &'static str },
     #[error("{}: changed since it was checked (now {now})", path.display())]
     Changed { path: PathBuf, now: &'static str },
     #[error("{}: is on {fs}, a kernel pseudo-filesystem, not storage", path.display())]
@@ -162,7 +162,7 @@ impl DeviceError {
             | DeviceError::DanglingSymlink { path }
             | DeviceError::IsDirectory { path }
             | DeviceError::NotRegularOrBlock { path, .. }
-            | DeviceError::NotRegularFile { path }
+            | DeviceError::NotRegularFile { path, .. }
             | DeviceError::Changed { path, .. }
             | DeviceError::PseudoFilesystem { path, .. }
             | DeviceError::PermissionDenied { path }

@@ -229,6 +229,7 @@ pub fn lay_out_with(
     if info.kind != TargetKind::File {
         return Err(DeviceError::NotRegularFile {
             path: path.to_path_buf(),
+            kind: info.kind.name(),
         }
         .into());
     }
@@ -237,6 +238,7 @@ pub fn lay_out_with(
     if now.kind != TargetKind::File {
         return Err(DeviceError::NotRegularFile {
             path: path.to_path_buf(),
+            kind: now.kind.name(),
         }
         .into());
     }
@@ -376,6 +378,7 @@ pub fn lay_out_with(
                 err: io::Error::other(match info.kind {
                     TargetKind::BlockDevice => "the path now names a block device",
                     TargetKind::File => "the path now names another file",
+                    TargetKind::CharDevice => "the path now names a character device",
                 }),
                 cleanup,
             })

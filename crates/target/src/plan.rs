@@ -82,6 +82,12 @@ pub enum PlanError {
     Device(#[from] DeviceError),
     #[error("{role}{}: the file does not exist or is empty; give --span to say how large to make it", path.display())]
     SizeUnknown { role: &'static str, path: PathBuf },
+    #[error("{role}{}: a character device has no size; give --span to say how much of it to use (fio: size)", path.display())]
+    CharSize { role: &'static str, path: PathBuf },
+    #[error("{}: verification of a character device (a read gives back nothing written)", path.display())]
+    CharVerify { path: PathBuf },
+    #[error("{}: a character device cannot be opened with O_DIRECT (fio's direct=1 fails with EINVAL); use buffered I/O (--buffered, fio's direct=0)", path.display())]
+    CharDirect { path: PathBuf },
     #[error("--raid0 needs at least two members (A,B[,C…])")]
     TooFewMembers,
     #[error("the job has {paths} files and {regions} file regions")]
@@ -434,6 +440,16 @@ fn plan_path(
             }
             (None, info.size)
         }
+        // /dev/null or /dev/zero: nothing to lay out, nothing kept, no size of its own
+        TargetKind::CharDevice => match needed {
+            Some(n) => (None, n),
+            None => {
+                return Err(PlanError::CharSize {
+                    role,
+                    path: path.to_path_buf(),
+                })
+            }
+        },
         TargetKind::File => {
             if writes {
                 crate::safety::check_file_writable(&info)?;
@@ -455,6 +471,11 @@ fn plan_path(
             (grow.then_some(needed), info.size.max(needed))
         }
     };
+    if opts.direct && info.kind == TargetKind::CharDevice {
+        return Err(PlanError::CharDirect {
+            path: path.to_path_buf(),
+        });
+    }
     if opts.direct && !info.direct_io_supported() {
         return Err(DeviceError::DirectUnsupported {
             path: path.to_path_buf(),
@@ -550,7 +571,11 @@ pub fn plan(
             let kind = match p.info.kind {
                 TargetKind::File => "file",
                 TargetKind::BlockDevice => "block",
+                TargetKind::CharDevice => "character device",
             };
+            if p.info.kind == TargetKind::CharDevice && (spec.verify || spec.verify_by_pattern) {
+                return Err(PlanError::CharVerify { path: path.clone() });
+            }
             let what = format!("{} ({kind})", path.display());
             let (start, span) = spec.region_for(p.size, &what)?;
             if opts.direct {

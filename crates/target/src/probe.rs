@@ -1,5 +1,6 @@
-//! Probing a target path: what it is (regular file, block device, or a file to create), its size,
-//! logical block size and direct-I/O alignment. Probing has no side effects.
+//! Probing a target path: what it is (regular file, block device, `/dev/null` or `/dev/zero`, or
+//! a file to create), its size, logical block size and direct-I/O alignment. Probing has no side
+//! effects.
 
 use crate::error::{DeviceError, Refusal};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Statx, StatxFlags, CWD};
@@ -15,6 +16,22 @@ pub enum TargetKind {
     File,
     /// A block device node.
     BlockDevice,
+    /// `/dev/null` or `/dev/zero` (Linux's memory character devices 1:3 and 1:5, which fio's
+    /// examples read and write as files): no size and no data kept; writes are discarded, a
+    /// read of `/dev/zero` gives zeros and one of `/dev/null` ends at once with nothing.
+    /// Other character devices are refused.
+    CharDevice,
+}
+
+impl TargetKind {
+    /// The kind in words ("regular file", "block device", "character device").
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::File => "regular file",
+            TargetKind::BlockDevice => "block device",
+            TargetKind::CharDevice => "character device",
+        }
+    }
 }
 
 /// What [`probe`] found out about a target path. Probing has no side effects.
@@ -61,6 +78,8 @@ pub enum FileId {
     },
     /// A block device: its device number (any node for it is the same device).
     Block { rdev: (u32, u32) },
+    /// A character device: its device number.
+    Char { rdev: (u32, u32) },
 }
 
 impl FileId {
@@ -73,6 +92,9 @@ impl FileId {
                     .then_some((stx.stx_btime.tv_sec, stx.stx_btime.tv_nsec)),
             }),
             FileType::BlockDevice => Some(FileId::Block {
+                rdev: (stx.stx_rdev_major, stx.stx_rdev_minor),
+            }),
+            FileType::CharacterDevice => Some(FileId::Char {
                 rdev: (stx.stx_rdev_major, stx.stx_rdev_minor),
             }),
             _ => None,
@@ -203,8 +225,29 @@ pub fn probe(path: &Path) -> Result<TargetInfo, DeviceError> {
             })
         }
         FileType::BlockDevice => probe_block(path),
+        FileType::CharacterDevice if is_null_or_zero(&stx) => Ok(TargetInfo {
+            path: path.to_path_buf(),
+            kind: TargetKind::CharDevice,
+            exists: true,
+            size: 0,
+            logical_block_size: FALLBACK_BLOCK,
+            // O_DIRECT opens of them fail (EINVAL), as fio's direct=1 finds
+            dio_mem_align: 0,
+            dio_offset_align: 0,
+            rotational: None,
+            model: None,
+            firmware: None,
+            id: FileId::of(&stx),
+        }),
         other => Err(wrong_type(path, other)),
     }
+}
+
+/// `/dev/null` (1:3) or `/dev/zero` (1:5), whatever the node is called.
+fn is_null_or_zero(stx: &Statx) -> bool {
+    file_type_of(stx) == FileType::CharacterDevice
+        && stx.stx_rdev_major == 1
+        && matches!(stx.stx_rdev_minor, 3 | 5)
 }
 
 /// Kernel pseudo-filesystems whose "regular files" are control knobs, not storage (writing random
@@ -407,6 +450,7 @@ pub(crate) fn open_existing_regular(path: &Path, flags: OFlags) -> Result<OwnedF
         return Err(match file_type_of(&stx) {
             FileType::BlockDevice => DeviceError::NotRegularFile {
                 path: path.to_path_buf(),
+                kind: "block device",
             },
             other => wrong_type(path, other),
         });
@@ -481,13 +525,18 @@ fn open_target_with(
             let want = match info.kind {
                 TargetKind::File => FileType::RegularFile,
                 TargetKind::BlockDevice => FileType::BlockDevice,
+                TargetKind::CharDevice if is_null_or_zero(&stx) => FileType::CharacterDevice,
+                // another character device is never opened
+                TargetKind::CharDevice => return Err(wrong_type(path, file_type_of(&stx))),
             };
             if ft == FileType::RegularFile {
                 check_not_pseudo(path, path)?;
             }
             if ft != want {
+                let target = matches!(ft, FileType::RegularFile | FileType::BlockDevice)
+                    || is_null_or_zero(&stx);
                 return Err(match ft {
-                    FileType::RegularFile | FileType::BlockDevice => DeviceError::Changed {
+                    _ if target => DeviceError::Changed {
                         path: path.to_path_buf(),
                         now: type_name(ft),
                     },
@@ -549,6 +598,7 @@ fn open_target_with(
     let ok = match info.kind {
         TargetKind::File => ft == FileType::RegularFile,
         TargetKind::BlockDevice => ft == FileType::BlockDevice,
+        TargetKind::CharDevice => is_null_or_zero(&stx),
     };
     if !ok {
         return Err(DeviceError::Changed {
@@ -590,6 +640,12 @@ pub fn polled_io(info: &TargetInfo) -> Result<(), String> {
     let (major, minor) = match info.kind {
         TargetKind::BlockDevice => (stx.stx_rdev_major, stx.stx_rdev_minor),
         TargetKind::File => (stx.stx_dev_major, stx.stx_dev_minor),
+        TargetKind::CharDevice => {
+            return Err(format!(
+                "{} is a character device, not on a block device, so it cannot be polled",
+                path.display()
+            ))
+        }
     };
     let sys = sysfs_dir(major, minor);
     let real = std::fs::canonicalize(&sys).map_err(|_| {

@@ -433,6 +433,15 @@ fn path_key(info: &TargetInfo) -> io::Result<String> {
                 .unwrap_or_default();
             format!("block:{maj}:{min}:{}:{serial}", info.size)
         }
+        // holds nothing written (verification of one is refused before it runs)
+        TargetKind::CharDevice => {
+            let rdev = m.rdev();
+            format!(
+                "char:{}:{}",
+                rustix::fs::major(rdev),
+                rustix::fs::minor(rdev)
+            )
+        }
     })
 }
 

@@ -386,10 +386,19 @@ fn bad_file_targets_give_clear_errors() {
     let e = probe(d).unwrap_err();
     assert_eq!(e.to_string(), format!("{}: is a directory", d.display()));
 
-    let e = probe(Path::new("/dev/null")).unwrap_err();
+    // /dev/null and /dev/zero are targets of no size; other character devices are refused
+    for p in ["/dev/null", "/dev/zero"] {
+        let i = probe(Path::new(p)).unwrap();
+        assert_eq!(
+            (i.kind, i.size, i.exists),
+            (TargetKind::CharDevice, 0, true)
+        );
+        assert!(!i.direct_io_supported(), "{p}: O_DIRECT opens fail");
+    }
+    let e = probe(Path::new("/dev/urandom")).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "/dev/null: is not a regular file or block device (character device)"
+        "/dev/urandom: is not a regular file, a block device, /dev/null or /dev/zero (character device)"
     );
     assert!(!is_block_device("/dev/null"));
 
@@ -445,8 +454,13 @@ fn bad_file_targets_give_clear_errors() {
         id: None,
     };
     let e = prepare_file(&forged(Path::new("/dev/null")), MIB).unwrap_err();
-    assert!(matches!(e, DeviceError::NotRegularOrBlock { .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "/dev/null: is a character device; only regular files are created or extended"
+    );
     let e = open_target(&forged(Path::new("/dev/null")), true, false).unwrap_err();
+    assert!(matches!(e, DeviceError::Changed { .. }), "{e}");
+    let e = open_target(&forged(Path::new("/dev/urandom")), true, false).unwrap_err();
     assert!(matches!(e, DeviceError::NotRegularOrBlock { .. }), "{e}");
     let e = prepare_file(&forged(Path::new("/proc/self/status")), MIB).unwrap_err();
     assert!(matches!(e, DeviceError::PseudoFilesystem { .. }), "{e}");
