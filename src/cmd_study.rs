@@ -12,44 +12,13 @@ use crate::sweeping::{check_db, check_failure, check_sweep, point_runner, run_sp
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ssdlab_engine::preset_file;
-use ssdlab_sweep::{
-    parse_mix, DriveState, PointTarget, SweepFile, SweepSpec, TargetTable, WorkloadTable,
-};
-use ssdlab_workload::{format_size, parse_duration, AllocPolicy, RwMode};
+use ssdlab_sweep::parse_mix;
+use ssdlab_sweep::study::trim::TrimOptions;
+use ssdlab_sweep::study::{alignment_sweep, stripe_sweep, study_files, StudyOptions, STUDIES};
+use ssdlab_workload::{format_size, parse_duration, AllocPolicy};
 use std::path::{Path, PathBuf};
 
 mod trim;
-
-/// The built-in studies: name and description.
-pub const STUDIES: [(&str, &str); 3] = [
-    (
-        "stripe",
-        "one drive vs RAID 0 of two, stripes 8k–128k, 4 workloads × QD 1–32 (144 points)",
-    ),
-    (
-        "alignment",
-        "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD 3, on the seven classic drive presets",
-    ),
-    (
-        "trim",
-        "RAID 0 of two with TRIM passed through vs dropped, office-like file activity over days",
-    ),
-];
-
-/// The stripe sizes of the classic review (Intel RST offers 4k–128k; 4k is optional here).
-const REVIEW_STRIPES: [u64; 5] = [8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10];
-
-/// The classic test's drives: the seven presets of 2009–2013 (each preset file holds the label
-/// the reviews name it by).
-const CLASSIC_PRESETS: [&str; 7] = [
-    "c300-256g",
-    "ssdnow-vplus-128g",
-    "vertex-barefoot-120g",
-    "vertex-le-100g",
-    "vertex450-128g",
-    "x25e-64g",
-    "x25m-g2-160g",
-];
 
 /// A comma-separated list of queue depths (a newtype, so clap takes it as one value).
 #[derive(Debug, Clone, PartialEq)]
@@ -231,6 +200,18 @@ impl StudyArgs {
         .map(|(f, _)| f)
     }
 
+    /// The options of the stripe and alignment studies' sweeps.
+    fn study_options(&self) -> StudyOptions {
+        StudyOptions {
+            preset: self.preset.clone(),
+            targets: self.target.clone(),
+            stripes: self.stripes.clone().map(|s| s.0),
+            qds: self.qd.clone().map(|q| q.0),
+            time: self.time.clone(),
+            repeats: self.repeats,
+        }
+    }
+
     /// The trim study's options (flags of the other studies are refused).
     fn trim_args(&self) -> Result<trim::TrimArgs> {
         for (flag, given) in [
@@ -253,262 +234,24 @@ impl StudyArgs {
             Some(_) => bail!("--qd: the trim study takes one queue depth (its file activity's)"),
         };
         Ok(trim::TrimArgs {
-            preset: self
-                .preset
-                .clone()
-                .unwrap_or_else(|| "vertex450-128g".into()),
-            days: self.days.unwrap_or(14),
-            daily_write: self.daily_write.unwrap_or(20 << 30),
-            fill: self.fill.unwrap_or(50),
-            seed: self.seed.unwrap_or(1),
-            scale: self.scale.unwrap_or(8),
-            probe: self.probe,
-            allocator: self.allocator.unwrap_or_default(),
-            qd,
+            study: TrimOptions {
+                preset: self
+                    .preset
+                    .clone()
+                    .unwrap_or_else(|| "vertex450-128g".into()),
+                days: self.days.unwrap_or(14),
+                daily_write: self.daily_write.unwrap_or(20 << 30),
+                fill: self.fill.unwrap_or(50),
+                seed: self.seed.unwrap_or(1),
+                scale: self.scale.unwrap_or(8),
+                probe: self.probe,
+                allocator: self.allocator.unwrap_or_default(),
+                qd,
+            },
             json: self.json,
             max_memory: self.max_memory,
         })
     }
-}
-
-/// The size of a file or block device (0 when it cannot be read).
-fn member_size(p: &Path) -> u64 {
-    use std::os::unix::fs::FileTypeExt;
-    match std::fs::metadata(p) {
-        Ok(m) if m.file_type().is_block_device() => std::fs::File::open(p)
-            .ok()
-            .and_then(|f| ssdlab_io::blockdev::size_bytes(&f).ok())
-            .unwrap_or(0),
-        Ok(m) => m.len(),
-        Err(_) => 0,
-    }
-}
-
-/// A plain name made of a path's file name (for the sweep's name).
-fn plain(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect::<String>()
-        .trim_start_matches('.')
-        .chars()
-        .take(30)
-        .collect()
-}
-
-/// The stripe study's workloads: the review's four corners.
-const STRIPE_WORKLOADS: [&str; 4] = [
-    "4k-randread",
-    "4k-randwrite",
-    "128k-seqread",
-    "128k-seqwrite",
-];
-
-/// Sizes as the sweep file writes them ("8KiB").
-fn size_texts(v: &[u64]) -> Vec<String> {
-    v.iter().map(|x| format_size(*x).replace(' ', "")).collect()
-}
-
-/// The sweep of the stripe study.
-fn stripe_sweep(a: &StudyArgs) -> Result<SweepFile> {
-    let stripes = a.stripes.clone().map_or(REVIEW_STRIPES.to_vec(), |s| s.0);
-    let qds = a.qd.clone().map_or(vec![1, 2, 4, 8, 16, 32], |q| q.0);
-    let list = stripes
-        .iter()
-        .map(|s| format_size(*s))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let base = SweepFile {
-        qd: qds,
-        workloads: STRIPE_WORKLOADS.map(String::from).to_vec(),
-        ..SweepFile::default()
-    };
-    if a.target.is_empty() {
-        let preset = a.preset.as_deref().unwrap_or("vertex450-128g");
-        // a preset file is named by its file name in the study's name and store
-        let shown = match preset_file(preset) {
-            Some(f) => plain(f).trim_end_matches(".toml").to_string(),
-            None => preset.to_string(),
-        };
-        let sim = |label: &str| TargetTable {
-            label: Some(label.into()),
-            sim: Some(preset.into()),
-            state: Some(DriveState::Full),
-            ..TargetTable::default()
-        };
-        return Ok(SweepFile {
-            comment: vec![
-                "Built-in study \"stripe\": which stripe size for a RAID 0 of two drives, and what does it gain over".into(),
-                "one drive at each queue depth? (ssdlab study stripe)".into(),
-            ],
-            name: format!("study-stripe-{shown}"),
-            description: Some(format!(
-                "{preset}: one drive vs RAID 0 of two, stripes {list} (simulated)"
-            )),
-            time: a.time.clone().unwrap_or_else(|| "1s".into()),
-            ramp: Some("100ms".into()),
-            span: Some("8GiB".into()),
-            repeats: Some(a.repeats.unwrap_or(1)),
-            targets: vec![
-                TargetTable {
-                    baseline: Some(true),
-                    ..sim("single")
-                },
-                TargetTable {
-                    drives: Some(2),
-                    stripes: Some(size_texts(&stripes)),
-                    ..sim("raid0")
-                },
-            ],
-            ..base
-        });
-    }
-    if a.target.len() < 2 {
-        bail!("--target needs two or more members (A,B): the study compares one drive with a RAID 0 of them");
-    }
-    let smallest = a.target.iter().map(|p| member_size(p)).min().unwrap_or(0);
-    let span = smallest.min(8 << 30) / (1 << 20) * (1 << 20);
-    if span == 0 {
-        let p = a
-            .target
-            .iter()
-            .find(|p| member_size(p) < (1 << 20))
-            .unwrap_or(&a.target[0]);
-        bail!(
-            "--target {}: missing, unreadable or smaller than 1 MiB; the study needs existing files or devices (create files with `ssdlab run --target FILE --span SIZE` first)",
-            p.display()
-        );
-    }
-    let names: Vec<String> = a.target.iter().map(|p| plain(p)).collect();
-    let shown: Vec<String> = a.target.iter().map(|p| p.display().to_string()).collect();
-    // a sweep file is UTF-8: the members as their lossy text
-    let members: Vec<PathBuf> = a
-        .target
-        .iter()
-        .map(|p| PathBuf::from(p.to_string_lossy().into_owned()))
-        .collect();
-    Ok(SweepFile {
-        comment: vec![
-            "Built-in study \"stripe\" on real members (ssdlab study stripe --target ...)".into(),
-        ],
-        name: format!("study-stripe-{}", names.join("+")),
-        description: Some(format!(
-            "{}: one member vs RAID 0 of {}, stripes {list} (measured)",
-            shown[0],
-            shown.join(" + ")
-        )),
-        time: a.time.clone().unwrap_or_else(|| "2s".into()),
-        ramp: Some("500ms".into()),
-        span: Some(format!("{}MiB", span >> 20)),
-        repeats: Some(a.repeats.unwrap_or(3)),
-        targets: vec![
-            TargetTable {
-                label: Some(format!("single ({})", shown[0])),
-                path: Some(members[0].clone()),
-                baseline: Some(true),
-                ..TargetTable::default()
-            },
-            TargetTable {
-                label: Some(format!("raid0 ({})", shown.join("+"))),
-                members: Some(members),
-                stripes: Some(size_texts(&stripes)),
-                ..TargetTable::default()
-            },
-        ],
-        ..base
-    })
-}
-
-/// The sweep of the alignment study.
-fn alignment_sweep(a: &StudyArgs) -> Result<SweepFile> {
-    for (flag, given) in [
-        ("--preset", a.preset.is_some()),
-        ("--target", !a.target.is_empty()),
-        ("--stripes", a.stripes.is_some()),
-    ] {
-        if given {
-            bail!("{flag} applies to the stripe study; the alignment study compares the seven classic drive presets");
-        }
-    }
-    let qds = a.qd.clone().map_or(vec![3], |q| q.0);
-    let time = a.time.as_deref().unwrap_or("10s");
-    // The classic test's warm-up: 5 s, or half the measured time when that is shorter.
-    let ramp_ms = (parse_duration(time).unwrap_or(0) / 2_000_000).min(5_000);
-    let write = |name: &str, align: &str| WorkloadTable {
-        name: name.into(),
-        rw: RwMode::Randwrite,
-        bs: "4k".into(),
-        align: Some(align.into()),
-    };
-    Ok(SweepFile {
-        comment: vec![
-            "Built-in study \"alignment\": 4 KiB random writes over an 8 GiB span at 4 KiB alignment vs".into(),
-            "512-byte alignment (a Windows XP partition offset), on the seven classic drive presets: the classic test".into(),
-            "(3 outstanding I/Os, average MB/s). (ssdlab study alignment)".into(),
-        ],
-        name: "study-alignment".into(),
-        description: Some(format!(
-            "4 KiB random writes, 4 KiB- vs 512-byte-aligned, QD {}, the seven classic drive presets (simulated)",
-            qds.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-        )),
-        time: time.into(),
-        ramp: Some(format!("{ramp_ms}ms")),
-        span: Some("8GiB".into()),
-        qd: qds,
-        repeats: Some(a.repeats.unwrap_or(1)),
-        workload_tables: vec![
-            write("4k-randwrite-aligned", "4k"),
-            write("4k-randwrite-512", "512"),
-        ],
-        // the classic test's drives: the seven presets of 2009–2013 (the modern presets are for
-        // sweeps of their own)
-        targets: CLASSIC_PRESETS
-            .iter()
-            .map(|name| TargetTable {
-                label: Some(
-                    ssdlab_ssdsim::load_preset(name)
-                        .map_or(name.to_string(), |d| d.label().to_string()),
-                ),
-                sim: Some((*name).into()),
-                baseline: Some(false),
-                ..TargetTable::default()
-            })
-            .collect(),
-        ..SweepFile::default()
-    })
-}
-
-/// The files a study reads or writes besides its HTML report, with their roles.
-fn study_files(spec: &SweepSpec, db: &Path) -> Vec<(String, PathBuf)> {
-    let mut v = vec![("the results store".to_string(), db.to_path_buf())];
-    for x in ["-journal", "-wal", "-shm"] {
-        let mut n = db.as_os_str().to_owned();
-        n.push(x);
-        v.push(("a file of the results store".into(), PathBuf::from(n)));
-    }
-    for t in &spec.targets {
-        match &t.kind {
-            PointTarget::Real { paths } => {
-                for p in paths {
-                    v.push((format!("target '{}'", t.label), p.clone()));
-                }
-            }
-            PointTarget::Sim { preset, .. } => {
-                if let Some(p) = preset_file(preset) {
-                    v.push(("a preset file".into(), p.to_path_buf()));
-                }
-            }
-        }
-    }
-    v
 }
 
 /// `ssdlab study`.
@@ -549,10 +292,12 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     if let Some(flag) = a.trim_flag() {
         return Err(anyhow!("{flag} applies to the trim study (ssdlab study trim)").into());
     }
+    let opts = a.study_options();
     let sweep = match *name {
-        "stripe" => stripe_sweep(&a)?,
-        _ => alignment_sweep(&a)?,
-    };
+        "stripe" => stripe_sweep(&opts),
+        _ => alignment_sweep(&opts),
+    }
+    .map_err(|e| anyhow!(e))?;
     let spec = sweep
         .spec_from_flags(Path::new("."))
         .map_err(|e| anyhow!("built-in study {name}: {e}"))?;
@@ -597,7 +342,8 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     })
 }
 
-/// Checks for the parsers (unit tests).
+/// Checks for the parsers and the options they give the studies' sweeps (unit tests; the sweeps
+/// themselves are checked in `ssdlab_sweep::study`).
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,128 +358,6 @@ mod tests {
         assert!(stripe_list("12k").unwrap_err().contains("power of two"));
         assert!(stripe_list("512").is_err());
         assert!(time_arg("0s").is_err());
-        assert_eq!(plain(Path::new("/x/my disk.img")), "my_disk.img");
-    }
-
-    fn args(name: &str) -> StudyArgs {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct P {
-            #[command(flatten)]
-            a: StudyArgs,
-        }
-        P::parse_from(["x", name]).a
-    }
-
-    #[test]
-    fn default_studies_parse() {
-        let s = stripe_sweep(&args("stripe"))
-            .unwrap()
-            .spec_from_flags(Path::new("."))
-            .unwrap();
-        assert_eq!(s.point_count(), Some(144));
-        assert_eq!(s.name, "study-stripe-vertex450-128g");
-        assert!(s.from_flags);
-        assert!(s.source.starts_with("# Built-in study \"stripe\""));
-        assert_eq!(s.qds, [1, 2, 4, 8, 16, 32]);
-        assert_eq!(s.repeats, 1);
-        let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
-        assert_eq!(names, STRIPE_WORKLOADS);
-        for w in &s.workloads {
-            assert_eq!(w.spec.stop.time_ns, Some(1_000_000_000));
-            assert_eq!(w.spec.ramp_ns, 100_000_000);
-            assert_eq!(w.spec.span, Some(8 << 30));
-        }
-        let [single, raid0] = &s.targets[..] else {
-            panic!("two targets: {:?}", s.targets)
-        };
-        assert_eq!((single.label.as_str(), single.baseline), ("single", true));
-        assert_eq!((raid0.label.as_str(), raid0.baseline), ("raid0", false));
-        assert_eq!(raid0.baseline_label.as_deref(), Some("single"));
-        assert_eq!(raid0.stripes, REVIEW_STRIPES);
-        for (t, n) in [(single, 1), (raid0, 2)] {
-            let PointTarget::Sim {
-                preset,
-                drives,
-                state,
-                ..
-            } = &t.kind
-            else {
-                panic!("simulated: {t:?}")
-            };
-            assert_eq!(
-                (preset.as_str(), *drives, *state),
-                ("vertex450-128g", n, DriveState::Full)
-            );
-        }
-
-        let s = alignment_sweep(&args("alignment"))
-            .unwrap()
-            .spec_from_flags(Path::new("."))
-            .unwrap();
-        assert_eq!(s.name, "study-alignment");
-        assert_eq!(s.targets.len(), 7);
-        assert!(s.targets.iter().all(|t| !t.baseline));
-        assert_eq!(s.qds, [3]);
-        assert_eq!(s.point_count(), Some(14));
-        let aligns: Vec<(&str, u64)> = s
-            .workloads
-            .iter()
-            .map(|w| (w.name.as_str(), w.spec.align))
-            .collect();
-        assert_eq!(
-            aligns,
-            [("4k-randwrite-aligned", 4096), ("4k-randwrite-512", 512)]
-        );
-        for w in &s.workloads {
-            assert_eq!((w.spec.rw, w.spec.bs), (RwMode::Randwrite, 4096));
-            assert_eq!(w.spec.stop.time_ns, Some(10_000_000_000));
-            // the classic test's warm-up: 5 s
-            assert_eq!(w.spec.ramp_ns, 5_000_000_000);
-        }
-        let infos = target_infos(&s);
-        let c300 = infos.iter().find(|i| i.label == "C300").unwrap();
-        assert_eq!(c300.unaligned.as_deref(), Some("rmw"));
-        let x25m = infos.iter().find(|i| i.label == "X25-M G2").unwrap();
-        assert_eq!(x25m.unaligned.as_deref(), Some("remap"));
-        // half the measured time when that is shorter
-        let s = alignment_sweep(&args_of(&["alignment", "--time", "4s", "--qd", "1,32"]))
-            .unwrap()
-            .spec_from_flags(Path::new("."))
-            .unwrap();
-        assert_eq!(s.qds, [1, 32]);
-        assert_eq!(s.workloads[0].spec.ramp_ns, 2_000_000_000);
-        assert!(s.description.unwrap().contains("QD 1, 32"));
-    }
-
-    /// On real members: the first alone is the baseline, the span fits the smallest.
-    #[test]
-    fn stripe_study_on_real_members() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.img");
-        let b = dir.path().join("b.img");
-        std::fs::File::create(&a).unwrap().set_len(3 << 20).unwrap();
-        std::fs::File::create(&b).unwrap().set_len(5 << 20).unwrap();
-        let list = format!("{},{}", a.display(), b.display());
-        let s = stripe_sweep(&args_of(&["stripe", "--target", &list]))
-            .unwrap()
-            .spec_from_flags(Path::new("."))
-            .unwrap();
-        assert_eq!(s.name, "study-stripe-a.img+b.img");
-        assert_eq!(s.repeats, 3);
-        assert_eq!(s.workloads[0].spec.span, Some(3 << 20));
-        assert_eq!(s.workloads[0].spec.stop.time_ns, Some(2_000_000_000));
-        assert_eq!(
-            s.targets[0].kind,
-            PointTarget::Real {
-                paths: vec![a.clone()]
-            }
-        );
-        assert!(s.targets[0].baseline);
-        assert_eq!(s.targets[1].kind, PointTarget::Real { paths: vec![a, b] });
-        assert_eq!(s.targets[1].stripes, REVIEW_STRIPES);
-        let e = stripe_sweep(&args_of(&["stripe", "--target", &list.replace(',', "")]));
-        assert!(e.unwrap_err().to_string().contains("two or more members"));
     }
 
     fn args_of(argv: &[&str]) -> StudyArgs {
@@ -744,5 +368,52 @@ mod tests {
             a: StudyArgs,
         }
         P::parse_from(std::iter::once("x").chain(argv.iter().copied())).a
+    }
+
+    #[test]
+    fn study_options() {
+        assert_eq!(
+            args_of(&["stripe"]).study_options(),
+            StudyOptions::default()
+        );
+        let o = args_of(&[
+            "stripe",
+            "--target",
+            "a.img,b.img",
+            "--stripes",
+            "4k,128k",
+            "--qd",
+            "1,32",
+            "--time",
+            " 3s",
+            "--repeats",
+            "2",
+        ])
+        .study_options();
+        assert_eq!(
+            o,
+            StudyOptions {
+                preset: None,
+                targets: vec!["a.img".into(), "b.img".into()],
+                stripes: Some(vec![4096, 131072]),
+                qds: Some(vec![1, 32]),
+                time: Some("3s".into()),
+                repeats: Some(2),
+            }
+        );
+    }
+
+    /// The report's view of the alignment study's drives: their unaligned-write policies.
+    #[test]
+    fn alignment_study_targets() {
+        let s = alignment_sweep(&args_of(&["alignment"]).study_options())
+            .unwrap()
+            .spec_from_flags(Path::new("."))
+            .unwrap();
+        let infos = target_infos(&s);
+        let c300 = infos.iter().find(|i| i.label == "C300").unwrap();
+        assert_eq!(c300.unaligned.as_deref(), Some("rmw"));
+        let x25m = infos.iter().find(|i| i.label == "X25-M G2").unwrap();
+        assert_eq!(x25m.unaligned.as_deref(), Some("remap"));
     }
 }

@@ -6,6 +6,9 @@
 //!
 //! The function that runs one point is given by the caller, so this crate knows neither the engine
 //! nor the simulator.
+//!
+//! [`study`] builds the sweeps of the built-in studies (`ssdlab study stripe|alignment`) and plans
+//! the trim study's aging run.
 
 pub mod analysis;
 pub mod device;
@@ -17,6 +20,7 @@ pub mod points;
 pub mod render;
 pub mod runner;
 pub mod spec;
+pub mod study;
 
 pub use analysis::{parse_mix, Analysis, BestStripe, Cell, MixRecommendation};
 pub use device::{explain_gain, DeviceSummary, DriveSummary};
