@@ -1,27 +1,28 @@
 //! `ssdlab validate` and `ssdlab calibrate`: glue from the options to `ssdlab-calib` (data files,
-//! simulation of their workloads, the fitter, the fitted preset's text) and, for
-//! `calibrate --target`, to the real engine that measures the characterisation suite.
+//! the models and figures validated, the checks of the files read and written, the fit and the
+//! fitted preset's text) and, for `calibrate --target`, to the real engine that measures the
+//! characterisation suite.
 
 use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
 use crate::output::{self, check_writable_path};
 use crate::signals;
 use anyhow::{anyhow, Result};
 use clap::Args;
-use ssdlab_calib::calibrate::{calibration_of, figures_to_fit, provenance, render_fit, runnable};
-use ssdlab_calib::data::{data_paths, DataSet, RawFile, Source};
+use ssdlab_calib::calibrate::{fit_json, render_fit, FitError, FitJob};
+use ssdlab_calib::data::{data_paths, DataSet, RawFile};
 use ssdlab_calib::measure::{check_target, RealMeasure};
-use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
-use ssdlab_calib::suite::{measure_suite, suite, SuiteKind};
-use ssdlab_calib::{
-    default_params, fit, fitted_toml, parse_param, render, validate, Claim, Figure, PredictOptions,
+use ssdlab_calib::plan::{
+    load_base, measured_source, measurements_path, preset_name, target_suite, Files,
 };
-use ssdlab_engine::{load_drive, preset_file, RealOptions};
+use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
+use ssdlab_calib::suite::{measure_suite, SuiteKind};
+use ssdlab_calib::validate::Selection;
+use ssdlab_calib::{parse_param, render, validate, PredictOptions};
+use ssdlab_engine::{preset_file, RealOptions};
 use ssdlab_ssdsim::DriveConfig;
 use ssdlab_store::Store;
 use ssdlab_target::{check_outputs, Named};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
@@ -170,22 +171,6 @@ fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
     })
 }
 
-/// Whether two paths name the same file, before any exists (absolute, lexically).
-fn same_path(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::path::absolute(a), std::path::absolute(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
-/// The built-in presets by name, with `overrides` (data name → model) in front.
-fn model_of(overrides: &BTreeMap<String, DriveConfig>, name: &str) -> Option<DriveConfig> {
-    overrides
-        .get(name)
-        .cloned()
-        .or_else(|| ssdlab_ssdsim::load_preset(name).ok())
-}
-
 pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     if a.max_time == Some(0) {
         return Err(anyhow!("--max-time must be greater than 0").into());
@@ -216,60 +201,7 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
         )?;
     }
     let data = read_data(&against, "--against")?;
-    if a.drive.is_some() && a.presets.len() != 1 {
-        return Err(
-            anyhow!("--drive names the data's drive for one preset; give exactly one").into(),
-        );
-    }
-    // data name → model
-    let mut models: BTreeMap<String, DriveConfig> = BTreeMap::new();
-    for p in &a.presets {
-        let cfg = load_drive(p).map_err(|e| anyhow!("{p}: {e}"))?;
-        let name = a.drive.clone().unwrap_or_else(|| cfg.name.clone());
-        models.insert(name, cfg);
-    }
-    if models.is_empty() {
-        for d in data.iter().flat_map(|d| d.drives()) {
-            if let Ok(cfg) = ssdlab_ssdsim::load_preset(&d) {
-                models.insert(d, cfg);
-            }
-        }
-        if models.is_empty() {
-            return Err(anyhow!(
-                "the data names no built-in preset; give the preset to validate (ssdlab validate PRESET --against …)"
-            )
-            .into());
-        }
-    }
-    let figures: Vec<&Figure> = data
-        .iter()
-        .flat_map(|d| &d.figures)
-        .filter(|f| models.contains_key(&f.case.drive))
-        .collect();
-    let claims: Vec<&Claim> = data
-        .iter()
-        .flat_map(|d| &d.claims)
-        .filter(|c| models.contains_key(&c.a.drive) || models.contains_key(&c.b.drive))
-        .collect();
-    for c in &claims {
-        for side in [&c.a, &c.b] {
-            if model_of(&models, &side.drive).is_none() {
-                return Err(anyhow!(
-                    "{}: drive {:?} is neither a built-in preset nor one given",
-                    c.origin,
-                    side.drive
-                )
-                .into());
-            }
-        }
-    }
-    if figures.is_empty() && claims.is_empty() {
-        return Err(anyhow!(
-            "the data holds no figure or claim for {}",
-            models.keys().cloned().collect::<Vec<_>>().join(", ")
-        )
-        .into());
-    }
+    let sel = Selection::of(&data, &a.presets, a.drive.as_deref()).map_err(|e| anyhow!(e))?;
     let opts = PredictOptions {
         max_time_ns: a.max_time,
         stop: Some(signals::stop_flag()),
@@ -277,27 +209,14 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     };
     output::note(&format!(
         "simulating {} figures and {} claims …",
-        figures.len(),
-        claims.len()
+        sel.figures.len(),
+        sel.claims.len()
     ));
-    let v = validate(&figures, &claims, |n| model_of(&models, n), &opts);
+    let v = validate(&sel.figures, &sel.claims, |n| sel.model(n), &opts);
     if opts.stopped() {
         return Err(Failure::new(signals::exit_code(), anyhow!("interrupted")));
     }
-    let simulated =
-        v.figures.iter().any(|r| r.error.is_some()) || v.claims.iter().any(|c| c.ratio.is_some());
-    if !simulated {
-        let why = v
-            .figures
-            .iter()
-            .filter_map(|r| r.failure.as_ref().map(|e| format!("{}: {e}", r.origin)))
-            .chain(
-                v.claims
-                    .iter()
-                    .filter_map(|c| c.failure.as_ref().map(|e| format!("{}: {e}", c.origin))),
-            )
-            .next()
-            .unwrap_or_default();
+    if let Some(why) = v.nothing_simulated() {
         return Err(anyhow!("nothing could be simulated ({why}); nothing to report").into());
     }
     let text = if a.json {
@@ -307,10 +226,7 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     };
     output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     if let Some(h) = &a.html {
-        let title = format!(
-            "ssdlab validate: {}",
-            models.keys().cloned().collect::<Vec<_>>().join(", ")
-        );
+        let title = format!("ssdlab validate: {}", sel.names());
         let meta = format!(
             "against {}",
             data.iter()
@@ -363,80 +279,26 @@ fn plan(a: &CalibrateArgs) -> Result<Plan, Failure> {
             }
         }
     }
-    let base = load_drive(&a.base).map_err(|e| anyhow!("--base {}: {e}", a.base))?;
-    let base_text = match preset_file(&a.base) {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| anyhow!("--base {}: {e}", a.base))?,
-        None => ssdlab_ssdsim::preset_toml(&a.base)
-            .ok_or_else(|| anyhow!("--base {}: unknown preset", a.base))?
-            .to_string(),
+    let (base, base_text) = load_base(&a.base).map_err(|e| anyhow!(e))?;
+    let name = preset_name(a.name.as_deref(), &a.out).map_err(|e| anyhow!(e))?;
+    let measured_path = a
+        .target
+        .as_ref()
+        .map(|_| measurements_path(&a.out, a.measurements.as_deref()));
+    let files = Files {
+        base: &a.base,
+        target: a.target.as_deref(),
+        out: &a.out,
+        measured: measured_path.as_deref(),
+        store: a.store.as_deref(),
     };
-    let name = match &a.name {
-        Some(n) if n.trim().is_empty() => return Err(anyhow!("--name is empty").into()),
-        Some(n) => n.clone(),
-        None => a
-            .out
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| anyhow!("--out {}: give a file name", a.out.display()))?,
-    };
-    let measured_path = a.target.as_ref().map(|_| {
-        a.measurements.clone().unwrap_or_else(|| {
-            let mut p = a.out.clone().into_os_string();
-            p.push(".measured.toml");
-            PathBuf::from(p)
-        })
-    });
     // outputs: writable, and none of them an input
     check_writable_path("--out", &a.out).map_err(|e| anyhow!(e))?;
     if let Some(m) = &measured_path {
         check_writable_path("--measurements", m).map_err(|e| anyhow!(e))?;
-        if same_path(m, &a.out) {
-            return Err(anyhow!("--measurements and --out name the same file").into());
-        }
     }
-    // the store is written first and must not be replaced by the files written after it
-    if let Some(st) = &a.store {
-        if same_path(st, &a.out) {
-            return Err(anyhow!("--store and --out name the same file").into());
-        }
-        if measured_path.as_deref().is_some_and(|m| same_path(st, m)) {
-            return Err(anyhow!(
-                "--store and --measurements (default OUT.measured.toml) name the same file"
-            )
-            .into());
-        }
-    }
+    files.check_distinct().map_err(|e| anyhow!(e))?;
     let data_files = data_paths(&a.from, "--from").map_err(|e| anyhow!(e))?;
-    let mut inputs: Vec<Named<'_>> = data_files
-        .iter()
-        .map(|p| Named {
-            role: "a --from data file",
-            path: p,
-        })
-        .collect();
-    if let Some(p) = preset_file(&a.base) {
-        inputs.push(Named {
-            role: "the --base preset file",
-            path: p,
-        });
-    }
-    if let Some(t) = &a.target {
-        inputs.push(Named {
-            role: "the --target",
-            path: t,
-        });
-    }
-    let mut outputs = vec![Named {
-        role: "--out",
-        path: &a.out,
-    }];
-    if let Some(m) = &measured_path {
-        outputs.push(Named {
-            role: "--measurements",
-            path: m,
-        });
-    }
     // --store: an existing file must be a writable ssdlab store (checked before anything is
     // measured); a missing one is created with the first measured point
     if let Some(path) = &a.store {
@@ -446,12 +308,8 @@ fn plan(a: &CalibrateArgs) -> Result<Plan, Failure> {
                 .and_then(|st| st.require_writable("the measurements must be stored"))
                 .map_err(crate::exit::store_failure)?;
         }
-        outputs.push(Named {
-            role: "--store",
-            path,
-        });
     }
-    check_outputs(&outputs, &inputs)?;
+    files.check_outputs(&data_files)?;
     let params_given: Vec<ssdlab_calib::Param> = a
         .params
         .iter()
@@ -484,14 +342,7 @@ fn measure_target(
             anyhow!("--drive applies to --from (the measured drive is named by --name)").into(),
         );
     }
-    let point_ns = a.point_time.unwrap_or(match a.suite {
-        SuiteKind::Quick => 5_000_000_000,
-        SuiteKind::Full => 20_000_000_000,
-    });
-    if point_ns == 0 {
-        return Err(anyhow!("--point-time must be greater than 0").into());
-    }
-    let points = suite(a.suite, name, a.span, point_ns);
+    let points = target_suite(a.suite, name, a.span, a.point_time).map_err(|e| anyhow!(e))?;
     let total: u64 = points.iter().map(|p| p.case.time_ns).sum();
     // check the target with the first point's workload before anything is written
     let opts = RealOptions {
@@ -516,17 +367,7 @@ fn measure_target(
         Ok(store.is_some())
     };
     let mut m = RealMeasure::new(t, a.span, opts, Box::new(keep));
-    let source = Source {
-        title: format!("ssdlab calibrate --target {}", t.display()),
-        url: None,
-        published: None,
-        kind: "measured".into(),
-        method: Some(format!(
-            "{:?} suite over {} written sequentially first; O_DIRECT, io_uring",
-            a.suite,
-            ssdlab_workload::format_size(a.span)
-        )),
-    };
+    let source = measured_source(t, a.suite, a.span);
     let raw: RawFile = measure_suite(&mut m, &points, source, &mut |i, n, left| {
         output::note(&format!("calibrate: point {i}/{n}, about {left:.0} s left"));
     })
@@ -609,98 +450,34 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
             name.clone(),
         ),
     };
-    let (figures, held_out) = figures_to_fit(&data, &drive).map_err(|e| anyhow!(e))?;
-    // (said once there is something to fit: an error alone is one line)
-    if held_out > 0 {
-        output::note(&format!(
-            "calibrate: {held_out} figures of {drive} marked use = \"validate\" (reviewers' measurements, the reviews' findings) are left out of the fit; ssdlab validate checks the fitted model on them"
-        ));
-    }
-    let claims_left = data.iter().map(|d| d.claims.len()).sum::<usize>();
     let opts = PredictOptions {
         max_time_ns: Some(a.fit_time),
         max_ios: Some(a.fit_ios),
         stop: Some(signals::stop_flag()),
         ..Default::default()
     };
-    // figures the simulator cannot run are left out, each named; none left: nothing to fit
-    let first = validate(&figures, &[], |_| Some(base.clone()), &opts);
-    if opts.stopped() {
-        return Err(Failure::new(
-            signals::exit_code(),
-            anyhow!("interrupted; nothing written to {}", a.out.display()),
-        ));
-    }
-    let (runnable, reasons) = runnable(&figures, &first);
-    if runnable.is_empty() {
-        return Err(anyhow!(
-            "none of the {} figures of {drive} can be simulated ({}); nothing written to {}",
-            figures.len(),
-            reasons.first().cloned().unwrap_or_default(),
-            a.out.display()
-        )
-        .into());
-    }
-    for r in &reasons {
-        output::note(&format!("calibrate: left out of the fit: {r}"));
-    }
-    let figures = runnable;
-    let params = if params_given.is_empty() {
-        default_params(&base, &figures)
-    } else {
-        params_given
+    let job = FitJob {
+        base: &base,
+        base_text: &base_text,
+        name: &name,
+        data: &data,
+        drive: &drive,
+        params: &params_given,
+        passes: a.passes as usize,
+        opts: &opts,
     };
-    if params.is_empty() {
-        return Err(anyhow!("no parameter to fit; give --param KEY").into());
-    }
-    output::note(&format!(
-        "calibrate: fitting {} parameters of {} to {} figures of {drive}{}",
-        params.len(),
-        base.name,
-        figures.len(),
-        if claims_left > 0 {
-            format!(" ({claims_left} claims are not fitted; check them with ssdlab validate)")
-        } else {
-            String::new()
-        }
-    ));
-    let t0 = Instant::now();
-    let res = fit(
-        &base,
-        &figures,
-        &params,
-        a.passes as usize,
-        &opts,
-        &mut |msg| {
-            output::note(&format!("calibrate: {msg}"));
-        },
-    )
-    .map_err(|e| {
-        if signals::stopped() {
-            Failure::new(
-                signals::exit_code(),
-                anyhow!("interrupted; nothing written to {}", a.out.display()),
-            )
-        } else {
-            Failure::new(EXIT_FAILED, anyhow!(e))
-        }
-    })?;
-    let wall = t0.elapsed().as_secs_f64();
-    if !res.params.iter().any(|p| p.constrained) {
-        return Err(anyhow!(
-            "the {} figures of {drive} constrain none of the parameters fitted ({}); nothing written to {}",
-            res.figures,
-            res.params.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(", "),
-            a.out.display()
-        )
-        .into());
-    }
-    let provenance = provenance(&base.name, figures.len(), &drive, &data, &res, a.fit_time);
-    // the fitted model's error per family on the figures it was fitted to (at the fit's length)
-    let check = validate(&figures, &[], |_| Some(res.config.clone()), &opts);
-    let calibration = calibration_of(figures.len(), &res, &check, &data, &drive);
-    let text = fitted_toml(&base_text, &res, &name, &provenance, &calibration)
-        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!(e)))?;
+    let nothing = format!("nothing written to {}", a.out.display());
+    let fitted = job
+        .run(&mut |msg| output::note(&format!("calibrate: {msg}")))
+        .map_err(|e| match e {
+            FitError::Interrupted => {
+                Failure::new(signals::exit_code(), anyhow!("interrupted; {nothing}"))
+            }
+            FitError::Input(e) => anyhow!(e).into(),
+            FitError::NothingFitted(e) => anyhow!("{e}; {nothing}").into(),
+            FitError::Failed(e) => Failure::new(EXIT_FAILED, anyhow!(e)),
+        })?;
+    let text = &fitted.text;
     let written = match output::write_file(&a.out, text.as_bytes()) {
         Ok(()) => format!("written to {}", a.out.display()),
         Err(e) => {
@@ -709,21 +486,11 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<u8, Failure> {
         }
     };
     let out = if a.json {
-        serde_json::to_string_pretty(&serde_json::json!({
-            "preset": name,
-            "base": base.name,
-            "drive": drive,
-            "figures": res.figures,
-            "evaluations": res.evaluations,
-            "wall_s": wall,
-            "rms_error_before": res.error_before,
-            "rms_error_after": res.error_after,
-            "params": res.params,
-        }))
-        .expect("serialises")
+        serde_json::to_string_pretty(&fit_json(&name, &base.name, &drive, &fitted))
+            .expect("serialises")
             + "\n"
     } else {
-        render_fit(&res, wall, &written)
+        render_fit(&fitted.res, fitted.wall_s, &written)
     };
     output::stdout(&out).map_err(|e| Failure::new(EXIT_FAILED, e))?;
     if !not_kept.is_empty() {

@@ -1,15 +1,18 @@
 //! Calibration and validation of simulated drive models.
 //!
 //! - [`calibrate`](mod@calibrate): the steps of `ssdlab calibrate` from the data to the fitted
-//!   preset: the figures fitted, the record and the table of the fit.
+//!   preset, run in order by [`calibrate::FitJob`]: the figures fitted, the record and the table
+//!   of the fit.
 //! - [`data`]: data files of figures (published by reviews and datasheets, or measured by
 //!   `ssdlab calibrate`) and of qualitative claims, checked when read.
 //! - [`predict`]: each figure's workload simulated on a drive model, through the same engine loop
 //!   and result type as `ssdlab run --sim`.
 //! - [`validate`](mod@validate): figures compared with their simulations, errors per workload family, claims
-//!   checked.
+//!   checked; the models, figures and claims `ssdlab validate` checks ([`validate::Selection`]).
 //! - [`fit`](mod@fit): a model's free parameters fitted to figures (coordinate descent on the mean squared
 //!   log error, deterministic and bounded).
+//! - [`plan`]: the checks of `ssdlab calibrate` before anything is measured or written (base
+//!   preset, fitted name, files read and written, the suite measured on a target).
 //! - [`preset_out`]: the fitted model written as a preset, the base preset's text with the fitted
 //!   values marked.
 //! - [`measure`]: the suite measured on a real file or block device through the engine
@@ -24,6 +27,7 @@ pub mod calibrate;
 pub mod data;
 pub mod fit;
 pub mod measure;
+pub mod plan;
 pub mod predict;
 pub mod preset_out;
 pub mod stored;

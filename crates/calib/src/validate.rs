@@ -1,10 +1,11 @@
 //! Validation: every figure simulated and compared with its published (or measured) value, the
 //! errors summarised per workload family, and every claim checked on the simulated values.
 
-use crate::data::{unit_factor, Claim, ClaimKind, Family, Figure, Metric, Usage};
+use crate::data::{unit_factor, Claim, ClaimKind, DataSet, Family, Figure, Metric, Usage};
 use crate::predict::{simulate_all, Outcome, PredictOptions};
 use serde::Serialize;
 use ssdlab_ssdsim::DriveConfig;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How much better a must be for a `greater` claim to hold: closer than 1 % is a tie (the
@@ -83,6 +84,115 @@ impl Validation {
     pub fn overall(&self) -> Option<(f64, f64)> {
         let errs: Vec<f64> = self.figures.iter().filter_map(|r| r.error).collect();
         summary(&errs)
+    }
+
+    /// When no figure and no claim could be simulated: the first failure (`origin: why`), or
+    /// an empty text when none is recorded; `None` when something was simulated.
+    pub fn nothing_simulated(&self) -> Option<String> {
+        let simulated = self.figures.iter().any(|r| r.error.is_some())
+            || self.claims.iter().any(|c| c.ratio.is_some());
+        if simulated {
+            return None;
+        }
+        let why = self
+            .figures
+            .iter()
+            .filter_map(|r| r.failure.as_ref().map(|e| format!("{}: {e}", r.origin)))
+            .chain(
+                self.claims
+                    .iter()
+                    .filter_map(|c| c.failure.as_ref().map(|e| format!("{}: {e}", c.origin))),
+            )
+            .next()
+            .unwrap_or_default();
+        Some(why)
+    }
+}
+
+/// What `ssdlab validate` checks: the models by the drive name the data gives them, and the
+/// figures and claims of the data about them.
+#[derive(Debug, Clone)]
+pub struct Selection<'a> {
+    /// Data name → model.
+    pub models: BTreeMap<String, DriveConfig>,
+    pub figures: Vec<&'a Figure>,
+    pub claims: Vec<&'a Claim>,
+}
+
+impl<'a> Selection<'a> {
+    /// The models of `presets` (built-in names or preset files), each under its own name or,
+    /// for a single one, `drive`; with no preset, every built-in preset the data names. Errors
+    /// are `ssdlab validate`'s words.
+    pub fn of(
+        data: &'a [DataSet],
+        presets: &[String],
+        drive: Option<&str>,
+    ) -> Result<Selection<'a>, String> {
+        if drive.is_some() && presets.len() != 1 {
+            return Err("--drive names the data's drive for one preset; give exactly one".into());
+        }
+        let mut models: BTreeMap<String, DriveConfig> = BTreeMap::new();
+        for p in presets {
+            let cfg = ssdlab_engine::load_drive(p).map_err(|e| format!("{p}: {e}"))?;
+            let name = drive.map_or_else(|| cfg.name.clone(), str::to_string);
+            models.insert(name, cfg);
+        }
+        if models.is_empty() {
+            for d in data.iter().flat_map(|d| d.drives()) {
+                if let Ok(cfg) = ssdlab_ssdsim::load_preset(&d) {
+                    models.insert(d, cfg);
+                }
+            }
+            if models.is_empty() {
+                return Err("the data names no built-in preset; give the preset to validate (ssdlab validate PRESET --against …)".into());
+            }
+        }
+        let figures: Vec<&Figure> = data
+            .iter()
+            .flat_map(|d| &d.figures)
+            .filter(|f| models.contains_key(&f.case.drive))
+            .collect();
+        let claims: Vec<&Claim> = data
+            .iter()
+            .flat_map(|d| &d.claims)
+            .filter(|c| models.contains_key(&c.a.drive) || models.contains_key(&c.b.drive))
+            .collect();
+        let sel = Selection {
+            models,
+            figures,
+            claims,
+        };
+        for c in &sel.claims {
+            for side in [&c.a, &c.b] {
+                if sel.model(&side.drive).is_none() {
+                    return Err(format!(
+                        "{}: drive {:?} is neither a built-in preset nor one given",
+                        c.origin, side.drive
+                    ));
+                }
+            }
+        }
+        if sel.figures.is_empty() && sel.claims.is_empty() {
+            return Err(format!(
+                "the data holds no figure or claim for {}",
+                sel.names()
+            ));
+        }
+        Ok(sel)
+    }
+
+    /// The model of the data's drive `name`: one of [`Selection::models`], else the built-in
+    /// preset of that name.
+    pub fn model(&self, name: &str) -> Option<DriveConfig> {
+        self.models
+            .get(name)
+            .cloned()
+            .or_else(|| ssdlab_ssdsim::load_preset(name).ok())
+    }
+
+    /// The models' names, comma-separated.
+    pub fn names(&self) -> String {
+        self.models.keys().cloned().collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -682,6 +792,33 @@ mod tests {
     use super::*;
     use crate::data::DataSet;
     use std::path::Path;
+
+    /// The models and figures `ssdlab validate` checks, and what it refuses.
+    #[test]
+    fn selection() {
+        let fig = |drive: &str| {
+            format!("[[figure]]\ndrive = \"{drive}\"\nmetric = \"iops\"\nvalue = 1000.0\nunit = \"IOPS\"\nrw = \"randread\"\nbs = \"4k\"\nqd = 1\n")
+        };
+        let text = format!(
+            "[source]\ntitle = \"t\"\nkind = \"review\"\n{}{}",
+            fig("vertex450-128g"),
+            fig("my-drive")
+        );
+        let data = [DataSet::parse(Path::new("t.toml"), &text).unwrap()];
+        // no preset given: the built-in presets the data names
+        let sel = Selection::of(&data, &[], None).unwrap();
+        assert_eq!(sel.names(), "vertex450-128g");
+        assert_eq!(sel.figures.len(), 1);
+        // a preset standing for the data's drive
+        let sel = Selection::of(&data, &["x25e-64g".into()], Some("my-drive")).unwrap();
+        assert_eq!(sel.names(), "my-drive");
+        assert_eq!(sel.model("my-drive").unwrap().name, "x25e-64g");
+        assert_eq!(sel.figures[0].case.drive, "my-drive");
+        let e = Selection::of(&data, &[], Some("my-drive")).unwrap_err();
+        assert!(e.starts_with("--drive names the data's drive for one preset"));
+        let e = Selection::of(&data, &["x25e-64g".into()], None).unwrap_err();
+        assert_eq!(e, "the data holds no figure or claim for x25e-64g");
+    }
 
     #[test]
     fn claims_are_judged_on_the_outcomes_given() {
