@@ -182,8 +182,10 @@ pub struct WorkloadArgs {
     /// Warm-up time excluded from the results.
     #[arg(long, default_value = "0", value_parser = duration_arg, allow_hyphen_values = true)]
     ramp: u64,
-    /// Data written: random (refilled per write; the default), zeros, repeat[:BYTE], compress:N,
-    /// bytes:0xHEX (1 to 64 bytes repeated from each block's start).
+    /// Data written: random (refilled per write; the default), scrambled (filled once, each
+    /// 512-byte block of a write stamped with its offset and time: fio's default), once (filled
+    /// once, written again unchanged), zeros, repeat[:BYTE], compress:N, bytes:0xHEX (1 to 64
+    /// bytes repeated from each block's start).
     #[arg(long, value_parser = pattern_arg)]
     pattern: Option<Pattern>,
     /// Seed of the offset and data streams (same seed → same offsets).

@@ -88,7 +88,7 @@ pub fn case_of_run(r: &RunResult) -> Result<Case, String> {
     if s.replay.is_some() {
         return Err("a replayed trace".into());
     }
-    if s.pattern != ssdlab_workload::Pattern::Random {
+    if !s.pattern.is_random() {
         return Err(format!(
             "data pattern {} (a figure's data is incompressible)",
             s.pattern

@@ -714,7 +714,8 @@ pub fn run_streams<B: Backend>(
         .map(|u| ssdlab_workload::rng::Rng::new(u.data.pattern_seed))
         .collect();
     let mut generation: u64 = units.iter().map(|u| u.data.verify_epoch).max().unwrap_or(0);
-    // Fixed patterns are written once into every buffer; random ones are refilled per write.
+    // Fixed patterns (and fio's scrambled or once-filled random data) are written once into
+    // every buffer; refilled ones anew for every write.
     for slot in 0..nslots {
         let u = streams[owner[slot as usize] as usize].unit;
         let pattern = units[u].data.pattern;
@@ -1001,7 +1002,9 @@ pub fn run_streams<B: Backend>(
                 }
                 .max(start)
                 .min(now);
-                if op.kind == OpKind::Write && (data.pattern.refills() || data.verify.is_some()) {
+                if op.kind == OpKind::Write
+                    && (data.pattern.refills() || data.pattern.scrambles() || data.verify.is_some())
+                {
                     if let Some(buf) = backend.buffer(slot) {
                         let buf = &mut buf[..op.len as usize];
                         match data.verify {
@@ -1021,6 +1024,10 @@ pub fn run_streams<B: Backend>(
                                     seed,
                                     &mut pattern_rngs[u],
                                 )
+                            }
+                            // fio's scramble_buffers: stamps in the buffer filled once
+                            None if data.pattern.scrambles() => {
+                                ssdlab_workload::scramble(buf, op.offset, t_issue)
                             }
                             None => data.pattern.fill(&mut pattern_rngs[u], buf),
                         }

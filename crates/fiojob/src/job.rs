@@ -283,6 +283,10 @@ pub struct Settings {
     /// `startdelay`, ns.
     pub start_delay_ns: u64,
     pub zero_buffers: bool,
+    /// fio's `refill_buffers`: new random data for every write.
+    pub refill_buffers: bool,
+    /// fio's `scramble_buffers` (default on): buffers filled once, each write stamped.
+    pub scramble_buffers: bool,
     pub buffer_pattern: Option<ssdlab_workload::PatternBytes>,
     pub compress_pct: Option<u8>,
     pub verify: bool,
@@ -451,6 +455,8 @@ impl Default for Settings {
             ramp_ns: 0,
             start_delay_ns: 0,
             zero_buffers: false,
+            refill_buffers: false,
+            scramble_buffers: true,
             buffer_pattern: None,
             compress_pct: None,
             verify: false,
@@ -787,9 +793,8 @@ impl Settings {
             "time_based" => self.time_based = flag(v)?,
             "ramp_time" => self.ramp_ns = value::time_ns(&need(v, key)?, false)?,
             "zero_buffers" => self.zero_buffers = flag(v)?,
-            "refill_buffers" => {
-                flag(v)?;
-            }
+            "refill_buffers" => self.refill_buffers = flag(v)?,
+            "scramble_buffers" => self.scramble_buffers = flag(v)?,
             "buffer_pattern" => self.buffer_pattern = Some(data_pattern(key, &need(v, key)?)?),
             "verify_pattern" => {
                 self.verify_pattern = Some(data_pattern(key, &need(v, key)?)?);
@@ -1627,8 +1632,13 @@ impl Settings {
             }
         } else if let Some(p) = self.compress_pct.filter(|&p| p > 0) {
             Pattern::Compress(p)
-        } else {
+        } else if self.refill_buffers {
             Pattern::Random
+        } else if self.scramble_buffers {
+            // fio's default: the buffers filled once, every write stamped
+            Pattern::Scrambled
+        } else {
+            Pattern::Once
         }
     }
 

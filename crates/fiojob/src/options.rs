@@ -131,10 +131,6 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
         "ssdlab always reports submission-latency statistics",
     ),
     (
-        "scramble_buffers",
-        "ssdlab's written data is random unless a pattern is asked for",
-    ),
-    (
         "random_generator",
         "ssdlab has its own generator (a seed gives the same offsets in ssdlab, not fio's)",
     ),

@@ -163,6 +163,9 @@ fn job_options(r: &RunResult) -> Json {
             put("buffer_compress_percentage", n.to_string());
             put("refill_buffers", "1".into());
         }
+        // fio's defaults
+        Pattern::Scrambled => {}
+        Pattern::Once => put("scramble_buffers", "0".into()),
     }
     put("randseed", s.seed.to_string());
     // ssdlab reports percentiles of all three latencies (fio: only clat by default).

@@ -22,6 +22,14 @@ pub enum Pattern {
     /// Up to 64 bytes repeated from the start of every block. fio: `buffer_pattern`,
     /// `verify_pattern`.
     Bytes(PatternBytes),
+    /// fio's default buffers: random bytes written once into each buffer, then every 512-byte
+    /// block of a write stamped with its offset and the time it is issued (fio's
+    /// `scramble_buffers`, [`scramble`]): incompressible, no two writes alike, at a fraction of
+    /// a refill's cost.
+    Scrambled,
+    /// Random bytes written once into each buffer and written again unchanged (fio's
+    /// `scramble_buffers=0`): incompressible within a block, the same block again and again.
+    Once,
 }
 
 /// The bytes of a [`Pattern::Bytes`]: 1 to [`PatternBytes::MAX`], kept inline so that a
@@ -138,6 +146,8 @@ impl fmt::Display for Pattern {
             Pattern::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
             Pattern::Compress(n) => write!(f, "compress:{n}"),
             Pattern::Bytes(b) => write!(f, "bytes:{}", b.hex()),
+            Pattern::Scrambled => write!(f, "scrambled"),
+            Pattern::Once => write!(f, "once"),
         }
     }
 }
@@ -151,7 +161,7 @@ pub enum PatternError {
     CompressPct(String),
     #[error("pattern '{0}': bytes:0xHEX needs 1 to 64 bytes in hex (two digits each)")]
     Bytes(String),
-    #[error("unknown pattern '{0}' (use random, zeros, repeat[:BYTE], compress:N or bytes:0xHEX)")]
+    #[error("unknown pattern '{0}' (use random, scrambled, once, zeros, repeat[:BYTE], compress:N or bytes:0xHEX)")]
     Unknown(String),
 }
 
@@ -162,6 +172,8 @@ impl FromStr for Pattern {
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
             "random" | "rand" => return Ok(Pattern::Random),
+            "scrambled" => return Ok(Pattern::Scrambled),
+            "once" => return Ok(Pattern::Once),
             "zeros" | "zero" => return Ok(Pattern::Zeros),
             "repeat" => return Ok(Pattern::Repeat(0xA5)),
             _ => {}
@@ -201,7 +213,7 @@ impl Pattern {
     pub fn compressed_fraction(&self) -> f32 {
         const FLOOR: f32 = 0.03;
         match self {
-            Pattern::Random => 1.0,
+            Pattern::Random | Pattern::Scrambled | Pattern::Once => 1.0,
             Pattern::Zeros | Pattern::Repeat(_) | Pattern::Bytes(_) => FLOOR,
             Pattern::Compress(n) => (1.0 - *n as f32 / 100.0).max(FLOOR),
         }
@@ -214,7 +226,7 @@ impl Pattern {
             Pattern::Zeros => PatternBytes::new(&[0]),
             Pattern::Repeat(b) => PatternBytes::new(&[*b]),
             Pattern::Bytes(b) => Some(*b),
-            Pattern::Random | Pattern::Compress(_) => None,
+            Pattern::Random | Pattern::Compress(_) | Pattern::Scrambled | Pattern::Once => None,
         }
     }
 
@@ -223,11 +235,22 @@ impl Pattern {
         matches!(self, Pattern::Random | Pattern::Compress(_))
     }
 
+    /// True when every write is stamped ([`scramble`]) in a buffer filled once.
+    pub fn scrambles(&self) -> bool {
+        matches!(self, Pattern::Scrambled)
+    }
+
+    /// True when the data is pseudo-random (and so incompressible): refilled, scrambled or
+    /// filled once.
+    pub fn is_random(&self) -> bool {
+        matches!(self, Pattern::Random | Pattern::Scrambled | Pattern::Once)
+    }
+
     /// Fills a write buffer with this pattern. For `Compress(n)` every 4 KiB segment gets n % zeros
     /// at its end and random bytes before them, so the ratio holds for any block size.
     pub fn fill(&self, rng: &mut Rng, buf: &mut [u8]) {
         match self {
-            Pattern::Random => rng.fill(buf),
+            Pattern::Random | Pattern::Scrambled | Pattern::Once => rng.fill(buf),
             Pattern::Zeros => buf.fill(0),
             Pattern::Repeat(b) => buf.fill(*b),
             Pattern::Bytes(b) => b.fill(buf),
@@ -240,6 +263,21 @@ impl Pattern {
                 }
             }
         }
+    }
+}
+
+/// fio's `small_content_scramble`: in every 512-byte block of a write at `offset` issued at
+/// `t_ns`, the block's own offset (8 bytes, little-endian) at the start of one of its eight
+/// 64-byte lines, chosen by the time and the offset, and the time (seconds, then nanoseconds)
+/// in the last 16 bytes of its first line.
+pub fn scramble(buf: &mut [u8], offset: u64, t_ns: u64) {
+    let (sec, nsec) = (t_ns / 1_000_000_000, t_ns % 1_000_000_000);
+    let line = ((nsec ^ offset) & 7) as usize * 64;
+    for (i, block) in buf.chunks_exact_mut(512).enumerate() {
+        let at = offset.wrapping_add(i as u64 * 512);
+        block[line..line + 8].copy_from_slice(&at.to_le_bytes());
+        block[48..56].copy_from_slice(&sec.to_le_bytes());
+        block[56..64].copy_from_slice(&nsec.to_le_bytes());
     }
 }
 
@@ -296,6 +334,31 @@ mod tests {
         assert_eq!(b.bad_chunks(&buf[..3], 3), 0);
         assert_eq!(Pattern::Zeros.fixed_bytes().unwrap().as_slice(), &[0]);
         assert!(Pattern::Random.fixed_bytes().is_none());
+    }
+
+    /// fio's scramble: each 512-byte block gets its offset on one line and the time at the end
+    /// of its first line; the rest of the buffer is left as it was filled.
+    #[test]
+    fn scramble_stamps_each_block() {
+        let mut buf = vec![0xAAu8; 1536];
+        // nsec 5 ^ offset 4096 (low bits 0) = 5: the offset on line 5
+        scramble(&mut buf, 4096, 7_000_000_005);
+        for k in 0..3 {
+            let b = &buf[k * 512..(k + 1) * 512];
+            let off = u64::from_le_bytes(b[320..328].try_into().unwrap());
+            assert_eq!(off, 4096 + k as u64 * 512);
+            assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), 7);
+            assert_eq!(u64::from_le_bytes(b[56..64].try_into().unwrap()), 5);
+            let stamped = |i: usize| (48..64).contains(&i) || (320..328).contains(&i);
+            assert!((0..512).filter(|&i| !stamped(i)).all(|i| b[i] == 0xAA));
+        }
+        assert_eq!("scrambled".parse::<Pattern>().unwrap(), Pattern::Scrambled);
+        assert_eq!(
+            Pattern::Once.to_string().parse::<Pattern>().unwrap(),
+            Pattern::Once
+        );
+        assert!(!Pattern::Scrambled.refills() && Pattern::Scrambled.scrambles());
+        assert_eq!(Pattern::Scrambled.compressed_fraction(), 1.0);
     }
 
     #[test]
