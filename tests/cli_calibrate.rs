@@ -371,6 +371,18 @@ fn bad_input_is_refused_and_nothing_is_written() {
     assert_bad_input(&["validate", "nope", "--against", d], "unknown preset");
     assert_bad_input(&["calibrate", "--base", "x25e-64g", "--out", o], "--target");
     assert_bad_input(
+        &[
+            "calibrate",
+            "--base",
+            "x25e-64g",
+            "--out",
+            o,
+            "--target",
+            "/dev/zero",
+        ],
+        "a character device keeps no data",
+    );
+    assert_bad_input(
         &["calibrate", "--base", "x25e-64g", "--from", d, "--out", d],
         "--out",
     );

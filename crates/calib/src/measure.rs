@@ -38,6 +38,12 @@ impl Naming for SuiteNaming {
 /// Checks that `target` can take the suite over `span` (planned with the fill's workload,
 /// nothing written): the error as `calibrate --target` words it.
 pub fn check_target(target: &Path, span: u64, allow_destroy: bool) -> Result<(), String> {
+    if ssdlab_target::probe(target).is_ok_and(|i| i.kind == ssdlab_target::TargetKind::CharDevice) {
+        return Err(format!(
+            "--target {}: a character device keeps no data and has no drive behind it to calibrate",
+            target.display()
+        ));
+    }
     let plan_opts = ssdlab_target::PlanOptions {
         direct: true,
         allow_destroy,
