@@ -937,12 +937,12 @@ pub fn run_streams<B: Backend>(
                         continue;
                     }
                     ss[si].drained_at.saturating_add(next.gap_ns)
-                } else if next.at_ns > 0 {
-                    // a rate's schedule
-                    next.at_ns
                 } else {
                     ss[si].base.saturating_add(next.gap_ns)
-                };
+                }
+                // a rate's schedule (after a think too: fio checks its rate when the think
+                // is over)
+                .max(next.at_ns);
                 if next.at_ns > now && ss[si].inflight > 0 {
                     // fio's rate_ddir: ahead of its rate, a job first waits for its I/Os in
                     // flight (io_u_quiesce), then for the op's time (a completion wakes the

@@ -600,6 +600,53 @@ fn a_rate_ahead_of_its_schedule_waits_for_the_queue_to_drain() {
 }
 
 #[test]
+fn a_rate_after_a_think_catches_up_unless_told_to_ignore_it() {
+    // fio's rate with thinktime: 1,000 reads a second (1 ms apart), a 10 ms think after every
+    // 10, a 10 µs device at QD 1. The think begins when the 10th read (issued at 9 ms) is
+    // done, at 9.01 ms; the 11th read goes when it ends, at 19.01 ms. Its schedule did not
+    // move, so the reads after it catch up back to back (fio's default); with
+    // rate_ignore_thinktime the think moves the schedule (by 10 ms less one read's 1 ms), so
+    // the 12th read waits for 20 ms.
+    let run = |ignore: bool| {
+        let spec = WorkloadSpec {
+            rate_bps: [4096 * 1_000, 0, 0],
+            rate_ignore_think: ignore,
+            think_ns: 10 * MS,
+            think_every: 10,
+            ..spec(RwMode::Randread, 1, 1)
+        };
+        let mut b = Scripted::new(10 * US);
+        let ctl = Control::new(0, None, Some(13));
+        let mut streams = [Stream {
+            source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
+            qd: 1,
+            unit: 0,
+            rec: 0,
+        }];
+        let mut rec = Recorder::default();
+        run_streams(
+            &mut b,
+            &mut streams,
+            &[Unit {
+                ctl: &ctl,
+                data: data(),
+            }],
+            std::slice::from_mut(&mut rec),
+            None,
+        );
+        b.pushes.iter().map(|p| p.0 / US).collect::<Vec<u64>>()
+    };
+    let keep = run(false);
+    assert_eq!(
+        &keep[..10],
+        &(0..10).map(|i| i * 1000).collect::<Vec<_>>()[..]
+    );
+    assert_eq!(&keep[10..], &[19_010, 19_020, 19_030]);
+    let ignore = run(true);
+    assert_eq!(&ignore[10..], &[19_010, 20_000, 21_000]);
+}
+
+#[test]
 fn a_mixed_job_caps_each_direction() {
     // fio's rate=,4m (1,000 writes of 4 KiB per second), reads uncapped, on a 10 µs device at
     // QD 1: a drawn write ahead of its schedule is issued as a read, so 300 ops (3 ms) hold

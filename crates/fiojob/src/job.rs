@@ -335,6 +335,8 @@ pub struct Settings {
     pub rate_iops: [Option<u64>; 3],
     /// `rate` (bytes/s) per direction.
     pub rate: [Option<u64>; 3],
+    /// fio's `rate_ignore_thinktime`.
+    pub rate_ignore_think: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
     /// of it spent spinning: the same stall), `thinktime_blocks`, and whether those count
     /// issued I/Os (`thinktime_blocks_type=issue`) rather than completed ones (the default).
@@ -486,6 +488,7 @@ impl Default for Settings {
             group_reporting: false,
             rate_iops: [None; 3],
             rate: [None; 3],
+            rate_ignore_think: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
             steady_dur_ns: 0,
@@ -957,12 +960,7 @@ impl Settings {
                     }
                 }
             }
-            "rate_ignore_thinktime" => only_default(
-                key,
-                v,
-                &["0"],
-                "the rate and the think time are not combined in ssdlab",
-            )?,
+            "rate_ignore_thinktime" => self.rate_ignore_think = flag(v)?,
             "offset_increment" => self.offset_increment = Some(size(&need(v, key)?)?),
             "stonewall" => self.stonewall = flag(v)?,
             "new_group" => self.new_group = flag(v)?,
@@ -1299,9 +1297,6 @@ impl Settings {
             }
         }
         if self.thinktime_ns > 0 || self.thinktime_spin_ns > 0 {
-            if rated {
-                out.push((None, unsupported("thinktime with rate or rate_iops")));
-            }
             if self.read_iolog.is_some() {
                 out.push((None, unsupported("thinktime while replaying a trace")));
             }
@@ -1745,6 +1740,7 @@ impl Settings {
             seq_back,
             replay: None,
             rate_bps: self.rate_bps(),
+            rate_ignore_think: self.rate_ignore_think,
             // fio spins thinktime_spin of the think time and sleeps the rest: one stall.
             think_ns: self.thinktime_ns.max(self.thinktime_spin_ns),
             think_every: if self.thinks_by_count() {
@@ -1819,6 +1815,7 @@ impl Settings {
             seq_back: 0,
             replay: Some(replay),
             rate_bps: [0; 3],
+            rate_ignore_think: false,
             think_ns: 0,
             think_every: 0,
             think_iotime_ns: 0,

@@ -35,7 +35,7 @@ pub use files::{FileRegion, FileService, Files};
 pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{scramble, Pattern, PatternBytes, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
-pub use source::{Next, OpList, OpSource, Replay};
+pub use source::{Next, OpList, OpSource, Rated, Replay, Think};
 pub use spec::{MinRate, RwMode, SpecError, StopCondition, TrimMode, WorkloadSpec};
 pub use steady::{SteadyCriterion, SteadyMetric};
 pub use units::{

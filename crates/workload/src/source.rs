@@ -58,21 +58,10 @@ pub enum OpSource {
     Generated(OpGen),
     /// Generated ops at fio's rates: [`Rated`].
     Paced(Rated),
-    /// Generated ops with fio's think time: after every `every` ops — or, with `iotime_ns`,
-    /// once `iotime_ns + think_ns` have passed since the last think began, whichever is first
-    /// (fio's `thinktime_iotime`) — the queue is drained and the next op waits `think_ns` after
-    /// the last completion.
+    /// Generated ops with fio's think time ([`Think`]).
     Thinking {
         gen: OpGen,
-        think_ns: u64,
-        every: u32,
-        count: u32,
-        iotime_ns: u64,
-        /// When the last think began (the first op's time before any).
-        last_think: Option<u64>,
-        /// The next op comes after a think (decided when the op before it was taken, as fio
-        /// decides after each issue).
-        stall: bool,
+        think: Think,
     },
     Replay(Replay),
     /// A list of ops made in memory (e.g. by [`crate::aging::Aging`]), issued in order as fast
@@ -96,11 +85,63 @@ impl OpList {
     }
 }
 
+/// fio's think time (`handle_thinktime`): after every `every` ops — or, with `iotime_ns`, once
+/// `iotime_ns + think_ns` have passed since the last think began, whichever is first (fio's
+/// `thinktime_iotime`) — the queue is drained and the next op waits `think_ns` after the last
+/// completion.
+#[derive(Debug, Clone)]
+pub struct Think {
+    think_ns: u64,
+    every: u32,
+    count: u32,
+    iotime_ns: u64,
+    /// When the last think began (the first op's time before any).
+    last_think: Option<u64>,
+    /// The next op comes after a think (decided when the op before it was taken, as fio
+    /// decides after each issue).
+    stall: bool,
+}
+
+impl Think {
+    /// The think time of `spec`, if it has one.
+    pub fn of(spec: &crate::WorkloadSpec) -> Option<Think> {
+        (spec.think_ns > 0).then(|| Think {
+            think_ns: spec.think_ns,
+            every: spec.think_every.max(1),
+            count: 0,
+            iotime_ns: spec.think_iotime_ns,
+            last_think: None,
+            stall: false,
+        })
+    }
+
+    /// An op is taken at `now`: whether it comes after a think; decides whether the next one
+    /// will (fio's handle_thinktime after this op's issue: a think after `every` ops, or once
+    /// the I/O time and the think since the last think began have passed).
+    fn take(&mut self, now: u64) -> bool {
+        let after = self.stall;
+        self.count += 1;
+        let began = *self.last_think.get_or_insert(now);
+        let by_time = self.iotime_ns > 0
+            && now.saturating_sub(began) >= self.iotime_ns.saturating_add(self.think_ns);
+        self.stall = self.count >= self.every || by_time;
+        if self.stall {
+            self.count = 0;
+            self.last_think = Some(now);
+        }
+        after
+    }
+}
+
 /// Generated ops at fio's rates (`rate`, `rate_iops`): a direction's op is due once the bytes
 /// that direction issued before it have taken their time at its rate since the first op (fio's
 /// `usec_for_io`, an absolute schedule, so a source that fell behind catches up). In a mixed
 /// job a drawn direction that is ahead of its schedule gives way to the other if that one is
-/// due; when both are ahead the one due first is issued, at its time (fio's `rate_ddir`).
+/// due; when both are ahead the one due first is issued, at its time (fio's `rate_ddir`). With
+/// a think time the op after a think waits for the think and for its time; the schedule does
+/// not move, so the ops after a think catch up, unless `ignore_think` (fio's
+/// `rate_ignore_thinktime`) moves the thinking direction's schedule by the think, less one
+/// block so that the first op after it goes at once.
 #[derive(Debug, Clone)]
 pub struct Rated {
     gen: OpGen,
@@ -110,16 +151,23 @@ pub struct Rated {
     issued: [u64; 3],
     /// When the first op was taken (the schedule's zero).
     start: Option<u64>,
+    think: Option<Think>,
+    ignore_think: bool,
+    /// The direction and size of the last op (the one a think follows).
+    last: Option<(usize, u64)>,
 }
 
 impl Rated {
-    /// Paces `gen`'s ops at `bps` bytes per second per direction.
-    pub fn new(gen: OpGen, bps: [u64; 3]) -> Rated {
+    /// Paces `gen`'s ops at `bps` bytes per second per direction, with `think` between them.
+    pub fn new(gen: OpGen, bps: [u64; 3], think: Option<Think>, ignore_think: bool) -> Rated {
         Rated {
             gen,
             bps,
             issued: [0; 3],
             start: None,
+            think,
+            ignore_think,
+            last: None,
         }
     }
 
@@ -136,7 +184,22 @@ impl Rated {
 
     fn next_at(&mut self, now: u64) -> Option<Next> {
         let start = *self.start.get_or_insert(now);
-        let elapsed = now.saturating_sub(start);
+        let after = self.think.as_mut().is_some_and(|t| t.take(now));
+        let think_ns = self.think.as_ref().map_or(0, |t| t.think_ns);
+        if after && self.ignore_think {
+            // fio: the bytes the thinking direction would have done meanwhile, less one
+            // block when an op's time fits in the think
+            if let Some((d, bs)) = self.last.filter(|&(d, _)| self.bps[d] > 0) {
+                let missed = (self.bps[d] as u128 * think_ns as u128 / 1_000_000_000) as u64;
+                let per_op_ns = (bs as u128 * 1_000_000_000 / self.bps[d] as u128) as u64;
+                let over = if per_op_ns <= think_ns { bs } else { 0 };
+                self.issued[d] = self.issued[d].saturating_add(missed).saturating_sub(over);
+            }
+        }
+        // the direction is chosen when the op is issued: after the think, if one comes first
+        let elapsed = now
+            .saturating_sub(start)
+            .saturating_add(if after { think_ns } else { 0 });
         let op = if self.gen.mixes() {
             let (r, w) = (self.due(0), self.due(1));
             self.gen.next_op_steered(|drawn| {
@@ -165,15 +228,16 @@ impl Rated {
         let d = op.kind.index();
         let due = self.due(d);
         self.issued[d] += op.len;
+        self.last = Some((d, op.len));
         Some(Next {
             op,
-            gap_ns: 0,
+            gap_ns: if after { think_ns } else { 0 },
             at_ns: if self.bps[d] > 0 {
                 start.saturating_add(due)
             } else {
                 0
             },
-            drain: false,
+            drain: after,
         })
     }
 }
@@ -206,36 +270,17 @@ impl OpSource {
                 })
             }
             OpSource::Paced(r) => r.next_at(now),
-            OpSource::Thinking {
-                gen,
-                think_ns,
-                every,
-                count,
-                iotime_ns,
-                last_think,
-                stall,
-            } => {
-                // fio's handle_thinktime after this op's issue: a think after `every` ops, or
-                // once the I/O time and the think since the last think began have passed.
-                let think = *stall;
-                *count += 1;
-                let began = *last_think.get_or_insert(now);
-                let by_time = *iotime_ns > 0
-                    && now.saturating_sub(began) >= iotime_ns.saturating_add(*think_ns);
-                *stall = *count >= *every || by_time;
-                if *stall {
-                    *count = 0;
-                    *last_think = Some(now);
-                }
+            OpSource::Thinking { gen, think } => {
+                let after = think.take(now);
                 let op = gen.next_op();
                 if gen.ended() {
                     return None;
                 }
                 Some(Next {
                     op,
-                    gap_ns: if think { *think_ns } else { 0 },
+                    gap_ns: if after { think.think_ns } else { 0 },
                     at_ns: 0,
-                    drain: think,
+                    drain: after,
                 })
             }
             OpSource::Replay(r) => {
@@ -296,15 +341,12 @@ impl OpSource {
             None if spec.rate_bps.iter().any(|&b| b > 0) => OpSource::Paced(Rated::new(
                 OpGen::new(spec, start, span, worker),
                 spec.rate_bps,
+                Think::of(spec),
+                spec.rate_ignore_think,
             )),
             None if spec.think_ns > 0 => OpSource::Thinking {
                 gen: OpGen::new(spec, start, span, worker),
-                think_ns: spec.think_ns,
-                every: spec.think_every.max(1),
-                count: 0,
-                iotime_ns: spec.think_iotime_ns,
-                last_think: None,
-                stall: false,
+                think: Think::of(spec).expect("a think time"),
             },
             None => OpSource::Generated(OpGen::new(spec, start, span, worker)),
         }

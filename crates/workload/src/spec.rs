@@ -219,6 +219,10 @@ pub struct WorkloadSpec {
     /// direction while its drawn one is ahead of its schedule (fio's `rate_ddir`).
     #[serde(default, skip_serializing_if = "no_rate")]
     pub rate_bps: [u64; 3],
+    /// fio's `rate_ignore_thinktime`: a think time moves the rate's schedule instead of being
+    /// caught up after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rate_ignore_think: bool,
     /// fio's `thinktime`: after every `think_every` ops of a worker its queue is drained and
     /// it waits this long before the next; 0 = no think time.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -291,6 +295,7 @@ impl Default for WorkloadSpec {
             seq_back: 0,
             replay: None,
             rate_bps: [0; 3],
+            rate_ignore_think: false,
             think_ns: 0,
             think_every: 0,
             think_iotime_ns: 0,
