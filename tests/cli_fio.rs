@@ -1769,7 +1769,7 @@ fn write_iolog_keeps_the_submission_batches() {
 
 /// fio's startdelay: the job starts that long after the others of its wave, and its runtime
 /// (and ramp) come after the delay. On a simulated drive the clock is exact: the delayed
-/// job's first I/O is logged at 10 ms. A range is refused (fio draws it at random).
+/// job's first I/O is logged at 10 ms. A range is drawn from per clone.
 #[test]
 fn startdelay_starts_the_job_later() {
     let d = tempfile::tempdir().unwrap();
@@ -1801,6 +1801,23 @@ fn startdelay_starts_the_job_later() {
         "{}",
         first_us("b.log")
     );
+    // A range: each clone draws its delay from it (fio's draws are its own); the runtime
+    // still comes after the delay. A range that ends before it starts is refused.
+    let v = fio_json(
+        d.path(),
+        &[
+            "--sim",
+            "x25e-64g",
+            "--name=r",
+            "--size=1m",
+            "--numjobs=4",
+            "--startdelay=1ms-30ms",
+            "--runtime=20ms",
+            "--time_based",
+        ],
+    );
+    assert_eq!(jobs(&v).len(), 4);
+    assert!(jobs(&v).iter().all(|j| j["job_runtime"] == 20));
     refused(
         d.path(),
         &[
@@ -1809,9 +1826,9 @@ fn startdelay_starts_the_job_later() {
             "x25e-64g",
             "--name=r",
             "--size=1m",
-            "--startdelay=1-5",
+            "--startdelay=5-1",
         ],
-        &["startdelay=1-5", "a range"],
+        &["startdelay=5-1", "before its start"],
     );
 }
 

@@ -280,8 +280,10 @@ pub struct Settings {
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_ns: u64,
-    /// `startdelay`, ns.
+    /// `startdelay`, ns (the low end of a range).
     pub start_delay_ns: u64,
+    /// The high end of a `startdelay` range, ns: each clone draws its delay from the range.
+    pub start_delay_high_ns: Option<u64>,
     pub zero_buffers: bool,
     /// fio's `refill_buffers`: new random data for every write.
     pub refill_buffers: bool,
@@ -456,6 +458,7 @@ impl Default for Settings {
             time_based: false,
             ramp_ns: 0,
             start_delay_ns: 0,
+            start_delay_high_ns: None,
             zero_buffers: false,
             refill_buffers: false,
             scramble_buffers: true,
@@ -1026,12 +1029,24 @@ impl Settings {
             // random per job, which ssdlab cannot draw as fio does.
             "startdelay" => {
                 let v = need(v, key)?;
-                if v.contains('-') || v.contains(':') {
-                    return Err(unsupported(format!(
-                        "startdelay={v}: a range (fio draws each job's delay at random from it); give one time"
-                    )));
+                // fio's irange: one time, or a range (LOW-HIGH, LOW:HIGH) each clone draws its
+                // delay from
+                match v.split_once(['-', ':']) {
+                    Some((lo, hi)) => {
+                        let (lo, hi) = (value::time_ns(lo, false)?, value::time_ns(hi, false)?);
+                        if hi < lo {
+                            return Err(Problem::Invalid(format!(
+                                "startdelay={v}: the range's end is before its start"
+                            )));
+                        }
+                        self.start_delay_ns = lo;
+                        self.start_delay_high_ns = (hi > lo).then_some(hi);
+                    }
+                    None => {
+                        self.start_delay_ns = value::time_ns(&v, false)?;
+                        self.start_delay_high_ns = None;
+                    }
                 }
-                self.start_delay_ns = value::time_ns(&v, false)?;
             }
             "sync" => only_default(key, v, &["0", "none"], "O_SYNC/O_DSYNC writes")?,
             "allow_mounted_write" => {
@@ -1677,6 +1692,22 @@ impl Settings {
 
     /// The ssdlab workload of this job on the region `[offset, offset+span)` with `clones`
     /// workers sharing it. `seed` replaces `randseed` (for `randrepeat=0`).
+    /// The start delay of the clone whose seed is `seed`: `startdelay`, or a time drawn from
+    /// its range with the clone's seed (fio draws each clone's from the range too, with its
+    /// own random state: the same range, not the same draws).
+    pub fn start_delay(&self, seed: u64) -> u64 {
+        match self.start_delay_high_ns {
+            Some(hi) => {
+                let lo = self.start_delay_ns;
+                // whole microseconds, as fio's
+                let us = ssdlab_workload::rng::Rng::new(seed ^ 0x7374_6172_7464_6c79)
+                    .below((hi - lo) / 1000 + 1);
+                lo + us * 1000
+            }
+            None => self.start_delay_ns,
+        }
+    }
+
     pub fn workload(&self, offset: u64, span: u64, clones: u32, seed: u64) -> WorkloadSpec {
         let mode = self.mode;
         let read_pct = match (mode.reads(), mode.writes()) {
@@ -1723,7 +1754,7 @@ impl Settings {
             jobs: clones.max(1),
             stop,
             ramp_ns: self.ramp_ns,
-            start_delay_ns: self.start_delay_ns,
+            start_delay_ns: self.start_delay(seed),
             steady: self.steady_criterion(),
             // (a read job checking a pattern needs it too)
             pattern: if mode.writes() || (self.verify && self.verify_pattern.is_some()) {
@@ -1803,7 +1834,7 @@ impl Settings {
             jobs: clones.max(1),
             stop,
             ramp_ns: self.ramp_ns,
-            start_delay_ns: self.start_delay_ns,
+            start_delay_ns: self.start_delay(seed),
             steady: self.steady_criterion(),
             pattern: self.pattern(),
             seed,
@@ -2424,7 +2455,9 @@ fn steady_groups(jobs: &mut [Job], errors: &mut Vec<Issue>, refuse: &mut dyn FnM
         let why = if members.iter().any(|&i| !jobs[i].settings.group_reporting) {
             Some("steadystate in a reporting group whose jobs differ in group_reporting (fio's check then mixes sums over runs of adjacent jobs with it and jobs alone, and ends the whole group)")
         } else if members.iter().any(|&i| {
-            jobs[i].wave != j0.wave || jobs[i].settings.start_delay_ns != j0.settings.start_delay_ns
+            jobs[i].wave != j0.wave
+                || jobs[i].settings.start_delay_ns != j0.settings.start_delay_ns
+                || jobs[i].settings.start_delay_high_ns.is_some()
         }) {
             Some("steadystate with group_reporting over jobs of one reporting group that do not start together (startdelay, wait_for)")
         } else {
@@ -2996,6 +3029,23 @@ mod tests {
             .unwrap()
             .unsupported
             .is_empty());
+    }
+
+    /// fio's startdelay range: each clone's delay drawn from it, in whole microseconds.
+    #[test]
+    fn startdelay_ranges_are_drawn_per_clone() {
+        let s = |t: &str| jobs(t).unwrap().jobs.remove(0).settings;
+        let one = s("[a]\nstartdelay=2\n");
+        assert_eq!(one.start_delay(7), 2_000_000_000);
+        let r = s("[a]\nstartdelay=1-3\n");
+        let draws: Vec<u64> = (0..64).map(|seed| r.start_delay(seed)).collect();
+        assert!(draws
+            .iter()
+            .all(|&d| (1_000_000_000..=3_000_000_000).contains(&d) && d % 1000 == 0));
+        let distinct: std::collections::BTreeSet<_> = draws.iter().collect();
+        assert!(distinct.len() > 60, "{distinct:?}");
+        assert_eq!(s("[a]\nstartdelay=1:1\n").start_delay(3), 1_000_000_000);
+        assert!(jobs("[a]\nstartdelay=3-1\n").is_err());
     }
 
     #[test]
