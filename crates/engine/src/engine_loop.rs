@@ -38,8 +38,11 @@ pub struct Control<'a> {
     pub time_ns: Option<u64>,
     /// Measured I/Os still allowed to be issued (all workers together); `u64::MAX` = unlimited.
     pub budget: AtomicU64,
-    /// Keep going after an I/O error.
+    /// Keep going after an I/O error (the errors [`Control::non_fatal`] allows, when it is
+    /// set).
     pub continue_on_error: bool,
+    /// fio's rule for which errors `continue_on_error` goes on after; `None`: every error.
+    pub non_fatal: Option<NonFatal>,
     /// Set when any worker stops because of an error, so the others stop too.
     pub error_stop: AtomicBool,
     /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
@@ -73,6 +76,76 @@ pub struct Control<'a> {
     pub on_end: Option<OnEnd<'a>>,
 }
 
+impl Control<'_> {
+    /// Whether the unit goes on after an error `errno` of an op of `kind` (a verify mismatch is
+    /// EILSEQ).
+    #[cold]
+    pub fn continues(&self, kind: OpKind, errno: i32) -> bool {
+        self.continue_on_error && self.non_fatal.is_none_or(|n| n.continues(kind, errno))
+    }
+}
+
+/// fio's rule for the errors `continue_on_error` goes on after (`td_non_fatal_error`): an error
+/// is of the verify class when it is EILSEQ, else of its op's direction (read, or write for
+/// writes and trims); it is non-fatal when `continue_on_error` names its class and the class's
+/// list holds its errno (fio's `ignore_error`; by default EIO and EILSEQ). Any other error ends
+/// the job, whatever `continue_on_error` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NonFatal {
+    /// The classes `continue_on_error` names: read (bit 0), write (bit 1), verify (bit 2).
+    pub classes: u8,
+    /// Per class, the errnos it goes on after.
+    pub lists: [ErrnoList; 3],
+}
+
+impl NonFatal {
+    /// Whether an error `errno` of an op of `kind` is non-fatal.
+    pub fn continues(&self, kind: OpKind, errno: i32) -> bool {
+        let class = if errno == EILSEQ {
+            2
+        } else if kind == OpKind::Read {
+            0
+        } else {
+            1
+        };
+        self.classes & (1 << class) != 0 && self.lists[class].contains(errno)
+    }
+}
+
+/// The errnos of one class of [`NonFatal`]: fio's default (EIO, EILSEQ) or a list of up to
+/// [`ErrnoList::MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ErrnoList {
+    len: u8,
+    errnos: [i32; ErrnoList::MAX],
+}
+
+impl ErrnoList {
+    /// The most errnos one list holds.
+    pub const MAX: usize = 16;
+
+    /// A list of `errnos` (`None` when empty or longer than [`ErrnoList::MAX`]).
+    pub fn new(errnos: &[i32]) -> Option<ErrnoList> {
+        if errnos.is_empty() || errnos.len() > Self::MAX {
+            return None;
+        }
+        let mut l = ErrnoList {
+            len: errnos.len() as u8,
+            errnos: [0; Self::MAX],
+        };
+        l.errnos[..errnos.len()].copy_from_slice(errnos);
+        Some(l)
+    }
+
+    /// Whether the list holds `errno` (fio's default list: EIO and EILSEQ).
+    pub fn contains(&self, errno: i32) -> bool {
+        match self.len {
+            0 => errno == EIO || errno == EILSEQ,
+            n => self.errnos[..n as usize].contains(&errno),
+        }
+    }
+}
+
 /// What to do when a unit stops ([`Control::on_end`]).
 #[derive(Clone, Copy)]
 pub struct OnEnd<'a>(pub &'a (dyn Fn(bool) + Sync));
@@ -101,6 +174,7 @@ impl<'a> Control<'a> {
             time_ns,
             budget: AtomicU64::new(max_ios.unwrap_or(u64::MAX)),
             continue_on_error: false,
+            non_fatal: None,
             error_stop: AtomicBool::new(false),
             stop: None,
             stonewall: None,
@@ -1224,7 +1298,7 @@ pub fn run_streams<B: Backend>(
                     (-c.res) as i32,
                     errno_text(-c.res),
                 );
-                if !ctl.continue_on_error {
+                if !ctl.continues(s.op.kind, (-c.res) as i32) {
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
                 continue;
@@ -1264,7 +1338,7 @@ pub fn run_streams<B: Backend>(
                                     s.op.offset + i as u64
                                 ),
                             );
-                            if !ctl.continue_on_error {
+                            if !ctl.continues(OpKind::Read, EILSEQ) {
                                 ctl.error_stop.store(true, Ordering::Relaxed);
                             }
                         }
@@ -1292,7 +1366,7 @@ pub fn run_streams<B: Backend>(
                             EILSEQ,
                             format!("verify: sector {why}"),
                         );
-                        if !ctl.continue_on_error {
+                        if !ctl.continues(OpKind::Read, EILSEQ) {
                             ctl.error_stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -1320,7 +1394,9 @@ pub fn run_streams<B: Backend>(
                         s.op.len
                     ),
                 );
-                if !ctl.continue_on_error {
+                // nothing moved at all (a read at the end of a file, of /dev/null) ends the job
+                // whatever continue_on_error says, as fio's "full resid" does
+                if bytes == 0 || !ctl.continues(s.op.kind, EIO) {
                     ctl.error_stop.store(true, Ordering::Relaxed);
                 }
             }

@@ -30,8 +30,8 @@ mod target_spec;
 pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
-    merge_outcomes, run_loop, run_streams, Control, DataOpts, LoopOutcome, OnEnd, Progress,
-    SteadyGroup, SteadyMember, Stream, Unit,
+    merge_outcomes, run_loop, run_streams, Control, DataOpts, ErrnoList, LoopOutcome, NonFatal,
+    OnEnd, Progress, SteadyGroup, SteadyMember, Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, merge_iologs, IologTarget};

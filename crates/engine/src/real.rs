@@ -46,7 +46,9 @@ pub struct RealOptions<'a> {
     pub direct: bool,
     /// Allow writes to a block device (still refused when it holds data or is in use).
     pub allow_destroy: bool,
+    /// Keep going after an I/O error: every error, or those `non_fatal` allows (fio's rule).
     pub continue_on_error: bool,
+    pub non_fatal: Option<crate::NonFatal>,
     /// Size of the null target.
     pub null_size: u64,
     /// Called with diagnostics (file layout, engine fallback) as they happen; the CLI prints them
@@ -105,6 +107,7 @@ impl Default for RealOptions<'_> {
             direct: true,
             allow_destroy: false,
             continue_on_error: false,
+            non_fatal: None,
             null_size: 1 << 40,
             on_note: |_| {},
             fault: None,
@@ -1468,6 +1471,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 .with_on_end(j.opts.on_end)
                 .with_on_pass(pass.as_deref().map(OnPass));
             c.continue_on_error = j.opts.continue_on_error;
+            c.non_fatal = j.opts.non_fatal;
             c
         })
         .collect();

@@ -2,7 +2,8 @@
 //! number below is exact, because the backend decides when each I/O completes.
 
 use ssdlab_engine::{
-    run_loop, run_streams, Backend, Control, Cqe, DataOpts, LoopOutcome, Stream, Unit,
+    run_loop, run_streams, Backend, Control, Cqe, DataOpts, ErrnoList, LoopOutcome, NonFatal,
+    Stream, Unit,
 };
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::WriteLog;
@@ -304,6 +305,49 @@ fn continue_on_error_counts_and_goes_on() {
     assert_eq!(w.errors, 2, "ENOSPC and the short write");
     assert_eq!(w.short_ios, 1);
     assert_eq!(w.ios, 19, "the failed op is not a completed I/O");
+}
+
+/// fio's td_non_fatal_error: continue_on_error goes on after the errors of the classes it
+/// names whose errno its list holds (EIO and EILSEQ unless ignore_error says which); another
+/// error ends the job whatever continue_on_error says.
+#[test]
+fn continue_on_error_goes_on_after_fios_non_fatal_errors_only() {
+    let s = spec(RwMode::Randwrite, 1, 1);
+    let stops = |fate: Fate, nf: NonFatal| {
+        let mut b = Scripted::new(10 * US);
+        b.fates.insert(3, fate);
+        let mut ctl = Control::new(0, None, Some(20));
+        ctl.continue_on_error = nf.classes != 0;
+        ctl.non_fatal = Some(nf);
+        let (_, out) = run(&mut b, &s, &ctl, None);
+        out.stopped_on_error
+    };
+    let all = NonFatal {
+        classes: 7,
+        ..Default::default()
+    };
+    // EIO goes on; ENOSPC is fatal (not in fio's default list); a short write is EIO
+    assert!(!stops(Fate::Error(5), all));
+    assert!(stops(Fate::Error(28), all));
+    assert!(!stops(Fate::Short, all));
+    // continue_on_error=read: a write's EIO ends the job
+    let read = NonFatal {
+        classes: 1,
+        ..Default::default()
+    };
+    assert!(stops(Fate::Error(5), read));
+    // ignore_error=,ENOSPC: the write class goes on after ENOSPC (and only it)
+    let mut enospc = NonFatal {
+        classes: 2,
+        ..Default::default()
+    };
+    enospc.lists[1] = ErrnoList::new(&[28]).unwrap();
+    assert!(!stops(Fate::Error(28), enospc));
+    assert!(stops(Fate::Error(5), enospc));
+    // the classes: EILSEQ is verify's whatever the direction; a trim is a write
+    assert!(all.continues(OpKind::Trim, 5));
+    assert!(!read.continues(OpKind::Read, 84));
+    assert!(NonFatal { classes: 4, ..all }.continues(OpKind::Read, 84));
 }
 
 #[test]

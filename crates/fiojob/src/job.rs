@@ -299,7 +299,8 @@ pub struct Settings {
     pub verify_no_header: bool,
     /// `verify_pattern`: what verified writes carry.
     pub verify_pattern: Option<ssdlab_workload::PatternBytes>,
-    pub continue_on_error: bool,
+    /// fio's `continue_on_error` and `ignore_error`: which errors the job goes on after.
+    pub non_fatal: ssdlab_engine::NonFatal,
     pub read_iolog: Option<String>,
     pub write_iolog: Option<String>,
     pub replay_no_stall: bool,
@@ -469,7 +470,7 @@ impl Default for Settings {
             verify_set: false,
             verify_no_header: false,
             verify_pattern: None,
-            continue_on_error: false,
+            non_fatal: ssdlab_engine::NonFatal::default(),
             read_iolog: None,
             write_iolog: None,
             replay_no_stall: false,
@@ -844,21 +845,64 @@ impl Settings {
                 }
             }
             "do_verify" => self.do_verify = flag(v)?,
+            "error_dump" => only_default(
+                key,
+                v,
+                &["0"],
+                "ssdlab keeps each error with its offset in the results instead of printing it",
+            )?,
             "verify_fatal" => only_default(
                 key,
                 v,
                 &["0"],
                 "ssdlab stops at the first bad sector unless continue_on_error is set",
             )?,
+            // fio's error classes: read (bit 0), write (bit 1), verify (bit 2)
             "continue_on_error" => {
-                self.continue_on_error = match need(v, key)?.as_str() {
-                    "none" | "0" => false,
-                    "all" | "1" | "io" | "read" | "write" | "verify" => true,
+                self.non_fatal.classes = match need(v, key)?.as_str() {
+                    "none" | "0" => 0,
+                    "read" => 1,
+                    "write" => 2,
+                    "io" => 3,
+                    "verify" => 4,
+                    "all" | "1" => 7,
                     o => {
                         return Err(Problem::Invalid(format!(
                             "continue_on_error={o}: none, read, write, io, verify or all"
                         )))
                     }
+                }
+            }
+            "ignore_error" => {
+                // fio's str_ignore_error_cb: READ,WRITE,VERIFY lists of E-names or numbers
+                // separated by ':'; a class given a list is also continued on
+                let v = need(v, key)?;
+                for (class, list) in v.trim().split(',').enumerate() {
+                    if class > 2 {
+                        return Err(Problem::Invalid(format!(
+                            "ignore_error={v}: at most three lists (read, write, verify)"
+                        )));
+                    }
+                    let errnos = list
+                        .split(':')
+                        .take_while(|e| !e.is_empty())
+                        .map(|e| errno_of(e).ok_or_else(|| {
+                            Problem::Invalid(format!(
+                                "ignore_error: unknown error {e} (fio knows EPERM … ERANGE by name; give others as numbers)"
+                            ))
+                        }))
+                        .collect::<Result<Vec<i32>, Problem>>()?;
+                    if errnos.is_empty() {
+                        continue;
+                    }
+                    self.non_fatal.lists[class] =
+                        ssdlab_engine::ErrnoList::new(&errnos).ok_or_else(|| {
+                            unsupported(format!(
+                                "ignore_error with more than {} errors in one list",
+                                ssdlab_engine::ErrnoList::MAX
+                            ))
+                        })?;
+                    self.non_fatal.classes |= 1 << class;
                 }
             }
             "read_iolog" => {
@@ -2481,6 +2525,28 @@ fn steady_groups(jobs: &mut [Job], errors: &mut Vec<Issue>, refuse: &mut dyn FnM
     }
 }
 
+/// An errno of fio's `ignore_error`: a name fio knows (`str2error`: EPERM … ERANGE, the
+/// errnos 1 to 34) or a number (its sign dropped, as fio's `atoi` and negation); `None` for an
+/// unknown name or 0.
+fn errno_of(e: &str) -> Option<i32> {
+    const NAMES: [&str; 34] = [
+        "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
+        "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV",
+        "ENOTDIR", "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC",
+        "ESPIPE", "EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE",
+    ];
+    let n = if e.starts_with('E') {
+        NAMES.iter().position(|n| *n == e)? as i32 + 1
+    } else {
+        e.trim()
+            .parse::<i64>()
+            .ok()?
+            .unsigned_abs()
+            .min(i32::MAX as u64) as i32
+    };
+    (n != 0).then_some(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -3029,6 +3095,34 @@ mod tests {
             .unwrap()
             .unsupported
             .is_empty());
+    }
+
+    /// fio's continue_on_error classes and ignore_error lists (str_ignore_error_cb): names
+    /// fio knows or numbers, ':' within a class, ',' between read, write and verify; a list
+    /// turns its class on.
+    #[test]
+    fn continue_on_error_and_ignore_error_as_fio() {
+        let nf = |t: &str| jobs(t).unwrap().jobs.remove(0).settings.non_fatal;
+        assert_eq!(nf("[a]\n").classes, 0);
+        assert_eq!(nf("[a]\ncontinue_on_error=io\n").classes, 3);
+        assert_eq!(nf("[a]\ncontinue_on_error=1\n").classes, 7);
+        let n = nf("[a]\nignore_error=,ENOSPC:-122\n");
+        assert_eq!(n.classes, 2);
+        assert!(n.lists[1].contains(28) && n.lists[1].contains(122));
+        assert!(!n.lists[1].contains(5), "the list replaces fio's default");
+        assert!(n.lists[0].contains(5) && !n.lists[0].contains(28));
+        // continue_on_error after ignore_error sets the classes again, as in fio
+        assert_eq!(
+            nf("[a]\nignore_error=EIO\ncontinue_on_error=none\n").classes,
+            0
+        );
+        for bad in [
+            "ignore_error=EWHAT",
+            "ignore_error=0",
+            "ignore_error=1,2,3,4",
+        ] {
+            assert!(jobs(&format!("[a]\n{bad}\n")).is_err(), "{bad}");
+        }
     }
 
     /// fio's startdelay range: each clone's delay drawn from it, in whole microseconds.
