@@ -13,21 +13,21 @@ use crate::cli::{
 };
 use crate::exit::{engine_failure, exit_code_for};
 use crate::output::{self, check_writable_path, emit, note_once};
-use crate::results::{check_store_path, keep};
+use crate::results::keep;
 use crate::signals;
 use crate::status;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use clap::Args;
 use ssdlab_engine::{
-    EngineChoice, EngineError, Member, RealOptions, RealTarget, SimOptions, SimSession, SimSpec,
-    SimSteps, SimTarget, StateFileError, TargetFlags, TargetSpec,
+    check_state_files, EngineError, Member, RealOptions, RealTarget, RunFlags, RunOutputs,
+    SimOptions, SimSession, SimTarget, StateFileError, TargetFlags,
 };
 use ssdlab_report::html::HtmlExporter;
 use ssdlab_report::logs::LogKind;
 use ssdlab_report::logs::LogRequest;
 use ssdlab_report::{Exporter, Format};
 use ssdlab_stats::RunResult;
-use ssdlab_target::{check_outputs, Named};
+use ssdlab_target::Named;
 use std::path::{Path, PathBuf};
 
 mod ranks;
@@ -225,195 +225,72 @@ impl LogArgs {
     }
 }
 
+/// The flags as plain values, for the engine's checks and options.
+fn flags(a: &RunArgs) -> RunFlags<'_> {
+    RunFlags {
+        target: TargetFlags {
+            target: a.target.as_deref(),
+            null: a.null,
+            raid0: &a.raid0,
+            sim: a.sim.as_deref(),
+            drives: a.drives,
+            stripe: a.stripe,
+            state: a.state.as_deref(),
+            sets: &a.sets,
+            adapter: ssdlab_ssdsim::AdapterChoice {
+                model: a.adapter,
+                uplink_bytes_per_sec: a.uplink,
+                per_request_overhead_ns: a.adapter_overhead,
+                trim_passthrough: a.no_trim_passthrough.then_some(false),
+                cache_bytes: a.adapter_cache,
+                host: None,
+            },
+        },
+        load_state: a.load_state.is_some(),
+        save_state: a.save_state.is_some(),
+        precondition: a.precondition.as_deref(),
+        precondition_timed: a.precondition_timed,
+        steady_state: a.steady_state,
+        stonewall: a.stonewall,
+        segment_per_rank: a.segment_per_rank,
+        stop_budget: a.workload.stop_budget().is_some(),
+        engine: a.engine.as_deref(),
+        buffered: a.buffered,
+        submit_batch: a.submit_batch,
+        hipri: a.hipri,
+        sqthread_poll: a.sqthread_poll,
+        fixedbufs: a.fixedbufs.as_deref(),
+        registerfiles: a.registerfiles.as_deref(),
+        allow_destroy: a.allow_destroy,
+        continue_on_error: a.continue_on_error,
+        verify_map: a.verify_map.as_deref(),
+    }
+}
+
 /// Refuses flags that do not apply to the chosen target, instead of ignoring them.
 fn check_flags(a: &RunArgs) -> Result<()> {
-    if a.target.is_none() && !a.null && a.raid0.is_empty() && a.sim.is_none() {
-        bail!("no target: give --target FILE|DEVICE, --raid0 A,B[,…], --null or --sim PRESET");
-    }
-    if a.stonewall && a.workload.stop_budget().is_none() {
-        bail!("--stonewall stops every rank when the first has done its --ios or --bytes; give one of them");
-    }
-    let sim_only = [
-        ("--drives", a.drives.is_some()),
-        ("--state", a.state.is_some()),
-        ("--load-state", a.load_state.is_some()),
-        ("--save-state", a.save_state.is_some()),
-        ("--set", !a.sets.is_empty()),
-        ("--adapter", a.adapter.is_some()),
-        ("--uplink", a.uplink.is_some()),
-        ("--adapter-overhead", a.adapter_overhead.is_some()),
-        ("--no-trim-passthrough", a.no_trim_passthrough),
-        ("--adapter-cache", a.adapter_cache.is_some()),
-        ("--precondition", a.precondition.is_some()),
-        ("--steady-state", a.steady_state),
-        ("--precondition-timed", a.precondition_timed),
-    ];
-    let real_only = [
-        ("--engine", a.engine.is_some()),
-        ("--buffered", a.buffered),
-        ("--submit-batch", a.submit_batch.is_some()),
-        ("--hipri", a.hipri),
-        ("--sqthread-poll", a.sqthread_poll),
-        ("--fixedbufs", a.fixedbufs.is_some()),
-        ("--registerfiles", a.registerfiles.is_some()),
-        ("--allow-destroy", a.allow_destroy),
-        ("--continue-on-error", a.continue_on_error),
-        ("--verify-map", a.verify_map.is_some()),
-    ];
-    if a.sim.is_some() {
-        if let Some((f, _)) = real_only.iter().find(|(_, on)| *on) {
-            bail!("{f} applies to real targets, not to simulated drives (--sim)");
-        }
-        let array = a.drives.unwrap_or(1) > 1;
-        if a.stripe.is_some() && !array {
-            bail!("--stripe applies to arrays: give --drives N (N > 1) with --sim");
-        }
-        if a.no_trim_passthrough && !array {
-            bail!("--no-trim-passthrough applies to simulated arrays (--drives N, N > 1)");
-        }
-        if a.adapter_cache.is_some() && !array {
-            bail!("--adapter-cache is the RAID driver's cache: it applies to simulated arrays (--drives N, N > 1)");
-        }
-        if let Some(p) = &a.precondition {
-            ssdlab_engine::parse_precondition(p).map_err(|e| anyhow!("--precondition {e}"))?;
-        }
-        if a.load_state.is_some() && a.state.is_some() {
-            bail!("--state and --load-state both give the drives' state before the run; give one of them");
-        }
-        return Ok(());
-    }
-    if let Some((f, _)) = sim_only.iter().find(|(_, on)| *on) {
-        bail!("{f} applies to simulated drives (--sim PRESET), not to real or null targets");
-    }
-    if a.raid0.is_empty() && a.stripe.is_some() {
-        bail!("--stripe applies to arrays: give --raid0 A,B[,…] (or --sim PRESET --drives N)");
-    }
-    let null_members = !a.raid0.is_empty() && a.raid0.iter().all(|m| m.starts_with("null:"));
-    if a.null || null_members {
-        let what = if a.null {
-            "the null target"
-        } else {
-            "null members"
-        };
-        for (f, on) in [
-            ("--engine", a.engine.is_some()),
-            ("--buffered", a.buffered),
-            ("--submit-batch", a.submit_batch.is_some()),
-            ("--hipri", a.hipri),
-            ("--sqthread-poll", a.sqthread_poll),
-            ("--fixedbufs", a.fixedbufs.is_some()),
-            ("--registerfiles", a.registerfiles.is_some()),
-            ("--allow-destroy", a.allow_destroy),
-        ] {
-            if on {
-                bail!("{f} has no effect on {what}: it does no I/O");
-            }
-        }
-    }
-    if a.engine.as_deref() == Some("sync") {
-        for (f, on) in [
-            ("--submit-batch", a.submit_batch.is_some()),
-            ("--hipri", a.hipri),
-            ("--sqthread-poll", a.sqthread_poll),
-            ("--fixedbufs", a.fixedbufs.is_some()),
-            ("--registerfiles", a.registerfiles.is_some()),
-        ] {
-            if on {
-                bail!("{f} applies to the io_uring engine, not to --engine sync");
-            }
-        }
-    }
-    if a.hipri && a.buffered {
-        bail!("--hipri (polled completions) needs O_DIRECT: it cannot be used with --buffered");
-    }
-    Ok(())
+    flags(a).check().map_err(|e| anyhow!(e))
 }
 
-/// The target the flags name, parsed once (`--sim` and its drives' flags, `--raid0`,
-/// `--target`, `--null`).
-fn target_spec(a: &RunArgs) -> Result<TargetSpec> {
-    TargetSpec::from_flags(&TargetFlags {
-        target: a.target.as_deref(),
-        null: a.null,
-        raid0: &a.raid0,
-        sim: a.sim.as_deref(),
-        drives: a.drives,
-        stripe: a.stripe,
-        state: a.state.as_deref(),
-        sets: &a.sets,
-        adapter: ssdlab_ssdsim::AdapterChoice {
-            model: a.adapter,
-            uplink_bytes_per_sec: a.uplink,
-            per_request_overhead_ns: a.adapter_overhead,
-            trim_passthrough: a.no_trim_passthrough.then_some(false),
-            cache_bytes: a.adapter_cache,
-            host: None,
-        },
-    })
-    .map_err(|e| anyhow!(e))
+/// The simulated target of `run --sim NAME`, after checking that no output names its preset
+/// file.
+fn run_sim_target(a: &RunArgs, outputs: &[Named<'_>]) -> Result<SimTarget> {
+    flags(a)
+        .sim_target(outputs, note_once)
+        .map_err(|e| anyhow!(e))
 }
 
-/// The simulated target of `run --sim NAME` (drives, stripe, state, adapter and overrides from
-/// the arguments), after checking that no output names its preset file.
-fn run_sim_target(a: &RunArgs, name: &str, outputs: &[Named<'_>]) -> Result<SimTarget, Failure> {
-    // The preset file is checked against the outputs before the overrides are parsed (the
-    // order the errors have always come in).
-    TargetSpec::Sim(SimSpec::preset(name))
-        .check_inputs(outputs)
-        .map_err(|e| anyhow!(e))?;
-    match target_spec(a)? {
-        TargetSpec::Sim(s) => Ok(s.build(note_once).map_err(|e| anyhow!(e))?),
-        TargetSpec::Real(_) => unreachable!("--sim {name} names a simulated target"),
-    }
-}
-
-/// A session on the drives saved in `path` (`--load-state`): a regular file written by
-/// `--save-state` for the same target.
-fn load_sim_state(
-    path: &Path,
-    t: &SimTarget,
-    max_memory: Option<u64>,
-) -> Result<SimSession, Failure> {
-    SimSession::load_state_file(path, t, max_memory).map_err(|e| match e {
-        StateFileError::File(m) => anyhow!("--load-state {m}").into(),
-        StateFileError::Engine(e) => engine_failure(e),
-    })
-}
-
-/// Writes the session's drives to `path` (`--save-state`): a new file next to it, renamed into
-/// place once complete, so a failure leaves the old file (or none) and never half a state.
+/// Writes the session's drives to `path` (`--save-state`), whole or not at all.
 fn save_sim_state(path: &Path, session: &SimSession) -> Result<(), Failure> {
-    let shown = path.display();
-    let fail = |e: std::io::Error| Failure::new(EXIT_FAILED, anyhow!("--save-state {shown}: {e}"));
-    let dest = ssdlab_target::resolve_output("--save-state", path)
-        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("{e}")))?;
-    let mut f = ssdlab_target::outfile::AtomicFile::create(&dest).map_err(fail)?;
     // (a second Ctrl-C while it is written ends ssdlab at once: the half-written file goes)
-    let _temp = crate::signals::remove_on_exit(f.temp_path());
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
-        session.save_state(&mut w).map_err(fail)?;
-        std::io::Write::flush(&mut w).map_err(fail)?;
-    }
-    f.commit().map_err(fail)
+    session
+        .save_state_file(path, crate::signals::remove_on_exit)
+        .map_err(|e| Failure::new(EXIT_FAILED, anyhow!(e)))
 }
 
 /// The HTML exporter of a run, with the preset of a simulated target as an appendix.
 fn html_exporter(sim: Option<&SimTarget>) -> HtmlExporter {
-    HtmlExporter {
-        appendix: sim
-            .map(|t| {
-                (
-                    format!("Preset {} (the simulated drive's parameters)", t.name),
-                    serde_json::to_string_pretty(&t.drive).unwrap_or_default(),
-                )
-            })
-            .into_iter()
-            .collect(),
-        environment: Some(ssdlab_chart::Environment::current(
-            ssdlab_report::html::VERSION,
-        )),
-    }
+    HtmlExporter::for_run(sim.map(|t| (t.name.as_str(), &t.drive)))
 }
 
 /// Writes the `--html` report of a run.
@@ -434,10 +311,7 @@ fn write_html(path: Option<&Path>, sim: Option<&SimTarget>, r: &RunResult) -> Re
 
 /// The real target of `--raid0`, `--target` or `--null` (no `--sim`).
 fn real_target(a: &RunArgs) -> Result<RealTarget> {
-    match target_spec(a)? {
-        TargetSpec::Real(t) => Ok(t),
-        TargetSpec::Sim(_) => unreachable!("a real target is planned without --sim"),
-    }
+    flags(a).real_target().map_err(|e| anyhow!(e))
 }
 
 /// No output may name the target's files or devices (a RAID 0's members among them).
@@ -445,41 +319,9 @@ fn check_target_inputs(outputs: &[Named<'_>], target: &RealTarget) -> Result<()>
     ssdlab_engine::check_real_inputs(target, outputs).map_err(|e| anyhow!(e))
 }
 
-/// The engine `--engine` names (`auto` when it names none).
-fn engine_choice(a: &RunArgs) -> EngineChoice {
-    match a.engine.as_deref() {
-        Some("io_uring") => EngineChoice::IoUring,
-        Some("sync") => EngineChoice::Sync,
-        _ => EngineChoice::Auto,
-    }
-}
-
-fn ring_options(a: &RunArgs) -> ssdlab_engine::RingOptions {
-    ssdlab_engine::RingOptions {
-        iopoll: a.hipri,
-        sqpoll: a.sqthread_poll,
-        fixed_bufs: match a.fixedbufs.as_deref() {
-            Some("on") => ssdlab_engine::FixedBufs::On,
-            Some("off") => ssdlab_engine::FixedBufs::Off,
-            _ => ssdlab_engine::FixedBufs::Auto,
-        },
-        register_files: a.registerfiles.as_deref() != Some("off"),
-    }
-}
-
 pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     check_flags(&a)?;
-    if a.segment_per_rank || a.stonewall {
-        let f = if a.stonewall {
-            "--stonewall"
-        } else {
-            "--segment-per-rank"
-        };
-        return Err(anyhow!(
-            "{f} applies to runs on several ranks (mpirun -n N ssdlab run …, built with --features mpi)"
-        )
-        .into());
-    }
+    flags(&a).check_one_process().map_err(|e| anyhow!(e))?;
     for p in a
         .target
         .iter()
@@ -494,13 +336,9 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         }
     }
     let spec = a.workload.to_spec()?;
-    if let Some(b) = a.submit_batch.filter(|&b| b > spec.qd) {
-        return Err(anyhow!(
-            "--submit-batch {b} is above --qd {}: a batch holds at most the I/Os a worker keeps in flight",
-            spec.qd
-        )
-        .into());
-    }
+    flags(&a)
+        .check_submit_batch(spec.qd)
+        .map_err(|e| anyhow!(e))?;
     let exporter = a.out.exporter()?;
     let dest = a.out.dest();
     if let Some(p) = dest.file() {
@@ -512,61 +350,20 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
         .map(|(req, _)| req.files(spec.jobs))
         .unwrap_or_default();
     let log_config = logs.as_ref().map(|(req, msec)| req.config(*msec, &spec));
-    for (path, kind, _) in &log_files {
-        check_writable_path(kind.run_flag(), path).map_err(|e| anyhow!(e))?;
-    }
-    if let Some(p) = &a.html {
-        check_writable_path("--html", p).map_err(|e| anyhow!(e))?;
-    }
-    let mut outputs: Vec<Named<'_>> = dest
-        .file()
-        .map(|path| Named {
-            role: "--output",
-            path,
-        })
-        .into_iter()
-        .collect();
-    if let Some(path) = &a.store {
-        check_store_path(path)?;
-        outputs.push(Named {
-            role: "--store",
-            path,
-        });
-    }
-    // --output must not be one of the log files either.
-    let log_named: Vec<Named<'_>> = log_files
-        .iter()
-        .map(|(path, kind, _)| Named {
-            role: kind.run_flag(),
-            path,
-        })
-        .collect();
-    check_outputs(&outputs, &log_named)?;
-    if let Some(path) = &a.html {
-        let html = [Named {
-            role: "--html",
-            path,
-        }];
-        check_outputs(&html, &outputs)?;
-        check_outputs(&html, &log_named)?;
-    }
-    outputs.extend(log_named.iter().map(|n| Named {
-        role: n.role,
-        path: n.path,
-    }));
-    if let Some(path) = &a.html {
-        outputs.push(Named {
-            role: "--html",
-            path,
-        });
-    }
-    if let Some(path) = &a.verify_map {
-        check_writable_path("--verify-map", path).map_err(|e| anyhow!(e))?;
-        outputs.push(Named {
-            role: "--verify-map",
-            path,
-        });
-    }
+    let outputs = RunOutputs {
+        output: dest.file(),
+        logs: log_files
+            .iter()
+            .map(|(path, kind, _)| Named {
+                role: kind.run_flag(),
+                path,
+            })
+            .collect(),
+        html: a.html.as_deref(),
+        store: a.store.as_deref(),
+        verify_map: a.verify_map.as_deref(),
+    };
+    let mut outputs = outputs.check().map_err(|e| anyhow!(e))?;
     let stop = Some(signals::stop_flag());
     // An existing store that is not an ssdlab store (or damaged, or read-only) is refused before
     // the run; a missing one is created only once there is a result to keep.
@@ -582,26 +379,14 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     // a write after the run that failed: reported once the result is printed
     let mut deferred: Option<Failure> = None;
 
-    if let Some(name) = &a.sim {
-        // No other output may be the state file read (--save-state may: it replaces the file
-        // whole, after the run, when the old state has long been read).
-        if let Some(path) = &a.load_state {
-            check_outputs(
-                &outputs,
-                &[Named {
-                    role: "--load-state",
-                    path,
-                }],
-            )?;
-        }
-        if let Some(path) = &a.save_state {
-            check_writable_path("--save-state", path).map_err(|e| anyhow!(e))?;
-            outputs.push(Named {
-                role: "--save-state",
-                path,
-            });
-        }
-        let t = run_sim_target(&a, name, &outputs)?;
+    if a.sim.is_some() {
+        check_state_files(
+            &mut outputs,
+            a.load_state.as_deref(),
+            a.save_state.as_deref(),
+        )
+        .map_err(|e| anyhow!(e))?;
+        let t = run_sim_target(&a, &outputs)?;
         let opts = SimOptions {
             stop,
             max_memory: a.max_memory,
@@ -609,12 +394,7 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
             building: Some(crate::signals::building),
             ..Default::default()
         };
-        let steps = SimSteps::parse(
-            a.precondition.as_deref(),
-            a.precondition_timed,
-            a.steady_state,
-        )
-        .map_err(|e| anyhow!("--precondition {e}"))?;
+        let steps = flags(&a).sim_steps().map_err(|e| anyhow!(e))?;
         // The simulated drives' tables grow with what the run writes: say before starting
         // when that is a lot, and budget it.
         let need = steps
@@ -627,31 +407,19 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
                 need.what
             );
         }
-        let (result, session) = if steps.plain() && a.load_state.is_none() && a.save_state.is_none()
-        {
-            let r = status::with_status_line(&spec, true, |progress| {
-                ssdlab_engine::run_sim(&spec, &t, &SimOptions { progress, ..opts })
-            })
-            .map_err(engine_failure)?;
-            (r, None)
-        } else {
-            let mut session = match &a.load_state {
-                Some(path) => load_sim_state(path, &t, a.max_memory)?,
-                None => {
-                    crate::signals::while_building(|| SimSession::new(&t, spec.seed, a.max_memory))
-                        .map_err(engine_failure)?
-                }
-            };
-            let pre = steps
-                .precondition(&mut session, &t, &spec, &opts)
-                .map_err(engine_failure)?;
-            let mut result = status::with_status_line(&spec, true, |progress| {
-                steps.measure(&mut session, &spec, &SimOptions { progress, ..opts })
-            })
-            .map_err(engine_failure)?;
-            result.notes.splice(0..0, pre);
-            (result, Some(session))
-        };
+        let (result, session) = steps
+            .run(
+                &spec,
+                &t,
+                a.load_state.as_deref(),
+                a.save_state.is_some(),
+                &opts,
+                &|f| status::with_status_line(&spec, true, f),
+            )
+            .map_err(|e| match e {
+                StateFileError::File(m) => anyhow!("--load-state {m}").into(),
+                StateFileError::Engine(e) => engine_failure(e),
+            })?;
         // The result is printed first: what is written after it (the store, the drive state)
         // can fail (a full disk) or be cut short (a second Ctrl-C) without losing it.
         let exporter: Box<dyn Exporter> = if a.out.format() == Format::Html {
@@ -685,19 +453,12 @@ pub fn cmd_run(a: RunArgs) -> Result<u8, Failure> {
     let target = real_target(&a)?;
     check_target_inputs(&outputs, &target)?;
     let opts = RealOptions {
-        engine: engine_choice(&a),
-        direct: !a.buffered,
-        allow_destroy: a.allow_destroy,
-        continue_on_error: a.continue_on_error,
         on_note: output::note,
         fault: a.inject_fault,
-        submit_batch: a.submit_batch.unwrap_or(1),
-        ring: ring_options(&a),
         stop,
         max_memory: a.max_memory,
-        verify_map: a.verify_map.as_deref(),
         log: log_config,
-        ..Default::default()
+        ..flags(&a).real_options()
     };
     let out = status::with_status_line(&spec, false, |progress| {
         ssdlab_engine::run_real(&spec, &target, &RealOptions { progress, ..opts })

@@ -138,17 +138,9 @@ impl Dest {
 }
 
 /// Checks that `path` can be written as a regular file (`flag` names it in errors) before any
-/// work starts: see [`ssdlab_target::resolve_output`] (links followed, directory writable, not a
-/// pseudo-filesystem), and never inside ssdlab's verify-map directory.
+/// work starts: [`ssdlab_target::check_writable`].
 pub fn check_writable_path(flag: &str, path: &Path) -> Result<(), String> {
-    let dest = ssdlab_target::resolve_output(flag, path).map_err(|e| e.to_string())?;
-    if ssdlab_target::written::is_in_map_dir(&dest) {
-        return Err(format!(
-            "{flag} {}: is inside ssdlab's verify-map directory; choose another place",
-            path.display()
-        ));
-    }
-    Ok(())
+    ssdlab_target::check_writable(flag, path)
 }
 
 /// Writes `bytes` to `path` whole or not at all (a new file next to it, renamed into place); a

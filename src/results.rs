@@ -1,7 +1,6 @@
 //! Finished runs kept in a results store (`--store`).
 
 use crate::cli::{Failure, EXIT_FAILED};
-use crate::output::check_writable_path;
 use anyhow::anyhow;
 use ssdlab_stats::RunResult;
 use std::path::Path;
@@ -9,16 +8,7 @@ use std::path::Path;
 /// Checks the path of `--store` before anything runs: a missing file must be creatable, an
 /// existing one a regular file (whether it is an ssdlab store is checked when it is opened).
 pub fn check_store_path(path: &Path) -> Result<(), Failure> {
-    if !path.exists() {
-        check_writable_path("--store", path).map_err(|e| anyhow!(e))?;
-    } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Err(anyhow!(
-            "--store {}: exists and is not a regular file",
-            path.display()
-        )
-        .into());
-    }
-    Ok(())
+    ssdlab_target::check_file_or_new("--store", path).map_err(|e| anyhow!(e).into())
 }
 
 /// Adds a finished run to the results store of `--store` (a failure to write it is exit 1).

@@ -37,20 +37,13 @@ fn rank_real_options<'a>(
 ) -> RealOptions<'a> {
     fn quiet(_: &str) {}
     RealOptions {
-        engine: engine_choice(a),
-        direct: !a.buffered,
-        allow_destroy: a.allow_destroy,
-        continue_on_error: a.continue_on_error,
         on_note: if me.rank == 0 { output::note } else { quiet },
         fault: a
             .inject_fault
             .filter(|_| fault_rank().is_none_or(|r| r == me.rank)),
-        submit_batch: a.submit_batch.unwrap_or(1),
-        ring: ring_options(a),
         stop: Some(signals::stop_flag()),
         max_memory,
-        verify_map: a.verify_map.as_deref(),
-        ..Default::default()
+        ..flags(a).real_options()
     }
 }
 
@@ -163,7 +156,7 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
         spec.span = Some(span);
         Ok(())
     };
-    if let Some(name) = &a.sim {
+    if a.sim.is_some() {
         if a.load_state.is_some() || a.save_state.is_some() {
             return Err(anyhow!(
                 "--load-state and --save-state apply to runs in one process, not to the ranks of an MPI job"
@@ -176,7 +169,7 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
             )
             .into());
         }
-        let t = run_sim_target(a, name, &outputs)?;
+        let t = run_sim_target(a, &outputs)?;
         if a.segment_per_rank {
             let per = spec.span.ok_or_else(|| {
                 anyhow!("--segment-per-rank on a simulated drive needs --span (each rank's slice)")

@@ -10,6 +10,9 @@
 //!
 //! [`TargetSpec`] is the one typed description of what a command measures or simulates, parsed
 //! from the shared target flags, checked against the command's outputs, and built here.
+//! [`RunFlags`] checks the flags of `ssdlab run` against each other before anything is planned;
+//! [`SimSteps::run`] sequences a simulated run (state file or new session, preconditioning,
+//! measurement) and [`SimSession::save_state_file`] writes its drives back.
 //!
 //! Nothing here is process-global: the caller passes the stop flag its signal handler raises.
 
@@ -21,6 +24,7 @@ mod iolog;
 mod precondition;
 mod real;
 mod replay;
+mod run_flags;
 mod sim;
 mod sim_steps;
 mod state_file;
@@ -43,6 +47,7 @@ pub use real::{
     build_result, check_real, check_real_jobs, run_real, run_real_jobs, EngineChoice, Member,
     RealJob, RealOptions, RealTarget, RunOutput,
 };
+pub use run_flags::{check_state_files, RunFlags, RunOutputs};
 pub use sim::{
     build_sim, check_sim_run, check_sim_run_touch, check_sim_target, run_sim, run_sim_prepared,
     run_sim_recorded, sim_memory_estimate, sim_memory_need, sim_run_memory_estimate, sim_touch,

@@ -1,7 +1,7 @@
 //! The steps of a simulated run around its measurement (`ssdlab run --sim`): workload
 //! preconditioning (`--precondition`, on the FTL or on the clock), SNIA PTS steady-state rounds
 //! (`--steady-state`), checked together with the memory they need before any drive is built,
-//! then run on a session.
+//! then run on a session (new or loaded from a state file) with the measurement.
 
 use crate::precondition::{
     check_precondition, measure_on_session, parse_precondition, precondition_noted, PreClock,
@@ -11,9 +11,10 @@ use crate::sim::{
     check_sim_run_touch, sim_memory_need, sim_touch_with, SimMemoryNeed, SimOptions, SimSession,
     SimTarget,
 };
-use crate::EngineError;
+use crate::{EngineError, Progress, StateFileError};
 use ssdlab_stats::RunResult;
 use ssdlab_workload::WorkloadSpec;
+use std::path::Path;
 
 /// What a simulated run does besides one measurement.
 #[derive(Debug, Clone, Default)]
@@ -88,6 +89,57 @@ impl SimSteps {
         opts: &SimOptions<'_>,
     ) -> Result<RunResult, EngineError> {
         measure_on_session(session, spec, self.steady_state, opts)
+    }
+
+    /// The whole simulated run of `spec` on `target`: without steps, `load` or `keep`, one run
+    /// of a fresh session ([`crate::run_sim`]); else a session loaded from the state file `load`
+    /// (`--load-state`) or built (announced through [`SimOptions::building`]), preconditioned
+    /// (the steps' note at the front of the result's notes) and measured, and returned for
+    /// `--save-state`. `status` runs the measurement (the closure) with a status line or
+    /// without one.
+    #[allow(clippy::type_complexity)]
+    pub fn run(
+        &self,
+        spec: &WorkloadSpec,
+        target: &SimTarget,
+        load: Option<&Path>,
+        keep: bool,
+        opts: &SimOptions<'_>,
+        status: &dyn Fn(&mut dyn FnMut(Option<&Progress>)),
+    ) -> Result<(RunResult, Option<SimSession>), StateFileError> {
+        let mut out = None;
+        if self.plain() && load.is_none() && !keep {
+            status(&mut |progress| {
+                out = Some(crate::run_sim(
+                    spec,
+                    target,
+                    &SimOptions { progress, ..*opts },
+                ));
+            });
+            let r = out.expect("the status line runs the measurement");
+            return Ok((r.map_err(StateFileError::Engine)?, None));
+        }
+        let mut session = match load {
+            Some(path) => SimSession::load_state_file(path, target, opts.max_memory)?,
+            None => {
+                let building = opts.building.unwrap_or(|_| {});
+                building(true);
+                let s = SimSession::new(target, spec.seed, opts.max_memory);
+                building(false);
+                s.map_err(StateFileError::Engine)?
+            }
+        };
+        let pre = self
+            .precondition(&mut session, target, spec, opts)
+            .map_err(StateFileError::Engine)?;
+        status(&mut |progress| {
+            out = Some(self.measure(&mut session, spec, &SimOptions { progress, ..*opts }));
+        });
+        let mut result = out
+            .expect("the status line runs the measurement")
+            .map_err(StateFileError::Engine)?;
+        result.notes.splice(0..0, pre);
+        Ok((result, Some(session)))
     }
 }
 

@@ -1,6 +1,6 @@
 //! A simulated target's drive state read back from a file written by
 //! [`SimSession::save_state`] (`ssdlab run --load-state`): a regular file of reasonable size,
-//! for the same target.
+//! for the same target; and written to one whole or not at all (`--save-state`).
 
 use crate::sim::{SimSession, SimTarget};
 use crate::{EngineError, Invalid};
@@ -50,6 +50,29 @@ impl SimSession {
             EngineError::Invalid(Invalid::State(m)) => file(m),
             e => StateFileError::Engine(e),
         })
+    }
+
+    /// Writes the drives to `path` (`ssdlab run --save-state`): a new file next to it, renamed
+    /// into place once complete, so a failure leaves the old file (or none) and never half a
+    /// state. `guard` is given the temporary file's path and kept while it is written (the
+    /// caller's way to remove it if the process ends meanwhile). Errors name the flag and path.
+    pub fn save_state_file<G>(
+        &self,
+        path: &Path,
+        guard: impl FnOnce(&Path) -> G,
+    ) -> Result<(), String> {
+        let shown = path.display();
+        let fail = |e: std::io::Error| format!("--save-state {shown}: {e}");
+        let dest =
+            ssdlab_target::resolve_output("--save-state", path).map_err(|e| e.to_string())?;
+        let mut f = ssdlab_target::outfile::AtomicFile::create(&dest).map_err(fail)?;
+        let _temp = guard(f.temp_path());
+        {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
+            self.save_state(&mut w).map_err(fail)?;
+            std::io::Write::flush(&mut w).map_err(fail)?;
+        }
+        f.commit().map_err(fail)
     }
 }
 

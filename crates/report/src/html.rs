@@ -22,6 +22,25 @@ pub struct HtmlExporter {
     pub environment: Option<ssdlab_chart::Environment>,
 }
 
+impl HtmlExporter {
+    /// The exporter of `ssdlab run`'s report: this machine's environment under the title and,
+    /// for a simulated target, its preset (`name`, its parameters) as an appendix in JSON.
+    pub fn for_run(preset: Option<(&str, &impl serde::Serialize)>) -> HtmlExporter {
+        HtmlExporter {
+            appendix: preset
+                .map(|(name, drive)| {
+                    (
+                        format!("Preset {name} (the simulated drive's parameters)"),
+                        serde_json::to_string_pretty(drive).unwrap_or_default(),
+                    )
+                })
+                .into_iter()
+                .collect(),
+            environment: Some(ssdlab_chart::Environment::current(VERSION)),
+        }
+    }
+}
+
 impl Exporter for HtmlExporter {
     fn export(&self, report: &Report<'_>) -> Result<Vec<u8>, ExportError> {
         Ok(run_page(report, &self.appendix, self.environment.as_ref()).into_bytes())

@@ -216,6 +216,35 @@ pub struct Named<'a> {
     pub path: &'a Path,
 }
 
+/// Checks that `path` can be written as a regular file (`flag` names it in errors) before any
+/// work starts: see [`resolve_output`] (links followed, directory writable, not a
+/// pseudo-filesystem), and never inside ssdlab's verify-map directory.
+pub fn check_writable(flag: &str, path: &Path) -> Result<(), String> {
+    let dest = resolve_output(flag, path).map_err(|e| e.to_string())?;
+    if crate::written::is_in_map_dir(&dest) {
+        return Err(format!(
+            "{flag} {}: is inside ssdlab's verify-map directory; choose another place",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a file that is opened or created in place (a results store): writable when missing
+/// ([`check_writable`]), else a regular file.
+pub fn check_file_or_new(flag: &str, path: &Path) -> Result<(), String> {
+    if !path.exists() {
+        check_writable(flag, path)
+    } else if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        Err(format!(
+            "{flag} {}: exists and is not a regular file",
+            path.display()
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Error: an output names one of the command's inputs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{out_role} {out} names the same file as {in_role} {input}; refusing to overwrite it")]

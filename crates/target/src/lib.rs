@@ -15,7 +15,8 @@
 //!   direct-I/O alignment, duplicate members, free space), then laid out.
 //! - [`diskstats`]: the kernel's I/O counters of the block devices under the targets (fio's
 //!   `disk_util`).
-//! - [`identity`]: "is this the same file", so no output ever names an input.
+//! - [`identity`]: "is this the same file", so no output ever names an input; whether an output
+//!   can be written where it is named.
 //! - [`written`]: the written-map of verifying runs (which sectors were written, by which seed),
 //!   so a later verifying read catches lost or zeroed data.
 //!
@@ -40,7 +41,10 @@ pub mod written;
 pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
 pub use fill::{lay_out, lay_out_with, Cleanup, Fill, Laid, LayoutError, Undo};
-pub use identity::{check_outputs, resolve_output, Named, OutputPathError, PathId, SameFile};
+pub use identity::{
+    check_file_or_new, check_outputs, check_writable, resolve_output, Named, OutputPathError,
+    PathId, SameFile,
+};
 pub use plan::{
     check_free_space, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget,
 };
