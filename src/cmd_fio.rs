@@ -16,13 +16,18 @@ use crate::output::{self, check_writable_path, Dest};
 use crate::{signals, status};
 use anyhow::{anyhow, Result};
 use clap::Args;
-use ssdlab_engine::{preset_file, SimSession, SimSpec};
-use ssdlab_fiojob::plan::{attach_logs, log_files, plan_units, LogFile, PlanOptions, Unit};
-use ssdlab_fiojob::run::{
-    build_report, check_waves, iolog_parts, run_waves, WaveError, WaveHooks, Waves,
+use ssdlab_engine::{preset_file, SimSession};
+use ssdlab_fiojob::argv::read_stdin_job;
+use ssdlab_fiojob::paths::iolog_outputs;
+use ssdlab_fiojob::plan::{
+    attach_logs, check_sim_jobs, log_files, plan_units, sim_spec, LogFile, PlanOptions,
 };
-use ssdlab_fiojob::{options, Job, SystemEnv};
-use ssdlab_report::logs::{render_job_log, LogStyle};
+use ssdlab_fiojob::run::{
+    build_report, check_waves, dropped_log_notes, iolog_parts, parse_only_text, render_logs,
+    run_waves, WaveError, WaveHooks, Waves,
+};
+use ssdlab_fiojob::{Job, SystemEnv};
+use ssdlab_report::logs::LogStyle;
 use ssdlab_report::{exporter, Format, Report, ReportJob, TableStyle};
 use ssdlab_stats::JobLog;
 use ssdlab_target::{check_outputs, Named};
@@ -111,82 +116,13 @@ const OWN_FLAGS: &[(&str, bool)] = &[
 ];
 
 /// fio job options from the command line: key, value, argument position.
-pub type FioArgv = Vec<(String, Option<String>, u32)>;
+pub type FioArgv = ssdlab_fiojob::argv::FioArgv;
 
 /// Splits `ssdlab fio …` arguments: ssdlab's flags and job files stay for clap, fio job options
 /// (`--key=value`, `--key value`, bare flags) come out with their position. Other commands'
 /// arguments pass through unchanged.
 pub fn split_argv(args: Vec<OsString>) -> (Vec<OsString>, FioArgv) {
-    if args.get(1).and_then(|a| a.to_str()) != Some("fio") {
-        return (args, Vec::new());
-    }
-    let mut keep: Vec<OsString> = args[..2].to_vec();
-    let mut fio = Vec::new();
-    let mut i = 2;
-    while i < args.len() {
-        let a = &args[i];
-        let Some(s) = a.to_str() else {
-            keep.push(a.clone());
-            i += 1;
-            continue;
-        };
-        if s == "--" {
-            keep.extend(args[i..].iter().cloned());
-            break;
-        }
-        let Some(opt) = s.strip_prefix("--") else {
-            keep.push(a.clone());
-            i += 1;
-            continue;
-        };
-        let (key, value) = match opt.split_once('=') {
-            Some((k, v)) => (k, Some(v.to_string())),
-            None => (opt, None),
-        };
-        if let Some((_, takes)) = OWN_FLAGS.iter().find(|(f, _)| *f == key) {
-            keep.push(a.clone());
-            if *takes && value.is_none() {
-                if let Some(v) = args.get(i + 1) {
-                    keep.push(v.clone());
-                    i += 1;
-                }
-            }
-            i += 1;
-            continue;
-        }
-        let mut value = value;
-        if value.is_none() && !options::is_flag(key) && options::is_fio_option(key) {
-            // fio's getopt takes the next argument as the value of an option that needs one.
-            if let Some(v) = args.get(i + 1).and_then(|v| v.to_str()) {
-                if !v.starts_with("--") {
-                    value = Some(v.to_string());
-                    i += 1;
-                }
-            }
-        }
-        fio.push((key.to_string(), value, i as u32 - 1));
-        i += 1;
-    }
-    (keep, fio)
-}
-
-/// A job file given as "-": stdin, at most as large as a job file, text.
-fn read_stdin_job() -> Result<Vec<u8>, Failure> {
-    use std::io::Read;
-    let cap = ssdlab_fiojob::ini::MAX_JOB_FILE_BYTES;
-    let mut data = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(cap + 1)
-        .read_to_end(&mut data)
-        .map_err(|e| anyhow!("stdin: cannot read the job file: {e}"))?;
-    if data.len() as u64 > cap {
-        return Err(anyhow!("stdin: a job file of more than {cap} bytes").into());
-    }
-    if data.contains(&0) {
-        return Err(anyhow!("stdin: not a text file (a NUL byte), so not an fio job file").into());
-    }
-    Ok(data)
+    ssdlab_fiojob::argv::split_argv(args, OWN_FLAGS)
 }
 
 /// fio's `--output-format` names (several may be given comma-separated in fio; ssdlab prints
@@ -232,38 +168,13 @@ fn write_logs(
     logs: &BTreeMap<u32, (JobLog, u64, LogStyle)>,
 ) -> Result<(), Failure> {
     let fail = |e: String| Failure::new(crate::cli::EXIT_FAILED, anyhow!(e));
-    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    for f in files {
-        let ran: Vec<&(JobLog, u64, LogStyle)> =
-            f.threads.iter().filter_map(|t| logs.get(t)).collect();
-        if ran.is_empty() {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        if f.append {
-            match std::fs::read(&f.path) {
-                Ok(b) => bytes = b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(fail(format!("{} {}: {e}", f.role, f.path.display()))),
-            }
-        }
-        for (log, runtime, style) in ran {
-            bytes.extend(render_job_log(log, f.kind, *runtime, style).into_bytes());
-        }
-        out.push((f.path.clone(), bytes));
-    }
+    let out = render_logs(files, logs).map_err(fail)?;
     if out.is_empty() {
         return Ok(());
     }
     output::write_files(&out).map_err(|e| fail(format!("cannot write the logs: {e}")))?;
-    for (t, (log, _, _)) in logs {
-        if log.dropped > 0 {
-            output::note(&format!(
-                "the logs of job {t} hold its first {} I/Os ({} more were not logged)",
-                log.samples.len(),
-                log.dropped
-            ));
-        }
+    for n in dropped_log_notes(logs) {
+        output::note(&n);
     }
     output::note_logs_written(out.len(), &out[0].0);
     Ok(())
@@ -279,33 +190,16 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     let format = format_of(&a);
     // 1. Read every job.
     let env = SystemEnv;
-    for (k, _, pos) in &a.fio_args {
-        if !options::is_fio_option(k) {
-            let own = OWN_FLAGS
-                .iter()
-                .map(|(f, _)| *f)
-                .map(|f| (options::edit_distance(k, f), f))
-                .filter(|(d, f)| *d <= 2.max(f.len() / 4))
-                .min_by_key(|(d, _)| *d)
-                .map(|(_, f)| f);
-            let hint = match (own, options::suggest(k)) {
-                (Some(f), _) => format!("; did you mean --{f}?"),
-                (None, Some(o)) => format!("; did you mean --{o}?"),
-                _ => String::new(),
-            };
-            return Err(Failure::new(
-                EXIT_BAD_INPUT,
-                anyhow!("command line argument {pos}: unknown option --{k}{hint}"),
-            ));
-        }
-    }
+    ssdlab_fiojob::argv::check_options(&a.fio_args, OWN_FLAGS)
+        .map_err(|e| Failure::new(EXIT_BAD_INPUT, anyhow!(e)))?;
     let mut sections = ssdlab_fiojob::argv_sections(&a.fio_args, &env, &a.section)?;
     let mut parser = ssdlab_fiojob::Parser::new(&env);
     parser.only = a.section.clone();
     for (i, f) in a.files.iter().enumerate() {
         if f.as_os_str() == "-" {
             // fio reads a job file named "-" from stdin (bounded like a job file).
-            sections.extend(parser.text(&read_stdin_job()?, Path::new("stdin"), i)?);
+            let text = read_stdin_job(std::io::stdin().lock()).map_err(|e| anyhow!(e))?;
+            sections.extend(parser.text(&text, Path::new("stdin"), i)?);
             continue;
         }
         sections.extend(parser.file(f, i)?);
@@ -340,46 +234,14 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     // 2. Targets.
     let sim = match &a.sim {
         Some(name) => {
-            let sets: Vec<(String, String)> = a
-                .sets
-                .iter()
-                .map(|kv| {
-                    kv.split_once('=')
-                        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                        .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))
-                })
-                .collect::<Result<_>>()?;
-            let drives = a.drives.unwrap_or(1);
-            if a.stripe.is_some() && drives < 2 {
-                return Err(anyhow!("--stripe applies to arrays: give --drives N (N > 1)").into());
-            }
-            let spec = SimSpec {
-                preset: name.clone(),
-                sets,
-                drives,
-                stripe: a.stripe,
-                state: a.state.as_deref().unwrap_or("fresh").to_string(),
-                adapter: ssdlab_ssdsim::AdapterChoice::default(),
-            };
-            Some(spec.build(output::note_once).map_err(|e| anyhow!(e))?)
+            let spec = sim_spec(name, &a.sets, a.drives, a.stripe, a.state.as_deref())
+                .map_err(|e| anyhow!(e))?;
+            let t = spec.build(output::note_once).map_err(|e| anyhow!(e))?;
+            check_sim_jobs(&js, a.allow_destroy).map_err(|e| anyhow!(e))?;
+            Some(t)
         }
         None => None,
     };
-    if sim.is_some() && a.allow_destroy {
-        return Err(anyhow!(
-            "--allow-destroy applies to real targets, not to simulated drives (--sim)"
-        )
-        .into());
-    }
-    if sim.is_some() {
-        if let Some(j) = js.jobs.iter().find(|j| j.settings.verify) {
-            return Err(anyhow!(
-                "job {}: verify needs a real target: simulated drives carry no data",
-                j.name
-            )
-            .into());
-        }
-    }
     let plan = PlanOptions {
         allow_destroy: a.allow_destroy,
         max_memory: a.max_memory,
@@ -405,28 +267,11 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         })
         .into_iter()
         .collect();
-    let mut logs: BTreeMap<&Path, &str> = BTreeMap::new();
-    for u in &units {
-        if let Some(t) = &u.iolog {
-            let name = js.jobs[u.job].name.as_str();
-            if let Some(other) = logs.insert(&t.path, name) {
-                if other != name {
-                    return Err(anyhow!(
-                        "write_iolog {}: jobs {other} and {name} both write it (fio: give each job its own)",
-                        t.path.display()
-                    )
-                    .into());
-                }
-            }
-            ssdlab_engine::check_iolog_target(&t.path).map_err(|e| anyhow!(e))?;
-        }
-    }
-    for p in logs.keys() {
-        outputs.push(Named {
-            role: "write_iolog",
-            path: p,
-        });
-    }
+    let iologs = iolog_outputs(&js, &units).map_err(|e| anyhow!(e))?;
+    outputs.extend(iologs.into_iter().map(|path| Named {
+        role: "write_iolog",
+        path,
+    }));
     for f in &log_files {
         check_writable_path(f.role, &f.path).map_err(|e| anyhow!(e))?;
         outputs.push(Named {
@@ -434,45 +279,12 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             path: &f.path,
         });
     }
-    let mut inputs: Vec<Named<'_>> = a
-        .files
-        .iter()
-        .map(|path| Named {
-            role: "the job file",
-            path,
-        })
-        .collect();
     let included = parser.included();
-    inputs.extend(included.iter().map(|path| Named {
-        role: "an included job file",
-        path,
-    }));
-    for u in &units {
-        if let Some((t, _)) = &u.real {
-            inputs.extend(t.paths().into_iter().map(|path| Named {
-                role: "a job's target",
-                path,
-            }));
-        }
-        if let Some(r) = &u.spec.replay {
-            inputs.push(Named {
-                role: "read_iolog",
-                path: &r.trace,
-            });
-        }
-    }
-    if let Some(p) = a.sim.as_deref().and_then(preset_file) {
-        inputs.push(Named {
-            role: "the preset file",
-            path: p,
-        });
-    }
+    let preset = a.sim.as_deref().and_then(preset_file);
+    let inputs = ssdlab_fiojob::paths::inputs(&a.files, &included, &units, preset);
     check_outputs(&outputs, &inputs)?;
 
     // 4. Every job of every wave checked before anything is written.
-    let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
-    let wave_units =
-        |w: usize| -> Vec<&Unit> { units.iter().filter(|u| js.jobs[u.job].wave == w).collect() };
     check_waves(&js, &units, sim.as_ref(), a.max_memory).map_err(|e| match e.job {
         Some(j) => job_failure(*e.error, &js.jobs[j]),
         None => engine_failure(*e.error),
@@ -481,19 +293,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         output::note(n);
     }
     if a.parse_only {
-        let mut text = String::new();
-        for w in 0..nwaves {
-            for u in wave_units(w) {
-                let j = &js.jobs[u.job];
-                text.push_str(&format!(
-                    "wave {w}: {} (group {}): {} on {}\n",
-                    j.name,
-                    j.group,
-                    u.spec.summary(),
-                    u.label
-                ));
-            }
-        }
+        let text = parse_only_text(&js, &units);
         dest.write(&text)
             .map_err(|e| Failure::new(crate::cli::EXIT_FAILED, anyhow!("cannot write: {e}")))?;
         return Ok(0);
@@ -604,55 +404,4 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         return Ok(signals::exit_code());
     }
     Ok(code)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn os(v: &[&str]) -> Vec<OsString> {
-        v.iter().map(OsString::from).collect()
-    }
-
-    #[test]
-    fn argv_split_keeps_own_flags_and_takes_fio_options() {
-        let (keep, fio) = split_argv(os(&[
-            "ssdlab",
-            "fio",
-            "--name=x",
-            "--rw",
-            "randread",
-            "--sim",
-            "p",
-            "--json",
-            "a.fio",
-            "--time_based",
-            "--bs=4k",
-            "--output",
-            "o.json",
-            "--size",
-            "1g",
-        ]));
-        assert_eq!(
-            keep,
-            os(&["ssdlab", "fio", "--sim", "p", "--json", "a.fio", "--output", "o.json"])
-        );
-        let f: Vec<(&str, Option<&str>)> = fio
-            .iter()
-            .map(|(k, v, _)| (k.as_str(), v.as_deref()))
-            .collect();
-        assert_eq!(
-            f,
-            vec![
-                ("name", Some("x")),
-                ("rw", Some("randread")),
-                ("time_based", None),
-                ("bs", Some("4k")),
-                ("size", Some("1g")),
-            ]
-        );
-        let (keep, fio) = split_argv(os(&["ssdlab", "run", "--qd", "4"]));
-        assert_eq!(keep.len(), 4);
-        assert!(fio.is_empty());
-    }
 }

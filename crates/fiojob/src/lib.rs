@@ -17,6 +17,10 @@
 //!   default file names, several files, traces, the simulated drive) and the engine's units,
 //!   options and logs for it (and the log files the jobs write); it probes targets and writes
 //!   nothing.
+//! * [`paths`]: what a planned job set reads and writes besides its targets' data, for the
+//!   check of outputs against inputs.
+//! * [`argv`]: fio options on `ssdlab fio`'s command line (split from its own flags, unknown
+//!   ones refused) and a job file read from stdin.
 //! * [`run`]: the waves of planned jobs checked by the engine before anything is written, then
 //!   run one after the other (fio's verify phase, clones' `write_iolog` parts merged), and the
 //!   report entries made of what they measured.
@@ -24,10 +28,12 @@
 //! The parser and the settings know no files: only [`plan`] (which reads) and [`run`] (which
 //! runs the jobs) touch targets.
 
+pub mod argv;
 pub mod ini;
 pub mod job;
 pub mod naming;
 pub mod options;
+pub mod paths;
 pub mod plan;
 pub mod run;
 mod table;

@@ -11,7 +11,7 @@
 use crate::job::split_filenames;
 use crate::{Engine, Fadvise, Fallocate, Job, JobSet, Settings, Size};
 use ssdlab_engine::{
-    EngineChoice, FixedBufs, IologTarget, RealOptions, RealTarget, RingOptions, SimTarget,
+    EngineChoice, FixedBufs, IologTarget, RealOptions, RealTarget, RingOptions, SimSpec, SimTarget,
 };
 use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::SyncMode;
@@ -549,6 +549,53 @@ fn check_several(s: &Settings, job: &str, n: usize) -> Result<()> {
             "job {job}: rw={} with several files in a job is not supported by ssdlab",
             s.mode.name()
         );
+    }
+    Ok(())
+}
+
+/// The simulated drive or array of `ssdlab fio --sim PRESET`, from `--set` (`KEY=VALUE`),
+/// `--drives` (default 1), `--stripe` (arrays only) and `--state` (default `fresh`) as given.
+pub fn sim_spec(
+    preset: &str,
+    sets: &[String],
+    drives: Option<u32>,
+    stripe: Option<u64>,
+    state: Option<&str>,
+) -> Result<SimSpec, String> {
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))
+        })
+        .collect::<Result<_, String>>()?;
+    let drives = drives.unwrap_or(1);
+    if stripe.is_some() && drives < 2 {
+        return Err("--stripe applies to arrays: give --drives N (N > 1)".into());
+    }
+    Ok(SimSpec {
+        sets,
+        drives,
+        stripe,
+        state: state.unwrap_or("fresh").to_string(),
+        ..SimSpec::preset(preset)
+    })
+}
+
+/// Refuses what the jobs cannot do on simulated drives: `--allow-destroy` (real targets only)
+/// and `verify` (simulated drives carry no data).
+pub fn check_sim_jobs(js: &JobSet, allow_destroy: bool) -> Result<(), String> {
+    if allow_destroy {
+        return Err(
+            "--allow-destroy applies to real targets, not to simulated drives (--sim)".into(),
+        );
+    }
+    if let Some(j) = js.jobs.iter().find(|j| j.settings.verify) {
+        return Err(format!(
+            "job {}: verify needs a real target: simulated drives carry no data",
+            j.name
+        ));
     }
     Ok(())
 }

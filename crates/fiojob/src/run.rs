@@ -1,15 +1,16 @@
 //! Running the waves of a planned job set ([`run_waves`]: the jobs of a wave together, waves one
 //! after the other, fio's verify phase, clones' `write_iolog` parts merged), what they
 //! measured, and the report entries made of it by fio's rules (clones and reporting groups,
-//! `group_reporting`, fio's one-line job header).
+//! `group_reporting`, fio's one-line job header); what `--parse-only` prints and the log files'
+//! contents.
 
-use crate::plan::{log_style, verify_spec, Unit};
+use crate::plan::{log_style, verify_spec, LogFile, Unit};
 use crate::{ExitWhat, Job, JobSet, Unified};
 use ssdlab_engine::{
     EngineError, LoopOutcome, Progress, RealJob, RealOptions, SimJob, SimOptions, SimSession,
     SimTarget, SteadyGroup,
 };
-use ssdlab_report::logs::LogStyle;
+use ssdlab_report::logs::{render_job_log, LogStyle};
 use ssdlab_report::{FioJob, Ignored};
 use ssdlab_stats::{JobLog, LogConfig, Recorder, RunResult};
 use ssdlab_workload::WorkloadSpec;
@@ -586,6 +587,71 @@ struct Building {
     /// fio's `steadystate` block of a group: its last member's (the one that keeps the
     /// group's samples, `stat.c` copies each member's in turn).
     steady: Option<ssdlab_stats::FioSteadyState>,
+}
+
+/// What `--parse-only` prints: a line per unit, wave by wave (`wave W: JOB (group G): WORKLOAD
+/// on TARGET`).
+pub fn parse_only_text(js: &JobSet, units: &[Unit]) -> String {
+    let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
+    let mut text = String::new();
+    for w in 0..nwaves {
+        for u in units.iter().filter(|u| js.jobs[u.job].wave == w) {
+            let j = &js.jobs[u.job];
+            text.push_str(&format!(
+                "wave {w}: {} (group {}): {} on {}\n",
+                j.name,
+                j.group,
+                u.spec.summary(),
+                u.label
+            ));
+        }
+    }
+    text
+}
+
+/// The contents of the log files whose threads ran (`logs`: each fio thread's log, its
+/// measured time and its line style, from [`Waves::thread_logs`]): a shared file
+/// (`per_job_logs=0`) after what it held, as fio appends to it. The error names the option and
+/// the file that could not be read.
+pub fn render_logs(
+    files: &[LogFile],
+    logs: &BTreeMap<u32, (JobLog, u64, LogStyle)>,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for f in files {
+        let ran: Vec<&(JobLog, u64, LogStyle)> =
+            f.threads.iter().filter_map(|t| logs.get(t)).collect();
+        if ran.is_empty() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if f.append {
+            match std::fs::read(&f.path) {
+                Ok(b) => bytes = b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{} {}: {e}", f.role, f.path.display())),
+            }
+        }
+        for (log, runtime, style) in ran {
+            bytes.extend(render_job_log(log, f.kind, *runtime, style).into_bytes());
+        }
+        out.push((f.path.clone(), bytes));
+    }
+    Ok(out)
+}
+
+/// A note for each thread whose log holds only its first I/Os.
+pub fn dropped_log_notes(logs: &BTreeMap<u32, (JobLog, u64, LogStyle)>) -> Vec<String> {
+    logs.iter()
+        .filter(|(_, (log, _, _))| log.dropped > 0)
+        .map(|(t, (log, _, _))| {
+            format!(
+                "the logs of job {t} hold its first {} I/Os ({} more were not logged)",
+                log.samples.len(),
+                log.dropped
+            )
+        })
+        .collect()
 }
 
 /// The report entries (each a result with fio's view of its job), by fio's rule (`stat.c`): every clone of a job without
