@@ -992,7 +992,17 @@ pub fn run_streams<B: Backend>(
                                 drain: false,
                             })
                         }
-                        other => other.next_at(now),
+                        other => {
+                            let n = other.next_at(now);
+                            // a rated or thinking generator's new pass, as a plain one's
+                            // (fio drops the page cache there)
+                            if n.is_some() && other.take_wrapped() {
+                                if let Some(f) = units[u].ctl.on_pass {
+                                    (f.0)();
+                                }
+                            }
+                            n
+                        }
                     };
                     let Some(n) = n else {
                         ss[si].exhausted = true;

@@ -35,7 +35,7 @@ pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
     merge_outcomes, run_loop, run_streams, Control, DataOpts, ErrnoList, LoopOutcome, NonFatal,
-    OnEnd, Progress, SteadyGroup, SteadyMember, Stream, Unit,
+    OnEnd, OnPass, Progress, SteadyGroup, SteadyMember, Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, merge_iologs, IologTarget};

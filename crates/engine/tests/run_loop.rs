@@ -3,7 +3,7 @@
 
 use ssdlab_engine::{
     run_loop, run_streams, Backend, Control, Cqe, DataOpts, ErrnoList, LoopOutcome, NonFatal,
-    Stream, Unit,
+    OnPass, Stream, Unit,
 };
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::WriteLog;
@@ -688,6 +688,52 @@ fn a_rate_after_a_think_catches_up_unless_told_to_ignore_it() {
     assert_eq!(&keep[10..], &[19_010, 19_020, 19_030]);
     let ignore = run(true);
     assert_eq!(&ignore[10..], &[19_010, 20_000, 21_000]);
+}
+
+/// A rated or thinking source tells of each new pass over its region as a plain one does
+/// (where fio drops the page cache again): 40 sequential reads of 4 KiB over 64 KiB start
+/// two new passes, whatever paces them.
+#[test]
+fn every_source_of_generated_ops_tells_of_a_new_pass() {
+    use std::sync::atomic::AtomicU32;
+    for (rate, think) in [(0, 0), (4096 * 1_000_000, 0), (0, 1_000)] {
+        let spec = WorkloadSpec {
+            rate_bps: [rate, 0, 0],
+            think_ns: think,
+            think_every: 4,
+            span: Some(64 << 10),
+            ..spec(RwMode::Read, 1, 1)
+        };
+        let passes = AtomicU32::new(0);
+        let count = || {
+            passes.fetch_add(1, Ordering::Relaxed);
+        };
+        let ctl = Control::new(0, None, Some(40)).with_on_pass(Some(OnPass(&count)));
+        let mut b = Scripted::new(10 * US);
+        let mut streams = [Stream {
+            source: OpSource::for_worker(&spec, None, 0, 64 << 10, 0),
+            qd: 1,
+            unit: 0,
+            rec: 0,
+        }];
+        let mut rec = Recorder::default();
+        run_streams(
+            &mut b,
+            &mut streams,
+            &[Unit {
+                ctl: &ctl,
+                data: data(),
+            }],
+            std::slice::from_mut(&mut rec),
+            None,
+        );
+        assert_eq!(b.pushed, 40);
+        assert_eq!(
+            passes.load(Ordering::Relaxed),
+            2,
+            "rate {rate}, think {think}"
+        );
+    }
 }
 
 #[test]

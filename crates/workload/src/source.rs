@@ -315,6 +315,19 @@ impl OpSource {
 }
 
 impl OpSource {
+    /// True once after a generated source (plain, rated or thinking) began a new pass over its
+    /// region ([`OpGen::take_wrapped`]); never for a replay or a list.
+    pub fn take_wrapped(&mut self) -> bool {
+        match self {
+            OpSource::Generated(gen)
+            | OpSource::Paced(Rated { gen, .. })
+            | OpSource::Thinking { gen, .. } => gen.take_wrapped(),
+            OpSource::Replay(_) | OpSource::List(_) => false,
+        }
+    }
+}
+
+impl OpSource {
     /// True for sources whose ops carry gaps (a rate, or a replay that was not told to skip
     /// them).
     pub fn is_timed(&self) -> bool {
