@@ -573,3 +573,25 @@ fn several_ranks_without_mpi_in_the_binary_are_refused() {
         "{rank}",
     );
 }
+
+/// A target that is the file standard output goes to (`> FILE` with FILE the target, or
+/// /dev/stdout) is refused before anything is written: its data and the report would
+/// overwrite each other.
+#[test]
+fn a_target_that_is_standard_output_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.txt");
+    for target in [out.to_str().unwrap(), "/dev/stdout"] {
+        let file = std::fs::File::create(&out).unwrap();
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("ssdlab"))
+            .args(["run", "--target", target, "--span", "1m", "--rw", "write"])
+            .args(["--time", "50ms", "--json"])
+            .stdout(file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{target}: {err}");
+        assert!(err.contains("is the file standard output goes to"), "{err}");
+        assert_eq!(std::fs::metadata(&out).unwrap().len(), 0, "nothing written");
+    }
+}

@@ -875,8 +875,9 @@ impl Settings {
             }
             "ignore_error" => {
                 // fio's str_ignore_error_cb: READ,WRITE,VERIFY lists of E-names or numbers
-                // separated by ':'; a class given a list is also continued on
-                let v = need(v, key)?;
+                // separated by ':'; a class given a list is also continued on (an empty value
+                // changes nothing, as in fio)
+                let v = v.unwrap_or("").trim().to_string();
                 for (class, list) in v.trim().split(',').enumerate() {
                     if class > 2 {
                         return Err(Problem::Invalid(format!(
@@ -3116,6 +3117,7 @@ mod tests {
             nf("[a]\nignore_error=EIO\ncontinue_on_error=none\n").classes,
             0
         );
+        assert_eq!(nf("[a]\nignore_error=\n"), nf("[a]\n"));
         for bad in [
             "ignore_error=EWHAT",
             "ignore_error=0",

@@ -86,6 +86,8 @@ pub enum PlanError {
     CharSize { role: &'static str, path: PathBuf },
     #[error("{}: verification of a character device (a read gives back nothing written)", path.display())]
     CharVerify { path: PathBuf },
+    #[error("{}: is the file standard output goes to: writing it would overwrite the report (send standard output elsewhere, or the report to a file of its own)", path.display())]
+    StdoutTarget { path: PathBuf },
     #[error("{}: a character device cannot be opened with O_DIRECT (fio's direct=1 fails with EINVAL); use buffered I/O (--buffered, fio's direct=0)", path.display())]
     CharDirect { path: PathBuf },
     #[error("--raid0 needs at least two members (A,B[,C…])")]
@@ -423,6 +425,23 @@ fn check_writable_place(info: &TargetInfo) -> Result<(), DeviceError> {
     Ok(())
 }
 
+/// Whether `path` names the regular file standard output is redirected to (`/dev/stdout`, or
+/// the file itself): a target written there would be overwritten by the report, or overwrite
+/// it.
+#[allow(clippy::unnecessary_cast)] // st_dev and st_ino are u64 or u32 depending on the target
+fn is_stdout(path: &Path) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(out) = rustix::fs::fstat(std::io::stdout().as_fd()) else {
+        return false;
+    };
+    if rustix::fs::FileType::from_raw_mode(out.st_mode) != rustix::fs::FileType::RegularFile {
+        return false;
+    }
+    std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file() && m.dev() == out.st_dev as u64 && m.ino() == out.st_ino as u64)
+}
+
 /// Probes one path, checks write safety, and decides how large a file must be laid out.
 fn plan_path(
     path: &Path,
@@ -432,6 +451,11 @@ fn plan_path(
     role: &'static str,
 ) -> Result<PlannedPath, PlanError> {
     let info = probe(path)?;
+    if writes && is_stdout(path) {
+        return Err(PlanError::StdoutTarget {
+            path: path.to_path_buf(),
+        });
+    }
     let mut notes = Vec::new();
     let (lay_out_to, size) = match info.kind {
         TargetKind::BlockDevice => {
