@@ -194,6 +194,31 @@ fn run(
     (rec, out)
 }
 
+/// Runs one stream of `spec`'s source over `[0, span)` at depth `qd` under `ctl`.
+fn run_source(
+    b: &mut Scripted<'_>,
+    spec: &WorkloadSpec,
+    span: u64,
+    qd: u32,
+    ctl: &Control<'_>,
+) -> Recorder {
+    let mut streams = [Stream {
+        source: OpSource::for_worker(spec, None, 0, span, 0),
+        qd,
+        unit: 0,
+        rec: 0,
+    }];
+    let mut rec = Recorder::default();
+    run_streams(
+        b,
+        &mut streams,
+        &[Unit { ctl, data: data() }],
+        std::slice::from_mut(&mut rec),
+        None,
+    );
+    rec
+}
+
 #[test]
 fn littles_law_is_exact() {
     for (qd, lat) in [(1, 100 * US), (4, 100 * US), (32, 37 * US)] {
@@ -565,44 +590,13 @@ fn a_rate_catches_up_after_falling_behind() {
     };
     let mut b = Scripted::new(250 * US);
     let ctl = Control::new(0, None, Some(10));
-    let mut streams = [Stream {
-        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-        qd: 1,
-        unit: 0,
-        rec: 0,
-    }];
-    let mut rec = Recorder::default();
-    run_streams(
-        &mut b,
-        &mut streams,
-        &[Unit {
-            ctl: &ctl,
-            data: data(),
-        }],
-        std::slice::from_mut(&mut rec),
-        None,
-    );
+    run_source(&mut b, &spec, 1 << 30, 1, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, (0..10).map(|i| i * 250).collect::<Vec<_>>());
     // A fast device: exactly one op per period.
     let mut b = Scripted::new(10 * US);
     let ctl = Control::new(0, None, Some(10));
-    let mut streams = [Stream {
-        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-        qd: 1,
-        unit: 0,
-        rec: 0,
-    }];
-    run_streams(
-        &mut b,
-        &mut streams,
-        &[Unit {
-            ctl: &ctl,
-            data: data(),
-        }],
-        std::slice::from_mut(&mut rec),
-        None,
-    );
+    run_source(&mut b, &spec, 1 << 30, 1, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, (0..10).map(|i| i * 100).collect::<Vec<_>>());
 }
@@ -619,23 +613,7 @@ fn a_rate_ahead_of_its_schedule_waits_for_the_queue_to_drain() {
     };
     let mut b = Scripted::new(250 * US);
     let ctl = Control::new(0, None, Some(10));
-    let mut streams = [Stream {
-        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-        qd: 4,
-        unit: 0,
-        rec: 0,
-    }];
-    let mut rec = Recorder::default();
-    run_streams(
-        &mut b,
-        &mut streams,
-        &[Unit {
-            ctl: &ctl,
-            data: data(),
-        }],
-        std::slice::from_mut(&mut rec),
-        None,
-    );
+    run_source(&mut b, &spec, 1 << 30, 4, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(
         times,
@@ -661,23 +639,7 @@ fn a_rate_after_a_think_catches_up_unless_told_to_ignore_it() {
         };
         let mut b = Scripted::new(10 * US);
         let ctl = Control::new(0, None, Some(13));
-        let mut streams = [Stream {
-            source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-            qd: 1,
-            unit: 0,
-            rec: 0,
-        }];
-        let mut rec = Recorder::default();
-        run_streams(
-            &mut b,
-            &mut streams,
-            &[Unit {
-                ctl: &ctl,
-                data: data(),
-            }],
-            std::slice::from_mut(&mut rec),
-            None,
-        );
+        run_source(&mut b, &spec, 1 << 30, 1, &ctl);
         b.pushes.iter().map(|p| p.0 / US).collect::<Vec<u64>>()
     };
     let keep = run(false);
@@ -710,23 +672,7 @@ fn every_source_of_generated_ops_tells_of_a_new_pass() {
         };
         let ctl = Control::new(0, None, Some(40)).with_on_pass(Some(OnPass(&count)));
         let mut b = Scripted::new(10 * US);
-        let mut streams = [Stream {
-            source: OpSource::for_worker(&spec, None, 0, 64 << 10, 0),
-            qd: 1,
-            unit: 0,
-            rec: 0,
-        }];
-        let mut rec = Recorder::default();
-        run_streams(
-            &mut b,
-            &mut streams,
-            &[Unit {
-                ctl: &ctl,
-                data: data(),
-            }],
-            std::slice::from_mut(&mut rec),
-            None,
-        );
+        run_source(&mut b, &spec, 64 << 10, 1, &ctl);
         assert_eq!(b.pushed, 40);
         assert_eq!(
             passes.load(Ordering::Relaxed),
@@ -748,23 +694,7 @@ fn a_mixed_job_caps_each_direction() {
     };
     let mut b = Scripted::new(10 * US);
     let ctl = Control::new(0, None, Some(300));
-    let mut streams = [Stream {
-        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-        qd: 1,
-        unit: 0,
-        rec: 0,
-    }];
-    let mut rec = Recorder::default();
-    run_streams(
-        &mut b,
-        &mut streams,
-        &[Unit {
-            ctl: &ctl,
-            data: data(),
-        }],
-        std::slice::from_mut(&mut rec),
-        None,
-    );
+    let rec = run_source(&mut b, &spec, 1 << 30, 1, &ctl);
     assert_eq!(rec.summary(OpKind::Write, 3 * MS).ios, 3);
     assert_eq!(rec.summary(OpKind::Read, 3 * MS).ios, 297);
 }
@@ -780,23 +710,7 @@ fn think_time_drains_the_queue_then_waits_after_the_last_completion() {
     };
     let mut b = Scripted::new(250 * US);
     let ctl = Control::new(0, None, Some(8));
-    let mut streams = [Stream {
-        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-        qd: 4,
-        unit: 0,
-        rec: 0,
-    }];
-    let mut rec = Recorder::default();
-    run_streams(
-        &mut b,
-        &mut streams,
-        &[Unit {
-            ctl: &ctl,
-            data: data(),
-        }],
-        std::slice::from_mut(&mut rec),
-        None,
-    );
+    run_source(&mut b, &spec, 1 << 30, 4, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, vec![0, 0, 350, 350, 700, 700, 1050, 1050]);
     assert!(b.max_inflight <= 2, "{}", b.max_inflight);
@@ -807,22 +721,7 @@ fn think_time_drains_the_queue_then_waits_after_the_last_completion() {
     };
     let mut b = Scripted::new(250 * US);
     let ctl = Control::new(0, None, Some(4));
-    let mut streams = [Stream {
-        source: OpSource::for_worker(&spec, None, 0, 1 << 30, 0),
-        qd: 4,
-        unit: 0,
-        rec: 0,
-    }];
-    run_streams(
-        &mut b,
-        &mut streams,
-        &[Unit {
-            ctl: &ctl,
-            data: data(),
-        }],
-        std::slice::from_mut(&mut rec),
-        None,
-    );
+    run_source(&mut b, &spec, 1 << 30, 4, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, vec![0, 350, 700, 1050]);
 }
