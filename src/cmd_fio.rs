@@ -11,7 +11,7 @@
 //! a wave together), and the report is printed in fio's normal text, JSON or JSON+.
 
 use crate::cli::{positive_size_arg, positive_u32, size_arg, Failure, EXIT_BAD_INPUT};
-use crate::exit::{engine_failure, exit_code_for};
+use crate::exit::{engine_failure, fio_exit_code_for};
 use crate::output::{self, check_writable_path, Dest};
 use crate::{signals, status};
 use anyhow::{anyhow, Result};
@@ -359,6 +359,18 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         if let Some(e) = r.errors.first() {
             eprintln!("{}: {} (error {})", fio.name, e.error, e.errno);
         }
+        let t = &r.error_tally;
+        if fio.continue_on_error && t.counted > 0 {
+            let ended = if t.fatal != 0 {
+                format!("error {} ended the job", t.fatal)
+            } else {
+                "none ended the job".to_string()
+            };
+            eprintln!(
+                "{}: continue_on_error counted {} error(s) (the first: error {}); {ended}",
+                fio.name, t.counted, t.first
+            );
+        }
     }
     // The one exporter of each format, as `ssdlab run` uses them.
     let bytes = exporter(format, TableStyle::Ascii)
@@ -397,7 +409,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     }
     let code = entries
         .iter()
-        .map(|(r, _)| exit_code_for(r))
+        .map(|(r, _)| fio_exit_code_for(r))
         .max()
         .unwrap_or(0);
     if signals::stopped() {

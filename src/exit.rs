@@ -41,6 +41,18 @@ pub fn exit_code_for(r: &RunResult) -> u8 {
     }
 }
 
+/// The exit code of a finished fio job, as fio's (`exit_value`): failed when an error ended
+/// it; the errors `continue_on_error` went past do not count.
+pub fn fio_exit_code_for(r: &RunResult) -> u8 {
+    if r.interrupted {
+        signals::exit_code()
+    } else if r.error_tally.fatal != 0 {
+        EXIT_FAILED
+    } else {
+        0
+    }
+}
+
 /// The exit code for a store failure: an I/O failure (full disk, I/O error) happened while
 /// writing results, so it is not bad input.
 pub fn store_failure(e: ssdlab_store::StoreError) -> Failure {

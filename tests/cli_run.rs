@@ -340,7 +340,12 @@ fn io_errors_are_reported_with_offsets() {
     let j = job(&v);
     assert_eq!(j["ssdlab"]["stopped_on_error"], false);
     assert_eq!(
-        j["write"]["total_ios"], 990,
+        j["write"]["total_ios"], 1000,
+        "every I/O issued counts, as in fio's total_ios"
+    );
+    assert_eq!(
+        j["write"]["io_bytes"],
+        990 * 4096,
         "10 of 1000 failed, the rest completed"
     );
     assert!(j["ssdlab"]["errors"][0]["error"]

@@ -23,6 +23,8 @@
 //!   hottest 1 % and 10 % of the blocks of the region, and the share of distinct offsets,
 //!   within N percentage points; `spread=N`: the share of the I/Os in each tenth of the region
 //!   within N points (zoned distributions, which place their zones);
+//! - `errors`: each entry's `error`, `total_err` and `first_error` (fio's tally under
+//!   `continue_on_error`) equal, and the exit status (a case may then end with status 1);
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
 //!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
@@ -58,7 +60,9 @@ fn fio_available() -> bool {
 /// Runs a tool on `job.fio` in `dir`; its JSON (fio may print warnings before it). Every case
 /// runs in well under a second: a run that has not ended after two minutes is a hang (fio
 /// 3.33 hung on `thinktime_spin` once), reported as a failure instead of stalling the suite.
-fn run(tool: &str, dir: &Path) -> Result<Value, String> {
+/// Runs `tool` on `dir/job.fio`: its JSON and exit status. A failing exit is an error unless
+/// `may_fail` (cases of errors compare the statuses).
+fn run(tool: &str, dir: &Path, may_fail: bool) -> Result<(Value, Option<i32>), String> {
     let mut c = if tool == "fio" {
         let mut c = Command::new("timeout");
         c.args(["120", "fio"]);
@@ -76,7 +80,8 @@ fn run(tool: &str, dir: &Path) -> Result<Value, String> {
         .output()
         .map_err(|e| format!("{tool}: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
+    let failed_as_allowed = may_fail && out.status.code() == Some(1);
+    if !(out.status.success() || failed_as_allowed) {
         return Err(format!(
             "{tool} failed ({}): {}",
             out.status,
@@ -86,7 +91,28 @@ fn run(tool: &str, dir: &Path) -> Result<Value, String> {
     let start = text
         .find('{')
         .ok_or_else(|| format!("{tool}: no JSON: {text}"))?;
-    serde_json::from_str(&text[start..]).map_err(|e| format!("{tool}: bad JSON: {e}"))
+    serde_json::from_str(&text[start..])
+        .map(|v| (v, out.status.code()))
+        .map_err(|e| format!("{tool}: bad JSON: {e}"))
+}
+
+/// Each entry's `error`, `total_err` and `first_error` (the last two with continue_on_error).
+fn job_errors(v: &Value) -> BTreeMap<String, (i64, Option<i64>, Option<i64>)> {
+    v["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap_or("").to_string(),
+                (
+                    j["error"].as_i64().unwrap_or(-1),
+                    j["total_err"].as_i64(),
+                    j["first_error"].as_i64(),
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The I/Os of a v2/v3 iolog: (file, direction, offset, length) in order.
@@ -378,15 +404,30 @@ fn case(path: &Path) -> Vec<String> {
         .collect();
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let mut out = [Value::Null, Value::Null];
+    let mut status = [None, None];
     for (i, tool) in ["fio", "ssdlab"].iter().enumerate() {
         std::fs::write(dirs[i].path().join("job.fio"), &text).unwrap();
-        match run(tool, dirs[i].path()) {
-            Ok(v) => out[i] = v,
+        match run(tool, dirs[i].path(), has("errors")) {
+            Ok((v, code)) => (out[i], status[i]) = (v, code),
             Err(e) => return vec![e],
         }
     }
     let (f, s) = (&out[0], &out[1]);
     let mut diffs = Vec::new();
+    if has("errors") {
+        differ(
+            &mut diffs,
+            "exit status",
+            format!("{:?}", status[0]),
+            format!("{:?}", status[1]),
+        );
+        differ(
+            &mut diffs,
+            "errors per job (error, total_err, first_error)",
+            format!("{:?}", job_errors(f)),
+            format!("{:?}", job_errors(s)),
+        );
+    }
     // Keys, entries, names and groups.
     let missing = missing_keys(f, s);
     if !missing.is_empty() {

@@ -2,8 +2,8 @@
 //! number below is exact, because the backend decides when each I/O completes.
 
 use ssdlab_engine::{
-    run_loop, run_streams, Backend, Control, Cqe, DataOpts, ErrnoList, LoopOutcome, NonFatal,
-    OnPass, Stream, Unit,
+    run_loop, run_streams, Backend, Control, Cqe, DataOpts, ErrnoList, Found, LoopOutcome,
+    NonFatal, OnPass, Stream, Unit,
 };
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::WriteLog;
@@ -373,6 +373,72 @@ fn continue_on_error_goes_on_after_fios_non_fatal_errors_only() {
     assert!(all.continues(OpKind::Trim, 5));
     assert!(!read.continues(OpKind::Read, 84));
     assert!(NonFatal { classes: 4, ..all }.continues(OpKind::Read, 84));
+}
+
+/// fio's tally (`update_error_count`, `td->error`): the errors continue_on_error goes past
+/// are counted; the first that it does not go past ends the job and is its error, counted
+/// (with a synchronous engine) when continue_on_error names its class; a failed I/O is one
+/// more issued (fio's `total_ios`), never a completed one.
+#[test]
+fn continue_on_error_tallies_errors_as_fio() {
+    let s = spec(RwMode::Randwrite, 1, 1);
+    let tally = |fates: &[(u64, Fate)], nf: NonFatal| {
+        let mut b = Scripted::new(10 * US);
+        for (i, f) in fates {
+            b.fates.insert(*i, *f);
+        }
+        let mut ctl = Control::new(0, None, Some(20));
+        ctl.continue_on_error = nf.classes != 0;
+        ctl.non_fatal = Some(nf);
+        let (rec, out) = run(&mut b, &s, &ctl, None);
+        let w = rec.summary(OpKind::Write, out.runtime_ns);
+        (rec.tally, w.ios, w.failed_ios)
+    };
+    let write = NonFatal {
+        classes: 2,
+        sync_engine: true,
+        ..Default::default()
+    };
+    // two EIOs gone past, then ENOSPC ends the job: all three counted, ENOSPC the error
+    let fates = [
+        (2, Fate::Error(5)),
+        (4, Fate::Error(5)),
+        (6, Fate::Error(28)),
+    ];
+    let (t, ios, failed) = tally(&fates, write);
+    assert_eq!((t.counted, t.first, t.fatal, t.error()), (3, 5, 28, 28));
+    assert_eq!((ios, failed), (3, 3));
+    // an asynchronous engine does not count the error found at completion that ends the job
+    let async_write = NonFatal {
+        sync_engine: false,
+        ..write
+    };
+    let (t, ..) = tally(&fates, async_write);
+    assert_eq!((t.counted, t.first, t.fatal), (2, 5, 28));
+    // only errors gone past: the job's error is the first, nothing ended it
+    let (t, ios, failed) = tally(&[(2, Fate::Error(5)), (4, Fate::Error(5))], write);
+    assert_eq!((t.counted, t.first, t.fatal, t.error()), (2, 5, 0, 5));
+    assert_eq!((ios, failed), (18, 2));
+    // continue_on_error=read does not count a write's error, which ends the job
+    let read = NonFatal {
+        classes: 1,
+        sync_engine: true,
+        ..Default::default()
+    };
+    let (t, ..) = tally(&[(2, Fate::Error(5))], read);
+    assert_eq!((t.counted, t.first, t.fatal), (0, 0, 5));
+    // fio's synchronous engines count a verify mismatch that ends the job as error 1, of the
+    // read class (the -1 its completion returns)
+    assert_eq!(read.counts_fatal(OpKind::Read, 84, Found::Verify), Some(1));
+    assert_eq!(write.counts_fatal(OpKind::Read, 84, Found::Verify), None);
+    assert_eq!(
+        async_write.counts_fatal(OpKind::Write, 28, Found::Transfer),
+        None
+    );
+    assert_eq!(
+        read.counts_fatal(OpKind::Read, 0, Found::NothingMoved),
+        Some(5)
+    );
 }
 
 #[test]

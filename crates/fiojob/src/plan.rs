@@ -758,7 +758,10 @@ pub fn plan_units(
             direct: s.direct,
             allow_destroy: a.allow_destroy,
             continue_on_error: s.non_fatal.classes != 0,
-            non_fatal: Some(s.non_fatal),
+            non_fatal: Some(ssdlab_engine::NonFatal {
+                sync_engine: matches!(s.engine, Engine::Sync(_)),
+                ..s.non_fatal
+            }),
             null_size,
             on_note: a.on_note,
             submit_batch: s.iodepth_batch.unwrap_or(1),

@@ -441,7 +441,9 @@ pub fn run_waves(
             let Some(m) = measured[i].as_mut() else {
                 continue;
             };
-            if !m.result.errors.is_empty() {
+            // fio verifies unless an error ended the write phase (`td->error`; the errors
+            // continue_on_error went past do not).
+            if m.result.error_tally.fatal != 0 || m.outcome.stopped_on_error {
                 continue;
             }
             // fio verifies only when the write phase ended with its size: a runtime that ended
@@ -784,6 +786,7 @@ pub fn build_report(
                     mixed_only: j.settings.unified == Unified::Mixed,
                     kb_base: j.settings.kb_base,
                     job_runtime_ns,
+                    continue_on_error: j.settings.non_fatal.classes != 0,
                 },
             )
         })

@@ -57,6 +57,9 @@ pub struct FioJob {
     /// fio's `job_runtime` of a reporting group: the sum of its members' runtimes (fio adds
     /// their `total_run_time`); `None`: the run's own runtime.
     pub job_runtime_ns: Option<u64>,
+    /// fio's `continue_on_error` names a class of errors: the outputs give fio's tally of
+    /// the errors (`total_err`, `first_error`).
+    pub continue_on_error: bool,
 }
 
 /// An option of an fio job that was ignored.

@@ -63,15 +63,11 @@ fn lat_obj(l: &LatSummary, flavor: Flavor) -> Json {
 
 fn op_obj(o: &OpSummary, flavor: Flavor) -> Json {
     // fio works in whole milliseconds of runtime (`ts->runtime`), and counts a direction's
-    // only when it moved bytes (`update_runtime`).
-    let runtime_ms = if o.bytes == 0 {
-        0
-    } else {
-        o.runtime_ns / 1_000_000
-    };
+    // only when it moved bytes (`update_runtime`); its IOPS count every I/O issued.
+    let runtime_ms = o.fio_runtime_ms();
     let bw_bytes = (1000 * o.bytes).checked_div(runtime_ms).unwrap_or(0);
     let iops = if runtime_ms > 0 {
-        1000.0 * o.ios as f64 / runtime_ms as f64
+        1000.0 * o.issued_ios() as f64 / runtime_ms as f64
     } else {
         0.0
     };
@@ -90,7 +86,7 @@ fn op_obj(o: &OpSummary, flavor: Flavor) -> Json {
         .with("bw", bw_bytes / 1024)
         .with("iops", iops)
         .with("runtime", runtime_ms)
-        .with("total_ios", o.ios)
+        .with("total_ios", o.issued_ios())
         .with("short_ios", o.short_ios)
         .with("drop_ios", 0u64)
         .with("slat_ns", lat_obj(&o.slat, flavor))
@@ -186,8 +182,10 @@ pub fn job_name(r: &RunResult) -> String {
 }
 
 /// fio's `error`: the errno of the first error, 0 when none.
-fn first_errno(r: &RunResult) -> i64 {
-    r.errors.first().map_or(0, |e| e.errno as i64)
+/// fio's job `error`: the error that ended the job, else (with `continue_on_error`) the first
+/// one gone past.
+fn job_errno(r: &RunResult) -> i64 {
+    r.error_tally.error() as i64
 }
 
 /// fio's "job options": every value a string, in the order given.
@@ -255,7 +253,7 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
             .with("jobname", job_name(r))
             .with("groupid", 0u64),
     };
-    job.push("error", first_errno(r));
+    job.push("error", job_errno(r));
     job.push("eta", 0u64);
     job.push(
         "elapsed",
@@ -306,7 +304,13 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
         .with("iodepth_complete", levels(&r.iodepth_complete))
         .with("latency_ns", levels(&r.latency_levels.ns))
         .with("latency_us", levels(&r.latency_levels.us))
-        .with("latency_ms", levels(&r.latency_levels.ms))
+        .with("latency_ms", levels(&r.latency_levels.ms));
+    // fio's tally of the errors, with `continue_on_error` only.
+    if fio.is_some_and(|f| f.continue_on_error) {
+        job.push("total_err", r.error_tally.counted);
+        job.push("first_error", r.error_tally.first as i64);
+    }
+    let mut job = job
         .with("latency_depth", r.spec.qd)
         .with("latency_target", 0u64)
         .with("latency_percentile", 100.0)
@@ -648,8 +652,47 @@ mod tests {
         assert_eq!(plus["jobs"][0]["read"]["clat_ns"]["bins"]["100"], 600);
     }
 
+    /// fio's `error` is the error that ended the job, else the first one continue_on_error
+    /// went past; `total_err` and `first_error` follow `latency_ms` with continue_on_error
+    /// only; `total_ios` and the IOPS count the failed I/Os.
     #[test]
-    fn first_error_and_disk_util() {
+    fn errors_gone_past_as_fio_reports_them() {
+        let mut r = sample();
+        r.read.failed_ios = 48;
+        r.read.runtime_ns = 1_999_999_001; // fio: 2,000 ms (whole µs rounded up)
+        let text = |r: &RunResult, coe: bool| {
+            let f = FioJob {
+                continue_on_error: coe,
+                ..FioJob::default()
+            };
+            job_obj(r, Some(&f), Flavor::Json).to_fio_string()
+        };
+        let one = |r: &RunResult, coe: bool| {
+            serde_json::from_str::<serde_json::Value>(&text(r, coe)).unwrap()
+        };
+        r.error_tally.count(28);
+        r.error_tally.count(5);
+        let j = one(&r, true);
+        assert_eq!(j["error"], 28);
+        assert_eq!(j["total_err"], 2);
+        assert_eq!(j["first_error"], 28);
+        assert_eq!(j["read"]["total_ios"], 1048);
+        assert_eq!(j["read"]["runtime"], 2000);
+        assert_eq!(j["read"]["iops"], 524.0);
+        let doc = text(&r, true);
+        let at = |k: &str| doc.find(&format!("\"{k}\"")).unwrap();
+        assert!(at("latency_ms") < at("total_err"));
+        assert!(at("total_err") < at("first_error"));
+        assert!(at("first_error") < at("latency_depth"));
+        // an error that ends the job is its error; without continue_on_error, no tally keys
+        r.error_tally.end(22);
+        assert_eq!(one(&r, true)["error"], 22);
+        let j = one(&r, false);
+        assert!(j.get("total_err").is_none() && j.get("first_error").is_none());
+    }
+
+    #[test]
+    fn job_error_and_disk_util() {
         let mut r = sample();
         r.errors.push(ssdlab_stats::IoErrorRecord {
             kind: ssdlab_workload::OpKind::Read,
@@ -658,6 +701,7 @@ mod tests {
             errno: 28,
             error: "ENOSPC".into(),
         });
+        r.error_tally.end(28);
         r.disk_util = vec![
             DiskUtil {
                 name: "md0".into(),

@@ -153,13 +153,14 @@ fn two_units(v: u64, unit: &str, si: bool) -> (String, String) {
 }
 
 fn ddir_status(out: &mut String, name: &str, o: &OpSummary, si: bool) {
-    let runt_ms = o.runtime_ns / 1_000_000;
-    if runt_ms == 0 && o.ios == 0 {
+    // fio's `show_ddir_status`: nothing for a direction without runtime (no bytes moved).
+    let runt_ms = o.fio_runtime_ms();
+    if runt_ms == 0 {
         return;
     }
-    let runt = runt_ms.max(1);
+    let runt = runt_ms;
     let bw = 1000 * o.bytes / runt;
-    let iops = 1000 * o.ios / runt;
+    let iops = 1000 * o.issued_ios() / runt;
     let (bw1, bw2) = two_units(bw, "B/s", si);
     out.push_str(&format!(
         "  {name}: IOPS={}, BW={bw1} ({bw2})({}/{runt_ms}msec)\n",
@@ -257,6 +258,20 @@ struct Entry<'a> {
     mixed: Option<(&'a OpSummary, bool)>,
     /// kb_base=1000: decimal units first.
     si: bool,
+    /// Print fio's tally of the errors (`continue_on_error`; runs: when there were errors).
+    continue_on_error: bool,
+}
+
+/// The C library's text of an errno (fio's `strerror`), "Success" for 0.
+fn strerror(errno: i32) -> String {
+    if errno == 0 {
+        return "Success".into();
+    }
+    let t = std::io::Error::from_raw_os_error(errno).to_string();
+    match t.rfind(" (os error ") {
+        Some(i) => t[..i].to_string(),
+        None => t,
+    }
 }
 
 /// fio's normal text (`show_thread_status_normal`, the group summary and the disk stats of
@@ -276,6 +291,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 ignored: &f.ignored,
                 mixed: f.mixed.as_ref().map(|m| (m, f.mixed_only)),
                 si: f.kb_base == 1000,
+                continue_on_error: f.continue_on_error,
             },
             None => {
                 let name = job_name(j.result);
@@ -289,6 +305,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                     ignored: &[],
                     mixed: None,
                     si: false,
+                    continue_on_error: j.result.error_tally.counted > 0,
                 }
             }
         })
@@ -306,8 +323,11 @@ pub fn normal_text(report: &Report<'_>) -> String {
     for e in &entries {
         let r = e.r;
         // fio: `err= 5 (file:…, func=check_min_rate, error=…)`; here the first error's text.
-        let err = match r.errors.first() {
-            None => " 0".to_string(),
+        // (fio's job error: the one that ended the job, else the first gone past)
+        let errno = r.error_tally.error();
+        let err = match r.errors.iter().find(|x| x.errno == errno) {
+            _ if errno == 0 => " 0".to_string(),
+            None => format!("{errno:2}"),
             Some(x) => format!("{:2} (error={})", x.errno, x.error),
         };
         let state = if r.interrupted { " (interrupted)" } else { "" };
@@ -363,18 +383,21 @@ pub fn normal_text(report: &Report<'_>) -> String {
         ));
         out.push_str(&format!(
             "     issued rwts: total={},{},{},0 short={},{},{},0 dropped=0,0,0,0\n",
-            r.read.ios + r.read.errors,
-            r.write.ios + r.write.errors,
-            r.trim.ios + r.trim.errors,
+            r.read.issued_ios(),
+            r.write.issued_ios(),
+            r.trim.issued_ios(),
             r.read.short_ios,
             r.write.short_ios,
             r.trim.short_ios
         ));
-        let errs = r.read.errors + r.write.errors + r.trim.errors;
-        if errs > 0 {
-            let first = r.errors.first().map(|e| e.error.as_str()).unwrap_or("");
+        // fio's tally of the errors, with continue_on_error only
+        if e.continue_on_error {
+            let t = &r.error_tally;
             out.push_str(&format!(
-                "     errors    : total={errs}, first_error={first}\n"
+                "     errors    : total={}, first_error={}/<{}>\n",
+                t.counted,
+                t.first,
+                strerror(t.first)
             ));
         }
         if let Some(v) = &r.verify {
@@ -421,10 +444,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 continue;
             }
             let io: u64 = ops.iter().map(|o| o.bytes).sum();
-            let runs: Vec<u64> = ops
-                .iter()
-                .map(|o| (o.runtime_ns / 1_000_000).max(1))
-                .collect();
+            let runs: Vec<u64> = ops.iter().map(|o| o.fio_runtime_ms().max(1)).collect();
             let max_run = *runs.iter().max().unwrap_or(&1);
             let min_run = *runs.iter().min().unwrap_or(&1);
             let bws: Vec<u64> = ops

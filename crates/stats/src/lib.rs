@@ -17,7 +17,7 @@ pub use recorder::{
     DecodeError, KindRecorder, LatHist, Recorder, MAX_WINDOWS, SERIES_NS, STAT_WINDOW_NS,
 };
 pub use result::{
-    CpuUsage, DepthLevels, DiskUtil, EngineKind, FioSteadyState, IoErrorRecord, LatLevels,
-    LatSummary, MemberStats, OpSummary, RunResult, SeriesPoint, SteadyState, TargetDesc,
+    CpuUsage, DepthLevels, DiskUtil, EngineKind, ErrorTally, FioSteadyState, IoErrorRecord,
+    LatLevels, LatSummary, MemberStats, OpSummary, RunResult, SeriesPoint, SteadyState, TargetDesc,
     TargetKind, VerifySummary, PERCENTILES,
 };

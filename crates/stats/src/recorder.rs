@@ -3,8 +3,8 @@
 use crate::fio;
 use crate::log::{JobLog, LogConfig, LogRecorder};
 use crate::result::{
-    DepthLevels, IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint, VerifySummary,
-    PERCENTILES,
+    DepthLevels, ErrorTally, IoErrorRecord, LatLevels, LatSummary, OpSummary, SeriesPoint,
+    VerifySummary, PERCENTILES,
 };
 use hdrhistogram::Histogram;
 use ssdlab_workload::OpKind;
@@ -175,6 +175,8 @@ pub struct KindRecorder {
     pub bytes: u64,
     pub short_ios: u64,
     pub errors: u64,
+    /// I/Os that ended with an error and moved nothing.
+    pub failed: u64,
     pub slat: LatHist,
     pub clat: LatHist,
     pub lat: LatHist,
@@ -186,6 +188,7 @@ impl KindRecorder {
         self.bytes += o.bytes;
         self.short_ios += o.short_ios;
         self.errors += o.errors;
+        self.failed += o.failed;
         self.slat.add(&o.slat);
         self.clat.add(&o.clat);
         self.lat.add(&o.lat);
@@ -231,6 +234,8 @@ pub struct Recorder {
     /// Completions per fio latency range (`latency_ns`/`_us`/`_ms`, by completion latency).
     pub lat_level_counts: [u64; fio::LAT_LEVELS],
     pub error_records: Vec<IoErrorRecord>,
+    /// fio's tally of the errors (what `continue_on_error` went past, what ended the job).
+    pub tally: ErrorTally,
     /// Verification counters (sectors ok / never written / bad).
     pub verify: VerifySummary,
     /// Time-series logs, when asked for.
@@ -306,6 +311,7 @@ impl Recorder {
             complete_counts: [0; 7],
             lat_level_counts: [0; fio::LAT_LEVELS],
             error_records: Vec::new(),
+            tally: ErrorTally::default(),
             verify: VerifySummary::default(),
             log: None,
             levels: LevelTable(level_table()),
@@ -392,6 +398,12 @@ impl Recorder {
         self.kinds[kind.index()].short_ios += 1;
     }
 
+    /// Notes that an I/O ended with an error and moved nothing (its error is recorded with
+    /// [`Recorder::record_error`]).
+    pub fn record_failed(&mut self, kind: OpKind) {
+        self.kinds[kind.index()].failed += 1;
+    }
+
     /// Records a failed I/O with its offset, errno and reason.
     pub fn record_error(&mut self, kind: OpKind, offset: u64, len: u64, errno: i32, error: String) {
         self.kinds[kind.index()].errors += 1;
@@ -409,6 +421,7 @@ impl Recorder {
     /// Records an error of the job rather than of one I/O (fio's `td_verror`: a minimum rate
     /// not met): the job's error, counted in no direction's I/O errors.
     pub fn record_job_error(&mut self, kind: OpKind, errno: i32, error: String) {
+        self.tally.end(errno);
         if self.error_records.len() < MAX_ERROR_RECORDS {
             self.error_records.push(IoErrorRecord {
                 kind,
@@ -467,6 +480,7 @@ impl Recorder {
         self.verify.sectors_ok += o.verify.sectors_ok;
         self.verify.sectors_unwritten += o.verify.sectors_unwritten;
         self.verify.sectors_bad += o.verify.sectors_bad;
+        self.tally.merge(&o.tally);
         for e in &o.error_records {
             if self.error_records.len() < MAX_ERROR_RECORDS {
                 self.error_records.push(e.clone());
@@ -657,6 +671,7 @@ impl Recorder {
             bw_bytes: rate(k.bytes),
             short_ios: k.short_ios,
             errors: k.errors,
+            failed_ios: k.failed,
             slat: lat_summary(&k.slat),
             clat: lat_summary(&k.clat),
             lat: lat_summary(&k.lat),
@@ -960,7 +975,7 @@ impl std::fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 /// Magic and version of [`Recorder::to_bytes`].
-const CODEC_MAGIC: &[u8; 4] = b"SLR1";
+const CODEC_MAGIC: &[u8; 4] = b"SLR2";
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -1053,7 +1068,7 @@ impl Recorder {
         let mut out = Vec::with_capacity(4096);
         out.extend_from_slice(CODEC_MAGIC);
         for k in &self.kinds {
-            for v in [k.ios, k.bytes, k.short_ios, k.errors] {
+            for v in [k.ios, k.bytes, k.short_ios, k.errors, k.failed] {
                 put_varint(&mut out, v);
             }
             k.slat.encode(&mut out);
@@ -1079,6 +1094,9 @@ impl Recorder {
             self.verify.sectors_ok,
             self.verify.sectors_unwritten,
             self.verify.sectors_bad,
+            self.tally.counted,
+            self.tally.first as u32 as u64,
+            self.tally.fatal as u32 as u64,
         ] {
             put_varint(&mut out, v);
         }
@@ -1113,6 +1131,7 @@ impl Recorder {
             k.bytes += r.varint()?;
             k.short_ios += r.varint()?;
             k.errors += r.varint()?;
+            k.failed += r.varint()?;
             k.slat.add_encoded(&mut r)?;
             k.clat.add_encoded(&mut r)?;
             k.lat.add_encoded(&mut r)?;
@@ -1139,6 +1158,12 @@ impl Recorder {
         self.verify.sectors_ok += r.varint()?;
         self.verify.sectors_unwritten += r.varint()?;
         self.verify.sectors_bad += r.varint()?;
+        let tally = ErrorTally {
+            counted: r.varint()?,
+            first: r.varint()? as u32 as i32,
+            fatal: r.varint()? as u32 as i32,
+        };
+        self.tally.merge(&tally);
         let n = r.len(1 << 20, "error records")?;
         for _ in 0..n {
             let kind = match r.varint()? {

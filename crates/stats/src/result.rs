@@ -48,6 +48,10 @@ pub struct OpSummary {
     pub bw_bytes: f64,
     pub short_ios: u64,
     pub errors: u64,
+    /// I/Os that ended with an error and moved nothing (not in `ios`; fio counts them issued,
+    /// in `total_ios` and its IOPS).
+    #[serde(default)]
+    pub failed_ios: u64,
     pub slat: LatSummary,
     pub clat: LatSummary,
     pub lat: LatSummary,
@@ -75,6 +79,21 @@ pub struct OpSummary {
 }
 
 impl OpSummary {
+    /// fio's `runtime` of the direction, ms: its whole microseconds rounded up to a ms (fio's
+    /// `update_runtime`), 0 when it moved no bytes.
+    pub fn fio_runtime_ms(&self) -> u64 {
+        if self.bytes == 0 {
+            0
+        } else {
+            (self.runtime_ns / 1000).div_ceil(1000)
+        }
+    }
+
+    /// fio's `total_ios`: every I/O issued, those that failed included.
+    pub fn issued_ios(&self) -> u64 {
+        self.ios + self.failed_ios
+    }
+
     /// Megabytes (10^6 bytes) per second.
     pub fn mb_s(&self) -> f64 {
         self.bw_bytes / 1e6
@@ -114,6 +133,54 @@ pub struct SeriesPoint {
     pub read_bw_bytes: f64,
     pub write_bw_bytes: f64,
     pub trim_bw_bytes: f64,
+}
+
+/// fio's tally of a job's errors (`update_error_count` and `td->error`): the errors of the
+/// classes `continue_on_error` names, gone past or not (fio's `total_err`, `first_error`), and
+/// the error that ended the job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorTally {
+    /// Errors of a class `continue_on_error` names (fio's `total_err`).
+    pub counted: u64,
+    /// The errno of the first of them (fio's `first_error`; 0: none).
+    pub first: i32,
+    /// The errno of the error that ended the job (fio's `td->error`; 0: none did).
+    pub fatal: i32,
+}
+
+impl ErrorTally {
+    /// Counts an error of a class `continue_on_error` names.
+    pub fn count(&mut self, errno: i32) {
+        self.counted += 1;
+        if self.counted == 1 {
+            self.first = errno;
+        }
+    }
+
+    /// Notes the error that ends the job (the first one does).
+    pub fn end(&mut self, errno: i32) {
+        if self.fatal == 0 {
+            self.fatal = errno;
+        }
+    }
+
+    /// Adds the tally of a later part of the same job (or of a later clone).
+    pub fn merge(&mut self, o: &ErrorTally) {
+        if self.counted == 0 {
+            self.first = o.first;
+        }
+        self.counted += o.counted;
+        self.end(o.fatal);
+    }
+
+    /// fio's job `error`: the error that ended the job, else the first one gone past (0: none).
+    pub fn error(&self) -> i32 {
+        if self.fatal != 0 {
+            self.fatal
+        } else {
+            self.first
+        }
+    }
 }
 
 /// A failed or short I/O.
@@ -366,6 +433,10 @@ pub struct RunResult {
     #[serde(default)]
     pub latency_levels: LatLevels,
     pub errors: Vec<IoErrorRecord>,
+    /// fio's tally of the errors: counted under `continue_on_error`, and the one that ended
+    /// the run.
+    #[serde(default)]
+    pub error_tally: ErrorTally,
     pub series: Vec<SeriesPoint>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberStats>,
@@ -463,6 +534,7 @@ impl RunResult {
             iodepth_complete: depth.complete,
             latency_levels: rec.latency_levels(),
             errors: rec.error_records.clone(),
+            error_tally: rec.tally,
             series: rec.series(runtime_ns),
             logs: rec.job_logs(runtime_ns),
             ..RunResult::default()
