@@ -2331,3 +2331,60 @@ fn exitall_ends_the_jobs_of_its_scope() {
         );
     }
 }
+
+/// fio's latency target on a simulated drive: the depth search runs on simulated time and
+/// ends at a depth whose final window meets the target for the percentile asked; a job that
+/// cannot meet it at depth 1 ends with fio's ETIMEDOUT and exit 1; the clones of a reporting
+/// group on --sim are refused.
+#[test]
+fn latency_target_searches_the_depth_on_a_preset() {
+    let d = tempfile::tempdir().unwrap();
+    let job = "[lt]\nrw=randread\nbs=4k\nsize=1g\nioengine=io_uring\ndirect=1\niodepth=32\nlatency_target=300\nlatency_window=200ms\nlatency_percentile=99\ntime_based\nruntime=10s\n";
+    let f = write(d.path(), "lt.fio", job);
+    let v = fio_json(d.path(), &["--sim", "vertex450-128g", f.to_str().unwrap()]);
+    let j = &jobs(&v)[0];
+    let depth = j["latency_depth"].as_u64().unwrap();
+    assert!(depth > 1 && depth < 32, "a depth between the ends: {depth}");
+    assert_eq!(j["latency_target"], 300_000);
+    assert_eq!(j["latency_window"], 200_000);
+    assert_eq!(j["error"], 0);
+    let p99 = j["read"]["clat_ns"]["percentile"]["99.000000"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        p99 <= 300_000 + 300_000 / 50,
+        "the final window meets the target: {p99}"
+    );
+    // one window of simulated time is reported
+    assert!((200..=201).contains(&j["read"]["runtime"].as_u64().unwrap()));
+
+    // 1 µs at depth 1 for every I/O cannot be met: fio's ETIMEDOUT ends the job
+    let f = write(
+        d.path(),
+        "lt1.fio",
+        &job.replace("latency_target=300", "latency_target=1")
+            .replace("latency_percentile=99\n", ""),
+    );
+    let out = ssdlab(d.path())
+        .args(["fio", "--sim", "vertex450-128g", "--output-format=json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jobs(&v)[0]["error"], 110);
+    assert_eq!(jobs(&v)[0]["latency_depth"], 1);
+
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--sim",
+            "vertex450-128g",
+            "--numjobs=2",
+            "--group_reporting",
+            f.to_str().unwrap(),
+        ],
+        &["latency_target", "group_reporting", "--sim"],
+    );
+}

@@ -25,6 +25,8 @@
 //!   within N points (zoned distributions, which place their zones);
 //! - `errors`: each entry's `error`, `total_err` and `first_error` (fio's tally under
 //!   `continue_on_error`) equal, and the exit status (a case may then end with status 1);
+//! - `latency`: each entry's `latency_depth` (where fio's `latency_target` search ended),
+//!   `latency_target`, `latency_percentile` and `latency_window` equal;
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
 //!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
@@ -94,6 +96,27 @@ fn run(tool: &str, dir: &Path, may_fail: bool) -> Result<(Value, Option<i32>), S
     serde_json::from_str(&text[start..])
         .map(|v| (v, out.status.code()))
         .map_err(|e| format!("{tool}: bad JSON: {e}"))
+}
+
+/// Each entry's latency target and where its depth search ended (`latency_*`).
+fn job_latency(v: &Value) -> BTreeMap<String, String> {
+    v["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap_or("").to_string(),
+                format!(
+                    "depth={} target={} percentile={} window={}",
+                    j["latency_depth"],
+                    j["latency_target"],
+                    j["latency_percentile"],
+                    j["latency_window"]
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Each entry's `error`, `total_err` and `first_error` (the last two with continue_on_error).
@@ -414,6 +437,14 @@ fn case(path: &Path) -> Vec<String> {
     }
     let (f, s) = (&out[0], &out[1]);
     let mut diffs = Vec::new();
+    if has("latency") {
+        differ(
+            &mut diffs,
+            "latency target and depth found per job",
+            format!("{:?}", job_latency(f)),
+            format!("{:?}", job_latency(s)),
+        );
+    }
     if has("errors") {
         differ(
             &mut diffs,

@@ -70,6 +70,9 @@ pub struct Control<'a> {
     pub steady_group: Option<SteadyMember<'a>>,
     /// fio's `rate_min`/`rate_iops_min`: the unit fails when a direction falls below them.
     pub min_rate: Option<ssdlab_workload::MinRate>,
+    /// fio's `latency_target`: each stream of the unit searches its queue depth
+    /// ([`LatSearch`]).
+    pub latency_target: Option<ssdlab_workload::LatencyTarget>,
     /// Called once when the unit stops, whatever stopped it, with whether it stopped on an
     /// error (fio's `exitall` and `exitall_on_error`: the job that ends terminates the others
     /// of its `exit_what` scope).
@@ -254,6 +257,7 @@ impl<'a> Control<'a> {
             steady_out: std::sync::Mutex::new(None),
             steady_group: None,
             min_rate: None,
+            latency_target: None,
             on_end: None,
         }
     }
@@ -261,6 +265,12 @@ impl<'a> Control<'a> {
     /// The same control, failing when a direction falls below fio's minimum rates.
     pub fn with_min_rate(mut self, min_rate: Option<ssdlab_workload::MinRate>) -> Self {
         self.min_rate = min_rate;
+        self
+    }
+
+    /// The same control, searching the queue depth for fio's latency target.
+    pub fn with_latency_target(mut self, t: Option<ssdlab_workload::LatencyTarget>) -> Self {
+        self.latency_target = t;
         self
     }
 
@@ -402,6 +412,11 @@ pub struct LoopOutcome {
     pub source_done: bool,
     /// fio's steady-state criterion was met.
     pub steady_attained: bool,
+    /// fio's latency target: the search ended at a depth, after its final window.
+    pub latency_found: bool,
+    /// fio's latency target: the queue depth the search was at when the run ended (its
+    /// `latency_depth`; 0 without a target).
+    pub latency_depth: u32,
 }
 
 /// fio's errno for a transfer that moved fewer bytes than asked (its `td->error` for an I/O that
@@ -409,6 +424,12 @@ pub struct LoopOutcome {
 const EIO: i32 = 5;
 /// fio's errno for data that fails verification (`EILSEQ`).
 const EILSEQ: i32 = 84;
+/// A slot's `freed_at` while the loop holds it back before taking an op (a start delay, the
+/// depth a latency target allows): its next I/O starts when it is issued, as fio gets an
+/// `io_u` only then.
+const HELD: u64 = u64::MAX;
+/// fio's errno for an I/O above its latency target at depth 1 (`lat_fatal`).
+const ETIMEDOUT: i32 = 110;
 
 fn errno_text(errno: i64) -> String {
     let e = std::io::Error::from_raw_os_error(errno as i32);
@@ -751,6 +772,131 @@ struct StreamState {
     drained_at: u64,
     pushed_now: u32,
     last_completion: u64,
+    /// fio's latency target: the depth search of this stream (a job's clone).
+    lat: Option<LatSearch>,
+}
+
+/// fio's search of the queue depth for a latency target (`lat_target_init`, `_success`,
+/// `_failed`, `_check` and `queue_full` of its `io_u.c`), for one stream.
+#[derive(Debug, Clone, Copy, Default)]
+struct LatSearch {
+    /// The depth the stream may have in flight now (fio's `latency_qd`).
+    qd: u32,
+    low: u32,
+    high: u32,
+    /// The job's `iodepth`: the most the search goes to.
+    iodepth: u32,
+    stable: u32,
+    /// The window began then, with `ios_at_start` of the `ios` completions so far; `slow`
+    /// of those since were above the target.
+    window_start: u64,
+    ios_at_start: u64,
+    ios: u64,
+    slow: u64,
+    /// Running the final window at the depth found (fio's `latency_end_run`).
+    end_run: bool,
+    /// Nothing more is issued until what is in flight completes (fio's `io_u_quiesce`);
+    /// then, with `reset`, the statistics start again.
+    quiesce: bool,
+    reset: bool,
+}
+
+/// What a latency check decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LatStep {
+    Go,
+    /// Depth 1 and still above the target with a percentile of 100: fio's ETIMEDOUT.
+    Fatal,
+    /// The final window held at the depth found: the job is done.
+    Done,
+}
+
+impl LatSearch {
+    fn new(iodepth: u32, now: u64) -> LatSearch {
+        LatSearch {
+            qd: 1,
+            low: 1,
+            high: iodepth,
+            iodepth,
+            window_start: now,
+            ..Default::default()
+        }
+    }
+
+    fn new_cycle(&mut self, now: u64) {
+        self.window_start = now;
+        self.ios_at_start = self.ios;
+        self.slow = 0;
+    }
+
+    /// fio's `__lat_target_failed`: step the depth down, then let what is in flight complete
+    /// (its `io_u_quiesce`) before the next window starts; `Fatal` at depth 1. Those
+    /// completions still count against the target as they come — with a percentile of 100
+    /// each one above it steps down again, as in fio.
+    fn failed(&mut self) -> LatStep {
+        if self.qd == 1 {
+            return LatStep::Fatal;
+        }
+        self.high = self.qd;
+        if self.qd == self.low {
+            self.low -= 1;
+        }
+        self.qd = (self.qd + self.low) / 2;
+        self.stable = 0;
+        self.quiesce = true;
+        LatStep::Go
+    }
+
+    /// fio's `lat_target_success`: step the depth up; the same depth twice ends the search
+    /// (a final window at it, after its statistics start again), unless `keep_running`.
+    fn success(&mut self, now: u64, keep_running: bool) -> LatStep {
+        let qd = self.qd;
+        self.low = self.qd;
+        if self.qd + 1 == self.high {
+            self.stable += 1;
+            if self.stable >= 3 {
+                self.high += 1;
+                self.stable = 0;
+            }
+        }
+        if self.high != self.iodepth {
+            self.qd = (self.qd + self.high) / 2;
+        } else {
+            self.qd *= 2;
+        }
+        self.qd = self.qd.min(self.iodepth);
+        if !keep_running && self.qd == qd {
+            if self.end_run {
+                return LatStep::Done;
+            }
+            self.quiesce = true;
+            self.end_run = true;
+            self.reset = true;
+        }
+        // (after a quiesce the window starts when it is over)
+        if !self.quiesce {
+            self.new_cycle(now);
+        }
+        LatStep::Go
+    }
+
+    /// fio's `lat_target_check`, once a window has passed.
+    fn check(&mut self, now: u64, t: &ssdlab_workload::LatencyTarget) -> LatStep {
+        // (fio quiesces inside the step, so no check falls in a quiesce)
+        if self.quiesce || now.saturating_sub(self.window_start) < t.window_ns {
+            return LatStep::Go;
+        }
+        let ios = self.ios - self.ios_at_start;
+        // (no I/O in the window: 0/0, which fio's comparison takes as a failure)
+        let ok = (ios - self.slow.min(ios)) as f64 / ios as f64 * 100.0;
+        if ok >= t.percentile {
+            self.success(now, t.keep_running)
+        } else {
+            // (at depth 1 fio's check goes on at depth 1, in the same window)
+            self.failed();
+            LatStep::Go
+        }
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -822,6 +968,8 @@ pub fn merge_outcomes(outs: &[LoopOutcome]) -> LoopOutcome {
         m.source_done |= o.source_done;
         m.stonewalled |= o.stonewalled;
         m.steady_attained |= o.steady_attained;
+        m.latency_found |= o.latency_found;
+        m.latency_depth = m.latency_depth.max(o.latency_depth);
     }
     m
 }
@@ -918,7 +1066,12 @@ pub fn run_streams<B: Backend>(
         .collect();
     for (i, s) in streams.iter().enumerate() {
         ss[i].last_completion = us[s.unit].t0;
+        ss[i].lat = units[s.unit]
+            .ctl
+            .latency_target
+            .map(|t| LatSearch::new(t.max_depth.max(1), us[s.unit].t0));
     }
+    let any_lat = ss.iter().any(|x| x.lat.is_some());
     let mut steady: Vec<Option<SteadyRun>> = units
         .iter()
         .zip(&us)
@@ -1030,10 +1183,38 @@ pub fn run_streams<B: Backend>(
                     continue;
                 }
                 if now < us[u].begin {
-                    // fio's startdelay: the unit has not started yet.
+                    // fio's startdelay: the unit has not started yet (its I/Os start when
+                    // issued, not when the slot became free).
                     wake = wake.min(us[u].begin);
+                    state[slot as usize].freed_at = HELD;
                     keep.push(slot);
                     continue;
+                }
+                // fio's latency target: the depth the search allows (`queue_full`), and its
+                // quiesce; the final window's statistics start once nothing is in flight.
+                let x = &mut ss[si];
+                if let Some(l) = x.lat.as_mut() {
+                    if l.quiesce {
+                        if x.inflight > 0 {
+                            state[slot as usize].freed_at = HELD;
+                            keep.push(slot);
+                            continue;
+                        }
+                        l.quiesce = false;
+                        l.new_cycle(now);
+                        if std::mem::take(&mut l.reset) {
+                            recs[streams[si].rec].restart();
+                            let st = &mut us[u];
+                            st.t0 = now;
+                            st.deadline = units[u].ctl.time_ns.map_or(u64::MAX, |t| now + t);
+                            x.last_completion = now;
+                        }
+                    }
+                    if x.inflight >= l.qd {
+                        state[slot as usize].freed_at = HELD;
+                        keep.push(slot);
+                        continue;
+                    }
                 }
                 // The op: one held back earlier (its time had not come), else the source's next
                 // (a generator's inline: the hot path).
@@ -1456,6 +1637,28 @@ pub fn run_streams<B: Backend>(
                 t - t_submit,
                 t.saturating_sub(us[u].t0),
             );
+            if let (Some(l), Some(target)) = (ss[si].lat.as_mut(), ctl.latency_target) {
+                // fio's latency target judges the total latency of every I/O completed.
+                l.ios += 1;
+                if t - s.t_issue > target.target_ns {
+                    if target.percentile < 100.0 {
+                        l.slow += 1;
+                    } else if l.failed() == LatStep::Fatal {
+                        rec.record_error(
+                            s.op.kind,
+                            s.op.offset,
+                            s.op.len,
+                            ETIMEDOUT,
+                            format!(
+                                "max latency exceeded: {} us above the target of {} us at depth 1",
+                                (t - s.t_issue) / 1000,
+                                target.target_ns / 1000
+                            ),
+                        );
+                        ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Transfer);
+                    }
+                }
+            }
             if bytes < s.op.len {
                 rec.record_short(s.op.kind);
                 rec.record_error(
@@ -1484,6 +1687,20 @@ pub fn run_streams<B: Backend>(
                 check_min_rates(units, &mut us, recs, streams, at);
             }
         }
+        if any_lat {
+            // fio's lat_target_check, after each reap, once the ramp is over.
+            let now = backend.now();
+            for (si, x) in ss.iter_mut().enumerate() {
+                let u = streams[si].unit;
+                if let (Some(l), Some(target)) = (x.lat.as_mut(), units[u].ctl.latency_target) {
+                    if !us[u].stopping && now >= us[u].t0 && l.check(now, &target) == LatStep::Done
+                    {
+                        us[u].stopping = true;
+                        us[u].out.latency_found = true;
+                    }
+                }
+            }
+        }
     }
     for (u, (ios, bytes)) in prog.into_iter().enumerate() {
         if let Some(p) = units[u].ctl.progress {
@@ -1506,6 +1723,7 @@ pub fn run_streams<B: Backend>(
             out.stopped_on_error = true;
         }
         out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(st.begin));
+        out.latency_depth = ss[i].lat.map_or(0, |l| l.qd);
         let last = ss[i].last_completion;
         out.runtime_ns = if end <= st.t0 {
             0
@@ -1516,6 +1734,7 @@ pub fn run_streams<B: Backend>(
             && !out.source_done
             && !out.stonewalled
             && !out.steady_attained
+            && !out.latency_found
         {
             // Time-based: the measured time is the deadline plus the drain of the last I/Os.
             last.max(st.deadline) - st.t0
@@ -1533,6 +1752,76 @@ mod tests {
     use ssdlab_workload::{SteadyCriterion, SteadyMetric};
 
     const S: u64 = 1_000_000_000;
+
+    /// fio's depth search (`lat_target_success`/`__lat_target_failed`): doubling while the
+    /// windows hold, bisecting between the last depth that held and the one that failed, a
+    /// final window at a depth found twice, then done.
+    #[test]
+    fn latency_search_steps_as_fio() {
+        let mut l = LatSearch::new(32, 0);
+        let mut seen = vec![l.qd];
+        for _ in 0..5 {
+            assert_eq!(l.success(0, false), LatStep::Go);
+            seen.push(l.qd);
+        }
+        assert_eq!(seen, [1, 2, 4, 8, 16, 32]);
+        // 32 again: the final window (quiesce, statistics again), then done
+        assert_eq!(l.success(0, false), LatStep::Go);
+        assert!(l.end_run && l.reset && l.quiesce);
+        assert_eq!(l.success(0, false), LatStep::Done);
+
+        // failing at 16: bisect down to 12, then up between 12 and 16
+        let mut l = LatSearch::new(32, 0);
+        for _ in 0..4 {
+            l.success(0, false);
+        }
+        assert_eq!(l.qd, 16);
+        assert_eq!(l.failed(), LatStep::Go);
+        assert!(l.quiesce);
+        assert_eq!((l.low, l.qd, l.high), (8, 12, 16));
+        l.success(0, false);
+        assert_eq!(l.qd, 14);
+        l.success(0, false);
+        assert_eq!(l.qd, 15);
+        // 15 + 1 == 16: stable; 15 again ends the search with a final window at 15
+        assert_eq!(l.success(0, false), LatStep::Go);
+        assert_eq!((l.qd, l.end_run), (15, true));
+        assert_eq!(l.success(0, false), LatStep::Done);
+        // latency_run keeps adjusting: never done
+        let mut l = LatSearch::new(2, 0);
+        for _ in 0..10 {
+            assert_eq!(l.success(0, true), LatStep::Go);
+        }
+        // at depth 1 a failure is fatal (with a percentile of 100)
+        assert_eq!(LatSearch::new(8, 0).failed(), LatStep::Fatal);
+    }
+
+    /// fio's `lat_target_check`: a window's share of I/Os within the target against the
+    /// percentile, checked once the window has passed; an empty window fails.
+    #[test]
+    fn latency_check_judges_whole_windows() {
+        let t = ssdlab_workload::LatencyTarget {
+            target_ns: 100_000,
+            window_ns: 1_000_000,
+            percentile: 99.0,
+            keep_running: false,
+            max_depth: 16,
+        };
+        let mut l = LatSearch::new(16, 0);
+        l.ios = 1000;
+        l.slow = 10;
+        assert_eq!(l.check(999_999, &t), LatStep::Go);
+        assert_eq!(l.qd, 1, "the window has not passed");
+        assert_eq!(l.check(1_000_000, &t), LatStep::Go);
+        assert_eq!(l.qd, 2, "99 % within the target holds");
+        l.ios += 1000;
+        l.slow = 11;
+        l.check(2_000_000, &t);
+        assert_eq!(l.qd, 1, "98.9 % does not");
+        // nothing completed in a window: a failure (at depth 1 it stays there)
+        l.check(3_000_000, &t);
+        assert_eq!(l.qd, 1);
+    }
 
     fn crit(limit_pct: f64) -> SteadyCriterion {
         SteadyCriterion {

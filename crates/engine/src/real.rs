@@ -1464,6 +1464,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 .with_steady(j.spec.steady)
                 .with_steady_group(j.opts.steady_group)
                 .with_min_rate(j.spec.min_rate)
+                .with_latency_target(j.spec.latency_target)
                 .with_bytes(byte_budget(j.spec))
                 .with_stop(j.opts.stop)
                 .with_progress(j.opts.progress)
@@ -1958,6 +1959,7 @@ pub fn build_result(
         interrupted: out.interrupted,
         stopped_on_error: out.stopped_on_error,
         stonewalled: out.stonewalled,
+        latency_depth: spec.latency_target.map(|_| out.latency_depth),
         cpu,
         ..RunResult::from_recorder(spec, target, rec, out.runtime_ns, out.ramp_ns)
     }

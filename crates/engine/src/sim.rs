@@ -1139,6 +1139,7 @@ impl SimSession {
                     .with_steady(j.spec.steady)
                     .with_steady_group(j.steady_group)
                     .with_min_rate(j.spec.min_rate)
+                    .with_latency_target(j.spec.latency_target)
                     .with_bytes(crate::real::byte_budget(j.spec))
                     .with_stop(opts.stop)
                     .with_progress(opts.progress)

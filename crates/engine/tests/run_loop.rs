@@ -48,6 +48,8 @@ struct Scripted<'a> {
     pushes_after_stop: u64,
     /// (push time, offset) of every op pushed.
     pushes: Vec<(u64, u64)>,
+    /// Added to an op's latency per op already in flight when it is pushed.
+    depth_latency: u64,
 }
 
 impl<'a> Scripted<'a> {
@@ -65,6 +67,7 @@ impl<'a> Scripted<'a> {
             stop_after: None,
             pushes_after_stop: 0,
             pushes: Vec::new(),
+            depth_latency: 0,
         }
     }
 }
@@ -104,6 +107,7 @@ impl Backend for Scripted<'_> {
             Fate::Short => (op.len / 2) as i64,
             Fate::RefusePush => unreachable!(),
         };
+        let lat = lat + self.depth_latency * self.inflight.len() as u64;
         self.inflight.insert(slot, (self.now + lat, res));
         self.pushes.push((self.now, op.offset));
         self.max_inflight = self.max_inflight.max(self.inflight.len());
@@ -790,4 +794,49 @@ fn think_time_drains_the_queue_then_waits_after_the_last_completion() {
     run_source(&mut b, &spec, 1 << 30, 4, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, vec![0, 350, 700, 1050]);
+}
+
+/// fio's latency target on a device whose latency grows with the depth (10 µs plus 10 µs per
+/// I/O already in flight) and a target of 55 µs for 99 % of the I/Os: the search doubles to
+/// 8, whose window fails, bisects to 6 (fails) and 5, holds at 5 twice, runs its final window
+/// there with the statistics started again, and ends the job at depth 5; only the final
+/// window's I/Os are reported.
+#[test]
+fn latency_target_finds_the_deepest_depth_within_it() {
+    let mut s = spec(RwMode::Randread, 32, 1);
+    s.latency_target = Some(ssdlab_workload::LatencyTarget {
+        target_ns: 55 * US,
+        window_ns: 1_000 * US,
+        percentile: 99.0,
+        keep_running: false,
+        max_depth: 32,
+    });
+    let mut b = Scripted::new(10 * US);
+    b.depth_latency = 10 * US;
+    let ctl = Control::new(0, Some(S), None).with_latency_target(s.latency_target);
+    let (rec, out) = run(&mut b, &s, &ctl, None);
+    assert!(out.latency_found && !out.stopped_on_error);
+    assert_eq!(out.latency_depth, 5);
+    assert!(b.max_inflight <= 8, "never deeper than the search went");
+    let r = rec.summary(OpKind::Read, out.runtime_ns);
+    assert!(
+        r.lat.max <= 55 * US,
+        "only the final window at depth 5: {}",
+        r.lat.max
+    );
+    assert!(out.runtime_ns >= 1_000 * US && out.runtime_ns < 1_100 * US);
+    assert!(
+        r.ios > 90 && r.ios < 110,
+        "5 in flight for 50 µs each over 1 ms: {}",
+        r.ios
+    );
+
+    // a percentile of 100: at depth 1 above the target, fio's ETIMEDOUT ends the job
+    s.latency_target.as_mut().unwrap().percentile = 100.0;
+    let ctl = Control::new(0, Some(S), None).with_latency_target(s.latency_target);
+    let mut b = Scripted::new(100 * US);
+    let (rec, out) = run(&mut b, &s, &ctl, None);
+    assert!(out.stopped_on_error);
+    assert_eq!(rec.tally.fatal, 110);
+    assert_eq!(out.latency_depth, 1);
 }

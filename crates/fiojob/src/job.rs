@@ -350,6 +350,12 @@ pub struct Settings {
     pub steady_ramp_ns: u64,
     pub steady_interval_ns: u64,
     pub thinktime_ns: u64,
+    /// fio's `latency_target` (0: none), `latency_window`, `latency_percentile`,
+    /// `latency_run`.
+    pub latency_target_ns: u64,
+    pub latency_window_ns: u64,
+    pub latency_percentile: f64,
+    pub latency_run: bool,
     pub thinktime_spin_ns: u64,
     pub thinktime_blocks: u32,
     pub thinktime_by_issue: bool,
@@ -499,6 +505,10 @@ impl Default for Settings {
             steady_ramp_ns: 0,
             steady_interval_ns: 1_000_000_000,
             thinktime_ns: 0,
+            latency_target_ns: 0,
+            latency_window_ns: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
             thinktime_spin_ns: 0,
             thinktime_blocks: 1,
             thinktime_by_issue: false,
@@ -987,6 +997,23 @@ impl Settings {
             }
             // fio's units: microseconds when none is given.
             "thinktime" => self.thinktime_ns = value::time_ns(&need(v, key)?, true)?,
+            "latency_target" => self.latency_target_ns = value::time_ns(&need(v, key)?, true)?,
+            "latency_window" => self.latency_window_ns = value::time_ns(&need(v, key)?, true)?,
+            "latency_percentile" => {
+                let t = need(v, key)?;
+                self.latency_percentile = t
+                    .trim()
+                    .trim_end_matches('%')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| {
+                        Problem::Invalid(format!(
+                            "latency_percentile={t}: a percentage from 0 to 100"
+                        ))
+                    })?;
+            }
+            "latency_run" => self.latency_run = flag(v)?,
             "thinktime_spin" => self.thinktime_spin_ns = value::time_ns(&need(v, key)?, true)?,
             "thinktime_blocks" => {
                 self.thinktime_blocks =
@@ -1650,6 +1677,17 @@ impl Settings {
         self.thinktime_iotime_ns == 0 || self.thinktime_blocks_set
     }
 
+    /// fio's latency target, when `latency_target` is set.
+    pub fn latency_target(&self) -> Option<ssdlab_workload::LatencyTarget> {
+        (self.latency_target_ns > 0).then_some(ssdlab_workload::LatencyTarget {
+            target_ns: self.latency_target_ns,
+            window_ns: self.latency_window_ns,
+            percentile: self.latency_percentile,
+            keep_running: self.latency_run,
+            max_depth: self.iodepth.max(1),
+        })
+    }
+
     /// fio's minimum rates, when any is set.
     pub fn min_rate(&self) -> Option<ssdlab_workload::MinRate> {
         let bytes = self.rate_min.map(|x| x.unwrap_or(0));
@@ -1826,6 +1864,7 @@ impl Settings {
             },
             think_iotime_ns: self.thinktime_iotime_ns,
             min_rate: self.min_rate(),
+            latency_target: self.latency_target(),
             // fio's keep_running: unless time_based, the job ends once its files are done
             // `loops` times, even short of its bytes (holes: `rw=write:8k`); with io_size it
             // then goes on, pass by pass, while it has done less than io_size
@@ -1897,6 +1936,7 @@ impl Settings {
             think_iotime_ns: 0,
             // fio checks its minimum rates while it replays, as while it generates
             min_rate: self.min_rate(),
+            latency_target: self.latency_target(),
             passes: None,
             more_passes_below: None,
             block_sizes: None,

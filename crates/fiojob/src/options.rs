@@ -243,14 +243,8 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "fio's flow control between jobs",
     ),
     (
-        &[
-            "latency_target",
-            "latency_window",
-            "latency_percentile",
-            "latency_run",
-            "max_latency",
-        ],
-        "fio's latency target (the queue depth search) and latency limits",
+        &["max_latency"],
+        "fio's latency limit per direction",
     ),
     (
         &["exec_prerun", "exec_postrun"],

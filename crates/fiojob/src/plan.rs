@@ -642,6 +642,13 @@ pub fn plan_units(
                 .map(|p| IologTarget::new(PathBuf::from(p), file_name.to_string()))
         };
         if let Some(sim) = sim {
+            if s.latency_target_ns > 0 && clones > 1 && !per_worker(j) {
+                // (the clones of such a job share one recorder on the simulated drive, and
+                // each starts its statistics again on its own)
+                bail!(
+                    "job {name}: latency_target with numjobs={clones} and group_reporting on --sim is not supported by ssdlab: each clone's search starts the statistics again, which the clones of one reporting group share on a simulated drive"
+                );
+            }
             let size = sim_size(sim);
             if let Some(first) = several_files(s, name, 0) {
                 // Several files: several regions of the drive, one after another.

@@ -406,9 +406,13 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 v.sectors_ok, v.sectors_bad, v.sectors_unwritten
             ));
         }
+        let lt = r.spec.latency_target;
         out.push_str(&format!(
-            "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
-            r.spec.qd
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
+            lt.map_or(0, |t| t.target_ns),
+            lt.map_or(0, |t| t.window_ns / 1000),
+            lt.map_or(100.0, |t| t.percentile),
+            crate::fio_json::latency_depth(r)
         ));
         if let Some(ss) = &r.fio_steadystate {
             out.push_str(&steadystate_line(ss, e.si));

@@ -328,6 +328,16 @@ impl Recorder {
         r
     }
 
+    /// Starts the statistics again (fio's `reset_all_stats`: a latency target's final window):
+    /// everything recorded so far is dropped but the logs, which go on.
+    pub fn restart(&mut self) {
+        let log = self.log.take();
+        let capacity = self.windows.capacity();
+        *self = Self::new();
+        self.windows.reserve(capacity);
+        self.log = log;
+    }
+
     /// Records one successful completion of the `job`-th job this recorder sees (0-based;
     /// only logs tell jobs apart). `t_rel` is the completion time since measurement start.
     /// Always inlined into the engine loop: as a call it costs the null target ≈ 20 % per I/O.

@@ -437,6 +437,10 @@ pub struct RunResult {
     /// the run.
     #[serde(default)]
     pub error_tally: ErrorTally,
+    /// fio's latency target (`spec.latency_target`): the queue depth its search was at when
+    /// the run ended (fio's `latency_depth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     pub series: Vec<SeriesPoint>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberStats>,

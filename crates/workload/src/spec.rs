@@ -249,6 +249,9 @@ pub struct WorkloadSpec {
     /// fio's `rate_min`/`rate_iops_min`: the job fails when a direction falls below its rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rate: Option<MinRate>,
+    /// fio's `latency_target`: the queue depth is searched for, up to `qd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     /// Block sizes that vary (fio's `bssplit`, `bsrange`, or a size per direction); `bs` is
     /// then the largest of them (buffers, checks), `align` at most the smallest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -300,6 +303,7 @@ impl Default for WorkloadSpec {
             think_every: 0,
             think_iotime_ns: 0,
             min_rate: None,
+            latency_target: None,
             passes: None,
             more_passes_below: None,
             block_sizes: None,
@@ -308,6 +312,29 @@ impl Default for WorkloadSpec {
             files: None,
         }
     }
+}
+
+/// fio's `latency_target` (`lat_target_*` of its `io_u.c`): the job starts at queue depth 1
+/// and, every `window_ns`, doubles the depth (bisects once it has failed) while at least
+/// `percentile` % of the I/Os completed in the window took at most `target_ns` (total latency),
+/// and steps back down when fewer did; with a percentile of 100 a single slower I/O steps down
+/// at once (at depth 1 it ends the job with fio's ETIMEDOUT). When a window holds and the depth
+/// does not change, the statistics start again and one more window runs at that depth, after
+/// which the job ends — unless `keep_running` (fio's `latency_run`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    /// The latency no more than `100 - percentile` % of the I/Os may exceed, ns.
+    pub target_ns: u64,
+    /// How long each depth is tried, ns (fio's `latency_window`; 0 checks after every reap).
+    pub window_ns: u64,
+    /// The share of I/Os that must meet the target, percent (fio's default 100).
+    pub percentile: f64,
+    /// fio's `latency_run`: keep adjusting the depth until the job ends otherwise.
+    pub keep_running: bool,
+    /// The deepest the search goes: the job's `iodepth` as written (fio searches up to it
+    /// even where its engine keeps one I/O in flight, as psync and the null engine do; the
+    /// depth in flight is then at most the job's).
+    pub max_depth: u32,
 }
 
 /// fio's minimum rates (`rate_min`, `rate_iops_min`, `rate_cycle`), checked as fio's
