@@ -12,6 +12,8 @@
 //!   range, the alignment and the coverage of random jobs too; `offsets-total`: the same
 //!   without the direction; `sequence`: in the same order per direction;
 //! - `ios`: I/Os per job equal (over all directions; bytes vary with varying block sizes);
+//!   `jobshare=N`: each job's share of all the I/Os within N percentage points (fio's `flow`
+//!   keeps the jobs' I/Os in proportion, but where a run ends depends on timing);
 //!   `bytes`: bytes per job equal (over all directions); `bytes=N`: within N bytes (a budget
 //!   of bytes ends after the I/O that reaches it, so with sizes drawn at random where it ends
 //!   depends on the last draws);
@@ -558,6 +560,25 @@ fn case(path: &Path) -> Vec<String> {
             format!("{:?}", ios(&pf)),
             format!("{:?}", ios(&ps)),
         );
+    }
+    if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("jobshare=")) {
+        let tol: f64 = n.parse::<f64>().unwrap() / 100.0;
+        let shares = |m: &BTreeMap<String, BTreeMap<String, (u64, u64)>>| {
+            let t = total(m);
+            let all = t.values().map(|c| c.0).sum::<u64>().max(1) as f64;
+            t.into_iter()
+                .map(|(k, c)| (k, c.0 as f64 / all))
+                .collect::<BTreeMap<String, f64>>()
+        };
+        let (a, b) = (shares(&pf), shares(&ps));
+        for (job, x) in &a {
+            let y = b.get(job).copied().unwrap_or(-1.0);
+            if (x - y).abs() > tol {
+                diffs.push(format!(
+                    "{job}: share of the I/Os fio {x:.3}, ssdlab {y:.3}"
+                ));
+            }
+        }
     }
     if has("bytes") {
         differ(

@@ -7,12 +7,88 @@ use crate::backend::{Backend, Cqe};
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::{WriteLog, WrittenMap};
 use ssdlab_workload::{verify, Next, Op, OpGen, OpKind, OpSource, Pattern};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Wall time a wait may block before the loop looks at the stop flags again.
 const WAIT_SLICE_NS: u64 = 100_000_000;
 /// How often (backend clock) a loop adds what it measured to the shared [`Progress`].
 const PROGRESS_NS: u64 = 100_000_000;
+/// How long a loop whose streams are all held back by fio's flow control (without
+/// `flow_sleep`) waits before it looks again, when nothing of its own is in flight (fio spins).
+const FLOW_POLL_NS: u64 = 500;
+
+/// fio's flow control (`flow`, `flow_id`; fio's `flow.c`): the jobs of one flow id share a
+/// counter (from 1) and a total weight (the sum of their `flow`, every clone counted). Before
+/// each I/O a job compares its own counter over the shared one with its weight over the total:
+/// above, it does not issue (and retries); else both counters go up by one and it issues. A
+/// job that ends takes its counter and its weight back out, so the others run free of it.
+#[derive(Debug)]
+pub struct Flow {
+    counter: AtomicU64,
+    weight: AtomicU32,
+}
+
+impl Default for Flow {
+    fn default() -> Self {
+        Flow {
+            counter: AtomicU64::new(1),
+            weight: AtomicU32::new(0),
+        }
+    }
+}
+
+impl Flow {
+    /// A member of weight `weight` joins (fio's `flow_init_job`, at parse time for every clone).
+    /// fio's weights are unsigned ints added with wrap-around (a negative `flow` is taken
+    /// as its two's complement).
+    pub fn join(&self, weight: u32) {
+        self.weight.fetch_add(weight, Ordering::Relaxed);
+    }
+
+    /// A member that counted `count` I/Os and weighs `weight` leaves (fio's `flow_exit_job`).
+    pub fn leave(&self, count: u64, weight: u32) {
+        self.counter.fetch_sub(count, Ordering::Relaxed);
+        self.weight.fetch_sub(weight, Ordering::Relaxed);
+    }
+
+    /// The shared counter and the total weight.
+    pub fn state(&self) -> (u64, u32) {
+        (
+            self.counter.load(Ordering::Relaxed),
+            self.weight.load(Ordering::Relaxed),
+        )
+    }
+
+    /// fio's `flow_threshold_exceeded`: whether a member that counted `mine` I/Os and weighs
+    /// `weight` may issue one more; when it may, the shared counter counts it (the member
+    /// counts it in its own).
+    fn admits(&self, mine: u64, weight: u32) -> bool {
+        let (counter, total) = self.state();
+        // fio's doubles: a total of 0 (weights that wrapped round) gives an infinite share.
+        if mine as f64 / counter as f64 > weight as f64 / total as f64 {
+            return false;
+        }
+        self.counter.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Takes back an admission whose I/O was not issued after all.
+    fn unadmit(&self) {
+        self.counter.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A unit's membership of a [`Flow`]: every stream (fio clone) of the unit is a member of this
+/// weight with its own counter.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowShare<'a> {
+    pub flow: &'a Flow,
+    /// fio's `flow`, as the unsigned int fio keeps.
+    pub weight: u32,
+    /// fio's `flow_sleep`, ns: a stream held back first waits for its I/Os in flight, then
+    /// this long, before it looks again (0: it looks again at once).
+    pub sleep_ns: u64,
+}
 
 /// What the workers of a run measured so far, for a status line: updated by each loop every
 /// 100 ms of its clock (not per I/O), read from another thread.
@@ -77,6 +153,8 @@ pub struct Control<'a> {
     /// error (fio's `exitall` and `exitall_on_error`: the job that ends terminates the others
     /// of its `exit_what` scope).
     pub on_end: Option<OnEnd<'a>>,
+    /// fio's flow control: every stream of the unit is a member of this flow.
+    pub flow: Option<FlowShare<'a>>,
 }
 
 impl Control<'_> {
@@ -259,7 +337,14 @@ impl<'a> Control<'a> {
             min_rate: None,
             latency_target: None,
             on_end: None,
+            flow: None,
         }
+    }
+
+    /// The same control, its streams members of a flow (fio's `flow`).
+    pub fn with_flow(mut self, flow: Option<FlowShare<'a>>) -> Self {
+        self.flow = flow;
+        self
     }
 
     /// The same control, failing when a direction falls below fio's minimum rates.
@@ -424,9 +509,8 @@ pub struct LoopOutcome {
 const EIO: i32 = 5;
 /// fio's errno for data that fails verification (`EILSEQ`).
 const EILSEQ: i32 = 84;
-/// A slot's `freed_at` while the loop holds it back before taking an op (a start delay, the
-/// depth a latency target allows): its next I/O starts when it is issued, as fio gets an
-/// `io_u` only then.
+/// A slot's `freed_at` while the loop holds it back (a start delay, the depth a latency target
+/// allows, a flow): its next I/O starts when it is issued, as fio gets an `io_u` only then.
 const HELD: u64 = u64::MAX;
 /// fio's errno for an I/O above its latency target at depth 1 (`lat_fatal`).
 const ETIMEDOUT: i32 = 110;
@@ -774,6 +858,13 @@ struct StreamState {
     last_completion: u64,
     /// fio's latency target: the depth search of this stream (a job's clone).
     lat: Option<LatSearch>,
+    /// fio's flow control: the I/Os this stream counted, whether it has left its flow, and
+    /// when it looks again after being held back with `flow_sleep` (once its I/Os in flight
+    /// are done, when `flow_quiesce`).
+    flow_count: u64,
+    flow_left: bool,
+    flow_until: u64,
+    flow_quiesce: bool,
 }
 
 /// fio's search of the queue depth for a latency target (`lat_target_init`, `_success`,
@@ -920,6 +1011,25 @@ struct UnitState {
     /// Measured I/Os claimed from the budget and not issued yet (given back after each round).
     allowance: u64,
     out: LoopOutcome,
+}
+
+/// The streams that ended (their source, or `stopped` says their unit stopped) leave their
+/// flow, once: they give back what they counted and their weight (fio's `flow_exit_job`).
+fn leave_flows(
+    units: &[Unit<'_>],
+    streams: &[Stream],
+    ss: &mut [StreamState],
+    stopped: impl Fn(usize) -> bool,
+) {
+    for (i, (s, st)) in streams.iter().zip(ss.iter_mut()).enumerate() {
+        if st.flow_left || !(st.exhausted || stopped(i)) {
+            continue;
+        }
+        if let Some(f) = units[s.unit].ctl.flow {
+            st.flow_left = true;
+            f.flow.leave(st.flow_count, f.weight);
+        }
+    }
 }
 
 /// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
@@ -1100,6 +1210,7 @@ pub fn run_streams<B: Backend>(
     let mut next_progress = start;
     let any_min_rate = units.iter().any(|u| u.ctl.min_rate.is_some());
     let any_group = units.iter().any(|u| u.ctl.steady_group.is_some());
+    let any_flow = units.iter().any(|u| u.ctl.flow.is_some());
 
     loop {
         let now = backend.now();
@@ -1164,6 +1275,8 @@ pub fn run_streams<B: Backend>(
         }
         // Earliest time a waiting stream's op becomes due (or its unit's deadline).
         let mut wake = u64::MAX;
+        // A stream was held back by its flow with nothing to wait for but the others.
+        let mut flow_poll = false;
         if !free.is_empty() {
             keep.clear();
             issued.clear();
@@ -1295,6 +1408,56 @@ pub fn run_streams<B: Backend>(
                     keep.push(slot);
                     continue;
                 }
+                // fio's flow control, checked where fio checks it: before the I/O, after the
+                // job's own pacing (a held stream keeps its op and looks again; the I/O starts
+                // when it is issued, as fio gets its io_u then).
+                let admitted = match units[u].ctl.flow {
+                    Some(f) => {
+                        let st = &mut ss[si];
+                        if st.flow_quiesce {
+                            if st.inflight > 0 {
+                                st.pending = Some(next);
+                                state[slot as usize].freed_at = HELD;
+                                keep.push(slot);
+                                continue;
+                            }
+                            st.flow_quiesce = false;
+                            st.flow_until = st.drained_at.max(now).saturating_add(f.sleep_ns);
+                        }
+                        if now < st.flow_until {
+                            st.pending = Some(next);
+                            wake = wake.min(st.flow_until).min(us[u].deadline);
+                            state[slot as usize].freed_at = HELD;
+                            keep.push(slot);
+                            continue;
+                        }
+                        if !f.flow.admits(st.flow_count, f.weight) {
+                            // held back: with flow_sleep, its I/Os in flight first (fio's
+                            // io_u_quiesce), then the sleep; without, it looks again at once
+                            st.pending = Some(next);
+                            if f.sleep_ns == 0 {
+                                flow_poll = true;
+                            } else if st.inflight > 0 {
+                                st.flow_quiesce = true;
+                            } else {
+                                st.flow_until = now.saturating_add(f.sleep_ns);
+                                wake = wake.min(st.flow_until).min(us[u].deadline);
+                            }
+                            state[slot as usize].freed_at = HELD;
+                            keep.push(slot);
+                            continue;
+                        }
+                        st.flow_count += 1;
+                        Some(f.flow)
+                    }
+                    _ => None,
+                };
+                let unadmit = |ss: &mut [StreamState]| {
+                    if let Some(f) = admitted {
+                        f.unadmit();
+                        ss[si].flow_count -= 1;
+                    }
+                };
                 let measured = now >= us[u].t0;
                 if measured && !measuring_any {
                     measuring_any = true;
@@ -1310,12 +1473,14 @@ pub fn run_streams<B: Backend>(
                         if us[u].allowance == 0 {
                             us[u].stopping = true;
                             us[u].out.budget_done = true;
+                            unadmit(&mut ss);
                             ss[si].pending = Some(next);
                             keep.push(slot);
                             continue;
                         }
                     }
                     if !units[u].ctl.take_bytes(next.op.len) {
+                        unadmit(&mut ss);
                         us[u].stopping = true;
                         us[u].out.budget_done = true;
                         ss[si].pending = Some(next);
@@ -1373,6 +1538,7 @@ pub fn run_streams<B: Backend>(
                     if measured {
                         us[u].allowance += 1;
                     }
+                    unadmit(&mut ss);
                     ss[si].pending = Some(next);
                     keep.push(slot);
                     continue;
@@ -1453,6 +1619,13 @@ pub fn run_streams<B: Backend>(
                 backend_failure(&mut recs[r], &mut us, &e);
             }
         }
+        if flow_poll {
+            // (held back by streams of other workers: give them the CPU first)
+            if inflight == 0 {
+                std::thread::yield_now();
+            }
+            wake = wake.min(now.saturating_add(FLOW_POLL_NS));
+        }
         // The next steady-state check wakes the loop.
         for (run, st) in steady.iter().zip(&us) {
             if let (Some(run), false) = (run, st.stopping) {
@@ -1478,6 +1651,9 @@ pub fn run_streams<B: Backend>(
                     (f.0)(st.out.stopped_on_error);
                 }
             }
+        }
+        if any_flow {
+            leave_flows(units, streams, &mut ss, |i| us[streams[i].unit].stopping);
         }
         if inflight == 0 {
             if us.iter().all(|st| st.stopping) {
@@ -1701,6 +1877,9 @@ pub fn run_streams<B: Backend>(
                 }
             }
         }
+    }
+    if any_flow {
+        leave_flows(units, streams, &mut ss, |_| true);
     }
     for (u, (ios, bytes)) in prog.into_iter().enumerate() {
         if let Some(p) = units[u].ctl.progress {

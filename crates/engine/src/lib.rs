@@ -34,8 +34,8 @@ mod target_spec;
 pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
-    merge_outcomes, run_loop, run_streams, Control, DataOpts, ErrnoList, Found, LoopOutcome,
-    NonFatal, OnEnd, OnPass, Progress, SteadyGroup, SteadyMember, Stream, Unit,
+    merge_outcomes, run_loop, run_streams, Control, DataOpts, ErrnoList, Flow, FlowShare, Found,
+    LoopOutcome, NonFatal, OnEnd, OnPass, Progress, SteadyGroup, SteadyMember, Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, merge_iologs, IologTarget};

@@ -76,6 +76,8 @@ pub struct RealOptions<'a> {
     pub stonewall: Option<&'a AtomicBool>,
     /// Called once when the job's first unit stops (fio's `exitall`).
     pub on_end: Option<crate::OnEnd<'a>>,
+    /// fio's flow control: the job's clones are members of this flow.
+    pub flow: Option<crate::FlowShare<'a>>,
     /// io_uring ring options (fio `hipri`, `sqthread_poll`, `fixedbufs`, `registerfiles`).
     pub ring: RingOptions,
     /// Also return each worker's own result (fio without `group_reporting`).
@@ -119,6 +121,7 @@ impl Default for RealOptions<'_> {
             start_hook: None,
             stonewall: None,
             on_end: None,
+            flow: None,
             ring: RingOptions::default(),
             per_worker: false,
             steady_group: None,
@@ -1470,6 +1473,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 .with_progress(j.opts.progress)
                 .with_stonewall(j.opts.stonewall)
                 .with_on_end(j.opts.on_end)
+                .with_flow(j.opts.flow)
                 .with_on_pass(pass.as_deref().map(OnPass));
             c.continue_on_error = j.opts.continue_on_error;
             c.non_fatal = j.opts.non_fatal;

@@ -758,6 +758,8 @@ pub struct SimJob<'a> {
     pub stonewall: Option<&'a AtomicBool>,
     /// Called once when the job's first unit stops (fio's `exitall`).
     pub on_end: Option<crate::OnEnd<'a>>,
+    /// fio's flow control: the job's clones are members of this flow.
+    pub flow: Option<crate::FlowShare<'a>>,
 }
 
 impl<'a> SimJob<'a> {
@@ -770,6 +772,7 @@ impl<'a> SimJob<'a> {
             steady_group: None,
             stonewall: None,
             on_end: None,
+            flow: None,
         }
     }
 }
@@ -1145,6 +1148,7 @@ impl SimSession {
                     .with_progress(opts.progress)
                     .with_stonewall(j.stonewall.or(opts.stonewall))
                     .with_on_end(j.on_end)
+                    .with_flow(j.flow)
             })
             .collect();
         // Everything is built and preconditioned: runs coordinated from outside wait for each

@@ -2,8 +2,8 @@
 //! number below is exact, because the backend decides when each I/O completes.
 
 use ssdlab_engine::{
-    run_loop, run_streams, Backend, Control, Cqe, DataOpts, ErrnoList, Found, LoopOutcome,
-    NonFatal, OnPass, Stream, Unit,
+    run_loop, run_streams, Backend, Control, Cqe, DataOpts, ErrnoList, Flow, FlowShare, Found,
+    LoopOutcome, NonFatal, OnPass, Stream, Unit,
 };
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::WriteLog;
@@ -46,10 +46,11 @@ struct Scripted<'a> {
     max_inflight: usize,
     stop_after: Option<(u64, &'a AtomicBool)>,
     pushes_after_stop: u64,
-    /// (push time, offset) of every op pushed.
+    /// (push time, offset) of every op pushed, and its slot.
     pushes: Vec<(u64, u64)>,
     /// Added to an op's latency per op already in flight when it is pushed.
     depth_latency: u64,
+    slots: Vec<u32>,
 }
 
 impl<'a> Scripted<'a> {
@@ -68,6 +69,7 @@ impl<'a> Scripted<'a> {
             pushes_after_stop: 0,
             pushes: Vec::new(),
             depth_latency: 0,
+            slots: Vec::new(),
         }
     }
 }
@@ -110,6 +112,7 @@ impl Backend for Scripted<'_> {
         let lat = lat + self.depth_latency * self.inflight.len() as u64;
         self.inflight.insert(slot, (self.now + lat, res));
         self.pushes.push((self.now, op.offset));
+        self.slots.push(slot);
         self.max_inflight = self.max_inflight.max(self.inflight.len());
         Ok(())
     }
@@ -839,4 +842,92 @@ fn latency_target_finds_the_deepest_depth_within_it() {
     assert!(out.stopped_on_error);
     assert_eq!(rec.tally.fatal, 110);
     assert_eq!(out.latency_depth, 1);
+}
+
+/// Two units of one flow on one backend (QD 1, 100 µs per I/O): `light` (flow=1) for `light_ns`
+/// with `light_sleep_ns` of flow_sleep, `heavy` (flow=3) for 1 ms. The I/Os of each and the
+/// push times of the light one's.
+fn flow_pair(light_ns: u64, light_sleep_ns: u64) -> (u64, u64, Vec<u64>, (u64, u32)) {
+    let s = spec(RwMode::Randread, 1, 1);
+    let mut b = Scripted::new(100 * US);
+    let flow = Flow::default();
+    // (fio joins every clone when it parses the job file)
+    flow.join(1);
+    flow.join(3);
+    let share = |weight, sleep_ns| {
+        Some(FlowShare {
+            flow: &flow,
+            weight,
+            sleep_ns,
+        })
+    };
+    let light = Control::new(0, Some(light_ns), None).with_flow(share(1, light_sleep_ns));
+    let heavy = Control::new(0, Some(MS), None).with_flow(share(3, 0));
+    let mut streams = [0, 1].map(|u| Stream {
+        source: OpGen::new(&s, 0, 1 << 30, u as u32).into(),
+        qd: 1,
+        unit: u,
+        rec: u,
+    });
+    let mut recs = [Recorder::default(), Recorder::default()];
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[
+            Unit {
+                ctl: &light,
+                data: data(),
+            },
+            Unit {
+                ctl: &heavy,
+                data: data(),
+            },
+        ],
+        &mut recs,
+        None,
+    );
+    let ios = |r: &Recorder, t| r.summary(OpKind::Read, t).ios;
+    // (slot 0 is the light unit's)
+    let light_pushes: Vec<u64> = b
+        .pushes
+        .iter()
+        .zip(&b.slots)
+        .filter(|(_, &slot)| slot == 0)
+        .map(|((t, _), _)| *t)
+        .collect();
+    (
+        ios(&recs[0], light_ns),
+        ios(&recs[1], MS),
+        light_pushes,
+        flow.state(),
+    )
+}
+
+#[test]
+fn a_flow_keeps_its_members_in_proportion_then_frees_the_survivor() {
+    // While both run (1 ms: the heavy one does its 10 I/Os, never held back) the light one
+    // is admitted while its count over the shared counter (from 1) is at most 1/4: at 0, 100
+    // (1 of 4), 400 (2 of 8) and 700 µs (3 of 12); then, once the heavy one has ended and
+    // given its counter and weight back, one every 100 µs.
+    let (light, heavy, pushes, state) = flow_pair(3 * MS, 0);
+    assert_eq!(heavy, 10);
+    let before: Vec<u64> = pushes.iter().copied().filter(|&t| t < MS).collect();
+    assert_eq!(before, [0, 100 * US, 400 * US, 700 * US]);
+    let after = pushes.iter().filter(|&&t| t >= MS).count();
+    assert_eq!(after, 20, "free after the heavy one ended: {pushes:?}");
+    assert_eq!(light, before.len() as u64 + 20);
+    // Both left: the counter is back at 1, the weight at 0 (fio asserts this too).
+    assert_eq!(state, (1, 0));
+}
+
+#[test]
+fn a_held_member_with_flow_sleep_waits_that_long_before_it_looks_again() {
+    // flow_sleep=300 µs. The heavy one's slot is refilled first at each completion. At 100 µs
+    // the light one has 1 of a counter of 4 (1/4: admitted); at 200 µs 2 of 6, held back: it
+    // looks again at 500 µs (2 of 9: admitted), is held at 600 µs, looks again at 900 µs.
+    let (light, heavy, pushes, state) = flow_pair(MS, 300 * US);
+    assert_eq!(heavy, 10);
+    assert_eq!(pushes, [0, 100 * US, 500 * US, 900 * US]);
+    assert_eq!(light, 4);
+    assert_eq!(state, (1, 0));
 }

@@ -284,6 +284,11 @@ pub struct Settings {
     pub start_delay_ns: u64,
     /// The high end of a `startdelay` range, ns: each clone draws its delay from the range.
     pub start_delay_high_ns: Option<u64>,
+    /// fio's flow control: `flow` (the weight, as the unsigned int fio keeps: a negative one
+    /// wraps round; 0: no flow control), `flow_id`, `flow_sleep` (µs).
+    pub flow: u32,
+    pub flow_id: i32,
+    pub flow_sleep_us: u32,
     pub zero_buffers: bool,
     /// fio's `refill_buffers`: new random data for every write.
     pub refill_buffers: bool,
@@ -466,6 +471,9 @@ impl Default for Settings {
             ramp_ns: 0,
             start_delay_ns: 0,
             start_delay_high_ns: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             zero_buffers: false,
             refill_buffers: false,
             scramble_buffers: true,
@@ -1099,6 +1107,19 @@ impl Settings {
             "file_service_type" => self.file_service = file_service(&need(v, key)?)?,
             // fio's startdelay is a time in seconds when no unit is given; a range is drawn at
             // random per job, which ssdlab cannot draw as fio does.
+            // fio's FIO_OPT_INT into ints: any sign (stored as fio's C ints are, truncated to
+            // 32 bits), `flow` at most 1000 (FLOW_MAX_WEIGHT, checked signed: -1 passes).
+            "flow" => {
+                let n = value::signed_int(&need(v, key)?)?;
+                if n > 1000 {
+                    return Err(Problem::Invalid(format!(
+                        "flow={n}: max value out of range (1000 max)"
+                    )));
+                }
+                self.flow = n as u32;
+            }
+            "flow_id" => self.flow_id = value::signed_int(&need(v, key)?)? as i32,
+            "flow_sleep" => self.flow_sleep_us = value::signed_int(&need(v, key)?)? as u32,
             "startdelay" => {
                 let v = need(v, key)?;
                 // fio's irange: one time, or a range (LOW-HIGH, LOW:HIGH) each clone draws its
@@ -2480,6 +2501,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         jobs[i].wave = wave;
     }
     steady_groups(&mut jobs, &mut errors, &mut |i| push(&mut unsupported, i));
+    flow_groups(&mut jobs, &mut |i| push(&mut unsupported, i));
     if !errors.is_empty() {
         return Err(JobError(errors, not_kept));
     }
@@ -2489,6 +2511,45 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         unsupported,
         notes,
     })
+}
+
+/// fio's flow control registers every job's (clone's) weight when it parses the job file
+/// (`flow_init_job` in `add_job`), and takes it back only when the job ends: the jobs of a flow
+/// id in an earlier wave (`stonewall`, `wait_for`) are held back by the weight of those that
+/// have not started, for good once they have run their share (fio 3.33 never ends them
+/// without `runtime`). ssdlab refuses such a flow by name; `--ignore-unsupported` runs its jobs
+/// without flow control.
+fn flow_groups(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
+    let mut ids: Vec<i32> = jobs
+        .iter()
+        .filter(|j| j.settings.flow != 0)
+        .map(|j| j.settings.flow_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let members: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].settings.flow != 0 && jobs[i].settings.flow_id == id)
+            .collect();
+        let w0 = jobs[members[0]].wave;
+        if members.iter().all(|&i| jobs[i].wave == w0) {
+            continue;
+        }
+        for (k, &i) in members.iter().enumerate() {
+            let issue = Issue {
+                key: "flow".into(),
+                loc: Some(jobs[i].loc.clone()),
+                why: format!(
+                    "flow_id={id} over jobs of several waves (stonewall, wait_for): fio 3.33 counts every job's flow weight from the start, so the earlier jobs wait for later ones that cannot start (fio hangs without runtime)"
+                ),
+            };
+            if k == 0 {
+                refuse(issue.clone());
+            }
+            jobs[i].settings.ignored.push(issue);
+            jobs[i].settings.flow = 0;
+        }
+    }
 }
 
 /// fio's rules for `steadystate` within a reporting group (`steadystate.c`):
@@ -2867,6 +2928,29 @@ mod tests {
         assert_eq!(js.jobs[3].settings.runtime_ns, Some(60_000_000_000));
         // The default engine is psync: iodepth has no effect.
         assert_eq!(js.jobs[0].settings.queue_depth(), 1);
+    }
+
+    #[test]
+    fn flow_options_as_fio_keeps_them() {
+        let js = jobs(
+            "[global]\nflow_id=-2\nflow_sleep=1000\nflow_watermark=5\n[a]\nflow=1\n[b]\nflow=-1\n[c]\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let s: Vec<_> = js.jobs.iter().map(|j| &j.settings).collect();
+        assert_eq!((s[0].flow, s[0].flow_id, s[0].flow_sleep_us), (1, -2, 1000));
+        // fio checks flow's maximum signed and keeps it in an unsigned int.
+        assert_eq!(s[1].flow, u32::MAX);
+        assert_eq!(s[2].flow, 0);
+        assert!(jobs("[a]\nflow=1001\n").is_err());
+        // A flow over several waves would hold the earlier jobs back for good: refused.
+        let js = jobs("[a]\nflow=1\n[b]\nstonewall\nflow=1\n[c]\nflow_id=1\nflow=1\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert!(js.unsupported[0].why.contains("several waves"));
+        assert_eq!(
+            js.jobs[2].settings.flow, 1,
+            "flow_id=1 is a flow of its own"
+        );
     }
 
     #[test]

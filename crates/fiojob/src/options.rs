@@ -239,10 +239,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "ssdlab's data patterns are zeros, random, one repeated byte or a compressible share",
     ),
     (
-        &["flow", "flow_id", "flow_sleep", "flow_watermark"],
-        "fio's flow control between jobs",
-    ),
-    (
         &["max_latency"],
         "fio's latency limit per direction",
     ),

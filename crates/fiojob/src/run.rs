@@ -220,6 +220,43 @@ pub fn run_waves(
     let exitall = js.jobs.iter().any(|j| j.settings.exitall);
     let any_ender = exitall || js.jobs.iter().any(|j| j.settings.exitall_on_error);
     let cancelled = AtomicBool::new(false);
+    // fio's flow control: one flow per flow id, holding the weight of every clone of its jobs
+    // from the start (fio registers them as it parses the job file); each clone gives its
+    // weight back when it ends.
+    let flow_ids: Vec<i32> = {
+        let mut ids: Vec<i32> = units
+            .iter()
+            .map(|u| &js.jobs[u.job].settings)
+            .filter(|s| s.flow != 0)
+            .map(|s| s.flow_id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let flows: Vec<ssdlab_engine::Flow> = flow_ids.iter().map(|_| Default::default()).collect();
+    for u in units {
+        let s = &js.jobs[u.job].settings;
+        if let Some(k) = flow_ids
+            .iter()
+            .position(|&id| s.flow != 0 && id == s.flow_id)
+        {
+            for _ in 0..u.spec.jobs {
+                flows[k].join(s.flow);
+            }
+        }
+    }
+    let flow_of = |i: usize| {
+        let s = &js.jobs[units[i].job].settings;
+        let k = flow_ids
+            .iter()
+            .position(|&id| s.flow != 0 && id == s.flow_id)?;
+        Some(ssdlab_engine::FlowShare {
+            flow: &flows[k],
+            weight: s.flow,
+            sleep_ns: s.flow_sleep_us as u64 * 1000,
+        })
+    };
     for w in 0..nwaves {
         if (h.stopped)() || cancelled.load(Ordering::Relaxed) {
             break;
@@ -299,6 +336,7 @@ pub fn run_waves(
                             steady_group: steady_member(i),
                             stonewall: stonewall_of(k),
                             on_end: end_of(k),
+                            flow: flow_of(i),
                         })
                         .collect();
                     let any_per_worker =
@@ -338,6 +376,7 @@ pub fn run_waves(
                                 steady_group: steady_member(i),
                                 stonewall: stonewall_of(k).or(o.stonewall),
                                 on_end: end_of(k),
+                                flow: flow_of(i),
                                 ..o.clone()
                             }
                         })

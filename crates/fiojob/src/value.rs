@@ -171,6 +171,18 @@ pub fn int(s: &str) -> Result<u64, String> {
     parse_int(num, t)
 }
 
+/// A plain integer that may be negative (fio's FIO_OPT_INT into a signed value).
+pub fn signed_int(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let (neg, rest) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let v = int(rest)?;
+    let v = i64::try_from(v).map_err(|_| format!("'{t}' is too large"))?;
+    Ok(if neg { -v } else { v })
+}
+
 /// An integer in `lo..=hi`.
 pub fn int_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let v = int(s)?;
