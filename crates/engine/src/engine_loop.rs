@@ -149,6 +149,9 @@ pub struct Control<'a> {
     /// fio's `latency_target`: each stream of the unit searches its queue depth
     /// ([`LatSearch`]).
     pub latency_target: Option<ssdlab_workload::LatencyTarget>,
+    /// fio's `io_submit_mode=offload`: an I/O ahead of its rate does not wait for the I/Os in
+    /// flight first.
+    pub rate_offload: bool,
     /// Called once when the unit stops, whatever stopped it, with whether it stopped on an
     /// error (fio's `exitall` and `exitall_on_error`: the job that ends terminates the others
     /// of its `exit_what` scope).
@@ -336,6 +339,7 @@ impl<'a> Control<'a> {
             steady_group: None,
             min_rate: None,
             latency_target: None,
+            rate_offload: false,
             on_end: None,
             flow: None,
         }
@@ -350,6 +354,12 @@ impl<'a> Control<'a> {
     /// The same control, failing when a direction falls below fio's minimum rates.
     pub fn with_min_rate(mut self, min_rate: Option<ssdlab_workload::MinRate>) -> Self {
         self.min_rate = min_rate;
+        self
+    }
+
+    /// The same control, with fio's `io_submit_mode=offload` (`offload`) or inline.
+    pub fn with_rate_offload(mut self, offload: bool) -> Self {
+        self.rate_offload = offload;
         self
     }
 
@@ -1391,10 +1401,10 @@ pub fn run_streams<B: Backend>(
                 // a rate's schedule (after a think too: fio checks its rate when the think
                 // is over)
                 .max(next.at_ns);
-                if next.at_ns > now && ss[si].inflight > 0 {
+                if next.at_ns > now && ss[si].inflight > 0 && !units[u].ctl.rate_offload {
                     // fio's rate_ddir: ahead of its rate, a job first waits for its I/Os in
-                    // flight (io_u_quiesce), then for the op's time (a completion wakes the
-                    // loop).
+                    // flight (io_u_quiesce; not with io_submit_mode=offload), then for the
+                    // op's time (a completion wakes the loop).
                     ss[si].pending = Some(next);
                     ss[si].waited = true;
                     keep.push(slot);

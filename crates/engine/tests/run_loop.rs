@@ -692,6 +692,13 @@ fn a_rate_ahead_of_its_schedule_waits_for_the_queue_to_drain() {
         times,
         vec![0, 250, 250, 500, 500, 500, 750, 750, 1000, 1000]
     );
+    // io_submit_mode=offload: no quiesce, each op at its time while a slot is free (4 in
+    // flight of 250 µs each: one every 100 µs fits, no bursts)
+    let mut b = Scripted::new(250 * US);
+    let ctl = Control::new(0, None, Some(10)).with_rate_offload(true);
+    run_source(&mut b, &spec, 1 << 30, 4, &ctl);
+    let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
+    assert_eq!(times, (0..10).map(|i| i * 100).collect::<Vec<_>>());
 }
 
 #[test]

@@ -345,6 +345,10 @@ pub struct Settings {
     pub rate: [Option<u64>; 3],
     /// fio's `rate_ignore_thinktime`.
     pub rate_ignore_think: bool,
+    /// fio's `rate_process=poisson`.
+    pub rate_poisson: bool,
+    /// fio's `io_submit_mode=offload`.
+    pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
     /// of it spent spinning: the same stall), `thinktime_blocks`, and whether those count
     /// issued I/Os (`thinktime_blocks_type=issue`) rather than completed ones (the default).
@@ -507,6 +511,8 @@ impl Default for Settings {
             rate_iops: [None; 3],
             rate: [None; 3],
             rate_ignore_think: false,
+            rate_poisson: false,
+            submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
             steady_dur_ns: 0,
@@ -992,7 +998,28 @@ impl Settings {
             "rate_cycle" => {
                 self.rate_cycle_ms = value::int_in(&need(v, key)?, 0, u32::MAX as u64)?
             }
-            "rate_process" => only_default(key, v, &["linear"], "ssdlab paces I/O linearly")?,
+            "rate_process" => {
+                self.rate_poisson = match need(v, key)?.trim() {
+                    "linear" => false,
+                    "poisson" => true,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "rate_process={o}: fio knows linear and poisson"
+                        )))
+                    }
+                }
+            }
+            "io_submit_mode" => {
+                self.submit_offload = match need(v, key)?.trim() {
+                    "inline" => false,
+                    "offload" => true,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "io_submit_mode={o}: fio knows inline and offload"
+                        )))
+                    }
+                }
+            }
             "steadystate" => {
                 self.steady = ssdlab_workload::steady::parse_criterion(&need(v, key)?)
                     .map_err(Problem::Invalid)?
@@ -1371,6 +1398,9 @@ impl Settings {
                 ));
             }
         }
+        if rated && self.rate_poisson && self.thinktime_ns > 0 {
+            out.push((None, unsupported("rate_process=poisson with thinktime")));
+        }
         if rated && self.read_iolog.is_some() {
             out.push((
                 None,
@@ -1720,6 +1750,15 @@ impl Settings {
         })
     }
 
+    /// fio's I/Os per second of each direction's rate for its Poisson process: the rate over
+    /// the direction's smallest block size (fio's `usec_for_io`), when any rate is set.
+    pub fn rate_poisson(&self) -> Option<[u64; 3]> {
+        let bps = self.rate_bps();
+        bps.iter()
+            .any(|&b| b > 0)
+            .then(|| std::array::from_fn(|d| bps[d] / self.bs_of(d).bounds().0.max(1)))
+    }
+
     /// Each clone's rate per direction in bytes per second, as fio's `__setup_rate` makes it:
     /// `rate`, else `rate_iops` times the direction's smallest block size; 0 = not capped.
     pub fn rate_bps(&self) -> [u64; 3] {
@@ -1876,6 +1915,8 @@ impl Settings {
             replay: None,
             rate_bps: self.rate_bps(),
             rate_ignore_think: self.rate_ignore_think,
+            rate_poisson: self.rate_poisson().filter(|_| self.rate_poisson),
+            rate_offload: self.submit_offload,
             // fio spins thinktime_spin of the think time and sleeps the rest: one stall.
             think_ns: self.thinktime_ns.max(self.thinktime_spin_ns),
             think_every: if self.thinks_by_count() {
@@ -1952,6 +1993,8 @@ impl Settings {
             replay: Some(replay),
             rate_bps: [0; 3],
             rate_ignore_think: false,
+            rate_poisson: None,
+            rate_offload: false,
             think_ns: 0,
             think_every: 0,
             think_iotime_ns: 0,

@@ -307,7 +307,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "fio's SPRandom preconditioning and sequence offsets",
     ),
     (
-        &["atomic", "serialize_overlap", "io_submit_mode"],
+        &["atomic", "serialize_overlap"],
         "ssdlab submits I/O inline, without atomic writes or overlap serialisation",
     ),
     (

@@ -223,6 +223,15 @@ pub struct WorkloadSpec {
     /// caught up after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rate_ignore_think: bool,
+    /// fio's `rate_process=poisson`: per direction, the I/Os per second of the rate (fio's
+    /// rate over the direction's smallest block size); each I/O of a direction is then due an
+    /// exponentially distributed time after the one before it, not evenly spaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_poisson: Option<[u64; 3]>,
+    /// fio's `io_submit_mode=offload`: an I/O ahead of its rate waits for its time only, not
+    /// for the I/Os in flight first (fio's inline mode quiesces there).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rate_offload: bool,
     /// fio's `thinktime`: after every `think_every` ops of a worker its queue is drained and
     /// it waits this long before the next; 0 = no think time.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -299,6 +308,8 @@ impl Default for WorkloadSpec {
             replay: None,
             rate_bps: [0; 3],
             rate_ignore_think: false,
+            rate_poisson: None,
+            rate_offload: false,
             think_ns: 0,
             think_every: 0,
             think_iotime_ns: 0,
