@@ -152,6 +152,8 @@ pub struct Control<'a> {
     /// fio's `io_submit_mode=offload`: an I/O ahead of its rate does not wait for the I/Os in
     /// flight first.
     pub rate_offload: bool,
+    /// fio's `verify_fatal`: a verify failure ends the unit, even one it goes past.
+    pub verify_fatal: bool,
     /// Called once when the unit stops, whatever stopped it, with whether it stopped on an
     /// error (fio's `exitall` and `exitall_on_error`: the job that ends terminates the others
     /// of its `exit_what` scope).
@@ -340,6 +342,7 @@ impl<'a> Control<'a> {
             min_rate: None,
             latency_target: None,
             rate_offload: false,
+            verify_fatal: false,
             on_end: None,
             flow: None,
         }
@@ -354,6 +357,12 @@ impl<'a> Control<'a> {
     /// The same control, failing when a direction falls below fio's minimum rates.
     pub fn with_min_rate(mut self, min_rate: Option<ssdlab_workload::MinRate>) -> Self {
         self.min_rate = min_rate;
+        self
+    }
+
+    /// The same control, ending at the first verify failure (fio's `verify_fatal`).
+    pub fn with_verify_fatal(mut self, fatal: bool) -> Self {
+        self.verify_fatal = fatal;
         self
     }
 
@@ -509,6 +518,9 @@ pub struct LoopOutcome {
     pub steady_attained: bool,
     /// fio's latency target: the search ended at a depth, after its final window.
     pub latency_found: bool,
+    /// fio's `verify_fatal` ended the job at a block that failed verification (an error
+    /// `continue_on_error` went past).
+    pub verify_ended: bool,
     /// fio's latency target: the queue depth the search was at when the run ended (its
     /// `latency_depth`; 0 without a target).
     pub latency_depth: u32,
@@ -1089,6 +1101,7 @@ pub fn merge_outcomes(outs: &[LoopOutcome]) -> LoopOutcome {
         m.stonewalled |= o.stonewalled;
         m.steady_attained |= o.steady_attained;
         m.latency_found |= o.latency_found;
+        m.verify_ended |= o.verify_ended;
         m.latency_depth = m.latency_depth.max(o.latency_depth);
     }
     m
@@ -1784,7 +1797,13 @@ pub fn run_streams<B: Backend>(
                                     s.op.offset + i as u64
                                 ),
                             );
-                            ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify);
+                            if ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify)
+                                && ctl.verify_fatal
+                            {
+                                // fio's verify_fatal: gone past, and the job ends
+                                us[u].stopping = true;
+                                us[u].out.verify_ended = true;
+                            }
                         }
                     }
                 }
@@ -1810,7 +1829,13 @@ pub fn run_streams<B: Backend>(
                             EILSEQ,
                             format!("verify: sector {why}"),
                         );
-                        ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify);
+                        if ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify)
+                            && ctl.verify_fatal
+                        {
+                            // fio's verify_fatal: gone past, and the job ends
+                            us[u].stopping = true;
+                            us[u].out.verify_ended = true;
+                        }
                     }
                 }
             }
@@ -1836,17 +1861,23 @@ pub fn run_streams<B: Backend>(
                             s.op.len,
                             ETIMEDOUT,
                             format!(
-                                "max latency exceeded: {} us above the target of {} us at depth 1",
-                                (t - s.t_issue) / 1000,
-                                target.target_ns / 1000
+                                "max latency exceeded: latency of {} nsec exceeds the target of {} nsec at depth 1",
+                                t - s.t_issue,
+                                target.target_ns
                             ),
                         );
                         ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Transfer);
                     }
                 }
             }
-            if bytes < s.op.len {
-                rec.record_short(s.op.kind);
+            // fio's asynchronous engines take a transfer that moved nothing (a read of
+            // /dev/null) as an I/O of no bytes; its synchronous ones end the job there (its
+            // "full resid", not counted short)
+            let fio_sync = ctl.non_fatal.map(|n| n.sync_engine);
+            if bytes < s.op.len && !(bytes == 0 && fio_sync == Some(false)) {
+                if bytes > 0 || fio_sync.is_none() {
+                    rec.record_short(s.op.kind);
+                }
                 rec.record_error(
                     s.op.kind,
                     s.op.offset,
@@ -1924,6 +1955,7 @@ pub fn run_streams<B: Backend>(
             && !out.stonewalled
             && !out.steady_attained
             && !out.latency_found
+            && !out.verify_ended
         {
             // Time-based: the measured time is the deadline plus the drain of the last I/Os.
             last.max(st.deadline) - st.t0

@@ -347,6 +347,8 @@ pub struct Settings {
     pub rate_ignore_think: bool,
     /// fio's `rate_process=poisson`.
     pub rate_poisson: bool,
+    /// fio's `verify_fatal`.
+    pub verify_fatal: bool,
     /// fio's `io_submit_mode=offload`.
     pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
@@ -512,6 +514,7 @@ impl Default for Settings {
             rate: [None; 3],
             rate_ignore_think: false,
             rate_poisson: false,
+            verify_fatal: false,
             submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
@@ -875,12 +878,17 @@ impl Settings {
                 &["0"],
                 "ssdlab keeps each error with its offset in the results instead of printing it",
             )?,
-            "verify_fatal" => only_default(
-                key,
-                v,
-                &["0"],
-                "ssdlab stops at the first bad sector unless continue_on_error is set",
-            )?,
+            "verify_fatal" => self.verify_fatal = flag(v)?,
+            // fio's header interval within a block: ssdlab's headers are per 512-byte sector
+            // whatever it says (every byte is checked either way); fio's bounds hold
+            "verify_interval" => {
+                let n = value::bytes(&need(v, key)?, kb).map_err(Problem::Invalid)?;
+                if n < 80 {
+                    return Err(Problem::Invalid(format!(
+                        "verify_interval: min value out of range: {n} (80 min), as fio says"
+                    )));
+                }
+            }
             // fio's error classes: read (bit 0), write (bit 1), verify (bit 2)
             "continue_on_error" => {
                 self.non_fatal.classes = match need(v, key)?.as_str() {
@@ -1398,6 +1406,15 @@ impl Settings {
                 ));
             }
         }
+        if self.verify && self.mode.writes() && self.non_fatal.classes & 2 != 0 {
+            // (fio drops a failed write from its verify list; ssdlab verifies its region)
+            out.push((
+                None,
+                unsupported(
+                    "verify of a write job whose continue_on_error goes past write errors (fio verifies only the writes that succeeded)",
+                ),
+            ));
+        }
         if rated && self.rate_poisson && self.thinktime_ns > 0 {
             out.push((None, unsupported("rate_process=poisson with thinktime")));
         }
@@ -1908,6 +1925,7 @@ impl Settings {
             seed,
             verify: self.verify && !self.verify_no_header,
             verify_by_pattern: self.verify && self.verify_no_header,
+            verify_fatal: self.verify_fatal,
             random_map: self.random_map(),
             random_every,
             seq_skip,
@@ -1986,6 +2004,7 @@ impl Settings {
             seed,
             verify: false,
             verify_by_pattern: false,
+            verify_fatal: false,
             random_map: false,
             random_every: 1,
             seq_skip: 0,
@@ -2583,7 +2602,7 @@ fn flow_groups(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
                 key: "flow".into(),
                 loc: Some(jobs[i].loc.clone()),
                 why: format!(
-                    "flow_id={id} over jobs of several waves (stonewall, wait_for): fio 3.33 counts every job's flow weight from the start, so the earlier jobs wait for later ones that cannot start (fio hangs without runtime)"
+                    "flow_id={id} over several waves (stonewall, wait_for): fio 3.33 counts the later jobs' weight from the start and hangs"
                 ),
             };
             if k == 0 {

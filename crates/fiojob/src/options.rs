@@ -259,7 +259,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     (
         &[
             "verify_offset",
-            "verify_interval",
             "verify_pattern_interval",
             "verify_backlog",
             "verify_backlog_batch",

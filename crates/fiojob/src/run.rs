@@ -618,6 +618,9 @@ fn header(j: &Job, label: &str) -> String {
 /// An entry being put together.
 struct Building {
     job: usize,
+    /// The entry's last job (fio's group takes its `continue_on_error` and latency target
+    /// from the last member, `stat.c` copying each member's in turn).
+    last: usize,
     unit: usize,
     group: u32,
     members: u32,
@@ -711,6 +714,7 @@ pub fn build_report(
         if gr {
             if let Some(b) = built.last_mut().filter(|b| b.group == j.group) {
                 b.recorder.merge(&m.recorder);
+                b.last = u.job;
                 b.outcomes.push(m.outcome);
                 b.members += u.clones;
                 b.errors.extend(m.result.errors.iter().cloned());
@@ -719,6 +723,7 @@ pub fn build_report(
             }
             built.push(Building {
                 job: u.job,
+                last: u.job,
                 unit: i,
                 group: j.group,
                 members: u.clones,
@@ -732,6 +737,7 @@ pub fn build_report(
             for (r, rec) in &m.workers {
                 built.push(Building {
                     job: u.job,
+                    last: u.job,
                     unit: i,
                     group: j.group,
                     members: 1,
@@ -745,6 +751,7 @@ pub fn build_report(
         } else {
             built.push(Building {
                 job: u.job,
+                last: u.job,
                 unit: i,
                 group: j.group,
                 members: u.clones,
@@ -760,6 +767,7 @@ pub fn build_report(
         .into_iter()
         .map(|b| {
             let j = &js.jobs[b.job];
+            let last = &js.jobs[b.last];
             // fio's job_runtime of a reporting group adds its members' runtimes up.
             let job_runtime_ns = (b.outcomes.len() > 1)
                 .then(|| b.outcomes.iter().map(|o| o.runtime_ns).sum::<u64>());
@@ -825,7 +833,13 @@ pub fn build_report(
                     mixed_only: j.settings.unified == Unified::Mixed,
                     kb_base: j.settings.kb_base,
                     job_runtime_ns,
-                    continue_on_error: j.settings.non_fatal.classes != 0,
+                    continue_on_error: last.settings.non_fatal.classes != 0,
+                    latency: Some(ssdlab_report::FioLatency {
+                        iodepth: last.settings.iodepth,
+                        target_ns: last.settings.latency_target_ns,
+                        percentile: last.settings.latency_percentile,
+                        window_us: last.settings.latency_window_ns / 1000,
+                    }),
                 },
             )
         })

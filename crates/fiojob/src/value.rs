@@ -195,7 +195,9 @@ pub fn int_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
 /// A boolean: `0`/`1`; no value (a bare flag) is `1`.
 pub fn boolean(s: Option<&str>) -> Result<bool, String> {
     match s.map(str::trim) {
-        None | Some("") => Ok(true),
+        None => Ok(true),
+        // (fio: "option … requires an argument")
+        Some("") => Err("an empty value (fio refuses it: 0, 1, or the option alone)".into()),
         Some(v) => match int(v) {
             Ok(0) => Ok(false),
             Ok(1) => Ok(true),

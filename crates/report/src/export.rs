@@ -60,6 +60,45 @@ pub struct FioJob {
     /// fio's `continue_on_error` names a class of errors: the outputs give fio's tally of
     /// the errors (`total_err`, `first_error`).
     pub continue_on_error: bool,
+    /// fio's latency keys as its options set them (`None`: from the result alone).
+    pub latency: Option<FioLatency>,
+}
+
+/// fio's `latency_*` keys of a job as its options give them (fio reports them with or
+/// without a target: `latency_depth` is then `iodepth` as written).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FioLatency {
+    /// `iodepth` as written (where the search, if any, could go).
+    pub iodepth: u32,
+    /// `latency_target`, ns (0: none).
+    pub target_ns: u64,
+    /// `latency_percentile`.
+    pub percentile: f64,
+    /// `latency_window`, µs.
+    pub window_us: u64,
+}
+
+/// fio's `latency_*` keys of a result: (depth, target ns, percentile, window µs).
+pub(crate) fn latency_keys(r: &RunResult, fio: Option<&FioJob>) -> (u32, u64, f64, u64) {
+    match fio.and_then(|f| f.latency) {
+        Some(l) => (
+            r.latency_depth
+                .filter(|_| l.target_ns > 0)
+                .unwrap_or(l.iodepth),
+            l.target_ns,
+            l.percentile,
+            l.window_us,
+        ),
+        None => {
+            let lt = r.spec.latency_target;
+            (
+                r.latency_depth.unwrap_or(r.spec.qd),
+                lt.map_or(0, |t| t.target_ns),
+                lt.map_or(100.0, |t| t.percentile),
+                lt.map_or(0, |t| t.window_ns / 1000),
+            )
+        }
+    }
 }
 
 /// An option of an fio job that was ignored.

@@ -197,13 +197,8 @@ fn options_obj(opts: &[(String, String)]) -> Json {
     )
 }
 
-/// fio's `latency_depth`: where its latency target's search ended, else `iodepth`.
-pub(crate) fn latency_depth(r: &RunResult) -> u32 {
-    r.latency_depth.unwrap_or(r.spec.qd)
-}
-
 fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
-    let lt = r.spec.latency_target;
+    let (l_depth, l_target, l_pct, l_window) = crate::export::latency_keys(r, fio);
     let runtime_ms = r.runtime_ns / 1_000_000;
     let cpu_pct = |ns: u64| {
         if r.runtime_ns == 0 {
@@ -317,10 +312,10 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
         job.push("first_error", r.error_tally.first as i64);
     }
     let mut job = job
-        .with("latency_depth", latency_depth(r))
-        .with("latency_target", lt.map_or(0, |t| t.target_ns))
-        .with("latency_percentile", lt.map_or(100.0, |t| t.percentile))
-        .with("latency_window", lt.map_or(0, |t| t.window_ns / 1000));
+        .with("latency_depth", l_depth)
+        .with("latency_target", l_target)
+        .with("latency_percentile", l_pct)
+        .with("latency_window", l_window);
     // fio adds the description after the latency target's fields.
     if let Some(d) = fio.and_then(|f| f.description.as_deref()) {
         job.push("desc", d);

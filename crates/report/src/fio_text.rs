@@ -260,6 +260,8 @@ struct Entry<'a> {
     si: bool,
     /// Print fio's tally of the errors (`continue_on_error`; runs: when there were errors).
     continue_on_error: bool,
+    /// The fio job, if the entry is one.
+    fio: Option<&'a crate::export::FioJob>,
 }
 
 /// The C library's text of an errno (fio's `strerror`), "Success" for 0.
@@ -292,6 +294,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 mixed: f.mixed.as_ref().map(|m| (m, f.mixed_only)),
                 si: f.kb_base == 1000,
                 continue_on_error: f.continue_on_error,
+                fio: Some(f),
             },
             None => {
                 let name = job_name(j.result);
@@ -306,6 +309,7 @@ pub fn normal_text(report: &Report<'_>) -> String {
                     mixed: None,
                     si: false,
                     continue_on_error: j.result.error_tally.counted > 0,
+                    fio: None,
                 }
             }
         })
@@ -406,13 +410,9 @@ pub fn normal_text(report: &Report<'_>) -> String {
                 v.sectors_ok, v.sectors_bad, v.sectors_unwritten
             ));
         }
-        let lt = r.spec.latency_target;
+        let (depth, target, pct, window) = crate::export::latency_keys(r, e.fio);
         out.push_str(&format!(
-            "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
-            lt.map_or(0, |t| t.target_ns),
-            lt.map_or(0, |t| t.window_ns / 1000),
-            lt.map_or(100.0, |t| t.percentile),
-            crate::fio_json::latency_depth(r)
+            "     latency   : target={target}, window={window}, percentile={pct:.2}%, depth={depth}\n"
         ));
         if let Some(ss) = &r.fio_steadystate {
             out.push_str(&steadystate_line(ss, e.si));

@@ -16,6 +16,8 @@ pub mod logs;
 pub mod table;
 pub mod trim;
 
-pub use export::{exporter, ExportError, Exporter, FioJob, Format, Ignored, Report, ReportJob};
+pub use export::{
+    exporter, ExportError, Exporter, FioJob, FioLatency, Format, Ignored, Report, ReportJob,
+};
 pub use fio_json::{fio_json, fio_json_plus_string, fio_json_report, fio_json_string, Flavor};
 pub use table::{render_table, render_table_styled, TableStyle};

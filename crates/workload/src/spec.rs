@@ -189,6 +189,10 @@ pub struct WorkloadSpec {
     /// no headers (fio's `verify=pattern` with `verify_pattern`); the pattern must be fixed.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_by_pattern: bool,
+    /// fio's `verify_fatal`: the first block that fails verification ends the job, even where
+    /// `continue_on_error` goes past the error.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_fatal: bool,
     /// Random offsets visit every aligned position of the region once before any repeats (fio's
     /// default random map); `false` draws them uniformly with replacement (fio's `norandommap`,
     /// ssdlab's default). The fields below are also left out of the serialised form at their
@@ -301,6 +305,7 @@ impl Default for WorkloadSpec {
             seed: 0x5eed_1ab5,
             verify: false,
             verify_by_pattern: false,
+            verify_fatal: false,
             random_map: false,
             random_every: 1,
             seq_skip: 0,
