@@ -152,6 +152,8 @@ pub struct Control<'a> {
     /// fio's `io_submit_mode=offload`: an I/O ahead of its rate does not wait for the I/Os in
     /// flight first.
     pub rate_offload: bool,
+    /// fio's `max_latency` per direction, ns (0: none): an I/O above it fails (ETIMEDOUT).
+    pub max_latency_ns: Option<[u64; 3]>,
     /// fio's `verify_fatal`: a verify failure ends the unit, even one it goes past.
     pub verify_fatal: bool,
     /// Called once when the unit stops, whatever stopped it, with whether it stopped on an
@@ -200,7 +202,8 @@ impl Control<'_> {
 pub enum Found {
     /// The transfer failed: the kernel's (or the backend's) errno.
     Transfer,
-    /// The data read back failed verification (EILSEQ).
+    /// Found once the transfer had completed: the data read back failed verification
+    /// (EILSEQ), or the I/O took longer than a latency limit (ETIMEDOUT).
     Verify,
     /// The transfer moved nothing at all (fio's "full resid"): it always ends the job.
     NothingMoved,
@@ -342,6 +345,7 @@ impl<'a> Control<'a> {
             min_rate: None,
             latency_target: None,
             rate_offload: false,
+            max_latency_ns: None,
             verify_fatal: false,
             on_end: None,
             flow: None,
@@ -357,6 +361,12 @@ impl<'a> Control<'a> {
     /// The same control, failing when a direction falls below fio's minimum rates.
     pub fn with_min_rate(mut self, min_rate: Option<ssdlab_workload::MinRate>) -> Self {
         self.min_rate = min_rate;
+        self
+    }
+
+    /// The same control, failing I/Os above fio's `max_latency` of their direction.
+    pub fn with_max_latency(mut self, max_ns: Option<[u64; 3]>) -> Self {
+        self.max_latency_ns = max_ns;
         self
     }
 
@@ -1848,6 +1858,23 @@ pub fn run_streams<B: Backend>(
                 t - t_submit,
                 t.saturating_sub(us[u].t0),
             );
+            if let Some(max) = ctl.max_latency_ns {
+                // fio's max_latency (`lat_fatal`): an I/O above its direction's limit fails
+                let lim = max[s.op.kind.index()];
+                if lim > 0 && t - s.t_issue > lim {
+                    rec.record_error(
+                        s.op.kind,
+                        s.op.offset,
+                        s.op.len,
+                        ETIMEDOUT,
+                        format!(
+                            "max latency exceeded: latency of {} nsec exceeds specified max ({lim} nsec)",
+                            t - s.t_issue
+                        ),
+                    );
+                    ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Verify);
+                }
+            }
             if let (Some(l), Some(target)) = (ss[si].lat.as_mut(), ctl.latency_target) {
                 // fio's latency target judges the total latency of every I/O completed.
                 l.ios += 1;
@@ -1866,7 +1893,7 @@ pub fn run_streams<B: Backend>(
                                 target.target_ns
                             ),
                         );
-                        ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Transfer);
+                        ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Verify);
                     }
                 }
             }

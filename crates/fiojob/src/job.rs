@@ -349,6 +349,8 @@ pub struct Settings {
     pub rate_poisson: bool,
     /// fio's `verify_fatal`.
     pub verify_fatal: bool,
+    /// fio's `max_latency` per direction, ns (0: none).
+    pub max_latency_ns: [u64; 3],
     /// fio's `io_submit_mode=offload`.
     pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
@@ -515,6 +517,7 @@ impl Default for Settings {
             rate_ignore_think: false,
             rate_poisson: false,
             verify_fatal: false,
+            max_latency_ns: [0; 3],
             submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
@@ -1057,6 +1060,11 @@ impl Settings {
                     })?;
             }
             "latency_run" => self.latency_run = flag(v)?,
+            // fio's FIO_OPT_ULL per direction, µs when no unit is given
+            "max_latency" => {
+                let l = value::per_ddir(&need(v, key)?, |s| value::time_ns(s, true))?;
+                self.max_latency_ns = l.map(|x| x.unwrap_or(0));
+            }
             "thinktime_spin" => self.thinktime_spin_ns = value::time_ns(&need(v, key)?, true)?,
             "thinktime_blocks" => {
                 self.thinktime_blocks =
@@ -1926,6 +1934,11 @@ impl Settings {
             verify: self.verify && !self.verify_no_header,
             verify_by_pattern: self.verify && self.verify_no_header,
             verify_fatal: self.verify_fatal,
+            max_latency_ns: self
+                .max_latency_ns
+                .iter()
+                .any(|&n| n > 0)
+                .then_some(self.max_latency_ns),
             random_map: self.random_map(),
             random_every,
             seq_skip,
@@ -2005,6 +2018,7 @@ impl Settings {
             verify: false,
             verify_by_pattern: false,
             verify_fatal: false,
+            max_latency_ns: None,
             random_map: false,
             random_every: 1,
             seq_skip: 0,

@@ -239,10 +239,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "ssdlab's data patterns are zeros, random, one repeated byte or a compressible share",
     ),
     (
-        &["max_latency"],
-        "fio's latency limit per direction",
-    ),
-    (
         &["exec_prerun", "exec_postrun"],
         "ssdlab runs no commands before or after a job",
     ),

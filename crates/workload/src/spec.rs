@@ -193,6 +193,10 @@ pub struct WorkloadSpec {
     /// `continue_on_error` goes past the error.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_fatal: bool,
+    /// fio's `max_latency` per direction (read, write, trim), ns, 0 for none: an I/O whose
+    /// total latency is above its direction's fails with ETIMEDOUT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency_ns: Option<[u64; 3]>,
     /// Random offsets visit every aligned position of the region once before any repeats (fio's
     /// default random map); `false` draws them uniformly with replacement (fio's `norandommap`,
     /// ssdlab's default). The fields below are also left out of the serialised form at their
@@ -306,6 +310,7 @@ impl Default for WorkloadSpec {
             verify: false,
             verify_by_pattern: false,
             verify_fatal: false,
+            max_latency_ns: None,
             random_map: false,
             random_every: 1,
             seq_skip: 0,
