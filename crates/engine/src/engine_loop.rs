@@ -146,8 +146,8 @@ pub struct Control<'a> {
     pub steady_group: Option<SteadyMember<'a>>,
     /// fio's `rate_min`/`rate_iops_min`: the unit fails when a direction falls below them.
     pub min_rate: Option<ssdlab_workload::MinRate>,
-    /// fio's `latency_target`: each stream of the unit searches its queue depth
-    /// ([`LatSearch`]).
+    /// fio's `latency_target`: each stream of the unit searches its queue depth (fio's
+    /// `lat_target_*`).
     pub latency_target: Option<ssdlab_workload::LatencyTarget>,
     /// fio's `io_submit_mode=offload`: an I/O ahead of its rate does not wait for the I/Os in
     /// flight first.
