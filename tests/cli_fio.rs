@@ -2388,3 +2388,34 @@ fn latency_target_searches_the_depth_on_a_preset() {
         &["latency_target", "group_reporting", "--sim"],
     );
 }
+
+/// fio's cpus_allowed: a job confined to CPU 0 runs (its threads pinned there, split one CPU
+/// each); a CPU this machine lacks is refused before anything runs, nothing created.
+#[test]
+fn cpus_allowed_pins_or_refuses() {
+    let d = tempfile::tempdir().unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=c",
+            "--ioengine=null",
+            "--size=1m",
+            "--numjobs=2",
+            "--cpus_allowed=0",
+            "--cpus_allowed_policy=split",
+        ],
+    );
+    assert_eq!(jobs(&v).len(), 2);
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=c",
+            "--filename=new-file",
+            "--size=1m",
+            "--cpus_allowed=4095",
+        ],
+        &["cpus_allowed", "too large"],
+    );
+    assert!(!d.path().join("new-file").exists());
+}

@@ -1542,6 +1542,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 let h = std::thread::Builder::new()
                     .name(format!("ssdlab-worker-{j}.{w}"))
                     .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
+                        if let Some(cpus) = worker_cpus(spec, first_worker[j] + w as u32) {
+                            ssdlab_io::cpu::pin_thread(cpus)?;
+                        }
                         let source = OpSource::for_worker(
                             spec,
                             trace.as_ref(),
@@ -1953,6 +1956,19 @@ pub(crate) fn max_ios(spec: &WorkloadSpec) -> Option<u64> {
 }
 
 /// Turns a merged recorder into the result every front end shows.
+/// The CPUs fio's `cpus_allowed` gives the worker numbered `thread` (from 1, as logs number
+/// them): all of them, or with `cpus_allowed_policy=split` the (thread − 1)-th modulo their
+/// count (fio's `fio_cpus_split`); `None` without `cpus_allowed`.
+fn worker_cpus(spec: &WorkloadSpec, thread: u32) -> Option<&[u32]> {
+    let cpus = spec.cpus_allowed.as_deref().filter(|c| !c.is_empty())?;
+    Some(if spec.cpus_split {
+        let i = thread.saturating_sub(1) as usize % cpus.len();
+        &cpus[i..i + 1]
+    } else {
+        cpus
+    })
+}
+
 pub fn build_result(
     spec: &WorkloadSpec,
     target: TargetDesc,
@@ -1969,5 +1985,26 @@ pub fn build_result(
         latency_depth: spec.latency_target.map(|_| out.latency_depth),
         cpu,
         ..RunResult::from_recorder(spec, target, rec, out.runtime_ns, out.ramp_ns)
+    }
+}
+
+#[cfg(test)]
+mod cpu_tests {
+    use super::*;
+
+    /// fio's cpus_allowed_policy: shared gives every thread the list, split one CPU each in
+    /// turn by thread number.
+    #[test]
+    fn workers_get_their_cpus_as_fio_gives_them() {
+        let mut spec = WorkloadSpec {
+            cpus_allowed: Some(vec![2, 5, 7]),
+            ..Default::default()
+        };
+        assert_eq!(worker_cpus(&spec, 1), Some(&[2, 5, 7][..]));
+        spec.cpus_split = true;
+        let got: Vec<u32> = (1..=4).map(|t| worker_cpus(&spec, t).unwrap()[0]).collect();
+        assert_eq!(got, [2, 5, 7, 2]);
+        spec.cpus_allowed = None;
+        assert!(worker_cpus(&spec, 1).is_none());
     }
 }

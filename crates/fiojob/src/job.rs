@@ -351,6 +351,9 @@ pub struct Settings {
     pub verify_fatal: bool,
     /// fio's `max_latency` per direction, ns (0: none).
     pub max_latency_ns: [u64; 3],
+    /// fio's `cpus_allowed` (or `cpumask`) and `cpus_allowed_policy=split`.
+    pub cpus_allowed: Option<Vec<u32>>,
+    pub cpus_split: bool,
     /// fio's `io_submit_mode=offload`.
     pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
@@ -518,6 +521,8 @@ impl Default for Settings {
             rate_poisson: false,
             verify_fatal: false,
             max_latency_ns: [0; 3],
+            cpus_allowed: None,
+            cpus_split: false,
             submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
@@ -567,6 +572,18 @@ fn need(v: Option<&str>, key: &str) -> Result<String, Problem> {
     match v {
         Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         _ => Err(Problem::Invalid(format!("{key} needs a value ({key}=…)"))),
+    }
+}
+
+/// `cpus` when this machine has each of them (fio: "CPU 99 too large (max=1)").
+fn cpus_here(cpus: Vec<u32>) -> Result<Vec<u32>, Problem> {
+    let n = ssdlab_io::cpu::cpus_configured();
+    match cpus.iter().find(|&&c| c >= n) {
+        Some(c) => Err(Problem::Invalid(format!(
+            "CPU {c} too large (max={}), as fio says",
+            n - 1
+        ))),
+        None => Ok(cpus),
     }
 }
 
@@ -1060,6 +1077,30 @@ impl Settings {
                     })?;
             }
             "latency_run" => self.latency_run = flag(v)?,
+            "cpus_allowed" => {
+                let cpus = value::cpu_list(&need(v, key)?).map_err(Problem::Invalid)?;
+                self.cpus_allowed = Some(cpus_here(cpus)?);
+            }
+            // a bit mask of CPUs (fio: "0xf" is CPUs 0-3)
+            "cpumask" => {
+                let m = value::int(&need(v, key)?).map_err(Problem::Invalid)?;
+                let cpus: Vec<u32> = (0..64).filter(|b| m >> b & 1 == 1).collect();
+                if cpus.is_empty() {
+                    return Err(Problem::Invalid("cpumask=0: no CPU to run on".into()));
+                }
+                self.cpus_allowed = Some(cpus_here(cpus)?);
+            }
+            "cpus_allowed_policy" => {
+                self.cpus_split = match need(v, key)?.trim() {
+                    "shared" => false,
+                    "split" => true,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "cpus_allowed_policy={o}: fio knows shared and split"
+                        )))
+                    }
+                }
+            }
             // fio's FIO_OPT_ULL per direction, µs when no unit is given
             "max_latency" => {
                 let l = value::per_ddir(&need(v, key)?, |s| value::time_ns(s, true))?;
@@ -1939,6 +1980,8 @@ impl Settings {
                 .iter()
                 .any(|&n| n > 0)
                 .then_some(self.max_latency_ns),
+            cpus_allowed: self.cpus_allowed.clone(),
+            cpus_split: self.cpus_split,
             random_map: self.random_map(),
             random_every,
             seq_skip,
@@ -2019,6 +2062,8 @@ impl Settings {
             verify_by_pattern: false,
             verify_fatal: false,
             max_latency_ns: None,
+            cpus_allowed: None,
+            cpus_split: false,
             random_map: false,
             random_every: 1,
             seq_skip: 0,
@@ -3069,7 +3114,7 @@ mod tests {
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
             "[global]\nbssplit=4k/50:8k/50\n[a]\nthinkcycles=1000\nrw=randread\n\
-             bsrange=4k-16k\nrw_sequencer=identical\ncpus_allowed=0-3\n",
+             bsrange=4k-16k\nrw_sequencer=identical\nnuma_cpu_nodes=0\n",
         )
         .unwrap();
         let keys: Vec<(&str, u32)> = js
@@ -3079,7 +3124,11 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![("thinkcycles", 4), ("rw_sequencer", 7), ("cpus_allowed", 8)],
+            vec![
+                ("thinkcycles", 4),
+                ("rw_sequencer", 7),
+                ("numa_cpu_nodes", 8)
+            ],
             "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.

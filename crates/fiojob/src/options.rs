@@ -192,9 +192,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "cpumask",
-            "cpus_allowed",
-            "cpus_allowed_policy",
             "numa_cpu_nodes",
             "numa_mem_policy",
             "nice",
@@ -209,7 +206,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "gtod_cpu",
             "ioscheduler",
         ],
-        "ssdlab does not place, prioritise or confine its threads (CPU affinity, NUMA, nice, I/O priority, cgroups, users, I/O schedulers)",
+        "ssdlab does not place its memory, prioritise or confine its threads beyond their CPUs (NUMA, nice, I/O priority, cgroups, users, I/O schedulers)",
     ),
     (
         &["fdp", "dataplacement", "plids", "plid_select", "dp_scheme", "write_hint"],

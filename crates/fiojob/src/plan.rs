@@ -354,6 +354,15 @@ fn clone_seed(seed: u64, c: u32) -> u64 {
 /// engine: one I/O at a time; an asynchronous one: iodepth).
 fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut Vec<String>) {
     let s = &j.settings;
+    if s.cpus_allowed.is_some() {
+        note(
+            format!(
+                "job {}: cpus_allowed has no effect on the simulated drive (simulated time does not depend on where ssdlab runs)",
+                j.name
+            ),
+            notes,
+        );
+    }
     note(
         format!(
             "job {}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",

@@ -206,6 +206,31 @@ pub fn boolean(s: Option<&str>) -> Result<bool, String> {
     }
 }
 
+/// fio's CPU list (`cpus_allowed=0,5,8-15`): CPUs and inclusive ranges, sorted, each once.
+pub fn cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let n = |t: &str| {
+            t.parse::<u32>()
+                .ok()
+                .filter(|&c| c < 4096)
+                .ok_or_else(|| format!("'{}': not a CPU list (0,5,8-15)", s.trim()))
+        };
+        let (a, b) = (n(a)?, n(b)?);
+        if a > b {
+            return Err(format!("'{}': a CPU range from high to low", s.trim()));
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// A size range `MIN-MAX` or `MIN:MAX` (swapped when given the other way round, as fio does).
 pub fn range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     let t = s.trim();
@@ -725,6 +750,11 @@ mod tests {
         assert_eq!(b("(1m-4k) "), (1 << 20) - 4096);
         assert_eq!(b("((1+1)^3*512)"), 4096);
         assert!(size("8z", 1024).unwrap_err().contains("zonemode"));
+        // fio's CPU lists
+        assert_eq!(cpu_list("0,5,8-10").unwrap(), vec![0, 5, 8, 9, 10]);
+        assert_eq!(cpu_list(" 3 , 1-2,2").unwrap(), vec![1, 2, 3]);
+        assert!(cpu_list("4-2").is_err());
+        assert!(cpu_list("a").is_err() && cpu_list("").is_err());
         for bad in [
             "1.5k",
             "4k-8k",

@@ -57,3 +57,72 @@ impl Rusage {
         }
     }
 }
+
+/// The CPUs this machine has configured (`sysconf(_SC_NPROCESSORS_CONF)`), at least 1.
+pub fn cpus_configured() -> u32 {
+    // SAFETY: sysconf reads a system constant; it has no memory effects.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    n.max(1) as u32
+}
+
+/// Confines the calling thread to `cpus` (fio's `cpus_allowed`: `sched_setaffinity`). An
+/// empty list, a CPU the machine lacks, or the kernel's refusal is an error.
+pub fn pin_thread(cpus: &[u32]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array, valid when zeroed.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let max = (std::mem::size_of::<libc::cpu_set_t>() * 8) as u32;
+    if cpus.is_empty() {
+        return Err(std::io::Error::other("no CPU to run on"));
+    }
+    for &c in cpus {
+        if c >= max || c >= cpus_configured() {
+            return Err(std::io::Error::other(format!(
+                "CPU {c} too large (max={})",
+                cpus_configured() - 1
+            )));
+        }
+        // SAFETY: `c` is below the set's size in bits, checked above.
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 is the calling thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on (`sched_getaffinity`).
+pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
+    // SAFETY: cpu_set_t is a plain bit array, valid when zeroed.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 is the calling thread.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let max = (std::mem::size_of::<libc::cpu_set_t>() * 8) as u32;
+    // SAFETY: every index is below the set's size in bits.
+    Ok((0..max)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) })
+        .collect())
+}
+
+#[cfg(test)]
+mod affinity_tests {
+    use super::*;
+
+    /// A thread pinned to CPU 0 reads back CPU 0 only; a CPU the machine lacks is refused.
+    #[test]
+    fn a_thread_pins_to_its_cpus() {
+        std::thread::spawn(|| {
+            pin_thread(&[0]).unwrap();
+            assert_eq!(thread_cpus().unwrap(), vec![0]);
+            let e = pin_thread(&[cpus_configured()]).unwrap_err();
+            assert!(e.to_string().contains("too large"), "{e}");
+            assert!(pin_thread(&[]).is_err());
+        })
+        .join()
+        .unwrap();
+    }
+}

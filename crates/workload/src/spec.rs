@@ -197,6 +197,13 @@ pub struct WorkloadSpec {
     /// total latency is above its direction's fails with ETIMEDOUT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_latency_ns: Option<[u64; 3]>,
+    /// fio's `cpus_allowed`/`cpumask`: the CPUs the job's threads may run on (real targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_allowed: Option<Vec<u32>>,
+    /// fio's `cpus_allowed_policy=split`: each clone runs on one of `cpus_allowed`, the
+    /// (thread number − 1)-th modulo their count; else every clone may use all of them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpus_split: bool,
     /// Random offsets visit every aligned position of the region once before any repeats (fio's
     /// default random map); `false` draws them uniformly with replacement (fio's `norandommap`,
     /// ssdlab's default). The fields below are also left out of the serialised form at their
@@ -311,6 +318,8 @@ impl Default for WorkloadSpec {
             verify_by_pattern: false,
             verify_fatal: false,
             max_latency_ns: None,
+            cpus_allowed: None,
+            cpus_split: false,
             random_map: false,
             random_every: 1,
             seq_skip: 0,
