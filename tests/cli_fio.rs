@@ -275,7 +275,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "i.fio",
-        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\ncpus_allowed=0\nnumber_ios=50\n",
+        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nnuma_cpu_nodes=0\nnumber_ios=50\n",
     );
     let out = ssdlab(d.path())
         .args(["fio", "--ignore-unsupported", "--json", f.to_str().unwrap()])
@@ -284,7 +284,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("ignoring") && err.contains("cpus_allowed"),
+        err.contains("ignoring") && err.contains("numa_cpu_nodes"),
         "{err}"
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -293,13 +293,13 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     // job, global ones included.
     let ignored = jobs(&v)[0]["ssdlab"]["ignored_options"].as_array().unwrap();
     assert_eq!(ignored.len(), 1, "{ignored:?}");
-    assert_eq!(ignored[0]["option"], "cpus_allowed");
+    assert_eq!(ignored[0]["option"], "numa_cpu_nodes");
     assert!(ignored[0]["at"].as_str().unwrap().ends_with("i.fio line 5"));
-    assert!(ignored[0]["why"].as_str().unwrap().contains("CPU"));
+    assert!(ignored[0]["why"].as_str().unwrap().contains("NUMA"));
     let f = write(
         d.path(),
         "g.fio",
-        "[global]\ncpus_allowed=0\n[a]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n\
+        "[global]\nnuma_cpu_nodes=0\n[a]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n\
          ioengine=io_uring_cmd\n[b]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n",
     );
     let out = ssdlab(d.path())
@@ -310,9 +310,9 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("ignored")).collect();
     assert_eq!(lines.len(), 3, "{text}");
-    assert!(lines[0].contains("cpus_allowed (") && lines[0].contains("g.fio line 2"));
+    assert!(lines[0].contains("numa_cpu_nodes (") && lines[0].contains("g.fio line 2"));
     assert!(lines[1].contains("ioengine (") && lines[1].contains("io_uring_cmd"));
-    assert!(lines[2].contains("cpus_allowed ("), "{text}");
+    assert!(lines[2].contains("numa_cpu_nodes ("), "{text}");
 }
 
 /// Every option fio knows is either run or refused as not supported (never "unknown"): the
