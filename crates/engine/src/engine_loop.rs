@@ -895,6 +895,8 @@ struct StreamState {
     /// are done, when `flow_quiesce`).
     flow_count: u64,
     flow_left: bool,
+    /// When the stream ended, for its leaving the flow [`FLOW_REAP_NS`] later.
+    flow_ended: Option<u64>,
     flow_until: u64,
     flow_quiesce: bool,
 }
@@ -1045,23 +1047,60 @@ struct UnitState {
     out: LoopOutcome,
 }
 
+/// How long after a member of a flow has ended it leaves: fio takes a finished job out of its
+/// flow only when its main thread reaps it, and it looks every 10 ms (`run_threads`). Until
+/// then the others stay held to their share, so members that end together — time-based jobs
+/// whose threads started a little apart — do not run free of each other in between.
+const FLOW_REAP_NS: u64 = 10_000_000;
+
 /// The streams that ended (their source, or `stopped` says their unit stopped) leave their
-/// flow, once: they give back what they counted and their weight (fio's `flow_exit_job`).
+/// flow, once, [`FLOW_REAP_NS`] after they ended (at once when no member that still runs is
+/// left to hold back): they give back what they counted and their weight (fio's
+/// `flow_exit_job`). Returns when the next stream that ended is due to leave.
 fn leave_flows(
     units: &[Unit<'_>],
     streams: &[Stream],
     ss: &mut [StreamState],
+    now: u64,
     stopped: impl Fn(usize) -> bool,
-) {
-    for (i, (s, st)) in streams.iter().zip(ss.iter_mut()).enumerate() {
+) -> Option<u64> {
+    let mut due = None::<u64>;
+    for i in 0..streams.len() {
+        let Some(f) = units[streams[i].unit].ctl.flow else {
+            continue;
+        };
+        let st = &mut ss[i];
         if st.flow_left || !(st.exhausted || stopped(i)) {
             continue;
         }
-        if let Some(f) = units[s.unit].ctl.flow {
+        let ended = *st.flow_ended.get_or_insert(now);
+        let at = ended.saturating_add(FLOW_REAP_NS);
+        // The weight of this flow's members here that ended and have not left: when it is
+        // the flow's whole weight, nobody is held back by them.
+        let ended_here = streams
+            .iter()
+            .zip(ss.iter())
+            .enumerate()
+            .filter(|(j, (s, x))| {
+                !x.flow_left
+                    && (x.exhausted || stopped(*j))
+                    && units[s.unit]
+                        .ctl
+                        .flow
+                        .is_some_and(|g| std::ptr::eq(g.flow, f.flow))
+            })
+            .fold(0u32, |w, (_, (s, _))| {
+                w.wrapping_add(units[s.unit].ctl.flow.map_or(0, |g| g.weight))
+            });
+        let st = &mut ss[i];
+        if now >= at || f.flow.state().1 == ended_here {
             st.flow_left = true;
             f.flow.leave(st.flow_count, f.weight);
+        } else {
+            due = Some(due.map_or(at, |d| d.min(at)));
         }
     }
+    due
 }
 
 /// Runs the closed loop on `backend` until a stop condition holds, then drains in-flight I/O.
@@ -1686,7 +1725,11 @@ pub fn run_streams<B: Backend>(
             }
         }
         if any_flow {
-            leave_flows(units, streams, &mut ss, |i| us[streams[i].unit].stopping);
+            if let Some(at) = leave_flows(units, streams, &mut ss, now, |i| {
+                us[streams[i].unit].stopping
+            }) {
+                wake = wake.min(at);
+            }
         }
         if inflight == 0 {
             if us.iter().all(|st| st.stopping) {
@@ -1946,9 +1989,6 @@ pub fn run_streams<B: Backend>(
             }
         }
     }
-    if any_flow {
-        leave_flows(units, streams, &mut ss, |_| true);
-    }
     for (u, (ios, bytes)) in prog.into_iter().enumerate() {
         if let Some(p) = units[u].ctl.progress {
             p.ios.fetch_add(ios, Ordering::Relaxed);
@@ -1990,6 +2030,15 @@ pub fn run_streams<B: Backend>(
             last.saturating_sub(st.t0)
         };
         outs.push(out);
+    }
+    // Members of a flow leave it last, once the others had the time fio gives them.
+    if any_flow {
+        let mut now = backend.now();
+        while let Some(at) = leave_flows(units, streams, &mut ss, now, |_| true) {
+            // (a failing wait only shortens the hold)
+            let _ = backend.wait_until(at, 0);
+            now = backend.now().max(at);
+        }
     }
     outs
 }

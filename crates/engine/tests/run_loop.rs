@@ -914,15 +914,22 @@ fn flow_pair(light_ns: u64, light_sleep_ns: u64) -> (u64, u64, Vec<u64>, (u64, u
 fn a_flow_keeps_its_members_in_proportion_then_frees_the_survivor() {
     // While both run (1 ms: the heavy one does its 10 I/Os, never held back) the light one
     // is admitted while its count over the shared counter (from 1) is at most 1/4: at 0, 100
-    // (1 of 4), 400 (2 of 8) and 700 µs (3 of 12); then, once the heavy one has ended and
-    // given its counter and weight back, one every 100 µs.
-    let (light, heavy, pushes, state) = flow_pair(3 * MS, 0);
+    // (1 of 4), 400 (2 of 8) and 700 µs (3 of 12). The heavy one ends at 1 ms but leaves the
+    // flow only 10 ms later (fio's main thread reaps it then), so the light one stays held
+    // back (4 of 15) until 11 ms; then, its counter and weight given back, it runs free: one
+    // I/O every 100 µs until its 14 ms are up.
+    let (light, heavy, pushes, state) = flow_pair(14 * MS, 0);
     assert_eq!(heavy, 10);
     let before: Vec<u64> = pushes.iter().copied().filter(|&t| t < MS).collect();
     assert_eq!(before, [0, 100 * US, 400 * US, 700 * US]);
-    let after = pushes.iter().filter(|&&t| t >= MS).count();
-    assert_eq!(after, 20, "free after the heavy one ended: {pushes:?}");
-    assert_eq!(light, before.len() as u64 + 20);
+    let held = pushes
+        .iter()
+        .filter(|&&t| (MS..11 * MS).contains(&t))
+        .count();
+    assert_eq!(held, 0, "held until the heavy one is reaped: {pushes:?}");
+    let after = pushes.iter().filter(|&&t| t >= 11 * MS).count();
+    assert_eq!(after, 30, "free once the heavy one left: {pushes:?}");
+    assert_eq!(light, before.len() as u64 + 30);
     // Both left: the counter is back at 1, the weight at 0 (fio asserts this too).
     assert_eq!(state, (1, 0));
 }
