@@ -2419,3 +2419,63 @@ fn cpus_allowed_pins_or_refuses() {
     );
     assert!(!d.path().join("new-file").exists());
 }
+
+#[test]
+fn file_operation_engines_refuse_what_they_cannot_mean() {
+    let d = tempfile::tempdir().unwrap();
+    // verify: the engine writes no data
+    let f = write(
+        d.path(),
+        "v.fio",
+        "[a]\nioengine=falloc\nrw=write\nsize=1m\nverify=crc32c\nfilename=made-never\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["verify with ioengine=falloc", "nothing to verify"],
+    );
+    // a character device (and so a block device) is not a regular file
+    let f = write(
+        d.path(),
+        "n.fio",
+        "[a]\nioengine=falloc\nrw=write\nsize=1m\nfilename=/dev/null\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["ioengine=falloc on /dev/null", "regular files only"],
+    );
+    // a simulated drive has no file system
+    let f = write(
+        d.path(),
+        "s.fio",
+        "[a]\nioengine=ftruncate\nrw=write\nsize=1m\nfilename=made-never\n",
+    );
+    refused(
+        d.path(),
+        &["fio", "--sim", "crucial-mx500-1t", f.to_str().unwrap()],
+        &["ioengine=ftruncate", "no file system"],
+    );
+    assert!(!d.path().join("made-never").exists(), "nothing was created");
+    // on a file: falloc's trims punch holes, ftruncate's writes set the length
+    let f = write(
+        d.path(),
+        "ok.fio",
+        "[w]\nioengine=falloc\nrw=write\nbs=64k\nsize=256k\nfilename=f\n[t]\nstonewall\nioengine=falloc\nrw=trim\nbs=64k\nsize=256k\nfilename=f\n[cut]\nstonewall\nioengine=ftruncate\nrw=write\nbs=64k\nsize=256k\nfilename=g\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = jobs(&v);
+    assert_eq!(
+        (ios(&j[0], "write"), ios(&j[1], "trim"), ios(&j[2], "write")),
+        (4, 4, 4)
+    );
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(d.path().join("f")).unwrap();
+    assert_eq!(
+        (m.len(), m.blocks()),
+        (256 << 10, 0),
+        "all punched, length kept"
+    );
+    let m = std::fs::metadata(d.path().join("g")).unwrap();
+    assert_eq!(m.len(), 192 << 10, "the last write's offset");
+}

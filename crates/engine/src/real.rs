@@ -10,7 +10,7 @@ use crate::stripe::{max_pieces, NullMembers, StripeAdapter};
 use crate::{EngineError, Invalid, StartHook};
 use ssdlab_io::cache::FileAdvice;
 use ssdlab_io::memory::{self, MemoryLimit};
-use ssdlab_io::{cpu, ring, sync, Dir, RingOptions, SyncBackend, SyncMode, UringBackend};
+use ssdlab_io::{cpu, ring, sync, Dir, FileOp, RingOptions, SyncBackend, SyncMode, UringBackend};
 use ssdlab_stats::{
     CpuUsage, DiskUtil, EngineKind, LogConfig, MemberStats, Recorder, RunResult, TargetDesc,
     TargetKind as StatsTargetKind,
@@ -100,6 +100,9 @@ pub struct RealOptions<'a> {
     pub pre_read: bool,
     /// How the sync engine does its I/Os (fio's libaio on buffered files, posixaio).
     pub sync_mode: SyncMode,
+    /// What the sync engine's I/Os do to the file: move data, or fio's `falloc` and
+    /// `ftruncate` engines (then a trim punches a hole in a regular file).
+    pub file_op: FileOp,
 }
 
 impl Default for RealOptions<'_> {
@@ -132,6 +135,7 @@ impl Default for RealOptions<'_> {
             advice: None,
             pre_read: false,
             sync_mode: SyncMode::Threads,
+            file_op: FileOp::Data,
         }
     }
 }
@@ -229,6 +233,9 @@ pub(crate) fn no_trims() -> io::Error {
 struct Trims {
     /// The device (a handle of its own); `None`: trims are refused.
     file: Option<File>,
+    /// fio's `falloc` engine: a trim punches a hole in the file (`fallocate` with
+    /// `FALLOC_FL_PUNCH_HOLE`), where every other engine discards blocks of a device.
+    punch: bool,
     done: Vec<Cqe>,
 }
 
@@ -236,8 +243,15 @@ impl Trims {
     fn new(file: Option<File>, qd: u32) -> Trims {
         Trims {
             file,
+            punch: false,
             done: Vec::with_capacity(if qd > 0 { qd as usize } else { 1 }),
         }
+    }
+
+    /// The same trims done as holes punched in the file (`punch`).
+    fn punching(mut self, punch: bool) -> Trims {
+        self.punch = punch;
+        self
     }
 
     /// Trims `op`'s range now.
@@ -246,9 +260,15 @@ impl Trims {
             return Err(no_trims());
         };
         let started = now_ns(origin);
-        let res = match ssdlab_io::blockdev::discard(f, op.offset, op.len) {
+        let done = if self.punch {
+            sync::punch_hole(f, op.offset, op.len)
+                .map_err(|e| e.raw_os_error().unwrap_or(5) /* EIO */)
+        } else {
+            ssdlab_io::blockdev::discard(f, op.offset, op.len).map_err(|e| e.raw_os_error())
+        };
+        let res = match done {
             Ok(()) => op.len as i64,
-            Err(e) => -(e.raw_os_error() as i64),
+            Err(e) => -(e as i64),
         };
         self.done.push(Cqe {
             slot,
@@ -1067,11 +1087,12 @@ fn plan_real(
         if plan.map.is_some() {
             return Err(Invalid::TrimStripe.into());
         }
-        if let Some(p) = plan
-            .paths
-            .iter()
-            .find(|p| p.info.kind != TargetKind::BlockDevice)
-        {
+        // (fio's falloc engine trims a regular file by punching holes in it)
+        let takes = |k: TargetKind| {
+            k == TargetKind::BlockDevice
+                || (k == TargetKind::File && opts.file_op == FileOp::Fallocate)
+        };
+        if let Some(p) = plan.paths.iter().find(|p| !takes(p.info.kind)) {
             return Err(Invalid::TrimOnFile {
                 path: p.name.clone(),
                 what: if p.info.kind == TargetKind::File {
@@ -1244,7 +1265,8 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                     ids.len() - 1
                 }
             };
-            writes_to[i] |= jobs[j].spec.writes();
+            // (fio's falloc engine opens its files read-write whatever the job does)
+            writes_to[i] |= jobs[j].spec.writes() || jobs[j].opts.file_op != FileOp::Data;
             mine.push(i);
         }
         uses.push(mine);
@@ -1603,7 +1625,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 SyncBackend::with_files(fs, spec.qd, bs, align, opts.sync_mode)
                                     .map(|pool| SyncAdapter {
                                         origin,
-                                        pool,
+                                        pool: pool.with_file_op(opts.file_op),
                                         bases,
                                         trims: Trims::new(None, spec.qd),
                                     }),
@@ -1683,9 +1705,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     )
                                     .map(|pool| SyncAdapter {
                                         origin,
-                                        pool,
+                                        pool: pool.with_file_op(opts.file_op),
                                         bases: Vec::new(),
-                                        trims: Trims::new(t, spec.qd),
+                                        trims: Trims::new(t, spec.qd)
+                                            .punching(opts.file_op == FileOp::Fallocate),
                                     })
                                 }),
                                 source,

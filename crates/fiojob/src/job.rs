@@ -20,6 +20,7 @@
 use crate::ini::{Loc, Opt, Section};
 use crate::options;
 use crate::value::{self, Size};
+use ssdlab_io::FileOp;
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
     BlockSizes, BsChoice, Distribution, FileService, Pattern, RwMode, StopCondition, TrimMode,
@@ -59,9 +60,22 @@ impl Engine {
             "pvsync" => Engine::Sync("pvsync"),
             "pvsync2" => Engine::Sync("pvsync2"),
             "vsync" => Engine::Sync("vsync"),
+            // fio's file-operation engines that take offsets and lengths: synchronous, each
+            // I/O one system call on the job's file (`engines/falloc.c`, `ftruncate.c`)
+            "falloc" => Engine::Sync("falloc"),
+            "ftruncate" => Engine::Sync("ftruncate"),
             "null" => Engine::Null,
             other => return Err(unsupported(engine_refusal(other))),
         })
+    }
+
+    /// What the engine's I/Os do to the file: fio's `falloc` and `ftruncate` move no data.
+    pub fn file_op(&self) -> FileOp {
+        match self {
+            Engine::Sync("falloc") => FileOp::Fallocate,
+            Engine::Sync("ftruncate") => FileOp::Ftruncate,
+            _ => FileOp::Data,
+        }
     }
 
     /// fio's name of the engine.
@@ -86,7 +100,7 @@ fn engine_refusal(name: &str) -> String {
         | "librpma_gpspm_server" | "nbd" | "http" | "nfs" | "libiscsi" | "rbd" | "rados"
         | "gfapi" | "gfapi_async" | "libhdfs" | "dfs" => "network or cluster storage",
         "cpuio" | "exec" => "no storage I/O (CPU load or a program)",
-        "falloc" | "ftruncate" | "e4defrag" | "filecreate" | "filedelete" | "filestat"
+        "e4defrag" | "filecreate" | "filedelete" | "filestat"
         | "dircreate" | "dirdelete" | "dirstat" => "file-system operations other than reads and writes",
         "dev-dax" | "libpmem" | "pmemblk" | "page_fault" => "persistent or mapped memory",
         "libcufile" | "libhipfile" => "GPU-direct storage",
@@ -1542,6 +1556,15 @@ impl Settings {
         }
         if self.verify && self.read_iolog.is_some() {
             out.push((None, unsupported("verify while replaying a trace")));
+        }
+        if self.verify && self.engine.file_op() != FileOp::Data {
+            out.push((
+                None,
+                unsupported(format!(
+                    "verify with ioengine={}: its I/Os change the file's allocation or length and move no data, so there is nothing to verify",
+                    self.engine.name()
+                )),
+            ));
         }
         if self.verify && self.mode.reads() && self.mode.writes() {
             out.push((None, unsupported("verify of a mixed read/write job")));

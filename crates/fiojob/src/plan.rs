@@ -14,7 +14,7 @@ use ssdlab_engine::{
     EngineChoice, FixedBufs, IologTarget, RealOptions, RealTarget, RingOptions, SimSpec, SimTarget,
 };
 use ssdlab_io::cache::FileAdvice;
-use ssdlab_io::SyncMode;
+use ssdlab_io::{FileOp, SyncMode};
 use ssdlab_report::logs::{file_name, shared_file_name, LogKind, LogStyle};
 use ssdlab_stats::LogConfig;
 use ssdlab_target::Fill;
@@ -592,8 +592,9 @@ pub fn sim_spec(
     })
 }
 
-/// Refuses what the jobs cannot do on simulated drives: `--allow-destroy` (real targets only)
-/// and `verify` (simulated drives carry no data).
+/// Refuses what the jobs cannot do on simulated drives: `--allow-destroy` (real targets only),
+/// `verify` (simulated drives carry no data) and the engines of file operations (no file
+/// system).
 pub fn check_sim_jobs(js: &JobSet, allow_destroy: bool) -> Result<(), String> {
     if allow_destroy {
         return Err(
@@ -604,6 +605,17 @@ pub fn check_sim_jobs(js: &JobSet, allow_destroy: bool) -> Result<(), String> {
         return Err(format!(
             "job {}: verify needs a real target: simulated drives carry no data",
             j.name
+        ));
+    }
+    if let Some(j) = js
+        .jobs
+        .iter()
+        .find(|j| j.settings.engine.file_op() != FileOp::Data)
+    {
+        return Err(format!(
+            "job {}: ioengine={} changes a file's allocation or length: a simulated drive has no file system (--sim runs reads, writes and trims)",
+            j.name,
+            j.settings.engine.name()
         ));
     }
     Ok(())
@@ -767,6 +779,7 @@ pub fn plan_units(
                 _ => EngineChoice::Sync,
             },
             sync_mode,
+            file_op: s.engine.file_op(),
             fill: fill_of(s),
             invalidate: s.invalidate,
             advice: advice_of(s),
@@ -993,9 +1006,19 @@ pub fn plan_units(
                     s.mode.name()
                 );
             }
-            if s.mode.trims() && info.kind == ssdlab_target::TargetKind::File {
+            if s.engine.file_op() != FileOp::Data && info.kind != ssdlab_target::TargetKind::File {
                 bail!(
-                    "job {name}: rw={} on {what}, a regular file{}: fio's trims are BLKDISCARD, which a regular file does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=null or --sim",
+                    "job {name}: ioengine={} on {what}: ssdlab runs fio's file-operation engines on regular files only (on a block device fio's falloc would zero what its trims punch)",
+                    s.engine.name()
+                );
+            }
+            // (fio's falloc engine punches holes in a regular file instead)
+            if s.mode.trims()
+                && info.kind == ssdlab_target::TargetKind::File
+                && s.engine.file_op() != FileOp::Fallocate
+            {
+                bail!(
+                    "job {name}: rw={} on {what}, a regular file{}: fio's trims are BLKDISCARD, which a regular file does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=falloc (holes punched), ioengine=null or --sim",
                     s.mode.name(),
                     if info.exists { "" } else { " (to be created)" }
                 );

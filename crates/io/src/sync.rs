@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 struct Job {
     /// Which of the backend's files.
     file: usize,
+    op: FileOp,
     dir: Dir,
     offset: u64,
     len: usize,
@@ -67,6 +68,8 @@ pub struct SyncBackend {
     queue: Option<Sender<(u32, Job)>>,
     /// How many files the I/Os may name.
     nfiles: usize,
+    /// What each I/O does to its file.
+    op: FileOp,
 }
 
 /// The files of a backend (one, or a job's several files), shared with its I/O threads.
@@ -77,6 +80,7 @@ type Files = Arc<Vec<File>>;
 fn serve(files: &Files, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool {
     let res = do_io(
         &files[job.file],
+        job.op,
         job.dir,
         &mut job.buf.as_mut_slice()[..job.len],
         job.offset,
@@ -90,10 +94,60 @@ fn serve(files: &Files, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool
     done_tx.send(done).is_ok()
 }
 
-fn do_io(file: &File, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
-    let r = match dir {
-        Dir::Read => file.read_at(buf, offset),
-        Dir::Write => file.write_at(buf, offset),
+/// What an I/O of the sync backend does to its file: moves its data (pread/pwrite), or, as
+/// one of fio's file-operation engines, changes the file's allocation or length and moves
+/// none. Either way an I/O that succeeds is done in full (its length is its result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileOp {
+    #[default]
+    Data,
+    /// fio's `falloc`: a read is `fallocate(FALLOC_FL_KEEP_SIZE)` of its range, a write
+    /// `fallocate(0)` (which may extend the file). (Its trims, punched holes, are done apart
+    /// with [`punch_hole`], as every engine's trims are.)
+    Fallocate,
+    /// fio's `ftruncate`: a write is `ftruncate(offset)`; a read is refused with EINVAL.
+    Ftruncate,
+}
+
+/// Punches a hole in `file` over `len` bytes at `offset`, keeping its size (fio's `falloc`
+/// engine's trim).
+pub fn punch_hole(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    fallocate(
+        file,
+        libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+        offset,
+        len,
+    )
+}
+
+fn fallocate(file: &File, mode: libc::c_int, offset: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::from_raw_os_error(libc::EFBIG));
+    };
+    // SAFETY: fallocate takes a descriptor this File owns and plain integers.
+    if unsafe { libc::fallocate(file.as_raw_fd(), mode, off, len) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn do_io(file: &File, op: FileOp, dir: Dir, buf: &mut [u8], offset: u64) -> i32 {
+    let len = buf.len();
+    let done = |r: io::Result<()>| r.map(|()| len);
+    let r = match (op, dir) {
+        (FileOp::Data, Dir::Read) => file.read_at(buf, offset),
+        (FileOp::Data, Dir::Write) => file.write_at(buf, offset),
+        (FileOp::Fallocate, Dir::Read) => done(fallocate(
+            file,
+            libc::FALLOC_FL_KEEP_SIZE,
+            offset,
+            len as u64,
+        )),
+        (FileOp::Fallocate, Dir::Write) => done(fallocate(file, 0, offset, len as u64)),
+        (FileOp::Ftruncate, Dir::Write) => done(file.set_len(offset)),
+        (FileOp::Ftruncate, Dir::Read) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
     };
     match r {
         Ok(n) => n as i32,
@@ -153,6 +207,7 @@ impl SyncBackend {
                     serial: Some((file, Default::default())),
                     queue: None,
                     nfiles,
+                    op: FileOp::Data,
                 });
             }
             SyncMode::Queue => {
@@ -178,6 +233,7 @@ impl SyncBackend {
                     serial: None,
                     queue: Some(tx),
                     nfiles,
+                    op: FileOp::Data,
                 });
             }
         }
@@ -193,6 +249,7 @@ impl SyncBackend {
                 serial: None,
                 queue: None,
                 nfiles,
+                op: FileOp::Data,
             });
         }
         let (done_tx, rx) = channel::<Done>();
@@ -227,11 +284,18 @@ impl SyncBackend {
             serial: None,
             queue: None,
             nfiles,
+            op: FileOp::Data,
         })
     }
 
     /// The buffer of an idle slot; `None` while the slot's I/O is in flight (its buffer is with
     /// the I/O thread) or when the slot does not exist.
+    /// The backend with its I/Os doing `op` to their file (fio's file-operation engines).
+    pub fn with_file_op(mut self, op: FileOp) -> Self {
+        self.op = op;
+        self
+    }
+
     pub fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.bufs
             .get_mut(slot as usize)?
@@ -281,6 +345,7 @@ impl SyncBackend {
         }
         let job = Job {
             file,
+            op: self.op,
             dir,
             offset,
             len: len as usize,
@@ -294,6 +359,7 @@ impl SyncBackend {
             let mut job = job;
             let res = do_io(
                 &files[job.file],
+                job.op,
                 job.dir,
                 &mut job.buf.as_mut_slice()[..job.len],
                 job.offset,
@@ -332,6 +398,7 @@ impl SyncBackend {
             if let Some(mut job) = pending.take() {
                 let res = do_io(
                     &files[job.file],
+                    job.op,
                     job.dir,
                     &mut job.buf.as_mut_slice()[..job.len],
                     job.offset,
@@ -459,5 +526,67 @@ mod tests {
             }
             assert!(b.buffer(0).unwrap().iter().all(|&x| x == 0x11));
         }
+    }
+
+    /// Runs one I/O on slot 0 and returns its result.
+    fn one(b: &mut SyncBackend, dir: Dir, offset: u64, len: u32) -> i32 {
+        b.push(0, dir, offset, len).unwrap();
+        let mut got = Vec::new();
+        while got.is_empty() {
+            b.wait(1, Duration::from_secs(1));
+            b.reap(|_, res, _| got.push(res));
+        }
+        got[0]
+    }
+
+    /// Bytes of `path` that are allocated (from its block count).
+    fn allocated(path: &std::path::Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).unwrap().blocks() * 512
+    }
+
+    #[test]
+    fn fallocate_ops_allocate_keep_the_size_and_punch_holes() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(f.path())
+            .unwrap();
+        let punch = file.try_clone().unwrap();
+        let mut b = SyncBackend::new(file, 1, 1 << 16, 4096)
+            .unwrap()
+            .with_file_op(FileOp::Fallocate);
+        // a write allocates its range and extends the file; no byte is written
+        assert_eq!(one(&mut b, Dir::Write, 0, 1 << 16), 1 << 16);
+        assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 1 << 16);
+        assert!(allocated(f.path()) >= 1 << 16);
+        assert!(std::fs::read(f.path()).unwrap().iter().all(|&x| x == 0));
+        // a read allocates past the end without growing the file
+        assert_eq!(one(&mut b, Dir::Read, 1 << 16, 1 << 16), 1 << 16);
+        assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 1 << 16);
+        assert!(allocated(f.path()) >= 2 << 16);
+        // a trim punches a hole and keeps the length
+        punch_hole(&punch, 0, 1 << 16).unwrap();
+        assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 1 << 16);
+        assert!(allocated(f.path()) < 2 << 16);
+    }
+
+    #[test]
+    fn ftruncate_writes_set_the_length_and_reads_fail() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(f.path())
+            .unwrap();
+        let mut b = SyncBackend::new(file, 1, 4096, 4096)
+            .unwrap()
+            .with_file_op(FileOp::Ftruncate);
+        assert_eq!(one(&mut b, Dir::Write, 12288, 4096), 4096);
+        assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 12288);
+        assert_eq!(one(&mut b, Dir::Write, 4096, 4096), 4096);
+        assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 4096);
+        assert_eq!(one(&mut b, Dir::Read, 0, 4096), -libc::EINVAL);
     }
 }
