@@ -2479,3 +2479,26 @@ fn file_operation_engines_refuse_what_they_cannot_mean() {
     let m = std::fs::metadata(d.path().join("g")).unwrap();
     assert_eq!(m.len(), 192 << 10, "the last write's offset");
 }
+
+#[test]
+fn fill_device_refuses_what_fio_would_run_differently() {
+    let d = tempfile::tempdir().unwrap();
+    for (job, needle) in [
+        ("rw=read\n", "fill_device with anything but rw=write"),
+        ("rw=randwrite\n", "fill_device with anything but rw=write"),
+        ("rw=write\nnrfiles=2\n", "fill_device on several files"),
+        (
+            "rw=write\nioengine=null\n",
+            "fill_device with ioengine=null",
+        ),
+        ("rw=write\nverify=crc32c\n", "verify in a fill_device job"),
+    ] {
+        let f = write(
+            d.path(),
+            "f.fio",
+            &format!("[a]\nfill_device=1\nfilename=made-never\nbs=64k\n{job}"),
+        );
+        refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
+    }
+    assert!(!d.path().join("made-never").exists(), "nothing was created");
+}

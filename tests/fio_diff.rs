@@ -42,6 +42,10 @@
 //!   `*_clat_hist.log`, …), each empty in both or in neither, with the same columns per line,
 //!   directions and block-size columns — never their times, values or line counts.
 //!
+//! A case may run on a small file system: with `tmpfs=SIZE` each tool's scratch directory is a
+//! tmpfs of that size (fio's `fill_device`, which writes until the file system is full); it
+//! needs root, as CI has.
+//!
 //! A case names its checks on a `; diff:` line. fio must be installed: CI sets
 //! `SSDLAB_REQUIRE_FIO=1`, and then a missing fio fails the suite instead of skipping it.
 
@@ -413,6 +417,35 @@ fn differ(diffs: &mut Vec<String>, what: &str, a: String, b: String) {
     }
 }
 
+/// A tmpfs mounted on a scratch directory for one case, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size={size}"))
+            .arg("tmpfs")
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cannot mount a tmpfs of {size} on {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// Runs one case; every difference found, in words.
 fn case(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -428,6 +461,19 @@ fn case(path: &Path) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .collect();
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    // `tmpfs=SIZE`: each tool runs on a file system of its own that holds SIZE bytes
+    let mut _mounts = Vec::new();
+    if let Some(size) = checks.iter().find_map(|c| c.strip_prefix("tmpfs=")) {
+        if !ssdlab_testkit::privileged(&format!("{}: tmpfs={size}", path.display())) {
+            return Vec::new();
+        }
+        for d in &dirs {
+            match Tmpfs::mount(d.path(), size) {
+                Ok(m) => _mounts.push(m),
+                Err(e) => return vec![e],
+            }
+        }
+    }
     let mut out = [Value::Null, Value::Null];
     let mut status = [None, None];
     for (i, tool) in ["fio", "ssdlab"].iter().enumerate() {

@@ -156,6 +156,9 @@ pub struct Control<'a> {
     pub max_latency_ns: Option<[u64; 3]>,
     /// fio's `verify_fatal`: a verify failure ends the unit, even one it goes past.
     pub verify_fatal: bool,
+    /// fio's `fill_device`: a write that finds the file system full (ENOSPC, EDQUOT, or a
+    /// short write) ends the unit without an error.
+    pub fill_device: bool,
     /// Called once when the unit stops, whatever stopped it, with whether it stopped on an
     /// error (fio's `exitall` and `exitall_on_error`: the job that ends terminates the others
     /// of its `exit_what` scope).
@@ -347,6 +350,7 @@ impl<'a> Control<'a> {
             rate_offload: false,
             max_latency_ns: None,
             verify_fatal: false,
+            fill_device: false,
             on_end: None,
             flow: None,
         }
@@ -373,6 +377,12 @@ impl<'a> Control<'a> {
     /// The same control, ending at the first verify failure (fio's `verify_fatal`).
     pub fn with_verify_fatal(mut self, fatal: bool) -> Self {
         self.verify_fatal = fatal;
+        self
+    }
+
+    /// The same control, writing until the file system is full (fio's `fill_device`).
+    pub fn with_fill_device(mut self, fill: bool) -> Self {
+        self.fill_device = fill;
         self
     }
 
@@ -531,6 +541,9 @@ pub struct LoopOutcome {
     /// fio's `verify_fatal` ended the job at a block that failed verification (an error
     /// `continue_on_error` went past).
     pub verify_ended: bool,
+    /// fio's `fill_device`: a write found the file system full, which ended the job (no
+    /// error).
+    pub filled: bool,
     /// fio's latency target: the queue depth the search was at when the run ended (its
     /// `latency_depth`; 0 without a target).
     pub latency_depth: u32,
@@ -546,6 +559,14 @@ const EILSEQ: i32 = 84;
 const HELD: u64 = u64::MAX;
 /// fio's errno for an I/O above its latency target at depth 1 (`lat_fatal`).
 const ETIMEDOUT: i32 = 110;
+
+/// Whether errno `e` says the file system is full (ENOSPC, EDQUOT): fio's `fill_device` ends
+/// the job there.
+fn full(e: i64) -> bool {
+    const ENOSPC: i64 = 28;
+    const EDQUOT: i64 = 122;
+    e == ENOSPC || e == EDQUOT
+}
 
 fn errno_text(errno: i64) -> String {
     let e = std::io::Error::from_raw_os_error(errno as i32);
@@ -1803,6 +1824,27 @@ pub fn run_streams<B: Backend>(
             if t > ss[si].last_completion {
                 ss[si].last_completion = t;
             }
+            if c.res < 0 && ctl.fill_device && s.op.kind == OpKind::Write && full(-c.res) {
+                // fio's fill_device: the file system is full, the job is done (the I/O is
+                // counted, as fio counts it, but is no error)
+                rec.record_failed(s.op.kind);
+                us[u].stopping = true;
+                us[u].out.filled = true;
+                continue;
+            }
+            if c.res >= 0
+                && (c.res as u64) < s.op.len
+                && ctl.fill_device
+                && s.op.kind == OpKind::Write
+            {
+                // a short write under fill_device is the file system filling up: fio writes
+                // the rest, which fails with ENOSPC; it counts both I/Os and neither's bytes
+                rec.record_failed(s.op.kind);
+                rec.record_failed(s.op.kind);
+                us[u].stopping = true;
+                us[u].out.filled = true;
+                continue;
+            }
             if c.res < 0 {
                 rec.record_error(
                     s.op.kind,
@@ -2023,6 +2065,7 @@ pub fn run_streams<B: Backend>(
             && !out.steady_attained
             && !out.latency_found
             && !out.verify_ended
+            && !out.filled
         {
             // Time-based: the measured time is the deadline plus the drain of the last I/Os.
             last.max(st.deadline) - st.t0

@@ -363,6 +363,8 @@ pub struct Settings {
     pub rate_poisson: bool,
     /// fio's `verify_fatal`.
     pub verify_fatal: bool,
+    /// fio's `fill_device` (`fill_fs`): write until the file system is full.
+    pub fill_device: bool,
     /// fio's `max_latency` per direction, ns (0: none).
     pub max_latency_ns: [u64; 3],
     /// fio's `cpus_allowed` (or `cpumask`) and `cpus_allowed_policy=split`.
@@ -534,6 +536,7 @@ impl Default for Settings {
             rate_ignore_think: false,
             rate_poisson: false,
             verify_fatal: false,
+            fill_device: false,
             max_latency_ns: [0; 3],
             cpus_allowed: None,
             cpus_split: false,
@@ -913,6 +916,7 @@ impl Settings {
                 "ssdlab keeps each error with its offset in the results instead of printing it",
             )?,
             "verify_fatal" => self.verify_fatal = flag(v)?,
+            "fill_device" => self.fill_device = flag(v)?,
             // fio's header interval within a block: ssdlab's headers are per 512-byte sector
             // whatever it says (every byte is checked either way); fio's bounds hold
             "verify_interval" => {
@@ -1557,6 +1561,25 @@ impl Settings {
         if self.verify && self.read_iolog.is_some() {
             out.push((None, unsupported("verify while replaying a trace")));
         }
+        if self.fill_device {
+            let why = if self.mode != Mode::Write {
+                Some("fill_device with anything but rw=write (fio fills the file system first for a job that reads, and sizes a random job's region without end); ssdlab fills it with sequential writes")
+            } else if self.nrfiles > 1 || self.filename.as_deref().is_some_and(|f| f.contains(':'))
+            {
+                Some("fill_device on several files")
+            } else if self.engine == Engine::Null {
+                Some("fill_device with ioengine=null (nothing to fill)")
+            } else if self.read_iolog.is_some() {
+                Some("fill_device while replaying a trace")
+            } else if self.verify && self.do_verify {
+                Some("verify in a fill_device job (the full file system ends the job; read it back with do_verify in a job after it, as fio's surface-scan example does)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                out.push((None, unsupported(why)));
+            }
+        }
         if self.verify && self.engine.file_op() != FileOp::Data {
             out.push((
                 None,
@@ -1998,6 +2021,7 @@ impl Settings {
             verify: self.verify && !self.verify_no_header,
             verify_by_pattern: self.verify && self.verify_no_header,
             verify_fatal: self.verify_fatal,
+            fill_device: self.fill_device,
             max_latency_ns: self
                 .max_latency_ns
                 .iter()
@@ -2084,6 +2108,7 @@ impl Settings {
             verify: false,
             verify_by_pattern: false,
             verify_fatal: false,
+            fill_device: false,
             max_latency_ns: None,
             cpus_allowed: None,
             cpus_split: false,

@@ -311,7 +311,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "significant_figures",
             "block_error_percentiles",
             "unit_base",
-            "fill_device",
             "end_syncfs",
             "sync_file_range",
             "lockmem",

@@ -76,6 +76,10 @@ pub struct Unit {
     pub label: String,
     /// Read the region back with verification after the job (fio's verify phase).
     pub verify_back: bool,
+    /// fio sizes a job when it starts: a job whose region is its file's whole length, on a
+    /// file that a `fill_device` job of an earlier wave grows, takes the length this file
+    /// has when its wave starts (planned with the most it can have).
+    pub sized_at_start: Option<PathBuf>,
 }
 
 /// The ring options of a job on the io_uring engine (fio's defaults: no fixed buffers, no
@@ -315,7 +319,8 @@ fn sync_mode_of(s: &Settings) -> SyncMode {
 /// that reads (or writes with `overwrite=1`); otherwise as `fallocate=` says (fio's default on
 /// Linux: allocated, unwritten extents); not at all with `create_on_open`.
 fn fill_of(s: &Settings) -> Fill {
-    if s.create_on_open {
+    // (fio's fill_device writes the file from its start, neither truncated nor allocated)
+    if s.create_on_open || s.fill_device {
         return Fill::Nothing;
     }
     if s.mode.reads() || s.overwrite {
@@ -636,6 +641,8 @@ pub fn plan_units(
     // it starts, after the jobs before it (and the clones of a job one after another), so an
     // `offset` or `size` percentage is of the length they left.
     let mut laid: Vec<(PathBuf, u64)> = Vec::new();
+    // The files `fill_device` jobs grow, and the wave of the job.
+    let mut filled: Vec<(PathBuf, usize)> = Vec::new();
     let mut noted = std::collections::HashSet::new();
     let mut note = |n: String, notes: &mut Vec<String>| {
         if noted.insert(n.clone()) {
@@ -699,6 +706,7 @@ pub fn plan_units(
                         iolog,
                         label: sim.name.clone(),
                         verify_back: false,
+                        sized_at_start: None,
                     });
                 }
                 sim_note(j, &mut note, notes);
@@ -751,6 +759,7 @@ pub fn plan_units(
                             iolog: write_iolog(&file_name),
                             label: sim.name.clone(),
                             verify_back: false,
+                            sized_at_start: None,
                         });
                     }
                     sim_note(j, &mut note, notes);
@@ -767,6 +776,7 @@ pub fn plan_units(
                 iolog: write_iolog(&file_name),
                 label,
                 verify_back: false,
+                sized_at_start: None,
             });
             continue;
         }
@@ -845,6 +855,7 @@ pub fn plan_units(
                 iolog: write_iolog(&label),
                 label,
                 verify_back: false,
+                sized_at_start: None,
             });
             continue;
         }
@@ -875,6 +886,7 @@ pub fn plan_units(
                     iolog,
                     label: "null".into(),
                     verify_back: false,
+                    sized_at_start: None,
                 });
             }
             continue;
@@ -900,6 +912,7 @@ pub fn plan_units(
                     iolog: write_iolog("null"),
                     label: "null".into(),
                     verify_back: false,
+                    sized_at_start: None,
                 });
             }
             continue;
@@ -941,6 +954,7 @@ pub fn plan_units(
                     iolog: write_iolog(&file),
                     label: "null".into(),
                     verify_back: false,
+                    sized_at_start: None,
                 });
             }
             continue;
@@ -976,6 +990,7 @@ pub fn plan_units(
                     iolog,
                     label,
                     verify_back: false,
+                    sized_at_start: None,
                 });
             }
             continue;
@@ -1032,6 +1047,21 @@ pub fn plan_units(
                 .map(|(_, l)| *l)
                 .or((info.exists && !chardev).then_some(info.size));
             let real = total.unwrap_or(0);
+            let whole = s.size.is_none() && s.filesize.is_none();
+            // fio's fill_device without size: the writes run until the file system is full
+            // (fio's size is unbounded): the region ends one block past the size of the file
+            // system, which no file on it can reach, so a write fails with ENOSPC first
+            let total = if s.fill_device && whole && info.kind == ssdlab_target::TargetKind::File {
+                let fs = ssdlab_target::fs_size(&path).map_err(|e| plan_err!("job {name}: {e}"))?;
+                let bs = s.block_size().max(1);
+                filled.push((path.clone(), j.wave));
+                Some((fs / bs + 1) * bs)
+            } else {
+                total
+            };
+            let sized_at_start =
+                (whole && !s.fill_device && filled.iter().any(|(p, w)| *p == path && *w < j.wave))
+                    .then(|| path.clone());
             if let (0, Some(_), Some(Size::Percent(p))) = (real, s.filesize, s.offset) {
                 if p > 0.0 {
                     note(
@@ -1059,6 +1089,7 @@ pub fn plan_units(
                 None => laid.push((path.clone(), real.max(off + span))),
             }
             if total.is_some()
+                && !s.fill_device
                 && info.kind == ssdlab_target::TargetKind::File
                 && real < off.saturating_add(span)
             {
@@ -1110,6 +1141,7 @@ pub fn plan_units(
                 iolog: write_iolog(&what),
                 label: what,
                 verify_back: s.verify && s.do_verify && s.mode.writes(),
+                sized_at_start,
             });
         }
     }

@@ -79,17 +79,20 @@ pub fn check_waves(
             None => {
                 // Each job alone first, so that what is wrong with one is said in its words
                 // (its options as written, where); then what the wave's jobs need together.
-                for u in &us {
+                let specs: Vec<std::borrow::Cow<'_, WorkloadSpec>> =
+                    us.iter().map(|u| checked_spec(u)).collect();
+                for (u, spec) in us.iter().zip(&specs) {
                     let (t, o) = u.real.as_ref().expect("real unit");
-                    ssdlab_engine::check_real(&u.spec, t, o)
+                    ssdlab_engine::check_real(spec, t, o)
                         .map_err(|e| WaveCheckError::of_job(e, u.job))?;
                 }
                 let jobs: Vec<RealJob<'_>> = us
                     .iter()
-                    .map(|u| {
+                    .zip(&specs)
+                    .map(|(u, spec)| {
                         let (t, o) = u.real.as_ref().expect("real unit");
                         RealJob {
-                            spec: &u.spec,
+                            spec,
                             target: t,
                             opts: o,
                             iolog: None,
@@ -194,6 +197,36 @@ pub struct Waves {
     pub thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)>,
     /// Why the waves stopped early, or the first log that was not kept.
     pub failure: Option<WaveError>,
+}
+
+/// What [`check_waves`] checks of a unit: its spec, or for a unit sized when it starts (over
+/// a file a `fill_device` job grows) its spec over one block — its length is known only
+/// then, and the engine checks the job again when it runs.
+fn checked_spec(u: &Unit) -> std::borrow::Cow<'_, WorkloadSpec> {
+    if u.sized_at_start.is_none() {
+        return std::borrow::Cow::Borrowed(&u.spec);
+    }
+    let mut s = u.spec.clone();
+    let one = s.bs.max(1);
+    if s.stop.bytes == s.span {
+        s.stop.bytes = Some(one);
+    }
+    s.span = Some(one);
+    std::borrow::Cow::Owned(s)
+}
+
+/// `spec` over the file at `path` as long as the file is now (its region from the spec's
+/// offset to the file's end, a pass of it), or `None` when the file is missing or ends at or
+/// before that offset (the job then runs as planned, and finds what it finds).
+fn sized_at_start(spec: &WorkloadSpec, path: &std::path::Path) -> Option<WorkloadSpec> {
+    let len = std::fs::metadata(path).ok()?.len();
+    let span = len.checked_sub(spec.offset).filter(|&n| n > 0)?;
+    let mut s = spec.clone();
+    if s.stop.bytes == s.span {
+        s.stop.bytes = Some(span);
+    }
+    s.span = Some(span);
+    Some(s)
 }
 
 /// Runs the waves of `units` one after the other (the jobs of a wave together, on `session`
@@ -319,18 +352,30 @@ pub fn run_waves(
                 .zip(&steady_groups)
                 .find_map(|((_, m), g)| m.iter().position(|&x| x == i).map(|k| g.member(k)))
         };
+        // fio sizes a job when it starts: a job over a file a fill_device job grew takes the
+        // file's length now.
+        let sized: Vec<Option<WorkloadSpec>> = (0..units.len())
+            .map(|i| {
+                let p = units[i].sized_at_start.as_ref()?;
+                if !idx.contains(&i) {
+                    return None;
+                }
+                sized_at_start(&units[i].spec, p)
+            })
+            .collect();
+        let spec_of = |i: usize| sized[i].as_ref().unwrap_or(&units[i].spec);
         // The status line of `ssdlab run` (on a terminal): the wave's jobs report together;
         // its ETA follows the wave's first job.
         let simulated = session.is_some();
         let mut got: Option<Result<Vec<Measured>, WaveError>> = None;
-        (h.status)(&units[lead].spec, simulated, &mut |progress| {
+        (h.status)(spec_of(lead), simulated, &mut |progress| {
             got = Some(match &mut session {
                 Some(sess) => {
                     let jobs: Vec<SimJob<'_>> = idx
                         .iter()
                         .enumerate()
                         .map(|(k, &i)| SimJob {
-                            spec: &units[i].spec,
+                            spec: spec_of(i),
                             iolog: units[i].iolog.clone(),
                             log: unit_logs[i],
                             steady_group: steady_member(i),
@@ -387,7 +432,7 @@ pub fn run_waves(
                         .map(|(&i, o)| {
                             let (t, _) = units[i].real.as_ref().expect("real unit");
                             RealJob {
-                                spec: &units[i].spec,
+                                spec: spec_of(i),
                                 target: t,
                                 opts: o,
                                 iolog: units[i].iolog.clone(),

@@ -46,7 +46,8 @@ pub use identity::{
     PathId, SameFile,
 };
 pub use plan::{
-    check_free_space, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath, RealTarget,
+    check_free_space, fs_size, plan, LaidOut, Member, Plan, PlanError, PlanOptions, PlannedPath,
+    RealTarget,
 };
 pub use probe::{
     device_node, is_block_device, open_target, open_target_shared, polled_io, probe, FileId,

@@ -442,6 +442,22 @@ fn is_stdout(path: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.dev() == out.st_dev as u64 && m.ino() == out.st_ino as u64)
 }
 
+/// fio's `fill_device` on one path: a regular file is created (or kept) as it is, never laid
+/// out, and the job's writes grow it up to `needed` bytes — the job ends where the file system
+/// is full; a block device is planned as for any write.
+fn plan_filled(
+    path: &Path,
+    needed: Option<u64>,
+    opts: &PlanOptions,
+) -> Result<PlannedPath, PlanError> {
+    let mut p = plan_path(path, Some(0), true, opts, "")?;
+    if p.info.kind == TargetKind::File {
+        p.lay_out_to = (!p.info.exists).then_some(0);
+        p.size = p.info.size.max(needed.unwrap_or(0));
+    }
+    Ok(p)
+}
+
 /// Probes one path, checks write safety, and decides how large a file must be laid out.
 fn plan_path(
     path: &Path,
@@ -514,6 +530,24 @@ fn plan_path(
         size,
         notes,
     })
+}
+
+/// The size of the file system `path` is on (of its directory when it does not exist yet),
+/// bytes: no file on it can grow longer.
+pub fn fs_size(path: &Path) -> Result<u64, PlanError> {
+    let anchor = if path.exists() {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let st = rustix::fs::statvfs(&anchor).map_err(|e| PlanError::Statvfs {
+        path: anchor.clone(),
+        err: e.to_string(),
+    })?;
+    Ok(st.f_blocks.saturating_mul(st.f_frsize.max(1)))
 }
 
 /// Checks that every filesystem has room for the files to be laid out on it (all of `paths`
@@ -591,7 +625,11 @@ pub fn plan(
             })
         }
         RealTarget::Path(path) => {
-            let p = plan_path(path, region_end(spec)?, writes, opts, "")?;
+            let p = if spec.fill_device {
+                plan_filled(path, region_end(spec)?, opts)?
+            } else {
+                plan_path(path, region_end(spec)?, writes, opts, "")?
+            };
             let kind = match p.info.kind {
                 TargetKind::File => "file",
                 TargetKind::BlockDevice => "block",

@@ -193,6 +193,10 @@ pub struct WorkloadSpec {
     /// `continue_on_error` goes past the error.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_fatal: bool,
+    /// fio's `fill_device`: a write that finds the file system full (ENOSPC, EDQUOT) ends the
+    /// job without an error.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_device: bool,
     /// fio's `max_latency` per direction (read, write, trim), ns, 0 for none: an I/O whose
     /// total latency is above its direction's fails with ETIMEDOUT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -317,6 +321,7 @@ impl Default for WorkloadSpec {
             verify: false,
             verify_by_pattern: false,
             verify_fatal: false,
+            fill_device: false,
             max_latency_ns: None,
             cpus_allowed: None,
             cpus_split: false,
