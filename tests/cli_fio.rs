@@ -275,7 +275,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "i.fio",
-        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nnuma_cpu_nodes=0\nnumber_ios=50\n",
+        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nnice=1\nnumber_ios=50\n",
     );
     let out = ssdlab(d.path())
         .args(["fio", "--ignore-unsupported", "--json", f.to_str().unwrap()])
@@ -283,23 +283,20 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
         .unwrap();
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("ignoring") && err.contains("numa_cpu_nodes"),
-        "{err}"
-    );
+    assert!(err.contains("ignoring") && err.contains("nice"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ios(&jobs(&v)[0], "read"), 50);
     // ... and in the output itself: JSON and the normal text list every ignored option of the
     // job, global ones included.
     let ignored = jobs(&v)[0]["ssdlab"]["ignored_options"].as_array().unwrap();
     assert_eq!(ignored.len(), 1, "{ignored:?}");
-    assert_eq!(ignored[0]["option"], "numa_cpu_nodes");
+    assert_eq!(ignored[0]["option"], "nice");
     assert!(ignored[0]["at"].as_str().unwrap().ends_with("i.fio line 5"));
     assert!(ignored[0]["why"].as_str().unwrap().contains("NUMA"));
     let f = write(
         d.path(),
         "g.fio",
-        "[global]\nnuma_cpu_nodes=0\n[a]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n\
+        "[global]\nnice=1\n[a]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n\
          ioengine=io_uring_cmd\n[b]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n",
     );
     let out = ssdlab(d.path())
@@ -310,9 +307,9 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("ignored")).collect();
     assert_eq!(lines.len(), 3, "{text}");
-    assert!(lines[0].contains("numa_cpu_nodes (") && lines[0].contains("g.fio line 2"));
+    assert!(lines[0].contains("nice (") && lines[0].contains("g.fio line 2"));
     assert!(lines[1].contains("ioengine (") && lines[1].contains("io_uring_cmd"));
-    assert!(lines[2].contains("numa_cpu_nodes ("), "{text}");
+    assert!(lines[2].contains("nice ("), "{text}");
 }
 
 /// Every option fio knows is either run or refused as not supported (never "unknown"): the
@@ -2501,4 +2498,49 @@ fn fill_device_refuses_what_fio_would_run_differently() {
         refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
     }
     assert!(!d.path().join("made-never").exists(), "nothing was created");
+}
+
+#[test]
+fn numa_options_run_on_this_machines_nodes_and_refuse_others() {
+    let d = tempfile::tempdir().unwrap();
+    let nodes = ssdlab_io::numa::online_nodes();
+    let n = nodes[0];
+    let f = write(
+        d.path(),
+        "n.fio",
+        &format!(
+            "[global]\nfilename=nf\nsize=256k\nrw=read\n[cpu]\nnuma_cpu_nodes={n}\nnuma_mem_policy=bind:{n}\n[mem]\nnuma_mem_policy=interleave\n[pref]\nnuma_mem_policy=prefer:{n}\nnuma_cpu_nodes=all\n"
+        ),
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    for j in jobs(&v) {
+        assert_eq!(ios(j, "read"), 64, "{}", j["jobname"]);
+    }
+    let missing = nodes.iter().max().unwrap() + 1;
+    for opt in [
+        format!("numa_cpu_nodes={missing}"),
+        format!("numa_mem_policy=bind:{missing}"),
+    ] {
+        let f = write(
+            d.path(),
+            "bad.fio",
+            &format!("[a]\nfilename=made-never\nsize=1m\nrw=write\n{opt}\n"),
+        );
+        refused(
+            d.path(),
+            &["fio", f.to_str().unwrap()],
+            &[&opt, &format!("node {missing} out of range")],
+        );
+    }
+    let f = write(
+        d.path(),
+        "bad.fio",
+        "[a]\nfilename=made-never\nsize=1m\nrw=write\nnuma_mem_policy=prefer\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["one node is needed for 'prefer'"],
+    );
+    assert!(!d.path().join("made-never").exists());
 }

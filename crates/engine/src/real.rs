@@ -103,6 +103,9 @@ pub struct RealOptions<'a> {
     /// What the sync engine's I/Os do to the file: move data, or fio's `falloc` and
     /// `ftruncate` engines (then a trim punches a hole in a regular file).
     pub file_op: FileOp,
+    /// The I/O threads' memory policy (fio's `numa_mem_policy`), set before they allocate
+    /// their buffers.
+    pub mem_policy: Option<ssdlab_io::numa::MemPolicy>,
 }
 
 impl Default for RealOptions<'_> {
@@ -136,6 +139,7 @@ impl Default for RealOptions<'_> {
             pre_read: false,
             sync_mode: SyncMode::Threads,
             file_op: FileOp::Data,
+            mem_policy: None,
         }
     }
 }
@@ -1567,6 +1571,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                     .spawn_scoped(scope, move || -> io::Result<WorkerOut> {
                         if let Some(cpus) = worker_cpus(spec, first_worker[j] + w as u32) {
                             ssdlab_io::cpu::pin_thread(cpus)?;
+                        }
+                        if let Some(p) = &opts.mem_policy {
+                            ssdlab_io::numa::set_mem_policy(p)?;
                         }
                         let source = OpSource::for_worker(
                             spec,

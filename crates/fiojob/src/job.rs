@@ -20,6 +20,7 @@
 use crate::ini::{Loc, Opt, Section};
 use crate::options;
 use crate::value::{self, Size};
+use ssdlab_io::numa::MemPolicy;
 use ssdlab_io::FileOp;
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
@@ -370,6 +371,11 @@ pub struct Settings {
     /// fio's `cpus_allowed` (or `cpumask`) and `cpus_allowed_policy=split`.
     pub cpus_allowed: Option<Vec<u32>>,
     pub cpus_split: bool,
+    /// fio's `numa_cpu_nodes`: the CPUs of these nodes (they take the place of
+    /// `cpus_allowed`, as fio sets them after it).
+    pub numa_cpus: Option<Vec<u32>>,
+    /// fio's `numa_mem_policy`: the I/O threads' memory policy.
+    pub mem_policy: Option<MemPolicy>,
     /// fio's `io_submit_mode=offload`.
     pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
@@ -540,6 +546,8 @@ impl Default for Settings {
             max_latency_ns: [0; 3],
             cpus_allowed: None,
             cpus_split: false,
+            numa_cpus: None,
+            mem_policy: None,
             submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
@@ -590,6 +598,60 @@ fn need(v: Option<&str>, key: &str) -> Result<String, Problem> {
         Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         _ => Err(Problem::Invalid(format!("{key} needs a value ({key}=…)"))),
     }
+}
+
+/// fio's node list `s` (libnuma's `numa_parse_nodestring`: `all`, or nodes and ranges), each
+/// an online node of this machine (fio refuses the others at parse time); `what` is the
+/// option as written, for the errors.
+fn numa_nodes(what: &str, s: &str) -> Result<Vec<u32>, Problem> {
+    let online = ssdlab_io::numa::online_nodes();
+    if s.trim() == "all" {
+        return Ok(online);
+    }
+    let nodes = value::cpu_list(s).map_err(|_| {
+        Problem::Invalid(format!(
+            "{what}: '{s}' is not a node list (all, or nodes and ranges: 0,2-3)"
+        ))
+    })?;
+    match nodes.iter().find(|n| !online.contains(n)) {
+        Some(n) => Err(Problem::Invalid(format!(
+            "{what}: node {n} out of range (this machine's nodes: {}), as libnuma says",
+            online
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        ))),
+        None => Ok(nodes),
+    }
+}
+
+/// fio's `numa_mem_policy=MODE[:NODES]` (its `str_numa_mpol_cb`): `default` and `local` take
+/// no nodes, `prefer` one, `bind` a list, `interleave` a list or all nodes.
+fn mem_policy(key: &str, s: &str) -> Result<MemPolicy, Problem> {
+    let what = format!("{key}={s}");
+    let (mode, nodes) = match s.split_once(':') {
+        Some((m, n)) => (m.trim(), Some(n.trim())),
+        None => (s.trim(), None),
+    };
+    let bad = |why: &str| Err(Problem::Invalid(format!("{key}={s}: {why}, as fio says")));
+    Ok(match (mode, nodes) {
+        ("default", None) => MemPolicy::Default,
+        ("local", None) => MemPolicy::Local,
+        ("default" | "local", Some(_)) => return bad("NO nodelist for 'local'"),
+        ("prefer", None) => return bad("one node is needed for 'prefer'"),
+        ("prefer", Some(n)) => {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return bad("one node only for 'prefer'");
+            }
+            let nodes = numa_nodes(&what, n)?;
+            MemPolicy::Prefer(nodes[0])
+        }
+        ("bind", None) => return bad("a nodelist is needed for 'bind'"),
+        ("bind", Some(n)) => MemPolicy::Bind(numa_nodes(&what, n)?),
+        ("interleave", n) => MemPolicy::Interleave(numa_nodes(&what, n.unwrap_or("all"))?),
+        _ => return bad("memory policy should be: default, prefer, bind, interleave, local"),
+    })
 }
 
 /// `cpus` when this machine has each of them (fio: "CPU 99 too large (max=1)").
@@ -1108,6 +1170,26 @@ impl Settings {
                 }
                 self.cpus_allowed = Some(cpus_here(cpus)?);
             }
+            "numa_cpu_nodes" => {
+                let v = need(v, key)?;
+                let nodes = numa_nodes(&format!("{key}={v}"), &v)?;
+                let mut cpus = Vec::new();
+                for n in nodes {
+                    cpus.extend(
+                        ssdlab_io::numa::node_cpus(n)
+                            .map_err(|e| Problem::Invalid(format!("{key}: {e}")))?,
+                    );
+                }
+                cpus.sort_unstable();
+                cpus.dedup();
+                if cpus.is_empty() {
+                    return Err(Problem::Invalid(format!(
+                        "{key}: the nodes have no CPU to run on"
+                    )));
+                }
+                self.numa_cpus = Some(cpus);
+            }
+            "numa_mem_policy" => self.mem_policy = Some(mem_policy(key, &need(v, key)?)?),
             "cpus_allowed_policy" => {
                 self.cpus_split = match need(v, key)?.trim() {
                     "shared" => false,
@@ -2027,8 +2109,9 @@ impl Settings {
                 .iter()
                 .any(|&n| n > 0)
                 .then_some(self.max_latency_ns),
-            cpus_allowed: self.cpus_allowed.clone(),
-            cpus_split: self.cpus_split,
+            // (fio runs a job on its nodes' CPUs after it has set cpus_allowed)
+            cpus_allowed: self.numa_cpus.clone().or(self.cpus_allowed.clone()),
+            cpus_split: self.cpus_split && self.numa_cpus.is_none(),
             random_map: self.random_map(),
             random_every,
             seq_skip,
@@ -3162,7 +3245,7 @@ mod tests {
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
             "[global]\nbssplit=4k/50:8k/50\n[a]\nthinkcycles=1000\nrw=randread\n\
-             bsrange=4k-16k\nrw_sequencer=identical\nnuma_cpu_nodes=0\n",
+             bsrange=4k-16k\nrw_sequencer=identical\nnice=1\n",
         )
         .unwrap();
         let keys: Vec<(&str, u32)> = js
@@ -3172,11 +3255,7 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![
-                ("thinkcycles", 4),
-                ("rw_sequencer", 7),
-                ("numa_cpu_nodes", 8)
-            ],
+            vec![("thinkcycles", 4), ("rw_sequencer", 7), ("nice", 8)],
             "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.

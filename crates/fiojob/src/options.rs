@@ -192,8 +192,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "numa_cpu_nodes",
-            "numa_mem_policy",
             "nice",
             "prio",
             "prioclass",

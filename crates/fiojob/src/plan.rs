@@ -359,11 +359,16 @@ fn clone_seed(seed: u64, c: u32) -> u64 {
 /// engine: one I/O at a time; an asynchronous one: iodepth).
 fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut Vec<String>) {
     let s = &j.settings;
-    if s.cpus_allowed.is_some() {
+    if s.cpus_allowed.is_some() || s.numa_cpus.is_some() || s.mem_policy.is_some() {
         note(
             format!(
-                "job {}: cpus_allowed has no effect on the simulated drive (simulated time does not depend on where ssdlab runs)",
-                j.name
+                "job {}: {} no effect on the simulated drive (simulated time does not depend on where ssdlab runs)",
+                j.name,
+                match (s.cpus_allowed.is_some(), s.numa_cpus.is_some() || s.mem_policy.is_some()) {
+                    (true, true) => "cpus_allowed and the numa_* options have",
+                    (true, false) => "cpus_allowed has",
+                    _ => "the numa_* options have",
+                }
             ),
             notes,
         );
@@ -790,6 +795,7 @@ pub fn plan_units(
             },
             sync_mode,
             file_op: s.engine.file_op(),
+            mem_policy: s.mem_policy.clone(),
             fill: fill_of(s),
             invalidate: s.invalidate,
             advice: advice_of(s),

@@ -10,6 +10,7 @@ pub mod buf;
 pub mod cache;
 pub mod cpu;
 pub mod memory;
+pub mod numa;
 pub mod ring;
 pub mod sync;
 
