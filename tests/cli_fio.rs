@@ -2544,3 +2544,32 @@ fn numa_options_run_on_this_machines_nodes_and_refuse_others() {
     );
     assert!(!d.path().join("made-never").exists());
 }
+
+#[test]
+fn strided_zones_refuse_what_they_do_not_model() {
+    let d = tempfile::tempdir().unwrap();
+    for (job, needle) in [
+        (
+            "rw=randread\nzonemode=strided\nzonesize=64k\n",
+            "zonemode=strided with anything but rw=read or rw=write",
+        ),
+        (
+            "rw=read\nzonesize=64k\n",
+            "zonemode=none and zonesize are not compatible",
+        ),
+        ("rw=read\nzonemode=strided\n", "zonesize must be specified"),
+        ("rw=read\nzonemode=zbd\nzonesize=64k\n", "zonemode=zbd"),
+        (
+            "rw=read\nzonemode=strided\nzonesize=64k\nbsrange=4k-8k\n",
+            "varying block sizes",
+        ),
+    ] {
+        let f = write(
+            d.path(),
+            "z.fio",
+            &format!("[a]\nfilename=made-never\nsize=1m\n{job}"),
+        );
+        refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
+    }
+    assert!(!d.path().join("made-never").exists(), "nothing was created");
+}

@@ -366,6 +366,11 @@ pub struct Settings {
     pub verify_fatal: bool,
     /// fio's `fill_device` (`fill_fs`): write until the file system is full.
     pub fill_device: bool,
+    /// fio's `zonemode` (`None`: none), `zonesize`, `zonerange`, `zoneskip`.
+    pub zonemode: Option<&'static str>,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
     /// fio's `max_latency` per direction, ns (0: none).
     pub max_latency_ns: [u64; 3],
     /// fio's `cpus_allowed` (or `cpumask`) and `cpus_allowed_policy=split`.
@@ -543,6 +548,10 @@ impl Default for Settings {
             rate_poisson: false,
             verify_fatal: false,
             fill_device: false,
+            zonemode: None,
+            zonesize: 0,
+            zonerange: 0,
+            zoneskip: 0,
             max_latency_ns: [0; 3],
             cpus_allowed: None,
             cpus_split: false,
@@ -979,6 +988,21 @@ impl Settings {
             )?,
             "verify_fatal" => self.verify_fatal = flag(v)?,
             "fill_device" => self.fill_device = flag(v)?,
+            "zonemode" => {
+                self.zonemode = match need(v, key)?.trim() {
+                    "none" => None,
+                    "strided" => Some("strided"),
+                    "zbd" => Some("zbd"),
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "zonemode={o}: fio knows none, strided and zbd"
+                        )))
+                    }
+                }
+            }
+            "zonesize" => self.zonesize = bytes(&need(v, key)?)?,
+            "zonerange" => self.zonerange = bytes(&need(v, key)?)?,
+            "zoneskip" => self.zoneskip = bytes(&need(v, key)?)?,
             // fio's header interval within a block: ssdlab's headers are per 512-byte sector
             // whatever it says (every byte is checked either way); fio's bounds hold
             "verify_interval" => {
@@ -1643,6 +1667,54 @@ impl Settings {
         if self.verify && self.read_iolog.is_some() {
             out.push((None, unsupported("verify while replaying a trace")));
         }
+        if self.zonemode.is_none() && self.zonesize > 0 {
+            out.push((
+                None,
+                Problem::Invalid(
+                    "zonemode=none and zonesize are not compatible, as fio says (zonemode=strided)"
+                        .into(),
+                ),
+            ));
+        }
+        if self.zonemode == Some("zbd") {
+            out.push((
+                None,
+                unsupported(
+                    "zonemode=zbd: zoned block devices are not modelled by ssdlab (zonemode=strided is)",
+                ),
+            ));
+        } else if self.zonemode.is_some() {
+            let why = if self.zonesize == 0 {
+                out.push((
+                    None,
+                    Problem::Invalid(
+                        "zonesize must be specified when using zonemode=strided, as fio says"
+                            .into(),
+                    ),
+                ));
+                None
+            } else if !matches!(self.mode, Mode::Read | Mode::Write) {
+                Some("zonemode=strided with anything but rw=read or rw=write (fio's strided zones of random or mixed jobs are not modelled)")
+            } else if self.rw_modifier.is_some() {
+                Some("zonemode=strided with an rw= modifier (holes or backwards)")
+            } else if self.block_sizes().is_some() {
+                Some("zonemode=strided with varying block sizes (bssplit, bsrange)")
+            } else if self.nrfiles > 1 || self.filename.as_deref().is_some_and(|f| f.contains(':'))
+            {
+                Some("zonemode=strided on several files (fio runs them without zones)")
+            } else if self.read_iolog.is_some() {
+                Some("zonemode=strided while replaying a trace")
+            } else if self.verify {
+                Some("verify with zonemode=strided")
+            } else if self.time_based {
+                Some("zonemode=strided with time_based")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                out.push((None, unsupported(why)));
+            }
+        }
         if self.fill_device {
             let why = if self.mode != Mode::Write {
                 Some("fill_device with anything but rw=write (fio fills the file system first for a job that reads, and sizes a random job's region without end); ssdlab fills it with sequential writes")
@@ -2116,6 +2188,16 @@ impl Settings {
             random_every,
             seq_skip,
             seq_back,
+            strided: (self.zonemode == Some("strided")).then_some(ssdlab_workload::Strided {
+                size: self.zonesize,
+                // (fio: zonerange defaults to zonesize)
+                range: if self.zonerange > 0 {
+                    self.zonerange
+                } else {
+                    self.zonesize
+                },
+                skip: self.zoneskip,
+            }),
             replay: None,
             rate_bps: self.rate_bps(),
             rate_ignore_think: self.rate_ignore_think,
@@ -2199,6 +2281,7 @@ impl Settings {
             random_every: 1,
             seq_skip: 0,
             seq_back: 0,
+            strided: None,
             replay: Some(replay),
             rate_bps: [0; 3],
             rate_ignore_think: false,

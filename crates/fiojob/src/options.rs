@@ -174,10 +174,6 @@ pub fn no_effect(key: &str) -> Option<&'static str> {
 const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     (
         &[
-            "zonemode",
-            "zonesize",
-            "zonerange",
-            "zoneskip",
             "zonecapacity",
             "max_open_zones",
             "job_max_open_zones",

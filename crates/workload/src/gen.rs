@@ -213,6 +213,8 @@ pub struct OpGen {
     /// Bytes added after each sequential op: skipped (fio's `rw=write:4k`), or, negative, gone
     /// back (`rw=read:-8k`).
     seq_add: i64,
+    /// fio's strided zones: the zones, the current zone's start and the bytes done in it.
+    zones: Option<(crate::Strided, u64, u64)>,
     /// A random decision only every `random_every` ops; `count` counts them.
     random_every: u32,
     count: u32,
@@ -340,6 +342,7 @@ impl OpGen {
             last: [start; 2],
             seq_add: spec.seq_skip.min(i64::MAX as u64) as i64
                 - spec.seq_back.min(i64::MAX as u64) as i64,
+            zones: spec.strided.map(|z| (z, start, 0)),
             random_every: spec.random_every.max(1),
             count: 0,
             map,
@@ -606,6 +609,45 @@ impl OpGen {
     /// out instead — the last op ended at or past the end, or the next one would not fit —
     /// the pass ends (fio's file is done) and the next pass starts the region again.
     fn seq_offset(&mut self, d: usize, bs: u64) -> u64 {
+        if self.zones.is_none() {
+            return self.seq_offset_in(d, bs);
+        }
+        self.strided_offset(d, bs)
+    }
+
+    /// [`seq_offset`](Self::seq_offset) in fio's strided zones: before each op, a zone that
+    /// has had its bytes is left for the next one (wrapping to the region's start past its
+    /// end), and an op that would start past the zone's range starts at the zone's start
+    /// again; a pass that ends starts again at the first zone.
+    #[cold]
+    fn strided_offset(&mut self, d: usize, bs: u64) -> u64 {
+        let Some((z, at, done)) = &mut self.zones else {
+            unreachable!()
+        };
+        if *done >= z.size {
+            *done = 0;
+            *at += z.range + z.skip;
+            if *at >= self.end {
+                *at = self.start;
+            }
+            self.last[d] = *at;
+        }
+        if self.last[d] >= *at + z.range {
+            self.last[d] = *at;
+        }
+        let passes = self.passes;
+        let o = self.seq_offset_in(d, bs);
+        let Some((_, at, done)) = &mut self.zones else {
+            unreachable!()
+        };
+        if self.passes != passes {
+            (*at, *done) = (self.start, 0);
+        }
+        *done += bs;
+        o
+    }
+
+    fn seq_offset_in(&mut self, d: usize, bs: u64) -> u64 {
         let (f, end) = (self.start, self.end);
         if self.seq_add == 0 {
             let o = self.last[d];
@@ -652,6 +694,34 @@ impl OpGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio's strided zones (`setup_strided_zone_mode`), as fio 3.33 issues them on its null
+    /// engine: 192k per zone of 128k (back to the zone's start after 128k), 64k skipped; the
+    /// zone at 960k runs past the 1 MiB region, so the pass ends there and the next starts at
+    /// the first zone again.
+    #[test]
+    fn strided_zones_move_as_fio_moves_them() {
+        let spec = WorkloadSpec {
+            rw: RwMode::Write,
+            read_pct: 0,
+            random_pct: 0,
+            bs: 64 << 10,
+            align: 64 << 10,
+            span: Some(1 << 20),
+            strided: Some(crate::Strided {
+                size: 192 << 10,
+                range: 128 << 10,
+                skip: 64 << 10,
+            }),
+            ..Default::default()
+        };
+        let mut g = OpGen::new(&spec, 0, 1 << 20, 0);
+        let blocks: Vec<u64> = (0..20).map(|_| g.next_op().offset >> 16).collect();
+        assert_eq!(
+            blocks,
+            [0, 1, 0, 3, 4, 3, 6, 7, 6, 9, 10, 9, 12, 13, 12, 15, 0, 1, 0, 3]
+        );
+    }
 
     /// fio's `get_next_seq_offset` runs out of offsets where the last op ended at the region's
     /// end (or the next would not fit): the pass ends there. With a limit of passes the

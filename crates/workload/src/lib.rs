@@ -36,7 +36,9 @@ pub use gen::{Op, OpGen, OpKind};
 pub use pattern::{scramble, Pattern, PatternBytes, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
 pub use source::{Next, OpList, OpSource, Rated, Replay, Think};
-pub use spec::{LatencyTarget, MinRate, RwMode, SpecError, StopCondition, TrimMode, WorkloadSpec};
+pub use spec::{
+    LatencyTarget, MinRate, RwMode, SpecError, StopCondition, Strided, TrimMode, WorkloadSpec,
+};
 pub use steady::{SteadyCriterion, SteadyMetric};
 pub use units::{
     edit_distance, format_duration, format_size, parse_duration, parse_size, UnitError,

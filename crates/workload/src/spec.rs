@@ -148,6 +148,17 @@ fn is_zero_u32(v: &u32) -> bool {
 /// Default measured time when no stop condition is given.
 pub const DEFAULT_TIME_NS: u64 = 10_000_000_000;
 
+/// fio's `zonemode=strided` (`io_u.c`, `setup_strided_zone_mode`): a sequential job does
+/// `size` bytes in a zone of `range` bytes (going back to the zone's start when it reaches its
+/// end), then moves on `range + skip` bytes; past the region's end it starts again at its
+/// start. A new pass starts at the first zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Strided {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
 /// The whole description of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
@@ -221,6 +232,10 @@ pub struct WorkloadSpec {
     /// Bytes skipped after each sequential op: sequential I/O with holes (fio's `rw=write:4k`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq_skip: u64,
+    /// fio's `zonemode=strided` (sequential jobs of one direction): zones the job moves
+    /// through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided: Option<Strided>,
     /// Bytes gone back after each sequential op: backwards sequential I/O (fio's
     /// `rw=read:-8k`; `seq_skip` and `seq_back` are fio's modifier's two signs).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -328,6 +343,7 @@ impl Default for WorkloadSpec {
             random_map: false,
             random_every: 1,
             seq_skip: 0,
+            strided: None,
             seq_back: 0,
             replay: None,
             rate_bps: [0; 3],
