@@ -2475,6 +2475,22 @@ fn file_operation_engines_refuse_what_they_cannot_mean() {
     );
     let m = std::fs::metadata(d.path().join("g")).unwrap();
     assert_eq!(m.len(), 192 << 10, "the last write's offset");
+    // ftruncate's trims fail with EINVAL, as fio's (error 22, exit 1)
+    let f = write(
+        d.path(),
+        "t.fio",
+        "[t]\nioengine=ftruncate\nrw=trim\nbs=4k\nsize=64k\nfilename=g\n",
+    );
+    let out = ssdlab(d.path())
+        .args(["fio", "--output-format=json", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (ios(&jobs(&v)[0], "trim"), jobs(&v)[0]["error"].as_u64()),
+        (1, Some(22))
+    );
 }
 
 #[test]
@@ -2489,6 +2505,14 @@ fn fill_device_refuses_what_fio_would_run_differently() {
             "fill_device with ioengine=null",
         ),
         ("rw=write\nverify=crc32c\n", "verify in a fill_device job"),
+        (
+            "rw=write\nioengine=ftruncate\n",
+            "fill_device with ioengine=ftruncate",
+        ),
+        (
+            "rw=write\noffset=1m\n",
+            "fill_device with offset and no size",
+        ),
     ] {
         let f = write(
             d.path(),
@@ -2497,6 +2521,18 @@ fn fill_device_refuses_what_fio_would_run_differently() {
         );
         refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
     }
+    // a later job over the whole filled file: fio sets its files up before the fill
+    // (create_serialize=1) and fails it
+    let f = write(
+        d.path(),
+        "f.fio",
+        "[w]\nfill_device=1\nfilename=made-never\nbs=64k\nrw=write\n[r]\nstonewall\nfilename=made-never\nrw=read\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["job r:", "create_serialize=1", "you need to specify size="],
+    );
     assert!(!d.path().join("made-never").exists(), "nothing was created");
 }
 

@@ -237,9 +237,9 @@ pub(crate) fn no_trims() -> io::Error {
 struct Trims {
     /// The device (a handle of its own); `None`: trims are refused.
     file: Option<File>,
-    /// fio's `falloc` engine: a trim punches a hole in the file (`fallocate` with
-    /// `FALLOC_FL_PUNCH_HOLE`), where every other engine discards blocks of a device.
-    punch: bool,
+    /// What a trim does: discards blocks of a device, or, with fio's file-operation engines,
+    /// punches a hole in the file (`falloc`) or fails with EINVAL (`ftruncate`).
+    op: FileOp,
     done: Vec<Cqe>,
 }
 
@@ -247,14 +247,14 @@ impl Trims {
     fn new(file: Option<File>, qd: u32) -> Trims {
         Trims {
             file,
-            punch: false,
+            op: FileOp::Data,
             done: Vec::with_capacity(if qd > 0 { qd as usize } else { 1 }),
         }
     }
 
-    /// The same trims done as holes punched in the file (`punch`).
-    fn punching(mut self, punch: bool) -> Trims {
-        self.punch = punch;
+    /// The same trims done as fio's engine `op` does them.
+    fn with_op(mut self, op: FileOp) -> Trims {
+        self.op = op;
         self
     }
 
@@ -264,11 +264,16 @@ impl Trims {
             return Err(no_trims());
         };
         let started = now_ns(origin);
-        let done = if self.punch {
-            sync::punch_hole(f, op.offset, op.len)
-                .map_err(|e| e.raw_os_error().unwrap_or(5) /* EIO */)
-        } else {
-            ssdlab_io::blockdev::discard(f, op.offset, op.len).map_err(|e| e.raw_os_error())
+        const EIO: i32 = 5;
+        const EINVAL: i32 = 22;
+        let done = match self.op {
+            FileOp::Data => {
+                ssdlab_io::blockdev::discard(f, op.offset, op.len).map_err(|e| e.raw_os_error())
+            }
+            FileOp::Fallocate => {
+                sync::punch_hole(f, op.offset, op.len).map_err(|e| e.raw_os_error().unwrap_or(EIO))
+            }
+            FileOp::Ftruncate => Err(EINVAL),
         };
         let res = match done {
             Ok(()) => op.len as i64,
@@ -1091,10 +1096,10 @@ fn plan_real(
         if plan.map.is_some() {
             return Err(Invalid::TrimStripe.into());
         }
-        // (fio's falloc engine trims a regular file by punching holes in it)
+        // (fio's file-operation engines take trims of a regular file: falloc punches holes,
+        // ftruncate fails them with EINVAL)
         let takes = |k: TargetKind| {
-            k == TargetKind::BlockDevice
-                || (k == TargetKind::File && opts.file_op == FileOp::Fallocate)
+            k == TargetKind::BlockDevice || (k == TargetKind::File && opts.file_op != FileOp::Data)
         };
         if let Some(p) = plan.paths.iter().find(|p| !takes(p.info.kind)) {
             return Err(Invalid::TrimOnFile {
@@ -1715,8 +1720,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                         origin,
                                         pool: pool.with_file_op(opts.file_op),
                                         bases: Vec::new(),
-                                        trims: Trims::new(t, spec.qd)
-                                            .punching(opts.file_op == FileOp::Fallocate),
+                                        trims: Trims::new(t, spec.qd).with_op(opts.file_op),
                                     })
                                 }),
                                 source,

@@ -366,6 +366,8 @@ pub struct Settings {
     pub verify_fatal: bool,
     /// fio's `fill_device` (`fill_fs`): write until the file system is full.
     pub fill_device: bool,
+    /// fio's `create_serialize` (default 1): every job's files are set up before any runs.
+    pub create_serialize: bool,
     /// fio's `zonemode` (`None`: none), `zonesize`, `zonerange`, `zoneskip`.
     pub zonemode: Option<&'static str>,
     pub zonesize: u64,
@@ -548,6 +550,7 @@ impl Default for Settings {
             rate_poisson: false,
             verify_fatal: false,
             fill_device: false,
+            create_serialize: true,
             zonemode: None,
             zonesize: 0,
             zonerange: 0,
@@ -988,6 +991,7 @@ impl Settings {
             )?,
             "verify_fatal" => self.verify_fatal = flag(v)?,
             "fill_device" => self.fill_device = flag(v)?,
+            "create_serialize" => self.create_serialize = flag(v)?,
             "zonemode" => {
                 self.zonemode = match need(v, key)?.trim() {
                     "none" => None,
@@ -1723,6 +1727,10 @@ impl Settings {
                 Some("fill_device on several files")
             } else if self.engine == Engine::Null {
                 Some("fill_device with ioengine=null (nothing to fill)")
+            } else if self.engine.file_op() == FileOp::Ftruncate {
+                Some("fill_device with ioengine=ftruncate (its writes never fill the file system: fio runs without end)")
+            } else if self.offset.is_some() && self.size.is_none() {
+                Some("fill_device with offset and no size (fio's region then holds nothing: it does no I/O)")
             } else if self.read_iolog.is_some() {
                 Some("fill_device while replaying a trace")
             } else if self.verify && self.do_verify {

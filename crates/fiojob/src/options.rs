@@ -134,10 +134,6 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
         "random_generator",
         "ssdlab has its own generator (a seed gives the same offsets in ssdlab, not fio's)",
     ),
-    (
-        "create_serialize",
-        "ssdlab lays files out one at a time, before any job runs",
-    ),
     ("create_fsync", "ssdlab syncs files it lays out"),
     (
         "allow_file_create",

@@ -1033,10 +1033,11 @@ pub fn plan_units(
                     s.engine.name()
                 );
             }
-            // (fio's falloc engine punches holes in a regular file instead)
+            // (fio's file-operation engines take a regular file's trims: falloc punches
+            // holes, ftruncate fails them with EINVAL)
             if s.mode.trims()
                 && info.kind == ssdlab_target::TargetKind::File
-                && s.engine.file_op() != FileOp::Fallocate
+                && s.engine.file_op() == FileOp::Data
             {
                 bail!(
                     "job {name}: rw={} on {what}, a regular file{}: fio's trims are BLKDISCARD, which a regular file does not take (fio ends the job with error 25, \"Inappropriate ioctl for device\"); trim a block device, ioengine=falloc (holes punched), ioengine=null or --sim",
@@ -1065,9 +1066,14 @@ pub fn plan_units(
             } else {
                 total
             };
-            let sized_at_start =
-                (whole && !s.fill_device && filled.iter().any(|(p, w)| *p == path && *w < j.wave))
-                    .then(|| path.clone());
+            let after_fill =
+                whole && !s.fill_device && filled.iter().any(|(p, w)| *p == path && *w < j.wave);
+            if after_fill && s.create_serialize {
+                bail!(
+                    "job {name}: its region is the length of {what}, which a fill_device job before it fills: fio sets every job's files up before any runs (create_serialize=1, its default), so it fails this job (error 22, \"you need to specify size=\"); give size=, or create_serialize=0 (fio then sizes the job when it starts, as its surface-scan example does)"
+                );
+            }
+            let sized_at_start = after_fill.then(|| path.clone());
             if let (0, Some(_), Some(Size::Percent(p))) = (real, s.filesize, s.offset) {
                 if p > 0.0 {
                     note(
