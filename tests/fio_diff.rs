@@ -104,44 +104,35 @@ fn run(tool: &str, dir: &Path, may_fail: bool) -> Result<(Value, Option<i32>), S
         .map_err(|e| format!("{tool}: bad JSON: {e}"))
 }
 
-/// Each entry's latency target and where its depth search ended (`latency_*`).
-fn job_latency(v: &Value) -> BTreeMap<String, String> {
+/// `f` of each entry, by job name.
+fn by_job<T>(v: &Value, f: impl Fn(&Value) -> T) -> BTreeMap<String, T> {
     v["jobs"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|j| {
-            (
-                j["jobname"].as_str().unwrap_or("").to_string(),
-                format!(
-                    "depth={} target={} percentile={} window={}",
-                    j["latency_depth"],
-                    j["latency_target"],
-                    j["latency_percentile"],
-                    j["latency_window"]
-                ),
-            )
-        })
+        .map(|j| (j["jobname"].as_str().unwrap_or("").to_string(), f(j)))
         .collect()
+}
+
+/// Each entry's latency target and where its depth search ended (`latency_*`).
+fn job_latency(v: &Value) -> BTreeMap<String, String> {
+    by_job(v, |j| {
+        format!(
+            "depth={} target={} percentile={} window={}",
+            j["latency_depth"], j["latency_target"], j["latency_percentile"], j["latency_window"]
+        )
+    })
 }
 
 /// Each entry's `error`, `total_err` and `first_error` (the last two with continue_on_error).
 fn job_errors(v: &Value) -> BTreeMap<String, (i64, Option<i64>, Option<i64>)> {
-    v["jobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|j| {
-            (
-                j["jobname"].as_str().unwrap_or("").to_string(),
-                (
-                    j["error"].as_i64().unwrap_or(-1),
-                    j["total_err"].as_i64(),
-                    j["first_error"].as_i64(),
-                ),
-            )
-        })
-        .collect()
+    by_job(v, |j| {
+        (
+            j["error"].as_i64().unwrap_or(-1),
+            j["total_err"].as_i64(),
+            j["first_error"].as_i64(),
+        )
+    })
 }
 
 /// The I/Os of a v2/v3 iolog: (file, direction, offset, length) in order.

@@ -560,6 +560,25 @@ const HELD: u64 = u64::MAX;
 /// fio's errno for an I/O above its latency target at depth 1 (`lat_fatal`).
 const ETIMEDOUT: i32 = 110;
 
+/// A block read back failed verification (EILSEQ, recorded): handled as fio does, and with
+/// fio's `verify_fatal` the unit ends even where the error is gone past.
+#[cold]
+fn verify_failed(ctl: &Control<'_>, rec: &mut Recorder, unit: &mut UnitState) {
+    if ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify) && ctl.verify_fatal {
+        unit.stopping = true;
+        unit.out.verify_ended = true;
+    }
+}
+
+/// fio's ETIMEDOUT for an I/O that took longer than a latency limit (`max_latency`, or a
+/// latency target missed at depth 1): recorded with `why` and handled as an error found
+/// after the transfer.
+#[cold]
+fn too_slow(ctl: &Control<'_>, rec: &mut Recorder, op: &Op, why: String) {
+    rec.record_error(op.kind, op.offset, op.len, ETIMEDOUT, why);
+    ctl.on_error(rec, op.kind, ETIMEDOUT, Found::Verify);
+}
+
 /// Whether errno `e` says the file system is full (ENOSPC, EDQUOT): fio's `fill_device` ends
 /// the job there.
 fn full(e: i64) -> bool {
@@ -1892,13 +1911,7 @@ pub fn run_streams<B: Backend>(
                                     s.op.offset + i as u64
                                 ),
                             );
-                            if ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify)
-                                && ctl.verify_fatal
-                            {
-                                // fio's verify_fatal: gone past, and the job ends
-                                us[u].stopping = true;
-                                us[u].out.verify_ended = true;
-                            }
+                            verify_failed(ctl, rec, &mut us[u]);
                         }
                     }
                 }
@@ -1924,13 +1937,7 @@ pub fn run_streams<B: Backend>(
                             EILSEQ,
                             format!("verify: sector {why}"),
                         );
-                        if ctl.on_error(rec, OpKind::Read, EILSEQ, Found::Verify)
-                            && ctl.verify_fatal
-                        {
-                            // fio's verify_fatal: gone past, and the job ends
-                            us[u].stopping = true;
-                            us[u].out.verify_ended = true;
-                        }
+                        verify_failed(ctl, rec, &mut us[u]);
                     }
                 }
             }
@@ -1947,17 +1954,15 @@ pub fn run_streams<B: Backend>(
                 // fio's max_latency (`lat_fatal`): an I/O above its direction's limit fails
                 let lim = max[s.op.kind.index()];
                 if lim > 0 && t - s.t_issue > lim {
-                    rec.record_error(
-                        s.op.kind,
-                        s.op.offset,
-                        s.op.len,
-                        ETIMEDOUT,
+                    too_slow(
+                        ctl,
+                        rec,
+                        &s.op,
                         format!(
                             "max latency exceeded: latency of {} nsec exceeds specified max ({lim} nsec)",
                             t - s.t_issue
                         ),
                     );
-                    ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Verify);
                 }
             }
             if let (Some(l), Some(target)) = (ss[si].lat.as_mut(), ctl.latency_target) {
@@ -1967,18 +1972,16 @@ pub fn run_streams<B: Backend>(
                     if target.percentile < 100.0 {
                         l.slow += 1;
                     } else if l.failed() == LatStep::Fatal {
-                        rec.record_error(
-                            s.op.kind,
-                            s.op.offset,
-                            s.op.len,
-                            ETIMEDOUT,
+                        too_slow(
+                            ctl,
+                            rec,
+                            &s.op,
                             format!(
                                 "max latency exceeded: latency of {} nsec exceeds the target of {} nsec at depth 1",
                                 t - s.t_issue,
                                 target.target_ns
                             ),
                         );
-                        ctl.on_error(rec, s.op.kind, ETIMEDOUT, Found::Verify);
                     }
                 }
             }
