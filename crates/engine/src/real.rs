@@ -1578,7 +1578,12 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                             ssdlab_io::cpu::pin_thread(cpus)?;
                         }
                         if let Some(p) = &opts.mem_policy {
-                            ssdlab_io::numa::set_mem_policy(p)?;
+                            // (as fio: a policy the kernel refuses is said, and the job runs)
+                            if let Err(e) = ssdlab_io::numa::set_mem_policy(p) {
+                                (opts.on_note)(&format!(
+                                    "set_mempolicy: {e} (the job runs without its memory policy, as in fio)"
+                                ));
+                            }
                         }
                         let source = OpSource::for_worker(
                             spec,

@@ -652,13 +652,12 @@ fn mem_policy(key: &str, s: &str) -> Result<MemPolicy, Problem> {
         ("local", None) => MemPolicy::Local,
         ("default" | "local", Some(_)) => return bad("NO nodelist for 'local'"),
         ("prefer", None) => return bad("one node is needed for 'prefer'"),
-        ("prefer", Some(n)) => {
-            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-                return bad("one node only for 'prefer'");
-            }
-            let nodes = numa_nodes(&what, n)?;
-            MemPolicy::Prefer(nodes[0])
-        }
+        // (fio checks no node of `prefer`: set_mempolicy refuses a missing one as the job
+        // starts, and the job runs without the policy)
+        ("prefer", Some(n)) => match n.parse() {
+            Ok(node) if n.bytes().all(|b| b.is_ascii_digit()) => MemPolicy::Prefer(node),
+            _ => return bad("one node only for 'prefer'"),
+        },
         ("bind", None) => return bad("a nodelist is needed for 'bind'"),
         ("bind", Some(n)) => MemPolicy::Bind(numa_nodes(&what, n)?),
         ("interleave", n) => MemPolicy::Interleave(numa_nodes(&what, n.unwrap_or("all"))?),
@@ -1705,7 +1704,11 @@ impl Settings {
                 Some("zonemode=strided with varying block sizes (bssplit, bsrange)")
             } else if self.nrfiles > 1 || self.filename.as_deref().is_some_and(|f| f.contains(':'))
             {
-                Some("zonemode=strided on several files (fio runs them without zones)")
+                Some("zonemode=strided on several files (fio moves through zones in the first file only)")
+            } else if !matches!(self.engine, Engine::Sync(_) | Engine::Null)
+                && (self.loops > 1 || self.io_size.is_some() || self.io_size_pct.is_some())
+            {
+                Some("zonemode=strided with loops or io_size on an asynchronous engine (fio ends each pass there once size bytes are issued and starts the next at the first zone, which ssdlab does not model)")
             } else if self.read_iolog.is_some() {
                 Some("zonemode=strided while replaying a trace")
             } else if self.verify {
