@@ -275,7 +275,7 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let f = write(
         d.path(),
         "i.fio",
-        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\nnice=1\nnumber_ios=50\n",
+        "[a]\nfilename=ign.img\nsize=1m\nrw=randread\ncgroup_weight=500\nnumber_ios=50\n",
     );
     let out = ssdlab(d.path())
         .args(["fio", "--ignore-unsupported", "--json", f.to_str().unwrap()])
@@ -283,20 +283,23 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
         .unwrap();
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("ignoring") && err.contains("nice"), "{err}");
+    assert!(
+        err.contains("ignoring") && err.contains("cgroup_weight"),
+        "{err}"
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ios(&jobs(&v)[0], "read"), 50);
     // ... and in the output itself: JSON and the normal text list every ignored option of the
     // job, global ones included.
     let ignored = jobs(&v)[0]["ssdlab"]["ignored_options"].as_array().unwrap();
     assert_eq!(ignored.len(), 1, "{ignored:?}");
-    assert_eq!(ignored[0]["option"], "nice");
+    assert_eq!(ignored[0]["option"], "cgroup_weight");
     assert!(ignored[0]["at"].as_str().unwrap().ends_with("i.fio line 5"));
-    assert!(ignored[0]["why"].as_str().unwrap().contains("NUMA"));
+    assert!(ignored[0]["why"].as_str().unwrap().contains("cgroups"));
     let f = write(
         d.path(),
         "g.fio",
-        "[global]\nnice=1\n[a]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n\
+        "[global]\ncgroup_weight=500\n[a]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n\
          ioengine=io_uring_cmd\n[b]\nfilename=ign.img\nsize=1m\nnumber_ios=10\n",
     );
     let out = ssdlab(d.path())
@@ -307,9 +310,9 @@ fn unsupported_keys_are_named_with_their_lines_and_nothing_runs() {
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("ignored")).collect();
     assert_eq!(lines.len(), 3, "{text}");
-    assert!(lines[0].contains("nice (") && lines[0].contains("g.fio line 2"));
+    assert!(lines[0].contains("cgroup_weight (") && lines[0].contains("g.fio line 2"));
     assert!(lines[1].contains("ioengine (") && lines[1].contains("io_uring_cmd"));
-    assert!(lines[2].contains("nice ("), "{text}");
+    assert!(lines[2].contains("cgroup_weight ("), "{text}");
 }
 
 /// Every option fio knows is either run or refused as not supported (never "unknown"): the
@@ -2608,4 +2611,31 @@ fn strided_zones_refuse_what_they_do_not_model() {
         refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
     }
     assert!(!d.path().join("made-never").exists(), "nothing was created");
+}
+
+#[test]
+fn nice_prio_and_prioclass_run_and_keep_fios_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "p.fio",
+        "[global]\nioengine=null\nsize=256k\nrw=read\n[a]\nnice=5\nprio=4\nprioclass=2\n[b]\nprioclass=3\n[c]\nprio=7\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    for j in jobs(&v) {
+        assert_eq!(ios(j, "read"), 64, "{}", j["jobname"]);
+    }
+    for (opt, needle) in [
+        ("prio=8", "prio=8: out of range (0 to 7)"),
+        ("prioclass=4", "prioclass=4: out of range (0 to 3)"),
+        ("nice=20", "nice=20: out of range (-20 to 19)"),
+    ] {
+        let f = write(
+            d.path(),
+            "bad.fio",
+            &format!("[a]\nfilename=made-never\nsize=1m\nrw=write\n{opt}\n"),
+        );
+        refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
+    }
+    assert!(!d.path().join("made-never").exists());
 }

@@ -106,6 +106,10 @@ pub struct RealOptions<'a> {
     /// The I/O threads' memory policy (fio's `numa_mem_policy`), set before they allocate
     /// their buffers.
     pub mem_policy: Option<ssdlab_io::numa::MemPolicy>,
+    /// Added to each I/O thread's nice value (fio's `nice`).
+    pub nice: i32,
+    /// Each I/O thread's I/O priority, (class, level) (fio's `prioclass`, `prio`).
+    pub io_priority: Option<(u32, u32)>,
 }
 
 impl Default for RealOptions<'_> {
@@ -140,6 +144,8 @@ impl Default for RealOptions<'_> {
             sync_mode: SyncMode::Threads,
             file_op: FileOp::Data,
             mem_policy: None,
+            nice: 0,
+            io_priority: None,
         }
     }
 }
@@ -1584,6 +1590,13 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     "set_mempolicy: {e} (the job runs without its memory policy, as in fio)"
                                 ));
                             }
+                        }
+                        // (fio fails the job when either is refused)
+                        if opts.nice != 0 {
+                            ssdlab_io::cpu::nice_thread(opts.nice)?;
+                        }
+                        if let Some((class, level)) = opts.io_priority {
+                            ssdlab_io::cpu::set_io_priority(class, level)?;
                         }
                         let source = OpSource::for_worker(
                             spec,

@@ -383,6 +383,11 @@ pub struct Settings {
     pub numa_cpus: Option<Vec<u32>>,
     /// fio's `numa_mem_policy`: the I/O threads' memory policy.
     pub mem_policy: Option<MemPolicy>,
+    /// fio's `nice` (added to each I/O thread's nice value).
+    pub nice: i32,
+    /// fio's `prioclass` and `prio` (each I/O thread's I/O priority, when either is given).
+    pub prioclass: Option<u32>,
+    pub prio: Option<u32>,
     /// fio's `io_submit_mode=offload`.
     pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
@@ -560,6 +565,9 @@ impl Default for Settings {
             cpus_split: false,
             numa_cpus: None,
             mem_policy: None,
+            nice: 0,
+            prioclass: None,
+            prio: None,
             submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
@@ -610,6 +618,20 @@ fn need(v: Option<&str>, key: &str) -> Result<String, Problem> {
         Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         _ => Err(Problem::Invalid(format!("{key} needs a value ({key}=…)"))),
     }
+}
+
+/// An integer option within fio's bounds (its `minval`/`maxval`).
+fn in_range(key: &str, v: &str, lo: i64, hi: i64) -> Result<i64, Problem> {
+    let n: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| Problem::Invalid(format!("{key}={v}: not an integer")))?;
+    if !(lo..=hi).contains(&n) {
+        return Err(Problem::Invalid(format!(
+            "{key}={v}: out of range ({lo} to {hi}), as fio says"
+        )));
+    }
+    Ok(n)
 }
 
 /// fio's node list `s` (libnuma's `numa_parse_nodestring`: `all`, or nodes and ranges), each
@@ -1217,6 +1239,9 @@ impl Settings {
                 self.numa_cpus = Some(cpus);
             }
             "numa_mem_policy" => self.mem_policy = Some(mem_policy(key, &need(v, key)?)?),
+            "nice" => self.nice = in_range(key, &need(v, key)?, -20, 19)? as i32,
+            "prio" => self.prio = Some(in_range(key, &need(v, key)?, 0, 7)? as u32),
+            "prioclass" => self.prioclass = Some(in_range(key, &need(v, key)?, 0, 3)? as u32),
             "cpus_allowed_policy" => {
                 self.cpus_split = match need(v, key)?.trim() {
                     "shared" => false,
@@ -1435,7 +1460,7 @@ impl Settings {
                 key,
                 v,
                 &["0"],
-                "ssdlab sets no I/O priorities, so a priority column would say nothing",
+                "ssdlab sets no priority per I/O (fio's cmdprio_*): the logs' priority column would not say what fio's says",
             )?,
             k if options::no_effect(k).is_some() => {}
             k if options::lookup(k).is_some() => {
@@ -3339,7 +3364,7 @@ mod tests {
     fn unsupported_keys_are_named_with_lines() {
         let js = jobs(
             "[global]\nbssplit=4k/50:8k/50\n[a]\nthinkcycles=1000\nrw=randread\n\
-             bsrange=4k-16k\nrw_sequencer=identical\nnice=1\n",
+             bsrange=4k-16k\nrw_sequencer=identical\ncgroup_weight=500\n",
         )
         .unwrap();
         let keys: Vec<(&str, u32)> = js
@@ -3349,7 +3374,11 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec![("thinkcycles", 4), ("rw_sequencer", 7), ("nice", 8)],
+            vec![
+                ("thinkcycles", 4),
+                ("rw_sequencer", 7),
+                ("cgroup_weight", 8)
+            ],
             "bssplit and bsrange run"
         );
         // An unsupported global option is named once, not once per job.

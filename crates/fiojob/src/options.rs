@@ -184,9 +184,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "nice",
-            "prio",
-            "prioclass",
             "priohint",
             "cgroup",
             "cgroup_weight",
@@ -196,7 +193,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "gtod_cpu",
             "ioscheduler",
         ],
-        "ssdlab does not place its memory, prioritise or confine its threads beyond their CPUs (NUMA, nice, I/O priority, cgroups, users, I/O schedulers)",
+        "ssdlab does not confine its threads beyond their CPUs, memory nodes, nice value and I/O priority (cgroups, users, I/O schedulers, priority hints)",
     ),
     (
         &["fdp", "dataplacement", "plids", "plid_select", "dp_scheme", "write_hint"],

@@ -359,16 +359,17 @@ fn clone_seed(seed: u64, c: u32) -> u64 {
 /// engine: one I/O at a time; an asynchronous one: iodepth).
 fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut Vec<String>) {
     let s = &j.settings;
-    if s.cpus_allowed.is_some() || s.numa_cpus.is_some() || s.mem_policy.is_some() {
+    if s.cpus_allowed.is_some()
+        || s.numa_cpus.is_some()
+        || s.mem_policy.is_some()
+        || s.nice != 0
+        || s.prio.is_some()
+        || s.prioclass.is_some()
+    {
         note(
             format!(
-                "job {}: {} no effect on the simulated drive (simulated time does not depend on where ssdlab runs)",
-                j.name,
-                match (s.cpus_allowed.is_some(), s.numa_cpus.is_some() || s.mem_policy.is_some()) {
-                    (true, true) => "cpus_allowed and the numa_* options have",
-                    (true, false) => "cpus_allowed has",
-                    _ => "the numa_* options have",
-                }
+                "job {}: where and how its threads run (cpus_allowed, numa_*, nice, prio, prioclass) has no effect on the simulated drive (simulated time does not depend on them)",
+                j.name
             ),
             notes,
         );
@@ -796,6 +797,9 @@ pub fn plan_units(
             sync_mode,
             file_op: s.engine.file_op(),
             mem_policy: s.mem_policy.clone(),
+            nice: s.nice,
+            io_priority: (s.prio.is_some() || s.prioclass.is_some())
+                .then(|| (s.prioclass.unwrap_or(0), s.prio.unwrap_or(0))),
             fill: fill_of(s),
             invalidate: s.invalidate,
             advice: advice_of(s),

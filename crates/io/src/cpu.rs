@@ -108,6 +108,90 @@ pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
         .collect())
 }
 
+/// Adds `inc` to the calling thread's nice value (fio's `nice`: `nice(2)`, which on Linux
+/// changes the calling thread only); threads it starts afterwards inherit it.
+pub fn nice_thread(inc: i32) -> std::io::Result<()> {
+    // SAFETY: nice takes a plain integer; -1 is also a valid result, so errno decides.
+    unsafe {
+        *libc::__errno_location() = 0;
+        if libc::nice(inc) == -1 && *libc::__errno_location() != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The calling thread's nice value.
+pub fn thread_nice() -> std::io::Result<i32> {
+    // SAFETY: getpriority takes plain integers; -1 is also a valid result, so errno decides.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let n = libc::getpriority(libc::PRIO_PROCESS, 0);
+        if n == -1 && *libc::__errno_location() != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(n)
+    }
+}
+
+const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+const IOPRIO_CLASS_SHIFT: u32 = 13;
+
+/// Sets the calling thread's I/O priority (fio's `prioclass` and `prio`: `ioprio_set` with
+/// `IOPRIO_WHO_PROCESS` and 0, the calling thread): class 0 (none) is taken as best effort, as
+/// fio's `ioprio_value` takes it. Its I/Os — io_uring's too, which take the submitter's
+/// priority — carry it to the device's scheduler.
+pub fn set_io_priority(class: u32, level: u32) -> std::io::Result<()> {
+    let class = if class == 0 { 2 } else { class };
+    let value = (class << IOPRIO_CLASS_SHIFT) | level;
+    // SAFETY: ioprio_set takes plain integers and changes only this thread's priority.
+    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, value) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The calling thread's I/O priority: (class, level).
+pub fn io_priority() -> std::io::Result<(u32, u32)> {
+    // SAFETY: ioprio_get takes plain integers and reads only this thread's priority.
+    let r = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let v = r as u32;
+    Ok((v >> IOPRIO_CLASS_SHIFT, v & ((1 << IOPRIO_CLASS_SHIFT) - 1)))
+}
+
+#[cfg(test)]
+mod priority_tests {
+    use super::*;
+
+    /// A thread's nice value and I/O priority are its own, and read back as set.
+    #[test]
+    fn a_thread_takes_a_nice_value_and_an_io_priority() {
+        let before = thread_nice().unwrap();
+        std::thread::spawn(move || {
+            nice_thread(3).unwrap();
+            assert_eq!(thread_nice().unwrap(), (before + 3).min(19));
+            set_io_priority(2, 4).unwrap();
+            assert_eq!(io_priority().unwrap(), (2, 4));
+            set_io_priority(0, 7).unwrap();
+            assert_eq!(io_priority().unwrap(), (2, 7), "class 0 is best effort");
+            set_io_priority(3, 0).unwrap();
+            assert_eq!(io_priority().unwrap().0, 3);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            thread_nice().unwrap(),
+            before,
+            "the spawning thread keeps its own"
+        );
+    }
+}
+
 #[cfg(test)]
 mod affinity_tests {
     use super::*;
