@@ -388,6 +388,8 @@ pub struct Settings {
     /// fio's `prioclass` and `prio` (each I/O thread's I/O priority, when either is given).
     pub prioclass: Option<u32>,
     pub prio: Option<u32>,
+    /// fio's `log_prio`: the logs' priority column is the I/O priority value.
+    pub log_prio: bool,
     /// fio's `io_submit_mode=offload`.
     pub submit_offload: bool,
     /// `thinktime` (ns; the stall after every `thinktime_blocks` I/Os), `thinktime_spin` (ns
@@ -568,6 +570,7 @@ impl Default for Settings {
             nice: 0,
             prioclass: None,
             prio: None,
+            log_prio: false,
             submit_offload: false,
             // fio's default criterion: iops_slope:0.01%, checked every second
             steady: (ssdlab_workload::SteadyMetric::Iops, true, 0.01, true),
@@ -714,6 +717,19 @@ fn only_default(key: &str, v: Option<&str>, ok: &[&str], why: &str) -> Result<()
 }
 
 impl Settings {
+    /// The I/O priority value of the job's threads, as fio's `ioprio_value` makes it
+    /// (`prioclass << 13 | prio`, class 0 taken as best effort), 0 without either option.
+    pub fn io_priority_value(&self) -> u32 {
+        if self.prio.is_none() && self.prioclass.is_none() {
+            return 0;
+        }
+        let class = match self.prioclass.unwrap_or(0) {
+            0 => 2,
+            c => c,
+        };
+        class << 13 | self.prio.unwrap_or(0)
+    }
+
     /// Applies one option (canonical key) in order.
     pub fn apply(&mut self, opt: &Opt) -> Result<(), Problem> {
         let key = options::canonical(&opt.key);
@@ -1456,12 +1472,7 @@ impl Settings {
             }
             "log_offset" => self.log_offset = flag(v)?,
             "per_job_logs" => self.per_job_logs = flag(v)?,
-            "log_prio" => only_default(
-                key,
-                v,
-                &["0"],
-                "ssdlab sets no priority per I/O (fio's cmdprio_*): the logs' priority column would not say what fio's says",
-            )?,
+            "log_prio" => self.log_prio = flag(v)?,
             k if options::no_effect(k).is_some() => {}
             k if options::lookup(k).is_some() => {
                 let o = options::lookup(k).expect("looked up");
@@ -3120,9 +3131,17 @@ mod tests {
         // fio compresses logs in memory only: the files are the same, so it changes nothing
         let js = jobs("[a]\nlog_compression=1m\nlog_compression_cpus=0\n").unwrap();
         assert!(js.unsupported.is_empty());
+        // fio's log_prio=1: the priority column is the threads' I/O priority value
+        let js = jobs("[a]\nlog_prio=1\nprio=3\n[b]\nlog_prio=1\n").unwrap();
+        assert!(js.unsupported.is_empty());
+        let p: Vec<Option<u32>> = js
+            .jobs
+            .iter()
+            .map(|j| crate::plan::log_style(&j.settings).prio)
+            .collect();
+        assert_eq!(p, [Some(0x4003), Some(0)]);
         for text in [
             "log_store_compressed=1",
-            "log_prio=1",
             "log_max_value=both",
             "log_unix_epoch=1",
         ] {

@@ -1247,6 +1247,7 @@ pub fn log_style(s: &Settings) -> LogStyle {
             Engine::Null => s.iodepth > 1,
             _ => true,
         },
+        prio: s.log_prio.then(|| s.io_priority_value()),
     }
 }
 

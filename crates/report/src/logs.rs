@@ -4,8 +4,9 @@
 //! `per_job_logs=0` one `NAME_bw.log` for all jobs) and written as fio 3.33 writes them
 //! (`iolog.c`: `flush_samples`, `flush_hist_samples`): `time (ms), value, direction, block size,
 //! priority` per line — `time, value, direction, block size, offset, priority` with
-//! `log_offset` —, direction 0 = read, 1 = write, 2 = trim, priority 0 (ssdlab sets no I/O
-//! priorities).
+//! `log_offset` —, direction 0 = read, 1 = write, 2 = trim, priority 0 (no I/O is of fio's
+//! high priority, which only `cmdprio_*` gives), or with fio's `log_prio=1` the I/Os' priority
+//! value (`0x%04x`: the job's `prioclass << 13 | prio`; `0x0000` on averaged lines, as fio's).
 //!
 //! Averaged over windows (`log_avg_msec`, and always in `ssdlab run`):
 //! - `bw`: KiB/s over each complete window; `iops`: I/Os per second over each complete window
@@ -188,6 +189,9 @@ pub struct LogStyle {
     /// The engine has submission latencies fio logs: fio's synchronous engines (psync, sync, …)
     /// record none, and their `slat` log is empty.
     pub slat: bool,
+    /// fio's `log_prio=1`: the priority column is this I/O priority value (the job's
+    /// `prioclass << 13 | prio`, every I/O's), written as fio writes it (`0x%04x`).
+    pub prio: Option<u32>,
 }
 
 impl Default for LogStyle {
@@ -197,6 +201,7 @@ impl Default for LogStyle {
             max: false,
             hist_coarseness: 0,
             slat: true,
+            prio: None,
         }
     }
 }
@@ -221,11 +226,22 @@ pub fn render_job_log(log: &JobLog, kind: LogKind, runtime_ns: u64, style: &LogS
     out
 }
 
-/// One line of fio's `flush_samples` (priority 0).
-fn line(out: &mut String, t_ms: u64, value: u64, dir: usize, bs: u64, offset: Option<u64>) {
-    let _ = match offset {
-        Some(o) => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {o}, 0"),
-        None => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0"),
+/// One line of fio's `flush_samples`: its priority column 0, or `prio` as `log_prio=1` writes
+/// it.
+fn line(
+    out: &mut String,
+    t_ms: u64,
+    value: u64,
+    dir: usize,
+    bs: u64,
+    offset: Option<u64>,
+    prio: Option<u32>,
+) {
+    let _ = match (offset, prio) {
+        (Some(o), None) => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {o}, 0"),
+        (None, None) => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0"),
+        (Some(o), Some(p)) => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {o}, 0x{p:04x}"),
+        (None, Some(p)) => writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0x{p:04x}"),
     };
 }
 
@@ -260,7 +276,8 @@ fn render_windows(
                 LogKind::Slat => m.map_or_else(|| mean(w.slat_ns as u128, w.ios), |m| m.slat_ns),
                 _ => continue,
             };
-            line(out, t_ms, value, k, 0, offset);
+            // (fio's averaged lines carry no I/O's priority: 0, as log_prio writes it)
+            line(out, t_ms, value, k, 0, offset, style.prio.map(|_| 0));
         }
     }
 }
@@ -275,6 +292,7 @@ fn render_samples(out: &mut String, log: &JobLog, kind: LogKind, style: &LogStyl
             s.kind as usize,
             s.bytes as u64,
             style.offset.then_some(s.offset),
+            style.prio,
         )
     };
     if kind == LogKind::Slat {
@@ -516,6 +534,15 @@ mod tests {
         };
         assert_eq!(r(LogKind::Slat, &sync), "");
         assert_eq!(r(LogKind::Clat, &sync), r(LogKind::Clat, &plain));
+        // fio's log_prio=1: the priority value, as fio prints it (prioclass=2 prio=3)
+        let prio = LogStyle {
+            prio: Some(0x4003),
+            ..plain
+        };
+        assert_eq!(
+            r(LogKind::Slat, &prio),
+            "0, 30, 0, 4096, 0x4003\n0, 500, 0, 4096, 0x4003\n1, 20, 1, 8192, 0x4003\n"
+        );
     }
 
     #[test]
