@@ -1843,26 +1843,23 @@ pub fn run_streams<B: Backend>(
             if t > ss[si].last_completion {
                 ss[si].last_completion = t;
             }
-            if c.res < 0 && ctl.fill_device && s.op.kind == OpKind::Write && full(-c.res) {
-                // fio's fill_device: the file system is full, the job is done (the I/O is
-                // counted, as fio counts it, but is no error)
-                rec.record_failed(s.op.kind);
-                us[u].stopping = true;
-                us[u].out.filled = true;
-                continue;
-            }
-            if c.res >= 0
-                && (c.res as u64) < s.op.len
-                && ctl.fill_device
-                && s.op.kind == OpKind::Write
-            {
-                // a short write under fill_device is the file system filling up: fio writes
-                // the rest, which fails with ENOSPC; it counts both I/Os and neither's bytes
-                rec.record_failed(s.op.kind);
-                rec.record_failed(s.op.kind);
-                us[u].stopping = true;
-                us[u].out.filled = true;
-                continue;
+            if ctl.fill_device && s.op.kind == OpKind::Write {
+                // fio's fill_device: a write that finds the file system full ends the job
+                // without an error, counted as an I/O of no bytes; a short write is the file
+                // system filling up: fio writes the rest, which fails, and counts both I/Os
+                let spent = match c.res {
+                    r if r < 0 && full(-r) => 1,
+                    r if r >= 0 && (r as u64) < s.op.len => 2,
+                    _ => 0,
+                };
+                if spent > 0 {
+                    for _ in 0..spent {
+                        rec.record_failed(s.op.kind);
+                    }
+                    us[u].stopping = true;
+                    us[u].out.filled = true;
+                    continue;
+                }
             }
             if c.res < 0 {
                 rec.record_error(

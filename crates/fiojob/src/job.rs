@@ -625,10 +625,7 @@ fn need(v: Option<&str>, key: &str) -> Result<String, Problem> {
 
 /// An integer option within fio's bounds (its `minval`/`maxval`).
 fn in_range(key: &str, v: &str, lo: i64, hi: i64) -> Result<i64, Problem> {
-    let n: i64 = v
-        .trim()
-        .parse()
-        .map_err(|_| Problem::Invalid(format!("{key}={v}: not an integer")))?;
+    let n = value::signed_int(v).map_err(|e| Problem::Invalid(format!("{key}={v}: {e}")))?;
     if !(lo..=hi).contains(&n) {
         return Err(Problem::Invalid(format!(
             "{key}={v}: out of range ({lo} to {hi}), as fio says"

@@ -206,13 +206,18 @@ fn checked_spec(u: &Unit) -> std::borrow::Cow<'_, WorkloadSpec> {
     if u.sized_at_start.is_none() {
         return std::borrow::Cow::Borrowed(&u.spec);
     }
-    let mut s = u.spec.clone();
-    let one = s.bs.max(1);
+    std::borrow::Cow::Owned(over(&u.spec, u.spec.bs.max(1)))
+}
+
+/// `spec` over a region of `span` bytes from its offset, a pass of it when a pass was its
+/// whole region.
+fn over(spec: &WorkloadSpec, span: u64) -> WorkloadSpec {
+    let mut s = spec.clone();
     if s.stop.bytes == s.span {
-        s.stop.bytes = Some(one);
+        s.stop.bytes = Some(span);
     }
-    s.span = Some(one);
-    std::borrow::Cow::Owned(s)
+    s.span = Some(span);
+    s
 }
 
 /// `spec` over the file at `path` as long as the file is now (its region from the spec's
@@ -221,12 +226,7 @@ fn checked_spec(u: &Unit) -> std::borrow::Cow<'_, WorkloadSpec> {
 fn sized_at_start(spec: &WorkloadSpec, path: &std::path::Path) -> Option<WorkloadSpec> {
     let len = std::fs::metadata(path).ok()?.len();
     let span = len.checked_sub(spec.offset).filter(|&n| n > 0)?;
-    let mut s = spec.clone();
-    if s.stop.bytes == s.span {
-        s.stop.bytes = Some(span);
-    }
-    s.span = Some(span);
-    Some(s)
+    Some(over(spec, span))
 }
 
 /// Runs the waves of `units` one after the other (the jobs of a wave together, on `session`

@@ -539,6 +539,17 @@ mod tests {
         got[0]
     }
 
+    /// A new empty temporary file, and a read-write handle on it.
+    fn scratch() -> (tempfile::NamedTempFile, File) {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(f.path())
+            .unwrap();
+        (f, file)
+    }
+
     /// Bytes of `path` that are allocated (from its block count).
     fn allocated(path: &std::path::Path) -> u64 {
         use std::os::unix::fs::MetadataExt;
@@ -547,12 +558,7 @@ mod tests {
 
     #[test]
     fn fallocate_ops_allocate_keep_the_size_and_punch_holes() {
-        let f = tempfile::NamedTempFile::new().unwrap();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(f.path())
-            .unwrap();
+        let (f, file) = scratch();
         let punch = file.try_clone().unwrap();
         let mut b = SyncBackend::new(file, 1, 1 << 16, 4096)
             .unwrap()
@@ -574,12 +580,7 @@ mod tests {
 
     #[test]
     fn ftruncate_writes_set_the_length_and_reads_fail() {
-        let f = tempfile::NamedTempFile::new().unwrap();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(f.path())
-            .unwrap();
+        let (f, file) = scratch();
         let mut b = SyncBackend::new(file, 1, 4096, 4096)
             .unwrap()
             .with_file_op(FileOp::Ftruncate);
