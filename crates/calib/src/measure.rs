@@ -38,7 +38,7 @@ impl Naming for SuiteNaming {
 /// Checks that `target` can take the suite over `span` (planned with the fill's workload,
 /// nothing written): the error as `calibrate --target` words it.
 pub fn check_target(target: &Path, span: u64, allow_destroy: bool) -> Result<(), String> {
-    if ssdlab_target::probe(target).is_ok_and(|i| i.kind == ssdlab_target::TargetKind::CharDevice) {
+    if ssdlab_target::probe(target).is_ok_and(|i| i.kind == ssdlab_target::PathKind::CharDevice) {
         return Err(format!(
             "--target {}: a character device keeps no data and has no drive behind it to calibrate",
             target.display()

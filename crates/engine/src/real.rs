@@ -13,11 +13,11 @@ use ssdlab_io::memory::{self, MemoryLimit};
 use ssdlab_io::{cpu, ring, sync, Dir, FileOp, RingOptions, SyncBackend, SyncMode, UringBackend};
 use ssdlab_stats::{
     CpuUsage, DiskUtil, EngineKind, LogConfig, MemberStats, Recorder, RunResult, TargetDesc,
-    TargetKind as StatsTargetKind,
+    TargetKind,
 };
 use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
-use ssdlab_target::{open_target, open_target_shared, Fill, PathId, Plan, PlanOptions, TargetKind};
+use ssdlab_target::{open_target, open_target_shared, Fill, PathId, PathKind, Plan, PlanOptions};
 use ssdlab_workload::gen::worker_seed;
 use ssdlab_workload::{format_size, Files, Op, OpKind, OpSource, Trace, WorkloadSpec};
 use std::fs::File;
@@ -965,7 +965,7 @@ pub(crate) fn check_budget(what: &str, need: u64, user: Option<u64>) -> Result<(
 fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
     match target {
         RealTarget::Null => TargetDesc {
-            kind: StatsTargetKind::Null,
+            kind: TargetKind::Null,
             name: "null".into(),
             size: plan.size,
             engine: EngineKind::Null,
@@ -978,9 +978,9 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
             let info = &plan.paths[0].info;
             TargetDesc {
                 kind: match info.kind {
-                    TargetKind::File => StatsTargetKind::File,
-                    TargetKind::BlockDevice => StatsTargetKind::Block,
-                    TargetKind::CharDevice => StatsTargetKind::Char,
+                    PathKind::File => TargetKind::File,
+                    PathKind::BlockDevice => TargetKind::Block,
+                    PathKind::CharDevice => TargetKind::Char,
                 },
                 name: path.display().to_string(),
                 size: plan.size,
@@ -998,9 +998,9 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
             let info = &plan.paths[0].info;
             TargetDesc {
                 kind: match info.kind {
-                    TargetKind::File => StatsTargetKind::File,
-                    TargetKind::BlockDevice => StatsTargetKind::Block,
-                    TargetKind::CharDevice => StatsTargetKind::Char,
+                    PathKind::File => TargetKind::File,
+                    PathKind::BlockDevice => TargetKind::Block,
+                    PathKind::CharDevice => TargetKind::Char,
                 },
                 name: paths
                     .iter()
@@ -1022,7 +1022,7 @@ fn target_desc(plan: &Plan, target: &RealTarget) -> TargetDesc {
                 plan.paths.iter().map(|p| p.name.clone()).collect()
             };
             TargetDesc {
-                kind: StatsTargetKind::Raid0,
+                kind: TargetKind::Raid0,
                 name: names.join(","),
                 size: plan.size,
                 engine: EngineKind::Unknown,
@@ -1104,13 +1104,13 @@ fn plan_real(
         }
         // (fio's file-operation engines take trims of a regular file: falloc punches holes,
         // ftruncate fails them with EINVAL)
-        let takes = |k: TargetKind| {
-            k == TargetKind::BlockDevice || (k == TargetKind::File && opts.file_op != FileOp::Data)
+        let takes = |k: PathKind| {
+            k == PathKind::BlockDevice || (k == PathKind::File && opts.file_op != FileOp::Data)
         };
         if let Some(p) = plan.paths.iter().find(|p| !takes(p.info.kind)) {
             return Err(Invalid::TrimOnFile {
                 path: p.name.clone(),
-                what: if p.info.kind == TargetKind::File {
+                what: if p.info.kind == PathKind::File {
                     "a regular file"
                 } else {
                     "a character device"
@@ -1379,7 +1379,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         for &i in mine {
             let info = &laid.infos[i];
             // /dev/null and /dev/zero have no page cache (fio skips them too)
-            if info.kind == TargetKind::CharDevice {
+            if info.kind == PathKind::CharDevice {
                 continue;
             }
             let Some((_, f)) = opened[i].files.iter().find(|(d, _)| *d == key) else {
@@ -1387,7 +1387,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             };
             // A stripe member: its whole file.
             let (off, len) = if single { (start, span) } else { (0, 0) };
-            let block = info.kind == TargetKind::BlockDevice;
+            let block = info.kind == PathKind::BlockDevice;
             if o.pre_read && !o.direct {
                 if let Err(e) = ssdlab_io::cache::read_in(f, off, len, 1 << 20, o.stop) {
                     (o.on_note)(&format!("pre_read of {} failed: {e}", info.path.display()));
@@ -1477,7 +1477,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 return None;
             }
             let i = uses[j][0];
-            if laid.infos[i].kind == TargetKind::CharDevice {
+            if laid.infos[i].kind == PathKind::CharDevice {
                 return None;
             }
             let key = (o.direct, o.advice);
@@ -1488,7 +1488,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 .1
                 .try_clone()
                 .ok()?;
-            let block = laid.infos[i].kind == TargetKind::BlockDevice;
+            let block = laid.infos[i].kind == PathKind::BlockDevice;
             let (start, span) = (planned[j].plan.start, planned[j].plan.span);
             Some(Box::new(move || {
                 let _ = ssdlab_io::cache::drop_cache(&f, block, start, span);

@@ -520,7 +520,7 @@ fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) 
 /// where they are refused); any other character device is refused by the probe.
 fn probe_for_fio(path: &Path, job: &str, several: bool) -> Result<ssdlab_target::TargetInfo> {
     let info = ssdlab_target::probe(path).map_err(|e| plan_err!("job {job}: {e}"))?;
-    if several && info.kind == ssdlab_target::TargetKind::CharDevice {
+    if several && info.kind == ssdlab_target::PathKind::CharDevice {
         bail!(
             "job {job}: {} is a character device: not supported by ssdlab in a job of several files",
             path.display()
@@ -1021,7 +1021,7 @@ pub fn plan_units(
         for (path, n, clone) in files {
             let info = probe_for_fio(&path, name, false)?;
             let what = path.display().to_string();
-            let chardev = info.kind == ssdlab_target::TargetKind::CharDevice;
+            let chardev = info.kind == ssdlab_target::PathKind::CharDevice;
             if chardev {
                 check_char_device(s, &what, name)?;
             }
@@ -1031,7 +1031,7 @@ pub fn plan_units(
                     s.mode.name()
                 );
             }
-            if s.engine.file_op() != FileOp::Data && info.kind != ssdlab_target::TargetKind::File {
+            if s.engine.file_op() != FileOp::Data && info.kind != ssdlab_target::PathKind::File {
                 bail!(
                     "job {name}: ioengine={} on {what}: ssdlab runs fio's file-operation engines on regular files only (on a block device fio's falloc would zero what its trims punch)",
                     s.engine.name()
@@ -1040,7 +1040,7 @@ pub fn plan_units(
             // (fio's file-operation engines take a regular file's trims: falloc punches
             // holes, ftruncate fails them with EINVAL)
             if s.mode.trims()
-                && info.kind == ssdlab_target::TargetKind::File
+                && info.kind == ssdlab_target::PathKind::File
                 && s.engine.file_op() == FileOp::Data
             {
                 bail!(
@@ -1062,7 +1062,7 @@ pub fn plan_units(
             // fio's fill_device without size: the writes run until the file system is full
             // (fio's size is unbounded): the region ends one block past the size of the file
             // system, which no file on it can reach, so a write fails with ENOSPC first
-            let total = if s.fill_device && whole && info.kind == ssdlab_target::TargetKind::File {
+            let total = if s.fill_device && whole && info.kind == ssdlab_target::PathKind::File {
                 let fs = ssdlab_target::fs_size(&path).map_err(|e| plan_err!("job {name}: {e}"))?;
                 let bs = s.block_size().max(1);
                 filled.push((path.clone(), j.wave));
@@ -1106,7 +1106,7 @@ pub fn plan_units(
             }
             if total.is_some()
                 && !s.fill_device
-                && info.kind == ssdlab_target::TargetKind::File
+                && info.kind == ssdlab_target::PathKind::File
                 && real < off.saturating_add(span)
             {
                 note(

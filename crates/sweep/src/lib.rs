@@ -35,7 +35,7 @@ pub use runner::{
 };
 pub use spec::{
     host_matches, DriveState, History, NamedWorkload, PointTarget, SweepFile, SweepSpec,
-    TargetSpec, TargetTable, WorkloadTable, SHORTHANDS,
+    SweepTarget, TargetTable, WorkloadTable, SHORTHANDS,
 };
 
 use ssdlab_store::StoreError;

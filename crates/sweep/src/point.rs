@@ -41,7 +41,7 @@ pub struct Point {
     /// A simulated point of a sweep with `history = "carry"`: it runs on its chain's drive
     /// ([`Point::chain`]).
     pub carried: bool,
-    /// The host of a real target that names one ([`crate::TargetSpec::host`]); not part of the
+    /// The host of a real target that names one ([`crate::SweepTarget::host`]); not part of the
     /// key or the stored record.
     pub host: Option<String>,
 }

@@ -287,7 +287,7 @@ impl PointTarget {
 
 /// One target of the sweep, validated.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TargetSpec {
+pub struct SweepTarget {
     /// Unique label used in reports.
     pub label: String,
     pub kind: PointTarget,
@@ -359,7 +359,7 @@ pub struct SweepSpec {
     pub qds: Vec<u32>,
     pub repeats: u32,
     pub workloads: Vec<NamedWorkload>,
-    pub targets: Vec<TargetSpec>,
+    pub targets: Vec<SweepTarget>,
     /// Whether simulated points start fresh or carry the drive's history from point to point.
     pub history: History,
     /// The file's text, stored with the results.
@@ -942,14 +942,14 @@ impl SweepSpec {
         raw: &[RawTarget],
         default_stripes: Option<&[u64]>,
         base_dir: &Path,
-    ) -> Result<Vec<TargetSpec>, SweepError> {
+    ) -> Result<Vec<SweepTarget>, SweepError> {
         if raw.is_empty() {
             return Err(SweepError::field(
                 "target",
                 "no targets; add [[target]] tables (sim = \"PRESET\" or path = \"FILE\" / members = [...])",
             ));
         }
-        let mut out: Vec<TargetSpec> = Vec::new();
+        let mut out: Vec<SweepTarget> = Vec::new();
         for (i, t) in raw.iter().enumerate() {
             let field = format!("target #{}", i + 1);
             let f = |k: &str| format!("{field}.{k}");
@@ -1110,7 +1110,7 @@ impl SweepSpec {
                 }
                 (Some(h), false) => Some(check_host(&f("host"), h)?),
             };
-            out.push(TargetSpec {
+            out.push(SweepTarget {
                 label,
                 kind,
                 stripes,
@@ -1218,7 +1218,7 @@ impl SweepSpec {
     /// the others are on other hosts).
     pub fn check_real_paths_of(
         &self,
-        mine: impl Fn(&TargetSpec) -> bool,
+        mine: impl Fn(&SweepTarget) -> bool,
     ) -> Result<(), SweepError> {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         for t in self.targets.iter().filter(|t| mine(t)) {
@@ -1269,7 +1269,7 @@ impl SweepSpec {
     }
 
     /// The first target with a `host` that none of `hosts` is (see [`host_matches`]).
-    pub fn unplaced_target(&self, hosts: &[String]) -> Option<&TargetSpec> {
+    pub fn unplaced_target(&self, hosts: &[String]) -> Option<&SweepTarget> {
         self.targets.iter().find(|t| {
             t.host
                 .as_deref()

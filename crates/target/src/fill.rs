@@ -16,8 +16,7 @@
 
 use crate::error::DeviceError;
 use crate::probe::{
-    file_type_of, open_existing_regular, probe, statx_fd, wrong_type, FileId, TargetInfo,
-    TargetKind,
+    file_type_of, open_existing_regular, probe, statx_fd, wrong_type, FileId, PathKind, TargetInfo,
 };
 use rustix::fs::{FallocateFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -226,7 +225,7 @@ pub fn lay_out_with(
     on_note: &dyn Fn(&str),
 ) -> Result<Laid, LayoutError> {
     let path = info.path.as_path();
-    if info.kind != TargetKind::File {
+    if info.kind != PathKind::File {
         return Err(DeviceError::NotRegularFile {
             path: path.to_path_buf(),
             kind: info.kind.name(),
@@ -235,7 +234,7 @@ pub fn lay_out_with(
     }
     // Re-probe: never trust a possibly stale `info` before writing.
     let now = probe(path)?;
-    if now.kind != TargetKind::File {
+    if now.kind != PathKind::File {
         return Err(DeviceError::NotRegularFile {
             path: path.to_path_buf(),
             kind: now.kind.name(),
@@ -364,7 +363,7 @@ pub fn lay_out_with(
     // to a device, say) is refused, never opened later as if it had been checked.
     let laid_id = statx_fd(&undo.file).ok().and_then(|s| FileId::of(&s));
     match probe(path) {
-        Ok(info) if info.kind == TargetKind::File && info.id.is_some() && info.id == laid_id => {
+        Ok(info) if info.kind == PathKind::File && info.id.is_some() && info.id == laid_id => {
             Ok(Laid {
                 info,
                 undo: Some(undo),
@@ -376,9 +375,9 @@ pub fn lay_out_with(
                 path: path.to_path_buf(),
                 what: "changed while it was laid out",
                 err: io::Error::other(match info.kind {
-                    TargetKind::BlockDevice => "the path now names a block device",
-                    TargetKind::File => "the path now names another file",
-                    TargetKind::CharDevice => "the path now names a character device",
+                    PathKind::BlockDevice => "the path now names a block device",
+                    PathKind::File => "the path now names another file",
+                    PathKind::CharDevice => "the path now names a character device",
                 }),
                 cleanup,
             })

@@ -51,7 +51,7 @@ pub use plan::{
 };
 pub use probe::{
     device_node, is_block_device, open_target, open_target_shared, polled_io, probe, FileId,
-    TargetInfo, TargetKind,
+    PathKind, TargetInfo,
 };
 pub use safety::{
     check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,

@@ -12,7 +12,7 @@
 use crate::error::DeviceError;
 use crate::fill::{lay_out_with, Cleanup, LayoutError, Undo};
 use crate::identity::PathId;
-use crate::probe::{probe, TargetInfo, TargetKind};
+use crate::probe::{probe, PathKind, TargetInfo};
 use crate::safety::check_block_device_writable;
 use ssdlab_layout::StripeMap;
 use ssdlab_workload::{format_size, Field, Flags, Naming, SpecError, WorkloadSpec};
@@ -451,7 +451,7 @@ fn plan_filled(
     opts: &PlanOptions,
 ) -> Result<PlannedPath, PlanError> {
     let mut p = plan_path(path, Some(0), true, opts, "")?;
-    if p.info.kind == TargetKind::File {
+    if p.info.kind == PathKind::File {
         p.lay_out_to = (!p.info.exists).then_some(0);
         p.size = p.info.size.max(needed.unwrap_or(0));
     }
@@ -474,14 +474,14 @@ fn plan_path(
     }
     let mut notes = Vec::new();
     let (lay_out_to, size) = match info.kind {
-        TargetKind::BlockDevice => {
+        PathKind::BlockDevice => {
             if writes {
                 notes = check_block_device_writable(&info, opts.allow_destroy)?.notes;
             }
             (None, info.size)
         }
         // /dev/null or /dev/zero: nothing to lay out, nothing kept, no size of its own
-        TargetKind::CharDevice => match needed {
+        PathKind::CharDevice => match needed {
             Some(n) => (None, n),
             None => {
                 return Err(PlanError::CharSize {
@@ -490,7 +490,7 @@ fn plan_path(
                 })
             }
         },
-        TargetKind::File => {
+        PathKind::File => {
             if writes {
                 crate::safety::check_file_writable(&info)?;
             }
@@ -511,7 +511,7 @@ fn plan_path(
             (grow.then_some(needed), info.size.max(needed))
         }
     };
-    if opts.direct && info.kind == TargetKind::CharDevice {
+    if opts.direct && info.kind == PathKind::CharDevice {
         return Err(PlanError::CharDirect {
             path: path.to_path_buf(),
         });
@@ -631,11 +631,11 @@ pub fn plan(
                 plan_path(path, region_end(spec)?, writes, opts, "")?
             };
             let kind = match p.info.kind {
-                TargetKind::File => "file",
-                TargetKind::BlockDevice => "block",
-                TargetKind::CharDevice => "character device",
+                PathKind::File => "file",
+                PathKind::BlockDevice => "block",
+                PathKind::CharDevice => "character device",
             };
-            if p.info.kind == TargetKind::CharDevice && (spec.verify || spec.verify_by_pattern) {
+            if p.info.kind == PathKind::CharDevice && (spec.verify || spec.verify_by_pattern) {
                 return Err(PlanError::CharVerify { path: path.clone() });
             }
             let what = format!("{} ({kind})", path.display());

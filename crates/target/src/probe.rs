@@ -9,9 +9,10 @@ use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-/// What kind of thing a target path names.
+/// What kind of thing a target path names (as the filesystem sees it; a result reports its
+/// target as `ssdlab_stats::TargetKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetKind {
+pub enum PathKind {
     /// A regular file (or a path where one may be created).
     File,
     /// A block device node.
@@ -23,13 +24,13 @@ pub enum TargetKind {
     CharDevice,
 }
 
-impl TargetKind {
+impl PathKind {
     /// The kind in words ("regular file", "block device", "character device").
     pub fn name(self) -> &'static str {
         match self {
-            TargetKind::File => "regular file",
-            TargetKind::BlockDevice => "block device",
-            TargetKind::CharDevice => "character device",
+            PathKind::File => "regular file",
+            PathKind::BlockDevice => "block device",
+            PathKind::CharDevice => "character device",
         }
     }
 }
@@ -40,7 +41,7 @@ pub struct TargetInfo {
     /// The path as given (symlinks are followed for the checks, but the path is kept as given).
     pub path: PathBuf,
     /// Regular file or block device.
-    pub kind: TargetKind,
+    pub kind: PathKind,
     /// `false` only for a regular file that does not exist yet (its parent directory does).
     pub exists: bool,
     /// File length (0 if missing) or device size in bytes (`BLKGETSIZE64`).
@@ -212,7 +213,7 @@ pub fn probe(path: &Path) -> Result<TargetInfo, DeviceError> {
             let (mem, off) = dio_align(&stx).unwrap_or((FALLBACK_BLOCK, FALLBACK_BLOCK));
             Ok(TargetInfo {
                 path: path.to_path_buf(),
-                kind: TargetKind::File,
+                kind: PathKind::File,
                 exists: true,
                 size: stx.stx_size,
                 logical_block_size: off.max(FALLBACK_BLOCK),
@@ -227,7 +228,7 @@ pub fn probe(path: &Path) -> Result<TargetInfo, DeviceError> {
         FileType::BlockDevice => probe_block(path),
         FileType::CharacterDevice if is_null_or_zero(&stx) => Ok(TargetInfo {
             path: path.to_path_buf(),
-            kind: TargetKind::CharDevice,
+            kind: PathKind::CharDevice,
             exists: true,
             size: 0,
             logical_block_size: FALLBACK_BLOCK,
@@ -312,7 +313,7 @@ fn probe_missing(path: &Path, err: Errno) -> Result<TargetInfo, DeviceError> {
             let (mem, off) = new_file_dio_align(&parent, &p);
             Ok(TargetInfo {
                 path: path.to_path_buf(),
-                kind: TargetKind::File,
+                kind: PathKind::File,
                 exists: false,
                 size: 0,
                 logical_block_size: off.max(FALLBACK_BLOCK),
@@ -402,7 +403,7 @@ fn probe_block(path: &Path) -> Result<TargetInfo, DeviceError> {
     let (rotational, model, firmware) = sysfs_facts(&sys);
     Ok(TargetInfo {
         path: path.to_path_buf(),
-        kind: TargetKind::BlockDevice,
+        kind: PathKind::BlockDevice,
         exists: true,
         size,
         logical_block_size: lbs,
@@ -523,11 +524,11 @@ fn open_target_with(
         Ok(stx) => {
             let ft = file_type_of(&stx);
             let want = match info.kind {
-                TargetKind::File => FileType::RegularFile,
-                TargetKind::BlockDevice => FileType::BlockDevice,
-                TargetKind::CharDevice if is_null_or_zero(&stx) => FileType::CharacterDevice,
+                PathKind::File => FileType::RegularFile,
+                PathKind::BlockDevice => FileType::BlockDevice,
+                PathKind::CharDevice if is_null_or_zero(&stx) => FileType::CharacterDevice,
                 // another character device is never opened
-                TargetKind::CharDevice => return Err(wrong_type(path, file_type_of(&stx))),
+                PathKind::CharDevice => return Err(wrong_type(path, file_type_of(&stx))),
             };
             if ft == FileType::RegularFile {
                 check_not_pseudo(path, path)?;
@@ -557,7 +558,7 @@ fn open_target_with(
     if direct {
         flags |= OFlags::DIRECT;
     }
-    if exclusive && write && info.kind == TargetKind::BlockDevice {
+    if exclusive && write && info.kind == PathKind::BlockDevice {
         flags |= OFlags::EXCL;
     }
     let fd = if flags.contains(OFlags::EXCL) {
@@ -569,7 +570,7 @@ fn open_target_with(
         Errno::INVAL if direct => DeviceError::DirectUnsupported {
             path: path.to_path_buf(),
         },
-        Errno::BUSY if exclusive && write && info.kind == TargetKind::BlockDevice => {
+        Errno::BUSY if exclusive && write && info.kind == PathKind::BlockDevice => {
             DeviceError::Refused {
                 path: path.to_path_buf(),
                 reason: Refusal::Exclusive,
@@ -596,9 +597,9 @@ fn open_target_with(
     let stx = statx_fd(&fd).map_err(|e| DeviceError::io(path, "cannot inspect", e))?;
     let ft = file_type_of(&stx);
     let ok = match info.kind {
-        TargetKind::File => ft == FileType::RegularFile,
-        TargetKind::BlockDevice => ft == FileType::BlockDevice,
-        TargetKind::CharDevice => is_null_or_zero(&stx),
+        PathKind::File => ft == FileType::RegularFile,
+        PathKind::BlockDevice => ft == FileType::BlockDevice,
+        PathKind::CharDevice => is_null_or_zero(&stx),
     };
     if !ok {
         return Err(DeviceError::Changed {
@@ -638,9 +639,9 @@ pub fn polled_io(info: &TargetInfo) -> Result<(), String> {
     };
     let stx = statx_path(&on, true).map_err(|e| format!("{}: {e}", on.display()))?;
     let (major, minor) = match info.kind {
-        TargetKind::BlockDevice => (stx.stx_rdev_major, stx.stx_rdev_minor),
-        TargetKind::File => (stx.stx_dev_major, stx.stx_dev_minor),
-        TargetKind::CharDevice => {
+        PathKind::BlockDevice => (stx.stx_rdev_major, stx.stx_rdev_minor),
+        PathKind::File => (stx.stx_dev_major, stx.stx_dev_minor),
+        PathKind::CharDevice => {
             return Err(format!(
                 "{} is a character device, not on a block device, so it cannot be polled",
                 path.display()

@@ -4,7 +4,7 @@
 use crate::blkid::{Blkid, Probe};
 use crate::error::{DeviceError, Refusal};
 use crate::probe::{
-    file_type_of, read_trimmed, statx_path, sysfs_dir, type_name, TargetInfo, TargetKind,
+    file_type_of, read_trimmed, statx_path, sysfs_dir, type_name, PathKind, TargetInfo,
 };
 use crate::signature::{detect_signature, SIGNATURE_HEAD_LEN, SIGNATURE_TAIL_LEN};
 use rustix::fs::{FileType, Mode, OFlags};
@@ -169,7 +169,7 @@ fn loop_backed_by(is_it: impl Fn(&std::fs::Metadata) -> bool) -> Option<String> 
 /// The checks for writing to an existing regular file: not the backing store of a loop device,
 /// not an active swap file (both would corrupt what the kernel serves from it).
 pub fn check_file_writable(info: &TargetInfo) -> Result<(), DeviceError> {
-    if info.kind != TargetKind::File || !info.exists {
+    if info.kind != PathKind::File || !info.exists {
         return Ok(());
     }
     let path = info.path.as_path();
@@ -255,7 +255,7 @@ pub struct DeviceCheck {
 /// cannot answer the built-in detector decides alone and a note says so; finally an
 /// `O_EXCL|O_RDONLY` open (`EBUSY` → opened exclusively by someone else).
 ///
-/// For a [`TargetKind::File`] there is nothing to check and this returns `Ok`. The path is
+/// For a [`PathKind::File`] there is nothing to check and this returns `Ok`. The path is
 /// re-examined (it must still be a block device), so a stale `info` cannot slip through.
 pub fn check_block_device_writable(
     info: &TargetInfo,
@@ -272,7 +272,7 @@ pub fn check_block_device_writable_with(
     blkid: &Blkid,
 ) -> Result<DeviceCheck, DeviceError> {
     let path = info.path.as_path();
-    if info.kind != TargetKind::BlockDevice {
+    if info.kind != PathKind::BlockDevice {
         return Ok(DeviceCheck::default());
     }
     if !allow_destroy {

@@ -14,7 +14,7 @@
 //!   wrong seed; at its end, what it wrote is recorded with its seed ([`WrittenMap::record`]).
 //!   Writes that failed leave their sectors unknown. Saving is atomic (temporary file + rename).
 
-use crate::probe::{TargetInfo, TargetKind};
+use crate::probe::{PathKind, TargetInfo};
 use roaring::RoaringTreemap;
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -409,7 +409,7 @@ fn fnv1a64(data: &[u8]) -> u64 {
 fn path_key(info: &TargetInfo) -> io::Result<String> {
     let m = std::fs::metadata(&info.path)?;
     Ok(match info.kind {
-        TargetKind::File => {
+        PathKind::File => {
             let born = rustix::fs::statx(
                 rustix::fs::CWD,
                 &info.path,
@@ -422,7 +422,7 @@ fn path_key(info: &TargetInfo) -> io::Result<String> {
             .unwrap_or_else(|| "-".into());
             format!("file:{}:{}:{born}", m.dev(), m.ino())
         }
-        TargetKind::BlockDevice => {
+        PathKind::BlockDevice => {
             let rdev = m.rdev();
             let (maj, min) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
             let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
@@ -434,7 +434,7 @@ fn path_key(info: &TargetInfo) -> io::Result<String> {
             format!("block:{maj}:{min}:{}:{serial}", info.size)
         }
         // holds nothing written (verification of one is refused before it runs)
-        TargetKind::CharDevice => {
+        PathKind::CharDevice => {
             let rdev = m.rdev();
             format!(
                 "char:{}:{}",
@@ -459,7 +459,7 @@ pub fn hold_for_verify(
 ) -> Result<Vec<std::fs::File>, MapError> {
     let mut held = Vec::with_capacity(infos.len());
     for i in infos {
-        if i.kind != TargetKind::File {
+        if i.kind != PathKind::File {
             continue;
         }
         let io_err = |err| MapError::Io {

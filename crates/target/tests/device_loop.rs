@@ -13,8 +13,8 @@ use std::sync::Mutex;
 
 use ssdlab_target::{
     check_block_device_writable, check_block_device_writable_with, is_block_device, lay_out,
-    open_target, probe, Blkid, DeviceError, LayoutError, Refusal, SignatureClass, TargetInfo,
-    TargetKind,
+    open_target, probe, Blkid, DeviceError, LayoutError, PathKind, Refusal, SignatureClass,
+    TargetInfo,
 };
 
 mod common;
@@ -167,7 +167,7 @@ fn blank_loop_device_probe_and_allow_destroy() {
     };
     assert!(is_block_device(&lo.dev));
     let info = probe(&lo.dev).unwrap();
-    assert_eq!(info.kind, TargetKind::BlockDevice);
+    assert_eq!(info.kind, PathKind::BlockDevice);
     assert!(info.exists);
     assert_eq!(info.size, 8 * MIB);
     assert_eq!(info.logical_block_size, 512);
@@ -389,10 +389,7 @@ fn bad_file_targets_give_clear_errors() {
     // /dev/null and /dev/zero are targets of no size; other character devices are refused
     for p in ["/dev/null", "/dev/zero"] {
         let i = probe(Path::new(p)).unwrap();
-        assert_eq!(
-            (i.kind, i.size, i.exists),
-            (TargetKind::CharDevice, 0, true)
-        );
+        assert_eq!((i.kind, i.size, i.exists), (PathKind::CharDevice, 0, true));
         assert!(!i.direct_io_supported(), "{p}: O_DIRECT opens fail");
     }
     let e = probe(Path::new("/dev/urandom")).unwrap_err();
@@ -436,13 +433,13 @@ fn bad_file_targets_give_clear_errors() {
     let info = probe(&d.join("link")).unwrap();
     assert_eq!(
         (info.kind, info.exists, info.size),
-        (TargetKind::File, true, 1)
+        (PathKind::File, true, 1)
     );
 
     // A stale or forged TargetInfo cannot make prepare_file/open_target touch non-files.
     let forged = |path: &Path| TargetInfo {
         path: path.to_path_buf(),
-        kind: TargetKind::File,
+        kind: PathKind::File,
         exists: true,
         size: 0,
         logical_block_size: 512,
@@ -481,7 +478,7 @@ fn prepare_file_creates_extends_and_never_shrinks() {
     let info = probe(&p).unwrap();
     assert_eq!(
         (info.kind, info.exists, info.size),
-        (TargetKind::File, false, 0)
+        (PathKind::File, false, 0)
     );
     let first = 3 * MIB + 5;
     let info = prepare_file(&info, first).unwrap();
