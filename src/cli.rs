@@ -47,7 +47,7 @@ enum Cmd {
     Study(crate::cmd_study::StudyArgs),
     /// Compare presets' simulated figures with published or measured ones (data files): error
     /// per figure and per workload family, and which claims (a > b, a / b ≈ r) hold.
-    Validate(crate::cmd_calibrate::ValidateArgs),
+    Validate(crate::cmd_validate::ValidateArgs),
     /// Fit a preset's free parameters to figures: measured now on a file or device (--target),
     /// or read from data files (--from); writes the fitted preset (--out).
     Calibrate(Box<crate::cmd_calibrate::CalibrateArgs>),
@@ -552,7 +552,7 @@ fn run_cmd(cmd: Cmd, fio_args: crate::cmd_fio::FioArgv) -> Result<u8, Failure> {
         Cmd::Sweep(a) => crate::cmd_sweep::cmd_sweep(a),
         Cmd::Report(a) => crate::cmd_report::cmd_report(a),
         Cmd::Study(a) => crate::cmd_study::cmd_study(a),
-        Cmd::Validate(a) => crate::cmd_calibrate::cmd_validate(a),
+        Cmd::Validate(a) => crate::cmd_validate::cmd_validate(a),
         Cmd::Calibrate(a) => crate::cmd_calibrate::cmd_calibrate(*a),
         Cmd::Completions(a) => cmd_completions(a),
         Cmd::Man(a) => cmd_man(a),

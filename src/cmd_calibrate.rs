@@ -1,9 +1,12 @@
-//! `ssdlab validate` and `ssdlab calibrate`: glue from the options to `ssdlab-calib` (data files,
-//! the models and figures validated, the checks of the files read and written, the fit and the
-//! fitted preset's text) and, for `calibrate --target`, to the real engine that measures the
-//! characterisation suite.
+//! `ssdlab calibrate`: glue from the options to `ssdlab-calib` (the checks of the files read
+//! and written, the fit and the fitted preset's text) and, for `calibrate --target`, to the real
+//! engine that measures the characterisation suite. `--target` stays a path, not an
+//! `engine::TargetSpec`: the suite measures one file or block device, which it fills and probes
+//! (`ssdlab_calib::measure`); the null target, a RAID 0 set or a simulated drive have no drive
+//! of their own to fit.
 
 use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
+use crate::figures::read_data;
 use crate::output::{self, check_writable_path};
 use crate::signals;
 use anyhow::{anyhow, Result};
@@ -14,42 +17,12 @@ use ssdlab_calib::measure::{check_target, RealMeasure};
 use ssdlab_calib::plan::{
     load_base, measured_source, measurements_path, preset_name, target_suite, Files,
 };
-use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
 use ssdlab_calib::suite::{measure_suite, SuiteKind};
-use ssdlab_calib::validate::Selection;
-use ssdlab_calib::{parse_param, render, validate, PredictOptions};
-use ssdlab_engine::{preset_file, RealOptions};
+use ssdlab_calib::{parse_param, PredictOptions};
+use ssdlab_engine::RealOptions;
 use ssdlab_ssdsim::DriveConfig;
 use ssdlab_store::Store;
-use ssdlab_target::{check_outputs, Named};
 use std::path::PathBuf;
-
-#[derive(Args, Debug)]
-pub struct ValidateArgs {
-    /// Presets (built-in names or preset files) to validate; none: every built-in preset the
-    /// data names.
-    presets: Vec<String>,
-    /// Data files of published or measured figures and claims (`data/published/*.toml`), or a
-    /// results store whose stored runs are the measurements; a directory stands for every .toml
-    /// file in it. Repeatable.
-    #[arg(long, required = true, value_name = "FILE|DIR|STORE")]
-    against: Vec<PathBuf>,
-    /// The drive name in the data that the (single) preset given models (default: the preset's
-    /// own name).
-    #[arg(long, value_name = "NAME")]
-    drive: Option<String>,
-    /// Simulate each figure at most this long (virtual time; default: the test length the
-    /// figure states, 60 s when it states none).
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION", allow_hyphen_values = true)]
-    max_time: Option<u64>,
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    json: bool,
-    /// Also write the validation as one self-contained HTML page (charts of the error per
-    /// workload family and of published against simulated figures per drive, then the tables).
-    #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
-}
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
@@ -111,136 +84,6 @@ pub struct CalibrateArgs {
     /// Print the fit as JSON instead of tables.
     #[arg(long)]
     json: bool,
-}
-
-/// The data of `--from` / `--against`: data files, directories of them, and results stores
-/// (their stored single runs as measured figures; see `ssdlab_calib::stored`).
-fn read_data(paths: &[PathBuf], flag: &str) -> Result<Vec<DataSet>, Failure> {
-    let mut out = Vec::new();
-    for p in paths {
-        if ssdlab_store::looks_like_sqlite(p) {
-            out.push(read_store(p, flag)?);
-        } else {
-            out.push(DataSet::read(p).map_err(|e| anyhow!("{flag} {e}"))?);
-        }
-    }
-    Ok(out)
-}
-
-/// A results store's single runs as a data set of measured figures; the runs that are not a
-/// measurement of one drive are named on stderr with the reason.
-fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
-    let fail = crate::exit::store_failure;
-    let st = Store::open_existing(p, true).map_err(fail)?;
-    let mut runs = Vec::new();
-    for row in st.runs().map_err(fail)? {
-        if let Some(result) = st.run_result(row.id).map_err(fail)? {
-            runs.push(StoredRun {
-                id: row.id,
-                label: row.label,
-                result,
-            });
-        }
-    }
-    if runs.is_empty() {
-        return Err(anyhow!(
-            "{flag} {}: the store holds no single run (ssdlab run --store, calibrate --target --store); sweep points are not read",
-            p.display()
-        )
-        .into());
-    }
-    let (ds, skipped) = dataset_of_runs(p, &runs);
-    const SHOWN: usize = 5;
-    for s in skipped.iter().take(SHOWN) {
-        output::note(&format!("{flag} {}: left out {s}", p.display()));
-    }
-    if skipped.len() > SHOWN {
-        output::note(&format!(
-            "{flag} {}: … and {} more runs left out",
-            p.display(),
-            skipped.len() - SHOWN
-        ));
-    }
-    ds.ok_or_else(|| {
-        anyhow!(
-            "{flag} {}: none of its {} stored runs measured one drive with O_DIRECT to the end",
-            p.display(),
-            runs.len()
-        )
-        .into()
-    })
-}
-
-pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
-    if a.max_time == Some(0) {
-        return Err(anyhow!("--max-time must be greater than 0").into());
-    }
-    let against = data_paths(&a.against, "--against").map_err(|e| anyhow!(e))?;
-    // --html: writable, and not one of the inputs
-    if let Some(h) = &a.html {
-        check_writable_path("--html", h).map_err(|e| anyhow!(e))?;
-        let inputs: Vec<Named<'_>> = against
-            .iter()
-            .map(|p| Named {
-                role: "an --against file",
-                path: p,
-            })
-            .chain(a.presets.iter().filter_map(|p| {
-                preset_file(p).map(|path| Named {
-                    role: "a preset file",
-                    path,
-                })
-            }))
-            .collect();
-        check_outputs(
-            &[Named {
-                role: "--html",
-                path: h,
-            }],
-            &inputs,
-        )?;
-    }
-    let data = read_data(&against, "--against")?;
-    let sel = Selection::of(&data, &a.presets, a.drive.as_deref()).map_err(|e| anyhow!(e))?;
-    let opts = PredictOptions {
-        max_time_ns: a.max_time,
-        stop: Some(signals::stop_flag()),
-        ..Default::default()
-    };
-    output::note(&format!(
-        "simulating {} figures and {} claims …",
-        sel.figures.len(),
-        sel.claims.len()
-    ));
-    let v = validate(&sel.figures, &sel.claims, |n| sel.model(n), &opts);
-    if opts.stopped() {
-        return Err(Failure::new(signals::exit_code(), anyhow!("interrupted")));
-    }
-    if let Some(why) = v.nothing_simulated() {
-        return Err(anyhow!("nothing could be simulated ({why}); nothing to report").into());
-    }
-    let text = if a.json {
-        serde_json::to_string_pretty(&v).expect("serialises") + "\n"
-    } else {
-        render(&v)
-    };
-    output::stdout(&text).map_err(|e| Failure::new(EXIT_FAILED, e))?;
-    if let Some(h) = &a.html {
-        let title = format!("ssdlab validate: {}", sel.names());
-        let meta = format!(
-            "against {}",
-            data.iter()
-                .map(|d| d.path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let env = ssdlab_chart::Environment::current(ssdlab_report::html::VERSION);
-        let page = ssdlab_calib::validate::render_html(&v, &title, &meta, Some(&env));
-        output::write_file(h, page.as_bytes())
-            .map_err(|e| Failure::new(EXIT_FAILED, anyhow!("--html {}: {e}", h.display())))?;
-        output::note(&format!("validate: report written to {}", h.display()));
-    }
-    Ok(0)
 }
 
 /// What `calibrate` works from, once every option is checked and no output names an input.

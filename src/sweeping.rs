@@ -18,7 +18,7 @@ use ssdlab_store::{PointStatus, Store};
 use ssdlab_sweep::spec::PointTarget;
 use ssdlab_sweep::{
     render_points, run_sweep, Point, PointRunner, PointRunnerOptions, RunOpts, SweepSpec,
-    TargetSpec,
+    SweepTarget,
 };
 use ssdlab_target::{check_outputs, Named};
 use std::collections::HashMap;
@@ -148,7 +148,7 @@ pub(crate) enum Scope<'a> {
 }
 
 impl Scope<'_> {
-    fn has(&self, t: &TargetSpec) -> bool {
+    fn has(&self, t: &SweepTarget) -> bool {
         match self {
             Scope::All => true,
             Scope::Rank { rank, host } => {
