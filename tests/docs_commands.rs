@@ -16,6 +16,9 @@
 //! An HTML comment on the line right before a block says what to do with it:
 //! - `<!-- docs-commands: skip: REASON -->`: its commands are not run; the test lists each with
 //!   the reason and fails on a skip without one;
+//! - `<!-- docs-commands: slow: REASON -->`: its commands take minutes, too long for every CI
+//!   run; they are listed as skipped, and run (each within `SLOW_LIMIT`) when
+//!   `SSDLAB_DOCS_SLOW=1` is set: `SSDLAB_DOCS_SLOW=1 cargo test --release --test docs_commands`;
 //! - `<!-- docs-commands: output -->`: the lines shown are checked against what the command
 //!   printed (stdout and stderr), line by line and in order, with runs of whitespace counted as
 //!   one space; a `…` line stands for lines left out, a `…` in a line for text left out. For a
@@ -30,6 +33,10 @@
 //! 34 commands run (6 of them with their output checked, 2 failing on purpose) and 54 exempted,
 //! in 134 to 144 s of wall time over three runs (the docs run two at a time; README.md alone
 //! takes about 125 s). The test prints each command's time and every exemption with its reason.
+//! 17 of the 54 are in `slow` blocks: with `SSDLAB_DOCS_SLOW=1` all 51 ran and passed in 2,721 s
+//! (6.6 GB peak RSS: `calibrate --target`), with two other simulations sharing the cores
+//! (2026-12-06); the other 37 need a device, MPI, fio-plot, a second build or a preset a bench
+//! script fits, or are synopses.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +46,13 @@ use std::time::{Duration, Instant};
 
 /// The most one command may take.
 const LIMIT: Duration = Duration::from_secs(120);
+/// The most one command of a `slow` block may take.
+const SLOW_LIMIT: Duration = Duration::from_secs(900);
+
+/// Whether `slow` blocks run (`SSDLAB_DOCS_SLOW=1`).
+fn run_slow() -> bool {
+    std::env::var_os("SSDLAB_DOCS_SLOW").is_some_and(|v| v == "1")
+}
 
 const MARKER: &str = "<!-- docs-commands:";
 
@@ -49,6 +63,8 @@ fn root() -> PathBuf {
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Directives {
     skip: Option<String>,
+    /// A `slow` block's reason.
+    slow: Option<String>,
     output: bool,
     exit: i32,
     file: Option<String>,
@@ -58,17 +74,23 @@ struct Directives {
 fn directives(text: &str) -> Result<Directives, String> {
     let text = text.trim();
     let mut d = Directives::default();
-    if let Some(reason) = text.strip_prefix("skip") {
-        let reason = reason
-            .trim_start()
-            .strip_prefix(':')
-            .unwrap_or(reason)
-            .trim();
-        if reason.is_empty() {
-            return Err("a skip without a reason (`skip: REASON`)".into());
+    for (word, slow) in [("skip", false), ("slow", true)] {
+        if let Some(reason) = text.strip_prefix(word) {
+            let reason = reason
+                .trim_start()
+                .strip_prefix(':')
+                .unwrap_or(reason)
+                .trim();
+            if reason.is_empty() {
+                return Err(format!("a {word} without a reason (`{word}: REASON`)"));
+            }
+            if slow {
+                d.slow = Some(reason.to_string());
+            } else {
+                d.skip = Some(reason.to_string());
+            }
+            return Ok(d);
         }
-        d.skip = Some(reason.to_string());
-        return Ok(d);
     }
     for part in text.split(';').map(str::trim) {
         if part == "output" {
@@ -82,7 +104,7 @@ fn directives(text: &str) -> Result<Directives, String> {
                 .map_err(|_| format!("`{part}`: exit takes a status"))?;
         } else {
             return Err(format!(
-                "unknown directive `{part}` (skip: REASON, output, exit N, file NAME)"
+                "unknown directive `{part}` (skip: REASON, slow: REASON, output, exit N, file NAME)"
             ));
         }
     }
@@ -98,6 +120,7 @@ enum Item {
         cmd: String,
         exit: i32,
         output: Vec<String>,
+        limit: Duration,
     },
     /// A command that is not run, and why.
     Skip {
@@ -130,8 +153,9 @@ fn names_binary(l: &str) -> bool {
         })
 }
 
-/// A doc's commands, skipped commands and output blocks, in order; or its errors.
-fn items(text: &str) -> Result<Vec<Item>, Vec<String>> {
+/// A doc's commands, skipped commands and output blocks, in order; or its errors. `slow` blocks
+/// are run when `slow` is set, else skipped.
+fn items(text: &str, slow: bool) -> Result<Vec<Item>, Vec<String>> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut errors = Vec::new();
@@ -157,13 +181,17 @@ fn items(text: &str) -> Result<Vec<Item>, Vec<String>> {
             .map(|p| lines[p].trim())
             .and_then(|p| p.strip_prefix(MARKER))
             .map(|p| p.trim_end().trim_end_matches("-->"));
-        let d = match marker.map(directives).transpose() {
+        let mut d = match marker.map(directives).transpose() {
             Ok(d) => d.unwrap_or_default(),
             Err(e) => {
                 errors.push(format!("{i}: {e}"));
                 Directives::default()
             }
         };
+        let limit = if d.slow.is_some() { SLOW_LIMIT } else { LIMIT };
+        if let Some(reason) = d.slow.take().filter(|_| !slow) {
+            d.skip = Some(format!("slow (SSDLAB_DOCS_SLOW=1 runs it): {reason}"));
+        }
         // the block's logical lines, continuations joined
         let fence = i;
         let mut body: Vec<(usize, String)> = Vec::new();
@@ -223,6 +251,7 @@ fn items(text: &str) -> Result<Vec<Item>, Vec<String>> {
                     cmd,
                     exit: d.exit,
                     output: Vec::new(),
+                    limit,
                 }),
                 (None, Some(reason)) if names_binary(t) => block.push(Item::Skip {
                     line: n,
@@ -306,8 +335,8 @@ struct Outcome {
 }
 
 /// Runs `cmd` through `sh -c` in `dir`, `ssdlab` being the built binary; kills it (and what it
-/// started) after `LIMIT`.
-fn run(dir: &Path, logs: &Path, cmd: &str) -> Outcome {
+/// started) after `limit`.
+fn run(dir: &Path, logs: &Path, cmd: &str, limit: Duration) -> Outcome {
     use std::os::unix::process::CommandExt;
     let (out_path, err_path) = (logs.join("stdout"), logs.join("stderr"));
     let started = Instant::now();
@@ -326,7 +355,7 @@ fn run(dir: &Path, logs: &Path, cmd: &str) -> Outcome {
         if let Some(s) = child.try_wait().unwrap() {
             break s.code();
         }
-        if started.elapsed() > LIMIT {
+        if started.elapsed() > limit {
             let _ = Command::new("kill")
                 .args(["-KILL", "--", &format!("-{}", child.id())])
                 .status();
@@ -410,8 +439,9 @@ fn run_doc(name: &str, items: &[Item], report: &Timings) -> Vec<String> {
                 cmd,
                 exit,
                 output,
+                limit,
             } => {
-                let o = run(&dir, scratch.path(), cmd);
+                let o = run(&dir, scratch.path(), cmd, *limit);
                 report.lock().unwrap().push((
                     name.to_string(),
                     *line,
@@ -424,7 +454,7 @@ fn run_doc(name: &str, items: &[Item], report: &Timings) -> Vec<String> {
                 if o.status != Some(*exit) {
                     let got = o
                         .status
-                        .map_or(format!("no exit status after {LIMIT:?}"), |s| {
+                        .map_or(format!("no exit status after {limit:?}"), |s| {
                             format!("exit {s}")
                         });
                     failures.push(format!(
@@ -466,7 +496,7 @@ fn every_documented_command_runs_as_documented() {
     let mut errors = Vec::new();
     for file in doc_files() {
         let name = rel(&file);
-        match items(&std::fs::read_to_string(&file).unwrap()) {
+        match items(&std::fs::read_to_string(&file).unwrap(), run_slow()) {
             Ok(items) => docs.push((name, items)),
             Err(e) => errors.extend(e.into_iter().map(|e| format!("{name}:{e}"))),
         }
@@ -543,15 +573,18 @@ fn every_documented_command_runs_as_documented() {
 #[test]
 fn the_scan_reads_the_markers() {
     let doc = "x\n```sh\nssdlab run --sim a \\\n  --qd 4 # why\nmpirun -n 2 ssdlab run\n```\n";
-    assert!(items(doc).is_err(), "an mpirun line without an exemption");
+    assert!(
+        items(doc, false).is_err(),
+        "an mpirun line without an exemption"
+    );
     let doc = "<!-- docs-commands: skip -->\n```\nssdlab run\n```\n";
-    assert!(items(doc).is_err(), "a skip without a reason");
+    assert!(items(doc, false).is_err(), "a skip without a reason");
     let doc = "<!-- docs-commands: skip: needs a device -->\n```\nssdlab run --target /dev/x\n\
                mpirun -n 2 target/release/ssdlab run\n```\n\
                ```console\n$ ssdlab drives\nnot a command\n```\n\
                <!-- docs-commands: exit 2; output -->\n```\n$ cargo run --release -- fio u.fio\n\
                ssdlab: error: x\n…\n```\n<!-- docs-commands: output -->\n```\na   b\n```\n";
-    let it = items(doc).unwrap();
+    let it = items(doc, false).unwrap();
     let reason = "needs a device".to_string();
     assert_eq!(
         it,
@@ -570,13 +603,15 @@ fn the_scan_reads_the_markers() {
                 line: 7,
                 cmd: "ssdlab drives".into(),
                 exit: 0,
-                output: vec![]
+                output: vec![],
+                limit: LIMIT
             },
             Item::Run {
                 line: 12,
                 cmd: "ssdlab fio u.fio".into(),
                 exit: 2,
-                output: vec!["ssdlab: error: x".into(), "…".into()]
+                output: vec!["ssdlab: error: x".into(), "…".into()],
+                limit: LIMIT
             },
             Item::Output {
                 line: 18,
@@ -594,9 +629,21 @@ fn the_scan_reads_the_markers() {
     );
     assert!(shows("a … c", "a b c") && shows("a …", "a b") && shows("a … c … e", "a b c d e"));
     assert!(!shows("a … c", "a b") && !shows("a c", "a c d") && !shows("b … c", "a b c"));
+    let doc = "<!-- docs-commands: slow: minutes -->\n```\nssdlab validate --against d\n```\n";
+    let skipped = items(doc, false).unwrap();
+    assert!(
+        matches!(&skipped[..], [Item::Skip { reason, .. }] if reason.ends_with(": minutes")),
+        "{skipped:?}"
+    );
+    let run = items(doc, true).unwrap();
+    assert!(
+        matches!(&run[..], [Item::Run { limit, .. }] if *limit == SLOW_LIMIT),
+        "{run:?}"
+    );
+    assert!(items("<!-- docs-commands: slow -->\n```\nssdlab x\n```\n", false).is_err());
     let doc = "<!-- docs-commands: file u.fio -->\n```ini\n[a]\nx=1 \\\n```\n";
     assert_eq!(
-        items(doc).unwrap(),
+        items(doc, false).unwrap(),
         vec![Item::File {
             name: "u.fio".into(),
             text: "[a]\nx=1 \\\n".into()
@@ -617,6 +664,7 @@ fn the_runner_fails_what_differs_from_the_doc() {
             cmd: "ssdlab fio a.fio".into(),
             exit: 0,
             output: vec!["a: (groupid=0, jobs=1): err= 0: …".into()],
+            limit: LIMIT,
         },
         Item::Output {
             line: 2,
@@ -627,6 +675,7 @@ fn the_runner_fails_what_differs_from_the_doc() {
             cmd: "ssdlab fio missing.fio".into(),
             exit: 0,
             output: vec![],
+            limit: LIMIT,
         },
     ];
     let failures = run_doc("t.md", &items, &Mutex::new(Vec::new()));
