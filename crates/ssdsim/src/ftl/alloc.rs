@@ -347,6 +347,9 @@ impl Ftl {
         self.erasing[plane] -= 1;
         self.blk_state[blk] = FREE;
         self.blk_slc[blk] = false;
+        if !self.map.p2l_built {
+            self.map.p2l_missing[blk] = false;
+        }
         self.blk_prog[blk] = 0;
         self.blk_erase[blk] += 1;
         self.free[plane].push_back(blk as u32);

@@ -247,6 +247,16 @@ impl Ftl {
             }
             return false;
         }
+        // the victims' units are looked up by slot: build the reverse map first when a victim
+        // was written without it (Mapping::p2l_built)
+        if !self.map.p2l_built
+            && cur
+                .iter()
+                .take(planes)
+                .any(|&b| b != NIL && self.map.p2l_missing[b as usize])
+        {
+            self.map.ensure_p2l();
+        }
         for &b in cur.iter().take(planes) {
             if b != NIL {
                 if fold {

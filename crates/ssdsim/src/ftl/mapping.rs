@@ -152,6 +152,10 @@ pub(crate) fn sector_mask(a: u64, b: u64) -> u32 {
     upto(b) & !upto(a)
 }
 
+fn built() -> bool {
+    true
+}
+
 /// The mapping tables.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Mapping {
@@ -160,9 +164,23 @@ pub(crate) struct Mapping {
     pub l2p: Map,
     /// Reverse map. Never cleared on overwrite (that would cost a cache miss per host write): a
     /// slot is live exactly when the forward map, or the unit's fragment entry, points back at
-    /// it.
+    /// it. Only garbage collection reads it, and it may be left unbuilt until then
+    /// ([`Mapping::p2l_built`]).
     #[serde(skip)]
     pub p2l: Map,
+    /// Whether `p2l` holds every live slot. False while an untimed fill runs and after it
+    /// (`Ftl::precondition`), until garbage collection picks a block whose slots were mapped
+    /// without their reverse entries ([`Mapping::p2l_missing`]); then [`Mapping::ensure_p2l`]
+    /// builds the table from the forward map. A real drive keeps the unit a page holds in the
+    /// page's spare area on flash, not in DRAM, and reads it when it collects the block; so a
+    /// full 1 TB drive that is only read holds its 1 GB forward map and not a second 1 GB
+    /// table.
+    #[serde(skip, default = "built")]
+    pub p2l_built: bool,
+    /// While `p2l` is not built: per block, whether slots of it were mapped without a reverse
+    /// entry (`Ftl::map_unit` keeps the entries of SLC blocks, which an untimed fill folds).
+    #[serde(skip)]
+    pub p2l_missing: Vec<bool>,
     /// NAND sectors per unit when they vary (compression, sector remapping); empty otherwise.
     #[serde(skip)]
     pub cost: SparseVec<u8>,
@@ -217,7 +235,35 @@ impl Mapping {
             ver,
             frags: Frags::default(),
             us,
+            p2l_built: true,
+            p2l_missing: Vec::new(),
         })
+    }
+
+    /// Builds the reverse map from the forward map and the fragments' older slots when it is
+    /// not built ([`Mapping::p2l_built`]); the entries of dead slots stay unmapped, as after
+    /// loading a saved state.
+    pub(crate) fn ensure_p2l(&mut self) {
+        if self.p2l_built {
+            return;
+        }
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let (l2p, p2l) = (&self.l2p, &mut self.p2l);
+        for (k, chunk) in l2p.raw().allocated() {
+            for (i, &stored) in chunk.iter().enumerate() {
+                // entries are stored inverted: 0 is UNMAPPED
+                if stored != 0 {
+                    p2l.set(!stored as usize, (k * per + i) as u32);
+                }
+            }
+        }
+        for (&l, f) in &self.frags.0 {
+            if f.fmask != 0 {
+                p2l.set(f.fslot as usize, l);
+            }
+        }
+        self.p2l_built = true;
+        self.p2l_missing = Vec::new();
     }
 
     /// Bytes the tables take when a run writes at most `written_units` mapping units in a

@@ -530,8 +530,14 @@ impl Ftl {
     /// Maps `l` (already costed) to `slot` and counts it valid there.
     #[inline(always)]
     pub(crate) fn map_unit(&mut self, l: usize, slot: u32, cost: u32) {
-        self.map.map(l, slot);
         let b = self.g.slot_block(slot);
+        if self.map.p2l_built || self.blk_slc[b] {
+            self.map.map(l, slot);
+        } else {
+            // no reverse entry yet (Mapping::p2l_built): built before the block is collected
+            self.map.l2p.set(l, slot);
+            self.map.p2l_missing[b] = true;
+        }
         self.blk_valid[b] += cost;
     }
 
@@ -653,7 +659,7 @@ impl Ftl {
             if slot as usize >= self.map.p2l.len() {
                 return Err(format!("unit {l}: slot {slot} out of range"));
             }
-            if self.map.p2l.get(slot as usize) != l as u32 {
+            if self.map.p2l_built && self.map.p2l.get(slot as usize) != l as u32 {
                 return Err(format!(
                     "unit {l}: slot {slot} reverse-maps to {}",
                     self.map.p2l.get(slot as usize)
@@ -691,7 +697,9 @@ impl Ftl {
             }
             fragments += 1;
             let slot = f.fslot;
-            if slot as usize >= self.map.p2l.len() || self.map.p2l.get(slot as usize) != l {
+            if slot as usize >= self.map.p2l.len()
+                || (self.map.p2l_built && self.map.p2l.get(slot as usize) != l)
+            {
                 return Err(format!(
                     "unit {l}: fragment slot {slot} does not reverse-map to it"
                 ));
@@ -713,13 +721,16 @@ impl Ftl {
                 self.mapped_units
             ));
         }
-        let live = (0..self.map.p2l.len())
-            .filter(|&s| self.map.live(s).is_some())
-            .count() as u64;
-        if live != mapped + fragments {
-            return Err(format!(
-                "{live} live reverse entries but {mapped} mapped units and {fragments} fragments"
-            ));
+        // (an unbuilt reverse map has nothing to check: Mapping::p2l_built)
+        if self.map.p2l_built {
+            let live = (0..self.map.p2l.len())
+                .filter(|&s| self.map.live(s).is_some())
+                .count() as u64;
+            if live != mapped + fragments {
+                return Err(format!(
+                    "{live} live reverse entries but {mapped} mapped units and {fragments} fragments"
+                ));
+            }
         }
         for (b, &v) in valid.iter().enumerate() {
             if self.blk_valid[b] as u64 != v {

@@ -132,6 +132,16 @@ impl Ftl {
     /// Brings the drive into the requested state without timing.
     pub(crate) fn precondition(&mut self, pre: Precondition, seed: u64) {
         let mut rr = 0usize;
+        if matches!(pre, Precondition::Full | Precondition::Steady)
+            && self.hy.is_none()
+            && self.mapped_units == 0
+            && self.map.frags.0.is_empty()
+        {
+            // a fresh drive: the fill keeps no reverse entries but those of SLC blocks; the
+            // map is built when a block without them is collected (Mapping::p2l_built)
+            self.map.p2l_built = false;
+            self.map.p2l_missing = vec![false; self.blk_valid.len()];
+        }
         if matches!(pre, Precondition::Full | Precondition::Steady) {
             for l in 0..self.user_units as usize {
                 self.fill_unit(l, &mut rr);
