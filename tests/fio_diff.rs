@@ -924,7 +924,15 @@ fn ssdlab_runs_jobs_as_fio_does() {
                 s.spawn(move || {
                     c.into_iter()
                         .map(|p| {
-                            let d = case(&p);
+                            // a case that differs runs once more (both tools): where a run
+                            // ends under fio's flow or time limits depends on scheduling, and
+                            // on a loaded machine fio itself strays (ex-flow.fio: fio gave
+                            // a 0.978 read share once, against its 0.889). A difference that
+                            // is not timing shows on both tries and fails.
+                            let mut d = case(&p);
+                            if !d.is_empty() {
+                                d = case(&p);
+                            }
                             (p, d)
                         })
                         .collect::<Vec<_>>()
