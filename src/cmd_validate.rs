@@ -1,7 +1,7 @@
 //! `ssdlab validate`: glue from the options to `ssdlab-calib`'s validation (the models and
 //! figures validated, the report as tables, JSON or an HTML page).
 
-use crate::cli::{duration_arg, Failure, EXIT_FAILED};
+use crate::cli::{duration_arg, positive_size_arg, Failure, EXIT_FAILED};
 use crate::figures::read_data;
 use crate::output::{self, check_writable_path};
 use crate::signals;
@@ -32,6 +32,12 @@ pub struct ValidateArgs {
     /// figure states, 60 s when it states none).
     #[arg(long, value_parser = duration_arg, value_name = "DURATION", allow_hyphen_values = true)]
     max_time: Option<u64>,
+    /// Simulate figures side by side only while their memory estimates (the drive states
+    /// kept for them included) fit in SIZE; a figure that needs more runs alone (default: what
+    /// the largest figure needs alone, so side by side costs no more memory than it; never
+    /// more than this process may allocate).
+    #[arg(long, value_name = "SIZE", value_parser = positive_size_arg, allow_hyphen_values = true)]
+    max_memory: Option<u64>,
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
@@ -75,6 +81,7 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<u8, Failure> {
     let opts = PredictOptions {
         max_time_ns: a.max_time,
         stop: Some(signals::stop_flag()),
+        memory_budget: crate::figures::memory_budget(a.max_memory),
         ..Default::default()
     };
     output::note(&format!(

@@ -6,6 +6,7 @@ use crate::output;
 use anyhow::anyhow;
 use ssdlab_calib::data::DataSet;
 use ssdlab_calib::stored::{dataset_of_runs, StoredRun};
+use ssdlab_calib::MemoryBudget;
 use ssdlab_store::Store;
 use std::path::PathBuf;
 
@@ -65,4 +66,16 @@ fn read_store(p: &std::path::Path, flag: &str) -> Result<DataSet, Failure> {
         )
         .into()
     })
+}
+
+/// The memory budget figures are simulated in (`validate --max-memory`, a study's check
+/// against the findings): `user` when given, else no more than the largest figure needs
+/// alone; either way no more than this process may allocate (available memory, cgroup and
+/// address-space limits).
+pub fn memory_budget(user: Option<u64>) -> MemoryBudget {
+    let cap = ssdlab_io::memory::limit(user).map(|l| l.bytes).or(user);
+    match (user, cap) {
+        (Some(_), Some(b)) => MemoryBudget::Bytes(b),
+        _ => MemoryBudget::LargestCase(cap),
+    }
 }

@@ -137,6 +137,7 @@ pub fn check(presets: &[String], max_time_ns: Option<u64>) -> Option<Validation>
     let opts = PredictOptions {
         max_time_ns,
         stop: Some(crate::signals::stop_flag()),
+        memory_budget: crate::figures::memory_budget(None),
         ..Default::default()
     };
     let v = validate(

@@ -83,6 +83,21 @@ fn validate_compares_figures_and_checks_claims() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // a memory budget smaller than any figure runs them one at a time, to the same answer
+    let alone = ssdlab()
+        .args([
+            "validate",
+            "x25e-64g",
+            "--json",
+            "--max-memory",
+            "1",
+            "--against",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(alone.status.success());
+    assert_eq!(alone.stdout, out.stdout, "the schedule changes no figure");
     let figs = v["figures"].as_array().unwrap();
     assert_eq!(figs.len(), 2);
     // the preset reads 35,000 IOPS at QD 32: 25 % above the figure of 28,000
@@ -431,6 +446,10 @@ fn bad_input_is_refused_and_nothing_is_written() {
     assert_bad_input(
         &["validate", "--max-time", "0", "--against", d],
         "--max-time",
+    );
+    assert_bad_input(
+        &["validate", "--max-memory", "0", "--against", d],
+        "--max-memory",
     );
     assert_bad_input(
         &[

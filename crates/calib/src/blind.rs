@@ -209,6 +209,7 @@ pub fn self_test(base: &DriveConfig, seed: u64, o: &BlindOptions) -> Result<Blin
         threads: o.threads,
         seed: 1,
         stop: None,
+        memory_budget: crate::predict::MemoryBudget::Unbounded,
     };
     let mut m = SimMeasure {
         drive: hidden.clone(),

@@ -36,6 +36,6 @@ pub mod validate;
 
 pub use data::{Case, Claim, ClaimKind, DataError, DataSet, Family, Figure, Metric};
 pub use fit::{default_params, fit, parse_param, FitResult, Fitted, Param, Range};
-pub use predict::{simulate, simulate_all, Outcome, PredictOptions};
+pub use predict::{simulate, simulate_all, MemoryBudget, Outcome, PredictOptions};
 pub use preset_out::fitted_toml;
 pub use validate::{render, validate, validate_with, Validation};

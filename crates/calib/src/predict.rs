@@ -6,8 +6,9 @@ use crate::data::{Case, Metric};
 use ssdlab_engine::{build_sim, run_sim_prepared, SimOptions, SimTarget};
 use ssdlab_ssdsim::{DriveConfig, Simulator};
 use ssdlab_workload::{StopCondition, WorkloadSpec};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// How cases are simulated.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +23,22 @@ pub struct PredictOptions {
     pub seed: u64,
     /// Raised from outside (Ctrl-C): runs end at once and report [`INTERRUPTED`].
     pub stop: Option<&'static AtomicBool>,
+    /// How much memory the cases simulated at once, and the drive states kept for them, may
+    /// take by their estimates ([`simulate_all`]).
+    pub memory_budget: MemoryBudget,
+}
+
+/// How much memory cases simulated side by side may take by their estimates: a case starts
+/// beside others only while it fits, and one that needs more than the budget runs alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryBudget {
+    /// `threads` at a time, whatever they take.
+    Unbounded,
+    /// At most this many bytes.
+    Bytes(u64),
+    /// No more than the largest case needs alone (so running cases side by side costs no
+    /// memory beyond the largest of them), and at most the bytes given.
+    LargestCase(Option<u64>),
 }
 
 /// The error of a case stopped from outside ([`PredictOptions::stop`]).
@@ -43,6 +60,7 @@ impl Default for PredictOptions {
                 .unwrap_or(1),
             seed: 1,
             stop: None,
+            memory_budget: MemoryBudget::Unbounded,
         }
     }
 }
@@ -181,6 +199,10 @@ struct Entry {
     state: ssdlab_ssdsim::Precondition,
     seed: u64,
     sim: Arc<Simulator>,
+    /// Bytes the kept state holds (its tables as built, and the rest by estimate).
+    held: u64,
+    /// Bytes a run that writes it may add by building its reverse maps.
+    reverse_pending: u64,
 }
 
 /// Drive states larger than this are not kept (each run clones its state).
@@ -204,6 +226,17 @@ impl SimCache {
             single_pass: true,
             ..Default::default()
         }
+    }
+
+    /// What the kept state of drive-state key `key` holds, and what a run that writes it may
+    /// add (see [`Entry`]); None when no such state is kept.
+    fn held(&self, key: &str) -> Option<(u64, u64)> {
+        let entries = self.entries.lock().expect("not poisoned");
+        entries
+            .iter()
+            .filter(|e| e.key == key)
+            .map(|e| (e.held, e.reverse_pending))
+            .max()
     }
 
     fn evict(&self, key: &str) {
@@ -233,7 +266,15 @@ impl SimCache {
         let mut sim = build_sim(&target, seed, None).ok()?;
         // the kept state and every run from it share the tables, each run copying only the
         // chunks it writes
+        // measured before freezing (a frozen table's chunks count as shared, not held)
+        let fresh = SimTarget {
+            state: ssdlab_ssdsim::Precondition::Fresh,
+            ..target
+        };
+        let held = ssdlab_engine::sim_memory_estimate(&fresh).saturating_add(sim.table_bytes());
         sim.freeze();
+        // after freezing: a run's clone that builds the map copies the shared chunks too
+        let reverse_pending = sim.reverse_map_pending_bytes();
         entries.push(Entry {
             key: state_key(c),
             built: drive.clone(),
@@ -243,6 +284,8 @@ impl SimCache {
             state: c.state,
             seed,
             sim: Arc::new(sim.clone()),
+            held,
+            reverse_pending,
         });
         Some(sim)
     }
@@ -283,8 +326,227 @@ pub fn simulate(
     Outcome::of_case(&r, c)
 }
 
-/// Simulates every case, `opts.threads` at a time; `model` gives the drive model of a case's
-/// drive name (None: the case fails with "no model").
+/// What simulating a case takes in memory, by estimate ([`ssdlab_engine::sim_memory_estimate`]
+/// and [`ssdlab_engine::sim_run_memory_estimate`]).
+#[derive(Debug, Clone, Copy)]
+struct Need {
+    /// The drive state the run starts from, when a [`SimCache`] keeps it (shared by the cases
+    /// that start from it, held until the last of them is done).
+    state: Option<u64>,
+    /// The run itself: its own copy of the drive state when none is kept; else the table
+    /// chunks it writes (a kept state's clone copies those only).
+    run: u64,
+    /// The run writes, so it may build the reverse maps the kept state left unbuilt.
+    writes: bool,
+}
+
+/// Memory a run takes beyond the drive's tables (results, histograms, series, engine state).
+const RUN_MARGIN: u64 = 16 << 20;
+/// Memory per outstanding simulated I/O (engine slot, events, completions).
+const SLOT_BYTES: u64 = 256;
+
+impl Need {
+    fn of(c: &Case, drive: &DriveConfig, opts: &PredictOptions, cache: Option<&SimCache>) -> Need {
+        let spec = case_spec(c, opts.seed, opts.max_time_ns, opts.max_ios);
+        let target = case_target(c, drive);
+        let margin = RUN_MARGIN + SLOT_BYTES * spec.qd as u64 * c.drives as u64;
+        let state = ssdlab_engine::sim_memory_estimate(&target);
+        if cache.is_none() || state > CACHE_MAX_BYTES {
+            let run = ssdlab_engine::sim_run_memory_estimate(&spec, &target);
+            return Need {
+                state: None,
+                run: run.saturating_add(margin),
+                writes: false,
+            };
+        }
+        // what the run writes, as on a fresh drive: the chunks its clone copies
+        let fresh = SimTarget {
+            state: ssdlab_ssdsim::Precondition::Fresh,
+            ..target
+        };
+        let written = if spec.writes() {
+            ssdlab_engine::sim_run_memory_estimate(&spec, &fresh)
+                .saturating_sub(ssdlab_engine::sim_memory_estimate(&fresh))
+        } else {
+            0
+        };
+        Need {
+            state: Some(state),
+            run: written.saturating_add(margin),
+            writes: spec.writes(),
+        }
+    }
+}
+
+/// Lets cases run side by side while their memory ([`Need`]) fits in a budget, in the order
+/// they were taken: the first case waiting starts once it fits, or once nothing else runs (so
+/// a case larger than the budget runs alone, and every case runs).
+struct Gate {
+    budget: u64,
+    s: Mutex<GateState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Bytes the running cases and the kept states take.
+    used: u64,
+    running: usize,
+    /// The positions (in the order cases are taken) of the cases waiting to start.
+    waiting: BTreeSet<usize>,
+    /// The kept drive states by key.
+    kept: HashMap<String, Kept>,
+}
+
+/// A drive state kept for the cases that start from it, as the gate counts it.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    /// Bytes reserved for it: its estimate until it is built and no run that started while it
+    /// was an estimate still writes (the estimate counts the reverse maps such a run may
+    /// build), then what it holds as built.
+    bytes: u64,
+    /// Bytes a run that writes it may add (its reverse maps), once built.
+    reverse: u64,
+    /// Counted as built.
+    built: bool,
+    /// Runs that write it, started while it was counted by estimate, still running.
+    early_writers: usize,
+    /// What it holds as built (bytes, bytes a writing run adds), known and not yet counted.
+    pending: Option<(u64, u64)>,
+}
+
+impl Gate {
+    fn new(budget: u64) -> Gate {
+        Gate {
+            budget,
+            s: Mutex::default(),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Waits until the case at position `pos` of drive state `key` may start; what it was
+    /// given is handed back when the [`Pass`] is done or dropped.
+    fn enter<'g>(&'g self, pos: usize, key: &'g str, need: Need) -> Pass<'g> {
+        let mut s = self.s.lock().expect("not poisoned");
+        s.waiting.insert(pos);
+        loop {
+            let kept = s.kept.get(key).copied();
+            let state = match (kept, need.state) {
+                (None, Some(b)) => b,
+                _ => 0,
+            };
+            let reverse = match kept {
+                Some(k) if need.writes && k.built => k.reverse,
+                _ => 0,
+            };
+            let run = need.run.saturating_add(reverse);
+            let first = s.waiting.first() == Some(&pos);
+            let fits = s.used.saturating_add(run).saturating_add(state) <= self.budget;
+            if first && (fits || s.running == 0) {
+                s.waiting.remove(&pos);
+                // a writer that starts while the state is an estimate leans on the estimate's
+                // reverse maps: the estimate stays reserved until it is done
+                let early = need.writes && need.state.is_some() && !kept.is_some_and(|k| k.built);
+                if need.state.is_some() {
+                    let k = s.kept.entry(key.to_string()).or_insert(Kept {
+                        bytes: state,
+                        reverse: 0,
+                        built: false,
+                        early_writers: 0,
+                        pending: None,
+                    });
+                    k.early_writers += early as usize;
+                }
+                s.used = s.used.saturating_add(state).saturating_add(run);
+                s.running += 1;
+                // the next one waiting may fit beside it
+                self.cv.notify_all();
+                return Pass {
+                    gate: self,
+                    key,
+                    run,
+                    early,
+                    done: false,
+                };
+            }
+            s = self.cv.wait(s).expect("not poisoned");
+        }
+    }
+
+    /// A case of drive state `key` is done (`pass`: the bytes its [`Pass`] holds, given back,
+    /// and whether it wrote the state while it was an estimate) or none is left (`None`); the
+    /// state is counted as built (`built`: bytes held, bytes a writing run adds) once no early
+    /// writer runs, or given back when it was dropped (`dropped`).
+    fn leave(
+        &self,
+        pass: Option<(u64, bool)>,
+        key: &str,
+        built: Option<(u64, u64)>,
+        dropped: bool,
+    ) {
+        let mut s = self.s.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((run, _)) = pass {
+            s.used = s.used.saturating_sub(run);
+            s.running -= 1;
+        }
+        if dropped {
+            if let Some(k) = s.kept.remove(key) {
+                s.used = s.used.saturating_sub(k.bytes);
+            }
+        } else if let Some(mut k) = s.kept.get(key).copied() {
+            if pass.is_some_and(|(_, early)| early) {
+                k.early_writers -= 1;
+            }
+            if let Some(b) = built {
+                k.pending = Some(b);
+            }
+            if let (Some((bytes, reverse)), 0, false) = (k.pending, k.early_writers, k.built) {
+                s.used = s.used.saturating_sub(k.bytes).saturating_add(bytes);
+                k = Kept {
+                    bytes,
+                    reverse,
+                    built: true,
+                    pending: None,
+                    ..k
+                };
+            }
+            s.kept.insert(key.to_string(), k);
+        }
+        self.cv.notify_all();
+    }
+}
+
+/// A case's leave to run from a [`Gate`]: given back by [`Pass::done`], or on drop (a run
+/// that panicked must not keep the others waiting; the state it started from stays counted
+/// until the end, since its count of cases left is not brought down).
+struct Pass<'g> {
+    gate: &'g Gate,
+    key: &'g str,
+    run: u64,
+    /// It writes a state that was counted by estimate when it started.
+    early: bool,
+    done: bool,
+}
+
+impl Pass<'_> {
+    fn done(mut self, built: Option<(u64, u64)>, dropped: bool) {
+        self.done = true;
+        self.gate
+            .leave(Some((self.run, self.early)), self.key, built, dropped);
+    }
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.gate
+                .leave(Some((self.run, self.early)), self.key, None, false);
+        }
+    }
+}
+
+/// Simulates every case, `opts.threads` at a time and within `opts.memory_budget`; `model`
+/// gives the drive model of a case's drive name (None: the case fails with "no model").
 pub fn simulate_all<F>(
     cases: &[&Case],
     model: F,
@@ -298,13 +560,32 @@ where
     let mut order: Vec<usize> = (0..cases.len()).collect();
     let keys: Vec<String> = cases.iter().map(|c| state_key(c)).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
-    let left: Mutex<std::collections::HashMap<&str, usize>> = Mutex::new(keys.iter().fold(
-        std::collections::HashMap::new(),
-        |mut m, k| {
+    let left: Mutex<HashMap<&str, usize>> =
+        Mutex::new(keys.iter().fold(HashMap::new(), |mut m, k| {
             *m.entry(k.as_str()).or_insert(0) += 1;
             m
-        },
-    ));
+        }));
+    let drives: Vec<Option<DriveConfig>> = cases.iter().map(|c| model(&c.drive)).collect();
+    let needs: Vec<Option<Need>> = cases
+        .iter()
+        .zip(&drives)
+        .map(|(c, d)| d.as_ref().map(|d| Need::of(c, d, opts, cache)))
+        .collect();
+    let largest = || {
+        needs
+            .iter()
+            .flatten()
+            .map(|n| n.run.saturating_add(n.state.unwrap_or(0)))
+            .max()
+            .unwrap_or(0)
+    };
+    let gate = match opts.memory_budget {
+        MemoryBudget::Unbounded => None,
+        MemoryBudget::Bytes(b) => Some(Gate::new(b)),
+        MemoryBudget::LargestCase(cap) => {
+            Some(Gate::new(cap.map_or(largest(), |c| c.min(largest()))))
+        }
+    };
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<Outcome, String>>>> = Mutex::new(vec![None; cases.len()]);
     let threads = opts.threads.clamp(1, cases.len().max(1));
@@ -317,18 +598,33 @@ where
                 }
                 let i = order[k];
                 let c = cases[i];
-                let r = match model(&c.drive) {
-                    Some(d) => simulate(c, &d, opts, cache),
-                    None => Err(format!("no drive model named {:?}", c.drive)),
+                let key = keys[i].as_str();
+                let mut pass = None;
+                let r = match (&drives[i], needs[i]) {
+                    (Some(d), Some(need)) => {
+                        if let Some(g) = &gate {
+                            pass = Some(g.enter(k, key, need));
+                        }
+                        simulate(c, d, opts, cache)
+                    }
+                    _ => Err(format!("no drive model named {:?}", c.drive)),
                 };
                 out.lock().expect("not poisoned")[i] = Some(r);
+                let built = cache.and_then(|c| c.held(key));
+                let mut dropped = false;
                 if let Some(cache) = cache.filter(|c| c.single_pass) {
                     let mut left = left.lock().expect("not poisoned");
-                    let n = left.get_mut(keys[i].as_str()).expect("counted");
+                    let n = left.get_mut(key).expect("counted");
                     *n -= 1;
                     if *n == 0 {
-                        cache.evict(&keys[i]);
+                        cache.evict(key);
+                        dropped = true;
                     }
+                }
+                match (pass, &gate) {
+                    (Some(p), _) => p.done(built, dropped),
+                    (None, Some(g)) if dropped => g.leave(None, key, None, true),
+                    _ => {}
                 }
             });
         }
@@ -416,8 +712,20 @@ mod tests {
             .iter()
             .map(|c| simulate(c, &drive, &base, None).unwrap())
             .collect();
-        for threads in [1, 2, 3] {
-            let opts = PredictOptions { threads, ..base };
+        // budgets: none, one that lets every case run alone only, one that pairs some
+        for (threads, memory_budget) in [
+            (1, MemoryBudget::Unbounded),
+            (2, MemoryBudget::Unbounded),
+            (3, MemoryBudget::Unbounded),
+            (2, MemoryBudget::Bytes(1)),
+            (3, MemoryBudget::Bytes(48 << 20)),
+            (2, MemoryBudget::LargestCase(None)),
+        ] {
+            let opts = PredictOptions {
+                threads,
+                memory_budget,
+                ..base
+            };
             for cache in [
                 None,
                 Some(SimCache::single_pass()),
@@ -427,13 +735,115 @@ mod tests {
                     .into_iter()
                     .map(Result::unwrap)
                     .collect();
-                assert_eq!(got, alone, "threads {threads}");
+                assert_eq!(got, alone, "threads {threads}, budget {memory_budget:?}");
                 if let Some(c) = cache.filter(|c| c.single_pass) {
                     assert!(
                         c.entries.lock().unwrap().is_empty(),
                         "a single pass keeps no state when done"
                     );
                 }
+            }
+        }
+    }
+
+    /// A run that writes a drive state still counted by its estimate keeps the estimate
+    /// reserved (it covers the reverse maps the run may build) until it is done, though
+    /// another case reports the state as built before; writers that start later reserve the
+    /// reverse maps themselves.
+    #[test]
+    fn an_early_writer_keeps_the_estimate_until_it_is_done() {
+        let gate = Gate::new(100);
+        let used = || gate.s.lock().unwrap().used;
+        let built = Some((40, 30));
+        let need = |writes| Need {
+            state: Some(60),
+            run: 10,
+            writes,
+        };
+        let writer = gate.enter(0, "k", need(true));
+        let reader = gate.enter(1, "k", need(false));
+        assert_eq!(used(), 80);
+        reader.done(built, false);
+        assert_eq!(used(), 70, "the estimate stays while the early writer runs");
+        writer.done(built, false);
+        assert_eq!(used(), 40, "then the state counts as built");
+        let late = gate.enter(2, "k", need(true));
+        assert_eq!(used(), 80, "a later writer reserves the reverse maps");
+        late.done(built, true);
+        assert_eq!(used(), 0, "all given back once the state is dropped");
+    }
+
+    /// The gate lets cases run side by side only while what they and the kept states take
+    /// fits in the budget; a case larger than the budget runs alone; a kept state is counted
+    /// once for all its cases, as built once it is, and given back when dropped; every case
+    /// runs (none waits for good), on any number of threads.
+    #[test]
+    fn the_gate_keeps_cases_within_the_budget() {
+        const BUDGET: u64 = 100;
+        let need = |state, run, writes| Need { state, run, writes };
+        // (key, need, the kept state as built: bytes, bytes a writing run adds)
+        type GateCase<'a> = (&'a str, Need, Option<(u64, u64)>);
+        let cases: Vec<GateCase> = vec![
+            ("a", need(Some(60), 10, false), Some((40, 30))),
+            ("a", need(Some(60), 10, true), Some((40, 30))),
+            ("a", need(Some(60), 10, false), Some((40, 30))),
+            ("b", need(None, 50, false), None),
+            ("b", need(None, 50, false), None),
+            ("c", need(None, 150, false), None),
+            ("d", need(Some(30), 20, true), Some((30, 0))),
+            ("d", need(Some(30), 20, false), Some((30, 0))),
+            ("e", need(None, 5, false), None),
+            ("e", need(None, 5, false), None),
+        ];
+        for threads in [1, 2, 3, 4] {
+            let gate = Gate::new(BUDGET);
+            let next = AtomicUsize::new(0);
+            let left: Mutex<HashMap<&str, usize>> = Mutex::new(HashMap::new());
+            for (k, _, _) in &cases {
+                *left.lock().unwrap().entry(k).or_insert(0) += 1;
+            }
+            let most = AtomicUsize::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| loop {
+                        let pos = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(key, n, built)) = cases.get(pos) else {
+                            break;
+                        };
+                        let pass = gate.enter(pos, key, n);
+                        {
+                            let st = gate.s.lock().unwrap();
+                            assert!(
+                                st.used <= BUDGET || st.running == 1,
+                                "{} used by {} cases",
+                                st.used,
+                                st.running
+                            );
+                            if n.run > BUDGET {
+                                assert_eq!(st.running, 1, "a case over the budget runs alone");
+                            }
+                            most.fetch_max(st.running, Ordering::Relaxed);
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        let dropped = {
+                            let mut l = left.lock().unwrap();
+                            let c = l.get_mut(key).unwrap();
+                            *c -= 1;
+                            *c == 0
+                        };
+                        pass.done(built, dropped);
+                    });
+                }
+            });
+            let st = gate.s.lock().unwrap();
+            assert_eq!((st.used, st.running), (0, 0), "everything given back");
+            assert!(st.kept.is_empty() && st.waiting.is_empty());
+            assert!(most.load(Ordering::Relaxed) <= threads);
+            if threads > 1 {
+                assert!(
+                    most.load(Ordering::Relaxed) > 1,
+                    "small cases ran side by side"
+                );
             }
         }
     }

@@ -157,6 +157,16 @@ impl Simulator {
         self.drives.iter().map(|d| d.ftl.map.held_bytes()).sum()
     }
 
+    /// Bytes the drives' reverse (flash-to-logical) maps take more once built: a drive that
+    /// its state filled holds none but for its SLC blocks until garbage collection first needs
+    /// one, so a run that writes it may add this much; 0 when every map is built.
+    pub fn reverse_map_pending_bytes(&self) -> u64 {
+        self.drives
+            .iter()
+            .map(|d| d.ftl.map.p2l_pending_bytes())
+            .sum()
+    }
+
     fn queue_len(drive: &DriveConfig) -> usize {
         let dies = (drive.nand.channels * drive.nand.dies_per_channel) as usize;
         drive.host.queue_depth as usize * 4 + dies * 3 + 256

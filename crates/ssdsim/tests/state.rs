@@ -412,6 +412,16 @@ fn a_full_drive_builds_its_reverse_map_when_gc_starts() {
             a.table_bytes(),
             b.table_bytes()
         );
+        // what building it will add, as the memory estimates of a writing run count it: the
+        // loaded drive has it built
+        let pending = a.reverse_map_pending_bytes();
+        assert!(
+            pending >= 3 * units && b.reverse_map_pending_bytes() == 0,
+            "{}: {pending} bytes of reverse map to build, {} loaded",
+            c.cfg.name,
+            b.reverse_map_pending_bytes()
+        );
+        let filled = a.table_bytes();
         let span = c.cfg.user_capacity() / 4096;
         start(&mut a, 32);
         start(&mut b, 32);
@@ -421,6 +431,12 @@ fn a_full_drive_builds_its_reverse_map_when_gc_starts() {
         assert!(
             a.counters().iter().map(|c| c.gc_pages_moved).sum::<u64>() > 0,
             "{}: GC has run",
+            c.cfg.name
+        );
+        assert_eq!(a.reverse_map_pending_bytes(), 0, "{}: built", c.cfg.name);
+        assert!(
+            a.table_bytes() >= filled + pending,
+            "{}: the built map takes what was pending",
             c.cfg.name
         );
         assert_eq!(ra, rb, "{}: completions", c.cfg.name);

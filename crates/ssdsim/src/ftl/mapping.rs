@@ -297,6 +297,14 @@ impl Mapping {
         b
     }
 
+    /// Bytes the reverse map takes more once built ([`Mapping::ensure_p2l`]): 0 when built.
+    pub(crate) fn p2l_pending_bytes(&self) -> u64 {
+        if self.p2l_built {
+            return 0;
+        }
+        (self.p2l.len() as u64 * 4).saturating_sub(self.p2l.raw().allocated_bytes() as u64)
+    }
+
     /// Bytes of memory the tables hold now (directories and allocated chunks).
     pub(crate) fn held_bytes(&self) -> u64 {
         self.frags.0.capacity() as u64 * FRAG_ENTRY_BYTES
