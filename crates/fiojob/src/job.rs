@@ -251,6 +251,9 @@ pub struct Settings {
     pub name: Option<String>,
     pub filename: Option<String>,
     pub directory: Option<String>,
+    /// fio's `filename_format`: how the files of a job without `filename` are named (see
+    /// [`Settings::file_name`]).
+    pub filename_format: Option<String>,
     pub size: Option<Size>,
     /// fio's `filesize`: each file's size, or a range drawn per file (low, high).
     pub filesize: Option<u64>,
@@ -485,6 +488,7 @@ impl Default for Settings {
             name: None,
             filename: None,
             directory: None,
+            filename_format: None,
             size: None,
             filesize: None,
             filesize_max: None,
@@ -714,6 +718,36 @@ fn only_default(key: &str, v: Option<&str>, ok: &[&str], why: &str) -> Result<()
 }
 
 impl Settings {
+    /// The name of file `fileno` of clone `clone` of job `job` when no `filename` names it, as
+    /// fio's `make_filename` makes it: `JOB.CLONE.FILENO`, or `filename_format` with its
+    /// keywords `$jobname`, `$jobnum` (the clone), `$filenum` and `$clientuid` (fio's client
+    /// address; empty, as in fio outside client/server mode) replaced, each found without
+    /// regard to case, one keyword after the other. (fio searches the whole name again after
+    /// each replacement, so a job name holding `$jobname` never ends there; here the search
+    /// goes on after the replacement.) Relative to `directory`, as any file name.
+    pub fn file_name(&self, job: &str, clone: u32, fileno: u32) -> String {
+        let fmt = match self.filename_format.as_deref() {
+            Some(f) if !f.is_empty() => f,
+            _ => return format!("{job}.{clone}.{fileno}"),
+        };
+        let (clone, fileno) = (clone.to_string(), fileno.to_string());
+        let mut name = fmt.to_string();
+        for (keyword, value) in [
+            ("$jobname", job),
+            ("$jobnum", clone.as_str()),
+            ("$filenum", fileno.as_str()),
+            ("$clientuid", ""),
+        ] {
+            let mut from = 0;
+            while let Some(at) = name[from..].to_ascii_lowercase().find(keyword) {
+                let at = from + at;
+                name.replace_range(at..at + keyword.len(), value);
+                from = at + value.len();
+            }
+        }
+        name
+    }
+
     /// The I/O priority value of the job's threads, as fio's `ioprio_value` makes it
     /// (`prioclass << 13 | prio`, class 0 taken as best effort), 0 without either option.
     pub fn io_priority_value(&self) -> u32 {
@@ -760,6 +794,7 @@ impl Settings {
                 }
                 self.filename = Some(f);
             }
+            "filename_format" => self.filename_format = Some(need(v, key)?),
             "directory" => {
                 let d = need(v, key)?;
                 if split_filenames(&d).len() > 1 {
@@ -3040,6 +3075,27 @@ mod tests {
             .text(text.as_bytes(), Path::new("j.fio"), 0)
             .unwrap();
         resolve(&s)
+    }
+
+    /// fio's `make_filename`: JOB.CLONE.FILENO by default, else `filename_format` with its
+    /// keywords replaced (any case, each occurrence; `$clientuid` empty outside client mode).
+    #[test]
+    fn files_are_named_as_fio_names_them() {
+        let js = jobs(
+            "[a]\n[b]\nfilename_format=d/$JOBNAME.$jobnum-$FileNum$clientuid.$filenum\n\
+             [c]\nfilename_format=c\n[d]\nfilename_format=x$jobname$jobname\n",
+        )
+        .unwrap();
+        let name = |i: usize, job: &str| js.jobs[i].settings.file_name(job, 2, 7);
+        assert_eq!(name(0, "a"), "a.2.7");
+        assert_eq!(name(1, "b"), "d/b.2-7.7");
+        assert_eq!(name(2, "c"), "c", "one name for every file (fio's too)");
+        assert_eq!(name(3, "d"), "xdd");
+        // a job name holding a keyword ends (fio's search would start again from the front)
+        assert_eq!(name(3, "$jobname"), "x$jobname$jobname");
+        // an empty format is refused, as fio refuses it
+        let e = jobs("[a]\nfilename_format=\n").unwrap_err().to_string();
+        assert!(e.contains("filename_format"), "{e}");
     }
 
     /// fio 3.33 rejects jobs of one reporting group whose steadystate settings differ (with or

@@ -256,7 +256,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "filename_format",
             "unique_filename",
             "opendir",
             "file_append",

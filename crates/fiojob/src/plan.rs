@@ -407,7 +407,7 @@ fn several_files(s: &Settings, job: &str, c: u32) -> Option<Vec<String>> {
         None => (s.nrfiles > 1 || s.filesize_max.is_some()).then(|| {
             (0..s.nrfiles)
                 .map(|i| {
-                    in_directory(s, &format!("{job}.{c}.{i}"))
+                    in_directory(s, &s.file_name(job, c, i))
                         .display()
                         .to_string()
                 })
@@ -519,7 +519,13 @@ fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) 
 /// examples read and write as files, are a job's one file (`several`: a job of several files,
 /// where they are refused); any other character device is refused by the probe.
 fn probe_for_fio(path: &Path, job: &str, several: bool) -> Result<ssdlab_target::TargetInfo> {
-    let info = ssdlab_target::probe(path).map_err(|e| plan_err!("job {job}: {e}"))?;
+    let info = ssdlab_target::probe(path).map_err(|e| match e {
+        // fio's create_work_dirs makes them (mode 0700) when the job sets up its files
+        ssdlab_target::DeviceError::ParentMissing { .. } => plan_err!(
+            "job {job}: {e} (fio creates missing directories; ssdlab does not: create them first)"
+        ),
+        e => plan_err!("job {job}: {e}"),
+    })?;
     if several && info.kind == ssdlab_target::PathKind::CharDevice {
         bail!(
             "job {job}: {} is a character device: not supported by ssdlab in a job of several files",
@@ -954,7 +960,7 @@ pub fn plan_units(
                 spec.qd = spec.qd.min(batch);
                 let file = match &s.filename {
                     Some(f) => split_filenames(f).concat(),
-                    None => format!("{name}.{c}.0"),
+                    None => s.file_name(name, c, 0),
                 };
                 units.push(Unit {
                     job: ji,
@@ -1015,7 +1021,7 @@ pub fn plan_units(
                 .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
                 .collect(),
             None => (0..clones)
-                .map(|c| (in_directory(s, &format!("{name}.{c}.0")), 1, c))
+                .map(|c| (in_directory(s, &s.file_name(name, c, 0)), 1, c))
                 .collect(),
         };
         for (path, n, clone) in files {
