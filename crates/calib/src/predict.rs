@@ -264,14 +264,15 @@ impl SimCache {
             return None;
         }
         let mut sim = build_sim(&target, seed, None).ok()?;
-        // the kept state and every run from it share the tables, each run copying only the
-        // chunks it writes
-        // measured before freezing (a frozen table's chunks count as shared, not held)
+        // what the state holds, measured before freezing (a frozen table's chunks count as
+        // shared, not held)
         let fresh = SimTarget {
             state: ssdlab_ssdsim::Precondition::Fresh,
             ..target
         };
         let held = ssdlab_engine::sim_memory_estimate(&fresh).saturating_add(sim.table_bytes());
+        // the kept state and every run from it share the tables, each run copying only the
+        // chunks it writes
         sim.freeze();
         // after freezing: a run's clone that builds the map copies the shared chunks too
         let reverse_pending = sim.reverse_map_pending_bytes();
@@ -340,39 +341,30 @@ struct Need {
     writes: bool,
 }
 
-/// Memory a run takes beyond the drive's tables (results, histograms, series, engine state).
-const RUN_MARGIN: u64 = 16 << 20;
-/// Memory per outstanding simulated I/O (engine slot, events, completions).
-const SLOT_BYTES: u64 = 256;
-
 impl Need {
     fn of(c: &Case, drive: &DriveConfig, opts: &PredictOptions, cache: Option<&SimCache>) -> Need {
+        use ssdlab_engine::{sim_memory_estimate, sim_memory_need, sim_touch};
         let spec = case_spec(c, opts.seed, opts.max_time_ns, opts.max_ios);
         let target = case_target(c, drive);
-        let margin = RUN_MARGIN + SLOT_BYTES * spec.qd as u64 * c.drives as u64;
-        let state = ssdlab_engine::sim_memory_estimate(&target);
+        // what a run of `spec` on `t` needs: its tables, its outstanding I/Os, a margin
+        let slots = spec.qd as u64 * c.drives as u64;
+        let run_on = |t: &SimTarget| sim_memory_need(t, slots, sim_touch(&spec, t)).bytes;
+        let state = sim_memory_estimate(&target);
         if cache.is_none() || state > CACHE_MAX_BYTES {
-            let run = ssdlab_engine::sim_run_memory_estimate(&spec, &target);
             return Need {
                 state: None,
-                run: run.saturating_add(margin),
+                run: run_on(&target),
                 writes: false,
             };
         }
-        // what the run writes, as on a fresh drive: the chunks its clone copies
+        // a clone of the kept state copies the chunks the run writes: as on a fresh drive
         let fresh = SimTarget {
             state: ssdlab_ssdsim::Precondition::Fresh,
             ..target
         };
-        let written = if spec.writes() {
-            ssdlab_engine::sim_run_memory_estimate(&spec, &fresh)
-                .saturating_sub(ssdlab_engine::sim_memory_estimate(&fresh))
-        } else {
-            0
-        };
         Need {
             state: Some(state),
-            run: written.saturating_add(margin),
+            run: run_on(&fresh).saturating_sub(sim_memory_estimate(&fresh)),
             writes: spec.writes(),
         }
     }
@@ -566,25 +558,25 @@ where
             m
         }));
     let drives: Vec<Option<DriveConfig>> = cases.iter().map(|c| model(&c.drive)).collect();
-    let needs: Vec<Option<Need>> = cases
-        .iter()
-        .zip(&drives)
-        .map(|(c, d)| d.as_ref().map(|d| Need::of(c, d, opts, cache)))
-        .collect();
-    let largest = || {
-        needs
+    // the estimates only where a budget is kept (a fit calls this for every evaluation)
+    let needs: Vec<Option<Need>> = match opts.memory_budget {
+        MemoryBudget::Unbounded => Vec::new(),
+        _ => cases
             .iter()
-            .flatten()
-            .map(|n| n.run.saturating_add(n.state.unwrap_or(0)))
-            .max()
-            .unwrap_or(0)
+            .zip(&drives)
+            .map(|(c, d)| d.as_ref().map(|d| Need::of(c, d, opts, cache)))
+            .collect(),
     };
+    let largest = needs
+        .iter()
+        .flatten()
+        .map(|n| n.run.saturating_add(n.state.unwrap_or(0)))
+        .max()
+        .unwrap_or(0);
     let gate = match opts.memory_budget {
         MemoryBudget::Unbounded => None,
         MemoryBudget::Bytes(b) => Some(Gate::new(b)),
-        MemoryBudget::LargestCase(cap) => {
-            Some(Gate::new(cap.map_or(largest(), |c| c.min(largest()))))
-        }
+        MemoryBudget::LargestCase(cap) => Some(Gate::new(cap.map_or(largest, |c| c.min(largest)))),
     };
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<Outcome, String>>>> = Mutex::new(vec![None; cases.len()]);
@@ -600,14 +592,14 @@ where
                 let c = cases[i];
                 let key = keys[i].as_str();
                 let mut pass = None;
-                let r = match (&drives[i], needs[i]) {
-                    (Some(d), Some(need)) => {
-                        if let Some(g) = &gate {
+                let r = match &drives[i] {
+                    Some(d) => {
+                        if let (Some(g), Some(need)) = (&gate, needs.get(i).copied().flatten()) {
                             pass = Some(g.enter(k, key, need));
                         }
                         simulate(c, d, opts, cache)
                     }
-                    _ => Err(format!("no drive model named {:?}", c.drive)),
+                    None => Err(format!("no drive model named {:?}", c.drive)),
                 };
                 out.lock().expect("not poisoned")[i] = Some(r);
                 let built = cache.and_then(|c| c.held(key));
