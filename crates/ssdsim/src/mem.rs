@@ -368,11 +368,15 @@ pub struct SparseVec<T: HugeElem> {
     dirty: bool,
     /// Chunks this table owns (allocated since it was made or last frozen).
     chunks: usize,
+    /// Starts of owned chunks given back ([`SparseVec::release_chunk`]), in this table's own
+    /// slabs: the next chunks allocated reuse them before the last slab grows.
+    spare: Vec<*mut T>,
 }
 
 // SAFETY: a SparseVec owns its chunks exclusively, except the zero chunk and the chunks shared
 // after a freeze, which are never written; the raw pointers in its directories point only into
-// its own slabs, the shared slabs it holds a reference to, or the zero chunk. Shared chunks are
+// its own slabs, the shared slabs it holds a reference to, or the zero chunk, and those of its
+// given-back chunks only into its own slabs. Shared chunks are
 // read from several threads, hence `Sync` as well.
 unsafe impl<T: HugeElem + Send + Sync> Send for SparseVec<T> {}
 // SAFETY: shared access only reads.
@@ -401,6 +405,7 @@ impl<T: HugeElem> SparseVec<T> {
             used: 0,
             dirty: false,
             chunks: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -431,6 +436,7 @@ impl<T: HugeElem> SparseVec<T> {
             used: 0,
             dirty: false,
             chunks: 0,
+            spare: Vec::new(),
         })
     }
 
@@ -491,6 +497,8 @@ impl<T: HugeElem> SparseVec<T> {
         self.used = 0;
         self.dirty = false;
         self.chunks = 0;
+        // the given-back chunks' slabs are shared now: never written again
+        self.spare.clear();
         for (k, w) in self.wdir.iter_mut().enumerate() {
             *w = Self::zero_entry(k);
         }
@@ -510,6 +518,7 @@ impl<T: HugeElem> SparseVec<T> {
             used: 0,
             dirty: false,
             chunks: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -600,11 +609,34 @@ impl<T: HugeElem> SparseVec<T> {
         p
     }
 
+    /// Gives chunk `k` back: every element of it reads [`HugeElem::ZERO`] again. An owned
+    /// chunk's memory is kept for the next chunk allocated (the table's memory does not shrink,
+    /// but it stops growing while chunks come and go); a shared one is only no longer read.
+    pub fn release_chunk(&mut self, k: usize) {
+        if !self.is_allocated(k) {
+            return;
+        }
+        if self.is_owned(k) {
+            self.spare.push(self.wdir[k].wrapping_add(k << Self::SHIFT));
+            self.chunks -= 1;
+        }
+        self.dir[k] = Self::zero_entry(k);
+        self.wdir[k] = Self::zero_entry(k);
+    }
+
     /// Allocates chunk `k` (unallocated) and returns its start; when `zero` is false and the
     /// memory came from the pool, its elements are whatever they were (valid values: see
     /// [`HugeElem::ANY_BITS`]) and the caller overwrites them all.
     fn alloc_chunk_with(&mut self, k: usize, zero: bool) -> *mut T {
         let per = Self::PER_CHUNK;
+        if let Some(start) = self.spare.pop() {
+            if zero {
+                // SAFETY: a given-back chunk lies in one of self's own slabs (spare is
+                // emptied when they are shared), `per` elements, no longer in any directory.
+                unsafe { std::ptr::write_bytes(start, 0, per) };
+            }
+            return self.adopt_chunk(k, start);
+        }
         if self
             .slabs
             .last()
@@ -633,6 +665,11 @@ impl<T: HugeElem> SparseVec<T> {
             unsafe { std::ptr::write_bytes(start, 0, per) };
         }
         self.used += 1;
+        self.adopt_chunk(k, start)
+    }
+
+    /// Makes the chunk of memory at `start` (owned by self, unused) chunk `k`.
+    fn adopt_chunk(&mut self, k: usize, start: *mut T) -> *mut T {
         self.chunks += 1;
         self.dir[k] = start.wrapping_sub(k << Self::SHIFT);
         self.wdir[k] = self.dir[k];
@@ -786,6 +823,51 @@ mod tests {
         c.set(3, 9);
         assert!((0..4 * n).all(|i| c.get(i) == if i == 3 { 9 } else { 0 }));
         assert!((0..4 * n).all(|i| b.get(i) == if i % 7 == 0 { i as u32 | 1 } else { 0 }));
+    }
+
+    /// A chunk given back reads zero; its memory is the next chunk's (zeroed), so a table whose
+    /// chunks come and go stops growing; a shared chunk given back by a clone stays the
+    /// original's.
+    #[test]
+    fn a_released_chunk_reads_zero_and_is_reused() {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        let mut a = SparseVec::<u32>::try_zeroed(64 * per).unwrap();
+        for k in 0..4 {
+            a.set(k * per + 5, 7 + k as u32);
+        }
+        let held = a.allocated_bytes();
+        let first = a.chunk(1).as_ptr();
+        a.release_chunk(1);
+        a.release_chunk(1);
+        a.release_chunk(40);
+        assert_eq!(a.allocated_chunks(), 3);
+        assert_eq!(a.get(per + 5), 0);
+        assert!(!a.is_allocated(1));
+        assert_eq!(a.get(2 * per + 5), 9);
+        // the next chunk written takes the given-back memory, zeroed
+        a.set(50 * per, 1);
+        assert_eq!(a.allocated_bytes(), held);
+        assert_eq!(a.chunk(50).as_ptr(), first);
+        assert_eq!(a.allocated_chunks(), 4);
+        assert!(a.chunk(50).iter().skip(1).all(|&x| x == 0));
+        assert_eq!(a.get(50 * per), 1);
+        // a copy made before the release keeps its own chunk
+        let c = a.clone();
+        a.release_chunk(0);
+        assert_eq!((a.get(5), c.get(5)), (0, 7));
+        // frozen: a clone that gives a shared chunk back leaves the original's alone, and
+        // writes into it again as a new zero chunk
+        a.freeze();
+        let mut b = a.clone();
+        b.release_chunk(2);
+        assert_eq!((a.get(2 * per + 5), b.get(2 * per + 5)), (9, 0));
+        b.set(2 * per + 6, 3);
+        assert_eq!((a.get(2 * per + 6), b.get(2 * per + 5)), (0, 0));
+        assert_eq!(b.get(2 * per + 6), 3);
+        // and a frozen table's given-back chunks are not reused (they are shared)
+        a.release_chunk(3);
+        a.set(60 * per, 2);
+        assert_eq!((b.get(3 * per + 5), a.get(3 * per + 5)), (10, 0));
     }
 
     #[test]

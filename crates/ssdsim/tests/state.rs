@@ -381,18 +381,31 @@ fn corrupt_and_truncated_files_are_errors() {
 /// A drive filled by `--state full` holds no reverse map until garbage collection first starts
 /// (it is built from the forward map then); the same drive saved and loaded has it built at the
 /// load. Both run a write-heavy mix through garbage collection to the same completions and
-/// counters.
+/// counters. The Samsung 980's dynamic SLC cache passes over every block of the drive during
+/// the fill, folding as it goes: the parts of the reverse map its SLC blocks kept are given
+/// back with the blocks, so its filled drive holds about half the table (the most its cache
+/// spanned at once), not all of it.
 #[test]
 fn a_full_drive_builds_its_reverse_map_when_gc_starts() {
+    let slc = Case {
+        cfg: load_preset("samsung-980-1t").unwrap().scaled(16).unwrap(),
+        drives: 1,
+        adapter: AdapterConfig::passthrough(),
+        tracking: false,
+    };
     for mut c in cases()
         .into_iter()
         // the page-mapped drives without a version table (those with one have 28 % spare area or
         // more and collect only after minutes of writing here)
         .filter(|c| !c.tracking)
+        .chain([slc])
     {
         // an eighth of the drive, not a 64th: tables of several 2 MiB slabs
         let name = c.cfg.name.split('/').next().unwrap().to_string();
-        c.cfg = load_preset(&name).unwrap().scaled(8).unwrap();
+        let slc = name == "samsung-980-1t";
+        if !slc {
+            c.cfg = load_preset(&name).unwrap().scaled(8).unwrap();
+        }
         let build = |pre| {
             if c.tracking {
                 Simulator::with_tracking(&c.cfg, c.drives, &c.adapter, pre, 3).unwrap()
@@ -413,21 +426,28 @@ fn a_full_drive_builds_its_reverse_map_when_gc_starts() {
             b.table_bytes()
         );
         // what building it will add, as the memory estimates of a writing run count it: the
-        // loaded drive has it built
+        // loaded drive has it built (the SLC drive holds the chunks its cache spanned at most at
+        // once during the fill: about half the table)
         let pending = a.reverse_map_pending_bytes();
         assert!(
-            pending >= 3 * units && b.reverse_map_pending_bytes() == 0,
+            pending >= if slc { 2 } else { 3 } * units && b.reverse_map_pending_bytes() == 0,
             "{}: {pending} bytes of reverse map to build, {} loaded",
             c.cfg.name,
             b.reverse_map_pending_bytes()
         );
+        // unbuilt, every unit in a block that keeps its entries reverse-maps to it (none of
+        // them lost with a chunk given back)
+        a.check_invariants().expect("FTL consistent after the fill");
         let filled = a.table_bytes();
         let span = c.cfg.user_capacity() / 4096;
         start(&mut a, 32);
         start(&mut b, 32);
         let (mut xa, mut xb) = (5u64, 5u64);
-        let ra = run(&mut a, 300_000, span, &mut xa);
-        let rb = run(&mut b, 300_000, span, &mut xb);
+        // (a full SLC drive has no room left for its cache: it collects garbage once its
+        // spare blocks are written, after a few GB here)
+        let ops = if slc { 800_000 } else { 300_000 };
+        let ra = run(&mut a, ops, span, &mut xa);
+        let rb = run(&mut b, ops, span, &mut xb);
         assert!(
             a.counters().iter().map(|c| c.gc_pages_moved).sum::<u64>() > 0,
             "{}: GC has run",

@@ -393,7 +393,7 @@ impl Drive {
                 self.ftl.mapped_units += 1;
             }
             let (slot, gid, gfull) = self.place_host(us, t_data, bytes, now);
-            self.ftl.map.p2l.set(slot as usize, l as u32);
+            self.ftl.set_reverse(slot, l);
             // SAFETY: place_host allocates a slot but never drops or replaces the map (see
             // above).
             unsafe { e.set(slot) };

@@ -347,9 +347,7 @@ impl Ftl {
         self.erasing[plane] -= 1;
         self.blk_state[blk] = FREE;
         self.blk_slc[blk] = false;
-        if !self.map.p2l_built {
-            self.map.p2l_missing[blk] = false;
-        }
+        self.map.drop_block(blk, self.block_slots(blk));
         self.blk_prog[blk] = 0;
         self.blk_erase[blk] += 1;
         self.free[plane].push_back(blk as u32);

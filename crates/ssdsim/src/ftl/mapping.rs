@@ -181,6 +181,17 @@ pub(crate) struct Mapping {
     /// entry (`Ftl::map_unit` keeps the entries of SLC blocks, which an untimed fill folds).
     #[serde(skip)]
     pub p2l_missing: Vec<bool>,
+    /// While `p2l` is not built: per block, whether slots of it were mapped with a reverse
+    /// entry (SLC blocks; blocks a timed write reaches), which keeps the table's chunks under
+    /// the block ([`Mapping::keep_block`]).
+    #[serde(skip)]
+    pub p2l_kept: Vec<bool>,
+    /// While `p2l` is not built: per chunk of it, the kept blocks whose slots lie in it. A
+    /// chunk no kept block lies in holds only entries of erased blocks, and is given back
+    /// ([`Mapping::drop_block`]): an untimed fill of a drive with a dynamic SLC cache passes
+    /// SLC blocks over the whole drive, and would otherwise leave the whole table allocated.
+    #[serde(skip)]
+    pub p2l_refs: Vec<u32>,
     /// NAND sectors per unit when they vary (compression, sector remapping); empty otherwise.
     #[serde(skip)]
     pub cost: SparseVec<u8>,
@@ -237,7 +248,56 @@ impl Mapping {
             us,
             p2l_built: true,
             p2l_missing: Vec::new(),
+            p2l_kept: Vec::new(),
+            p2l_refs: Vec::new(),
         })
+    }
+
+    /// Leaves the reverse map unbuilt ([`Mapping::p2l_built`]) on a drive of `blocks` blocks
+    /// that maps nothing yet.
+    pub(crate) fn unbuild_p2l(&mut self, blocks: usize) {
+        self.p2l_built = false;
+        self.p2l_missing = vec![false; blocks];
+        self.p2l_kept = vec![false; blocks];
+        self.p2l_refs = vec![0; self.p2l.raw().chunk_count()];
+    }
+
+    /// The chunks of the reverse map under the slots `slots`.
+    fn p2l_chunks(slots: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let per = SparseVec::<u32>::PER_CHUNK;
+        slots.start / per..slots.end.div_ceil(per)
+    }
+
+    /// While the reverse map is not built: block `blk`, whose slots are `slots`, holds reverse
+    /// entries from now on, so the chunks under it are kept until it is erased.
+    #[inline]
+    pub(crate) fn keep_block(&mut self, blk: usize, slots: std::ops::Range<usize>) {
+        if self.p2l_built || self.p2l_kept[blk] {
+            return;
+        }
+        self.p2l_kept[blk] = true;
+        for k in Self::p2l_chunks(slots) {
+            self.p2l_refs[k] += 1;
+        }
+    }
+
+    /// While the reverse map is not built: block `blk`, whose slots are `slots`, was erased.
+    /// A chunk of the reverse map no kept block lies in any more holds only dead entries: it
+    /// is given back (its entries read unmapped again).
+    pub(crate) fn drop_block(&mut self, blk: usize, slots: std::ops::Range<usize>) {
+        if self.p2l_built {
+            return;
+        }
+        self.p2l_missing[blk] = false;
+        if !std::mem::take(&mut self.p2l_kept[blk]) {
+            return;
+        }
+        for k in Self::p2l_chunks(slots) {
+            self.p2l_refs[k] -= 1;
+            if self.p2l_refs[k] == 0 {
+                self.p2l.0.release_chunk(k);
+            }
+        }
     }
 
     /// Builds the reverse map from the forward map and the fragments' older slots when it is
@@ -264,6 +324,8 @@ impl Mapping {
         }
         self.p2l_built = true;
         self.p2l_missing = Vec::new();
+        self.p2l_kept = Vec::new();
+        self.p2l_refs = Vec::new();
     }
 
     /// Bytes the tables take when a run writes at most `written_units` mapping units in a

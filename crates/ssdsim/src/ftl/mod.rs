@@ -531,7 +531,10 @@ impl Ftl {
     #[inline(always)]
     pub(crate) fn map_unit(&mut self, l: usize, slot: u32, cost: u32) {
         let b = self.g.slot_block(slot);
-        if self.map.p2l_built || self.blk_slc[b] {
+        if self.map.p2l_built {
+            self.map.map(l, slot);
+        } else if self.blk_slc[b] {
+            self.map.keep_block(b, self.block_slots(b));
             self.map.map(l, slot);
         } else {
             // no reverse entry yet (Mapping::p2l_built): built before the block is collected
@@ -539,6 +542,23 @@ impl Ftl {
             self.map.p2l_missing[b] = true;
         }
         self.blk_valid[b] += cost;
+    }
+
+    /// The physical slots of block `blk`.
+    #[inline]
+    pub(crate) fn block_slots(&self, blk: usize) -> std::ops::Range<usize> {
+        self.g.page_slot(blk, 0)..self.g.page_slot(blk + 1, 0)
+    }
+
+    /// Points the reverse map's entry of `slot` at unit `l` (a host write: its forward entry
+    /// is set by the caller).
+    #[inline(always)]
+    pub(crate) fn set_reverse(&mut self, slot: u32, l: usize) {
+        if !self.map.p2l_built {
+            let b = self.g.slot_block(slot);
+            self.map.keep_block(b, self.block_slots(b));
+        }
+        self.map.p2l.set(slot as usize, l as u32);
     }
 
     /// TRIM: unmaps every whole unit inside `[off, off + len)`.
@@ -659,13 +679,21 @@ impl Ftl {
             if slot as usize >= self.map.p2l.len() {
                 return Err(format!("unit {l}: slot {slot} out of range"));
             }
-            if self.map.p2l_built && self.map.p2l.get(slot as usize) != l as u32 {
+            let b = g.slot_block(slot);
+            // unbuilt, a block holding data either keeps its reverse entries or is built
+            // before it is collected (Mapping::p2l_built)
+            let kept = self.map.p2l_built || !self.map.p2l_missing[b];
+            if kept && self.map.p2l.get(slot as usize) != l as u32 {
                 return Err(format!(
-                    "unit {l}: slot {slot} reverse-maps to {}",
-                    self.map.p2l.get(slot as usize)
+                    "unit {l}: slot {slot} reverse-maps to {}{}",
+                    self.map.p2l.get(slot as usize),
+                    if self.map.p2l_built {
+                        ""
+                    } else {
+                        " (the reverse map is not built; its block keeps its entries)"
+                    }
                 ));
             }
-            let b = g.slot_block(slot);
             if matches!(self.blk_state[b], FREE | ERASING) {
                 return Err(format!(
                     "unit {l}: slot {slot} lies in free/erasing block {b}"

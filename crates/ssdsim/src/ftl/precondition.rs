@@ -139,8 +139,7 @@ impl Ftl {
         {
             // a fresh drive: the fill keeps no reverse entries but those of SLC blocks; the
             // map is built when a block without them is collected (Mapping::p2l_built)
-            self.map.p2l_built = false;
-            self.map.p2l_missing = vec![false; self.blk_valid.len()];
+            self.map.unbuild_p2l(self.blk_valid.len());
         }
         if matches!(pre, Precondition::Full | Precondition::Steady) {
             for l in 0..self.user_units as usize {
