@@ -680,18 +680,20 @@ impl Ftl {
                 return Err(format!("unit {l}: slot {slot} out of range"));
             }
             let b = g.slot_block(slot);
-            // unbuilt, a block holding data either keeps its reverse entries or is built
-            // before it is collected (Mapping::p2l_built)
-            let kept = self.map.p2l_built || !self.map.p2l_missing[b];
-            if kept && self.map.p2l.get(slot as usize) != l as u32 {
+            // unbuilt, a block holding data either keeps its reverse entries (and the chunks
+            // under them) or is built before it is collected (Mapping::p2l_built)
+            let unbuilt = !self.map.p2l_built;
+            if unbuilt && !self.map.p2l_missing[b] && !self.map.p2l_kept[b] {
                 return Err(format!(
-                    "unit {l}: slot {slot} reverse-maps to {}{}",
-                    self.map.p2l.get(slot as usize),
-                    if self.map.p2l_built {
-                        ""
-                    } else {
-                        " (the reverse map is not built; its block keeps its entries)"
-                    }
+                    "unit {l}: block {b} holds it with neither its reverse entries kept nor \
+                     marked to build them"
+                ));
+            }
+            let has_entries = !unbuilt || !self.map.p2l_missing[b];
+            if has_entries && self.map.p2l.get(slot as usize) != l as u32 {
+                return Err(format!(
+                    "unit {l}: slot {slot} reverse-maps to {}",
+                    self.map.p2l.get(slot as usize)
                 ));
             }
             if matches!(self.blk_state[b], FREE | ERASING) {
