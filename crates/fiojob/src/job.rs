@@ -2808,7 +2808,12 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
                     push(&mut unsupported, i);
                 }
             }
-            own.push((o.key.clone(), o.value.clone().unwrap_or_default()));
+            // (fio's JSON names an option by its name, not the alias given: `bs`, not
+            // `blocksize`)
+            own.push((
+                options::canonical(&o.key).to_string(),
+                o.value.clone().unwrap_or_default(),
+            ));
         }
         let mut checks = target.engine_check(engine_opts_before);
         if !sec.global {

@@ -260,13 +260,12 @@ fn job_obj(r: &RunResult, fio: Option<&FioJob>, flavor: Flavor) -> Json {
         "elapsed",
         (r.runtime_ns + r.ramp_ns).div_ceil(1_000_000_000),
     );
-    job.push(
-        "job options",
-        match fio {
-            Some(f) => options_obj(&f.options),
-            None => job_options(r),
-        },
-    );
+    // (fio leaves a job's options out when its section set none)
+    match fio {
+        Some(f) if f.options.is_empty() => {}
+        Some(f) => job.push("job options", options_obj(&f.options)),
+        None => job.push("job options", job_options(r)),
+    }
     // fio's unified_rw_reporting: `mixed` alone, or after the directions (`both`).
     let mixed = fio.and_then(|f| f.mixed.as_ref().map(|m| (m, f.mixed_only)));
     if !matches!(mixed, Some((_, true))) {
