@@ -32,7 +32,9 @@
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
 //!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
-//!   `verify=pattern`);
+//!   `verify=pattern`); `unique=N`: the share of distinct 4 KiB blocks in each file, and over
+//!   all of them, within N percentage points (fio's `dedupe_percentage`: which buffers repeat
+//!   others, whatever their bytes);
 //! - `per-file`: the I/Os of each iolog keyed by the file each line names (jobs of several
 //!   files): `offsets` and `sequence` then compare per file, and the files named are the same;
 //!   `file-order` (implied by `sequence`): the files of the I/Os in order;
@@ -276,6 +278,34 @@ fn files(dir: &Path) -> BTreeMap<String, (u64, bool)> {
             continue;
         }
         m.insert(name, (md.len(), md.blocks() * 512 >= md.len() / 2));
+    }
+    m
+}
+
+/// The share (%) of distinct 4 KiB blocks in each file a run left, and (`*`) over all of them
+/// together: how much of the data repeats (fio's `dedupe_percentage`), whatever the bytes.
+fn unique_shares(dir: &Path) -> BTreeMap<String, f64> {
+    let data: BTreeMap<String, Vec<u8>> = files(dir)
+        .into_keys()
+        .map(|name| {
+            let d = std::fs::read(dir.join(&name)).unwrap_or_default();
+            (name, d)
+        })
+        .collect();
+    let share = |blocks: Vec<&[u8]>| {
+        let n = blocks.len().max(1) as f64;
+        let distinct: std::collections::HashSet<&[u8]> = blocks.into_iter().collect();
+        100.0 * distinct.len() as f64 / n
+    };
+    let mut m: BTreeMap<String, f64> = data
+        .iter()
+        .map(|(name, d)| (name.clone(), share(d.chunks(4096).collect())))
+        .collect();
+    if data.len() > 1 {
+        m.insert(
+            "*".into(),
+            share(data.values().flat_map(|d| d.chunks(4096)).collect()),
+        );
     }
     m
 }
@@ -884,6 +914,25 @@ fn case(path: &Path) -> Vec<String> {
             }
         }
     }
+    if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("unique=")) {
+        let n: f64 = n.parse().unwrap();
+        let (a, b) = (unique_shares(dirs[0].path()), unique_shares(dirs[1].path()));
+        if a.keys().ne(b.keys()) || a.is_empty() {
+            diffs.push(format!(
+                "unique blocks: files {:?} / {:?}",
+                a.keys(),
+                b.keys()
+            ));
+        }
+        for (name, x) in &a {
+            let y = b.get(name).copied().unwrap_or(f64::NAN);
+            if (x - y).abs() > n || y.is_nan() {
+                diffs.push(format!(
+                    "distinct 4 KiB blocks of {name}: {x:.1} % fio, {y:.1} % ssdlab (within {n} points)"
+                ));
+            }
+        }
+    }
     if has("files") {
         let (a, b) = (files(dirs[0].path()), files(dirs[1].path()));
         differ(
@@ -912,6 +961,10 @@ fn ssdlab_runs_jobs_as_fio_does() {
         .collect();
     paths.sort();
     assert!(paths.len() >= 40, "{} cases", paths.len());
+    // (a developer may run the cases whose names hold a string: SSDLAB_FIO_DIFF_ONLY=dedupe)
+    if let Ok(only) = std::env::var("SSDLAB_FIO_DIFF_ONLY") {
+        paths.retain(|p| p.to_string_lossy().contains(&only));
+    }
     // A few cases at a time: the comparisons never depend on speed.
     let results: Vec<(PathBuf, Vec<String>)> = std::thread::scope(|s| {
         let chunks: Vec<Vec<PathBuf>> = paths

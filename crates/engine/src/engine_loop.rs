@@ -872,6 +872,9 @@ pub struct DataOpts<'a> {
     /// Reads check that each block holds these bytes repeated from its first one (fio's
     /// `verify=pattern`); writes carry the fixed pattern.
     pub check_pattern: Option<ssdlab_workload::PatternBytes>,
+    /// fio's deduplicable buffers (for this worker: [`ssdlab_workload::Dedupe::for_worker`]):
+    /// writes without verification repeat others as it says.
+    pub dedupe: Option<ssdlab_workload::Dedupe>,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -1226,6 +1229,14 @@ pub fn run_streams<B: Backend>(
     let mut pattern_rngs: Vec<ssdlab_workload::rng::Rng> = units
         .iter()
         .map(|u| ssdlab_workload::rng::Rng::new(u.data.pattern_seed))
+        .collect();
+    let mut dedupe: Vec<Option<ssdlab_workload::DedupeGen>> = units
+        .iter()
+        .map(|u| {
+            u.data
+                .dedupe
+                .map(|d| ssdlab_workload::DedupeGen::new(d, u.data.pattern_seed))
+        })
         .collect();
     let mut generation: u64 = units.iter().map(|u| u.data.verify_epoch).max().unwrap_or(0);
     // Fixed patterns (and fio's scrambled or once-filled random data) are written once into
@@ -1641,7 +1652,10 @@ pub fn run_streams<B: Backend>(
                             None if data.pattern.scrambles() => {
                                 ssdlab_workload::scramble(buf, op.offset, t_issue)
                             }
-                            None => data.pattern.fill(&mut pattern_rngs[u], buf),
+                            None => match &mut dedupe[u] {
+                                Some(g) => g.fill(data.pattern, buf),
+                                None => data.pattern.fill(&mut pattern_rngs[u], buf),
+                            },
                         }
                     }
                 }

@@ -1628,6 +1628,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     .verify_by_pattern
                                     .then(|| spec.pattern.fixed_bytes())
                                     .flatten(),
+                                dedupe: spec.dedupe.map(|d| d.for_worker(w as u32)),
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),

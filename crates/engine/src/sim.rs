@@ -1179,6 +1179,8 @@ impl SimSession {
                     known: None,
                     verify_epoch: 0,
                     check_pattern: None,
+                    // (the simulated drive does not deduplicate: the data is never made)
+                    dedupe: None,
                 },
             })
             .collect();

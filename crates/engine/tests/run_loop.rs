@@ -186,6 +186,7 @@ fn data() -> DataOpts<'static> {
         known: None,
         verify_epoch: 0,
         check_pattern: None,
+        dedupe: None,
     }
 }
 

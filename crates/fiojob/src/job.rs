@@ -24,8 +24,8 @@ use ssdlab_io::numa::MemPolicy;
 use ssdlab_io::FileOp;
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
-    BlockSizes, BsChoice, Distribution, FileService, Pattern, RwMode, StopCondition, TrimMode,
-    WorkloadSpec, Zone,
+    BlockSizes, BsChoice, Dedupe, DedupeMode, Distribution, FileService, Pattern, RwMode,
+    StopCondition, TrimMode, WorkloadSpec, Zone,
 };
 
 /// fio's default random seed (`randseed`).
@@ -314,6 +314,14 @@ pub struct Settings {
     pub scramble_buffers: bool,
     pub buffer_pattern: Option<ssdlab_workload::PatternBytes>,
     pub compress_pct: Option<u8>,
+    /// fio's `dedupe_percentage`: the share of write buffers that repeat another (0: none).
+    pub dedupe_pct: u8,
+    /// fio's `dedupe_mode=working_set` (else `repeat`).
+    pub dedupe_working_set: bool,
+    /// fio's `dedupe_working_set_percentage` (default 5): the working set's share of `size`.
+    pub dedupe_working_set_pct: u8,
+    /// fio's `dedupe_global`: the working set spans every thread of the run.
+    pub dedupe_global: bool,
     pub verify: bool,
     pub do_verify: bool,
     /// `verify` was given (`verify_pattern` turns verification on only when it was not).
@@ -530,6 +538,10 @@ impl Default for Settings {
             scramble_buffers: true,
             buffer_pattern: None,
             compress_pct: None,
+            dedupe_pct: 0,
+            dedupe_working_set: false,
+            dedupe_working_set_pct: 5,
+            dedupe_global: false,
             verify: false,
             do_verify: true,
             verify_set: false,
@@ -1021,6 +1033,24 @@ impl Settings {
             "buffer_compress_percentage" => {
                 self.compress_pct = Some(value::int_in(&need(v, key)?, 0, 100)? as u8)
             }
+            "dedupe_percentage" => {
+                self.dedupe_pct = value::int_in(&need(v, key)?, 0, 100)? as u8
+            }
+            "dedupe_mode" => {
+                self.dedupe_working_set = match need(v, key)?.as_str() {
+                    "repeat" => false,
+                    "working_set" => true,
+                    m => {
+                        return Err(Problem::Invalid(format!(
+                            "dedupe_mode={m}: fio's modes are repeat and working_set"
+                        )))
+                    }
+                }
+            }
+            "dedupe_working_set_percentage" => {
+                self.dedupe_working_set_pct = value::int_in(&need(v, key)?, 0, 100)? as u8
+            }
+            "dedupe_global" => self.dedupe_global = flag(v)?,
             "buffer_compress_chunk" => {
                 return Err(unsupported(
                     "buffer_compress_chunk: ssdlab mixes zeros into every 4 KiB of a block",
@@ -1621,6 +1651,33 @@ impl Settings {
                 ));
             }
         }
+        // fio's fixup_options for the dedupe working set (init.c), with its messages
+        if self.dedupe_pct > 0 && self.dedupe_working_set {
+            if self.size.is_none() {
+                out.push((
+                    None,
+                    Problem::Invalid(
+                        "dedupe_mode=working_set: fio's pregenerated dedupe working set requires size to be set".into(),
+                    ),
+                ));
+            } else if self.nrfiles > 1 || self.filename.as_deref().is_some_and(|f| f.contains(':'))
+            {
+                out.push((
+                    None,
+                    Problem::Invalid(
+                        "dedupe_mode=working_set: fio supports the dedupe working set with a single file per job".into(),
+                    ),
+                ));
+            } else if self.dedupe_pct as u32 + self.dedupe_working_set_pct as u32 > 100 {
+                out.push((
+                    None,
+                    Problem::Invalid(format!(
+                        "dedupe_percentage={}: impossible to reach, since dedupe_working_set_percentage={} of size is reserved to the working set (those are unique pages), as fio says",
+                        self.dedupe_pct, self.dedupe_working_set_pct
+                    )),
+                ));
+            }
+        }
         let patterns = [
             self.zero_buffers,
             self.buffer_pattern.is_some(),
@@ -2121,6 +2178,14 @@ impl Settings {
         if self.verify {
             return self.verify_pattern.map_or(Pattern::Random, Pattern::Bytes);
         }
+        if self.dedupe_pct > 0 {
+            // fio's fill_io_buffer: with dedupe every buffer is refilled, random but for
+            // buffer_compress_percentage's share, whatever zero_buffers or buffer_pattern say
+            return self
+                .compress_pct
+                .filter(|&p| p > 0)
+                .map_or(Pattern::Random, Pattern::Compress);
+        }
         if self.zero_buffers {
             Pattern::Zeros
         } else if let Some(b) = self.buffer_pattern {
@@ -2138,6 +2203,39 @@ impl Settings {
         } else {
             Pattern::Once
         }
+    }
+
+    /// fio's deduplicable buffers for a clone whose region is `span` bytes (the working set
+    /// is `dedupe_working_set_percentage` of it, in blocks of the smallest write: fio's
+    /// `num_unique_pages`), or `None` (no `dedupe_percentage`, or verified writes, which carry
+    /// their own data in fio too). The thread and the run's threads (`dedupe_global`) are set
+    /// by the plan, which numbers the threads.
+    pub fn dedupe(&self, span: u64) -> Option<Dedupe> {
+        if self.dedupe_pct == 0 || self.verify {
+            return None;
+        }
+        let chunk = self.bs_of(1).bounds().0.max(1);
+        Some(Dedupe {
+            percentage: self.dedupe_pct,
+            mode: if self.dedupe_working_set {
+                DedupeMode::WorkingSet {
+                    pages: (span as u128 * self.dedupe_working_set_pct as u128
+                        / 100
+                        / chunk as u128) as u64,
+                }
+            } else {
+                DedupeMode::Repeat
+            },
+            chunk,
+            thread: 0,
+            global_threads: None,
+            // (fio's init_io_u fills its iodepth buffers, of td_max_bs, as the thread starts)
+            setup_buffers: self.iodepth,
+            setup_len: (0..3)
+                .map(|d| self.bs_of(d).bounds().1)
+                .max()
+                .unwrap_or(chunk),
+        })
     }
 
     /// The trace this job replays, with its replay options.
@@ -2250,6 +2348,7 @@ impl Settings {
             } else {
                 Pattern::Random
             },
+            dedupe: self.dedupe(span).filter(|_| mode.writes()),
             seed,
             verify: self.verify && !self.verify_no_header,
             verify_by_pattern: self.verify && self.verify_no_header,
@@ -2348,6 +2447,7 @@ impl Settings {
             start_delay_ns: self.start_delay(seed),
             steady: self.steady_criterion(),
             pattern: self.pattern(),
+            dedupe: self.dedupe(shape.end.max(bs)),
             seed,
             verify: false,
             verify_by_pattern: false,
@@ -3574,6 +3674,60 @@ mod tests {
         assert!(js.unsupported[1].why.contains("libaio"));
         assert_eq!(js.jobs[4].settings.block_size(), 4000);
         assert_eq!(js.jobs[5].settings.block_size(), 4000);
+    }
+
+    #[test]
+    fn dedupe_options_as_fio_reads_them() {
+        let js = jobs(
+            "[global]\nsize=8m\nrw=write\niodepth=16\n\
+             [rep]\ndedupe_percentage=30\nzero_buffers=1\n\
+             [ws]\ndedupe_percentage=50\ndedupe_mode=working_set\ndedupe_working_set_percentage=25\n\
+             buffer_compress_percentage=40\nbssplit=4k/50:64k/50\n\
+             [verified]\ndedupe_percentage=50\nverify=md5\n\
+             [reader]\nrw=read\ndedupe_percentage=50\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let w: Vec<WorkloadSpec> = js
+            .jobs
+            .iter()
+            .map(|j| j.settings.workload(0, 8 << 20, 1, 1))
+            .collect();
+        // repeat: refilled random data whatever zero_buffers says (fio's fill_io_buffer), one
+        // seed per 4 KiB, 16 buffers filled as the thread starts
+        let d = w[0].dedupe.expect("dedupe");
+        assert_eq!(w[0].pattern, Pattern::Random);
+        assert_eq!(
+            (d.percentage, d.mode, d.chunk, d.setup_buffers, d.setup_len),
+            (30, DedupeMode::Repeat, 4096, 16, 4096)
+        );
+        // working set: a quarter of the region in blocks of the smallest write
+        let d = w[1].dedupe.expect("dedupe");
+        assert_eq!(w[1].pattern, Pattern::Compress(40));
+        assert_eq!(d.mode, DedupeMode::WorkingSet { pages: 512 });
+        assert_eq!((d.chunk, d.setup_len), (4096, 65536));
+        // verified writes carry their own data; reads write nothing
+        assert_eq!((w[2].dedupe, w[3].dedupe), (None, None));
+        // fio's checks of the working set (init.c), as errors
+        for (text, says) in [
+            (
+                "[a]\nrw=write\ndedupe_percentage=5\ndedupe_mode=working_set\n",
+                "requires size",
+            ),
+            (
+                "[a]\nsize=1m\nrw=write\ndedupe_percentage=96\ndedupe_mode=working_set\n",
+                "impossible to reach",
+            ),
+            (
+                "[a]\nsize=1m\nrw=write\nnrfiles=2\ndedupe_percentage=5\ndedupe_mode=working_set\n",
+                "single file",
+            ),
+            ("[a]\nsize=1m\ndedupe_mode=dup\n", "repeat and working_set"),
+            ("[a]\nsize=1m\ndedupe_percentage=101\n", "dedupe_percentage"),
+        ] {
+            let e = jobs(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -213,13 +213,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         "log columns and clocks other than fio 3.33's defaults (ssdlab's logs give ms since the job's start)",
     ),
     (
-        &[
-            "dedupe_percentage",
-            "dedupe_mode",
-            "dedupe_working_set_percentage",
-            "dedupe_global",
-            "buffer_compress_chunk",
-        ],
+        &["buffer_compress_chunk"],
         "ssdlab's data patterns are zeros, random, one repeated byte or a compressible share",
     ),
     (

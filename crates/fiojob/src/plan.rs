@@ -374,6 +374,15 @@ fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut
             notes,
         );
     }
+    if s.dedupe(1 << 30).is_some() && s.mode.writes() {
+        note(
+            format!(
+                "job {}: dedupe_percentage has no effect on the simulated drive: its controller does not deduplicate (what it compresses is buffer_compress_percentage's share)",
+                j.name
+            ),
+            notes,
+        );
+    }
     note(
         format!(
             "job {}: ioengine={} on the simulated drive: {} (file names{} do not apply: there is no file system or page cache)",
@@ -666,6 +675,14 @@ pub fn plan_units(
         let name = j.name.as_str();
         let seed = seed_of(s);
         let clones = s.numjobs;
+        if s.dedupe_pct > 0 && s.verify && s.mode.writes() {
+            note(
+                format!(
+                    "job {name}: dedupe_percentage has no effect on verified writes: they carry their own headers and data, as in fio"
+                ),
+                notes,
+            );
+        }
         if s.sync_engine() && s.iodepth > 1 {
             note(
                 format!(
@@ -1167,7 +1184,37 @@ pub fn plan_units(
             });
         }
     }
+    // fio's buffer seeds are the thread's own, and with dedupe_global a working set spans
+    // every thread of the run
+    let threads = first_threads(js)
+        .last()
+        .zip(js.jobs.last())
+        .map_or(0, |(f, j)| f + j.settings.numjobs - 1);
+    let at = unit_threads(js, &units);
+    for (u, t) in units.iter_mut().zip(at) {
+        if let Some(d) = &mut u.spec.dedupe {
+            d.thread = t - 1;
+            if js.jobs[u.job].settings.dedupe_global {
+                d.global_threads = Some(threads);
+            }
+        }
+    }
     Ok(units)
+}
+
+/// fio's thread number (from 1) of each unit's first clone: each unit's clones are fio threads
+/// numbered from its job's first.
+fn unit_threads(js: &JobSet, units: &[Unit]) -> Vec<u32> {
+    let firsts = first_threads(js);
+    let mut taken = vec![0u32; js.jobs.len()];
+    units
+        .iter()
+        .map(|u| {
+            let t = firsts[u.job] + taken[u.job];
+            taken[u.job] += u.spec.jobs;
+            t
+        })
+        .collect()
 }
 
 /// The names an iolog gives a job's files, with where each begins in its address space.
@@ -1346,18 +1393,7 @@ pub fn attach_logs(js: &JobSet, units: &mut [Unit]) -> (Vec<Option<LogConfig>>, 
         .iter()
         .map(|u| log_config(&js.jobs[u.job].settings, &u.spec))
         .collect();
-    let unit_threads: Vec<u32> = {
-        let firsts = first_threads(js);
-        let mut taken = vec![0u32; js.jobs.len()];
-        units
-            .iter()
-            .map(|u| {
-                let t = firsts[u.job] + taken[u.job];
-                taken[u.job] += u.spec.jobs;
-                t
-            })
-            .collect()
-    };
+    let unit_threads = unit_threads(js, units);
     for (u, c) in units.iter_mut().zip(&unit_logs) {
         if let Some((_, o)) = &mut u.real {
             o.log = *c;

@@ -14,6 +14,7 @@
 //! * [`source`]: [`OpSource`], where a worker's ops come from (generated or replayed).
 
 pub mod aging;
+pub mod dedupe;
 pub mod dist;
 pub mod field;
 pub mod files;
@@ -29,6 +30,7 @@ pub mod units;
 pub mod verify;
 
 pub use aging::{AgingSpec, AllocPolicy};
+pub use dedupe::{Dedupe, DedupeGen, DedupeMode};
 pub use dist::{BlockSizes, BsChoice, Distribution, Zone};
 pub use field::{line_of, Field, Flags, Naming, TomlNaming, WrittenKey};
 pub use files::{FileRegion, FileService, Files};

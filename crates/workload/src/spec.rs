@@ -190,6 +190,10 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyCriterion>,
     pub pattern: Pattern,
+    /// fio's deduplicable buffers (`dedupe_percentage` …): a share of the writes repeat
+    /// others (see [`crate::dedupe`]); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<crate::dedupe::Dedupe>,
     pub seed: u64,
     /// Writes carry per-sector headers with a CRC32C; reads check them (see [`crate::verify`]).
     /// Left out of the serialised form when off, so specs (and sweep point keys) written before
@@ -332,6 +336,7 @@ impl Default for WorkloadSpec {
             start_delay_ns: 0,
             steady: None,
             pattern: Pattern::Random,
+            dedupe: None,
             seed: 0x5eed_1ab5,
             verify: false,
             verify_by_pattern: false,
