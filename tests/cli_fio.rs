@@ -2639,3 +2639,36 @@ fn nice_prio_and_prioclass_run_and_keep_fios_bounds() {
     }
     assert!(!d.path().join("made-never").exists());
 }
+
+/// fio seeds every thread by its thread number, so two jobs of one `randseed` draw offsets of
+/// their own (they used to draw the same ones here: two random readers of one device in
+/// lockstep, each finding the other's blocks in the caches); the first job keeps the seed.
+#[test]
+fn jobs_of_one_seed_draw_offsets_of_their_own() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "two.fio",
+        "[global]\nioengine=null\nsize=64m\nrw=randread\nnorandommap\nnumber_ios=64\nrandseed=9\n\
+         [a]\nwrite_iolog=a.log\n[b]\nwrite_iolog=b.log\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let seeds: Vec<u64> = jobs(&v)
+        .iter()
+        .map(|j| j["ssdlab"]["spec"]["seed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds[0], 9);
+    assert_ne!(seeds[1], 9);
+    let offsets = |name: &str| -> Vec<String> {
+        std::fs::read_to_string(d.path().join(name))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(" read "))
+            .map(|l| l.split_whitespace().nth(3).unwrap().to_string())
+            .collect()
+    };
+    let (a, b) = (offsets("a.log"), offsets("b.log"));
+    assert_eq!((a.len(), b.len()), (64, 64));
+    let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+    assert!(same < 4, "{same} of 64 offsets alike");
+}

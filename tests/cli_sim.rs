@@ -870,18 +870,6 @@ fn saved_state_continues_like_one_process() {
     a.extend(["--save-state", st]);
     let (va, _) = sim_json(&a);
     assert!(device(&va["jobs"][0])["gc_pages_moved"].as_u64().unwrap() > 0);
-    // B from the saved drive, twice: byte-identical
-    let mut b = group_args(true);
-    b.extend(["--load-state", st]);
-    let (vb, bytes1) = sim_json(&b);
-    let (_, bytes2) = sim_json(&b);
-    assert!(
-        bytes1 == bytes2,
-        "two loads of one state give the same result"
-    );
-    let jb = &vb["jobs"][0];
-    assert_eq!(jb["ssdlab"]["target"]["details"][0][1], "loaded");
-
     // the same two groups in one process: a fio job file with a stonewall
     let fio = d.path().join("two.fio");
     std::fs::write(
@@ -905,6 +893,21 @@ fn saved_state_continues_like_one_process() {
     );
     let vf: Value = serde_json::from_slice(&out.stdout).unwrap();
     let (fa, fb) = (&vf["jobs"][0], &vf["jobs"][1]);
+    // B from the saved drive, twice: byte-identical. Its seed is the one job b drew from
+    // randseed=7 (fio seeds each thread by its number: job b is thread 2)
+    let seed_b = fb["ssdlab"]["spec"]["seed"].as_u64().unwrap().to_string();
+    assert_ne!(seed_b, "7");
+    let mut b: Vec<&str> = group_args(true);
+    *b.last_mut().unwrap() = &seed_b;
+    b.extend(["--load-state", st]);
+    let (vb, bytes1) = sim_json(&b);
+    let (_, bytes2) = sim_json(&b);
+    assert!(
+        bytes1 == bytes2,
+        "two loads of one state give the same result"
+    );
+    let jb = &vb["jobs"][0];
+    assert_eq!(jb["ssdlab"]["target"]["details"][0][1], "loaded");
     for key in ["read", "write", "latency_ns", "iodepth_level"] {
         assert_eq!(fa[key], va["jobs"][0][key], "group A: {key}");
         assert_eq!(fb[key], jb[key], "group B after the load: {key}");

@@ -346,6 +346,20 @@ fn advice_of(s: &Settings) -> Option<FileAdvice> {
     }
 }
 
+/// The random seed of a job whose first clone is fio thread `first` (from 1): fio seeds every
+/// stream of a thread by its thread number (`setup_random_seeds`: `seed * thread_number + i`),
+/// so two jobs of one `randseed` draw different offsets and data; the first job keeps the
+/// seed itself.
+fn job_seed(seed: u64, first: u32) -> u64 {
+    if first <= 1 {
+        return seed;
+    }
+    let mut z = (first as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    seed ^ z ^ (z >> 31)
+}
+
 /// The random seed of clone `c` of a job (fio seeds each clone by its thread number).
 fn clone_seed(seed: u64, c: u32) -> u64 {
     if c == 0 {
@@ -670,10 +684,11 @@ pub fn plan_units(
             notes.push(n);
         }
     };
+    let firsts = first_threads(js);
     for (ji, j) in js.jobs.iter().enumerate() {
         let s = &j.settings;
         let name = j.name.as_str();
-        let seed = seed_of(s);
+        let seed = job_seed(seed_of(s), firsts[ji]);
         let clones = s.numjobs;
         if s.dedupe_pct > 0 && s.verify && s.mode.writes() {
             note(
