@@ -2672,3 +2672,32 @@ fn jobs_of_one_seed_draw_offsets_of_their_own() {
     let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
     assert!(same < 4, "{same} of 64 offsets alike");
 }
+
+/// fio lays a file out for a job that reads with the job's deduplicable buffers; ssdlab's
+/// layout is unique data, so such a job is refused, nothing created; on a file laid out by a
+/// write job before it, it runs.
+#[test]
+fn dedupe_on_a_file_laid_out_for_reads_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "r.fio",
+        "[r]\nfilename=r.img\nsize=1m\nrw=randrw\ndedupe_percentage=50\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &[
+            "job r: dedupe_percentage on r.img",
+            "not supported by ssdlab",
+        ],
+    );
+    assert!(!d.path().join("r.img").exists());
+    let f = write(
+        d.path(),
+        "wr.fio",
+        "[w]\nfilename=r.img\nsize=1m\nrw=write\n[r]\nstonewall\nfilename=r.img\nsize=1m\nrw=randrw\ndedupe_percentage=50\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    assert_eq!(ios(&jobs(&v)[0], "write"), 256);
+}

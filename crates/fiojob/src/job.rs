@@ -1034,7 +1034,10 @@ impl Settings {
                 self.compress_pct = Some(value::int_in(&need(v, key)?, 0, 100)? as u8)
             }
             "dedupe_percentage" => {
-                self.dedupe_pct = value::int_in(&need(v, key)?, 0, 100)? as u8
+                self.dedupe_pct = value::int_in(&need(v, key)?, 0, 100)? as u8;
+                // (fio's str_dedupe_cb: refilled buffers, even at 0 %; a later
+                // refill_buffers=0 turns that off again)
+                self.refill_buffers = true;
             }
             "dedupe_mode" => {
                 self.dedupe_working_set = match need(v, key)?.as_str() {
@@ -1651,6 +1654,14 @@ impl Settings {
                 ));
             }
         }
+        if self.dedupe_pct > 0 && !self.refill_buffers && !self.verify {
+            out.push((
+                None,
+                unsupported(
+                    "refill_buffers=0 after dedupe_percentage: fio then writes the buffers it filled as the job started again and again",
+                ),
+            ));
+        }
         // fio's fixup_options for the dedupe working set (init.c), with its messages
         if self.dedupe_pct > 0 && self.dedupe_working_set {
             if self.size.is_none() {
@@ -2181,9 +2192,10 @@ impl Settings {
         if self.dedupe_pct > 0 {
             // fio's fill_io_buffer: with dedupe every buffer is refilled, random but for
             // buffer_compress_percentage's share, whatever zero_buffers or buffer_pattern say
+            // (fio's fixup_options makes 100 % zero_buffers, which dedupe then ignores)
             return self
                 .compress_pct
-                .filter(|&p| p > 0)
+                .filter(|&p| p > 0 && p < 100)
                 .map_or(Pattern::Random, Pattern::Compress);
         }
         if self.zero_buffers {
@@ -2227,6 +2239,7 @@ impl Settings {
                 DedupeMode::Repeat
             },
             chunk,
+            seed: 0,
             thread: 0,
             global_threads: None,
             // (fio's init_io_u fills its iodepth buffers, of td_max_bs, as the thread starts)
@@ -3706,6 +3719,22 @@ mod tests {
         assert_eq!(w[1].pattern, Pattern::Compress(40));
         assert_eq!(d.mode, DedupeMode::WorkingSet { pages: 512 });
         assert_eq!((d.chunk, d.setup_len), (4096, 65536));
+        let js = jobs("[a]\nsize=1m\nrw=write\ndedupe_percentage=30\nrefill_buffers=0\n").unwrap();
+        assert!(
+            js.unsupported[0]
+                .why
+                .contains("refill_buffers=0 after dedupe_percentage"),
+            "{:?}",
+            js.unsupported
+        );
+        // (before it, dedupe turns refilling on again, as fio's callback does)
+        let js = jobs("[a]\nsize=1m\nrw=write\nrefill_buffers=0\ndedupe_percentage=30\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        // buffer_compress_percentage=100 is fio's zero_buffers, which dedupe ignores
+        let js =
+            jobs("[a]\nsize=1m\nrw=write\nbuffer_compress_percentage=100\ndedupe_percentage=30\n")
+                .unwrap();
+        assert_eq!(js.jobs[0].settings.pattern(), Pattern::Random);
         // verified writes carry their own data; reads write nothing
         assert_eq!((w[2].dedupe, w[3].dedupe), (None, None));
         // fio's checks of the working set (init.c), as errors

@@ -245,15 +245,21 @@ fn in_directory(s: &Settings, name: &str) -> PathBuf {
 }
 
 /// The seed of a job: `randseed`, or a new one every run with `randrepeat=0`.
-fn seed_of(s: &Settings) -> u64 {
+fn seed_of(s: &Settings, run_time_seed: u64) -> u64 {
     if s.randrepeat {
         s.randseed
     } else {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
+        run_time_seed
     }
+}
+
+/// A seed of this run's own, for jobs with `randrepeat=0` (one for the whole run, so that jobs
+/// that share their buffers' streams, `dedupe_global`, make the same ones).
+fn time_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
 }
 
 /// The size of the simulated target (a stripe set that cannot be built counts as one drive:
@@ -685,10 +691,11 @@ pub fn plan_units(
         }
     };
     let firsts = first_threads(js);
+    let run_time_seed = time_seed();
     for (ji, j) in js.jobs.iter().enumerate() {
         let s = &j.settings;
         let name = j.name.as_str();
-        let seed = job_seed(seed_of(s), firsts[ji]);
+        let seed = job_seed(seed_of(s, run_time_seed), firsts[ji]);
         let clones = s.numjobs;
         if s.dedupe_pct > 0 && s.verify && s.mode.writes() {
             note(
@@ -1142,6 +1149,16 @@ pub fn plan_units(
                 Some((_, l)) => *l = (*l).max(off + span),
                 None => laid.push((path.clone(), real.max(off + span))),
             }
+            if s.dedupe(1).is_some()
+                && fill_of(s) == Fill::Data
+                && info.kind == ssdlab_target::PathKind::File
+                && real < off.saturating_add(span)
+            {
+                bail!(
+                    "job {name}: dedupe_percentage on {what}, which ssdlab would lay out for a job that {}, is not supported by ssdlab: fio writes the layout with the job's deduplicable buffers, ssdlab with unique data; lay the file out first (with a write job before it)",
+                    if s.mode.reads() { "reads" } else { "overwrites (overwrite=1)" }
+                );
+            }
             if total.is_some()
                 && !s.fill_device
                 && info.kind == ssdlab_target::PathKind::File
@@ -1209,6 +1226,7 @@ pub fn plan_units(
     for (u, t) in units.iter_mut().zip(at) {
         if let Some(d) = &mut u.spec.dedupe {
             d.thread = t - 1;
+            d.seed = seed_of(&js.jobs[u.job].settings, run_time_seed);
             if js.jobs[u.job].settings.dedupe_global {
                 d.global_threads = Some(threads);
             }

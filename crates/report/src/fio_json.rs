@@ -190,8 +190,11 @@ fn job_errno(r: &RunResult) -> i64 {
 
 /// fio's "job options": every value a string, in the order given.
 fn options_obj(opts: &[(String, String)]) -> Json {
+    // (fio drops an option given without a value, `time_based`, from the object: its value is
+    // NULL; a section of such options alone prints `{}`)
     Json::Obj(
         opts.iter()
+            .filter(|(_, v)| !v.is_empty())
             .map(|(k, v)| (k.clone(), Json::Str(v.clone())))
             .collect(),
     )

@@ -48,6 +48,11 @@ pub struct Dedupe {
     pub mode: DedupeMode,
     /// Bytes of a buffer made from one seed: the smallest write size (fio's `min_bs`).
     pub chunk: u64,
+    /// The run's seed of the buffer streams (fio's `randseed`): every thread's stream is made
+    /// from it and the thread's number, so that a thread can make another's buffers
+    /// (`dedupe_global`) and another seed makes other data.
+    #[serde(default)]
+    pub seed: u64,
     /// fio's thread number, from 0, of this worker (of a job's first clone in a spec; each
     /// clone adds its index): each thread has a stream of its own, as each fio thread has
     /// buffer seeds of its own.
@@ -73,10 +78,6 @@ impl Dedupe {
         self
     }
 }
-
-/// The streams of a global working set share this base, so that each thread can make any
-/// other's buffers.
-const GLOBAL_BASE: u64 = 0x6465_6475_7065_6731;
 
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -109,15 +110,12 @@ pub struct DedupeGen {
 
 impl DedupeGen {
     /// The generator of a worker whose data stream has `seed` (`d` already for that worker:
-    /// [`Dedupe::for_worker`]).
+    /// [`Dedupe::for_worker`]): its streams come from the run's seed (`d.seed`), its draws
+    /// from `seed`.
     pub fn new(d: Dedupe, seed: u64) -> DedupeGen {
-        let base = match d.global_threads {
-            Some(_) => GLOBAL_BASE,
-            None => mix(seed ^ 0x6465_6475_7065_7331),
-        };
         let mut g = DedupeGen {
             d,
-            base,
+            base: mix(d.seed ^ 0x6465_6475_7065_7331),
             own: d.thread,
             next_unique: 0,
             // (each thread draws on its own, as fio's threads do, even from one seed)
@@ -190,8 +188,10 @@ impl DedupeGen {
         let chunk = self.d.chunk.max(1) as usize;
         let pieces = buf.len().div_ceil(chunk) as u64;
         let src = self.next_source(pieces);
+        // (at 100 % fio restores its state after every piece: every piece is the first)
+        let step = u64::from(self.d.percentage < 100);
         for (k, piece) in buf.chunks_mut(chunk).enumerate() {
-            let seed = self.seed(src.stream, src.first + k as u64);
+            let seed = self.seed(src.stream, src.first + k as u64 * step);
             pattern.fill(&mut Rng::new(seed), piece);
         }
     }
@@ -207,6 +207,7 @@ mod tests {
             percentage,
             mode,
             chunk: 4096,
+            seed: 0,
             thread: 0,
             global_threads: None,
             setup_buffers: 0,
@@ -314,11 +315,28 @@ mod tests {
         let bufs = writes(&mut t1, 2000);
         assert!(bufs.contains(&mine));
         // without the global set, two threads never share a buffer
-        let mut a = DedupeGen::new(spec(50, DedupeMode::WorkingSet { pages: 90 }), 1);
-        let mut b = DedupeGen::new(spec(50, DedupeMode::WorkingSet { pages: 90 }), 2);
+        let ws = spec(50, DedupeMode::WorkingSet { pages: 90 });
+        let mut a = DedupeGen::new(ws, 1);
+        let mut b = DedupeGen::new(ws.for_worker(1), 2);
         let (a, b) = (writes(&mut a, 500), writes(&mut b, 500));
         let a: HashSet<_> = a.into_iter().collect();
         assert!(b.iter().all(|x| !a.contains(x)));
+        // a global job's pages of a thread that is not in the global set are that thread's own
+        // buffers (in fio both are the thread's buffer state)
+        let own = DedupeGen::new(ws, 5);
+        assert_eq!(own.seed(0, 3), t1.seed(0, 3));
+        // another run seed, other data
+        let other = DedupeGen::new(Dedupe { seed: 2, ..d }.for_worker(1), 11);
+        assert_ne!(other.seed(2, 0), t1.seed(2, 0));
+    }
+
+    #[test]
+    fn at_100_percent_every_piece_is_the_first() {
+        let mut g = DedupeGen::new(spec(100, DedupeMode::Repeat), 4);
+        let mut b = vec![0u8; 65536];
+        g.fill(Pattern::Random, &mut b);
+        let pieces: HashSet<&[u8]> = b.chunks(4096).collect();
+        assert_eq!(pieces.len(), 1);
     }
 
     #[test]
