@@ -223,6 +223,7 @@ fn plan_rank(a: &RunArgs, me: &RankInfo) -> Result<RankPlan, Failure> {
                         direct: opts.direct,
                         allow_destroy: opts.allow_destroy,
                         null_size: opts.null_size,
+                        create_dirs: false,
                     },
                 )
                 .map_err(|e| engine_failure(e.into()))?
@@ -305,6 +306,7 @@ pub fn run_on_ranks<T: Transport>(a: RunArgs, t: &T, me: &RankInfo) -> Result<u8
             direct: !a.buffered,
             allow_destroy: a.allow_destroy,
             null_size: 1 << 40,
+            create_dirs: false,
         };
         let fail = |e: EngineError| failure_of(engine_failure(e));
         let planned = ssdlab_target::plan(whole, target, &po).map_err(|e| fail(e.into()))?;

@@ -48,6 +48,7 @@ pub fn check_target(target: &Path, span: u64, allow_destroy: bool) -> Result<(),
         direct: true,
         allow_destroy,
         null_size: 0,
+        create_dirs: false,
     };
     let t = RealTarget::Path(target.to_path_buf());
     ssdlab_target::plan(&fill_spec(span), &t, &plan_opts)

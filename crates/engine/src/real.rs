@@ -51,6 +51,8 @@ pub struct RealOptions<'a> {
     pub non_fatal: Option<crate::NonFatal>,
     /// Size of the null target.
     pub null_size: u64,
+    /// A new file's missing directories are made as it is laid out (fio's `create_work_dirs`).
+    pub create_dirs: bool,
     /// Called with diagnostics (file layout, engine fallback) as they happen; the CLI prints them
     /// to stderr.
     pub on_note: fn(&str),
@@ -121,6 +123,7 @@ impl Default for RealOptions<'_> {
             continue_on_error: false,
             non_fatal: None,
             null_size: 1 << 40,
+            create_dirs: false,
             on_note: |_| {},
             fault: None,
             submit_batch: 1,
@@ -1081,6 +1084,7 @@ fn plan_real(
             direct: opts.direct,
             allow_destroy: opts.allow_destroy,
             null_size: opts.null_size,
+            create_dirs: opts.create_dirs,
         },
     )?;
     if (spec.verify || spec.verify_by_pattern) && plan.is_null() {

@@ -547,14 +547,21 @@ fn files_workload(s: &Settings, regions: Vec<FileRegion>, pass: u64, seed: u64) 
 /// What a job's file is ([`ssdlab_target::probe`]). `/dev/null` and `/dev/zero`, which fio's
 /// examples read and write as files, are a job's one file (`several`: a job of several files,
 /// where they are refused); any other character device is refused by the probe.
-fn probe_for_fio(path: &Path, job: &str, several: bool) -> Result<ssdlab_target::TargetInfo> {
-    let info = ssdlab_target::probe(path).map_err(|e| match e {
-        // fio's create_work_dirs makes them (mode 0700) when the job sets up its files
-        ssdlab_target::DeviceError::ParentMissing { .. } => plan_err!(
-            "job {job}: {e} (fio creates missing directories; ssdlab does not: create them first)"
-        ),
-        e => plan_err!("job {job}: {e}"),
-    })?;
+fn probe_for_fio(
+    path: &Path,
+    job: &str,
+    several: bool,
+    create_dirs: bool,
+) -> Result<ssdlab_target::TargetInfo> {
+    // (fio's create_work_dirs makes a new file's missing directories, mode 0700, when the job
+    // sets up its files; so does the layout — not for the files a replayed trace names, which
+    // ssdlab never creates in directories of their own)
+    let info = if create_dirs {
+        ssdlab_target::probe_creating_dirs(path)
+    } else {
+        ssdlab_target::probe(path)
+    }
+    .map_err(|e| plan_err!("job {job}: {e}"))?;
     if several && info.kind == ssdlab_target::PathKind::CharDevice {
         bail!(
             "job {job}: {} is a character device: not supported by ssdlab in a job of several files",
@@ -697,6 +704,16 @@ pub fn plan_units(
         let name = j.name.as_str();
         let seed = job_seed(seed_of(s, run_time_seed), firsts[ji]);
         let clones = s.numjobs;
+        // fio's str_directory_cb: `directory` must exist (lstat: a directory, not a link to
+        // one); only a file name's missing directories are made (create_work_dirs)
+        if let (None, Some(d)) = (sim, s.directory.as_deref()) {
+            let is_dir = std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir());
+            if !is_dir {
+                bail!(
+                    "job {name}: directory={d}: {d} is not a directory (fio refuses it; it makes the missing directories of a file name, not of directory=)"
+                );
+            }
+        }
         if s.dedupe_pct > 0 && s.verify && s.mode.writes() {
             note(
                 format!(
@@ -846,6 +863,7 @@ pub fn plan_units(
             io_priority: (s.prio.is_some() || s.prioclass.is_some())
                 .then(|| (s.prioclass.unwrap_or(0), s.prio.unwrap_or(0))),
             fill: fill_of(s),
+            create_dirs: s.read_iolog.is_none(),
             invalidate: s.invalidate,
             advice: advice_of(s),
             pre_read: s.pre_read,
@@ -1022,7 +1040,7 @@ pub fn plan_units(
                 let names = several_files(s, name, c).unwrap_or_default();
                 let mut lens = Vec::with_capacity(names.len());
                 for n in &names {
-                    let info = probe_for_fio(Path::new(n), name, true)?;
+                    let info = probe_for_fio(Path::new(n), name, true, s.read_iolog.is_none())?;
                     lens.push(info.exists.then_some(info.size));
                 }
                 let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
@@ -1064,7 +1082,7 @@ pub fn plan_units(
                 .collect(),
         };
         for (path, n, clone) in files {
-            let info = probe_for_fio(&path, name, false)?;
+            let info = probe_for_fio(&path, name, false, s.read_iolog.is_none())?;
             let what = path.display().to_string();
             let chardev = info.kind == ssdlab_target::PathKind::CharDevice;
             if chardev {

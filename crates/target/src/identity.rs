@@ -61,11 +61,27 @@ impl PathId {
                     let name = p.file_name().map(|n| n.to_os_string()).ok_or_else(|| {
                         io::Error::new(io::ErrorKind::InvalidInput, "no file name")
                     })?;
-                    let parent = fs::metadata(parent_dir(&p))?;
+                    // (directories missing too, which fio's create_work_dirs would make: the
+                    // nearest existing one and the path below it)
+                    let mut rest = PathBuf::from(name);
+                    let mut dir = parent_dir(&p);
+                    let parent = loop {
+                        match fs::metadata(&dir) {
+                            Ok(m) => break m,
+                            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                                let Some(n) = dir.file_name() else {
+                                    return Err(e);
+                                };
+                                rest = Path::new(n).join(rest);
+                                dir = parent_dir(&dir);
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    };
                     return Ok(PathId::Missing {
                         parent_dev: parent.dev(),
                         parent_ino: parent.ino(),
-                        name,
+                        name: rest.into_os_string(),
                     });
                 }
                 Err(e) => return Err(e),

@@ -50,8 +50,8 @@ pub use plan::{
     RealTarget,
 };
 pub use probe::{
-    device_node, is_block_device, open_target, open_target_shared, polled_io, probe, FileId,
-    PathKind, TargetInfo,
+    device_node, is_block_device, missing_dirs, open_target, open_target_shared, polled_io, probe,
+    probe_creating_dirs, FileId, PathKind, TargetInfo,
 };
 pub use safety::{
     check_block_device_writable, check_block_device_writable_with, parse_mountinfo_line,

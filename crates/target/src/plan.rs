@@ -17,7 +17,7 @@ use crate::safety::check_block_device_writable;
 use ssdlab_layout::StripeMap;
 use ssdlab_workload::{format_size, Field, Flags, Naming, SpecError, WorkloadSpec};
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt as _;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -71,6 +71,17 @@ pub struct PlanOptions {
     pub allow_destroy: bool,
     /// Size of the null target (and of nothing else).
     pub null_size: u64,
+    /// A new file's missing directories are made (mode 0700) when it is laid out, as fio's
+    /// `create_work_dirs` makes them; otherwise such a path is refused.
+    pub create_dirs: bool,
+}
+
+/// The directory a new file at `path` would be made in, or the nearest existing one above
+/// it when directories are missing (see [`crate::probe::missing_dirs`]).
+fn existing_dir(path: &Path) -> PathBuf {
+    crate::probe::missing_dirs(path)
+        .map(|(_, d)| d)
+        .unwrap_or_else(|| crate::probe::parent_of(path))
 }
 
 /// Why a target cannot be used. Every variant means nothing was written.
@@ -235,8 +246,46 @@ impl Plan {
         let mut done = LaidOut {
             infos: Vec::new(),
             undo: Vec::new(),
+            dirs: Vec::new(),
         };
         for p in &self.paths {
+            if !p.info.exists && p.lay_out_to.is_some() {
+                if let Some((missing, _)) = crate::probe::missing_dirs(&p.info.path) {
+                    for d in missing {
+                        on_note(&format!(
+                            "creating directory {} (mode 0700, as fio's create_work_dirs)",
+                            d.display()
+                        ));
+                        let made = std::fs::DirBuilder::new()
+                            .mode(0o700)
+                            .create(&d)
+                            .map(|_| true)
+                            .or_else(|e| {
+                                if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() {
+                                    Ok(false)
+                                } else {
+                                    Err(e)
+                                }
+                            });
+                        match made {
+                            Ok(true) => done.dirs.push(d),
+                            Ok(false) => {}
+                            Err(err) => {
+                                let earlier = done.undo();
+                                return Err(with_earlier(
+                                    LayoutError::Failed {
+                                        path: d,
+                                        what: "cannot create the directory",
+                                        err,
+                                        cleanup: Cleanup::Untouched,
+                                    },
+                                    earlier,
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
             match p.lay_out_to {
                 Some(n) if !p.info.exists || p.info.size < n => {
                     let (from, to) = (format_size(p.info.size), format_size(n));
@@ -326,29 +375,38 @@ pub struct LaidOut {
     /// Fresh probes of the plan's paths, in order.
     pub infos: Vec<TargetInfo>,
     undo: Vec<Undo>,
+    /// Directories this layout made, outermost first (removed, when empty, on undo).
+    dirs: Vec<PathBuf>,
 }
 
 impl LaidOut {
     /// True when the layout wrote something.
     pub fn wrote(&self) -> bool {
-        !self.undo.is_empty()
+        !self.undo.is_empty() || !self.dirs.is_empty()
     }
 
     /// The run has started: keep the files.
     pub fn commit(mut self) {
         self.undo.clear();
+        self.dirs.clear();
     }
 
     /// Gives back everything this layout wrote; returns what was done per path.
     pub fn undo(&mut self) -> Vec<(PathBuf, Cleanup)> {
-        self.undo
+        let files: Vec<(PathBuf, Cleanup)> = self
+            .undo
             .drain(..)
             .rev()
             .map(|u| {
                 let p = u.path().to_path_buf();
                 (p, u.undo())
             })
-            .collect()
+            .collect();
+        // (innermost first; one something else put a file in stays)
+        for d in self.dirs.drain(..).rev() {
+            let _ = std::fs::remove_dir(&d);
+        }
+        files
     }
 }
 
@@ -395,10 +453,7 @@ fn check_direct_alignment(
 /// not on a read-only filesystem, and writable by this user.
 fn check_writable_place(info: &TargetInfo) -> Result<(), DeviceError> {
     let path = info.path.as_path();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = existing_dir(path);
     if !info.exists && std::fs::canonicalize(&dir).is_ok_and(|d| d.starts_with("/dev")) {
         return Err(DeviceError::NoSuchDevice {
             path: path.to_path_buf(),
@@ -466,7 +521,11 @@ fn plan_path(
     opts: &PlanOptions,
     role: &'static str,
 ) -> Result<PlannedPath, PlanError> {
-    let info = probe(path)?;
+    let info = if opts.create_dirs {
+        crate::probe::probe_creating_dirs(path)?
+    } else {
+        probe(path)?
+    };
     if writes && is_stdout(path) {
         return Err(PlanError::StdoutTarget {
             path: path.to_path_buf(),
@@ -538,10 +597,7 @@ pub fn fs_size(path: &Path) -> Result<u64, PlanError> {
     let anchor = if path.exists() {
         path.to_path_buf()
     } else {
-        match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
+        existing_dir(path)
     };
     let st = rustix::fs::statvfs(&anchor).map_err(|e| PlanError::Statvfs {
         path: anchor.clone(),
@@ -564,10 +620,7 @@ pub fn check_free_space(paths: &[PlannedPath]) -> Result<(), PlanError> {
         let anchor = if p.info.exists {
             p.info.path.clone()
         } else {
-            match p.info.path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            }
+            existing_dir(&p.info.path)
         };
         let dev = std::fs::metadata(&anchor)
             .map(|m| m.dev())
@@ -866,4 +919,64 @@ fn plan_raid0(
         writes: spec.writes(),
         direct,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_workload::RwMode;
+
+    /// fio's create_work_dirs: a new file's missing directories are made (0700) as it is laid
+    /// out, given back (when empty) with the file when the run does not start, kept once it
+    /// has; without `create_dirs` such a path is refused, nothing made.
+    #[test]
+    fn missing_directories_are_made_and_given_back() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("a/b/f.img");
+        let spec = WorkloadSpec {
+            rw: RwMode::Write,
+            read_pct: 0,
+            random_pct: 0,
+            span: Some(1 << 20),
+            ..Default::default()
+        };
+        let target = RealTarget::Path(path.clone());
+        let mut opts = PlanOptions {
+            direct: false,
+            allow_destroy: false,
+            null_size: 0,
+            create_dirs: false,
+        };
+        assert!(plan(&spec, &target, &opts).is_err());
+        assert!(!d.path().join("a").exists());
+        opts.create_dirs = true;
+        let p = plan(&spec, &target, &opts).unwrap();
+        assert!(!d.path().join("a").exists(), "planning makes nothing");
+        let laid = p.lay_out(None, &|_| {}).unwrap();
+        assert!(laid.wrote());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20);
+        let mode = std::fs::metadata(d.path().join("a/b"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        drop(laid);
+        assert!(!d.path().join("a").exists(), "given back");
+        // a directory that already exists on the way is left alone
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        let laid = plan(&spec, &target, &opts)
+            .unwrap()
+            .lay_out(None, &|_| {})
+            .unwrap();
+        drop(laid);
+        assert!(d.path().join("a").is_dir() && !d.path().join("a/b").exists());
+        // kept once the run has started
+        let laid = plan(&spec, &target, &opts)
+            .unwrap()
+            .lay_out(None, &|_| {})
+            .unwrap();
+        laid.commit();
+        assert!(path.is_file());
+    }
 }

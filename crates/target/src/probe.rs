@@ -288,6 +288,59 @@ pub(crate) fn check_not_pseudo(path: &Path, on: &Path) -> Result<(), DeviceError
     }
 }
 
+/// The directories missing on the way to `path` (outermost first) and the nearest directory
+/// above them that exists, when `path`'s parent does not exist: what fio's `create_work_dirs`
+/// makes (mode 0700) before it creates a job's file. `None` when the parent exists, or when
+/// something other than a directory is in the way.
+pub fn missing_dirs(path: &Path) -> Option<(Vec<PathBuf>, PathBuf)> {
+    let mut missing = Vec::new();
+    let mut dir = parent_of(path);
+    loop {
+        match statx_path(&dir, true) {
+            Ok(stx) if file_type_of(&stx) == FileType::Directory => break,
+            Ok(_) => return None,
+            Err(Errno::NOENT) => {}
+            Err(_) => return None,
+        }
+        missing.push(dir.clone());
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p.to_path_buf(),
+            // a relative path whose first component is missing: the current directory
+            _ => {
+                dir = PathBuf::from(".");
+                break;
+            }
+        }
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    missing.reverse();
+    Some((missing, dir))
+}
+
+/// [`probe`], where a missing file's missing directories are made before it is (fio's
+/// `create_work_dirs`): a file whose parent does not exist is probed as a new file in the
+/// nearest existing directory above it.
+pub fn probe_creating_dirs(path: &Path) -> Result<TargetInfo, DeviceError> {
+    match probe(path) {
+        Err(DeviceError::ParentMissing { .. }) => {
+            let Some((_, existing)) = missing_dirs(path) else {
+                return probe(path);
+            };
+            // probe a name in the existing directory, then give the path back
+            let mut info = probe(&existing.join(".ssdlab-probe-missing-dir"))?;
+            info.path = path.to_path_buf();
+            info.kind = PathKind::File;
+            info.exists = false;
+            info.size = 0;
+            info.id = None;
+            Ok(info)
+        }
+        r => r,
+    }
+}
+
 pub(crate) fn parent_of(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
