@@ -27,7 +27,7 @@
 //! buffers are copies of which is decided as fio decides it.
 
 use crate::pattern::Pattern;
-use crate::rng::Rng;
+use crate::rng::{mix64 as mix, Rng};
 use serde::{Deserialize, Serialize};
 
 /// What a job's deduplicable writes repeat.
@@ -77,13 +77,6 @@ impl Dedupe {
         self.thread = self.thread.saturating_add(worker);
         self
     }
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Where a buffer's seeds come from.

@@ -14,6 +14,12 @@ fn splitmix64(x: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// splitmix64's output for `x` (one step from state `x`): a hash of one word, for seeds that
+/// must be at hand by index rather than drawn in order.
+pub fn mix64(mut x: u64) -> u64 {
+    splitmix64(&mut x)
+}
+
 impl Rng {
     /// Creates a generator from a seed; different seeds give independent streams.
     pub fn new(seed: u64) -> Self {
