@@ -184,8 +184,10 @@ pub struct WorkloadArgs {
     ramp: u64,
     /// Data written: random (refilled per write; the default), scrambled (filled once, each
     /// 512-byte block of a write stamped with its offset and time: fio's default), once (filled
-    /// once, written again unchanged), zeros, repeat[:BYTE], compress:N, bytes:0xHEX (1 to 64
-    /// bytes repeated from each block's start).
+    /// once, written again unchanged), zeros, repeat[:BYTE], compress:N (each 4 KiB piece random
+    /// for its first 100 − N % and zeros after), compress:N/SIZE[/0xHEX] (pieces of SIZE, the
+    /// rest filled with the bytes given: fio's buffer_compress_chunk and buffer_pattern),
+    /// bytes:0xHEX (1 to 64 bytes repeated from each block's start).
     #[arg(long, value_parser = pattern_arg)]
     pattern: Option<Pattern>,
     /// Seed of the offset and data streams (same seed → same offsets).

@@ -34,7 +34,11 @@
 //!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
 //!   `verify=pattern`); `unique=N`: the share of distinct 4 KiB blocks in each file, and over
 //!   all of them, within N percentage points (fio's `dedupe_percentage`: which buffers repeat
-//!   others, whatever their bytes);
+//!   others, whatever their bytes); `layout=N`: where the compressible parts lie — each
+//!   4 KiB block of each file described by how many of the eight 64-byte lines of each of its
+//!   sectors are filler (16 byte values or fewer: zeros or a `buffer_pattern`, never random
+//!   bytes), and the shares of the blocks of each description within N percentage points
+//!   (fio's `buffer_compress_percentage` pieces, `buffer_compress_chunk`);
 //! - `per-file`: the I/Os of each iolog keyed by the file each line names (jobs of several
 //!   files): `offsets` and `sequence` then compare per file, and the files named are the same;
 //!   `file-order` (implied by `sequence`): the files of the I/Os in order;
@@ -305,6 +309,40 @@ fn unique_shares(dir: &Path) -> BTreeMap<String, f64> {
         m.insert(
             "*".into(),
             share(data.values().flat_map(|d| d.chunks(4096)).collect()),
+        );
+    }
+    m
+}
+
+/// Per file in `dir`, the share (%) of its 4 KiB blocks of each layout: for each of the
+/// block's eight sectors, how many of its 64-byte lines are filler (at most 16 distinct byte
+/// values: zeros or a repeated pattern; a random line has about 56).
+fn layouts(dir: &Path) -> BTreeMap<String, BTreeMap<[u8; 8], f64>> {
+    let mut m = BTreeMap::new();
+    for name in files(dir).into_keys() {
+        let d = std::fs::read(dir.join(&name)).unwrap_or_default();
+        let mut count: BTreeMap<[u8; 8], u64> = BTreeMap::new();
+        for block in d.chunks_exact(4096) {
+            let mut key = [0u8; 8];
+            for (k, sector) in block.chunks_exact(512).enumerate() {
+                key[k] = sector
+                    .chunks_exact(64)
+                    .filter(|line| {
+                        let mut seen = [false; 256];
+                        line.iter().for_each(|&b| seen[b as usize] = true);
+                        seen.iter().filter(|&&x| x).count() <= 16
+                    })
+                    .count() as u8;
+            }
+            *count.entry(key).or_default() += 1;
+        }
+        let n = count.values().sum::<u64>().max(1) as f64;
+        m.insert(
+            name,
+            count
+                .into_iter()
+                .map(|(k, c)| (k, 100.0 * c as f64 / n))
+                .collect(),
         );
     }
     m
@@ -911,6 +949,28 @@ fn case(path: &Path) -> Vec<String> {
                     a.len(),
                     b.len()
                 ));
+            }
+        }
+    }
+    if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("layout=")) {
+        let n: f64 = n.parse().unwrap();
+        let (a, b) = (layouts(dirs[0].path()), layouts(dirs[1].path()));
+        if a.keys().ne(b.keys()) || a.is_empty() {
+            diffs.push(format!("layouts: files {:?} / {:?}", a.keys(), b.keys()));
+        }
+        for (name, x) in &a {
+            let none = BTreeMap::new();
+            let y = b.get(name).unwrap_or(&none);
+            for key in x.keys().chain(y.keys()) {
+                let (p, q) = (
+                    x.get(key).copied().unwrap_or(0.0),
+                    y.get(key).copied().unwrap_or(0.0),
+                );
+                if (p - q).abs() > n {
+                    diffs.push(format!(
+                        "4 KiB blocks of {name} with {key:?} filler lines per sector: {p:.1} % fio, {q:.1} % ssdlab (within {n} points)"
+                    ));
+                }
             }
         }
     }

@@ -24,7 +24,7 @@ use ssdlab_io::numa::MemPolicy;
 use ssdlab_io::FileOp;
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
-    BlockSizes, BsChoice, Dedupe, DedupeMode, Distribution, FileService, Pattern, RwMode,
+    BlockSizes, BsChoice, Chunked, Dedupe, DedupeMode, Distribution, FileService, Pattern, RwMode,
     StopCondition, TrimMode, WorkloadSpec, Zone,
 };
 
@@ -310,10 +310,15 @@ pub struct Settings {
     pub zero_buffers: bool,
     /// fio's `refill_buffers`: new random data for every write.
     pub refill_buffers: bool,
+    /// `refill_buffers` was given (fio's `fio_option_is_set`: else compressible buffers are
+    /// refilled).
+    pub refill_set: bool,
     /// fio's `scramble_buffers` (default on): buffers filled once, each write stamped.
     pub scramble_buffers: bool,
     pub buffer_pattern: Option<ssdlab_workload::PatternBytes>,
     pub compress_pct: Option<u8>,
+    /// fio's `buffer_compress_chunk` (default 512; 0: the smallest write).
+    pub compress_chunk: u64,
     /// fio's `dedupe_percentage`: the share of write buffers that repeat another (0: none).
     pub dedupe_pct: u8,
     /// fio's `dedupe_mode=working_set` (else `repeat`).
@@ -535,6 +540,8 @@ impl Default for Settings {
             flow_sleep_us: 0,
             zero_buffers: false,
             refill_buffers: false,
+            refill_set: false,
+            compress_chunk: 512,
             scramble_buffers: true,
             buffer_pattern: None,
             compress_pct: None,
@@ -1019,7 +1026,10 @@ impl Settings {
             "time_based" => self.time_based = flag(v)?,
             "ramp_time" => self.ramp_ns = value::time_ns(&need(v, key)?, false)?,
             "zero_buffers" => self.zero_buffers = flag(v)?,
-            "refill_buffers" => self.refill_buffers = flag(v)?,
+            "refill_buffers" => {
+                self.refill_buffers = flag(v)?;
+                self.refill_set = true;
+            }
             "scramble_buffers" => self.scramble_buffers = flag(v)?,
             "buffer_pattern" => self.buffer_pattern = Some(data_pattern(key, &need(v, key)?)?),
             "verify_pattern" => {
@@ -1055,9 +1065,8 @@ impl Settings {
             }
             "dedupe_global" => self.dedupe_global = flag(v)?,
             "buffer_compress_chunk" => {
-                return Err(unsupported(
-                    "buffer_compress_chunk: ssdlab mixes zeros into every 4 KiB of a block",
-                ))
+                self.compress_chunk = value::bytes(&need(v, key)?, self.kb_base)
+                    .map_err(Problem::Invalid)?
             }
             "verify" => {
                 let m = need(v, key)?;
@@ -1689,18 +1698,25 @@ impl Settings {
                 ));
             }
         }
-        let patterns = [
-            self.zero_buffers,
-            self.buffer_pattern.is_some(),
-            self.compress_pct.is_some_and(|p| p > 0),
-        ];
-        if patterns.iter().filter(|&&b| b).count() > 1 {
-            out.push((
-                None,
-                unsupported(
-                    "more than one of zero_buffers, buffer_pattern and buffer_compress_percentage",
-                ),
-            ));
+        // fio's fixup_options: a compressible share of 1–99 % refills the buffers unless
+        // refill_buffers was given; 100 % is zero_buffers, scrambled unless zero_buffers itself
+        // was given (init.c: TD_F_SCRAMBLE_BUFFERS)
+        if !self.verify && self.dedupe_pct == 0 && self.buffer_pattern.is_none() {
+            match self.compress_pct {
+                Some(p @ 1..=99) if self.refill_set && !self.refill_buffers => out.push((
+                    None,
+                    unsupported(format!(
+                        "refill_buffers=0 with buffer_compress_percentage={p}: fio then writes the compressible buffers it filled as the job started again and again, each stamped (scramble_buffers)"
+                    )),
+                )),
+                Some(100) if !self.zero_buffers && !self.refill_buffers && self.scramble_buffers => out.push((
+                    None,
+                    unsupported(
+                        "buffer_compress_percentage=100: fio writes zeroed buffers with every 512-byte block stamped with its offset and time (scramble_buffers); zero_buffers=1 or scramble_buffers=0 writes plain zeros, in fio and ssdlab alike",
+                    ),
+                )),
+                _ => {}
+            }
         }
         let rated =
             self.rate_iops.iter().any(Option::is_some) || self.rate.iter().any(Option::is_some);
@@ -2189,24 +2205,26 @@ impl Settings {
         if self.verify {
             return self.verify_pattern.map_or(Pattern::Random, Pattern::Bytes);
         }
+        // fio's fill_io_buffer: compressible (or deduplicable) buffers first, in pieces of the
+        // smallest write or buffer_compress_chunk, the compressible part of each piece filled
+        // with buffer_pattern (or zeros); then buffer_pattern, zero_buffers (which a 100 %
+        // share turns on, fixup_options), refilled random data, scrambled, once filled
+        let compress = self.compress_pct.filter(|&p| p > 0 && p < 100);
+        let chunked = |p| Chunked::pattern(p, self.compress_piece(), self.buffer_pattern);
         if self.dedupe_pct > 0 {
-            // fio's fill_io_buffer: with dedupe every buffer is refilled, random but for
-            // buffer_compress_percentage's share, whatever zero_buffers or buffer_pattern say
-            // (fio's fixup_options makes 100 % zero_buffers, which dedupe then ignores)
-            return self
-                .compress_pct
-                .filter(|&p| p > 0 && p < 100)
-                .map_or(Pattern::Random, Pattern::Compress);
+            // (random but for the compressible share, whatever zero_buffers says; 100 % is
+            // zero_buffers, which dedupe ignores)
+            return compress.map_or(Pattern::Random, chunked);
         }
-        if self.zero_buffers {
-            Pattern::Zeros
+        if let Some(p) = compress {
+            chunked(p)
         } else if let Some(b) = self.buffer_pattern {
             match b.as_slice() {
                 [one] => Pattern::Repeat(*one),
                 _ => Pattern::Bytes(b),
             }
-        } else if let Some(p) = self.compress_pct.filter(|&p| p > 0) {
-            Pattern::Compress(p)
+        } else if self.zero_buffers || self.compress_pct == Some(100) {
+            Pattern::Zeros
         } else if self.refill_buffers {
             Pattern::Random
         } else if self.scramble_buffers {
@@ -2214,6 +2232,16 @@ impl Settings {
             Pattern::Scrambled
         } else {
             Pattern::Once
+        }
+    }
+
+    /// The pieces fio fills compressible and deduplicable buffers in (`fill_io_buffer`): the
+    /// smallest write, or `buffer_compress_chunk` when that is shorter and not 0.
+    pub fn compress_piece(&self) -> u64 {
+        let min_write = self.bs_of(1).bounds().0.max(1);
+        match self.compress_chunk {
+            0 => min_write,
+            c => c.min(min_write),
         }
     }
 
@@ -2226,19 +2254,20 @@ impl Settings {
         if self.dedupe_pct == 0 || self.verify {
             return None;
         }
-        let chunk = self.bs_of(1).bounds().0.max(1);
+        // (fio's pages are of the smallest write, each made of pieces of `chunk`)
+        let (page, chunk) = (self.bs_of(1).bounds().0.max(1), self.compress_piece());
         Some(Dedupe {
             percentage: self.dedupe_pct,
             mode: if self.dedupe_working_set {
                 DedupeMode::WorkingSet {
-                    pages: (span as u128 * self.dedupe_working_set_pct as u128
-                        / 100
-                        / chunk as u128) as u64,
+                    pages: (span as u128 * self.dedupe_working_set_pct as u128 / 100 / page as u128)
+                        as u64,
                 }
             } else {
                 DedupeMode::Repeat
             },
             chunk,
+            page_pieces: page / chunk,
             seed: 0,
             thread: 0,
             global_threads: None,
@@ -3186,6 +3215,7 @@ mod tests {
     use super::*;
     use crate::ini::tests::FakeEnv;
     use crate::ini::Parser;
+    use ssdlab_workload::PatternBytes;
     use std::path::Path;
 
     fn jobs(text: &str) -> Result<JobSet, JobError> {
@@ -3707,18 +3737,26 @@ mod tests {
             .map(|j| j.settings.workload(0, 8 << 20, 1, 1))
             .collect();
         // repeat: refilled random data whatever zero_buffers says (fio's fill_io_buffer), one
-        // seed per 4 KiB, 16 buffers filled as the thread starts
+        // seed per piece of buffer_compress_chunk (512), 16 buffers filled as the thread starts
         let d = w[0].dedupe.expect("dedupe");
         assert_eq!(w[0].pattern, Pattern::Random);
         assert_eq!(
             (d.percentage, d.mode, d.chunk, d.setup_buffers, d.setup_len),
-            (30, DedupeMode::Repeat, 4096, 16, 4096)
+            (30, DedupeMode::Repeat, 512, 16, 4096)
         );
-        // working set: a quarter of the region in blocks of the smallest write
+        // working set: a quarter of the region in pages of the smallest write, each of eight
+        // pieces; their compressible share in pieces of 512 bytes
         let d = w[1].dedupe.expect("dedupe");
-        assert_eq!(w[1].pattern, Pattern::Compress(40));
+        assert_eq!(
+            w[1].pattern,
+            Pattern::Chunked(Chunked {
+                pct: 40,
+                chunk: 512,
+                fill: None
+            })
+        );
         assert_eq!(d.mode, DedupeMode::WorkingSet { pages: 512 });
-        assert_eq!((d.chunk, d.setup_len), (4096, 65536));
+        assert_eq!((d.chunk, d.page_pieces, d.setup_len), (512, 8, 65536));
         let js = jobs("[a]\nsize=1m\nrw=write\ndedupe_percentage=30\nrefill_buffers=0\n").unwrap();
         assert!(
             js.unsupported[0]
@@ -3756,6 +3794,72 @@ mod tests {
         ] {
             let e = jobs(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
+        }
+    }
+
+    /// fio's compressible buffers (init.c fixup_options, io_u.c fill_io_buffer): pieces of
+    /// buffer_compress_chunk (512) or the smallest write, filled with buffer_pattern or zeros;
+    /// 100 % is zero_buffers.
+    #[test]
+    fn compressible_buffers_as_fio_fills_them() {
+        let pattern = |text: &str| {
+            let js = jobs(&format!("[a]\nsize=1m\nrw=write\n{text}")).unwrap();
+            assert!(js.unsupported.is_empty(), "{text}: {:?}", js.unsupported);
+            js.jobs[0].settings.pattern()
+        };
+        let chunked = |pct, chunk, fill| Pattern::Chunked(Chunked { pct, chunk, fill });
+        assert_eq!(
+            pattern("buffer_compress_percentage=50\n"),
+            chunked(50, 512, None)
+        );
+        assert_eq!(
+            pattern("bs=128k\nbuffer_compress_percentage=30\nbuffer_compress_chunk=0\n"),
+            chunked(30, 128 << 10, None)
+        );
+        // the chunk never exceeds the smallest write; 4 KiB pieces of zeros are Compress
+        assert_eq!(
+            pattern("bsrange=2k-16k\nbuffer_compress_percentage=25\nbuffer_compress_chunk=8k\n"),
+            chunked(25, 2048, None)
+        );
+        assert_eq!(
+            pattern("bs=8k\nbuffer_compress_percentage=25\nbuffer_compress_chunk=4k\n"),
+            Pattern::Compress(25)
+        );
+        // the compressible part holds buffer_pattern, and zero_buffers gives way to both
+        let deadbeef = PatternBytes::new(&[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(
+            pattern("buffer_pattern=0xdeadbeef\nbuffer_compress_percentage=40\nzero_buffers=1\n"),
+            chunked(40, 512, deadbeef)
+        );
+        assert_eq!(
+            pattern("zero_buffers=1\nbuffer_pattern=0xdeadbeef\n"),
+            Pattern::Bytes(deadbeef.unwrap())
+        );
+        assert_eq!(
+            pattern("buffer_compress_percentage=100\nzero_buffers=1\n"),
+            Pattern::Zeros
+        );
+        assert_eq!(
+            pattern("buffer_compress_percentage=100\nrefill_buffers=1\n"),
+            Pattern::Zeros
+        );
+        // what fio writes differently is refused, naming it
+        for (text, says) in [
+            (
+                "buffer_compress_percentage=50\nrefill_buffers=0\n",
+                "refill_buffers=0 with buffer_compress_percentage=50",
+            ),
+            (
+                "buffer_compress_percentage=100\n",
+                "buffer_compress_percentage=100: fio writes zeroed buffers",
+            ),
+        ] {
+            let js = jobs(&format!("[a]\nsize=1m\nrw=write\n{text}")).unwrap();
+            assert!(
+                js.unsupported.iter().any(|u| u.why.contains(says)),
+                "{text}: {:?}",
+                js.unsupported
+            );
         }
     }
 

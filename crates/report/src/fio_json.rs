@@ -157,6 +157,16 @@ fn job_options(r: &RunResult) -> Json {
         Pattern::Bytes(b) => put("buffer_pattern", b.hex()),
         Pattern::Compress(n) => {
             put("buffer_compress_percentage", n.to_string());
+            // (fio's pieces are 512 bytes unless told)
+            put("buffer_compress_chunk", "4096".into());
+            put("refill_buffers", "1".into());
+        }
+        Pattern::Chunked(c) => {
+            put("buffer_compress_percentage", c.pct.to_string());
+            put("buffer_compress_chunk", c.chunk.to_string());
+            if let Some(b) = c.fill {
+                put("buffer_pattern", b.hex());
+            }
             put("refill_buffers", "1".into());
         }
         // fio's defaults

@@ -46,8 +46,13 @@ pub struct Dedupe {
     /// The share of write buffers that repeat another, 1 to 100 %.
     pub percentage: u8,
     pub mode: DedupeMode,
-    /// Bytes of a buffer made from one seed: the smallest write size (fio's `min_bs`).
+    /// Bytes of a buffer made from one seed: the smallest write size (fio's `min_bs`), or
+    /// `buffer_compress_chunk` when that is shorter (fio's default: 512).
     pub chunk: u64,
+    /// Pieces of `chunk` bytes in one page of the working set, a smallest write (fio's
+    /// `num_seed_advancements`): page `i` starts at the stream's seed `i × page_pieces`.
+    #[serde(default = "one")]
+    pub page_pieces: u64,
     /// The run's seed of the buffer streams (fio's `randseed`): every thread's stream is made
     /// from it and the thread's number, so that a thread can make another's buffers
     /// (`dedupe_global`) and another seed makes other data.
@@ -69,6 +74,10 @@ pub struct Dedupe {
     pub setup_buffers: u32,
     #[serde(default)]
     pub setup_len: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl Dedupe {
@@ -154,13 +163,13 @@ impl DedupeGen {
                             let per = (pages / threads as u64).max(1);
                             Source {
                                 stream: ((self.own as u64 + i / per) % threads as u64) as u32,
-                                first: i % per,
+                                first: (i % per) * self.d.page_pieces.max(1),
                                 unique: false,
                             }
                         }
                         _ => Source {
                             stream: self.own,
-                            first: i,
+                            first: i * self.d.page_pieces.max(1),
                             unique: false,
                         },
                     }
@@ -200,6 +209,7 @@ mod tests {
             percentage,
             mode,
             chunk: 4096,
+            page_pieces: 1,
             seed: 0,
             thread: 0,
             global_threads: None,

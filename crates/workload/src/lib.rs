@@ -35,7 +35,7 @@ pub use dist::{BlockSizes, BsChoice, Distribution, Zone};
 pub use field::{line_of, Field, Flags, Naming, TomlNaming, WrittenKey};
 pub use files::{FileRegion, FileService, Files};
 pub use gen::{Op, OpGen, OpKind};
-pub use pattern::{scramble, Pattern, PatternBytes, PatternError};
+pub use pattern::{scramble, Chunked, Pattern, PatternBytes, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
 pub use source::{Next, OpList, OpSource, Rated, Replay, Think};
 pub use spec::{

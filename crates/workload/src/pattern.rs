@@ -17,8 +17,12 @@ pub enum Pattern {
     Zeros,
     /// One byte value repeated (Iometer's "repeating bytes").
     Repeat(u8),
-    /// N % of every block compressible (zeros), the rest random. fio: `buffer_compress_percentage=N`.
+    /// N % of every 4 KiB piece of a block compressible (zeros at its end), the rest random:
+    /// fio's `buffer_compress_percentage=N` for writes of 4 KiB and more ([`Chunked`]).
     Compress(u8),
+    /// fio's compressible buffers in pieces of another size, or with the compressible part
+    /// filled with a pattern ([`Chunked`]).
+    Chunked(Chunked),
     /// Up to 64 bytes repeated from the start of every block. fio: `buffer_pattern`,
     /// `verify_pattern`.
     Bytes(PatternBytes),
@@ -30,6 +34,44 @@ pub enum Pattern {
     /// Random bytes written once into each buffer and written again unchanged (fio's
     /// `scramble_buffers=0`): incompressible within a block, the same block again and again.
     Once,
+}
+
+/// fio's compressible buffers (`fill_io_buffer`, `fill_random_buf_percentage`): a buffer cut
+/// into pieces of `chunk` bytes (the last may be shorter), each random for its first
+/// `len × (100 − pct) / 100` bytes and filled with `fill` (repeated from the start of that
+/// part; zeros without one) for the rest. fio's pieces are `buffer_compress_chunk` bytes long,
+/// or the smallest write when that is shorter or the option is not given; `fill` is
+/// `buffer_pattern`'s bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Chunked {
+    pub pct: u8,
+    pub chunk: u32,
+    pub fill: Option<PatternBytes>,
+}
+
+impl Chunked {
+    /// The pattern of fio's compressible buffers of `pct` % in pieces of `chunk` bytes, filled
+    /// with `fill`: [`Pattern::Compress`] for the usual pieces of 4 KiB and zeros.
+    pub fn pattern(pct: u8, chunk: u64, fill: Option<PatternBytes>) -> Pattern {
+        let chunk = chunk.clamp(1, u32::MAX as u64) as u32;
+        if chunk == 4096 && fill.is_none() {
+            Pattern::Compress(pct)
+        } else {
+            Pattern::Chunked(Chunked { pct, chunk, fill })
+        }
+    }
+
+    fn fill_buf(&self, rng: &mut Rng, buf: &mut [u8]) {
+        for piece in buf.chunks_mut(self.chunk.max(1) as usize) {
+            let random = piece.len() * (100 - self.pct.min(100) as usize) / 100;
+            let (r, rest) = piece.split_at_mut(random);
+            rng.fill(r);
+            match &self.fill {
+                Some(b) => b.fill(rest),
+                None => rest.fill(0),
+            }
+        }
+    }
 }
 
 /// The bytes of a [`Pattern::Bytes`]: 1 to [`PatternBytes::MAX`], kept inline so that a
@@ -145,6 +187,13 @@ impl fmt::Display for Pattern {
             Pattern::Zeros => write!(f, "zeros"),
             Pattern::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
             Pattern::Compress(n) => write!(f, "compress:{n}"),
+            Pattern::Chunked(c) => {
+                write!(f, "compress:{}/{}", c.pct, c.chunk)?;
+                match &c.fill {
+                    Some(b) => write!(f, "/{}", b.hex()),
+                    None => Ok(()),
+                }
+            }
             Pattern::Bytes(b) => write!(f, "bytes:{}", b.hex()),
             Pattern::Scrambled => write!(f, "scrambled"),
             Pattern::Once => write!(f, "once"),
@@ -157,11 +206,11 @@ impl fmt::Display for Pattern {
 pub enum PatternError {
     #[error("pattern '{0}': repeat byte must be 0..255 or 0x00..0xff")]
     RepeatByte(String),
-    #[error("pattern '{0}': compress:N needs N in 0..100")]
+    #[error("pattern '{0}': compress:N[/SIZE[/0xHEX]] needs N in 0..100, a piece SIZE of 1 byte to 4 GiB and 1 to 64 fill bytes in hex")]
     CompressPct(String),
     #[error("pattern '{0}': bytes:0xHEX needs 1 to 64 bytes in hex (two digits each)")]
     Bytes(String),
-    #[error("unknown pattern '{0}' (use random, scrambled, once, zeros, repeat[:BYTE], compress:N or bytes:0xHEX)")]
+    #[error("unknown pattern '{0}' (use random, scrambled, once, zeros, repeat[:BYTE], compress:N[/SIZE[/0xHEX]] or bytes:0xHEX)")]
     Unknown(String),
 }
 
@@ -194,6 +243,21 @@ impl FromStr for Pattern {
                 .ok_or_else(|| PatternError::Bytes(s.to_string()));
         }
         if let Some(v) = lower.strip_prefix("compress:") {
+            let bad = || PatternError::CompressPct(s.to_string());
+            let mut parts = v.split('/');
+            let pct = parts.next().unwrap_or("");
+            if let Some(size) = parts.next() {
+                let n: u8 = pct.trim_end_matches('%').parse().map_err(|_| bad())?;
+                let chunk = crate::units::parse_size(size).map_err(|_| bad())?;
+                let fill = match parts.next() {
+                    Some(h) => Some(PatternBytes::from_hex(h).ok_or_else(bad)?),
+                    None => None,
+                };
+                if n > 100 || chunk == 0 || chunk > u32::MAX as u64 || parts.next().is_some() {
+                    return Err(bad());
+                }
+                return Ok(Chunked::pattern(n, chunk, fill));
+            }
             let n: u8 = v
                 .trim_end_matches('%')
                 .parse()
@@ -215,7 +279,9 @@ impl Pattern {
         match self {
             Pattern::Random | Pattern::Scrambled | Pattern::Once => 1.0,
             Pattern::Zeros | Pattern::Repeat(_) | Pattern::Bytes(_) => FLOOR,
-            Pattern::Compress(n) => (1.0 - *n as f32 / 100.0).max(FLOOR),
+            Pattern::Compress(n) | Pattern::Chunked(Chunked { pct: n, .. }) => {
+                (1.0 - *n as f32 / 100.0).max(FLOOR)
+            }
         }
     }
 
@@ -226,13 +292,20 @@ impl Pattern {
             Pattern::Zeros => PatternBytes::new(&[0]),
             Pattern::Repeat(b) => PatternBytes::new(&[*b]),
             Pattern::Bytes(b) => Some(*b),
-            Pattern::Random | Pattern::Compress(_) | Pattern::Scrambled | Pattern::Once => None,
+            Pattern::Random
+            | Pattern::Compress(_)
+            | Pattern::Chunked(_)
+            | Pattern::Scrambled
+            | Pattern::Once => None,
         }
     }
 
     /// True when every write needs new random bytes.
     pub fn refills(&self) -> bool {
-        matches!(self, Pattern::Random | Pattern::Compress(_))
+        matches!(
+            self,
+            Pattern::Random | Pattern::Compress(_) | Pattern::Chunked(_)
+        )
     }
 
     /// True when every write is stamped ([`scramble`]) in a buffer filled once.
@@ -246,22 +319,22 @@ impl Pattern {
         matches!(self, Pattern::Random | Pattern::Scrambled | Pattern::Once)
     }
 
-    /// Fills a write buffer with this pattern. For `Compress(n)` every 4 KiB segment gets n % zeros
-    /// at its end and random bytes before them, so the ratio holds for any block size.
+    /// Fills a write buffer with this pattern. For `Compress(n)` every 4 KiB piece is random
+    /// for its first `len × (100 − n) / 100` bytes and zero after them, as fio fills pieces
+    /// ([`Chunked`]), so the ratio holds for any block size.
     pub fn fill(&self, rng: &mut Rng, buf: &mut [u8]) {
         match self {
             Pattern::Random | Pattern::Scrambled | Pattern::Once => rng.fill(buf),
             Pattern::Zeros => buf.fill(0),
             Pattern::Repeat(b) => buf.fill(*b),
             Pattern::Bytes(b) => b.fill(buf),
-            Pattern::Compress(n) => {
-                for seg in buf.chunks_mut(4096) {
-                    let zeros = seg.len() * *n as usize / 100;
-                    let split = seg.len() - zeros;
-                    rng.fill(&mut seg[..split]);
-                    seg[split..].fill(0);
-                }
+            Pattern::Compress(n) => Chunked {
+                pct: *n,
+                chunk: 4096,
+                fill: None,
             }
+            .fill_buf(rng, buf),
+            Pattern::Chunked(c) => c.fill_buf(rng, buf),
         }
     }
 }
@@ -284,6 +357,62 @@ pub fn scramble(buf: &mut [u8], offset: u64, t_ns: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio's `__fill_random_buf_percentage` with the segment of each piece: random for
+    /// `len × (100 − pct) / 100` bytes, then the filler from its first byte.
+    #[test]
+    fn chunked_pieces_are_filled_as_fio_fills_them() {
+        let mut rng = Rng::new(7);
+        let fill = PatternBytes::new(&[0xde, 0xad, 0xbe, 0xef]);
+        let p = Chunked::pattern(33, 1000, fill);
+        let mut buf = vec![0x11u8; 2500];
+        p.fill(&mut rng, &mut buf);
+        // pieces of 1000, 1000 and 500 bytes: 670, 670 and 335 random bytes
+        for (start, len) in [(0usize, 1000usize), (1000, 1000), (2000, 500)] {
+            let random = len * 67 / 100;
+            let piece = &buf[start..start + len];
+            assert!(piece[..random].iter().filter(|&&b| b == 0x11).count() < 20);
+            assert_eq!(fill.unwrap().first_mismatch(&piece[random..]), None);
+        }
+        // zeros without a pattern; the usual 4 KiB pieces of zeros are Compress
+        assert_eq!(Chunked::pattern(50, 4096, None), Pattern::Compress(50));
+        let mut buf = vec![1u8; 8192];
+        Pattern::Compress(33).fill(&mut rng, &mut buf);
+        let random = 4096 * 67 / 100;
+        assert!(buf[random..4096].iter().all(|&b| b == 0));
+        assert!(buf[4096 + random..].iter().all(|&b| b == 0));
+        assert_ne!(buf[random - 1], 0, "(one chance in 256)");
+        for s in ["compress:30/512", "compress:40/131072/0xdeadbeef"] {
+            let p: Pattern = s.parse().unwrap();
+            assert!(matches!(p, Pattern::Chunked(_)), "{s}");
+            assert_eq!(p.to_string(), s);
+        }
+        assert_eq!(
+            "compress:40/1k".parse::<Pattern>().unwrap().to_string(),
+            "compress:40/1024"
+        );
+        assert_eq!(
+            "compress:40/4k".parse::<Pattern>().unwrap(),
+            Pattern::Compress(40)
+        );
+        for bad in [
+            "compress:40/0",
+            "compress:101/4k",
+            "compress:40/4k/0xzz",
+            "compress:40/4k/0x11/x",
+        ] {
+            assert!(bad.parse::<Pattern>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            Pattern::Chunked(Chunked {
+                pct: 25,
+                chunk: 512,
+                fill: None
+            })
+            .compressed_fraction(),
+            0.75
+        );
+    }
 
     #[test]
     fn parse_and_display() {
