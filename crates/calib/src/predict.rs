@@ -185,9 +185,55 @@ pub fn case_target(c: &Case, drive: &DriveConfig) -> SimTarget {
 /// varies only timing parameters preconditions each drive state once.
 #[derive(Default)]
 pub struct SimCache {
-    entries: Mutex<Vec<Entry>>,
+    entries: Mutex<Entries>,
+    /// Signalled when a state being built is kept (or its build ended without one).
+    built: Condvar,
     /// Keep a state only while cases that need it are left ([`SimCache::single_pass`]).
     single_pass: bool,
+}
+
+/// The kept states, and the states being built (key, seed, drive), which another case that
+/// needs one waits for instead of building it again. The lock is never held while a state is
+/// built, so states of other drives build side by side.
+#[derive(Default)]
+struct Entries {
+    kept: Vec<Entry>,
+    building: Vec<(String, u64, DriveConfig)>,
+}
+
+impl std::ops::Deref for Entries {
+    type Target = Vec<Entry>;
+    fn deref(&self) -> &Vec<Entry> {
+        &self.kept
+    }
+}
+
+impl std::ops::DerefMut for Entries {
+    fn deref_mut(&mut self) -> &mut Vec<Entry> {
+        &mut self.kept
+    }
+}
+
+/// Takes a state off the list of states being built when its build ends, kept or not (also
+/// when the build panics, so that no case waits for it forever).
+struct Building<'c> {
+    cache: &'c SimCache,
+    key: String,
+    seed: u64,
+}
+
+impl Drop for Building<'_> {
+    fn drop(&mut self) {
+        let mut st = self.cache.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = st
+            .building
+            .iter()
+            .position(|b| b.0 == self.key && b.1 == self.seed)
+        {
+            st.building.remove(i);
+        }
+        self.cache.built.notify_all();
+    }
 }
 
 struct Entry {
@@ -247,22 +293,41 @@ impl SimCache {
     }
 
     fn prepared(&self, c: &Case, drive: &DriveConfig, seed: u64) -> Option<Simulator> {
+        let key = state_key(c);
         let mut entries = self.entries.lock().expect("not poisoned");
-        let hit = entries.iter().find(|e| {
-            e.drives == c.drives
-                && e.adapter == c.adapter
-                && e.stripe == c.stripe
-                && e.state == c.state
-                && e.seed == seed
-                && e.built.same_state_as(drive)
-        });
-        if let Some(e) = hit {
-            return e.sim.retimed(&e.built, drive);
+        loop {
+            let hit = entries.iter().find(|e| {
+                e.drives == c.drives
+                    && e.adapter == c.adapter
+                    && e.stripe == c.stripe
+                    && e.state == c.state
+                    && e.seed == seed
+                    && e.built.same_state_as(drive)
+            });
+            if let Some(e) = hit {
+                return e.sim.retimed(&e.built, drive);
+            }
+            // the same state being built by another case: wait for it
+            let pending = entries
+                .building
+                .iter()
+                .any(|b| b.0 == key && b.1 == seed && b.2.same_state_as(drive));
+            if !pending {
+                break;
+            }
+            entries = self.built.wait(entries).expect("not poisoned");
         }
         let target = case_target(c, drive);
         if ssdlab_engine::sim_memory_estimate(&target) > CACHE_MAX_BYTES {
             return None;
         }
+        entries.building.push((key.clone(), seed, drive.clone()));
+        drop(entries);
+        let _building = Building {
+            cache: self,
+            key: key.clone(),
+            seed,
+        };
         let mut sim = build_sim(&target, seed, None).ok()?;
         // what the state holds, measured before freezing (a frozen table's chunks count as
         // shared, not held)
@@ -276,8 +341,8 @@ impl SimCache {
         sim.freeze();
         // after freezing: a run's clone that builds the map copies the shared chunks too
         let reverse_pending = sim.reverse_map_pending_bytes();
-        entries.push(Entry {
-            key: state_key(c),
+        self.entries.lock().expect("not poisoned").push(Entry {
+            key,
             built: drive.clone(),
             adapter: c.adapter.clone(),
             drives: c.drives,
