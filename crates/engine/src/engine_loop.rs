@@ -1239,6 +1239,10 @@ pub fn run_streams<B: Backend>(
         })
         .collect();
     let mut generation: u64 = units.iter().map(|u| u.data.verify_epoch).max().unwrap_or(0);
+    // Slots whose buffer a read has used since its pattern was written: a repeated pattern
+    // (fio's buffer_pattern, which refills in a job that reads) is written again before the
+    // slot's next write; other buffers filled once keep what the read left, as fio's do.
+    let mut read_into = vec![false; nslots as usize];
     // Fixed patterns (and fio's scrambled or once-filled random data) are written once into
     // every buffer; refilled ones anew for every write.
     for slot in 0..nslots {
@@ -1625,15 +1629,29 @@ pub fn run_streams<B: Backend>(
                 }
                 .max(start)
                 .min(now);
+                let stale = match op.kind {
+                    OpKind::Read => {
+                        read_into[slot as usize] = true;
+                        false
+                    }
+                    OpKind::Write => std::mem::take(&mut read_into[slot as usize]),
+                    _ => false,
+                } && matches!(
+                    data.pattern,
+                    ssdlab_workload::Pattern::Repeat(_) | ssdlab_workload::Pattern::Bytes(_)
+                );
                 if op.kind == OpKind::Write
-                    && (data.pattern.refills() || data.pattern.scrambles() || data.verify.is_some())
+                    && (data.pattern.refills()
+                        || data.pattern.scrambles()
+                        || data.verify.is_some()
+                        || stale)
                 {
                     if let Some(buf) = backend.buffer(slot) {
                         let buf = &mut buf[..op.len as usize];
                         match data.verify {
-                            // a fixed pattern fills what the headers leave (fio's
-                            // verify_pattern), else random filler
-                            Some(seed) if !data.pattern.refills() => {
+                            // a pattern fills what the headers leave (fio's verify_pattern;
+                            // a compressible share: fio's verify fill), else random filler
+                            Some(seed) if data.pattern != ssdlab_workload::Pattern::Random => {
                                 generation += 1;
                                 data.pattern.fill(&mut pattern_rngs[u], buf);
                                 verify::stamp_over(buf, op.offset, generation, seed)

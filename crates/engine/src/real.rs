@@ -94,6 +94,9 @@ pub struct RealOptions<'a> {
     /// How files this job lays out are made (fio: data for jobs that read, allocated space
     /// for jobs that only write).
     pub fill: Fill,
+    /// What a layout with data writes (fio: the job's buffers; pseudo-random data when
+    /// `None`).
+    pub layout_data: Option<ssdlab_target::LayoutData>,
     /// Drop the page cache of the job's region before it starts (fio's `invalidate`).
     pub invalidate: bool,
     /// Access-pattern advice for the job's region (fio's `fadvise_hint`).
@@ -141,6 +144,7 @@ impl Default for RealOptions<'_> {
             log: None,
             progress: None,
             fill: Fill::Data,
+            layout_data: None,
             invalidate: false,
             advice: None,
             pre_read: false,
@@ -1208,6 +1212,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     for (j, p) in jobs.iter().zip(planned.iter_mut()) {
         for pp in &mut p.plan.paths {
             pp.fill = j.opts.fill;
+            pp.data = j.opts.layout_data;
         }
     }
     for n in &notes {
@@ -1273,6 +1278,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                     }
                     // A job that reads the file needs its data there.
                     if pp.fill == Fill::Data {
+                        if m.fill != Fill::Data {
+                            m.data = pp.data;
+                        }
                         m.fill = Fill::Data;
                     }
                     i

@@ -1031,7 +1031,14 @@ impl Settings {
                 self.refill_set = true;
             }
             "scramble_buffers" => self.scramble_buffers = flag(v)?,
-            "buffer_pattern" => self.buffer_pattern = Some(data_pattern(key, &need(v, key)?)?),
+            "buffer_pattern" => {
+                self.buffer_pattern = Some(data_pattern(key, &need(v, key)?)?);
+                // fio's str_buffer_pattern_cb: refilled buffers when the job (so far) reads or
+                // has a compressible share, else not; never scrambled nor zeroed
+                self.refill_buffers = self.compress_pct.is_some_and(|p| p > 0) || self.mode.reads();
+                self.scramble_buffers = false;
+                self.zero_buffers = false;
+            }
             "verify_pattern" => {
                 self.verify_pattern = Some(data_pattern(key, &need(v, key)?)?);
                 // fio's str_verify_pattern_cb: verify=pattern (with its header) unless a
@@ -1667,7 +1674,7 @@ impl Settings {
             out.push((
                 None,
                 unsupported(
-                    "refill_buffers=0 after dedupe_percentage: fio then writes the buffers it filled as the job started again and again",
+                    "refill_buffers=0 after dedupe_percentage (or buffer_pattern after it in a job that does not read, which turns refill_buffers off in fio): fio then writes the buffers it filled as the job started again and again",
                 ),
             ));
         }
@@ -1699,23 +1706,15 @@ impl Settings {
             }
         }
         // fio's fixup_options: a compressible share of 1–99 % refills the buffers unless
-        // refill_buffers was given; 100 % is zero_buffers, scrambled unless zero_buffers itself
-        // was given (init.c: TD_F_SCRAMBLE_BUFFERS)
-        if !self.verify && self.dedupe_pct == 0 && self.buffer_pattern.is_none() {
-            match self.compress_pct {
-                Some(p @ 1..=99) if self.refill_set && !self.refill_buffers => out.push((
+        // refill_buffers was given
+        if let Some(p @ 1..=99) = self.compress_pct {
+            if !self.verify && self.dedupe_pct == 0 && self.refill_set && !self.refill_buffers {
+                out.push((
                     None,
                     unsupported(format!(
-                        "refill_buffers=0 with buffer_compress_percentage={p}: fio then writes the compressible buffers it filled as the job started again and again, each stamped (scramble_buffers)"
+                        "refill_buffers=0 with buffer_compress_percentage={p}: fio then writes the compressible buffers it filled as the job started again and again"
                     )),
-                )),
-                Some(100) if !self.zero_buffers && !self.refill_buffers && self.scramble_buffers => out.push((
-                    None,
-                    unsupported(
-                        "buffer_compress_percentage=100: fio writes zeroed buffers with every 512-byte block stamped with its offset and time (scramble_buffers); zero_buffers=1 or scramble_buffers=0 writes plain zeros, in fio and ssdlab alike",
-                    ),
-                )),
-                _ => {}
+                ));
             }
         }
         let rated =
@@ -2203,7 +2202,15 @@ impl Settings {
     /// options say.
     pub fn pattern(&self) -> Pattern {
         if self.verify {
-            return self.verify_pattern.map_or(Pattern::Random, Pattern::Bytes);
+            // fio's verify fill (verify.c __fill_buffer): the write as one piece of the
+            // compressible share, under the headers
+            return match (self.verify_pattern, self.compress_pct) {
+                (Some(b), _) => Pattern::Bytes(b),
+                (None, Some(p @ 1..=99)) => {
+                    Chunked::pattern(p, u32::MAX as u64, self.buffer_pattern)
+                }
+                _ => Pattern::Random,
+            };
         }
         // fio's fill_io_buffer: compressible (or deduplicable) buffers first, in pieces of the
         // smallest write or buffer_compress_chunk, the compressible part of each piece filled
@@ -2224,15 +2231,44 @@ impl Settings {
                 _ => Pattern::Bytes(b),
             }
         } else if self.zero_buffers || self.compress_pct == Some(100) {
+            // (a 100 % share is zero_buffers, and never scrambled: io_u.c scrambles no buffer
+            // of a job given buffer_compress_percentage)
             Pattern::Zeros
         } else if self.refill_buffers {
             Pattern::Random
-        } else if self.scramble_buffers {
-            // fio's default: the buffers filled once, every write stamped
+        } else if self.scramble_buffers && self.compress_pct.is_none() {
+            // fio's default: the buffers filled once, every write stamped (never in a job
+            // given buffer_compress_percentage, even =0: its callback sets TD_F_COMPRESS)
             Pattern::Scrambled
         } else {
             Pattern::Once
         }
+    }
+
+    /// What fio writes when it lays out a file for the job (filesetup.c `extend_file`): writes
+    /// of the largest write size, each filled as `fill_io_buffer` fills a buffer of that size
+    /// (verification aside) — compressible pieces, `buffer_pattern`, zeros — or `None` for
+    /// pseudo-random data.
+    pub fn layout_data(&self) -> Option<ssdlab_target::LayoutData> {
+        let write = self.bs_of(1).bounds().1.max(1);
+        let pattern = match self.compress_pct {
+            Some(p @ 1..=99) => {
+                let piece = match self.compress_chunk {
+                    0 => write,
+                    c => c.min(write),
+                };
+                Chunked::pattern(p, piece, self.buffer_pattern)
+            }
+            _ => match self.buffer_pattern {
+                Some(b) => match b.as_slice() {
+                    [one] => Pattern::Repeat(*one),
+                    _ => Pattern::Bytes(b),
+                },
+                None if self.zero_buffers || self.compress_pct == Some(100) => Pattern::Zeros,
+                None => return None,
+            },
+        };
+        Some(ssdlab_target::LayoutData { pattern, write })
     }
 
     /// The pieces fio fills compressible and deduplicable buffers in (`fill_io_buffer`): the
@@ -3843,24 +3879,44 @@ mod tests {
             pattern("buffer_compress_percentage=100\nrefill_buffers=1\n"),
             Pattern::Zeros
         );
-        // what fio writes differently is refused, naming it
-        for (text, says) in [
-            (
-                "buffer_compress_percentage=50\nrefill_buffers=0\n",
-                "refill_buffers=0 with buffer_compress_percentage=50",
-            ),
-            (
-                "buffer_compress_percentage=100\n",
-                "buffer_compress_percentage=100: fio writes zeroed buffers",
-            ),
+        // never scrambled (io_u.c: no buffer of a job given the option is, even at 0 %)
+        assert_eq!(pattern("buffer_compress_percentage=100\n"), Pattern::Zeros);
+        assert_eq!(pattern("buffer_compress_percentage=0\n"), Pattern::Once);
+        assert_eq!(pattern("scramble_buffers=1\n"), Pattern::Scrambled);
+        // verified writes: one piece the length of the write (fio's verify fill)
+        assert_eq!(
+            pattern("verify=crc32c\nbuffer_compress_percentage=33\nbuffer_pattern=\"abc\"\n"),
+            chunked(33, u32::MAX, PatternBytes::new(b"abc"))
+        );
+        assert_eq!(
+            pattern("verify=crc32c\nbuffer_compress_percentage=100\n"),
+            Pattern::Random
+        );
+        // buffer_pattern turns refilling off in a job that does not read (so far), as fio's
+        // callback does: after dedupe_percentage that is fio's start-up buffers again
+        let js =
+            jobs("[a]\nsize=1m\nrw=write\ndedupe_percentage=50\nbuffer_pattern=0xab\n").unwrap();
+        assert!(
+            js.unsupported[0].why.contains("buffer_pattern after it"),
+            "{:?}",
+            js.unsupported
+        );
+        for ok in [
+            "[a]\nsize=1m\nrw=write\nbuffer_pattern=0xab\ndedupe_percentage=50\n",
+            "[a]\nsize=1m\nrw=randrw\ndedupe_percentage=50\nbuffer_pattern=0xab\n",
         ] {
-            let js = jobs(&format!("[a]\nsize=1m\nrw=write\n{text}")).unwrap();
-            assert!(
-                js.unsupported.iter().any(|u| u.why.contains(says)),
-                "{text}: {:?}",
-                js.unsupported
-            );
+            assert!(jobs(ok).unwrap().unsupported.is_empty(), "{ok}");
         }
+        // what fio writes differently is refused, naming it: its start-up buffers again
+        let js = jobs("[a]\nsize=1m\nrw=write\nbuffer_compress_percentage=50\nrefill_buffers=0\n")
+            .unwrap();
+        assert!(
+            js.unsupported[0]
+                .why
+                .contains("refill_buffers=0 with buffer_compress_percentage=50"),
+            "{:?}",
+            js.unsupported
+        );
     }
 
     #[test]

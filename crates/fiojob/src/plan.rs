@@ -863,6 +863,7 @@ pub fn plan_units(
             io_priority: (s.prio.is_some() || s.prioclass.is_some())
                 .then(|| (s.prioclass.unwrap_or(0), s.prio.unwrap_or(0))),
             fill: fill_of(s),
+            layout_data: s.layout_data(),
             create_dirs: s.read_iolog.is_none(),
             invalidate: s.invalidate,
             advice: advice_of(s),

@@ -205,6 +205,15 @@ pub enum Fill {
     Nothing,
 }
 
+/// What a layout written with data writes (fio's `extend_file` fills each write of the job's
+/// largest write size with its buffers, `fill_io_buffer`): `pattern` in writes of `write`
+/// bytes; without one, pseudo-random data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutData {
+    pub pattern: ssdlab_workload::Pattern,
+    pub write: u64,
+}
+
 /// Makes sure a regular file exists and is at least `needed_size` bytes long (see the module
 /// docs). `stop` is polled between chunks. Returns a fresh [`probe`] and, when the file was
 /// created or extended, the [`Undo`] record. Anything that is not a regular file is refused.
@@ -213,15 +222,17 @@ pub fn lay_out(
     needed_size: u64,
     stop: Option<&AtomicBool>,
 ) -> Result<Laid, LayoutError> {
-    lay_out_with(info, needed_size, stop, Fill::Data, &|_| {})
+    lay_out_with(info, needed_size, stop, Fill::Data, None, &|_| {})
 }
 
-/// [`lay_out`], making the file as `fill` says (`on_note` hears about a fallback).
+/// [`lay_out`], making the file as `fill` says, with `data` when it writes data (`on_note`
+/// hears about a fallback).
 pub fn lay_out_with(
     info: &TargetInfo,
     needed_size: u64,
     stop: Option<&AtomicBool>,
     fill: Fill,
+    data: Option<LayoutData>,
     on_note: &dyn Fn(&str),
 ) -> Result<Laid, LayoutError> {
     let path = info.path.as_path();
@@ -334,7 +345,16 @@ pub fn lay_out_with(
     let mut len = original;
     let mut since_sync = 0u64;
     let mut rng = XorShift((0x9E37_79B9_7F4A_7C15 ^ len.rotate_left(17) ^ needed_size) | 1);
-    let mut buf = vec![0u8; FILL_CHUNK];
+    // (with a pattern, whole writes of it in each chunk, so that each starts it again)
+    let chunk = match data {
+        Some(d) => {
+            let w = d.write.clamp(1, FILL_CHUNK as u64) as usize;
+            (FILL_CHUNK / w).max(1) * w
+        }
+        None => FILL_CHUNK,
+    };
+    let mut data_rng = ssdlab_workload::rng::Rng::new(rng.0);
+    let mut buf = vec![0u8; chunk];
     while len < needed_size {
         if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Err(LayoutError::Interrupted {
@@ -342,8 +362,15 @@ pub fn lay_out_with(
                 cleanup: undo.undo(),
             });
         }
-        let n = (needed_size - len).min(FILL_CHUNK as u64) as usize;
-        rng.fill(&mut buf[..n]);
+        let n = (needed_size - len).min(chunk as u64) as usize;
+        match data {
+            Some(d) => {
+                for write in buf[..n].chunks_mut(d.write.clamp(1, FILL_CHUNK as u64) as usize) {
+                    d.pattern.fill(&mut data_rng, write);
+                }
+            }
+            None => rng.fill(&mut buf[..n]),
+        }
         if let Err(e) = undo.file.write_all_at(&buf[..n], len) {
             return Err(fail(undo, "cannot extend the file", e));
         }

@@ -40,7 +40,7 @@ pub mod written;
 
 pub use blkid::Blkid;
 pub use error::{DeviceError, Refusal};
-pub use fill::{lay_out, lay_out_with, Cleanup, Fill, Laid, LayoutError, Undo};
+pub use fill::{lay_out, lay_out_with, Cleanup, Fill, Laid, LayoutData, LayoutError, Undo};
 pub use identity::{
     check_file_or_new, check_outputs, check_writable, resolve_output, Named, OutputPathError,
     PathId, SameFile,

@@ -188,6 +188,8 @@ pub struct PlannedPath {
     pub lay_out_to: Option<u64>,
     /// How the layout makes it that long (data by default).
     pub fill: crate::fill::Fill,
+    /// What a layout with data writes (pseudo-random data when `None`).
+    pub data: Option<crate::fill::LayoutData>,
     /// Its size once laid out.
     pub size: u64,
     /// How the path is shown ("RAID 0 member " prefix in errors is added by the caller).
@@ -311,7 +313,7 @@ impl Plan {
                     } else {
                         format!("laying out {}: {from} → {to}{how}", p.info.path.display())
                     });
-                    match lay_out_with(&p.info, n, stop, p.fill, on_note) {
+                    match lay_out_with(&p.info, n, stop, p.fill, p.data, on_note) {
                         Ok(l) => {
                             done.infos.push(l.info);
                             done.undo.extend(l.undo);
@@ -586,6 +588,7 @@ fn plan_path(
         info,
         lay_out_to,
         fill: Default::default(),
+        data: None,
         size,
         notes,
     })
