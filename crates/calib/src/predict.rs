@@ -220,6 +220,7 @@ struct Building<'c> {
     cache: &'c SimCache,
     key: String,
     seed: u64,
+    drive: &'c DriveConfig,
 }
 
 impl Drop for Building<'_> {
@@ -228,7 +229,7 @@ impl Drop for Building<'_> {
         if let Some(i) = st
             .building
             .iter()
-            .position(|b| b.0 == self.key && b.1 == self.seed)
+            .position(|b| b.0 == self.key && b.1 == self.seed && b.2.same_state_as(self.drive))
         {
             st.building.remove(i);
         }
@@ -327,6 +328,7 @@ impl SimCache {
             cache: self,
             key: key.clone(),
             seed,
+            drive,
         };
         let mut sim = build_sim(&target, seed, None).ok()?;
         // what the state holds, measured before freezing (a frozen table's chunks count as

@@ -875,6 +875,9 @@ pub struct DataOpts<'a> {
     /// fio's deduplicable buffers (for this worker: [`ssdlab_workload::Dedupe::for_worker`]):
     /// writes without verification repeat others as it says.
     pub dedupe: Option<ssdlab_workload::Dedupe>,
+    /// A repeated pattern is written again into a buffer a read used before its next write
+    /// ([`ssdlab_workload::WorkloadSpec::refill_after_read`]).
+    pub refill_after_read: bool,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -1636,10 +1639,11 @@ pub fn run_streams<B: Backend>(
                     }
                     OpKind::Write => std::mem::take(&mut read_into[slot as usize]),
                     _ => false,
-                } && matches!(
-                    data.pattern,
-                    ssdlab_workload::Pattern::Repeat(_) | ssdlab_workload::Pattern::Bytes(_)
-                );
+                } && data.refill_after_read
+                    && matches!(
+                        data.pattern,
+                        ssdlab_workload::Pattern::Repeat(_) | ssdlab_workload::Pattern::Bytes(_)
+                    );
                 if op.kind == OpKind::Write
                     && (data.pattern.refills()
                         || data.pattern.scrambles()

@@ -1641,6 +1641,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     .then(|| spec.pattern.fixed_bytes())
                                     .flatten(),
                                 dedupe: spec.dedupe.map(|d| d.for_worker(w as u32)),
+                                refill_after_read: spec.refill_after_read,
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),

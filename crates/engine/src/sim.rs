@@ -1181,6 +1181,7 @@ impl SimSession {
                     check_pattern: None,
                     // (the simulated drive does not deduplicate: the data is never made)
                     dedupe: None,
+                    refill_after_read: j.spec.refill_after_read,
                 },
             })
             .collect();

@@ -187,6 +187,7 @@ fn data() -> DataOpts<'static> {
         verify_epoch: 0,
         check_pattern: None,
         dedupe: None,
+        refill_after_read: true,
     }
 }
 

@@ -313,6 +313,9 @@ pub struct Settings {
     /// `refill_buffers` was given (fio's `fio_option_is_set`: else compressible buffers are
     /// refilled).
     pub refill_set: bool,
+    /// `scramble_buffers` was given (fio's `fio_option_is_set`: it then stamps even zeroed
+    /// buffers).
+    pub scramble_set: bool,
     /// fio's `scramble_buffers` (default on): buffers filled once, each write stamped.
     pub scramble_buffers: bool,
     pub buffer_pattern: Option<ssdlab_workload::PatternBytes>,
@@ -541,6 +544,7 @@ impl Default for Settings {
             zero_buffers: false,
             refill_buffers: false,
             refill_set: false,
+            scramble_set: false,
             compress_chunk: 512,
             scramble_buffers: true,
             buffer_pattern: None,
@@ -1030,7 +1034,10 @@ impl Settings {
                 self.refill_buffers = flag(v)?;
                 self.refill_set = true;
             }
-            "scramble_buffers" => self.scramble_buffers = flag(v)?,
+            "scramble_buffers" => {
+                self.scramble_buffers = flag(v)?;
+                self.scramble_set = true;
+            }
             "buffer_pattern" => {
                 self.buffer_pattern = Some(data_pattern(key, &need(v, key)?)?);
                 // fio's str_buffer_pattern_cb: refilled buffers when the job (so far) reads or
@@ -1670,7 +1677,7 @@ impl Settings {
                 ));
             }
         }
-        if self.dedupe_pct > 0 && !self.refill_buffers && !self.verify {
+        if self.dedupe_pct > 0 && !self.refills() && !self.verify {
             out.push((
                 None,
                 unsupported(
@@ -1707,6 +1714,24 @@ impl Settings {
         }
         // fio's fixup_options: a compressible share of 1–99 % refills the buffers unless
         // refill_buffers was given
+        // fio stamps buffers filled once when scramble_buffers=1 was given (init.c), also a
+        // buffer_pattern's (after it: the pattern's callback turns scrambling off) and zeros
+        let filled_once = !self.verify && self.dedupe_pct == 0 && self.compress_pct.is_none();
+        if filled_once && self.scramble_set && self.scramble_buffers && !self.refills() {
+            let what = match (self.buffer_pattern, self.zero_buffers) {
+                (Some(_), _) => Some("buffer_pattern"),
+                (None, true) => Some("zero_buffers=1"),
+                _ => None,
+            };
+            if let Some(what) = what {
+                out.push((
+                    None,
+                    unsupported(format!(
+                        "scramble_buffers=1 with {what}: fio stamps every 512-byte block of those buffers with its offset and time"
+                    )),
+                ));
+            }
+        }
         if let Some(p @ 1..=99) = self.compress_pct {
             if !self.verify && self.dedupe_pct == 0 && self.refill_set && !self.refill_buffers {
                 out.push((
@@ -2251,24 +2276,29 @@ impl Settings {
     /// pseudo-random data.
     pub fn layout_data(&self) -> Option<ssdlab_target::LayoutData> {
         let write = self.bs_of(1).bounds().1.max(1);
-        let pattern = match self.compress_pct {
-            Some(p @ 1..=99) => {
-                let piece = match self.compress_chunk {
-                    0 => write,
-                    c => c.min(write),
-                };
-                Chunked::pattern(p, piece, self.buffer_pattern)
-            }
-            _ => match self.buffer_pattern {
-                Some(b) => match b.as_slice() {
-                    [one] => Pattern::Repeat(*one),
-                    _ => Pattern::Bytes(b),
-                },
-                None if self.zero_buffers || self.compress_pct == Some(100) => Pattern::Zeros,
-                None => return None,
+        let piece = match self.compress_chunk {
+            0 => write,
+            c => c.min(write),
+        };
+        let pattern = match (self.compress_pct, self.buffer_pattern) {
+            (Some(p @ 1..=99), _) => Chunked::pattern(p, piece, self.buffer_pattern),
+            // (with dedupe, fio's fill is random but for a compressible share)
+            _ if self.dedupe_pct > 0 => return None,
+            (_, Some(b)) => match b.as_slice() {
+                [one] => Pattern::Repeat(*one),
+                _ => Pattern::Bytes(b),
             },
+            _ if self.zero_buffers || self.compress_pct == Some(100) => Pattern::Zeros,
+            _ => return None,
         };
         Some(ssdlab_target::LayoutData { pattern, write })
+    }
+
+    /// Whether fio refills the write buffers: `refill_buffers` (or dedupe's, or buffer_pattern's
+    /// callback), or a compressible share of 1–99 % when `refill_buffers` was not given
+    /// (fixup_options).
+    pub fn refills(&self) -> bool {
+        self.refill_buffers || (matches!(self.compress_pct, Some(1..=99)) && !self.refill_set)
     }
 
     /// The pieces fio fills compressible and deduplicable buffers in (`fill_io_buffer`): the
@@ -2426,6 +2456,7 @@ impl Settings {
             } else {
                 Pattern::Random
             },
+            refill_after_read: self.refills(),
             dedupe: self.dedupe(span).filter(|_| mode.writes()),
             seed,
             verify: self.verify && !self.verify_no_header,
@@ -2525,6 +2556,7 @@ impl Settings {
             start_delay_ns: self.start_delay(seed),
             steady: self.steady_criterion(),
             pattern: self.pattern(),
+            refill_after_read: self.refills(),
             dedupe: self.dedupe(shape.end.max(bs)),
             seed,
             verify: false,
@@ -3906,6 +3938,58 @@ mod tests {
             "[a]\nsize=1m\nrw=randrw\ndedupe_percentage=50\nbuffer_pattern=0xab\n",
         ] {
             assert!(jobs(ok).unwrap().unsupported.is_empty(), "{ok}");
+        }
+        // a compressible share refills them again (fixup_options), refill_buffers not given
+        let js = jobs(
+            "[a]\nsize=1m\nrw=write\ndedupe_percentage=50\nbuffer_pattern=0xab\nbuffer_compress_percentage=40\n",
+        )
+        .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let s = &js.jobs[0].settings;
+        assert_eq!(
+            s.layout_data().map(|d| d.pattern),
+            Some(chunked(40, 512, PatternBytes::new(&[0xab])))
+        );
+        // with dedupe and no share the layout is random, as fio's fill
+        let js = jobs("[a]\nsize=1m\nrw=randrw\ndedupe_percentage=50\nzero_buffers=1\n").unwrap();
+        assert_eq!(js.jobs[0].settings.layout_data(), None);
+        // a pattern is written again after a read only where fio refills: the callback looks
+        // at the rw given so far
+        let refill = |text: &str| {
+            let js = jobs(text).unwrap();
+            js.jobs[0]
+                .settings
+                .workload(0, 1 << 20, 1, 1)
+                .refill_after_read
+        };
+        assert!(refill("[a]\nsize=1m\nrw=randrw\nbuffer_pattern=0xab\n"));
+        assert!(!refill(
+            "[global]\nrw=write\nbuffer_pattern=0xab\n[a]\nsize=1m\nrw=randrw\n"
+        ));
+        assert!(!refill(
+            "[a]\nsize=1m\nrw=randrw\nbuffer_pattern=0xab\nrefill_buffers=0\n"
+        ));
+        // scramble_buffers=1 given stamps buffers filled once: refused where ssdlab would not
+        for text in [
+            "buffer_pattern=0xab\nscramble_buffers=1\n",
+            "zero_buffers=1\nscramble_buffers=1\n",
+        ] {
+            let js = jobs(&format!("[a]\nsize=1m\nrw=write\n{text}")).unwrap();
+            assert!(
+                js.unsupported
+                    .iter()
+                    .any(|u| u.why.contains("scramble_buffers=1 with")),
+                "{text}: {:?}",
+                js.unsupported
+            );
+        }
+        for text in [
+            "scramble_buffers=1\nbuffer_pattern=0xab\n",
+            "zero_buffers=1\n",
+            "scramble_buffers=1\n",
+        ] {
+            let js = jobs(&format!("[a]\nsize=1m\nrw=write\n{text}")).unwrap();
+            assert!(js.unsupported.is_empty(), "{text}: {:?}", js.unsupported);
         }
         // what fio writes differently is refused, naming it: its start-up buffers again
         let js = jobs("[a]\nsize=1m\nrw=write\nbuffer_compress_percentage=50\nrefill_buffers=0\n")

@@ -346,13 +346,8 @@ pub fn lay_out_with(
     let mut since_sync = 0u64;
     let mut rng = XorShift((0x9E37_79B9_7F4A_7C15 ^ len.rotate_left(17) ^ needed_size) | 1);
     // (with a pattern, whole writes of it in each chunk, so that each starts it again)
-    let chunk = match data {
-        Some(d) => {
-            let w = d.write.clamp(1, FILL_CHUNK as u64) as usize;
-            (FILL_CHUNK / w).max(1) * w
-        }
-        None => FILL_CHUNK,
-    };
+    let write = data.map_or(FILL_CHUNK, |d| d.write.clamp(1, usize::MAX as u64) as usize);
+    let chunk = (FILL_CHUNK / write).max(1) * write;
     let mut data_rng = ssdlab_workload::rng::Rng::new(rng.0);
     let mut buf = vec![0u8; chunk];
     while len < needed_size {
@@ -365,8 +360,8 @@ pub fn lay_out_with(
         let n = (needed_size - len).min(chunk as u64) as usize;
         match data {
             Some(d) => {
-                for write in buf[..n].chunks_mut(d.write.clamp(1, FILL_CHUNK as u64) as usize) {
-                    d.pattern.fill(&mut data_rng, write);
+                for w in buf[..n].chunks_mut(write) {
+                    d.pattern.fill(&mut data_rng, w);
                 }
             }
             None => rng.fill(&mut buf[..n]),

@@ -190,6 +190,12 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyCriterion>,
     pub pattern: Pattern,
+    /// A repeated pattern (`repeat`, `bytes`) is written again into a buffer a read used, before
+    /// the buffer's next write (fio's `buffer_pattern` in a job that refills its buffers, as it
+    /// does by default when it reads); else such a write carries what the read left, as fio's
+    /// buffers filled once do.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub refill_after_read: bool,
     /// fio's deduplicable buffers (`dedupe_percentage` …): a share of the writes repeat
     /// others (see [`crate::dedupe`]); none by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -316,6 +322,14 @@ pub struct WorkloadSpec {
     pub trim: TrimMode,
 }
 
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 impl Default for WorkloadSpec {
     fn default() -> Self {
         WorkloadSpec {
@@ -336,6 +350,7 @@ impl Default for WorkloadSpec {
             start_delay_ns: 0,
             steady: None,
             pattern: Pattern::Random,
+            refill_after_read: true,
             dedupe: None,
             seed: 0x5eed_1ab5,
             verify: false,
