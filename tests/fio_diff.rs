@@ -10,7 +10,8 @@
 //!   `share=N`: the share of reads within N percentage points;
 //! - `offsets`: the I/Os of each iolog equal as a multiset (direction, offset, length), so the
 //!   range, the alignment and the coverage of random jobs too; `offsets-total`: the same
-//!   without the direction; `sequence`: in the same order per direction;
+//!   without the direction; `sequence`: in the same order per direction; `order`: the
+//!   directions of the I/Os one after the other the same (reads between writes);
 //! - `ios`: I/Os per job equal (over all directions; bytes vary with varying block sizes);
 //!   `jobshare=N`: each job's share of all the I/Os within N percentage points (fio's `flow`
 //!   keeps the jobs' I/Os in proportion, but where a run ends depends on timing);
@@ -880,6 +881,23 @@ fn case(path: &Path) -> Vec<String> {
                         x[i], y[i]
                     ));
                 }
+            }
+        }
+        if has("order") {
+            // the directions one after the other (fio's verify_backlog: reads between writes)
+            let dirs = |l: &[(String, u64, u64)]| -> String {
+                l.iter()
+                    .map(|x| x.0.chars().next().unwrap_or('?'))
+                    .collect()
+            };
+            let (x, y) = (dirs(&a), dirs(&b));
+            if x != y {
+                let at = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
+                diffs.push(format!(
+                    "{log}: the directions in order differ from I/O {at}: fio …{}, ssdlab …{}",
+                    &x[at.saturating_sub(8)..x.len().min(at + 24)],
+                    &y[at.saturating_sub(8)..y.len().min(at + 24)]
+                ));
             }
         }
         if has("sequence") && !has("per-file") {

@@ -4,6 +4,7 @@
 //! time for simulated ones).
 
 use crate::backend::{Backend, Cqe};
+use crate::backlog::Backlog;
 use ssdlab_stats::Recorder;
 use ssdlab_target::written::{WriteLog, WrittenMap};
 use ssdlab_workload::{verify, Next, Op, OpGen, OpKind, OpSource, Pattern};
@@ -426,6 +427,11 @@ impl<'a> Control<'a> {
         self.bytes_left
             .store(bytes.unwrap_or(u64::MAX), Ordering::Relaxed);
         self
+    }
+
+    /// Some of the budget of I/Os and bytes is left (not claimed yet).
+    fn has_budget(&self) -> bool {
+        self.budget.load(Ordering::Relaxed) != 0 && self.bytes_left.load(Ordering::Relaxed) != 0
     }
 
     /// Takes `len` bytes from the byte budget; false when none were left.
@@ -878,6 +884,13 @@ pub struct DataOpts<'a> {
     /// A repeated pattern is written again into a buffer a read used before its next write
     /// ([`ssdlab_workload::WorkloadSpec::refill_after_read`]).
     pub refill_after_read: bool,
+    /// fio's `verify_backlog` (with `verify`): what the writer reads back while it writes, and
+    /// whether fio keeps its pieces by offset (a sequential job, or a random one without a
+    /// random map) rather than in the order written.
+    pub backlog: Option<(ssdlab_workload::VerifyBacklog, bool)>,
+    /// Where the pieces of a backlog left unread at the end go (in the order fio reads them in
+    /// its verify phase).
+    pub unverified: Option<&'a std::sync::Mutex<Vec<Op>>>,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -1246,6 +1259,24 @@ pub fn run_streams<B: Backend>(
     // (fio's buffer_pattern, which refills in a job that reads) is written again before the
     // slot's next write; other buffers filled once keep what the read left, as fio's do.
     let mut read_into = vec![false; nslots as usize];
+    // fio's verify_backlog: each verifying writer's pieces waiting to be read back, and the
+    // piece each slot's write logged.
+    let mut backlogs: Vec<Option<Backlog>> = streams
+        .iter()
+        .map(|s| {
+            let d = &units[s.unit].data;
+            d.backlog
+                .filter(|_| d.verify.is_some() || d.check_pattern.is_some())
+                .map(|(cfg, by_offset)| Backlog::new(cfg, by_offset))
+        })
+        .collect();
+    // (the hot path of other runs tests this once per op)
+    let any_backlog = backlogs.iter().any(Option::is_some);
+    let mut piece_of = if any_backlog {
+        vec![0u64; nslots as usize]
+    } else {
+        Vec::new()
+    };
     // Fixed patterns (and fio's scrambled or once-filled random data) are written once into
     // every buffer; refilled ones anew for every write.
     for slot in 0..nslots {
@@ -1461,8 +1492,19 @@ pub fn run_streams<B: Backend>(
                 }
                 // The op: one held back earlier (its time had not come), else the source's next
                 // (a generator's inline: the hot path).
+                let mut is_verify = false;
                 let next = if ss[si].pending.is_some() {
+                    if any_backlog {
+                        is_verify = backlogs[si]
+                            .as_mut()
+                            .is_some_and(|b| std::mem::take(&mut b.pending_verify));
+                    }
                     ss[si].pending.take().expect("checked")
+                } else if let Some(n) = any_backlog
+                    .then(|| backlogs[si].as_mut().and_then(|b| b.stashed.take()))
+                    .flatten()
+                {
+                    n
                 } else {
                     let n = match &mut streams[si].source {
                         OpSource::Generated(g) => {
@@ -1505,6 +1547,30 @@ pub fn run_streams<B: Backend>(
                     };
                     ss[si].waited = false;
                     n
+                };
+                // fio's verify_backlog: a read of a piece written before, instead of the job's
+                // next I/O (kept for later) — while the job has I/O left to issue (fio checks
+                // its bytes before it gets an I/O)
+                let next = match any_backlog.then(|| backlogs[si].as_mut()).flatten() {
+                    Some(b) => {
+                        let mut next = next;
+                        if !is_verify && (us[u].allowance > 0 || units[u].ctl.has_budget()) {
+                            if let Some(op) = b.next_read() {
+                                b.stashed = Some(next);
+                                is_verify = true;
+                                next = Next {
+                                    op,
+                                    gap_ns: 0,
+                                    at_ns: 0,
+                                    drain: false,
+                                };
+                            }
+                        }
+                        // (a path below that keeps the op for later keeps what it is)
+                        b.pending_verify = is_verify;
+                        next
+                    }
+                    None => next,
                 };
                 let due = if next.drain {
                     // fio's think time: the queue drains first (a completion wakes the loop),
@@ -1593,10 +1659,12 @@ pub fn run_streams<B: Backend>(
                     measuring_any = true;
                     backend.mark_measurement_start();
                 }
-                if measured {
-                    if !us[u].measuring {
-                        us[u].measuring = true;
-                    }
+                if measured && !us[u].measuring {
+                    us[u].measuring = true;
+                }
+                // (fio's verify_backlog reads count toward no budget: fio's bytes are the
+                // job's writes)
+                if measured && !is_verify {
                     if us[u].allowance == 0 {
                         // Claim for every free slot at once (one atomic operation per round).
                         us[u].allowance = units[u].ctl.claim(free.len() as u64 + 1);
@@ -1683,7 +1751,7 @@ pub fn run_streams<B: Backend>(
                 }
                 if let Err(e) = backend.push(slot, &op) {
                     push_error = Some((e, streams[si].rec));
-                    if measured {
+                    if measured && !is_verify {
                         us[u].allowance += 1;
                     }
                     unadmit(&mut ss);
@@ -1694,6 +1762,12 @@ pub fn run_streams<B: Backend>(
                 s.op = op;
                 s.t_issue = t_issue;
                 s.measured = measured;
+                if let Some(b) = any_backlog.then(|| backlogs[si].as_mut()).flatten() {
+                    if op.kind == OpKind::Write {
+                        piece_of[slot as usize] = b.logged(op.offset, op.len);
+                    }
+                    b.pending_verify = false;
+                }
                 let st = &mut ss[si];
                 st.base = if timed && st.waited { due } else { now };
                 st.inflight += 1;
@@ -1865,6 +1939,13 @@ pub fn run_streams<B: Backend>(
                 let done = c.res.clamp(0, s.op.len as i64) as u64;
                 log.wrote(s.op.offset, done);
                 log.failed(s.op.offset + done, s.op.len - done);
+            }
+            if let Some(b) = any_backlog.then(|| backlogs[si].as_mut()).flatten() {
+                if s.op.kind == OpKind::Write {
+                    let whole = c.res >= 0 && c.res as u64 == s.op.len;
+                    b.completed(s.op.offset, piece_of[c.slot as usize], whole);
+                }
+                b.finished(s.op.kind);
             }
             if !s.measured {
                 continue;
@@ -2074,6 +2155,14 @@ pub fn run_streams<B: Backend>(
         }
     }
     let end = backend.now();
+    // fio's verify phase reads what its backlog left
+    for (i, b) in backlogs.iter().enumerate() {
+        if let (Some(b), Some(sink)) = (b, units[streams[i].unit].data.unverified) {
+            sink.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(b.rest());
+        }
+    }
     for (u, run) in steady.into_iter().enumerate() {
         if let (Some(run), Ok(mut out)) = (run, units[u].ctl.steady_out.lock()) {
             *out = Some(run.finish());

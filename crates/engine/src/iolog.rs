@@ -21,6 +21,10 @@ pub struct IologTarget {
     /// A job with several files: where each begins in the job's address space and its name
     /// (ascending); each I/O's line then names its file and the offset in it. Empty: one file.
     pub files: Vec<(u64, String)>,
+    /// A later phase of the job that wrote the log (fio's verify phase): its I/Os are added
+    /// to the log, between `open` and `close` lines, their times counted from this many µs
+    /// after the log began.
+    pub after_us: Option<u64>,
 }
 
 impl IologTarget {
@@ -30,6 +34,7 @@ impl IologTarget {
             path,
             file_name,
             files: Vec::new(),
+            after_us: None,
         }
     }
 
@@ -129,14 +134,25 @@ impl IologTarget {
 
     fn merge(&self, parts: &[PathBuf], t_end_us: u64) -> io::Result<()> {
         let tmp = self.part(usize::MAX);
+        // (a later phase is added to the log as it is; a new log is renamed into place whole)
+        let (file, at) = match self.after_us {
+            Some(at) => (
+                std::fs::OpenOptions::new().append(true).open(&self.path)?,
+                at,
+            ),
+            None => (File::create(&tmp)?, 0),
+        };
         let result = (|| {
-            let mut out = BufWriter::with_capacity(1 << 16, File::create(&tmp)?);
-            let mut head = String::from(IologLine::HEADER);
-            for n in self.names() {
-                IologLine::file_action(&mut head, 0, n, "add");
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            let mut head = String::new();
+            if self.after_us.is_none() {
+                head.push_str(IologLine::HEADER);
+                for n in self.names() {
+                    IologLine::file_action(&mut head, 0, n, "add");
+                }
             }
             for n in self.names() {
-                IologLine::file_action(&mut head, 0, n, "open");
+                IologLine::file_action(&mut head, at, n, "open");
             }
             out.write_all(head.as_bytes())?;
             let mut readers: Vec<std::io::Lines<BufReader<File>>> = parts
@@ -161,10 +177,13 @@ impl IologTarget {
             }
             let mut tail = String::new();
             for n in self.names() {
-                IologLine::file_action(&mut tail, t_end_us, n, "close");
+                IologLine::file_action(&mut tail, at + t_end_us, n, "close");
             }
             out.write_all(tail.as_bytes())?;
             out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            if self.after_us.is_some() {
+                return Ok(());
+            }
             std::fs::rename(&tmp, &self.path)
         })();
         if result.is_err() {
@@ -314,7 +333,7 @@ impl<B: Backend> Backend for Recording<'_, B> {
     }
     fn push(&mut self, slot: u32, op: &Op) -> io::Result<()> {
         self.inner.push(slot, op)?;
-        let t = self.inner.now().saturating_sub(self.t0) / 1000;
+        let t = self.inner.now().saturating_sub(self.t0) / 1000 + self.target.after_us.unwrap_or(0);
         let (file, op) = self.target.locate(op);
         self.part.write(t, file, &op);
         Ok(())

@@ -18,6 +18,7 @@
 
 mod aging;
 mod backend;
+mod backlog;
 mod engine_loop;
 mod fault;
 mod iolog;

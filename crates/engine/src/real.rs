@@ -19,7 +19,7 @@ use ssdlab_target::diskstats::{DiskDelta, DiskWatch};
 use ssdlab_target::written::{self, WriteLog, WrittenMap};
 use ssdlab_target::{open_target, open_target_shared, Fill, PathId, PathKind, Plan, PlanOptions};
 use ssdlab_workload::gen::worker_seed;
-use ssdlab_workload::{format_size, Files, Op, OpKind, OpSource, Trace, WorkloadSpec};
+use ssdlab_workload::{format_size, Files, Op, OpKind, OpList, OpSource, Trace, WorkloadSpec};
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
@@ -115,6 +115,12 @@ pub struct RealOptions<'a> {
     pub nice: i32,
     /// Each I/O thread's I/O priority, (class, level) (fio's `prioclass`, `prio`).
     pub io_priority: Option<(u32, u32)>,
+    /// Where the writes fio's `verify_backlog` has not read back yet go when the job ends
+    /// (for its verify phase).
+    pub unverified: Option<&'a std::sync::Mutex<Vec<Op>>>,
+    /// Issue these ops (offsets on the target) instead of the spec's: the reads of a verify
+    /// phase after fio's `verify_backlog`.
+    pub ops: Option<Arc<[Op]>>,
 }
 
 impl Default for RealOptions<'_> {
@@ -147,6 +153,8 @@ impl Default for RealOptions<'_> {
             layout_data: None,
             invalidate: false,
             advice: None,
+            unverified: None,
+            ops: None,
             pre_read: false,
             sync_mode: SyncMode::Threads,
             file_op: FileOp::Data,
@@ -1610,13 +1618,16 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                         if let Some((class, level)) = opts.io_priority {
                             ssdlab_io::cpu::set_io_priority(class, level)?;
                         }
-                        let source = OpSource::for_worker(
-                            spec,
-                            trace.as_ref(),
-                            plan.start,
-                            plan.span,
-                            w as u32,
-                        );
+                        let source = match &opts.ops {
+                            Some(ops) => OpSource::List(OpList::new(Arc::clone(ops), 0)),
+                            None => OpSource::for_worker(
+                                spec,
+                                trace.as_ref(),
+                                plan.start,
+                                plan.span,
+                                w as u32,
+                            ),
+                        };
                         let rec = Recorder::with_log(
                             opts.log,
                             first_worker[j] + w as u32,
@@ -1642,6 +1653,12 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     .flatten(),
                                 dedupe: spec.dedupe.map(|d| d.for_worker(w as u32)),
                                 refill_after_read: spec.refill_after_read,
+                                // (fio keeps the pieces of a job with a random map in the
+                                // order written, others by offset)
+                                backlog: spec.verify_backlog.map(|b| {
+                                    (b, !(spec.random_pct > 0 && spec.random_map))
+                                }),
+                                unverified: opts.unverified,
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),

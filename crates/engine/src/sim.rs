@@ -1182,6 +1182,8 @@ impl SimSession {
                     // (the simulated drive does not deduplicate: the data is never made)
                     dedupe: None,
                     refill_after_read: j.spec.refill_after_read,
+                    backlog: None,
+                    unverified: None,
                 },
             })
             .collect();

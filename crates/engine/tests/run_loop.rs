@@ -188,6 +188,8 @@ fn data() -> DataOpts<'static> {
         check_pattern: None,
         dedupe: None,
         refill_after_read: true,
+        backlog: None,
+        unverified: None,
     }
 }
 

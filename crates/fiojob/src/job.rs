@@ -383,6 +383,9 @@ pub struct Settings {
     pub rate_poisson: bool,
     /// fio's `verify_fatal`.
     pub verify_fatal: bool,
+    /// fio's `verify_backlog` (0: none) and `verify_backlog_batch` (0: the backlog).
+    pub verify_backlog: u64,
+    pub verify_backlog_batch: u32,
     /// fio's `fill_device` (`fill_fs`): write until the file system is full.
     pub fill_device: bool,
     /// fio's `create_serialize` (default 1): every job's files are set up before any runs.
@@ -583,6 +586,8 @@ impl Default for Settings {
             rate_ignore_think: false,
             rate_poisson: false,
             verify_fatal: false,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
             fill_device: false,
             create_serialize: true,
             zonemode: None,
@@ -1115,6 +1120,11 @@ impl Settings {
                 "ssdlab keeps each error with its offset in the results instead of printing it",
             )?,
             "verify_fatal" => self.verify_fatal = flag(v)?,
+            // (fio: a value with a size suffix, as a count)
+            "verify_backlog" => self.verify_backlog = bytes(&need(v, key)?)?,
+            "verify_backlog_batch" => {
+                self.verify_backlog_batch = value::int_in(&need(v, key)?, 0, u32::MAX as u64)? as u32
+            }
             "fill_device" => self.fill_device = flag(v)?,
             "create_serialize" => self.create_serialize = flag(v)?,
             "zonemode" => {
@@ -1933,6 +1943,35 @@ impl Settings {
         if self.verify && self.mode.reads() && self.mode.writes() {
             out.push((None, unsupported("verify of a mixed read/write job")));
         }
+        if self.verify && self.do_verify && self.mode.writes() && self.loops > 1 {
+            out.push((
+                None,
+                unsupported(format!(
+                    "verify with loops={} (fio reads back after each loop; ssdlab once, after the last)",
+                    self.loops
+                )),
+            ));
+        }
+        if self.backlog().is_some() && self.mode.writes() {
+            let why = if self.rate.iter().chain(&self.rate_iops).any(Option::is_some)
+                || self.thinktime_ns > 0
+            {
+                Some("verify_backlog with rate or thinktime (fio paces its backlog's reads too)")
+            } else if self.flow != 0 {
+                Some("verify_backlog with flow")
+            } else if self.latency_target_ns > 0 {
+                Some("verify_backlog with latency_target")
+            } else if self.number_ios.is_some() {
+                Some("verify_backlog with number_ios (fio counts the backlog's reads in it)")
+            } else if self.read_iolog.is_some() {
+                Some("verify_backlog while replaying a trace")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                out.push((None, unsupported(why)));
+            }
+        }
         let varying = self.read_iolog.is_none() && self.block_sizes().is_some();
         if varying && self.verify {
             out.push((
@@ -2301,6 +2340,20 @@ impl Settings {
         self.refill_buffers || (matches!(self.compress_pct, Some(1..=99)) && !self.refill_set)
     }
 
+    /// fio's `verify_backlog` with `verify_backlog_batch`, where the job verifies (fio's verify
+    /// phase on; its pieces are logged only then).
+    pub fn backlog(&self) -> Option<ssdlab_workload::VerifyBacklog> {
+        (self.verify && self.do_verify && self.verify_backlog > 0).then_some(
+            ssdlab_workload::VerifyBacklog {
+                every: self.verify_backlog,
+                batch: match self.verify_backlog_batch {
+                    0 => self.verify_backlog,
+                    b => b as u64,
+                },
+            },
+        )
+    }
+
     /// The pieces fio fills compressible and deduplicable buffers in (`fill_io_buffer`): the
     /// smallest write, or `buffer_compress_chunk` when that is shorter and not 0.
     pub fn compress_piece(&self) -> u64 {
@@ -2462,6 +2515,7 @@ impl Settings {
             verify: self.verify && !self.verify_no_header,
             verify_by_pattern: self.verify && self.verify_no_header,
             verify_fatal: self.verify_fatal,
+            verify_backlog: self.backlog().filter(|_| mode.writes()),
             fill_device: self.fill_device,
             max_latency_ns: self
                 .max_latency_ns
@@ -2562,6 +2616,7 @@ impl Settings {
             verify: false,
             verify_by_pattern: false,
             verify_fatal: false,
+            verify_backlog: None,
             fill_device: false,
             max_latency_ns: None,
             cpus_allowed: None,
@@ -3677,6 +3732,53 @@ mod tests {
         assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
         let js = jobs("[a]\nfsync=32\nunlink=1\n").unwrap();
         assert_eq!(js.unsupported.len(), 2);
+    }
+
+    #[test]
+    fn verify_backlog_as_fio_reads_it() {
+        let backlog = |text: &str| {
+            let js = jobs(&format!("[a]\nsize=1m\nrw=write\nverify=crc32c\n{text}")).unwrap();
+            assert!(js.unsupported.is_empty(), "{text}: {:?}", js.unsupported);
+            js.jobs[0]
+                .settings
+                .workload(0, 1 << 20, 1, 1)
+                .verify_backlog
+        };
+        let b = |every, batch| Some(ssdlab_workload::VerifyBacklog { every, batch });
+        assert_eq!(backlog(""), None);
+        // the batch is the backlog unless given; a size suffix counts pieces (fio's STR_VAL)
+        assert_eq!(backlog("verify_backlog=16\n"), b(16, 16));
+        assert_eq!(
+            backlog("verify_backlog=1k\nverify_backlog_batch=3\n"),
+            b(1024, 3)
+        );
+        // fio logs the pieces only for a verify phase
+        assert_eq!(backlog("verify_backlog=16\ndo_verify=0\n"), None);
+        // (a reader has no pieces)
+        let js = jobs("[a]\nsize=1m\nrw=read\nverify=crc32c\nverify_backlog=4\n").unwrap();
+        assert_eq!(
+            js.jobs[0]
+                .settings
+                .workload(0, 1 << 20, 1, 1)
+                .verify_backlog,
+            None
+        );
+        // what would pace or count its reads is refused, naming the option
+        // fio's verify phase comes after each loop
+        let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n").unwrap();
+        assert!(
+            js.unsupported[0].why.contains("loops=2"),
+            "{:?}",
+            js.unsupported
+        );
+        for extra in ["rate_iops=100", "thinktime=1ms", "number_ios=10", "flow=1"] {
+            let js = jobs(&format!(
+                "[a]\nsize=1m\nrw=write\nverify=crc32c\nverify_backlog=4\n{extra}\n"
+            ))
+            .unwrap();
+            assert_eq!(js.unsupported.len(), 1, "{extra}");
+            assert!(js.unsupported[0].why.contains("verify_backlog"), "{extra}");
+        }
     }
 
     #[test]

@@ -234,8 +234,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
         &[
             "verify_offset",
             "verify_pattern_interval",
-            "verify_backlog",
-            "verify_backlog_batch",
             "verify_async",
             "verify_async_cpus",
             "verify_dump",
@@ -246,7 +244,7 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "verify_header_seed",
             "experimental_verify",
         ],
-        "ssdlab verifies with its own per-sector headers after the write phase",
+        "ssdlab verifies with its own per-sector headers, read back in the verify phase after the writes or between them (verify_backlog)",
     ),
     (
         &[

@@ -245,6 +245,10 @@ pub fn run_waves(
 ) -> Waves {
     let nwaves = js.jobs.iter().map(|j| j.wave).max().unwrap_or(0) + 1;
     let mut measured: Vec<Option<Measured>> = vec![None; units.len()];
+    // fio's verify_backlog: the writes each job has not read back when it ends (its verify
+    // phase reads them)
+    let unverified: Vec<std::sync::Mutex<Vec<ssdlab_workload::Op>>> =
+        units.iter().map(|_| Default::default()).collect();
     let mut failure: Option<WaveError> = None;
     let mut thread_logs: BTreeMap<u32, (JobLog, u64, LogStyle)> = BTreeMap::new();
     // fio's exitall (one job asking for it sets it for the run): a job that ends stops the
@@ -422,6 +426,8 @@ pub fn run_waves(
                                 stonewall: stonewall_of(k).or(o.stonewall),
                                 on_end: end_of(k),
                                 flow: flow_of(i),
+                                unverified: Some(&unverified[i])
+                                    .filter(|_| units[i].spec.verify_backlog.is_some()),
                                 ..o.clone()
                             }
                         })
@@ -534,8 +540,13 @@ pub fn run_waves(
             // it first ends the job (`td->terminate`), without a verify phase.
             if !m.outcome.budget_done && !m.outcome.source_done {
                 let n = format!(
-                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio",
-                    js.jobs[u.job].name
+                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio{}",
+                    js.jobs[u.job].name,
+                    if u.spec.verify_backlog.is_some() {
+                        " (verify_backlog read back what it reached while the job wrote)"
+                    } else {
+                        ""
+                    }
                 );
                 m.result.notes.push(n);
                 continue;
@@ -544,10 +555,44 @@ pub fn run_waves(
             // (the logs are the job's own I/O: fio's verify phase reads are not in them)
             let o = RealOptions {
                 log: None,
+                // after fio's verify_backlog, what it has not read back, in its order
+                ops: u.spec.verify_backlog.map(|_| {
+                    let mut left = unverified[i]
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    std::mem::take(&mut *left).into()
+                }),
                 ..o.clone()
             };
-            match ssdlab_engine::run_real(&verify_spec(&u.spec), t, &o) {
+            // fio's write_iolog has the verify phase's reads too, after the job's I/Os (in the
+            // log its clones share, when they do)
+            let iolog = u
+                .iolog
+                .as_ref()
+                .filter(|_| m.iolog_error.is_none())
+                .map(|l| ssdlab_engine::IologTarget {
+                    path: merges
+                        .iter()
+                        .find(|(_, _, parts)| parts.contains(&l.path))
+                        .map_or_else(|| l.path.clone(), |(_, dest, _)| dest.clone()),
+                    after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
+                    ..l.clone()
+                });
+            let vspec = verify_spec(&u.spec);
+            let phase = ssdlab_engine::run_real_jobs(&[ssdlab_engine::RealJob {
+                spec: &vspec,
+                target: t,
+                opts: &o,
+                iolog,
+            }])
+            .map(|mut v| v.remove(0));
+            match phase {
                 Ok(v) => {
+                    if let Some(e) = &v.iolog_error {
+                        failure.get_or_insert(WaveError::Log(format!(
+                            "{e} (the result was printed; the log was not kept whole)"
+                        )));
+                    }
                     m.recorder.merge(&v.recorder);
                     m.outcome.runtime_ns += v.outcome.runtime_ns;
                     m.outcome.interrupted |= v.outcome.interrupted;
@@ -560,7 +605,8 @@ pub fn run_waves(
                         m.result.timestamp_ms,
                         m.result.cpu.clone(),
                     );
-                    r.verify = v.result.verify.clone();
+                    // (what the write phase read back too: fio's verify_backlog)
+                    r.verify = v.result.verify.is_some().then(|| m.recorder.verify.clone());
                     r.members = m.result.members.clone();
                     r.disk_util = m.result.disk_util.clone();
                     m.result = r;

@@ -159,6 +159,20 @@ pub struct Strided {
     pub skip: u64,
 }
 
+/// fio's `verify_backlog=N` (`every`) and `verify_backlog_batch` (`batch`): a verifying writer
+/// logs each write it issues; whenever N pieces wait to be verified and its last completion was
+/// not a read, it reads back `batch` of them, the oldest first (in offset order where fio keeps
+/// them in a tree: sequential jobs, or random ones without a random map), skipping none still in
+/// flight; what is left is read in the verify phase after the job (fio's `check_get_verify`,
+/// `get_next_verify`, `log_io_piece`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyBacklog {
+    /// Pieces waiting that start a batch (fio's `verify_backlog`, at least 1).
+    pub every: u64,
+    /// Pieces a batch reads back (fio's `verify_backlog_batch`; `every` when not given).
+    pub batch: u64,
+}
+
 /// The whole description of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
@@ -214,6 +228,10 @@ pub struct WorkloadSpec {
     /// `continue_on_error` goes past the error.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_fatal: bool,
+    /// fio's `verify_backlog`: a verifying writer reads back what it wrote while it writes,
+    /// not only after (see [`VerifyBacklog`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<VerifyBacklog>,
     /// fio's `fill_device`: a write that finds the file system full (ENOSPC, EDQUOT) ends the
     /// job without an error.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -356,6 +374,7 @@ impl Default for WorkloadSpec {
             verify: false,
             verify_by_pattern: false,
             verify_fatal: false,
+            verify_backlog: None,
             fill_device: false,
             max_latency_ns: None,
             cpus_allowed: None,
