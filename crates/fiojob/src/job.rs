@@ -3781,6 +3781,24 @@ mod tests {
         }
     }
 
+    /// Every option the list of reasons names is refused: one ssdlab has come to implement
+    /// leaves the list (else its reason would still be given for it, wrongly, somewhere).
+    #[test]
+    fn options_with_a_reason_are_refused() {
+        for (keys, why) in options::NOT_IMPLEMENTED {
+            for k in *keys {
+                let js = jobs(&format!("[a]\n{k}=1\n")).unwrap();
+                assert!(
+                    js.unsupported
+                        .iter()
+                        .any(|i| i.key == *k && i.why.contains(why)),
+                    "{k} is implemented: take it off the list ({:?})",
+                    js.unsupported
+                );
+            }
+        }
+    }
+
     #[test]
     fn errors_collect_every_bad_value() {
         let err = jobs("[a]\nbs=4q\niodeph=4\nrw=randomread\nruntime=10sec\n").unwrap_err();

@@ -167,7 +167,7 @@ pub fn no_effect(key: &str) -> Option<&'static str> {
 }
 
 /// Why ssdlab does not implement a core option fio knows, by feature.
-const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
+pub(crate) const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
     (
         &[
             "zonecapacity",
@@ -211,10 +211,6 @@ const NOT_IMPLEMENTED: &[(&[&str], &str)] = &[
             "job_start_clock_id",
         ],
         "log columns and clocks other than fio 3.33's defaults (ssdlab's logs give ms since the job's start)",
-    ),
-    (
-        &["buffer_compress_chunk"],
-        "ssdlab's data patterns are zeros, random, one repeated byte or a compressible share",
     ),
     (
         &["exec_prerun", "exec_postrun"],
