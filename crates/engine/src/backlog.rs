@@ -10,7 +10,7 @@
 //! still in flight; each piece is read once. What is left when the writes end is read in the
 //! verify phase (`do_verify`), in the same order.
 
-use ssdlab_workload::{Op, OpKind, VerifyBacklog};
+use ssdlab_workload::{Next, Op, OpKind, VerifyBacklog};
 use std::collections::BTreeMap;
 
 /// One write waiting to be read back.
@@ -36,7 +36,7 @@ pub(crate) struct Backlog {
     /// The last completion was a read (fio's `td->last_ddir`).
     last_read: bool,
     /// The loop's: the job's next op, put off for a read of the backlog.
-    pub(crate) stashed: Option<ssdlab_workload::Next>,
+    pub(crate) stashed: Option<Next>,
     /// The loop's: the op it holds back for later is a read of the backlog (no budget is
     /// taken for it).
     pub(crate) pending_verify: bool,
@@ -103,6 +103,16 @@ impl Backlog {
         }
     }
 
+    /// The loop's: `op` completed with `res` (bytes, or a negative errno); `piece` is what
+    /// a write logged.
+    #[inline(never)]
+    pub(crate) fn done(&mut self, op: &Op, piece: u64, res: i64) {
+        if op.kind == OpKind::Write {
+            self.completed(op.offset, piece, res >= 0 && res as u64 == op.len);
+        }
+        self.finished(op.kind);
+    }
+
     /// An I/O of `kind` completed (fio's `last_ddir`: reads and writes only).
     pub(crate) fn finished(&mut self, kind: OpKind) {
         match kind {
@@ -140,6 +150,25 @@ impl Backlog {
         self.pieces.remove(&key);
         self.batch_left -= 1;
         Some(op)
+    }
+
+    /// The loop's turn before it issues `next`: with I/O `left` to issue, a read of the
+    /// backlog to issue instead (`next` is kept for later). `is_read`: `next` is one already
+    /// (held back and taken again).
+    #[inline(never)]
+    pub(crate) fn turn(&mut self, next: Next, is_read: bool, left: bool) -> Option<Next> {
+        let read = (!is_read && left).then(|| self.next_read()).flatten();
+        if read.is_some() {
+            self.stashed = Some(next);
+        }
+        // (a path of the loop that keeps the op for later keeps what it is)
+        self.pending_verify = is_read || read.is_some();
+        read.map(|op| Next {
+            op,
+            gap_ns: 0,
+            at_ns: 0,
+            drain: false,
+        })
     }
 
     /// The reads of the verify phase: every piece left, in the order fio reads them back.

@@ -1493,7 +1493,7 @@ pub fn run_streams<B: Backend>(
                 // The op: one held back earlier (its time had not come), else the source's next
                 // (a generator's inline: the hot path).
                 let mut is_verify = false;
-                let next = if ss[si].pending.is_some() {
+                let mut next = if ss[si].pending.is_some() {
                     if any_backlog {
                         is_verify = backlogs[si]
                             .as_mut()
@@ -1551,27 +1551,15 @@ pub fn run_streams<B: Backend>(
                 // fio's verify_backlog: a read of a piece written before, instead of the job's
                 // next I/O (kept for later) — while the job has I/O left to issue (fio checks
                 // its bytes before it gets an I/O)
-                let next = match any_backlog.then(|| backlogs[si].as_mut()).flatten() {
-                    Some(b) => {
-                        let mut next = next;
-                        if !is_verify && (us[u].allowance > 0 || units[u].ctl.has_budget()) {
-                            if let Some(op) = b.next_read() {
-                                b.stashed = Some(next);
-                                is_verify = true;
-                                next = Next {
-                                    op,
-                                    gap_ns: 0,
-                                    at_ns: 0,
-                                    drain: false,
-                                };
-                            }
+                if any_backlog {
+                    if let Some(b) = backlogs[si].as_mut() {
+                        let left = us[u].allowance > 0 || units[u].ctl.has_budget();
+                        if let Some(read) = b.turn(next, is_verify, left) {
+                            next = read;
+                            is_verify = true;
                         }
-                        // (a path below that keeps the op for later keeps what it is)
-                        b.pending_verify = is_verify;
-                        next
                     }
-                    None => next,
-                };
+                }
                 let due = if next.drain {
                     // fio's think time: the queue drains first (a completion wakes the loop),
                     // then the gap counts from the last completion.
@@ -1762,11 +1750,13 @@ pub fn run_streams<B: Backend>(
                 s.op = op;
                 s.t_issue = t_issue;
                 s.measured = measured;
-                if let Some(b) = any_backlog.then(|| backlogs[si].as_mut()).flatten() {
-                    if op.kind == OpKind::Write {
-                        piece_of[slot as usize] = b.logged(op.offset, op.len);
+                if any_backlog {
+                    if let Some(b) = backlogs[si].as_mut() {
+                        if op.kind == OpKind::Write {
+                            piece_of[slot as usize] = b.logged(op.offset, op.len);
+                        }
+                        b.pending_verify = false;
                     }
-                    b.pending_verify = false;
                 }
                 let st = &mut ss[si];
                 st.base = if timed && st.waited { due } else { now };
@@ -1940,12 +1930,10 @@ pub fn run_streams<B: Backend>(
                 log.wrote(s.op.offset, done);
                 log.failed(s.op.offset + done, s.op.len - done);
             }
-            if let Some(b) = any_backlog.then(|| backlogs[si].as_mut()).flatten() {
-                if s.op.kind == OpKind::Write {
-                    let whole = c.res >= 0 && c.res as u64 == s.op.len;
-                    b.completed(s.op.offset, piece_of[c.slot as usize], whole);
+            if any_backlog {
+                if let Some(b) = backlogs[si].as_mut() {
+                    b.done(&s.op, piece_of[c.slot as usize], c.res);
                 }
-                b.finished(s.op.kind);
             }
             if !s.measured {
                 continue;
