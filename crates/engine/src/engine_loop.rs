@@ -891,6 +891,9 @@ pub struct DataOpts<'a> {
     /// Where the pieces of a backlog left unread at the end go (in the order fio reads them in
     /// its verify phase).
     pub unverified: Option<&'a std::sync::Mutex<Vec<Op>>>,
+    /// A sector read without a verification header is a verify failure
+    /// ([`ssdlab_workload::WorkloadSpec::verify_headers_required`]).
+    pub headers_required: bool,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -2028,9 +2031,26 @@ pub fn run_streams<B: Backend>(
                         data.verify_epoch,
                         |at| known.and_then(|m| m.seed_of(at)),
                     );
+                    // (fio: a block without a header is a "bad magic header")
+                    let missing = if data.headers_required {
+                        got.no_header
+                    } else {
+                        0
+                    };
                     rec.verify.sectors_ok += got.ok;
-                    rec.verify.sectors_unwritten += got.unwritten;
-                    rec.verify.sectors_bad += got.bad;
+                    rec.verify.sectors_unwritten += got.unwritten - missing;
+                    rec.verify.sectors_bad += got.bad + missing;
+                    let no_header = got.first_no_header.filter(|_| missing > 0);
+                    if let (None, Some(at)) = (got.first_bad, no_header) {
+                        rec.record_error(
+                            OpKind::Read,
+                            at,
+                            verify::SECTOR as u64,
+                            EILSEQ,
+                            format!("verify: sector at {at} holds no verification header (not written by a verifying job, or overwritten since)"),
+                        );
+                        verify_failed(ctl, rec, &mut us[u]);
+                    }
                     if let Some((at, why)) = got.first_bad {
                         rec.record_error(
                             OpKind::Read,

@@ -1659,6 +1659,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                     (b, !(spec.random_pct > 0 && spec.random_map))
                                 }),
                                 unverified: opts.unverified,
+                                headers_required: spec.verify_headers_required,
                             },
                             fault: opts.fault,
                             log_writes: spec.verify && spec.writes(),

@@ -1184,6 +1184,7 @@ impl SimSession {
                     refill_after_read: j.spec.refill_after_read,
                     backlog: None,
                     unverified: None,
+                    headers_required: false,
                 },
             })
             .collect();

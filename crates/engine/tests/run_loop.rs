@@ -190,6 +190,7 @@ fn data() -> DataOpts<'static> {
         refill_after_read: true,
         backlog: None,
         unverified: None,
+        headers_required: false,
     }
 }
 

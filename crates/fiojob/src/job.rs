@@ -1121,9 +1121,20 @@ impl Settings {
             )?,
             "verify_fatal" => self.verify_fatal = flag(v)?,
             // (fio: a value with a size suffix, as a count)
-            "verify_backlog" => self.verify_backlog = bytes(&need(v, key)?)?,
+            // (fio: a count with a size suffix, at most a signed 64-bit one; the batch an int)
+            "verify_backlog" => {
+                let n = bytes(&need(v, key)?)?;
+                if n > i64::MAX as u64 {
+                    return Err(Problem::Invalid(format!("{n} is out of range")));
+                }
+                self.verify_backlog = n
+            }
             "verify_backlog_batch" => {
-                self.verify_backlog_batch = value::int_in(&need(v, key)?, 0, u32::MAX as u64)? as u32
+                let n = bytes(&need(v, key)?)?;
+                if n > u32::MAX as u64 {
+                    return Err(Problem::Invalid(format!("{n} is out of range (0 to {})", u32::MAX)));
+                }
+                self.verify_backlog_batch = n as u32
             }
             "fill_device" => self.fill_device = flag(v)?,
             "create_serialize" => self.create_serialize = flag(v)?,
@@ -1952,7 +1963,22 @@ impl Settings {
                 )),
             ));
         }
-        if self.backlog().is_some() && self.mode.writes() {
+        if self.verify && self.do_verify && self.mode.writes() {
+            // (io_size above the region: refused where the region is known, in the plan)
+            let why = if !self.mode.random()
+                && self
+                    .rw_modifier
+                    .is_some_and(|n| n > 0 && n as u64 > self.bs_of(1).bounds().0)
+            {
+                Some(format!("verify with rw={}:{} holes wider than a write (fio counts the verify phase's reads toward size and writes and verifies again where a pass wrote less than half of it)", self.mode.name(), self.rw_modifier.unwrap_or(0)))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                out.push((None, unsupported(why)));
+            }
+        }
+        if self.verify_backlog > 0 && self.backlog().is_some() && self.mode.writes() {
             let why = if self.rate.iter().chain(&self.rate_iops).any(Option::is_some)
                 || self.thinktime_ns > 0
             {
@@ -2341,17 +2367,16 @@ impl Settings {
     }
 
     /// fio's `verify_backlog` with `verify_backlog_batch`, where the job verifies (fio's verify
-    /// phase on; its pieces are logged only then).
+    /// phase on; its pieces are logged only then). Without `verify_backlog` the pieces are
+    /// logged all the same (`every` 0): fio's verify phase reads back what was written.
     pub fn backlog(&self) -> Option<ssdlab_workload::VerifyBacklog> {
-        (self.verify && self.do_verify && self.verify_backlog > 0).then_some(
-            ssdlab_workload::VerifyBacklog {
-                every: self.verify_backlog,
-                batch: match self.verify_backlog_batch {
-                    0 => self.verify_backlog,
-                    b => b as u64,
-                },
+        (self.verify && self.do_verify).then_some(ssdlab_workload::VerifyBacklog {
+            every: self.verify_backlog,
+            batch: match self.verify_backlog_batch {
+                0 => self.verify_backlog,
+                b => b as u64,
             },
-        )
+        })
     }
 
     /// The pieces fio fills compressible and deduplicable buffers in (`fill_io_buffer`): the
@@ -2516,6 +2541,7 @@ impl Settings {
             verify_by_pattern: self.verify && self.verify_no_header,
             verify_fatal: self.verify_fatal,
             verify_backlog: self.backlog().filter(|_| mode.writes()),
+            verify_headers_required: self.verify && !self.verify_no_header,
             fill_device: self.fill_device,
             max_latency_ns: self
                 .max_latency_ns
@@ -2617,6 +2643,7 @@ impl Settings {
             verify_by_pattern: false,
             verify_fatal: false,
             verify_backlog: None,
+            verify_headers_required: false,
             fill_device: false,
             max_latency_ns: None,
             cpus_allowed: None,
@@ -3745,7 +3772,8 @@ mod tests {
                 .verify_backlog
         };
         let b = |every, batch| Some(ssdlab_workload::VerifyBacklog { every, batch });
-        assert_eq!(backlog(""), None);
+        // without verify_backlog, the pieces are logged for the verify phase only
+        assert_eq!(backlog(""), b(0, 0));
         // the batch is the backlog unless given; a size suffix counts pieces (fio's STR_VAL)
         assert_eq!(backlog("verify_backlog=16\n"), b(16, 16));
         assert_eq!(
@@ -3754,6 +3782,9 @@ mod tests {
         );
         // fio logs the pieces only for a verify phase
         assert_eq!(backlog("verify_backlog=16\ndo_verify=0\n"), None);
+        // what fio runs differently is refused: more passes, counted with the verify reads
+        let js = jobs("[a]\nsize=1m\nverify=crc32c\nrw=write:8k\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
         // (a reader has no pieces)
         let js = jobs("[a]\nsize=1m\nrw=read\nverify=crc32c\nverify_backlog=4\n").unwrap();
         assert_eq!(

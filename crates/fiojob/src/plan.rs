@@ -1208,16 +1208,13 @@ pub fn plan_units(
             }
             let mut spec = s.workload(off, pass, n, clone_seed(seed, clone));
             spec.span = Some(span);
-            if s.filesize.is_some()
-                && s.verify
+            if s.verify
                 && s.do_verify
                 && s.mode.writes()
-                && s.mode.random()
-                && spec.stop.bytes.is_some_and(|b| b < span)
+                && spec.stop.bytes.is_some_and(|b| b > span)
             {
                 bail!(
-                    "job {name}: verify with rw={} writing {} of the {span} bytes of its region (size= below filesize=) is not supported by ssdlab: fio reads back the blocks it wrote, ssdlab reads its region from the start",
-                    s.mode.name(),
+                    "job {name}: verify with io_size ({}) above the {span} bytes of its region is not supported by ssdlab: fio counts the verify phase's reads toward io_size and writes and verifies again (size=64k io_size=96k writes 64k, then reads it back)",
                     spec.stop.bytes.unwrap_or(0)
                 );
             }

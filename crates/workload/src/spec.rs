@@ -232,6 +232,10 @@ pub struct WorkloadSpec {
     /// not only after (see [`VerifyBacklog`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_backlog: Option<VerifyBacklog>,
+    /// A sector read without any verification header fails verification (fio's "bad magic
+    /// header"), instead of counting as not written by a verifying run.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_headers_required: bool,
     /// fio's `fill_device`: a write that finds the file system full (ENOSPC, EDQUOT) ends the
     /// job without an error.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -375,6 +379,7 @@ impl Default for WorkloadSpec {
             verify_by_pattern: false,
             verify_fatal: false,
             verify_backlog: None,
+            verify_headers_required: false,
             fill_device: false,
             max_latency_ns: None,
             cpus_allowed: None,

@@ -45,8 +45,12 @@ pub fn stamp_over(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
 pub struct CheckOutcome {
     /// Sectors with a valid header for this offset and seed.
     pub ok: u64,
-    /// Sectors without our magic (never written by a verifying run).
+    /// Sectors without our magic (never written by a verifying run), and sectors with a valid
+    /// header of a run not known to be current.
     pub unwritten: u64,
+    /// Of `unwritten`, those without our magic at all, and the first of them.
+    pub no_header: u64,
+    pub first_no_header: Option<u64>,
     /// Sectors with our magic but a bad CRC, a wrong offset or a foreign seed.
     pub bad: u64,
     /// The first bad sector: (logical offset, reason).
@@ -127,7 +131,11 @@ pub fn check_run(
                     out.first_bad
                         .get_or_insert((at, BadSector::Lost { expected_seed }));
                 }
-                None => out.unwritten += 1,
+                None => {
+                    out.unwritten += 1;
+                    out.no_header += 1;
+                    out.first_no_header.get_or_insert(at);
+                }
             }
             continue;
         }
