@@ -911,6 +911,9 @@ const WORKER_OVERHEAD: u64 = 4 << 20;
 /// Memory (address space) one thread of the sync engine takes: its stack, guard page and the
 /// signal stack the runtime gives every thread.
 const SYNC_THREAD_BYTES: u64 = 192 << 10;
+/// Memory of one write waiting for the verify phase: a piece (32 bytes) in a B-tree node
+/// about two-thirds full, with its key.
+const PIECE_BYTES: u64 = 64;
 /// What a run needs besides its estimate: the binary, the runtime, allocator arenas, results.
 pub(crate) const MEMORY_MARGIN: u64 = 64 << 20;
 
@@ -949,8 +952,20 @@ fn memory_need(
         }
         _ => 0,
     };
-    let need =
-        buffers + maps + threads + trace_bytes + block_map + WORKER_OVERHEAD * spec.jobs as u64;
+    // fio's verify phase: a piece per write waiting to be read back (a B-tree entry each)
+    let pieces = if spec.verify_backlog.is_some() && spec.writes() {
+        let written = spec.stop.bytes.unwrap_or(plan.span).min(plan.span);
+        written.div_ceil(spec.bs.max(1)) * PIECE_BYTES * spec.jobs as u64
+    } else {
+        0
+    };
+    let need = buffers
+        + maps
+        + threads
+        + trace_bytes
+        + block_map
+        + pieces
+        + WORKER_OVERHEAD * spec.jobs as u64;
     let mut what = format!(
         "{} I/O buffers of {} (--qd {} × --jobs {}) and the workers' bookkeeping",
         spec.total_qd(),
@@ -960,6 +975,12 @@ fn memory_need(
     );
     if trace_bytes > 0 {
         what.push_str(&format!(" and the trace ({})", format_size(trace_bytes)));
+    }
+    if pieces > 0 {
+        what.push_str(&format!(
+            " and the writes to read back ({})",
+            format_size(pieces)
+        ));
     }
     (need, what)
 }
