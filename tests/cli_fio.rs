@@ -2278,6 +2278,46 @@ fn one_file_of_one_filesize_ends_at_filesize_or_is_refused() {
     assert_eq!(j["error"], 0, "{j}");
 }
 
+/// A `write_iolog` that is a symbolic link (`/dev/stdout` is one) is refused: the log is renamed
+/// into place, which would replace the link itself. A stray log once turned this machine's
+/// `/dev/stdout` into a regular file. So is the file standard output goes to.
+#[test]
+fn a_write_iolog_that_is_a_link_or_standard_output_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("real.log", d.path().join("link.log")).unwrap();
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=t",
+            "--filename=f",
+            "--size=64k",
+            "--rw=write",
+            "--write_iolog=link.log",
+        ],
+        &["write_iolog link.log", "symbolic link"],
+    );
+    assert!(!d.path().join("f").exists() && !d.path().join("real.log").exists());
+    let out = d.path().join("out.json");
+    let o = Sys::new(assert_cmd::cargo::cargo_bin("ssdlab"))
+        .current_dir(d.path())
+        .env("SSDLAB_STATE_DIR", d.path().join(".state"))
+        .args([
+            "fio",
+            "--name=t",
+            "--filename=f",
+            "--size=64k",
+            "--rw=write",
+        ])
+        .arg(format!("--write_iolog={}", out.display()))
+        .stdout(std::fs::File::create(&out).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("standard output"));
+    assert!(!d.path().join("f").exists(), "nothing laid out");
+}
+
 /// fio's `exitall`: a job that ends stops the jobs of its `exit_what` scope (its reporting
 /// group by default; `all`: every job, and later waves never start, printed with nothing
 /// done), on the simulated clock (exact) and on fio's null engine.

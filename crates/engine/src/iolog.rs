@@ -381,6 +381,14 @@ pub fn check_iolog_target(path: &Path) -> Result<(), String> {
             ))
         }
     }
+    // (the log is renamed into place: that would replace a link itself — /dev/stdout is one
+    // — not write the file it names)
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(format!(
+            "write_iolog {}: is a symbolic link (ssdlab puts its log in place of the path; give the path of the file itself)",
+            path.display()
+        ));
+    }
     if let Ok(m) = std::fs::metadata(path) {
         if !m.is_file() {
             return Err(format!(
@@ -388,6 +396,24 @@ pub fn check_iolog_target(path: &Path) -> Result<(), String> {
                 path.display()
             ));
         }
+        if is_stdout_file(&m) {
+            return Err(format!(
+                "write_iolog {}: is the file standard output goes to: the log would overwrite the report",
+                path.display()
+            ));
+        }
     }
     Ok(())
+}
+
+/// Whether `m` is the regular file standard output is redirected to.
+fn is_stdout_file(m: &std::fs::Metadata) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .is_ok_and(|out| out.is_file() && m.dev() == out.dev() && m.ino() == out.ino())
 }
