@@ -166,6 +166,9 @@ pub struct Control<'a> {
     pub on_end: Option<OnEnd<'a>>,
     /// fio's flow control: every stream of the unit is a member of this flow.
     pub flow: Option<FlowShare<'a>>,
+    /// fio's batched completions (`iodepth_batch_complete_min`, `iodepth_low`) for each
+    /// stream of the unit.
+    pub completions: Option<ssdlab_workload::CompletionBatch>,
 }
 
 impl Control<'_> {
@@ -354,7 +357,15 @@ impl<'a> Control<'a> {
             fill_device: false,
             on_end: None,
             flow: None,
+            completions: None,
         }
+    }
+
+    /// The same control, taking completions in batches as fio's `iodepth_batch_complete_min`
+    /// and `iodepth_low` say.
+    pub fn with_completions(mut self, c: Option<ssdlab_workload::CompletionBatch>) -> Self {
+        self.completions = c;
+        self
     }
 
     /// The same control, its streams members of a flow (fio's `flow`).
@@ -963,6 +974,90 @@ struct StreamState {
     flow_quiesce: bool,
 }
 
+/// A stream's batched completions (kept apart from [`StreamState`], which the hot path of
+/// every run indexes: its size stays as it was).
+#[derive(Debug, Clone, Copy, Default)]
+struct BatchState {
+    /// fio's `iodepth_low`: the queue was full, and is not refilled until no more than the
+    /// low water mark are in flight.
+    draining: bool,
+    /// fio's `iodepth_batch_complete_min`: completions handled only once this many have come
+    /// (0: each as it comes), and how many have come and wait in `parked`.
+    need: u32,
+    parked: u32,
+}
+
+/// fio's `wait_for_completions` before a wait: a stream whose queue is full (or draining to its
+/// `iodepth_low`) waits for a batch of `iodepth_batch_complete_min` completions, at most its
+/// I/Os in flight. Returns how many completions the backend may wait for (more than one only
+/// when a single stream waits for the rest of its batch).
+#[inline(never)]
+fn batch_wait(
+    streams: &[Stream],
+    units: &[Unit<'_>],
+    ss: &[StreamState],
+    bs: &mut [BatchState],
+) -> usize {
+    for (si, s) in streams.iter().enumerate() {
+        let (Some(c), st, x) = (units[s.unit].ctl.completions, &ss[si], &mut bs[si]) else {
+            continue;
+        };
+        let depth = st.lat.map_or(s.qd, |l| l.qd);
+        if st.inflight >= depth && c.low < depth {
+            x.draining = true;
+        } else if st.inflight <= c.low {
+            x.draining = false;
+        }
+        if (st.inflight >= depth || x.draining) && x.need == 0 && c.min > 1 {
+            x.need = c.min.min(st.inflight);
+        }
+    }
+    match bs {
+        [x] => x.need.saturating_sub(x.parked).max(1) as usize,
+        _ => 1,
+    }
+}
+
+/// Keeps the completions of streams waiting for a batch in `parked` until the batch is
+/// complete; leaves in `cqes` those to handle now. A batch is handled at once, at the time its
+/// last completion came (fio stamps what it reaps together).
+#[inline(never)]
+fn park(
+    cqes: &mut Vec<Cqe>,
+    parked: &mut Vec<Cqe>,
+    handled: &mut Vec<Cqe>,
+    state: &[SlotState],
+    bs: &mut [BatchState],
+) {
+    handled.clear();
+    for c in cqes.drain(..) {
+        let si = state[c.slot as usize].stream as usize;
+        let x = &mut bs[si];
+        if x.need == 0 {
+            handled.push(c);
+            continue;
+        }
+        parked.push(c);
+        x.parked += 1;
+        if x.parked >= x.need {
+            (x.parked, x.need) = (0, 0);
+            let of = |p: &Cqe| state[p.slot as usize].stream as usize == si;
+            let t = parked.iter().filter(|p| of(p)).map(|p| p.t_ns).max();
+            parked.retain(|p| {
+                if !of(p) {
+                    return true;
+                }
+                handled.push(Cqe {
+                    t_ns: t.unwrap_or(p.t_ns),
+                    ..*p
+                });
+                false
+            });
+        }
+    }
+    std::mem::swap(cqes, handled);
+}
+
 /// fio's search of the queue depth for a latency target (`lat_target_init`, `_success`,
 /// `_failed`, `_check` and `queue_full` of its `io_u.c`), for one stream.
 #[derive(Debug, Clone, Copy, Default)]
@@ -1375,6 +1470,16 @@ pub fn run_streams<B: Backend>(
     let any_min_rate = units.iter().any(|u| u.ctl.min_rate.is_some());
     let any_group = units.iter().any(|u| u.ctl.steady_group.is_some());
     let any_flow = units.iter().any(|u| u.ctl.flow.is_some());
+    // fio's batched completions: completions of streams waiting for a batch, kept here until
+    // the batch is complete, and a scratch list for those handled now.
+    let any_batch = units.iter().any(|u| u.ctl.completions.is_some());
+    let mut bs: Vec<BatchState> = if any_batch {
+        vec![BatchState::default(); streams.len()]
+    } else {
+        Vec::new()
+    };
+    let mut parked: Vec<Cqe> = Vec::new();
+    let mut handled: Vec<Cqe> = Vec::new();
 
     loop {
         let now = backend.now();
@@ -1466,6 +1571,17 @@ pub fn run_streams<B: Backend>(
                     state[slot as usize].freed_at = HELD;
                     keep.push(slot);
                     continue;
+                }
+                // fio's iodepth_low: a queue that was full is refilled once it has drained to
+                // the low water mark (its I/Os start when issued, not when the slot was freed).
+                if any_batch && bs[si].draining {
+                    let low = units[u].ctl.completions.map_or(u32::MAX, |c| c.low);
+                    if ss[si].inflight > low {
+                        state[slot as usize].freed_at = HELD;
+                        keep.push(slot);
+                        continue;
+                    }
+                    bs[si].draining = false;
                 }
                 // fio's latency target: the depth the search allows (`queue_full`), and its
                 // quiesce; the final window's statistics start once nothing is in flight.
@@ -1780,11 +1896,12 @@ pub fn run_streams<B: Backend>(
                     state[slot as usize].t_submit = t_submit;
                 }
                 // fio's iodepth_level is the depth of one job (stream), also when several
-                // share this loop, right after each submission. Filling an empty queue, I/Os
+                // share this loop, right after each submission (fio's `td_io_commit`): I/Os
                 // handed over one batch (`submit_batch`) at a time count at the depth each
-                // batch reached; refilling a queue that still holds I/O, they count at the
-                // depth reached, as fio reaps one completion at a time by default
-                // (iodepth_batch_complete_max = min = 1) and refills it at once.
+                // batch reached, the rest (handed over with the wait) at the depth reached. A
+                // full queue refilled after fio's default reap (one completion) counts at the
+                // full depth; after a reap of several (`iodepth_batch_complete_min`/`_max`,
+                // `iodepth_low`), at each depth the refill passes, as in fio.
                 let batch_step = match backend.submit_batch() {
                     0 => u32::MAX,
                     b => b,
@@ -1795,10 +1912,9 @@ pub fn run_streams<B: Backend>(
                         if now >= us[s.unit].t0 {
                             let n = st.pushed_now;
                             let base = st.inflight.saturating_sub(n);
-                            let step = if base == 0 { batch_step } else { u32::MAX };
                             let mut done = 0;
                             while done < n {
-                                let k = step.min(n - done);
+                                let k = batch_step.min(n - done);
                                 done += k;
                                 recs[s.rec].record_depth(base + done, k as u64);
                             }
@@ -1884,11 +2000,18 @@ pub fn run_streams<B: Backend>(
                 continue;
             }
         }
+        // fio's wait_for_completions: a stream whose queue is full waits for a batch of
+        // completions, and drains to its low water mark.
+        let min_wait = if any_batch {
+            batch_wait(streams, units, &ss, &mut bs)
+        } else {
+            1
+        };
         let waited = if wake != u64::MAX {
             let now = backend.now();
             backend.wait_until(wake.min(now.saturating_add(WAIT_SLICE_NS)), inflight)
         } else {
-            backend.submit_wait(1, WAIT_SLICE_NS)
+            backend.submit_wait(min_wait, WAIT_SLICE_NS)
         };
         if let Err(e) = waited {
             // The backend itself failed (not one I/O): count it as an error and stop.
@@ -1897,9 +2020,17 @@ pub fn run_streams<B: Backend>(
         }
         cqes.clear();
         backend.reap(&mut cqes);
+        // The completions of a stream waiting for a batch wait with it (when all of them do,
+        // nothing is handled: no reap to count).
+        let mut counted = measuring_any;
+        if any_batch && bs.iter().any(|x| x.need > 0) {
+            let reaped_any = !cqes.is_empty();
+            park(&mut cqes, &mut parked, &mut handled, &state, &mut bs);
+            counted &= !(reaped_any && cqes.is_empty());
+        }
         // fio's iodepth_complete: completions reaped at once, per recorder.
         if one_rec {
-            if measuring_any {
+            if counted {
                 recs[0].record_complete(cqes.len() as u64);
             }
         } else {

@@ -1144,6 +1144,7 @@ impl SimSession {
                     .with_min_rate(j.spec.min_rate)
                     .with_latency_target(j.spec.latency_target)
                     .with_rate_offload(j.spec.rate_offload)
+                    .with_completions(j.spec.completions)
                     .with_verify_fatal(j.spec.verify_fatal)
                     .with_fill_device(j.spec.fill_device)
                     .with_max_latency(j.spec.max_latency_ns)

@@ -51,6 +51,8 @@ struct Scripted<'a> {
     /// Added to an op's latency per op already in flight when it is pushed.
     depth_latency: u64,
     slots: Vec<u32>,
+    /// The slots in flight (a bit each) just before each push.
+    masks: Vec<u64>,
 }
 
 impl<'a> Scripted<'a> {
@@ -70,6 +72,7 @@ impl<'a> Scripted<'a> {
             pushes: Vec::new(),
             depth_latency: 0,
             slots: Vec::new(),
+            masks: Vec::new(),
         }
     }
 }
@@ -110,6 +113,8 @@ impl Backend for Scripted<'_> {
             Fate::RefusePush => unreachable!(),
         };
         let lat = lat + self.depth_latency * self.inflight.len() as u64;
+        self.masks
+            .push(self.inflight.keys().fold(0, |m, &k| m | 1u64 << (k % 64)));
         self.inflight.insert(slot, (self.now + lat, res));
         self.pushes.push((self.now, op.offset));
         self.slots.push(slot);
@@ -809,6 +814,103 @@ fn think_time_drains_the_queue_then_waits_after_the_last_completion() {
     run_source(&mut b, &spec, 1 << 30, 4, &ctl);
     let times: Vec<u64> = b.pushes.iter().map(|p| p.0 / US).collect();
     assert_eq!(times, vec![0, 350, 700, 1050]);
+}
+
+/// The depth each push found (ops in flight among `slots`, before it).
+fn depths_at_push(b: &Scripted<'_>, slots: std::ops::Range<u32>) -> Vec<u32> {
+    let mask: u64 = slots.clone().fold(0, |m, k| m | 1 << k);
+    b.slots
+        .iter()
+        .zip(&b.masks)
+        .filter(|(s, _)| slots.contains(s))
+        .map(|(_, m)| (m & mask).count_ones())
+        .collect()
+}
+
+/// fio's `wait_for_completions` at QD 8 on a device whose I/Os complete one at a time (each
+/// takes 1 µs more per I/O in flight): with `iodepth_batch_complete_min=3` and
+/// `iodepth_low=2` the full queue waits for 3 completions, handles them, waits for 3 more
+/// (8 → 5 → 2), and only then is refilled, I/O by I/O, to 8.
+#[test]
+fn a_full_queue_takes_its_completions_in_batches_and_drains_to_its_low_mark() {
+    use ssdlab_workload::CompletionBatch;
+    let spec = spec(RwMode::Randread, 8, 1);
+    let depths = |c: Option<CompletionBatch>| {
+        let mut b = Scripted::new(10 * US);
+        b.depth_latency = US;
+        let ctl = Control::new(0, None, Some(32)).with_completions(c);
+        let rec = run_source(&mut b, &spec, 1 << 30, 8, &ctl);
+        (depths_at_push(&b, 0..8), rec)
+    };
+    let fill: Vec<u32> = (0..8).collect();
+    // fio's default: one completion, one refill, the queue back at 8
+    let (d, rec) = depths(None);
+    assert_eq!(d[..8], fill[..]);
+    assert!(d[8..].iter().all(|&x| x == 7), "{d:?}");
+    assert_eq!(rec.complete_counts[1], 32, "{:?}", rec.complete_counts);
+    // batches of 3 down to 2, then a refill of 6
+    let (d, rec) = depths(Some(CompletionBatch { min: 3, low: 2 }));
+    let mut want = fill.clone();
+    while want.len() < 32 {
+        want.extend(2..8);
+    }
+    assert_eq!(d, want[..32]);
+    // every completion handled in a batch of 3 (bucket 1-4), but the last ones drained
+    let batches = rec.complete_counts[1];
+    assert!((10..=12).contains(&batches), "{:?}", rec.complete_counts);
+    // the low mark alone: completions one at a time down to 2
+    let (d, _) = depths(Some(CompletionBatch { min: 1, low: 2 }));
+    assert_eq!(d, want[..32]);
+    // the batch alone: 3 completions, then 3 refills (5, 6, 7)
+    let (d, _) = depths(Some(CompletionBatch { min: 3, low: 8 }));
+    let mut want = fill.clone();
+    while want.len() < 32 {
+        want.extend(5..8);
+    }
+    assert_eq!(d, want[..32]);
+}
+
+/// A batched stream beside one that is not, in one loop (several jobs on one simulated
+/// drive): each keeps its own rule.
+#[test]
+fn batched_completions_are_per_stream() {
+    use ssdlab_workload::CompletionBatch;
+    let spec = spec(RwMode::Randread, 4, 1);
+    let mut b = Scripted::new(10 * US);
+    b.depth_latency = US;
+    let batched =
+        Control::new(0, None, Some(16)).with_completions(Some(CompletionBatch { min: 2, low: 1 }));
+    let plain = Control::new(0, None, Some(16));
+    let mut streams = [0, 1].map(|i| Stream {
+        source: OpSource::for_worker(&spec, None, 0, 1 << 30, i),
+        qd: 4,
+        unit: i as usize,
+        rec: i as usize,
+    });
+    let mut recs = [Recorder::default(), Recorder::default()];
+    run_streams(
+        &mut b,
+        &mut streams,
+        &[
+            Unit {
+                ctl: &batched,
+                data: data(),
+            },
+            Unit {
+                ctl: &plain,
+                data: data(),
+            },
+        ],
+        &mut recs,
+        None,
+    );
+    let d = depths_at_push(&b, 0..4);
+    assert_eq!(d.len(), 16);
+    // 4 → 2 → 0 (batches of 2, down to 1: the second batch takes the last two), refill 0..4
+    assert_eq!(d, [0, 1, 2, 3].repeat(4));
+    let d = depths_at_push(&b, 4..8);
+    assert_eq!(d.len(), 16);
+    assert!(d[4..].iter().all(|&x| x == 3), "{d:?}");
 }
 
 /// fio's latency target on a device whose latency grows with the depth (10 µs plus 10 µs per

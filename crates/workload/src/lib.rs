@@ -39,8 +39,8 @@ pub use pattern::{scramble, Chunked, Pattern, PatternBytes, PatternError};
 pub use replay::{ReplaySpec, Trace, TraceError};
 pub use source::{Next, OpList, OpSource, Rated, Replay, Think};
 pub use spec::{
-    LatencyTarget, MinRate, RwMode, SpecError, StopCondition, Strided, TrimMode, VerifyBacklog,
-    WorkloadSpec,
+    CompletionBatch, LatencyTarget, MinRate, RwMode, SpecError, StopCondition, Strided, TrimMode,
+    VerifyBacklog, WorkloadSpec,
 };
 pub use steady::{SteadyCriterion, SteadyMetric};
 pub use units::{

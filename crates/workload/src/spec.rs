@@ -327,6 +327,10 @@ pub struct WorkloadSpec {
     /// fio's `latency_target`: the queue depth is searched for, up to `qd`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTarget>,
+    /// fio's batched completions (`iodepth_batch_complete_min`, `iodepth_low`); `None`: each
+    /// completion is handled as it comes and the queue refilled at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<CompletionBatch>,
     /// Block sizes that vary (fio's `bssplit`, `bsrange`, or a size per direction); `bs` is
     /// then the largest of them (buffers, checks), `align` at most the smallest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -399,6 +403,7 @@ impl Default for WorkloadSpec {
             think_iotime_ns: 0,
             min_rate: None,
             latency_target: None,
+            completions: None,
             passes: None,
             more_passes_below: None,
             block_sizes: None,
@@ -430,6 +435,19 @@ pub struct LatencyTarget {
     /// even where its engine keeps one I/O in flight, as psync and the null engine do; the
     /// depth in flight is then at most the job's).
     pub max_depth: u32,
+}
+
+/// How a worker whose queue is full takes its completions, as fio's `wait_for_completions`
+/// does: it waits until `min` of its I/Os have completed (at most those in flight) and handles
+/// them together, at the time it has them (fio's `iodepth_batch_complete_min`), and goes on
+/// doing so until no more than `low` are in flight (fio's `iodepth_low`) before it issues
+/// again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletionBatch {
+    /// Completions waited for at least, once the queue is full (1: each one as it comes).
+    pub min: u32,
+    /// The depth a full queue drains to before it is refilled (the queue depth: none).
+    pub low: u32,
 }
 
 /// fio's minimum rates (`rate_min`, `rate_iops_min`, `rate_cycle`), checked as fio's
