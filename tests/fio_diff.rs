@@ -31,6 +31,9 @@
 //! - `latency`: each entry's `latency_depth` (where fio's `latency_target` search ended),
 //!   `latency_target`, `latency_percentile` and `latency_window` equal;
 //! - `depth`: `iodepth_level` alike (the mean depth bucket within 0.75 of a bucket);
+//! - `levels=N`: each bucket of `iodepth_level`, `iodepth_submit` and `iodepth_complete`
+//!   within N percentage points (fio's batched completions: `iodepth_batch_complete_min`,
+//!   `iodepth_low`, where the depths each I/O is issued at follow from the options);
 //! - `files`: the files the jobs leave have the same names, lengths, and are allocated (or
 //!   sparse) alike; `content`: and the same bytes (fixed data patterns: `buffer_pattern`,
 //!   `verify=pattern`); `unique=N`: the share of distinct 4 KiB blocks in each file, and over
@@ -728,6 +731,25 @@ fn case(path: &Path) -> Vec<String> {
                 "iodepth_level: fio {} (mean bucket {a:.2}), ssdlab {} (mean bucket {b:.2})",
                 f["jobs"][0]["iodepth_level"], s["jobs"][0]["iodepth_level"]
             ));
+        }
+    }
+    if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("levels=")) {
+        let tol: f64 = n.parse().unwrap();
+        let jobs = f["jobs"].as_array().map_or(0, Vec::len);
+        for (j, key) in (0..jobs)
+            .flat_map(|j| ["iodepth_level", "iodepth_submit", "iodepth_complete"].map(|k| (j, k)))
+        {
+            let (a, b) = (&f["jobs"][j][key], &s["jobs"][j][key]);
+            let keys: Vec<&String> = a
+                .as_object()
+                .map(|m| m.keys().collect())
+                .unwrap_or_default();
+            for k in keys {
+                let (p, q) = (a[k].as_f64().unwrap_or(-1.0), b[k].as_f64().unwrap_or(-1.0));
+                if (p - q).abs() > tol {
+                    diffs.push(format!("job {j} {key}[{k}]: fio {p:.2} %, ssdlab {q:.2} %"));
+                }
+            }
         }
     }
     for log in logs.iter().filter(|_| has("per-file")) {

@@ -294,6 +294,12 @@ pub struct Settings {
     /// `iodepth_batch_complete_max`: completions reaped at most at once (fio's default: the
     /// minimum, so one).
     pub iodepth_batch_complete_max: Option<u32>,
+    /// `iodepth_batch_complete_min`: completions a full queue waits for (fio's default 1; 0
+    /// polls, see [`Settings::polls`]).
+    pub iodepth_batch_complete_min: Option<u32>,
+    /// `iodepth_low`: the depth a full queue drains to before it is refilled (0, or above
+    /// `iodepth`: `iodepth`, as fio fixes it up).
+    pub iodepth_low: Option<u32>,
     pub numjobs: u32,
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
@@ -535,6 +541,8 @@ impl Default for Settings {
             iodepth: 1,
             iodepth_batch: None,
             iodepth_batch_complete_max: None,
+            iodepth_batch_complete_min: None,
+            iodepth_low: None,
             numjobs: 1,
             runtime_ns: None,
             time_based: false,
@@ -1015,20 +1023,16 @@ impl Settings {
             "iodepth_batch" => {
                 self.iodepth_batch = Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
             }
-            "iodepth_batch_complete_min" => only_default(
-                key,
-                v,
-                &["0", "1"],
-                "ssdlab waits for one completion at a time",
-            )?,
+            "iodepth_batch_complete_min" => {
+                self.iodepth_batch_complete_min =
+                    Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
+            }
             "iodepth_batch_complete_max" => {
                 self.iodepth_batch_complete_max =
                     Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
             }
             "iodepth_low" => {
-                return Err(unsupported(
-                    "iodepth_low: ssdlab refills the queue as soon as a slot is free",
-                ))
+                self.iodepth_low = Some(value::int_in(&need(v, key)?, 0, u32::MAX as u64)? as u32)
             }
             "numjobs" => self.numjobs = value::int_in(&need(v, key)?, 1, 4096)? as u32,
             "runtime" => self.runtime_ns = Some(value::time_ns(&need(v, key)?, false)?),
@@ -2217,13 +2221,52 @@ impl Settings {
         matches!(self.engine, Engine::Sync(_))
     }
 
-    /// The queue depth the job really has: `iodepth`, or 1 on a synchronous engine.
+    /// The queue depth the job really has: `iodepth`, or 1 on a synchronous engine or where
+    /// fio polls for completions.
     pub fn queue_depth(&self) -> u32 {
-        if self.sync_engine() {
+        if self.sync_engine() || self.polls() {
             1
         } else {
             self.iodepth
         }
+    }
+
+    /// fio's completion polling (`io_in_polling`): with `iodepth_batch_complete_min=0` and
+    /// `iodepth_batch_complete_max` 0 or not given, fio reaps a completion after every
+    /// submission (spinning until it has one), so the job never has more than one I/O in
+    /// flight.
+    pub fn polls(&self) -> bool {
+        self.iodepth_batch_complete_min == Some(0)
+            && self.iodepth_batch_complete_max.unwrap_or(0) == 0
+    }
+
+    /// Completions reaped at most at once (fio's `iodepth_batch_complete_max`, raised to the
+    /// minimum as fio's `fixup_options` raises it; 1 by default).
+    pub fn reap_max(&self) -> u32 {
+        self.iodepth_batch_complete_max
+            .unwrap_or(0)
+            .max(self.iodepth_batch_complete_min.unwrap_or(1))
+            .max(1)
+    }
+
+    /// fio's batched completions, where they change anything: a full queue waits for
+    /// `iodepth_batch_complete_min` completions and drains to `iodepth_low` (fio's
+    /// `wait_for_completions`). fio's null engine, whose queue is never full when its
+    /// submission batch is below `iodepth`, drains nothing then.
+    pub fn completions(&self) -> Option<ssdlab_workload::CompletionBatch> {
+        let depth = self.queue_depth();
+        if depth <= 1 {
+            // one I/O in flight: each completion is a batch, and the queue drains to 0
+            return None;
+        }
+        let min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        let fills = !matches!(self.engine, Engine::Null)
+            || self.iodepth_batch.unwrap_or(1).max(1) >= self.iodepth;
+        let low = match self.iodepth_low {
+            Some(l) if l > 0 && l < self.iodepth && fills => l,
+            _ => depth,
+        };
+        (min > 1 || low < depth).then_some(ssdlab_workload::CompletionBatch { min, low })
     }
 
     /// fio's steady-state criterion, when `steadystate_duration` asks for one.
@@ -2580,6 +2623,7 @@ impl Settings {
             think_iotime_ns: self.thinktime_iotime_ns,
             min_rate: self.min_rate(),
             latency_target: self.latency_target(),
+            completions: self.completions(),
             // fio's keep_running: unless time_based, the job ends once its files are done
             // `loops` times, even short of its bytes (holes: `rw=write:8k`); with io_size it
             // then goes on, pass by pass, while it has done less than io_size
@@ -2664,6 +2708,7 @@ impl Settings {
             // fio checks its minimum rates while it replays, as while it generates
             min_rate: self.min_rate(),
             latency_target: self.latency_target(),
+            completions: self.completions(),
             passes: None,
             more_passes_below: None,
             block_sizes: None,
@@ -3373,6 +3418,43 @@ mod tests {
             .text(text.as_bytes(), Path::new("j.fio"), 0)
             .unwrap();
         resolve(&s)
+    }
+
+    /// fio's `fixup_options` and `wait_for_completions`: `iodepth_low` 0 or above `iodepth` is
+    /// `iodepth` (no drain), `iodepth_batch_complete_max` is raised to the minimum, and a
+    /// minimum of 0 without a maximum polls (depth 1).
+    #[test]
+    fn batched_completions_are_fixed_up_as_fio_fixes_them() {
+        use ssdlab_workload::CompletionBatch;
+        let one = |text: &str| {
+            let js = jobs(&format!("[a]\nioengine=io_uring\niodepth=16\n{text}\n")).unwrap();
+            assert!(js.unsupported.is_empty(), "{text}");
+            js.jobs[0].settings.clone()
+        };
+        let s = one("iodepth_batch_complete=4\niodepth_low=0");
+        assert_eq!(s.completions(), Some(CompletionBatch { min: 4, low: 16 }));
+        assert_eq!((s.reap_max(), s.queue_depth()), (4, 16));
+        let s = one("iodepth_low=100\niodepth_batch_complete_max=8");
+        assert_eq!((s.completions(), s.reap_max()), (None, 8));
+        let s = one("iodepth_low=2\niodepth_batch_complete_min=1");
+        assert_eq!(s.completions(), Some(CompletionBatch { min: 1, low: 2 }));
+        let s = one("iodepth_batch_complete_min=0");
+        assert!(s.polls());
+        assert_eq!(
+            (s.queue_depth(), s.completions(), s.reap_max()),
+            (1, None, 1)
+        );
+        let s = one("iodepth_batch_complete_min=0\niodepth_batch_complete_max=16");
+        assert!(!s.polls());
+        assert_eq!((s.queue_depth(), s.reap_max()), (16, 16));
+        // fio's null engine below its submission batch never fills its queue: no drain
+        let s = one("ioengine=null\niodepth_low=4");
+        assert_eq!(s.completions(), None);
+        let s = one("ioengine=null\niodepth_batch=16\niodepth_low=4");
+        assert_eq!(s.completions(), Some(CompletionBatch { min: 1, low: 4 }));
+        // a synchronous engine has one I/O in flight: nothing to batch
+        let s = one("ioengine=psync\niodepth_low=4\niodepth_batch_complete_min=4");
+        assert_eq!(s.completions(), None);
     }
 
     /// fio's `make_filename`: JOB.CLONE.FILENO by default, else `filename_format` with its

@@ -880,13 +880,22 @@ pub fn plan_units(
             submit_batch: s.iodepth_batch.unwrap_or(1),
             // fio reaps at most iodepth_batch_complete_max (its default: the minimum, 1)
             // completions before it refills the queue
-            reap_max: s.iodepth_batch_complete_max.unwrap_or(1).max(1),
+            reap_max: s.reap_max(),
             stop,
             max_memory: a.max_memory,
             ring: ring_of(s),
             per_worker: per_worker(j) && clones > 1,
             ..Default::default()
         };
+        if s.polls() && !s.sync_engine() && s.iodepth > 1 {
+            note(
+                format!(
+                    "job {name}: iodepth_batch_complete_min=0 without iodepth_batch_complete_max: fio then reaps a completion after every submission, so the depth is 1, not iodepth={}, as in fio (fio spins for it, ssdlab waits)",
+                    s.iodepth
+                ),
+                notes,
+            );
+        }
         match (s.engine, sync_mode) {
             (Engine::Async(e), SyncMode::Threads) => note(
                 format!("ioengine={e} runs on ssdlab's io_uring engine (same queue depth, plain buffers and descriptors)"),
