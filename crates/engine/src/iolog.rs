@@ -396,7 +396,7 @@ pub fn check_iolog_target(path: &Path) -> Result<(), String> {
                 path.display()
             ));
         }
-        if is_stdout_file(&m) {
+        if ssdlab_target::identity::is_stdout_file(&m) {
             return Err(format!(
                 "write_iolog {}: is the file standard output goes to: the log would overwrite the report",
                 path.display()
@@ -404,16 +404,4 @@ pub fn check_iolog_target(path: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Whether `m` is the regular file standard output is redirected to.
-fn is_stdout_file(m: &std::fs::Metadata) -> bool {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
-    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
-        return false;
-    };
-    std::fs::File::from(fd)
-        .metadata()
-        .is_ok_and(|out| out.is_file() && m.dev() == out.dev() && m.ino() == out.ino())
 }

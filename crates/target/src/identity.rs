@@ -24,6 +24,21 @@ pub enum PathId {
     },
 }
 
+/// Whether `m` (a path's metadata) is the regular file standard output is redirected to: an
+/// output written there would overwrite the report, and a file renamed into place would lose
+/// it. Standard output that is a terminal, a pipe or a device is no file of a path.
+#[allow(clippy::unnecessary_cast)] // st_dev and st_ino are u64 or u32 depending on the target
+pub fn is_stdout_file(m: &fs::Metadata) -> bool {
+    use std::os::fd::AsFd;
+    let Ok(out) = rustix::fs::fstat(io::stdout().as_fd()) else {
+        return false;
+    };
+    rustix::fs::FileType::from_raw_mode(out.st_mode) == rustix::fs::FileType::RegularFile
+        && m.is_file()
+        && m.dev() == out.st_dev as u64
+        && m.ino() == out.st_ino as u64
+}
+
 /// Symlinks followed at most (like the kernel's limit).
 const MAX_LINKS: usize = 40;
 

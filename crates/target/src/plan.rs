@@ -485,18 +485,8 @@ fn check_writable_place(info: &TargetInfo) -> Result<(), DeviceError> {
 /// Whether `path` names the regular file standard output is redirected to (`/dev/stdout`, or
 /// the file itself): a target written there would be overwritten by the report, or overwrite
 /// it.
-#[allow(clippy::unnecessary_cast)] // st_dev and st_ino are u64 or u32 depending on the target
 fn is_stdout(path: &Path) -> bool {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
-    let Ok(out) = rustix::fs::fstat(std::io::stdout().as_fd()) else {
-        return false;
-    };
-    if rustix::fs::FileType::from_raw_mode(out.st_mode) != rustix::fs::FileType::RegularFile {
-        return false;
-    }
-    std::fs::metadata(path)
-        .is_ok_and(|m| m.is_file() && m.dev() == out.st_dev as u64 && m.ino() == out.st_ino as u64)
+    std::fs::metadata(path).is_ok_and(|m| crate::identity::is_stdout_file(&m))
 }
 
 /// fio's `fill_device` on one path: a regular file is created (or kept) as it is, never laid
