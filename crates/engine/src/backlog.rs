@@ -88,18 +88,25 @@ impl Backlog {
         id
     }
 
+    /// Whether the writer reads pieces back while it writes (else they are only logged, for
+    /// its verify phase, and the loop need not ask before each I/O).
+    pub(crate) fn reads_inline(&self) -> bool {
+        self.cfg.every > 0
+    }
+
     /// A logged write completed: its piece may be read back, or, when it failed, it is dropped
     /// (fio's `unlog_io_piece`).
     pub(crate) fn completed(&mut self, offset: u64, id: u64, ok: bool) {
         let key = if self.by_offset { offset } else { id };
-        if self.pieces.get(&key).is_some_and(|p| p.id == id) {
-            if ok {
-                if let Some(p) = self.pieces.get_mut(&key) {
-                    p.in_flight = false;
-                }
-            } else {
-                self.pieces.remove(&key);
-            }
+        let std::collections::btree_map::Entry::Occupied(mut e) = self.pieces.entry(key) else {
+            return;
+        };
+        if e.get().id != id {
+            // replaced by a later write of the same offset
+        } else if ok {
+            e.get_mut().in_flight = false;
+        } else {
+            e.remove();
         }
     }
 

@@ -895,16 +895,25 @@ pub struct DataOpts<'a> {
     /// A repeated pattern is written again into a buffer a read used before its next write
     /// ([`ssdlab_workload::WorkloadSpec::refill_after_read`]).
     pub refill_after_read: bool,
-    /// fio's `verify_backlog` (with `verify`): what the writer reads back while it writes, and
-    /// whether fio keeps its pieces by offset (a sequential job, or a random one without a
-    /// random map) rather than in the order written.
-    pub backlog: Option<(ssdlab_workload::VerifyBacklog, bool)>,
+    /// fio's `verify_backlog` (with `verify`): the writes a verifying writer logs, to read back
+    /// while it writes and in its verify phase.
+    pub backlog: Option<BacklogOpts>,
     /// Where the pieces of a backlog left unread at the end go (in the order fio reads them in
     /// its verify phase).
     pub unverified: Option<&'a std::sync::Mutex<Vec<Op>>>,
     /// A sector read without a verification header is a verify failure
     /// ([`ssdlab_workload::WorkloadSpec::verify_headers_required`]).
     pub headers_required: bool,
+}
+
+/// How a verifying writer keeps the writes it reads back (fio's `log_io_piece`).
+#[derive(Debug, Clone, Copy)]
+pub struct BacklogOpts {
+    /// When it reads them back while it writes (`every` 0: only in the verify phase).
+    pub cfg: ssdlab_workload::VerifyBacklog,
+    /// fio keeps the pieces by offset (a sequential job, or a random one without a random
+    /// map), where a new write replaces those it overlaps, rather than in the order written.
+    pub by_offset: bool,
 }
 
 /// One worker of a loop: where its ops come from, how many it keeps in flight, which unit's stop
@@ -989,19 +998,25 @@ struct BatchState {
 
 /// fio's `wait_for_completions` before a wait: a stream whose queue is full (or draining to its
 /// `iodepth_low`) waits for a batch of `iodepth_batch_complete_min` completions, at most its
-/// I/Os in flight. Returns how many completions the backend may wait for (more than one only
-/// when a single stream waits for the rest of its batch).
+/// I/Os in flight; one that issues no more (`done`) takes all of them at once, as fio's last
+/// `io_u_queued_complete` does. Returns how many completions the backend may wait for (more
+/// than one only when a single stream waits for the rest of its batch).
 #[inline(never)]
 fn batch_wait(
     streams: &[Stream],
     units: &[Unit<'_>],
     ss: &[StreamState],
     bs: &mut [BatchState],
+    done: impl Fn(usize) -> bool,
 ) -> usize {
     for (si, s) in streams.iter().enumerate() {
         let (Some(c), st, x) = (units[s.unit].ctl.completions, &ss[si], &mut bs[si]) else {
             continue;
         };
+        if st.inflight > 1 && x.need < st.inflight && done(si) {
+            x.need = st.inflight;
+            continue;
+        }
         let depth = st.lat.map_or(s.qd, |l| l.qd);
         if st.inflight >= depth && c.low < depth {
             x.draining = true;
@@ -1365,7 +1380,7 @@ pub fn run_streams<B: Backend>(
             let d = &units[s.unit].data;
             d.backlog
                 .filter(|_| d.verify.is_some() || d.check_pattern.is_some())
-                .map(|(cfg, by_offset)| Backlog::new(cfg, by_offset))
+                .map(|b| Backlog::new(b.cfg, b.by_offset))
         })
         .collect();
     // (the hot path of other runs tests this once per op)
@@ -1671,7 +1686,7 @@ pub fn run_streams<B: Backend>(
                 // next I/O (kept for later) — while the job has I/O left to issue (fio checks
                 // its bytes before it gets an I/O)
                 if any_backlog {
-                    if let Some(b) = backlogs[si].as_mut() {
+                    if let Some(b) = backlogs[si].as_mut().filter(|b| b.reads_inline()) {
                         let left = us[u].allowance > 0 || units[u].ctl.has_budget();
                         if let Some(read) = b.turn(next, is_verify, left) {
                             next = read;
@@ -2003,7 +2018,9 @@ pub fn run_streams<B: Backend>(
         // fio's wait_for_completions: a stream whose queue is full waits for a batch of
         // completions, and drains to its low water mark.
         let min_wait = if any_batch {
-            batch_wait(streams, units, &ss, &mut bs)
+            batch_wait(streams, units, &ss, &mut bs, |si| {
+                ss[si].exhausted || us[streams[si].unit].stopping
+            })
         } else {
             1
         };
@@ -2020,17 +2037,15 @@ pub fn run_streams<B: Backend>(
         }
         cqes.clear();
         backend.reap(&mut cqes);
-        // The completions of a stream waiting for a batch wait with it (when all of them do,
-        // nothing is handled: no reap to count).
-        let mut counted = measuring_any;
+        // The completions of a stream waiting for a batch wait with it.
         if any_batch && bs.iter().any(|x| x.need > 0) {
-            let reaped_any = !cqes.is_empty();
             park(&mut cqes, &mut parked, &mut handled, &state, &mut bs);
-            counted &= !(reaped_any && cqes.is_empty());
         }
-        // fio's iodepth_complete: completions reaped at once, per recorder.
+        // fio's iodepth_complete: completions reaped at once, per recorder (a wait that ended
+        // with none — a think time's, a rate's, or a batch not complete yet — is no reap: fio
+        // reaps only while I/Os are in flight, and waits for them).
         if one_rec {
-            if counted {
+            if measuring_any && !cqes.is_empty() {
                 recs[0].record_complete(cqes.len() as u64);
             }
         } else {

@@ -35,8 +35,9 @@ mod target_spec;
 pub use aging::{run_aging, AgingOptions};
 pub use backend::{Backend, Cqe};
 pub use engine_loop::{
-    merge_outcomes, run_loop, run_streams, Control, DataOpts, ErrnoList, Flow, FlowShare, Found,
-    LoopOutcome, NonFatal, OnEnd, OnPass, Progress, SteadyGroup, SteadyMember, Stream, Unit,
+    merge_outcomes, run_loop, run_streams, BacklogOpts, Control, DataOpts, ErrnoList, Flow,
+    FlowShare, Found, LoopOutcome, NonFatal, OnEnd, OnPass, Progress, SteadyGroup, SteadyMember,
+    Stream, Unit,
 };
 pub use fault::{FaultBackend, FaultKind, FaultPlan, FaultPlanError};
 pub use iolog::{check_iolog_target, merge_iologs, IologTarget};

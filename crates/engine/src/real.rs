@@ -2,7 +2,9 @@
 //! portable sync backend, one thread per worker.
 
 use crate::backend::{Backend, Cqe};
-use crate::engine_loop::{run_streams, Control, DataOpts, LoopOutcome, OnPass, Stream, Unit};
+use crate::engine_loop::{
+    run_streams, BacklogOpts, Control, DataOpts, LoopOutcome, OnPass, Stream, Unit,
+};
 use crate::fault::{FaultBackend, FaultPlan};
 use crate::iolog::{IologTarget, PartWriter, Recording};
 use crate::replay::load_trace;
@@ -1677,8 +1679,9 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                                 refill_after_read: spec.refill_after_read,
                                 // (fio keeps the pieces of a job with a random map in the
                                 // order written, others by offset)
-                                backlog: spec.verify_backlog.map(|b| {
-                                    (b, !(spec.random_pct > 0 && spec.random_map))
+                                backlog: spec.verify_backlog.map(|cfg| BacklogOpts {
+                                    cfg,
+                                    by_offset: !(spec.random_pct > 0 && spec.random_map),
                                 }),
                                 unverified: opts.unverified,
                                 headers_required: spec.verify_headers_required,

@@ -256,10 +256,11 @@ impl Backend for SimBackend {
         }
     }
 
-    /// The commands pushed in one round are submitted together with the next wait (fio's
-    /// `iodepth_batch_submit` has no simulated counterpart).
+    /// Each command reaches the simulated drive as it is issued, one per submission (fio's
+    /// default `iodepth_batch`; a larger `iodepth_batch_submit` has no simulated counterpart),
+    /// so fio's `iodepth_level` counts each at its own depth.
     fn submit_batch(&self) -> u32 {
-        0
+        1
     }
 
     fn mark_measurement_start(&mut self) {

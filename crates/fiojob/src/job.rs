@@ -1023,16 +1023,17 @@ impl Settings {
             "iodepth_batch" => {
                 self.iodepth_batch = Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
             }
+            // (fio's ints: size suffixes (`1k`); beyond the depth they change nothing)
             "iodepth_batch_complete_min" => {
                 self.iodepth_batch_complete_min =
-                    Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
+                    Some(bytes(&need(v, key)?)?.min(u32::MAX as u64) as u32)
             }
             "iodepth_batch_complete_max" => {
                 self.iodepth_batch_complete_max =
                     Some(value::int_in(&need(v, key)?, 0, 65536)? as u32)
             }
             "iodepth_low" => {
-                self.iodepth_low = Some(value::int_in(&need(v, key)?, 0, u32::MAX as u64)? as u32)
+                self.iodepth_low = Some(bytes(&need(v, key)?)?.min(u32::MAX as u64) as u32)
             }
             "numjobs" => self.numjobs = value::int_in(&need(v, key)?, 1, 4096)? as u32,
             "runtime" => self.runtime_ns = Some(value::time_ns(&need(v, key)?, false)?),

@@ -411,7 +411,11 @@ fn sim_note(j: &Job, note: &mut dyn FnMut(String, &mut Vec<String>), notes: &mut
             match s.engine {
                 Engine::Sync(_) => "one I/O at a time (QD 1), as fio's synchronous engines".to_string(),
                 Engine::Null => "the drive's queue at iodepth (fio's null engine would complete without a device)".to_string(),
-                _ => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
+                _ if s.polls() => "one I/O at a time (QD 1): iodepth_batch_complete_min=0 without a maximum is fio's polling, a completion reaped after every submission".to_string(),
+                _ => match s.iodepth_batch.unwrap_or(1) {
+                    0 | 1 => format!("iodepth={} outstanding I/Os per clone", s.iodepth),
+                    b => format!("iodepth={} outstanding I/Os per clone, each reaching the drive as it is issued (iodepth_batch={b} is not simulated: it changes when fio hands its I/Os to the kernel, counted in iodepth_submit)", s.iodepth),
+                },
             },
             if s.direct { "" } else { " and direct=0" },
         ),
