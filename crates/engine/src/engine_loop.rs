@@ -1006,9 +1006,10 @@ fn batch_wait(
     streams: &[Stream],
     units: &[Unit<'_>],
     ss: &[StreamState],
+    us: &[UnitState],
     bs: &mut [BatchState],
-    done: impl Fn(usize) -> bool,
 ) -> usize {
+    let done = |si: usize| ss[si].exhausted || us[streams[si].unit].stopping;
     for (si, s) in streams.iter().enumerate() {
         let (Some(c), st, x) = (units[s.unit].ctl.completions, &ss[si], &mut bs[si]) else {
             continue;
@@ -2018,9 +2019,7 @@ pub fn run_streams<B: Backend>(
         // fio's wait_for_completions: a stream whose queue is full waits for a batch of
         // completions, and drains to its low water mark.
         let min_wait = if any_batch {
-            batch_wait(streams, units, &ss, &mut bs, |si| {
-                ss[si].exhausted || us[streams[si].unit].stopping
-            })
+            batch_wait(streams, units, &ss, &us, &mut bs)
         } else {
             1
         };
