@@ -1078,10 +1078,10 @@ fn ssdlab_runs_jobs_as_fio_does() {
                     c.into_iter()
                         .map(|p| {
                             // a case that differs runs once more (both tools): where a run
-                            // ends under fio's flow or time limits depends on scheduling, and
-                            // on a loaded machine fio itself strays (ex-flow.fio: fio gave
-                            // a 0.978 read share once, against its 0.889). A difference that
-                            // is not timing shows on both tries and fails.
+                            // ends under fio's time limits depends on scheduling, and on a
+                            // loaded machine fio itself strays (ex-flow.fio without exitall:
+                            // fio's job2 took 0.57 of the I/Os in 1 run of 6, against its
+                            // 0.111). A difference that is not timing shows on both tries.
                             let mut d = case(&p);
                             if !d.is_empty() {
                                 d = case(&p);
