@@ -12,6 +12,8 @@
 //!   range, the alignment and the coverage of random jobs too; `offsets-total`: the same
 //!   without the direction; `sequence`: in the same order per direction; `order`: the
 //!   directions of the I/Os one after the other the same (reads between writes);
+//! - `repeats=N`: whether each iolog's I/Os, in order, are N repeats of its first N-th is the
+//!   same in both (fio's `randrepeat` reseeds at the start of each of the `loops`);
 //! - `ios`: I/Os per job equal (over all directions; bytes vary with varying block sizes);
 //!   `jobshare=N`: each job's share of all the I/Os within N percentage points (fio's `flow`
 //!   keeps the jobs' I/Os in proportion, but where a run ends depends on timing);
@@ -919,6 +921,23 @@ fn case(path: &Path) -> Vec<String> {
                     "{log}: the directions in order differ from I/O {at}: fio …{}, ssdlab …{}",
                     &x[at.saturating_sub(8)..x.len().min(at + 24)],
                     &y[at.saturating_sub(8)..y.len().min(at + 24)]
+                ));
+            }
+        }
+        if let Some(n) = checks.iter().find_map(|c| c.strip_prefix("repeats=")) {
+            // fio's randrepeat across loops: whether the I/Os, in order, are N repeats of the
+            // first N-th (fio reseeds at each loop's start) — the same answer in both
+            let n: usize = n.parse().unwrap();
+            let repeats = |l: &[(String, u64, u64)]| {
+                let k = l.len() / n;
+                k > 0 && l.len() == n * k && l.chunks(k).all(|c| c == &l[..k])
+            };
+            let (x, y) = (repeats(&a), repeats(&b));
+            if x != y {
+                diffs.push(format!(
+                    "{log}: {n} repeats of the first {n}-th of the I/Os: fio {x}, ssdlab {y} ({} and {} I/Os)",
+                    a.len(),
+                    b.len()
                 ));
             }
         }

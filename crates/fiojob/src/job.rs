@@ -2632,6 +2632,9 @@ impl Settings {
             more_passes_below: self
                 .io_size
                 .filter(|_| !(self.time_based && self.runtime_ns.is_some())),
+            // fio's clear_io_state reseeds at each loop's start with randrepeat (a time-based
+            // job wraps inside its one loop, without)
+            repeat_passes: self.randrepeat && !self.time_based,
             block_sizes: self.block_sizes(),
             distribution: if mode.random() {
                 self.distribution.clone()
@@ -2712,6 +2715,7 @@ impl Settings {
             completions: self.completions(),
             passes: None,
             more_passes_below: None,
+            repeat_passes: false,
             block_sizes: None,
             distribution: Distribution::Uniform,
             files: None,

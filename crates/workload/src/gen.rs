@@ -248,6 +248,20 @@ pub struct OpGen {
     /// Neither several files nor trims: [`next_op`](Self::next_op) is the read/write stream
     /// itself (one branch on the hot path).
     plain: bool,
+    /// [`WorkloadSpec::repeat_passes`]: what the generator is built from, to build it again at
+    /// each pass's start, and whether a pass ended in the op just made (which is then made
+    /// again, the first of the new pass).
+    restart: Option<Box<Restart>>,
+    restart_due: bool,
+}
+
+/// What [`OpGen::new`] built a generator from.
+#[derive(Debug, Clone)]
+struct Restart {
+    spec: WorkloadSpec,
+    start: u64,
+    span: u64,
+    worker: u32,
 }
 
 impl OpGen {
@@ -258,8 +272,9 @@ impl OpGen {
             // Each file its own generator over its region, with its own random stream.
             let mut one = spec.clone();
             one.files = None;
-            // the job's passes are those of all its files together
+            // the job's passes are those of all its files together (and start them again)
             one.passes = None;
+            one.repeat_passes = false;
             let gens = files
                 .regions
                 .iter()
@@ -276,6 +291,14 @@ impl OpGen {
                 rng,
             )));
             g.plain = false;
+        }
+        if spec.repeat_passes {
+            g.restart = Some(Box::new(Restart {
+                spec: spec.clone(),
+                start,
+                span,
+                worker,
+            }));
         }
         g
     }
@@ -359,6 +382,8 @@ impl OpGen {
             max_bs: spec.bs.max(1),
             made: 0,
             plain: spec.trim.is_none(),
+            restart: None,
+            restart_due: false,
         }
     }
 
@@ -376,6 +401,35 @@ impl OpGen {
         self.wrapped = true;
         self.passes += 1;
         self.more_passes();
+        self.restart_due = self.restart.is_some() && !self.ended();
+    }
+
+    /// A pass ended in the op just made and the next starts the random streams again (fio's
+    /// reseed at a loop's start): the generator is built afresh — only the counts of passes
+    /// and bytes carry over — and the op made again, the first of the new pass, from nothing
+    /// the old pass drew.
+    #[cold]
+    #[inline(never)]
+    fn restarted(&mut self, steer: &dyn Fn(OpKind) -> OpKind) -> Op {
+        let r = self.restart.take().expect("a generator that restarts");
+        let mut g = OpGen::new(&r.spec, r.start, r.span, r.worker);
+        g.passes = self.passes;
+        g.pass_limit = self.pass_limit;
+        g.made = self.made;
+        g.wrapped = true;
+        if let Some(f) = &mut g.files {
+            f.passes = self.passes;
+        }
+        *self = g;
+        self.restart = Some(r);
+        self.restart_due = false;
+        if self.plain {
+            self.next_made_with(steer)
+        } else if let Some(f) = &mut self.files {
+            f.next_op_steered(steer)
+        } else {
+            self.next_special()
+        }
     }
 
     /// fio's `keep_running` once a job's `loops` are run: with `io_size`, another pass starts
@@ -420,11 +474,14 @@ impl OpGen {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> Op {
-        let op = if self.plain {
+        let mut op = if self.plain {
             self.next_made()
         } else {
             self.next_special()
         };
+        if self.restart_due {
+            op = self.restarted(&|k| k);
+        }
         self.made += op.len;
         op
     }
@@ -436,8 +493,7 @@ impl OpGen {
             let op = f.next_op();
             // a job's passes are those of its files together
             if f.passes != self.passes {
-                self.passes = f.passes;
-                self.more_passes();
+                self.files_pass_end();
             }
             return op;
         }
@@ -468,20 +524,32 @@ impl OpGen {
     /// it (fio's `rate_ddir`: a direction ahead of its rate gives way to the other). Trims are
     /// not steered.
     pub fn next_op_steered(&mut self, steer: impl Fn(OpKind) -> OpKind) -> Op {
-        let op = if self.plain {
-            self.next_made_with(steer)
+        let mut op = if self.plain {
+            self.next_made_with(&steer)
         } else if let Some(f) = &mut self.files {
             let op = f.next_op_steered(&steer);
             if f.passes != self.passes {
-                self.passes = f.passes;
-                self.more_passes();
+                self.files_pass_end();
             }
             op
         } else {
             self.next_special()
         };
+        if self.restart_due {
+            op = self.restarted(&steer);
+        }
         self.made += op.len;
         op
+    }
+
+    /// Every file's pass ended: the job's pass ends ([`pass_end`](Self::pass_end) for a job of
+    /// several files).
+    fn files_pass_end(&mut self) {
+        if let Some(f) = &self.files {
+            self.passes = f.passes;
+        }
+        self.more_passes();
+        self.restart_due = self.restart.is_some() && !self.ended();
     }
 
     /// True when the job draws both reads and writes.
@@ -767,6 +835,55 @@ mod tests {
             !g.ended()
         });
         assert_eq!(n.count(), 100, "the offsets never run out");
+    }
+
+    /// fio's `randrepeat` across loops (`clear_io_state` reseeds at each loop's start): each
+    /// pass that ends where the random map runs out draws again what the first drew — offsets,
+    /// sizes and directions (fio 3.33, `rw=randwrite size=64k bs=4k loops=2`: the 16 offsets
+    /// twice in the same order) — and without it each pass draws anew. A generator without a
+    /// random map never ends a pass (fio's budget of all its loops ends it in one).
+    #[test]
+    fn passes_repeat_their_draws_with_randrepeat() {
+        let spec = |repeat: bool, sizes: bool, map: bool| WorkloadSpec {
+            rw: RwMode::Randrw,
+            read_pct: 30,
+            random_pct: 100,
+            span: Some(64 << 10),
+            passes: Some(3),
+            repeat_passes: repeat,
+            random_map: map,
+            block_sizes: sizes.then_some(crate::dist::BlockSizes {
+                read: crate::dist::BsChoice::Range(4096, 16384),
+                write: crate::dist::BsChoice::Range(4096, 16384),
+            }),
+            ..Default::default()
+        };
+        let passes = |s: &WorkloadSpec| {
+            let mut g = OpGen::new(s, 0, 64 << 10, 0);
+            let mut ops = Vec::new();
+            while ops.len() < 200 {
+                let op = g.next_op();
+                if g.ended() {
+                    break;
+                }
+                ops.push((op.kind, op.offset, op.len));
+            }
+            ops
+        };
+        for sizes in [false, true] {
+            let ops = passes(&spec(true, sizes, true));
+            let n = ops.len() / 3;
+            assert_eq!(ops.len(), 3 * n, "three passes alike ({sizes})");
+            assert!(n >= 4, "{n} ops a pass ({sizes})");
+            assert_eq!(ops[..n], ops[n..2 * n], "sizes {sizes}");
+            assert_eq!(ops[..n], ops[2 * n..], "sizes {sizes}");
+            let anew = passes(&spec(false, sizes, true));
+            assert_ne!(anew[..n], anew[n..2 * n], "without randrepeat ({sizes})");
+        }
+        // no random map: no pass ends, nothing starts again
+        let ops = passes(&spec(true, false, false));
+        assert_eq!(ops.len(), 200);
+        assert_ne!(ops[..16], ops[16..32]);
     }
 
     /// fio's `keep_running` with io_size: once its loops are run, the job starts another pass

@@ -321,6 +321,13 @@ pub struct WorkloadSpec {
     /// `loops` passes, then more until `io_size` is done; the stop conditions still cap it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub more_passes_below: Option<u64>,
+    /// Each pass after the first starts the job's random streams from the seed again, so it
+    /// draws what the first drew (fio's `randrepeat`: `clear_io_state` reseeds at the start of
+    /// each loop — a pass that ends where the offsets run out, not a time-based wrap). The
+    /// generator is then built afresh at each pass's start; only the counts of passes and
+    /// bytes carry over.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub repeat_passes: bool,
     /// fio's `rate_min`/`rate_iops_min`: the job fails when a direction falls below its rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rate: Option<MinRate>,
@@ -406,6 +413,7 @@ impl Default for WorkloadSpec {
             completions: None,
             passes: None,
             more_passes_below: None,
+            repeat_passes: false,
             block_sizes: None,
             distribution: Default::default(),
             trim: TrimMode::None,
