@@ -729,6 +729,50 @@ fn verify_writes_then_reads_back() {
     assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
 }
 
+/// fio's verify with loops: each loop is read back before the next (fio's `thread_main`: `do_io`
+/// then `do_verify`, once a loop), so the iolog has a loop's writes, its reads, and again;
+/// within a budget of io_size times loops, a loop left with nothing to write ends the job.
+#[test]
+fn verify_reads_back_after_each_loop() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "loops.fio",
+        "[global]\nsize=64k\nbs=4k\nverify=crc32c\nrw=randwrite\n\
+         [two]\nfilename=a.img\nloops=2\nwrite_iolog=a.log\n\
+         [left]\nstonewall\nfilename=b.img\nio_size=32k\nloops=3\nwrite_iolog=b.log\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let dirs = |log: &str| -> String {
+        std::fs::read_to_string(d.path().join(log))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_whitespace().find(|w| *w == "read" || *w == "write"))
+            .map(|w| &w[..1])
+            .collect()
+    };
+    let (w16, r16, w8, r8) = ("w".repeat(16), "r".repeat(16), "w".repeat(8), "r".repeat(8));
+    assert_eq!(dirs("a.log"), format!("{w16}{r16}{w16}{r16}"));
+    assert_eq!(dirs("b.log"), format!("{w16}{r16}{w8}{r8}"));
+    let j = &jobs(&v)[0];
+    assert_eq!((ios(j, "write"), ios(j, "read")), (32, 32));
+    assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
+    let j = &jobs(&v)[1];
+    assert_eq!((ios(j, "write"), ios(j, "read")), (24, 24));
+    // beside another job of its wave: refused by name, nothing run
+    let f = write(
+        d.path(),
+        "beside.fio",
+        "[a]\nfilename=c.img\nsize=64k\nverify=crc32c\nrw=write\nloops=2\n[b]\nfilename=e.img\nsize=64k\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["loops=2 beside other jobs of its wave"],
+    );
+    assert!(!d.path().join("c.img").exists());
+}
+
 /// fio's verify_pattern: with verify=pattern the blocks hold the pattern alone and a read job
 /// checking it finds a changed byte (fio: "got pattern '00', wanted 'de'", err=84); patterns
 /// ssdlab cannot hold are refused by name, verify=pattern without a pattern is bad input (fio

@@ -1959,14 +1959,8 @@ impl Settings {
         if self.verify && self.mode.reads() && self.mode.writes() {
             out.push((None, unsupported("verify of a mixed read/write job")));
         }
-        if self.verify && self.do_verify && self.mode.writes() && self.loops > 1 {
-            out.push((
-                None,
-                unsupported(format!(
-                    "verify with loops={} (fio reads back after each loop; ssdlab once, after the last)",
-                    self.loops
-                )),
-            ));
+        if let Some(why) = self.verify_loops_unsupported() {
+            out.push((None, unsupported(why)));
         }
         if self.verify && self.do_verify && self.mode.writes() {
             // (io_size above the region: refused where the region is known, in the plan)
@@ -2504,6 +2498,41 @@ impl Settings {
             stop.ios = Some(n.saturating_mul(self.loops.max(1)).saturating_mul(c));
         }
         stop
+    }
+
+    /// A verifying write job of several `loops` reads back after each loop (fio's
+    /// `thread_main`: `do_io`, then `do_verify`, once a loop); ssdlab runs each loop and its
+    /// verify phase in turn. Why it cannot for this job (`None`: it can, or the job is not one):
+    /// what fio counts or paces over the loops and their verify phases together.
+    pub fn verify_loops_unsupported(&self) -> Option<String> {
+        if !(self.verify && self.do_verify && self.mode.writes() && self.loops > 1) {
+            return None;
+        }
+        let why = if self.runtime_ns.is_some() {
+            "runtime (fio's runtime spans the loops and their verify phases)"
+        } else if self.number_ios.is_some() {
+            "number_ios (fio counts the verify phases' reads in it)"
+        } else if self.ramp_ns > 0 {
+            "ramp_time"
+        } else if self.rate.iter().chain(&self.rate_iops).any(Option::is_some) {
+            "rate (fio's schedule runs on across the loops)"
+        } else if self.thinktime_ns > 0 {
+            "thinktime"
+        } else if self.flow != 0 {
+            "flow"
+        } else if self.steady_dur_ns > 0 {
+            "steadystate"
+        } else if [&self.bw_log, &self.iops_log, &self.lat_log, &self.hist_log]
+            .iter()
+            .any(|l| l.is_some())
+        {
+            "write_bw_log, write_iops_log, write_lat_log or write_hist_log"
+        } else if self.write_iolog.is_some() && self.numjobs > 1 {
+            "write_iolog and numjobs above 1"
+        } else {
+            return None;
+        };
+        Some(format!("verify with loops={} and {why}", self.loops))
     }
 
     /// The ssdlab workload of this job on the region `[offset, offset+span)` with `clones`
@@ -3263,6 +3292,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
     }
     steady_groups(&mut jobs, &mut errors, &mut |i| push(&mut unsupported, i));
     flow_groups(&mut jobs, &mut |i| push(&mut unsupported, i));
+    verify_loops_alone(&mut jobs, &mut |i| push(&mut unsupported, i));
     if !errors.is_empty() {
         return Err(JobError(errors, not_kept));
     }
@@ -3272,6 +3302,48 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         unsupported,
         notes,
     })
+}
+
+/// A verifying write job of several loops reads back after each loop only when it is the only
+/// job of its wave (ssdlab runs the loops and their verify phases after the wave's first
+/// loop; fio's other jobs would run on beside them). Beside others it is refused by name;
+/// `--ignore-unsupported` runs it as one pass of all its loops, read back once.
+pub fn verify_loops_alone(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
+    for i in 0..jobs.len() {
+        let s = &jobs[i].settings;
+        if !(s.verify && s.do_verify && s.mode.writes() && s.loops > 1)
+            || s.verify_loops_unsupported().is_some()
+        {
+            continue;
+        }
+        let w = jobs[i].wave;
+        if jobs.iter().filter(|j| j.wave == w).count() == 1 {
+            continue;
+        }
+        let issue = Issue {
+            key: "loops".into(),
+            loc: Some(jobs[i].loc.clone()),
+            why: format!(
+                "verify with loops={} beside other jobs of its wave (ssdlab reads back after each loop for a job that runs alone: stonewall it)",
+                s.loops
+            ),
+        };
+        refuse(issue.clone());
+        jobs[i].settings.ignored.push(issue);
+    }
+}
+
+/// Whether a job reads back after each of its loops (fio's `do_verify` once a loop): a
+/// verifying write job of several loops that can ([`Settings::verify_loops_unsupported`]) and
+/// runs alone in its wave ([`verify_loops_alone`]).
+pub fn verifies_each_loop(jobs: &[Job], i: usize) -> bool {
+    let s = &jobs[i].settings;
+    s.verify
+        && s.do_verify
+        && s.mode.writes()
+        && s.loops > 1
+        && s.verify_loops_unsupported().is_none()
+        && jobs.iter().filter(|j| j.wave == jobs[i].wave).count() == 1
 }
 
 /// fio's flow control registers every job's (clone's) weight when it parses the job file
@@ -3882,13 +3954,32 @@ mod tests {
             None
         );
         // what would pace or count its reads is refused, naming the option
-        // fio's verify phase comes after each loop
+        // fio's verify phase comes after each loop: a job alone in its wave reads back after
+        // each; what fio counts or paces over the loops, or other jobs beside it, are refused
         let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n").unwrap();
-        assert!(
-            js.unsupported[0].why.contains("loops=2"),
-            "{:?}",
-            js.unsupported
-        );
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        assert!(verifies_each_loop(&js.jobs, 0));
+        for extra in [
+            "runtime=1",
+            "number_ios=10",
+            "rate_iops=100",
+            "write_bw_log=x",
+        ] {
+            let js = jobs(&format!(
+                "[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n{extra}\n"
+            ))
+            .unwrap();
+            assert_eq!(js.unsupported.len(), 1, "{extra}");
+            assert!(js.unsupported[0].why.contains("loops=2 and "), "{extra}");
+            assert!(!verifies_each_loop(&js.jobs, 0), "{extra}");
+        }
+        let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n[b]\nsize=1m\n").unwrap();
+        assert!(js.unsupported[0].why.contains("beside other jobs"));
+        assert!(!verifies_each_loop(&js.jobs, 0));
+        let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n[b]\nstonewall\nsize=1m\n")
+            .unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        assert!(verifies_each_loop(&js.jobs, 0));
         for extra in ["rate_iops=100", "thinktime=1ms", "number_ios=10", "flow=1"] {
             let js = jobs(&format!(
                 "[a]\nsize=1m\nrw=write\nverify=crc32c\nverify_backlog=4\n{extra}\n"

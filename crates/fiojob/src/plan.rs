@@ -76,6 +76,10 @@ pub struct Unit {
     pub label: String,
     /// Read the region back with verification after the job (fio's verify phase).
     pub verify_back: bool,
+    /// The job's loops, each run and then read back in turn (fio's `thread_main`: `do_io`,
+    /// then `do_verify`, once a loop; [`crate::job::verifies_each_loop`]); 1: one run of all
+    /// its loops (read back once after, with `verify_back`).
+    pub verify_loops: u64,
     /// fio sizes a job when it starts: a job whose region is its file's whole length, on a
     /// file that a `fill_device` job of an earlier wave grows, takes the length this file
     /// has when its wave starts (planned with the most it can have).
@@ -778,6 +782,7 @@ pub fn plan_units(
                         iolog,
                         label: sim.name.clone(),
                         verify_back: false,
+                        verify_loops: 1,
                         sized_at_start: None,
                     });
                 }
@@ -831,6 +836,7 @@ pub fn plan_units(
                             iolog: write_iolog(&file_name),
                             label: sim.name.clone(),
                             verify_back: false,
+                            verify_loops: 1,
                             sized_at_start: None,
                         });
                     }
@@ -848,6 +854,7 @@ pub fn plan_units(
                 iolog: write_iolog(&file_name),
                 label,
                 verify_back: false,
+                verify_loops: 1,
                 sized_at_start: None,
             });
             continue;
@@ -942,6 +949,7 @@ pub fn plan_units(
                 iolog: write_iolog(&label),
                 label,
                 verify_back: false,
+                verify_loops: 1,
                 sized_at_start: None,
             });
             continue;
@@ -973,6 +981,7 @@ pub fn plan_units(
                     iolog,
                     label: "null".into(),
                     verify_back: false,
+                    verify_loops: 1,
                     sized_at_start: None,
                 });
             }
@@ -999,6 +1008,7 @@ pub fn plan_units(
                     iolog: write_iolog("null"),
                     label: "null".into(),
                     verify_back: false,
+                    verify_loops: 1,
                     sized_at_start: None,
                 });
             }
@@ -1041,6 +1051,7 @@ pub fn plan_units(
                     iolog: write_iolog(&file),
                     label: "null".into(),
                     verify_back: false,
+                    verify_loops: 1,
                     sized_at_start: None,
                 });
             }
@@ -1077,6 +1088,7 @@ pub fn plan_units(
                     iolog,
                     label,
                     verify_back: false,
+                    verify_loops: 1,
                     sized_at_start: None,
                 });
             }
@@ -1221,10 +1233,16 @@ pub fn plan_units(
             }
             let mut spec = s.workload(off, pass, n, clone_seed(seed, clone));
             spec.span = Some(span);
+            // (a job that reads back after each loop: each loop's bytes)
+            let verify_loops = if crate::job::verifies_each_loop(&js.jobs, ji) {
+                s.loops
+            } else {
+                1
+            };
             if s.verify
                 && s.do_verify
                 && s.mode.writes()
-                && spec.stop.bytes.is_some_and(|b| b > span)
+                && spec.stop.bytes.is_some_and(|b| b / verify_loops > span)
             {
                 bail!(
                     "job {name}: verify with io_size ({}) above the {span} bytes of its region is not supported by ssdlab: fio counts the verify phase's reads toward io_size and writes and verifies again (size=64k io_size=96k writes 64k, then reads it back)",
@@ -1241,6 +1259,7 @@ pub fn plan_units(
                 iolog: write_iolog(&what),
                 label: what,
                 verify_back: s.verify && s.do_verify && s.mode.writes(),
+                verify_loops,
                 sized_at_start,
             });
         }

@@ -229,6 +229,22 @@ fn sized_at_start(spec: &WorkloadSpec, path: &std::path::Path) -> Option<Workloa
     Some(over(spec, span))
 }
 
+/// Loop `lp` (from 0) of a job that reads back after each of its loops: one pass at most
+/// (fio's `do_io` ends where the files are done), within what the job's budget of all its
+/// loops leaves after the `written` bytes of the loops before (fio counts a job's bytes over
+/// its loops: a job without a random map does them all in its first). Each loop draws what
+/// the first drew when the job repeats its draws (fio's reseed with `randrepeat`), else anew.
+fn one_loop(spec: &WorkloadSpec, written: u64, lp: u64) -> WorkloadSpec {
+    let mut s = spec.clone();
+    s.passes = Some(1);
+    s.more_passes_below = None;
+    s.stop.bytes = s.stop.bytes.map(|b| b.saturating_sub(written));
+    if lp > 0 && !s.repeat_passes {
+        s.seed = ssdlab_workload::gen::worker_seed(s.seed, lp as u32);
+    }
+    s
+}
+
 /// Runs the waves of `units` one after the other (the jobs of a wave together, on `session`
 /// when simulated), each verifying write job's read-back after its wave (fio's verify phase),
 /// and merges the clones' `write_iolog` parts (`merges`, from [`iolog_parts`]); parts a failed
@@ -358,13 +374,20 @@ pub fn run_waves(
         };
         // fio sizes a job when it starts: a job over a file a fill_device job grew takes the
         // file's length now.
+        // (a job that reads back after each loop runs its first loop here)
         let sized: Vec<Option<WorkloadSpec>> = (0..units.len())
             .map(|i| {
-                let p = units[i].sized_at_start.as_ref()?;
                 if !idx.contains(&i) {
                     return None;
                 }
-                sized_at_start(&units[i].spec, p)
+                let at_start = units[i]
+                    .sized_at_start
+                    .as_ref()
+                    .and_then(|p| sized_at_start(&units[i].spec, p));
+                if units[i].verify_loops > 1 {
+                    return Some(one_loop(at_start.as_ref().unwrap_or(&units[i].spec), 0, 0));
+                }
+                at_start
             })
             .collect();
         let spec_of = |i: usize| sized[i].as_ref().unwrap_or(&units[i].spec);
@@ -522,7 +545,9 @@ pub fn run_waves(
         if failure.is_some() {
             break;
         }
-        // fio's verify phase: read back what each verifying write job wrote.
+        // fio's verify phase: read back what each verifying write job wrote — after each of
+        // its loops, for a job that reads back after each (its later loops run here, each
+        // after the verify phase before it).
         for &i in &idx {
             let u = &units[i];
             if !u.verify_back || (h.stopped)() {
@@ -531,72 +556,55 @@ pub fn run_waves(
             let Some(m) = measured[i].as_mut() else {
                 continue;
             };
-            // fio verifies unless an error ended the write phase (`td->error`; the errors
-            // continue_on_error went past do not).
-            if m.result.error_tally.fatal != 0 || m.outcome.stopped_on_error {
-                continue;
-            }
-            // fio verifies only when the write phase ended with its size: a runtime that ended
-            // it first ends the job (`td->terminate`), without a verify phase.
-            if !m.outcome.budget_done && !m.outcome.source_done {
-                let n = format!(
-                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio{}",
-                    js.jobs[u.job].name,
-                    if u.spec.verify_backlog.is_some() {
-                        " (verify_backlog read back what it reached while the job wrote)"
-                    } else {
-                        ""
+            for lp in 0..u.verify_loops {
+                if lp > 0 {
+                    // fio's next loop: a pass at most, within what its budget of all the loops
+                    // leaves; one that writes nothing ends the job (`fio_mark_td_terminate`)
+                    // without a verify phase
+                    let written = m.recorder.kinds[ssdlab_workload::OpKind::Write.index()].bytes;
+                    let spec = one_loop(&u.spec, written, lp);
+                    if (h.stopped)() || spec.stop.bytes == Some(0) {
+                        break;
                     }
-                );
-                m.result.notes.push(n);
-                continue;
-            }
-            let (t, o) = u.real.as_ref().expect("real unit");
-            // (the logs are the job's own I/O: fio's verify phase reads are not in them)
-            let o = RealOptions {
-                log: None,
-                // after fio's verify_backlog, what it has not read back, in its order
-                ops: u.spec.verify_backlog.map(|_| {
-                    let mut left = unverified[i]
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    std::mem::take(&mut *left).into()
-                }),
-                ..o.clone()
-            };
-            // fio's write_iolog has the verify phase's reads too, after the job's I/Os (in the
-            // log its clones share, when they do)
-            let iolog = u
-                .iolog
-                .as_ref()
-                .filter(|_| m.iolog_error.is_none())
-                .map(|l| ssdlab_engine::IologTarget {
-                    path: merges
-                        .iter()
-                        .find(|(_, _, parts)| parts.contains(&l.path))
-                        .map_or_else(|| l.path.clone(), |(_, dest, _)| dest.clone()),
-                    after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
-                    ..l.clone()
-                });
-            let vspec = verify_spec(&u.spec);
-            let phase = ssdlab_engine::run_real_jobs(&[ssdlab_engine::RealJob {
-                spec: &vspec,
-                target: t,
-                opts: &o,
-                iolog,
-            }])
-            .map(|mut v| v.remove(0));
-            match phase {
-                Ok(v) => {
-                    if let Some(e) = &v.iolog_error {
+                    let (t, o) = u.real.as_ref().expect("real unit");
+                    let o = RealOptions {
+                        log: None,
+                        unverified: Some(&unverified[i])
+                            .filter(|_| u.spec.verify_backlog.is_some()),
+                        ..o.clone()
+                    };
+                    let iolog = u
+                        .iolog
+                        .as_ref()
+                        .filter(|_| m.iolog_error.is_none())
+                        .map(|l| ssdlab_engine::IologTarget {
+                            after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
+                            ..l.clone()
+                        });
+                    let w = match ssdlab_engine::run_real_jobs(&[ssdlab_engine::RealJob {
+                        spec: &spec,
+                        target: t,
+                        opts: &o,
+                        iolog,
+                    }]) {
+                        Ok(mut w) => w.remove(0),
+                        Err(e) => {
+                            failure = Some(WaveError::Engine(e));
+                            break;
+                        }
+                    };
+                    if let Some(e) = &w.iolog_error {
                         failure.get_or_insert(WaveError::Log(format!(
                             "{e} (the result was printed; the log was not kept whole)"
                         )));
                     }
-                    m.recorder.merge(&v.recorder);
-                    m.outcome.runtime_ns += v.outcome.runtime_ns;
-                    m.outcome.interrupted |= v.outcome.interrupted;
-                    m.outcome.stopped_on_error |= v.outcome.stopped_on_error;
+                    let wrote = w.recorder.kinds[ssdlab_workload::OpKind::Write.index()].bytes;
+                    m.recorder.merge(&w.recorder);
+                    m.outcome.runtime_ns += w.outcome.runtime_ns;
+                    m.outcome.interrupted |= w.outcome.interrupted;
+                    m.outcome.stopped_on_error |= w.outcome.stopped_on_error;
+                    m.outcome.budget_done = w.outcome.budget_done;
+                    m.outcome.source_done = w.outcome.source_done;
                     let mut r = ssdlab_engine::build_result(
                         &u.spec,
                         m.result.target.clone(),
@@ -605,17 +613,104 @@ pub fn run_waves(
                         m.result.timestamp_ms,
                         m.result.cpu.clone(),
                     );
-                    // (what the write phase read back too: fio's verify_backlog)
-                    r.verify = v.result.verify.is_some().then(|| m.recorder.verify.clone());
+                    r.verify = m.result.verify.is_some().then(|| m.recorder.verify.clone());
                     r.members = m.result.members.clone();
                     r.disk_util = m.result.disk_util.clone();
                     m.result = r;
                     m.workers.clear();
+                    if wrote == 0 {
+                        break;
+                    }
                 }
-                Err(e) => {
-                    failure = Some(WaveError::Engine(e));
+                // fio verifies unless an error ended the write phase (`td->error`; the errors
+                // continue_on_error went past do not).
+                if m.result.error_tally.fatal != 0 || m.outcome.stopped_on_error {
                     break;
                 }
+                // fio verifies only when the write phase ended with its size: a runtime that ended
+                // it first ends the job (`td->terminate`), without a verify phase.
+                if !m.outcome.budget_done && !m.outcome.source_done {
+                    let n = format!(
+                    "job {}: the runtime ended the write phase before its size was written: no verify phase, as in fio{}",
+                    js.jobs[u.job].name,
+                    if u.spec.verify_backlog.is_some() {
+                        " (verify_backlog read back what it reached while the job wrote)"
+                    } else {
+                        ""
+                    }
+                );
+                    m.result.notes.push(n);
+                    break;
+                }
+                let (t, o) = u.real.as_ref().expect("real unit");
+                // (the logs are the job's own I/O: fio's verify phase reads are not in them)
+                let o = RealOptions {
+                    log: None,
+                    // after fio's verify_backlog, what it has not read back, in its order
+                    ops: u.spec.verify_backlog.map(|_| {
+                        let mut left = unverified[i]
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        std::mem::take(&mut *left).into()
+                    }),
+                    ..o.clone()
+                };
+                // fio's write_iolog has the verify phase's reads too, after the job's I/Os (in the
+                // log its clones share, when they do)
+                let iolog = u
+                    .iolog
+                    .as_ref()
+                    .filter(|_| m.iolog_error.is_none())
+                    .map(|l| ssdlab_engine::IologTarget {
+                        path: merges
+                            .iter()
+                            .find(|(_, _, parts)| parts.contains(&l.path))
+                            .map_or_else(|| l.path.clone(), |(_, dest, _)| dest.clone()),
+                        after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
+                        ..l.clone()
+                    });
+                let vspec = verify_spec(&u.spec);
+                let phase = ssdlab_engine::run_real_jobs(&[ssdlab_engine::RealJob {
+                    spec: &vspec,
+                    target: t,
+                    opts: &o,
+                    iolog,
+                }])
+                .map(|mut v| v.remove(0));
+                match phase {
+                    Ok(v) => {
+                        if let Some(e) = &v.iolog_error {
+                            failure.get_or_insert(WaveError::Log(format!(
+                                "{e} (the result was printed; the log was not kept whole)"
+                            )));
+                        }
+                        m.recorder.merge(&v.recorder);
+                        m.outcome.runtime_ns += v.outcome.runtime_ns;
+                        m.outcome.interrupted |= v.outcome.interrupted;
+                        m.outcome.stopped_on_error |= v.outcome.stopped_on_error;
+                        let mut r = ssdlab_engine::build_result(
+                            &u.spec,
+                            m.result.target.clone(),
+                            &m.recorder,
+                            m.outcome,
+                            m.result.timestamp_ms,
+                            m.result.cpu.clone(),
+                        );
+                        // (what the write phase read back too: fio's verify_backlog)
+                        r.verify = v.result.verify.is_some().then(|| m.recorder.verify.clone());
+                        r.members = m.result.members.clone();
+                        r.disk_util = m.result.disk_util.clone();
+                        m.result = r;
+                        m.workers.clear();
+                    }
+                    Err(e) => {
+                        failure = Some(WaveError::Engine(e));
+                        break;
+                    }
+                }
+            }
+            if failure.is_some() {
+                break;
             }
         }
         if failure.is_some() {
