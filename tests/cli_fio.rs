@@ -759,7 +759,8 @@ fn verify_reads_back_after_each_loop() {
     assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
     let j = &jobs(&v)[1];
     assert_eq!((ios(j, "write"), ios(j, "read")), (24, 24));
-    // beside another job of its wave: refused by name, nothing run
+    // beside another job of its wave (as any verifying job) or with clones: refused by name,
+    // nothing run
     let f = write(
         d.path(),
         "beside.fio",
@@ -768,7 +769,20 @@ fn verify_reads_back_after_each_loop() {
     refused(
         d.path(),
         &["fio", f.to_str().unwrap()],
-        &["loops=2 beside other jobs of its wave"],
+        &["beside.fio line 4)", "beside other jobs of its wave"],
+    );
+    assert!(!d.path().join("c.img").exists());
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=n",
+            "--filename=c.img",
+            "--size=64k",
+            "--verify=crc32c",
+            "--numjobs=2",
+        ],
+        &["verify with numjobs=2"],
     );
     assert!(!d.path().join("c.img").exists());
 }

@@ -2527,8 +2527,6 @@ impl Settings {
             .any(|l| l.is_some())
         {
             "write_bw_log, write_iops_log, write_lat_log or write_hist_log"
-        } else if self.write_iolog.is_some() && self.numjobs > 1 {
-            "write_iolog and numjobs above 1"
         } else {
             return None;
         };
@@ -3292,7 +3290,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
     }
     steady_groups(&mut jobs, &mut errors, &mut |i| push(&mut unsupported, i));
     flow_groups(&mut jobs, &mut |i| push(&mut unsupported, i));
-    verify_loops_alone(&mut jobs, &mut |i| push(&mut unsupported, i));
+    verify_alone(&mut jobs, &mut |i| push(&mut unsupported, i));
     if !errors.is_empty() {
         return Err(JobError(errors, not_kept));
     }
@@ -3304,38 +3302,49 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
     })
 }
 
-/// A verifying write job of several loops reads back after each loop only when it is the only
-/// job of its wave (ssdlab runs the loops and their verify phases after the wave's first
-/// loop; fio's other jobs would run on beside them). Beside others it is refused by name;
-/// `--ignore-unsupported` runs it as one pass of all its loops, read back once.
-pub fn verify_loops_alone(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
+/// ssdlab verifies one job at a time (one written-map per run): a verifying job with clones
+/// (`numjobs` above 1) or beside other jobs of its wave is refused by name, before anything is
+/// laid out; `--ignore-unsupported` runs it without verification.
+pub fn verify_alone(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
     for i in 0..jobs.len() {
         let s = &jobs[i].settings;
-        if !(s.verify && s.do_verify && s.mode.writes() && s.loops > 1)
-            || s.verify_loops_unsupported().is_some()
-        {
+        if !s.verify {
             continue;
         }
         let w = jobs[i].wave;
-        if jobs.iter().filter(|j| j.wave == w).count() == 1 {
+        let why = if s.numjobs > 1 {
+            format!(
+                "verify with numjobs={} (ssdlab verifies one job at a time)",
+                s.numjobs
+            )
+        } else if jobs.iter().filter(|j| j.wave == w).count() > 1 {
+            "verify beside other jobs of its wave (ssdlab verifies one job at a time: stonewall it)"
+                .to_string()
+        } else {
             continue;
-        }
+        };
+        // (where the job's verify was set, else its section)
+        let loc = s
+            .written
+            .iter()
+            .rev()
+            .find(|w| w.canonical == "verify")
+            .map_or_else(|| jobs[i].loc.clone(), |w| w.loc.clone());
         let issue = Issue {
-            key: "loops".into(),
-            loc: Some(jobs[i].loc.clone()),
-            why: format!(
-                "verify with loops={} beside other jobs of its wave (ssdlab reads back after each loop for a job that runs alone: stonewall it)",
-                s.loops
-            ),
+            key: "verify".into(),
+            loc: Some(loc),
+            why,
         };
         refuse(issue.clone());
-        jobs[i].settings.ignored.push(issue);
+        let s = &mut jobs[i].settings;
+        s.ignored.push(issue);
+        s.verify = false;
     }
 }
 
 /// Whether a job reads back after each of its loops (fio's `do_verify` once a loop): a
-/// verifying write job of several loops that can ([`Settings::verify_loops_unsupported`]) and
-/// runs alone in its wave ([`verify_loops_alone`]).
+/// verifying write job of several loops that can ([`Settings::verify_loops_unsupported`]; it
+/// runs alone in its wave, as every verifying job does: [`verify_alone`]).
 pub fn verifies_each_loop(jobs: &[Job], i: usize) -> bool {
     let s = &jobs[i].settings;
     s.verify
@@ -3975,6 +3984,7 @@ mod tests {
         }
         let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n[b]\nsize=1m\n").unwrap();
         assert!(js.unsupported[0].why.contains("beside other jobs"));
+        assert!(!js.jobs[0].settings.verify, "ignored: runs without verify");
         assert!(!verifies_each_loop(&js.jobs, 0));
         let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n[b]\nstonewall\nsize=1m\n")
             .unwrap();
@@ -4123,8 +4133,8 @@ mod tests {
              [rep]\ndedupe_percentage=30\nzero_buffers=1\n\
              [ws]\ndedupe_percentage=50\ndedupe_mode=working_set\ndedupe_working_set_percentage=25\n\
              buffer_compress_percentage=40\nbssplit=4k/50:64k/50\n\
-             [verified]\ndedupe_percentage=50\nverify=md5\n\
-             [reader]\nrw=read\ndedupe_percentage=50\n",
+             [verified]\nstonewall\ndedupe_percentage=50\nverify=md5\n\
+             [reader]\nstonewall\nrw=read\ndedupe_percentage=50\n",
         )
         .unwrap();
         assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
