@@ -759,8 +759,7 @@ fn verify_reads_back_after_each_loop() {
     assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
     let j = &jobs(&v)[1];
     assert_eq!((ios(j, "write"), ios(j, "read")), (24, 24));
-    // beside another job of its wave (as any verifying job) or with clones: refused by name,
-    // nothing run
+    // beside another job of its wave: refused by name, nothing run
     let f = write(
         d.path(),
         "beside.fio",
@@ -769,22 +768,66 @@ fn verify_reads_back_after_each_loop() {
     refused(
         d.path(),
         &["fio", f.to_str().unwrap()],
-        &["beside.fio line 4)", "beside other jobs of its wave"],
+        &[
+            "beside.fio line 1)",
+            "loops=2 beside other jobs of its wave",
+        ],
     );
     assert!(!d.path().join("c.img").exists());
+}
+
+/// Verifying jobs run together, as in fio, each on files of its own: clones without filename=
+/// (fio's JOB.CLONE.0) and jobs of one wave on different files; a file two of them would use
+/// at once is refused by name before anything is laid out.
+#[test]
+fn verifying_jobs_run_together_on_their_own_files() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "together.fio",
+        "[global]\nsize=64k\nbs=4k\nverify=crc32c\nrw=randwrite\n\
+         [clones]\nnumjobs=3\n[p]\nfilename=p.img\n[q]\nfilename=q.img\nrw=write\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 5);
+    for j in jobs(&v) {
+        assert_eq!(
+            (ios(j, "write"), ios(j, "read")),
+            (16, 16),
+            "{}",
+            j["jobname"]
+        );
+        assert_eq!(j["ssdlab"]["verify"]["sectors_ok"], 128);
+        assert_eq!(j["ssdlab"]["verify"]["sectors_bad"], 0);
+    }
+    for c in 0..3 {
+        assert!(d.path().join(format!("clones.{c}.0")).exists());
+    }
+    let shared = [
+        "fio",
+        "--name=n",
+        "--filename=c.img",
+        "--size=64k",
+        "--verify=crc32c",
+        "--rw=write",
+        "--numjobs=2",
+    ];
     refused(
         d.path(),
-        &[
-            "fio",
-            "--name=n",
-            "--filename=c.img",
-            "--size=64k",
-            "--verify=crc32c",
-            "--numjobs=2",
-        ],
-        &["verify with numjobs=2"],
+        &shared,
+        &["job n: verify on c.img, which another clone of it uses"],
     );
-    assert!(!d.path().join("c.img").exists());
+    let f = write(
+        d.path(),
+        "two.fio",
+        "[a]\nsize=64k\nverify=crc32c\nrw=write\nfilename=y.img\n[b]\nfilename=./y.img\nsize=64k\n",
+    );
+    refused(
+        d.path(),
+        &["fio", f.to_str().unwrap()],
+        &["job a: verify on y.img, which job b uses"],
+    );
+    assert!(!d.path().join("c.img").exists() && !d.path().join("y.img").exists());
 }
 
 /// fio's verify_pattern: with verify=pattern the blocks hold the pattern alone and a read job

@@ -140,7 +140,7 @@ pub enum Invalid {
     Hipri { why: String },
     #[error("io_uring cannot be set up as asked: {err}")]
     RingSetup { err: String },
-    #[error("--verify runs one job at a time on its target: jobs running together cannot verify")]
+    #[error("a verifying job shares a file or device with another job running with it: verification needs its target to itself")]
     VerifyConcurrent,
     #[error("{path}: {err}")]
     Path { path: String, err: String },

@@ -1182,9 +1182,6 @@ fn plan_jobs(jobs: &[RealJob<'_>], notes: &mut Vec<String>) -> Result<Vec<Planne
         planned.push(plan_real(j.spec, j.target, j.opts, notes)?);
     }
     if jobs.len() > 1 {
-        if jobs.iter().any(|j| j.spec.verify) {
-            return Err(Invalid::VerifyConcurrent.into());
-        }
         let need: u64 = planned.iter().map(|p| p.need).sum::<u64>() + MEMORY_MARGIN;
         check_budget(
             &format!("{} jobs running together", jobs.len()),
@@ -1249,10 +1246,11 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     for n in &notes {
         (shared.on_note)(n);
     }
-    // The written-map of --verify (a single job): read before anything is written (a map of
+    // The written-map of each verifying job: read before anything is written (a map of
     // another target, or one that cannot be read, is bad input). Targets created by this run
-    // have none yet.
-    let verify_job = jobs.len() == 1 && jobs[0].spec.verify;
+    // have none yet. Verifying jobs run together only on paths no other job of the run uses
+    // (checked below, before anything is written).
+    let verifying: Vec<usize> = (0..jobs.len()).filter(|&j| jobs[j].spec.verify).collect();
     // Generations this run stamps start above its start time (ns), one base for all workers.
     let verify_epoch = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -1263,28 +1261,15 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     };
     // Its place is checked before anything is written too (a place where it cannot be saved is
     // bad input).
-    let mut verify_map: Option<MapCtx> = None;
-    if verify_job && jobs[0].spec.writes() {
-        let place = match jobs[0].opts.verify_map {
-            Some(p) => p.to_path_buf(),
-            None => written::state_dir()?.join("verify").join("probe.map"),
-        };
-        written::check_map_location(&place)?;
-    }
-    if verify_job && planned[0].plan.paths.iter().all(|p| p.info.exists) {
-        let infos: Vec<_> = planned[0]
-            .plan
-            .paths
-            .iter()
-            .map(|p| p.info.clone())
-            .collect();
-        verify_map = Some(load_verify_map(
-            &infos,
-            stripe_of(jobs[0].target),
-            jobs[0].opts,
-            (planned[0].plan.start, planned[0].plan.span),
-            jobs[0].spec.writes(),
-        )?);
+    let mut verify_maps: Vec<Option<MapCtx>> = jobs.iter().map(|_| None).collect();
+    for &j in &verifying {
+        if jobs[j].spec.writes() {
+            let place = match jobs[j].opts.verify_map {
+                Some(p) => p.to_path_buf(),
+                None => written::state_dir()?.join("verify").join("probe.map"),
+            };
+            written::check_map_location(&place)?;
+        }
     }
 
     // The paths of all jobs, each once (by identity), laid out to the largest size asked.
@@ -1329,6 +1314,28 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         }
         uses.push(mine);
     }
+    for &j in &verifying {
+        if (0..jobs.len()).any(|k| k != j && uses[k].iter().any(|i| uses[j].contains(i))) {
+            return Err(Invalid::VerifyConcurrent.into());
+        }
+    }
+    for &j in &verifying {
+        if planned[j].plan.paths.iter().all(|p| p.info.exists) {
+            let infos: Vec<_> = planned[j]
+                .plan
+                .paths
+                .iter()
+                .map(|p| p.info.clone())
+                .collect();
+            verify_maps[j] = Some(load_verify_map(
+                &infos,
+                stripe_of(jobs[j].target),
+                jobs[j].opts,
+                (planned[j].plan.start, planned[j].plan.span),
+                jobs[j].spec.writes(),
+            )?);
+        }
+    }
     if jobs.len() > 1 {
         ssdlab_target::check_free_space(&merged.paths)?;
     }
@@ -1360,23 +1367,25 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         })
         .map_err(EngineError::Layout)?;
     notes.extend(note_sink.into_inner());
-    if verify_job && verify_map.is_none() {
-        let infos: Vec<_> = uses[0].iter().map(|&i| laid.infos[i].clone()).collect();
-        verify_map = Some(load_verify_map(
-            &infos,
-            stripe_of(jobs[0].target),
-            jobs[0].opts,
-            (planned[0].plan.start, planned[0].plan.span),
-            jobs[0].spec.writes(),
-        )?);
-    }
-    if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
-        // Crash guard: until this run records what it wrote, its region is unknown.
-        let (start, span) = (planned[0].plan.start, planned[0].plan.span);
-        if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(start, span)) {
-            (shared.on_note)(&format!(
-                "{e}; a crash during this run could leave it stale"
-            ));
+    for &j in &verifying {
+        if verify_maps[j].is_none() {
+            let infos: Vec<_> = uses[j].iter().map(|&i| laid.infos[i].clone()).collect();
+            verify_maps[j] = Some(load_verify_map(
+                &infos,
+                stripe_of(jobs[j].target),
+                jobs[j].opts,
+                (planned[j].plan.start, planned[j].plan.span),
+                jobs[j].spec.writes(),
+            )?);
+        }
+        if let (true, Some(ctx)) = (jobs[j].spec.writes(), &verify_maps[j]) {
+            // Crash guard: until this run records what it wrote, its region is unknown.
+            let (start, span) = (planned[j].plan.start, planned[j].plan.span);
+            if let Err(e) = WrittenMap::update(&ctx.path, &ctx.key, |m| m.forget(start, span)) {
+                (shared.on_note)(&format!(
+                    "{e}; a crash during this run could leave it stale"
+                ));
+            }
         }
     }
     let wrote = laid.wrote();
@@ -1594,7 +1603,10 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             _ => p.plan.paths.iter().map(|pp| pp.name.clone()).collect(),
         })
         .collect();
-    let known = verify_map.as_ref().map(|c| &c.map);
+    let known: Vec<Option<&WrittenMap>> = verify_maps
+        .iter()
+        .map(|c| c.as_ref().map(|c| &c.map))
+        .collect();
     // (job, worker) → what the worker brought back.
     let results: Vec<(usize, io::Result<WorkerOut>)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
@@ -1616,6 +1628,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             };
             for (w, (mut fs, part)) in files.into_iter().zip(job_parts).enumerate() {
                 let (ctl, gate, cpu_window, names) = (&ctls[j], &gate, &cpu_window, &names[j]);
+                let known = known[j];
                 let first_worker = &first_worker;
                 let plan = &pl.plan;
                 let engine = pl.engine;
@@ -1857,7 +1870,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         (0..jobs.len()).map(|_| Vec::new()).collect();
     let mut job_parts: Vec<Vec<PartWriter>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     let mut setup_error = None;
-    let mut write_log = WriteLog::default();
+    let mut write_logs: Vec<WriteLog> = jobs.iter().map(|_| WriteLog::default()).collect();
     // Whether every worker's error is the start hook's refusal (none failed on its own).
     let mut all_refused = true;
     for (j, r) in results {
@@ -1869,7 +1882,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         match r {
             Ok((rec, out, ms, log, part)) => {
                 if let Some(l) = log {
-                    write_log.merge(&l);
+                    write_logs[j].merge(&l);
                 }
                 if let Some(p) = part {
                     job_parts[j].push(p);
@@ -1911,14 +1924,18 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     }
     let disk_util = disk_util(disks.finish());
     laid.commit();
-    if let (true, Some(ctx)) = (verify_job && jobs[0].spec.writes(), &verify_map) {
+    for &j in &verifying {
+        let (true, Some(ctx)) = (jobs[j].spec.writes(), &verify_maps[j]) else {
+            continue;
+        };
         // Merged under the map's lock with what concurrent runs recorded meanwhile; the
         // sectors of the region this run did not write keep what was known of them before.
-        let seed = jobs[0].spec.seed;
-        let (start, span) = (planned[0].plan.start, planned[0].plan.span);
+        let seed = jobs[j].spec.seed;
+        let write_log = &write_logs[j];
+        let (start, span) = (planned[j].plan.start, planned[j].plan.span);
         match WrittenMap::update(&ctx.path, &ctx.key, |m| {
-            m.restore(&ctx.map, start, span, &write_log);
-            m.record(seed, &write_log)
+            m.restore(&ctx.map, start, span, write_log);
+            m.record(seed, write_log)
         }) {
             Ok(map) => (shared.on_note)(&format!(
                 "verify map {}: {} sectors written by this run; {map}",

@@ -3290,7 +3290,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
     }
     steady_groups(&mut jobs, &mut errors, &mut |i| push(&mut unsupported, i));
     flow_groups(&mut jobs, &mut |i| push(&mut unsupported, i));
-    verify_alone(&mut jobs, &mut |i| push(&mut unsupported, i));
+    verify_loops_alone(&mut jobs, &mut |i| push(&mut unsupported, i));
     if !errors.is_empty() {
         return Err(JobError(errors, not_kept));
     }
@@ -3302,49 +3302,9 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
     })
 }
 
-/// ssdlab verifies one job at a time (one written-map per run): a verifying job with clones
-/// (`numjobs` above 1) or beside other jobs of its wave is refused by name, before anything is
-/// laid out; `--ignore-unsupported` runs it without verification.
-pub fn verify_alone(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
-    for i in 0..jobs.len() {
-        let s = &jobs[i].settings;
-        if !s.verify {
-            continue;
-        }
-        let w = jobs[i].wave;
-        let why = if s.numjobs > 1 {
-            format!(
-                "verify with numjobs={} (ssdlab verifies one job at a time)",
-                s.numjobs
-            )
-        } else if jobs.iter().filter(|j| j.wave == w).count() > 1 {
-            "verify beside other jobs of its wave (ssdlab verifies one job at a time: stonewall it)"
-                .to_string()
-        } else {
-            continue;
-        };
-        // (where the job's verify was set, else its section)
-        let loc = s
-            .written
-            .iter()
-            .rev()
-            .find(|w| w.canonical == "verify")
-            .map_or_else(|| jobs[i].loc.clone(), |w| w.loc.clone());
-        let issue = Issue {
-            key: "verify".into(),
-            loc: Some(loc),
-            why,
-        };
-        refuse(issue.clone());
-        let s = &mut jobs[i].settings;
-        s.ignored.push(issue);
-        s.verify = false;
-    }
-}
-
 /// Whether a job reads back after each of its loops (fio's `do_verify` once a loop): a
-/// verifying write job of several loops that can ([`Settings::verify_loops_unsupported`]; it
-/// runs alone in its wave, as every verifying job does: [`verify_alone`]).
+/// verifying write job of several loops that can ([`Settings::verify_loops_unsupported`]) and
+/// runs alone in its wave (its clones, each on its file, beside it).
 pub fn verifies_each_loop(jobs: &[Job], i: usize) -> bool {
     let s = &jobs[i].settings;
     s.verify
@@ -3353,6 +3313,31 @@ pub fn verifies_each_loop(jobs: &[Job], i: usize) -> bool {
         && s.loops > 1
         && s.verify_loops_unsupported().is_none()
         && jobs.iter().filter(|j| j.wave == jobs[i].wave).count() == 1
+}
+
+/// A verifying write job of several loops beside other jobs of its wave reads back once, after
+/// all its loops, where fio reads back after each: refused by name (`--ignore-unsupported`
+/// runs it so).
+pub fn verify_loops_alone(jobs: &mut [Job], refuse: &mut dyn FnMut(Issue)) {
+    for i in 0..jobs.len() {
+        let s = &jobs[i].settings;
+        if !(s.verify && s.do_verify && s.mode.writes() && s.loops > 1)
+            || s.verify_loops_unsupported().is_some()
+            || verifies_each_loop(jobs, i)
+        {
+            continue;
+        }
+        let issue = Issue {
+            key: "loops".into(),
+            loc: Some(jobs[i].loc.clone()),
+            why: format!(
+                "verify with loops={} beside other jobs of its wave (ssdlab reads back after each loop for a job that runs alone: stonewall it)",
+                s.loops
+            ),
+        };
+        refuse(issue.clone());
+        jobs[i].settings.ignored.push(issue);
+    }
 }
 
 /// fio's flow control registers every job's (clone's) weight when it parses the job file
@@ -3983,8 +3968,7 @@ mod tests {
             assert!(!verifies_each_loop(&js.jobs, 0), "{extra}");
         }
         let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n[b]\nsize=1m\n").unwrap();
-        assert!(js.unsupported[0].why.contains("beside other jobs"));
-        assert!(!js.jobs[0].settings.verify, "ignored: runs without verify");
+        assert!(js.unsupported[0].why.contains("loops=2 beside other jobs"));
         assert!(!verifies_each_loop(&js.jobs, 0));
         let js = jobs("[a]\nsize=1m\nrw=write\nverify=crc32c\nloops=2\n[b]\nstonewall\nsize=1m\n")
             .unwrap();

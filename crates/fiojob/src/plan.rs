@@ -1280,7 +1280,56 @@ pub fn plan_units(
             }
         }
     }
+    verify_alone(js, &units)?;
     Ok(units)
+}
+
+/// A verifying job (each clone) needs its files to itself while its wave runs: ssdlab keeps
+/// one written-map per target and reads back what the job wrote. A file a verifying unit
+/// shares with another unit of its wave (clones of one `filename`, another job's) is refused
+/// before anything is laid out; clones each on their own file (fio's `JOB.CLONE.0`) run
+/// together, as in fio.
+fn verify_alone(js: &JobSet, units: &[Unit]) -> Result<()> {
+    let paths = |u: &Unit| -> Vec<PathBuf> {
+        u.real
+            .as_ref()
+            .map(|(t, _)| t.paths().into_iter().map(Path::to_path_buf).collect())
+            .unwrap_or_default()
+    };
+    for (i, u) in units.iter().enumerate() {
+        if !u.spec.verify {
+            continue;
+        }
+        let wave = js.jobs[u.job].wave;
+        for p in paths(u) {
+            let other = units.iter().enumerate().find(|&(k, o)| {
+                k != i && js.jobs[o.job].wave == wave && paths(o).iter().any(|q| same_file(&p, q))
+            });
+            if let Some((_, o)) = other {
+                let name = &js.jobs[u.job].name;
+                let who = if o.job == u.job {
+                    "another clone of it".to_string()
+                } else {
+                    format!("job {}", js.jobs[o.job].name)
+                };
+                bail!(
+                    "job {name}: verify on {}, which {who} uses at the same time, is not supported by ssdlab: ssdlab verifies a file only for the one job (or clone) of its wave that uses it (give each clone its own file — no filename= makes fio's JOB.CLONE.0 — or stonewall the other job)",
+                    p.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same file: by device and inode where both exist, else by their
+/// absolute form.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
+    }
 }
 
 /// fio's thread number (from 1) of each unit's first clone: each unit's clones are fio threads
