@@ -562,7 +562,8 @@ pub fn run_waves(
                     // leaves; one that writes nothing ends the job (`fio_mark_td_terminate`)
                     // without a verify phase
                     let written = m.recorder.kinds[ssdlab_workload::OpKind::Write.index()].bytes;
-                    let spec = one_loop(&u.spec, written, lp);
+                    // (the first loop's spec: sized when its wave started)
+                    let spec = one_loop(sized[i].as_ref().unwrap_or(&u.spec), written, lp);
                     if (h.stopped)() || spec.stop.bytes == Some(0) {
                         break;
                     }
