@@ -889,7 +889,19 @@ impl Settings {
                             Some(d) if !self.mode.random() => (true, d),
                             _ => (false, n),
                         };
-                        let n = bytes(digits)?;
+                        // A random mode's is a count of I/Os that fio reads with atoi (its
+                        // leading digits: `randwrite:8k` is every 8), a sequential mode's a
+                        // size.
+                        let n = if self.mode.random() {
+                            let lead: String = digits
+                                .trim_start()
+                                .chars()
+                                .take_while(char::is_ascii_digit)
+                                .collect();
+                            lead.parse::<u64>().unwrap_or(0)
+                        } else {
+                            bytes(digits)?
+                        };
                         if n == 0
                             || n > i64::MAX as u64
                             || (self.mode.random() && n > u32::MAX as u64)
@@ -4098,6 +4110,12 @@ mod tests {
         let back = jobs("[a]\nbs=4k\nrw=read:-8k\n").unwrap();
         let w = back.jobs[0].settings.workload(0, 1 << 30, 1, 1);
         assert_eq!((w.seq_skip, w.seq_back), (0, 8192));
+        // a random mode's modifier is fio's atoi: randwrite:8k is a random offset every 8
+        let r = jobs("[a]\nrw=randwrite:8k\n").unwrap();
+        assert_eq!(
+            r.jobs[0].settings.workload(0, 1 << 30, 1, 1).random_every,
+            8
+        );
         // Zone units are fio's zonemode: not supported (not a bad value).
         let z = jobs("[a]\nsize=8z\noffset=0%\n").unwrap();
         assert_eq!(z.unsupported.len(), 1, "{:?}", z.unsupported);
