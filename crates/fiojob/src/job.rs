@@ -1974,6 +1974,25 @@ impl Settings {
         if let Some(why) = self.verify_loops_unsupported() {
             out.push((None, unsupported(why)));
         }
+        // fio's random map takes a random job's sequential stretches too, so where its pass
+        // ends — the map full — differs from ssdlab's, whose map holds the random draws only;
+        // it matters where a pass follows (percentage_random=90 loops=2 over 64k: fio's first
+        // loop does 16 writes, ssdlab's did 18)
+        let stretches = self.mode.random()
+            && (self.percentage_random.iter().any(|&p| p < 100)
+                || self.rw_modifier.is_some_and(|n| n > 1));
+        if stretches
+            && !self.norandommap
+            && (self.loops > 1 || self.io_size.is_some() || self.io_size_pct.is_some())
+            && !self.time_based
+        {
+            out.push((
+                None,
+                unsupported(
+                    "percentage_random below 100 or rw=randX:N with loops or io_size (fio's random map also takes the sequential stretches, so its passes end elsewhere); norandommap runs",
+                ),
+            ));
+        }
         if self.verify && self.do_verify && self.mode.writes() {
             // (io_size above the region: refused where the region is known, in the plan)
             let why = if !self.mode.random()
@@ -4116,6 +4135,17 @@ mod tests {
             r.jobs[0].settings.workload(0, 1 << 30, 1, 1).random_every,
             8
         );
+        assert!(r.unsupported.is_empty());
+        // with more passes, fio's random map holds the sequential stretches too: refused
+        for extra in [
+            "rw=randwrite:8\nloops=2",
+            "percentage_random=90\nio_size=2m",
+        ] {
+            let r = jobs(&format!("[a]\nrw=randwrite\n{extra}\n")).unwrap();
+            assert!(r.unsupported[0].why.contains("stretches"), "{extra}");
+            let r = jobs(&format!("[a]\nrw=randwrite\n{extra}\nnorandommap\n")).unwrap();
+            assert!(r.unsupported.is_empty(), "{extra}");
+        }
         // Zone units are fio's zonemode: not supported (not a bad value).
         let z = jobs("[a]\nsize=8z\noffset=0%\n").unwrap();
         assert_eq!(z.unsupported.len(), 1, "{:?}", z.unsupported);
