@@ -1981,6 +1981,16 @@ impl Settings {
         let stretches = self.mode.random()
             && (self.percentage_random.iter().any(|&p| p < 100)
                 || self.rw_modifier.is_some_and(|n| n > 1));
+        if stretches && !self.norandommap && self.verify && self.mode.writes() {
+            // (fio's list of pieces keeps a block a later stretch overwrote, and reads it back
+            // expecting the first write: percentage_random=50 size=64k gives error 84)
+            out.push((
+                None,
+                unsupported(
+                    "verify of a random job with sequential stretches (percentage_random below 100, rw=randX:N): fio logs its writes in a list and reads back a block a later write overwrote expecting the first write, a verify failure; norandommap runs",
+                ),
+            ));
+        }
         if stretches
             && !self.norandommap
             && (self.loops > 1 || self.io_size.is_some() || self.io_size_pct.is_some())
@@ -4146,6 +4156,12 @@ mod tests {
             let r = jobs(&format!("[a]\nrw=randwrite\n{extra}\nnorandommap\n")).unwrap();
             assert!(r.unsupported.is_empty(), "{extra}");
         }
+        // verify of such stretches: fio reads back an overwritten block as its first write
+        let r = jobs("[a]\nrw=randwrite\npercentage_random=50\nverify=crc32c\n").unwrap();
+        assert!(r.unsupported[0].why.contains("overwrote"));
+        let r =
+            jobs("[a]\nrw=randwrite\npercentage_random=50\nverify=crc32c\nnorandommap\n").unwrap();
+        assert!(r.unsupported.is_empty());
         // Zone units are fio's zonemode: not supported (not a bad value).
         let z = jobs("[a]\nsize=8z\noffset=0%\n").unwrap();
         assert_eq!(z.unsupported.len(), 1, "{:?}", z.unsupported);
