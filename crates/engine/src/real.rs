@@ -1319,6 +1319,15 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
             return Err(Invalid::VerifyConcurrent.into());
         }
     }
+    let load_map = |j: usize, infos: &[ssdlab_target::TargetInfo]| {
+        load_verify_map(
+            infos,
+            stripe_of(jobs[j].target),
+            jobs[j].opts,
+            (planned[j].plan.start, planned[j].plan.span),
+            jobs[j].spec.writes(),
+        )
+    };
     for &j in &verifying {
         if planned[j].plan.paths.iter().all(|p| p.info.exists) {
             let infos: Vec<_> = planned[j]
@@ -1327,13 +1336,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
                 .iter()
                 .map(|p| p.info.clone())
                 .collect();
-            verify_maps[j] = Some(load_verify_map(
-                &infos,
-                stripe_of(jobs[j].target),
-                jobs[j].opts,
-                (planned[j].plan.start, planned[j].plan.span),
-                jobs[j].spec.writes(),
-            )?);
+            verify_maps[j] = Some(load_map(j, &infos)?);
         }
     }
     if jobs.len() > 1 {
@@ -1370,13 +1373,7 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
     for &j in &verifying {
         if verify_maps[j].is_none() {
             let infos: Vec<_> = uses[j].iter().map(|&i| laid.infos[i].clone()).collect();
-            verify_maps[j] = Some(load_verify_map(
-                &infos,
-                stripe_of(jobs[j].target),
-                jobs[j].opts,
-                (planned[j].plan.start, planned[j].plan.span),
-                jobs[j].spec.writes(),
-            )?);
+            verify_maps[j] = Some(load_map(j, &infos)?);
         }
         if let (true, Some(ctx)) = (jobs[j].spec.writes(), &verify_maps[j]) {
             // Crash guard: until this run records what it wrote, its region is unknown.

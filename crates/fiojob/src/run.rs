@@ -229,6 +229,35 @@ fn sized_at_start(spec: &WorkloadSpec, path: &std::path::Path) -> Option<Workloa
     Some(over(spec, span))
 }
 
+/// A later phase of a unit's job (a loop, a verify phase) added to what it measured: its
+/// completions and time, and the result built again over them (`verified`: with the verify
+/// counters; the clones' own results give way to the whole).
+fn absorb(
+    m: &mut Measured,
+    spec: &WorkloadSpec,
+    rec: &Recorder,
+    out: &LoopOutcome,
+    verified: bool,
+) {
+    m.recorder.merge(rec);
+    m.outcome.runtime_ns += out.runtime_ns;
+    m.outcome.interrupted |= out.interrupted;
+    m.outcome.stopped_on_error |= out.stopped_on_error;
+    let mut r = ssdlab_engine::build_result(
+        spec,
+        m.result.target.clone(),
+        &m.recorder,
+        m.outcome,
+        m.result.timestamp_ms,
+        m.result.cpu.clone(),
+    );
+    r.verify = verified.then(|| m.recorder.verify.clone());
+    r.members = m.result.members.clone();
+    r.disk_util = m.result.disk_util.clone();
+    m.result = r;
+    m.workers.clear();
+}
+
 /// Loop `lp` (from 0) of a job that reads back after each of its loops: one pass at most
 /// (fio's `do_io` ends where the files are done), within what the job's budget of all its
 /// loops leaves after the `written` bytes of the loops before (fio counts a job's bytes over
@@ -600,25 +629,10 @@ pub fn run_waves(
                         )));
                     }
                     let wrote = w.recorder.kinds[ssdlab_workload::OpKind::Write.index()].bytes;
-                    m.recorder.merge(&w.recorder);
-                    m.outcome.runtime_ns += w.outcome.runtime_ns;
-                    m.outcome.interrupted |= w.outcome.interrupted;
-                    m.outcome.stopped_on_error |= w.outcome.stopped_on_error;
                     m.outcome.budget_done = w.outcome.budget_done;
                     m.outcome.source_done = w.outcome.source_done;
-                    let mut r = ssdlab_engine::build_result(
-                        &u.spec,
-                        m.result.target.clone(),
-                        &m.recorder,
-                        m.outcome,
-                        m.result.timestamp_ms,
-                        m.result.cpu.clone(),
-                    );
-                    r.verify = m.result.verify.is_some().then(|| m.recorder.verify.clone());
-                    r.members = m.result.members.clone();
-                    r.disk_util = m.result.disk_util.clone();
-                    m.result = r;
-                    m.workers.clear();
+                    let verified = m.result.verify.is_some();
+                    absorb(m, &u.spec, &w.recorder, &w.outcome, verified);
                     if wrote == 0 {
                         break;
                     }
@@ -685,24 +699,14 @@ pub fn run_waves(
                                 "{e} (the result was printed; the log was not kept whole)"
                             )));
                         }
-                        m.recorder.merge(&v.recorder);
-                        m.outcome.runtime_ns += v.outcome.runtime_ns;
-                        m.outcome.interrupted |= v.outcome.interrupted;
-                        m.outcome.stopped_on_error |= v.outcome.stopped_on_error;
-                        let mut r = ssdlab_engine::build_result(
-                            &u.spec,
-                            m.result.target.clone(),
-                            &m.recorder,
-                            m.outcome,
-                            m.result.timestamp_ms,
-                            m.result.cpu.clone(),
-                        );
                         // (what the write phase read back too: fio's verify_backlog)
-                        r.verify = v.result.verify.is_some().then(|| m.recorder.verify.clone());
-                        r.members = m.result.members.clone();
-                        r.disk_util = m.result.disk_util.clone();
-                        m.result = r;
-                        m.workers.clear();
+                        absorb(
+                            m,
+                            &u.spec,
+                            &v.recorder,
+                            &v.outcome,
+                            v.result.verify.is_some(),
+                        );
                     }
                     Err(e) => {
                         failure = Some(WaveError::Engine(e));
