@@ -229,6 +229,25 @@ fn sized_at_start(spec: &WorkloadSpec, path: &std::path::Path) -> Option<Workloa
     Some(over(spec, span))
 }
 
+/// Where a later phase of a unit's job (a loop, a verify phase) logs its I/Os: after what the
+/// job logged so far, in the log its clones share when they do (their parts merged after the
+/// wave); none once the log failed.
+fn later_phase_log(
+    u: &Unit,
+    m: &Measured,
+    merges: &[(usize, PathBuf, Vec<PathBuf>)],
+) -> Option<ssdlab_engine::IologTarget> {
+    let l = u.iolog.as_ref().filter(|_| m.iolog_error.is_none())?;
+    Some(ssdlab_engine::IologTarget {
+        path: merges
+            .iter()
+            .find(|(_, _, parts)| parts.contains(&l.path))
+            .map_or_else(|| l.path.clone(), |(_, dest, _)| dest.clone()),
+        after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
+        ..l.clone()
+    })
+}
+
 /// A later phase of a unit's job (a loop, a verify phase) added to what it measured: its
 /// completions and time, and the result built again over them (`verified`: with the verify
 /// counters; the clones' own results give way to the whole).
@@ -603,14 +622,7 @@ pub fn run_waves(
                             .filter(|_| u.spec.verify_backlog.is_some()),
                         ..o.clone()
                     };
-                    let iolog = u
-                        .iolog
-                        .as_ref()
-                        .filter(|_| m.iolog_error.is_none())
-                        .map(|l| ssdlab_engine::IologTarget {
-                            after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
-                            ..l.clone()
-                        });
+                    let iolog = later_phase_log(u, m, merges);
                     let w = match ssdlab_engine::run_real_jobs(&[ssdlab_engine::RealJob {
                         spec: &spec,
                         target: t,
@@ -670,20 +682,8 @@ pub fn run_waves(
                     }),
                     ..o.clone()
                 };
-                // fio's write_iolog has the verify phase's reads too, after the job's I/Os (in the
-                // log its clones share, when they do)
-                let iolog = u
-                    .iolog
-                    .as_ref()
-                    .filter(|_| m.iolog_error.is_none())
-                    .map(|l| ssdlab_engine::IologTarget {
-                        path: merges
-                            .iter()
-                            .find(|(_, _, parts)| parts.contains(&l.path))
-                            .map_or_else(|| l.path.clone(), |(_, dest, _)| dest.clone()),
-                        after_us: Some((m.outcome.runtime_ns + m.outcome.ramp_ns) / 1000),
-                        ..l.clone()
-                    });
+                // fio's write_iolog has the verify phase's reads too, after the job's I/Os
+                let iolog = later_phase_log(u, m, merges);
                 let vspec = verify_spec(&u.spec);
                 let phase = ssdlab_engine::run_real_jobs(&[ssdlab_engine::RealJob {
                     spec: &vspec,
