@@ -411,7 +411,8 @@ impl OpGen {
     #[cold]
     #[inline(never)]
     fn restarted(&mut self, steer: &dyn Fn(OpKind) -> OpKind) -> Op {
-        let r = self.restart.take().expect("a generator that restarts");
+        // (the new generator keeps what it is built from, for the pass after)
+        let r = self.restart.as_deref().expect("a generator that restarts");
         let mut g = OpGen::new(&r.spec, r.start, r.span, r.worker);
         g.passes = self.passes;
         g.pass_limit = self.pass_limit;
@@ -421,8 +422,6 @@ impl OpGen {
             f.passes = self.passes;
         }
         *self = g;
-        self.restart = Some(r);
-        self.restart_due = false;
         if self.plain {
             self.next_made_with(steer)
         } else if let Some(f) = &mut self.files {
