@@ -828,7 +828,12 @@ impl Settings {
                 if split_filenames(&f).is_empty() {
                     return Err(Problem::Invalid(format!("filename={f}: no file name")));
                 }
-                self.filename = Some(f);
+                // (fio's str_filename_cb adds the files to those the job has already: a job's
+                // `filename` adds to its global section's, a second one to its first)
+                self.filename = Some(match self.filename.take() {
+                    Some(before) => format!("{before}:{f}"),
+                    None => f,
+                });
             }
             "filename_format" => self.filename_format = Some(need(v, key)?),
             "directory" => {
@@ -4616,6 +4621,11 @@ mod tests {
         assert_eq!(split_filenames("c\\:d"), vec!["c:d"]);
         let js = jobs("[a]\nfilename=/dev/sda:/dev/sdb\n").unwrap();
         assert!(js.unsupported.is_empty());
+        // fio's filename adds to the files the job has (its global section's, its own)
+        let js = jobs("[global]\nfilename=x\n[a]\nfilename=y\nfilename=c\\:d\n[b]\n").unwrap();
+        let names = |i: usize| split_filenames(js.jobs[i].settings.filename.as_deref().unwrap());
+        assert_eq!(names(0), vec!["x", "y", "c:d"]);
+        assert_eq!(names(1), vec!["x"]);
     }
 
     #[test]
