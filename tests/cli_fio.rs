@@ -2644,6 +2644,96 @@ fn file_operation_engines_refuse_what_they_cannot_mean() {
     );
 }
 
+/// fio's filecreate, filestat and filedelete: each I/O one operation on a file's name, timed;
+/// files of more than one block, mixed directions, trims and simulated drives refused by name,
+/// before anything is created.
+#[test]
+fn name_engines_create_stat_and_delete_files() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "ops.fio",
+        "[global]\nfilesize=4k\nnrfiles=3\n[c]\nioengine=filecreate\nrw=write\n[s]\nstonewall\nioengine=filestat\nstat_type=statx\n[d]\nstonewall\nioengine=filedelete\nfilename=s.0.0:s.0.1\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    let j = jobs(&v);
+    assert_eq!(
+        (ios(&j[0], "write"), ios(&j[1], "read"), ios(&j[2], "read")),
+        (3, 3, 2)
+    );
+    for e in j {
+        assert_eq!(e["error"].as_u64(), Some(0), "{e}");
+        let dir = if e["jobname"] == "c" { "write" } else { "read" };
+        assert!(e[dir]["clat_ns"]["mean"].as_f64().unwrap() > 0.0, "timed");
+    }
+    // created empty; laid out to 4 KiB by filestat (it reads), two of them deleted
+    for i in 0..3 {
+        let m = std::fs::metadata(d.path().join(format!("c.0.{i}"))).unwrap();
+        assert_eq!(m.len(), 0);
+    }
+    assert!(!d.path().join("s.0.0").exists() && !d.path().join("s.0.1").exists());
+    assert_eq!(
+        std::fs::metadata(d.path().join("s.0.2")).unwrap().len(),
+        4096
+    );
+    // a file listed twice is gone the second time: ENOENT is the job's error (exit 1), and no
+    // I/O, as fio's failed open
+    let f = write(
+        d.path(),
+        "twice.fio",
+        "[d]\nioengine=filedelete\nfilename=x:x:y\nfilesize=4k\n",
+    );
+    let out = ssdlab(d.path())
+        .args(["fio", "--output-format=json", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (jobs(&v)[0]["error"].as_u64(), ios(&jobs(&v)[0], "read")),
+        (Some(2), 2)
+    );
+    for (job, needle) in [
+        (
+            "[a]\nioengine=filestat\nfilesize=8k\nnrfiles=2\n",
+            "ioengine=filestat on a file of 8192 bytes, not one block",
+        ),
+        (
+            "[a]\nioengine=filecreate\nrw=rw\nfilesize=4k\n",
+            "fio times every operation as a read",
+        ),
+        (
+            "[a]\nioengine=filedelete\nrw=trim\nfilesize=4k\n",
+            "rw=trim with ioengine=filedelete",
+        ),
+        (
+            "[a]\nioengine=filestat\nstat_type=fstat\nfilesize=4k\n",
+            "stat, lstat or statx",
+        ),
+        // fio lays out the later job's file before the delete runs
+        (
+            "[a]\nioengine=filedelete\nfilesize=4k\nfilename=z\n[b]\nstonewall\nfilename=z\nsize=4k\n",
+            "job a: ioengine=filedelete deletes z, which job b of a later wave uses",
+        ),
+    ] {
+        let f = write(d.path(), "bad.fio", job);
+        refused(d.path(), &["fio", f.to_str().unwrap()], &[needle]);
+    }
+    let f = write(
+        d.path(),
+        "sim.fio",
+        "[a]\nioengine=filecreate\nfilesize=4k\nfilename=made-never\n",
+    );
+    refused(
+        d.path(),
+        &["fio", "--sim", "crucial-mx500-1t", f.to_str().unwrap()],
+        &["ioengine=filecreate", "no file system"],
+    );
+    for made in ["made-never", "a.0.0", "z"] {
+        assert!(!d.path().join(made).exists(), "{made}: nothing was created");
+    }
+}
+
 #[test]
 fn fill_device_refuses_what_fio_would_run_differently() {
     let d = tempfile::tempdir().unwrap();

@@ -120,6 +120,10 @@ pub struct Control<'a> {
     pub continue_on_error: bool,
     /// fio's rule for which errors `continue_on_error` goes on after; `None`: every error.
     pub non_fatal: Option<NonFatal>,
+    /// The I/Os are operations on files' names (fio's `filestat`, `filedelete`,
+    /// `filecreate`), which fio does when it opens each file: one that fails is the job's
+    /// error, but no I/O, and the job goes on with its next file.
+    pub name_ops: bool,
     /// Set when any worker stops because of an error, so the others stop too.
     pub error_stop: AtomicBool,
     /// Raised from outside (Ctrl-C, SIGTERM, a sweep being stopped): stop issuing, drain, report
@@ -340,6 +344,7 @@ impl<'a> Control<'a> {
             budget: AtomicU64::new(max_ios.unwrap_or(u64::MAX)),
             continue_on_error: false,
             non_fatal: None,
+            name_ops: false,
             error_stop: AtomicBool::new(false),
             stop: None,
             stonewall: None,
@@ -981,6 +986,12 @@ struct StreamState {
     flow_ended: Option<u64>,
     flow_until: u64,
     flow_quiesce: bool,
+    /// An operation on a file's name failed in this pass ([`Control::name_ops`]): fio goes on
+    /// with the pass's next files and ends the job where the pass ends; with
+    /// `continue_on_error` it counts the failures once a later operation of the pass succeeds.
+    name_failed: bool,
+    /// (how many, and the errno of the first)
+    name_uncounted: (u32, i32),
 }
 
 /// A stream's batched completions (kept apart from [`StreamState`], which the hot path of
@@ -1646,7 +1657,9 @@ pub fn run_streams<B: Backend>(
                             let op = g.next_op();
                             if g.take_wrapped() {
                                 // (a generator ends only where a pass ends)
-                                if g.ended() {
+                                // (fio: a pass in which a file's name operation failed is the
+                                // last, its uncounted failures dropped)
+                                if g.ended() || ss[si].name_failed {
                                     // its last pass is done (fio: no io_size, the file done)
                                     ss[si].exhausted = true;
                                     keep.push(slot);
@@ -2122,9 +2135,29 @@ pub fn run_streams<B: Backend>(
                     (-c.res) as i32,
                     errno_text(-c.res),
                 );
+                if ctl.name_ops {
+                    ss[si].name_failed = true;
+                    if ctl.continue_on_error {
+                        let n = &mut ss[si].name_uncounted;
+                        if n.0 == 0 {
+                            n.1 = (-c.res) as i32;
+                        }
+                        n.0 += 1;
+                    }
+                    rec.tally.end((-c.res) as i32);
+                    continue;
+                }
                 rec.record_failed(s.op.kind);
                 ctl.on_error(rec, s.op.kind, (-c.res) as i32, Found::Transfer);
                 continue;
+            }
+            // (fio counts a failed name operation under continue_on_error once a later one of
+            // the pass succeeds: total_err, first_error)
+            if ss[si].name_uncounted.0 > 0 {
+                let (n, e) = std::mem::take(&mut ss[si].name_uncounted);
+                for _ in 0..n {
+                    rec.tally.count(e);
+                }
             }
             let bytes = c.res as u64;
             prog[u].0 += 1;

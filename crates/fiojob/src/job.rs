@@ -21,7 +21,7 @@ use crate::ini::{Loc, Opt, Section};
 use crate::options;
 use crate::value::{self, Size};
 use ssdlab_io::numa::MemPolicy;
-use ssdlab_io::FileOp;
+use ssdlab_io::{FileOp, StatCall};
 use ssdlab_workload::replay::{ReplaySpec, Skip, TraceShape};
 use ssdlab_workload::{
     BlockSizes, BsChoice, Chunked, Dedupe, DedupeMode, Distribution, FileService, Pattern, RwMode,
@@ -65,16 +65,26 @@ impl Engine {
             // I/O one system call on the job's file (`engines/falloc.c`, `ftruncate.c`)
             "falloc" => Engine::Sync("falloc"),
             "ftruncate" => Engine::Sync("ftruncate"),
+            // fio's engines that time an operation on each file's name, one per file
+            // (`engines/fileoperations.c`)
+            "filestat" => Engine::Sync("filestat"),
+            "filedelete" => Engine::Sync("filedelete"),
+            "filecreate" => Engine::Sync("filecreate"),
             "null" => Engine::Null,
             other => return Err(unsupported(engine_refusal(other))),
         })
     }
 
-    /// What the engine's I/Os do to the file: fio's `falloc` and `ftruncate` move no data.
+    /// What the engine's I/Os do to the file: fio's `falloc` and `ftruncate` move no data;
+    /// `filestat` (a `stat`: see [`Settings::file_op`] for its `stat_type`), `filedelete` and
+    /// `filecreate` work on the file's name.
     pub fn file_op(&self) -> FileOp {
         match self {
             Engine::Sync("falloc") => FileOp::Fallocate,
             Engine::Sync("ftruncate") => FileOp::Ftruncate,
+            Engine::Sync("filestat") => FileOp::Stat(StatCall::Stat),
+            Engine::Sync("filedelete") => FileOp::Unlink,
+            Engine::Sync("filecreate") => FileOp::Create,
             _ => FileOp::Data,
         }
     }
@@ -101,8 +111,7 @@ fn engine_refusal(name: &str) -> String {
         | "librpma_gpspm_server" | "nbd" | "http" | "nfs" | "libiscsi" | "rbd" | "rados"
         | "gfapi" | "gfapi_async" | "libhdfs" | "dfs" => "network or cluster storage",
         "cpuio" | "exec" => "no storage I/O (CPU load or a program)",
-        "e4defrag" | "filecreate" | "filedelete" | "filestat"
-        | "dircreate" | "dirdelete" | "dirstat" => "file-system operations other than reads and writes",
+        "e4defrag" | "dircreate" | "dirdelete" | "dirstat" => "file-system operations other than reads and writes, file creation, stat and deletion",
         "dev-dax" | "libpmem" | "pmemblk" | "page_fault" => "persistent or mapped memory",
         "libcufile" | "libhipfile" => "GPU-direct storage",
         "windowsaio" | "solarisaio" => "another operating system's asynchronous I/O",
@@ -262,6 +271,8 @@ pub struct Settings {
     pub nrfiles: u32,
     /// fio's `openfiles` as given (ssdlab keeps every file open, fio's default).
     pub openfiles: Option<u64>,
+    /// The `filestat` engine's `stat_type`.
+    pub stat_call: StatCall,
     /// fio's `file_service_type`.
     pub file_service: FileService,
     pub offset: Option<Size>,
@@ -519,6 +530,7 @@ impl Default for Settings {
             filesize_max: None,
             nrfiles: 1,
             openfiles: None,
+            stat_call: StatCall::Stat,
             file_service: FileService::RoundRobin(1),
             offset: None,
             io_size: None,
@@ -1277,6 +1289,20 @@ impl Settings {
                 self.engine_opts
                     .push((key.to_string(), opt.loc.clone(), true));
             }
+            "stat_type" => {
+                self.stat_call = match need(v, key)?.as_str() {
+                    "stat" => StatCall::Stat,
+                    "lstat" => StatCall::Lstat,
+                    "statx" => StatCall::Statx,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "stat_type={o}: stat, lstat or statx"
+                        )))
+                    }
+                };
+                self.engine_opts
+                    .push((key.to_string(), opt.loc.clone(), true));
+            }
             "nonvectored" | "force_async" | "uncached" | "nowait" | "userspace_reap"
             | "libaio_vectored" | "readfua" | "writefua" => {
                 self.engine_opts
@@ -1863,7 +1889,11 @@ impl Settings {
                 ));
             }
         }
-        if self.create_on_open && self.mode.reads() && self.read_iolog.is_none() {
+        if self.create_on_open
+            && self.mode.reads()
+            && self.read_iolog.is_none()
+            && !self.engine.file_op().on_path()
+        {
             out.push((
                 None,
                 unsupported("create_on_open with reads (fio would read a file it did not lay out)"),
@@ -1968,10 +1998,13 @@ impl Settings {
             out.push((
                 None,
                 unsupported(format!(
-                    "verify with ioengine={}: its I/Os change the file's allocation or length and move no data, so there is nothing to verify",
+                    "verify with ioengine={}: its I/Os move no data, so there is nothing to verify",
                     self.engine.name()
                 )),
             ));
+        }
+        if let Some(why) = self.path_op_unsupported() {
+            out.push((None, unsupported(why)));
         }
         if self.verify && self.mode.reads() && self.mode.writes() {
             out.push((None, unsupported("verify of a mixed read/write job")));
@@ -2544,6 +2577,46 @@ impl Settings {
             stop.ios = Some(n.saturating_mul(self.loops.max(1)).saturating_mul(c));
         }
         stop
+    }
+
+    /// What the job's I/Os do to its files, with the `filestat` engine's `stat_type`.
+    pub fn file_op(&self) -> FileOp {
+        match self.engine.file_op() {
+            FileOp::Stat(_) => FileOp::Stat(self.stat_call),
+            op => op,
+        }
+    }
+
+    /// fio's `filestat`, `filedelete` and `filecreate` time one operation per file, when the
+    /// file is opened, and count each of its blocks as an I/O that takes no time (the engines
+    /// have no statistics of their own: `FIO_NOSTATS`); ssdlab times each I/O as one operation.
+    /// The two agree where each file is one block, as in fio's examples (checked once the
+    /// files' sizes are known, in the plan). Why this job is not run so (`None`: it is, or it
+    /// is not such a job).
+    pub fn path_op_unsupported(&self) -> Option<String> {
+        if !self.engine.file_op().on_path() {
+            return None;
+        }
+        let e = self.engine.name();
+        if self.mode.trims() {
+            return Some(format!(
+                "rw={} with ioengine={e} (fio's trims of it take no time and are not timed)",
+                self.mode.name()
+            ));
+        }
+        if self.mode.reads() && self.mode.writes() {
+            return Some(format!(
+                "rw={} with ioengine={e} (fio times every operation as a read, and counts the blocks by direction)",
+                self.mode.name()
+            ));
+        }
+        let d = if self.mode.reads() { 0 } else { 1 };
+        if self.bs_choice[d].is_some() {
+            return Some(format!(
+                "bsrange or bssplit with ioengine={e} (each file must be one block)"
+            ));
+        }
+        None
     }
 
     /// A verifying write job of several `loops` reads back after each loop (fio's

@@ -16,7 +16,7 @@ pub mod sync;
 
 pub use buf::AlignedBuf;
 pub use ring::{FixedBufs, RingOptions, UringBackend};
-pub use sync::{FileOp, SyncBackend, SyncMode};
+pub use sync::{FileOp, StatCall, SyncBackend, SyncMode};
 
 /// Direction of a data transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

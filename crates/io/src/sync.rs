@@ -8,6 +8,7 @@ use crate::Dir;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -72,23 +73,53 @@ pub struct SyncBackend {
     op: FileOp,
 }
 
-/// The files of a backend (one, or a job's several files), shared with its I/O threads.
-type Files = Arc<Vec<File>>;
+/// The files of a backend (one, or a job's several files), shared with its I/O threads: their
+/// descriptors, or, for the operations on a file's name ([`FileOp::on_path`]), their paths.
+struct FileSet {
+    files: Vec<File>,
+    paths: Vec<PathBuf>,
+}
 
-/// An I/O thread's work for one job: does it and sends its completion; false once nobody
-/// listens any more (the backend was dropped).
-fn serve(files: &Files, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool {
+type Files = Arc<FileSet>;
+
+/// Does `job` on its file; returns its result and when it ended (a file `filecreate` opened is
+/// closed after that: fio times the open only).
+fn run_job(files: &FileSet, job: &mut Job) -> (i32, Instant) {
+    let einval = (-libc::EINVAL, Instant::now());
+    if job.op.on_path() {
+        let Some(path) = files.paths.get(job.file) else {
+            return einval;
+        };
+        let (res, opened) = path_op(path, job.op);
+        let at = Instant::now();
+        drop(opened);
+        let res = match res {
+            Ok(()) => job.len as i32,
+            Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+        };
+        return (res, at);
+    }
+    let Some(file) = files.files.get(job.file) else {
+        return einval;
+    };
     let res = do_io(
-        &files[job.file],
+        file,
         job.op,
         job.dir,
         &mut job.buf.as_mut_slice()[..job.len],
         job.offset,
     );
+    (res, Instant::now())
+}
+
+/// An I/O thread's work for one job: does it and sends its completion; false once nobody
+/// listens any more (the backend was dropped).
+fn serve(files: &Files, slot: u32, mut job: Job, done_tx: &Sender<Done>) -> bool {
+    let (res, at) = run_job(files, &mut job);
     let done = Done {
         slot,
         res,
-        at: Instant::now(),
+        at,
         buf: job.buf,
     };
     done_tx.send(done).is_ok()
@@ -107,6 +138,63 @@ pub enum FileOp {
     Fallocate,
     /// fio's `ftruncate`: a write is `ftruncate(offset)`; a read is refused with EINVAL.
     Ftruncate,
+    /// fio's `filestat`: the I/O is one `stat`, `lstat` or `statx` of the file's path
+    /// (`stat_type`), whatever its direction, offset or length.
+    Stat(StatCall),
+    /// fio's `filedelete`: the I/O is one `unlink` of the file's path.
+    Unlink,
+    /// fio's `filecreate`: the I/O is one `open(O_CREAT | O_RDWR, 0600)` of the file's path (the
+    /// file is closed after the I/O's end).
+    Create,
+}
+
+/// The system call of fio's `filestat` engine (its `stat_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatCall {
+    #[default]
+    Stat,
+    Lstat,
+    /// `statx` of the path made absolute (`realpath`), asking for every field (fio:
+    /// `STATX_ALL`).
+    Statx,
+}
+
+impl FileOp {
+    /// Whether the I/O is an operation on the file's name, not on an open file (fio's
+    /// `filestat`, `filedelete`, `filecreate`, which never open the file to read or write it).
+    pub fn on_path(self) -> bool {
+        matches!(self, FileOp::Stat(_) | FileOp::Unlink | FileOp::Create)
+    }
+}
+
+/// One operation on a path (see [`FileOp::on_path`]); `filecreate`'s file comes back open.
+fn path_op(path: &Path, op: FileOp) -> (io::Result<()>, Option<File>) {
+    use rustix::fs::{AtFlags, StatxFlags, CWD};
+    let r = match op {
+        FileOp::Stat(StatCall::Stat) => rustix::fs::stat(path).map(drop),
+        FileOp::Stat(StatCall::Lstat) => rustix::fs::lstat(path).map(drop),
+        FileOp::Stat(StatCall::Statx) => match std::fs::canonicalize(path) {
+            Ok(abs) => rustix::fs::statx(CWD, &abs, AtFlags::empty(), StatxFlags::ALL).map(drop),
+            Err(e) => return (Err(e), None),
+        },
+        FileOp::Unlink => rustix::fs::unlink(path),
+        FileOp::Create => {
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(path);
+            return match f {
+                Ok(f) => (Ok(()), Some(f)),
+                Err(e) => (Err(e), None),
+            };
+        }
+        _ => return (Err(io::Error::from_raw_os_error(libc::EINVAL)), None),
+    };
+    (r.map_err(io::Error::from), None)
 }
 
 /// Punches a hole in `file` over `len` bytes at `offset`, keeping its size (fio's `falloc`
@@ -148,6 +236,10 @@ fn do_io(file: &File, op: FileOp, dir: Dir, buf: &mut [u8], offset: u64) -> i32 
         (FileOp::Fallocate, Dir::Write) => done(fallocate(file, 0, offset, len as u64)),
         (FileOp::Ftruncate, Dir::Write) => done(file.set_len(offset)),
         (FileOp::Ftruncate, Dir::Read) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        // (done by name, in `run_job`)
+        (FileOp::Stat(_) | FileOp::Unlink | FileOp::Create, _) => {
+            Err(io::Error::from_raw_os_error(libc::EINVAL))
+        }
     };
     match r {
         Ok(n) => n as i32,
@@ -183,11 +275,53 @@ impl SyncBackend {
         align: usize,
         mode: SyncMode,
     ) -> io::Result<Self> {
-        if files.is_empty() {
+        Self::with_set(
+            FileSet {
+                files,
+                paths: Vec::new(),
+            },
+            slots,
+            buf_len,
+            align,
+            mode,
+        )
+    }
+
+    /// A backend whose I/Os are operations on these paths ([`FileOp::on_path`]: give the op
+    /// with [`with_file_op`](Self::with_file_op)); nothing is opened.
+    /// (The slots' buffers are `buf_len` bytes, as the engine fills writes' buffers whatever
+    /// the I/Os do.)
+    pub fn on_paths(
+        paths: Vec<PathBuf>,
+        slots: u32,
+        buf_len: usize,
+        align: usize,
+        mode: SyncMode,
+    ) -> io::Result<Self> {
+        Self::with_set(
+            FileSet {
+                files: Vec::new(),
+                paths,
+            },
+            slots,
+            buf_len,
+            align,
+            mode,
+        )
+    }
+
+    fn with_set(
+        set: FileSet,
+        slots: u32,
+        buf_len: usize,
+        align: usize,
+        mode: SyncMode,
+    ) -> io::Result<Self> {
+        let nfiles = set.files.len().max(set.paths.len());
+        if nfiles == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no file"));
         }
-        let nfiles = files.len();
-        let file: Files = Arc::new(files);
+        let file: Files = Arc::new(set);
         let bufs = || -> io::Result<Vec<Option<AlignedBuf>>> {
             (0..slots.max(1))
                 .map(|_| AlignedBuf::try_new(buf_len.max(1), align.max(4096)).map(Some))
@@ -288,14 +422,16 @@ impl SyncBackend {
         })
     }
 
-    /// The buffer of an idle slot; `None` while the slot's I/O is in flight (its buffer is with
-    /// the I/O thread) or when the slot does not exist.
-    /// The backend with its I/Os doing `op` to their file (fio's file-operation engines).
+    /// The backend with its I/Os doing `op` to their file (fio's file-operation engines). An
+    /// operation on a path needs a backend made [`on_paths`](Self::on_paths), any other one
+    /// of open files: an I/O on a file the backend does not hold fails with EINVAL.
     pub fn with_file_op(mut self, op: FileOp) -> Self {
         self.op = op;
         self
     }
 
+    /// The buffer of an idle slot; `None` while the slot's I/O is in flight (its buffer is with
+    /// the I/O thread) or when the slot does not exist.
     pub fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.bufs
             .get_mut(slot as usize)?
@@ -357,17 +493,11 @@ impl SyncBackend {
         }
         if let Some((files, done)) = &mut self.serial {
             let mut job = job;
-            let res = do_io(
-                &files[job.file],
-                job.op,
-                job.dir,
-                &mut job.buf.as_mut_slice()[..job.len],
-                job.offset,
-            );
+            let (res, at) = run_job(files, &mut job);
             done.push_back(Done {
                 slot,
                 res,
-                at: Instant::now(),
+                at,
                 buf: job.buf,
             });
             return Ok(());
@@ -396,14 +526,7 @@ impl SyncBackend {
         }
         if let Some((files, pending)) = &mut self.inline {
             if let Some(mut job) = pending.take() {
-                let res = do_io(
-                    &files[job.file],
-                    job.op,
-                    job.dir,
-                    &mut job.buf.as_mut_slice()[..job.len],
-                    job.offset,
-                );
-                let at = Instant::now();
+                let (res, at) = run_job(files, &mut job);
                 self.bufs[0] = Some(job.buf);
                 self.ready.push((0, res, at));
             }
@@ -589,5 +712,57 @@ mod tests {
         assert_eq!(one(&mut b, Dir::Write, 4096, 4096), 4096);
         assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 4096);
         assert_eq!(one(&mut b, Dir::Read, 0, 4096), -libc::EINVAL);
+    }
+
+    /// Runs one I/O on file `file` of a backend made on paths and returns its result.
+    fn on(b: &mut SyncBackend, file: usize) -> i32 {
+        b.push_to(0, file, Dir::Read, 0, 4096).unwrap();
+        let mut got = Vec::new();
+        while got.is_empty() {
+            b.wait(1, Duration::from_secs(1));
+            b.reap(|_, res, _| got.push(res));
+        }
+        got[0]
+    }
+
+    #[test]
+    fn path_ops_stat_create_and_unlink_by_name() {
+        for (slots, mode) in [
+            (1, SyncMode::Threads),
+            (2, SyncMode::Threads),
+            (1, SyncMode::Serial),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+            std::fs::write(&a, [1u8; 100]).unwrap();
+            let paths = vec![a.clone(), b.clone()];
+            let backend = |op| {
+                SyncBackend::on_paths(paths.clone(), slots, 4096, 4096, mode)
+                    .unwrap()
+                    .with_file_op(op)
+            };
+            for call in [StatCall::Stat, StatCall::Lstat, StatCall::Statx] {
+                let mut s = backend(FileOp::Stat(call));
+                assert_eq!(on(&mut s, 0), 4096, "{call:?}: done in full");
+                assert_eq!(on(&mut s, 1), -libc::ENOENT, "{call:?}: b is not there");
+            }
+            let mut c = backend(FileOp::Create);
+            assert_eq!(on(&mut c, 1), 4096);
+            let meta = std::fs::metadata(&b).unwrap();
+            assert_eq!(meta.len(), 0, "created empty");
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+            assert_eq!(on(&mut c, 0), 4096, "an existing file opens");
+            assert_eq!(std::fs::read(&a).unwrap(), [1u8; 100], "and keeps its data");
+            let mut u = backend(FileOp::Unlink);
+            assert_eq!(on(&mut u, 0), 4096);
+            assert!(!a.exists());
+            assert_eq!(on(&mut u, 0), -libc::ENOENT);
+            assert_eq!(
+                on(&mut backend(FileOp::Data), 1),
+                -libc::EINVAL,
+                "no descriptors"
+            );
+        }
     }
 }

@@ -393,6 +393,14 @@ impl LaidOut {
         self.dirs.clear();
     }
 
+    /// Keeps the files at these paths as laid out, now: they are not given back if the run
+    /// does not start, and their descriptors are closed (a file held open outlives an unlink of
+    /// its name, which would then only take the name away: fio's filedelete times the whole
+    /// unlink).
+    pub fn keep(&mut self, paths: &std::collections::HashSet<PathBuf>) {
+        self.undo.retain(|u| !paths.contains(u.path()));
+    }
+
     /// Gives back everything this layout wrote; returns what was done per path.
     pub fn undo(&mut self) -> Vec<(PathBuf, Cleanup)> {
         let files: Vec<(PathBuf, Cleanup)> = self
@@ -971,5 +979,22 @@ mod tests {
             .unwrap();
         laid.commit();
         assert!(path.is_file());
+        // a file kept at once is not held open: an unlink frees it (its last link and its
+        // last descriptor gone), and it is not given back
+        std::fs::remove_file(&path).unwrap();
+        let mut laid = plan(&spec, &target, &opts)
+            .unwrap()
+            .lay_out(None, &|_| {})
+            .unwrap();
+        laid.keep(&[path.clone()].into_iter().collect());
+        let fd_of = |p: &std::path::Path| {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+                .any(|l| l == p)
+        };
+        assert!(!fd_of(&path), "no descriptor of it is held");
+        drop(laid);
+        assert!(path.is_file(), "kept");
     }
 }
