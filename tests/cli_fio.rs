@@ -31,6 +31,24 @@ fn fio_json(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document")
 }
 
+/// Runs `ssdlab fio ARGS --output-format=json` that a job's error ends: exit 1, and the JSON
+/// of what ran on stdout.
+fn fio_json_failed(dir: &Path, args: &[&str]) -> Value {
+    let out = ssdlab(dir)
+        .arg("fio")
+        .args(args)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "ssdlab fio {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document")
+}
+
 /// Asserts a clean refusal: exit 2, nothing on stdout, one line on stderr containing every
 /// needle.
 fn refused(dir: &Path, args: &[&str], needles: &[&str]) -> String {
@@ -1738,13 +1756,10 @@ fn dev_null_and_dev_zero_are_files_of_no_size() {
     let js = jobs(&v);
     assert_eq!((ios(&js[0], "write"), ios(&js[1], "read")), (64, 1024));
     assert!(js.iter().all(|j| j["error"] == 0));
-    let out = ssdlab(d)
-        .args(["fio", "--name=x", "--filename=/dev/null", "--size=1m"])
-        .args(["--rw=read", "--output-format=json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = fio_json_failed(
+        d,
+        &["--name=x", "--filename=/dev/null", "--size=1m", "--rw=read"],
+    );
     assert_eq!(jobs(&v)[0]["error"], 5);
     for (extra, needle) in [
         ("--rw=read", "has no size: give size="),
@@ -2513,13 +2528,7 @@ fn latency_target_searches_the_depth_on_a_preset() {
         &job.replace("latency_target=300", "latency_target=1")
             .replace("latency_percentile=99\n", ""),
     );
-    let out = ssdlab(d.path())
-        .args(["fio", "--sim", "vertex450-128g", "--output-format=json"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = fio_json_failed(d.path(), &["--sim", "vertex450-128g", f.to_str().unwrap()]);
     assert_eq!(jobs(&v)[0]["error"], 110);
     assert_eq!(jobs(&v)[0]["latency_depth"], 1);
 
@@ -2632,12 +2641,7 @@ fn file_operation_engines_refuse_what_they_cannot_mean() {
         "t.fio",
         "[t]\nioengine=ftruncate\nrw=trim\nbs=4k\nsize=64k\nfilename=g\n",
     );
-    let out = ssdlab(d.path())
-        .args(["fio", "--output-format=json", f.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = fio_json_failed(d.path(), &[f.to_str().unwrap()]);
     assert_eq!(
         (ios(&jobs(&v)[0], "trim"), jobs(&v)[0]["error"].as_u64()),
         (1, Some(22))
@@ -2683,12 +2687,7 @@ fn name_engines_create_stat_and_delete_files() {
         "twice.fio",
         "[d]\nioengine=filedelete\nfilename=x:x:y\nfilesize=4k\n",
     );
-    let out = ssdlab(d.path())
-        .args(["fio", "--output-format=json", f.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = fio_json_failed(d.path(), &[f.to_str().unwrap()]);
     assert_eq!(
         (jobs(&v)[0]["error"].as_u64(), ios(&jobs(&v)[0], "read")),
         (Some(2), 2)
