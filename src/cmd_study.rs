@@ -328,6 +328,12 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
     if code != 0 {
         return Ok(code);
     }
+    if *name == "stripe" && opts.targets.is_empty() {
+        let code = run_check(&sweep, &spec, &db, &runner, a.jobs, a.max_memory)?;
+        if code != 0 {
+            return Ok(code);
+        }
+    }
     // the models' standing against the classic reviews' findings, kept in the store for `report`
     crate::standing::check_study(&db, &spec).map_err(|e| anyhow!("{}: {e}", db.display()))?;
     report_store(&ReportArgs {
@@ -340,6 +346,78 @@ pub fn cmd_study(a: StudyArgs) -> Result<u8, Failure> {
         fio_json: None,
         html: Some(html),
     })
+}
+
+/// The simulated stripe study's stability check (`Analysis::attach_check`): the stripes
+/// within 5 % of the best of each workload whose pick is not a tie of every stripe, run again
+/// at twice the time per point with another seed, into the same store as the sweep
+/// `MAIN-check`; the report folds it into the study's picks. Nothing runs when every pick is a
+/// tie of all stripes.
+fn run_check(
+    sweep: &ssdlab_sweep::SweepFile,
+    spec: &ssdlab_sweep::SweepSpec,
+    db: &Path,
+    runner: &ssdlab_sweep::PointRunner,
+    jobs: Option<usize>,
+    max_memory: Option<u64>,
+) -> Result<u8, Failure> {
+    let store = ssdlab_store::Store::open_existing(db, true).map_err(crate::exit::store_failure)?;
+    let Some(s) = store
+        .sweeps()
+        .map_err(crate::exit::store_failure)?
+        .into_iter()
+        .find(|s| s.name == spec.name)
+    else {
+        return Ok(0);
+    };
+    let points = store.points(s.id).map_err(crate::exit::store_failure)?;
+    drop(store);
+    let analysis = ssdlab_sweep::Analysis::new(&spec.name, &points);
+    let mut workloads = Vec::new();
+    let mut stripes: Vec<u64> = Vec::new();
+    for t in analysis.array_targets() {
+        for w in &analysis.workloads {
+            let c = analysis.contenders(&t, w);
+            if c.is_empty() {
+                continue;
+            }
+            if !workloads.contains(w) {
+                workloads.push(w.clone());
+            }
+            for x in c {
+                if !stripes.contains(&x) {
+                    stripes.push(x);
+                }
+            }
+        }
+    }
+    if workloads.is_empty() {
+        return Ok(0);
+    }
+    // in the study's order of stripes
+    let order = analysis
+        .array_targets()
+        .first()
+        .map(|t| analysis.stripes(t));
+    if let Some(order) = order {
+        stripes.sort_by_key(|x| order.iter().position(|o| o == x));
+    }
+    let (check, _) = ssdlab_sweep::study::stripe_check_sweep(sweep, &workloads, &stripes)
+        .map_err(|e| anyhow!(e))?;
+    let cspec = check
+        .spec_from_flags(Path::new("."))
+        .map_err(|e| anyhow!("stability check of {}: {e}", spec.name))?;
+    check_db(db, &cspec, None)?;
+    let checked = check_sweep(&cspec, runner, jobs, max_memory).map_err(check_failure)?;
+    run_spec(
+        &cspec,
+        db,
+        checked.jobs,
+        false,
+        &|p| runner.run(p),
+        signals::stop_flag(),
+        None,
+    )
 }
 
 /// Checks for the parsers and the options they give the studies' sweeps (unit tests; the sweeps

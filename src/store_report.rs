@@ -101,6 +101,21 @@ pub fn report_store(a: &ReportArgs) -> Result<u8, Failure> {
     }
     let store = Store::open_existing(&a.db, true).map_err(store_failure)?;
     let mut sweeps = store.sweeps().map_err(store_failure)?;
+    // a study's stability check is folded into its sweep's picks, not reported on its own
+    let mut checks: Vec<(String, ssdlab_store::SweepRow, String)> = Vec::new();
+    sweeps.retain(|s| {
+        let desc = SweepSpec::parse(&s.spec_toml, Path::new("."))
+            .ok()
+            .and_then(|p| p.description);
+        match ssdlab_sweep::study::check_of(&s.name, desc.as_deref()) {
+            Some(main) => {
+                let how = ssdlab_sweep::study::check_how(desc.as_deref().unwrap_or_default());
+                checks.push((main, s.clone(), how));
+                false
+            }
+            None => true,
+        }
+    });
     if let Some(name) = &a.sweep {
         let names: Vec<String> = sweeps.iter().map(|s| s.name.clone()).collect();
         sweeps.retain(|s| &s.name == name);
@@ -148,6 +163,10 @@ pub fn report_store(a: &ReportArgs) -> Result<u8, Failure> {
     for s in &sweeps {
         let points = store.points(s.id)?;
         let mut analysis = Analysis::new(&s.name, &points);
+        if let Some((_, c, how)) = checks.iter().find(|c| c.0 == s.name) {
+            let cp = store.points(c.id)?;
+            analysis.attach_check(Analysis::new(&c.name, &cp), how.clone());
+        }
         // what the simulated drives did at each point, to say what binds and why
         analysis.attach_devices(&points, |key| store.result(key).ok().flatten());
         csv_rows.extend(analysis.csv_rows(&points));

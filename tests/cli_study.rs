@@ -100,3 +100,62 @@ fn a_report_of_an_unchecked_sweep_says_how_to_check_the_model() {
         "{stdout}"
     );
 }
+
+/// The simulated stripe study checks its picks: the stripes close to the best run again at
+/// twice the time per point with another seed (a sweep `…-check` in the same store), and a pick
+/// the check does not confirm is reported as a tie of both answers — by the study and by
+/// `report`, which folds the check into the study rather than reporting it apart.
+#[test]
+fn the_stripe_study_checks_its_picks_against_longer_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ssdlab()
+        .current_dir(dir.path())
+        .args(["study", "stripe", "--time", "100ms", "--qd", "1,32"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    // this model's 128k-seqwrite stripes lie within 5 % of each other: they are run again
+    assert!(
+        stdout.contains("sweep study-stripe-vertex450-128g-check: "),
+        "{stdout}"
+    );
+    let unstable: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("not stable: "))
+        .collect();
+    assert!(!unstable.is_empty(), "{stdout}");
+    for l in &unstable {
+        assert!(
+            l.contains("in the sweep's points, ")
+                && l.contains(" run again at 200 ms per point and another seed; so ")
+                && l.contains(" count as a tie: "),
+            "{l}"
+        );
+    }
+    let db = dir.path().join("ssdlab-study-stripe-vertex450-128g.sqlite");
+    let out = ssdlab().arg("report").arg(&db).output().unwrap();
+    let report = text(&out.stdout);
+    assert!(out.status.success());
+    for l in &unstable {
+        assert!(report.contains(l), "{l}\n{report}");
+    }
+    // the check is part of the study's report, not a sweep of its own
+    assert!(!report.contains("-check"), "{report}");
+    let out = ssdlab()
+        .args(["report", "--json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sweeps"].as_array().unwrap().len(), 1);
+    let best = v["sweeps"][0]["analysis"]["best_per_workload"]
+        .as_array()
+        .unwrap();
+    let u = best
+        .iter()
+        .find(|b| b.get("unstable").is_some())
+        .expect("an unstable pick in the JSON");
+    assert_eq!(u["unstable"]["check"], "200 ms per point and another seed");
+    assert!(u["tied"].as_array().unwrap().len() > 1);
+}

@@ -97,7 +97,28 @@ pub struct BestStripe {
     pub margin: Option<(u64, f64)>,
     /// Number of stripes compared.
     pub compared: usize,
+    /// Set when the stability check ([`Analysis::attach_check`]) found other stripes best:
+    /// they are in `tied` too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstable: Option<Unstable>,
 }
+
+/// What a stability check found where it disagreed with a pick: the points of the stripes
+/// close to the best run again, longer and with another seed (simulated points are
+/// deterministic, so their repeats cannot show how far a pick rests on the point's length or
+/// its random stream). A pick it does not confirm is a tie of both answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unstable {
+    /// How the check ran (`2 s per point and another seed`).
+    pub check: String,
+    /// The stripes the sweep's own points found best (its tie).
+    pub first: Vec<u64>,
+    /// The stripes the check found best (its own tie, within the same margin).
+    pub best: Vec<u64>,
+}
+
+/// How far behind the best a stripe may be for the stability check to run it again: 5 %.
+pub const CHECK_WINDOW: f64 = 0.05;
 
 /// Stripe sizes preferred among tied ones, most conventional first: 16 KiB (Intel RST's RAID 0
 /// default on the chipsets of the classic reviews), then 64 KiB and 128 KiB (later RST
@@ -164,6 +185,9 @@ pub struct MixRecommendation {
     pub margin: Option<(u64, f64)>,
     /// A sentence explaining the choice.
     pub explanation: String,
+    /// See [`BestStripe::unstable`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstable: Option<Unstable>,
 }
 
 /// The analysis of one sweep.
@@ -188,6 +212,10 @@ pub struct Analysis {
     /// findings), given by the caller; the last findings.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
+    /// The stability check's points (another sweep: the close stripes again, longer, another
+    /// seed) and how they ran, when attached ([`Analysis::attach_check`]).
+    #[serde(skip)]
+    pub check: Option<(Box<Analysis>, String)>,
 }
 
 /// (stripe, geometric-mean IOPS, geometric-mean gain ratio).
@@ -331,7 +359,17 @@ impl Analysis {
             best_per_workload: Vec::new(),
             best_per_workload_qd: Vec::new(),
             caveats: Vec::new(),
+            check: None,
         };
+        a.pick_best();
+        a
+    }
+
+    /// Fills the best stripes per workload (and per workload × QD).
+    fn pick_best(&mut self) {
+        let a = self;
+        a.best_per_workload.clear();
+        a.best_per_workload_qd.clear();
         for t in a.array_targets() {
             for w in &a.workloads {
                 if let Some(b) = a.best(&t, w, None) {
@@ -344,7 +382,39 @@ impl Analysis {
                 }
             }
         }
-        a
+    }
+
+    /// Attaches a stability check: the analysis of the same sweep's close stripes run again
+    /// (`how`: `2 s per point and another seed`). Every pick the check does not confirm — its
+    /// best stripes (within the tie margin) not all among the pick's ties — becomes a tie of
+    /// both answers ([`BestStripe::unstable`]).
+    pub fn attach_check(&mut self, check: Analysis, how: String) {
+        self.check = Some((Box::new(check), how));
+        self.pick_best();
+    }
+
+    /// The stripes of `target` within [`CHECK_WINDOW`] of the best for `workload` (over every
+    /// QD), best first: what a stability check runs again. Empty when every stripe ties (no
+    /// check can make the pick more of a tie), when no other stripe is that close, or when
+    /// nothing is comparable.
+    pub fn contenders(&self, target: &str, workload: &str) -> Vec<u64> {
+        let mut scores = self.stripe_scores(target, workload, None);
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let Some(top) = scores.first().map(|s| s.1) else {
+            return Vec::new();
+        };
+        let tie = self.tie_margin(target, &[workload], None);
+        let plain: Vec<(u64, f64)> = scores.iter().map(|s| (s.0, s.1)).collect();
+        let close: Vec<u64> = scores
+            .iter()
+            .filter(|s| s.1 >= top * (1.0 - CHECK_WINDOW))
+            .map(|s| s.0)
+            .collect();
+        match pick_with_ties(&plain, tie) {
+            // one close stripe alone cannot lose its lead to another
+            Some((_, tied, _)) if tied.len() < scores.len() && close.len() > 1 => close,
+            _ => Vec::new(),
+        }
     }
 
     /// Labels of targets that have stripes (arrays), in sweep order.
@@ -440,7 +510,15 @@ impl Analysis {
         scores.sort_by(|a, b| b.1.total_cmp(&a.1));
         let tie = self.tie_margin(target, &[workload], qd);
         let plain: Vec<(u64, f64)> = scores.iter().map(|s| (s.0, s.1)).collect();
-        let (chosen, tied, margin) = pick_with_ties(&plain, tie)?;
+        let checked = self.check.as_ref().map(|(c, how)| {
+            let v: Vec<(u64, f64)> = c
+                .stripe_scores(target, workload, qd)
+                .iter()
+                .map(|s| (s.0, s.1))
+                .collect();
+            (v, how.as_str())
+        });
+        let (chosen, tied, margin, unstable) = pick_checked(&plain, tie, checked)?;
         let best = *scores.iter().find(|s| s.0 == chosen)?;
         let top = scores[0].1;
         Some(BestStripe {
@@ -464,6 +542,7 @@ impl Analysis {
             tie_margin: tie,
             margin,
             compared: scores.len(),
+            unstable,
         })
     }
 
@@ -508,34 +587,40 @@ impl Analysis {
             if per.iter().any(|p| p.2.is_empty()) {
                 continue;
             }
-            let with_ratio = per.iter().all(|p| p.2.iter().all(|s| s.2.is_some()));
-            let stripes = self.stripes(&t);
-            // Score: weighted geomean of IOPS normalised per workload by the best stripe's IOPS,
-            // so workloads with large IOPS do not dominate. Same ranking as the weighted ratio.
-            let mut rank: Vec<(u64, f64, Option<f64>)> = stripes
-                .iter()
-                .map(|s| {
-                    let mut ln_score = 0.0;
-                    let mut ln_ratio = 0.0;
-                    for (_, x, sc) in &per {
-                        let best = sc.iter().map(|v| v.1).fold(0.0, f64::max);
-                        let me = sc.iter().find(|v| v.0 == *s).expect("every stripe scored");
-                        ln_score += x * (me.1 / best).max(1e-12).ln();
-                        ln_ratio += x * me.2.unwrap_or(1.0).max(1e-12).ln();
-                    }
-                    (*s, ln_score.exp(), with_ratio.then(|| ln_ratio.exp()))
-                })
-                .collect();
-            rank.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let top = rank[0].1;
-            let rank: Vec<(u64, f64, Option<f64>)> = rank
-                .into_iter()
-                .map(|(s, sc, r)| (s, if top > 0.0 { sc / top } else { 0.0 }, r))
-                .collect();
+            let rank = mix_rank(&per, &self.stripes(&t));
             let names: Vec<&str> = mix.iter().map(|m| m.0.as_str()).collect();
             let tie = self.tie_margin(&t, &names, qd);
             let plain: Vec<(u64, f64)> = rank.iter().map(|r| (r.0, r.1)).collect();
-            let Some((chosen, tied, margin)) = pick_with_ties(&plain, tie) else {
+            // the check's rank over its stripes: a workload it did not run again (every stripe
+            // tied there) counts with the sweep's own scores of those stripes
+            let checked = self.check.as_ref().map(|(c, how)| {
+                let stripes = c.stripes(&t);
+                let per: Vec<(String, f64, Vec<StripeScore>)> = per
+                    .iter()
+                    .map(|(w, x, sc)| {
+                        let own = c.stripe_scores(&t, w, qd);
+                        let sc = if own.is_empty() {
+                            sc.iter()
+                                .filter(|s| stripes.contains(&s.0))
+                                .copied()
+                                .collect()
+                        } else {
+                            own
+                        };
+                        (w.clone(), *x, sc)
+                    })
+                    .collect();
+                let v: Vec<(u64, f64)> = if per.iter().any(|p| p.2.is_empty()) {
+                    Vec::new()
+                } else {
+                    mix_rank(&per, &stripes)
+                        .iter()
+                        .map(|r| (r.0, r.1))
+                        .collect()
+                };
+                (v, how.as_str())
+            });
+            let Some((chosen, tied, margin, unstable)) = pick_checked(&plain, tie, checked) else {
                 continue;
             };
             let best = *rank.iter().find(|r| r.0 == chosen).unwrap_or(&rank[0]);
@@ -570,7 +655,7 @@ impl Analysis {
             why.push_str(&format!(": {}", parts.join(", ")));
             why.push_str(&format!(
                 "; {}",
-                pick_phrase(best.0, &tied, rank.len(), tie, margin)
+                pick_phrase(best.0, &tied, rank.len(), tie, margin, unstable.as_ref())
             ));
             if let Some(q) = qd {
                 why.push_str(&format!(" (at QD{q})"));
@@ -589,6 +674,7 @@ impl Analysis {
                 tie_margin: tie,
                 margin,
                 explanation: why,
+                unstable,
             });
         }
         Ok(out)
@@ -639,21 +725,126 @@ impl Analysis {
     }
 }
 
+/// Per stripe of `stripes`: the weighted geometric mean of its per-workload IOPS normalised
+/// by the workload's best stripe (so workloads with large IOPS do not dominate; the same
+/// ranking as the weighted ratio) relative to the best stripe's, and its weighted geometric
+/// mean gain ratio; best first. `per`: (workload, weight, every stripe's score).
+fn mix_rank(
+    per: &[(String, f64, Vec<StripeScore>)],
+    stripes: &[u64],
+) -> Vec<(u64, f64, Option<f64>)> {
+    let with_ratio = per.iter().all(|p| p.2.iter().all(|s| s.2.is_some()));
+    let mut rank: Vec<(u64, f64, Option<f64>)> = stripes
+        .iter()
+        .filter_map(|s| {
+            let mut ln_score = 0.0;
+            let mut ln_ratio = 0.0;
+            for (_, x, sc) in per {
+                let best = sc.iter().map(|v| v.1).fold(0.0, f64::max);
+                let me = sc.iter().find(|v| v.0 == *s)?;
+                ln_score += x * (me.1 / best).max(1e-12).ln();
+                ln_ratio += x * me.2.unwrap_or(1.0).max(1e-12).ln();
+            }
+            Some((*s, ln_score.exp(), with_ratio.then(|| ln_ratio.exp())))
+        })
+        .collect();
+    rank.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top = rank.first().map_or(0.0, |r| r.1);
+    rank.into_iter()
+        .map(|(s, sc, r)| (s, if top > 0.0 { sc / top } else { 0.0 }, r))
+        .collect()
+}
+
+/// A [`Pick`] and what the stability check found against it.
+pub type CheckedPick = (u64, Vec<u64>, Option<(u64, f64)>, Option<Unstable>);
+
+/// [`pick_with_ties`] on `scores`, then against a stability check's scores of the stripes it
+/// ran again (`checked`: scores and how the check ran): where the check's best stripes (within
+/// `tie`) are not all tied in the pick, the tie becomes both answers — the conventional
+/// default among them is picked, else the highest score — and the margin is the lead of the
+/// tie's top over the best stripe outside it.
+pub fn pick_checked(
+    scores: &[(u64, f64)],
+    tie: f64,
+    checked: Option<(Vec<(u64, f64)>, &str)>,
+) -> Option<CheckedPick> {
+    let (chosen, tied, margin) = pick_with_ties(scores, tie)?;
+    let Some((check, how)) = checked else {
+        return Some((chosen, tied, margin, None));
+    };
+    let Some((_, best, _)) = pick_with_ties(&check, tie) else {
+        return Some((chosen, tied, margin, None));
+    };
+    if best.iter().all(|s| tied.contains(s)) {
+        return Some((chosen, tied, margin, None));
+    }
+    let first = tied.clone();
+    let mut all = tied;
+    for s in &best {
+        push_unique(&mut all, s);
+    }
+    all.sort_unstable();
+    let mut v: Vec<(u64, f64)> = scores.to_vec();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let chosen = CONVENTIONAL_STRIPES
+        .iter()
+        .copied()
+        .find(|c| all.contains(c))
+        .or_else(|| v.iter().find(|s| all.contains(&s.0)).map(|s| s.0))?;
+    let top = v[0].1;
+    let margin = v
+        .iter()
+        .find(|s| !all.contains(&s.0))
+        .filter(|s| s.1 > 0.0)
+        .map(|s| (s.0, top / s.1 - 1.0));
+    let unstable = Unstable {
+        check: how.to_string(),
+        first,
+        best,
+    };
+    Some((chosen, all, margin, Some(unstable)))
+}
+
 /// How a pick reads: `8 KiB is the best stripe, 3.2 % ahead of 16 KiB`, `32 KiB and 64 KiB tie
 /// for best (within 1 %); 64 KiB is picked as the conventional default; the best of them is
 /// 3.2 % ahead of 16 KiB`,
 /// `the stripe size makes no difference (all 5 within 1 %); 16 KiB is picked as the
 /// conventional default`.
+/// A pick a stability check did not confirm reads `not stable: 8 KiB is best in the sweep's
+/// points, 16 KiB and 128 KiB tie for best (within 1 %) run again at 2 s per point and another
+/// seed; so 8 KiB, 16 KiB and 128 KiB count as a tie: 16 KiB is picked as the conventional
+/// default; the best of them is 2.7 % ahead of 32 KiB`.
 pub fn pick_phrase(
     chosen: u64,
     tied: &[u64],
     compared: usize,
     tie: f64,
     margin: Option<(u64, f64)>,
+    unstable: Option<&Unstable>,
 ) -> String {
     let fs = ssdlab_workload::format_size;
     let within = format!("within {:.0} %", (tie * 100.0).max(1.0));
-    let mut s = if tied.len() > 1 && tied.len() == compared {
+    let best = |v: &[u64]| {
+        if v.len() > 1 {
+            format!("{} tie for best ({within})", list_sizes(v))
+        } else {
+            format!("{} is best", list_sizes(v))
+        }
+    };
+    let mut s = if let Some(u) = unstable {
+        let all = if tied.len() == compared {
+            format!("all {compared} count as a tie")
+        } else {
+            format!("{} count as a tie", list_sizes(tied))
+        };
+        format!(
+            "not stable: {} in the sweep's points, {} run again at {}; so {all}: {} is picked",
+            best(&u.first),
+            best(&u.best),
+            u.check,
+            fs(chosen)
+        )
+    } else if tied.len() > 1 && tied.len() == compared {
         format!(
             "the stripe size makes no difference (all {compared} {within}); {} is picked",
             fs(chosen)
@@ -751,7 +942,7 @@ mod tie_tests {
         let (next, m) = m.unwrap();
         assert_eq!(next, 16 * K);
         assert!((m - 100.0 / 90.0 + 1.0).abs() < 1e-12);
-        let p = pick_phrase(c, &[8 * K], 3, 0.01, Some((next, m)));
+        let p = pick_phrase(c, &[8 * K], 3, 0.01, Some((next, m)), None);
         assert_eq!(p, "8 KiB is the best stripe, 11.1 % ahead of 16 KiB");
     }
 
@@ -765,12 +956,12 @@ mod tie_tests {
         let (next, m) = m.unwrap();
         assert_eq!(next, 128 * K);
         assert!((m - 100.0 / 90.0 + 1.0).abs() < 1e-12);
-        let p = pick_phrase(c, &tied, 3, 0.01, Some((next, m)));
+        let p = pick_phrase(c, &tied, 3, 0.01, Some((next, m)), None);
         assert_eq!(p, "8 KiB and 16 KiB tie for best (within 1 %); 16 KiB is picked as the conventional default; the best of them is 11.1 % ahead of 128 KiB");
         // A wider margin (the spread of real repeats) makes more ties.
         let (_, tied, m) = pick_with_ties(&scores, 0.15).unwrap();
         assert_eq!((tied.len(), m), (3, None));
-        let p = pick_phrase(16 * K, &tied, 3, 0.15, None);
+        let p = pick_phrase(16 * K, &tied, 3, 0.15, None, None);
         assert!(
             p.starts_with("the stripe size makes no difference (all 3 within 15 %)"),
             "{p}"
@@ -779,7 +970,9 @@ mod tie_tests {
         let (c, tied, _) =
             pick_with_ties(&[(8 * K, 100.0), (32 * K, 99.8), (16 * K, 50.0)], 0.01).unwrap();
         assert_eq!((c, tied), (8 * K, vec![8 * K, 32 * K]));
-        assert!(pick_phrase(c, &[8 * K, 32 * K], 3, 0.01, None).contains("as it scores highest"));
+        assert!(
+            pick_phrase(c, &[8 * K, 32 * K], 3, 0.01, None, None).contains("as it scores highest")
+        );
         assert!(pick_with_ties(&[], 0.01).is_none());
         // Ties are not transitive: 128 KiB ties with 8 KiB (0.8 % behind) and 16 KiB is 1.2 %
         // behind 8 KiB, outside the tie, though only 0.4 % behind 128 KiB. The margin is the

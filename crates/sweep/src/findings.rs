@@ -124,7 +124,14 @@ impl Analysis {
                 let mut s = format!(
                     "{t}, {}: {}",
                     b.workload,
-                    pick_phrase(b.stripe, &b.tied, b.compared, b.tie_margin, b.margin)
+                    pick_phrase(
+                        b.stripe,
+                        &b.tied,
+                        b.compared,
+                        b.tie_margin,
+                        b.margin,
+                        b.unstable.as_ref()
+                    )
                 );
                 if let (Some(r), Some(bl)) = (b.ratio, &base) {
                     s.push_str(&format!(
@@ -149,7 +156,14 @@ impl Analysis {
                         out.push(format!(
                             "{t}: for {kind} work ({}): {}{}.",
                             ws.join(", "),
-                            pick_phrase(r.stripe, &r.tied, r.ranking.len(), r.tie_margin, r.margin),
+                            pick_phrase(
+                                r.stripe,
+                                &r.tied,
+                                r.ranking.len(),
+                                r.tie_margin,
+                                r.margin,
+                                r.unstable.as_ref()
+                            ),
                             r.ratio
                                 .map(|x| format!("; {:+.0} % over one drive", (x - 1.0) * 100.0))
                                 .unwrap_or_default(),
@@ -171,7 +185,14 @@ impl Analysis {
                         out.push(format!(
                             "{t}: all-round default {} (every workload weighted equally: {}){}.",
                             format_size(r.stripe),
-                            pick_phrase(r.stripe, &r.tied, r.ranking.len(), r.tie_margin, r.margin),
+                            pick_phrase(
+                                r.stripe,
+                                &r.tied,
+                                r.ranking.len(),
+                                r.tie_margin,
+                                r.margin,
+                                r.unstable.as_ref()
+                            ),
                             r.ratio
                                 .map(|x| format!("; {:+.0} % over one drive", (x - 1.0) * 100.0))
                                 .unwrap_or_default(),

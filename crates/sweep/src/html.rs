@@ -414,7 +414,12 @@ fn mix_section(page: &mut Page, r: &MixRecommendation) {
         mix.join(", ")
     ));
     let mut head = format!("Stripe {}", format_size(r.stripe));
-    if r.tied.len() > 1 {
+    if r.unstable.is_some() {
+        head.push_str(&format!(
+            " ({} tie: the pick is not stable against a longer run with another seed)",
+            list_sizes(&r.tied)
+        ));
+    } else if r.tied.len() > 1 {
         head.push_str(&format!(
             " ({} tie within {:.0} %)",
             list_sizes(&r.tied),

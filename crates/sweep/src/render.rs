@@ -204,12 +204,18 @@ pub fn render_analysis(a: &Analysis, style: TableStyle) -> String {
                         .unwrap_or_else(|| "-".into()),
                 ),
                 right(match (b.margin, b.runner_up) {
+                    (Some((next, m)), _) if b.unstable.is_some() => format!(
+                        "unstable tie {:.1}% ahead of {}",
+                        m * 100.0,
+                        format_size(next)
+                    ),
                     (Some((next, m)), _) if b.tied.len() > 1 => {
                         format!("tie {:.1}% ahead of {}", m * 100.0, format_size(next))
                     }
                     (Some((next, m)), _) => {
                         format!("{:.1}% ahead of {}", m * 100.0, format_size(next))
                     }
+                    (None, Some(_)) if b.unstable.is_some() => "all tie (unstable)".into(),
                     (None, Some(_)) => format!("all tie (within {:.0}%)", b.tie_margin * 100.0),
                     (None, None) => "-".into(),
                 }),

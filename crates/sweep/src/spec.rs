@@ -161,6 +161,9 @@ pub struct SweepFile {
     pub qd: Vec<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<u32>,
+    /// Seed of every workload's random stream (the sweep file's `seed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Workload shorthands (`4k-randread`, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<String>,
@@ -1513,6 +1516,7 @@ mod tests {
             span: Some("8GiB".into()),
             qd: vec![1, 32],
             repeats: Some(1),
+            seed: None,
             workloads: vec!["4k-randread".into()],
             workload_tables: vec![WorkloadTable {
                 name: "w512".into(),

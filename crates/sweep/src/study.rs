@@ -216,6 +216,80 @@ pub fn stripe_sweep(a: &StudyOptions) -> Result<SweepFile, String> {
     })
 }
 
+/// What a stability check's name adds to its study's sweep name.
+pub const CHECK_SUFFIX: &str = "-check";
+
+/// The stability check of a simulated stripe study `main` (see
+/// [`crate::Analysis::attach_check`]): its array target again with the `stripes` close to the
+/// best of the `workloads` whose pick is not a tie of every stripe, at twice the time per point
+/// and with another seed (simulated points are deterministic: only another run length and
+/// random stream show how far a pick rests on them). Returns the sweep and how it runs
+/// (`2 s per point and another seed`).
+pub fn stripe_check_sweep(
+    main: &SweepFile,
+    workloads: &[String],
+    stripes: &[u64],
+) -> Result<(SweepFile, String), String> {
+    let t = parse_duration(&main.time).map_err(|e| format!("time {}: {e}", main.time))?;
+    let doubled = t * 2;
+    let seed = ssdlab_workload::WorkloadSpec::default().seed;
+    let shown = if doubled.is_multiple_of(1_000_000_000) {
+        format!("{} s", doubled / 1_000_000_000)
+    } else if doubled.is_multiple_of(1_000_000) {
+        format!("{} ms", doubled / 1_000_000)
+    } else {
+        ssdlab_workload::format_duration(doubled)
+    };
+    let how = format!("{shown} per point and another seed");
+    let targets: Vec<TargetTable> = main
+        .targets
+        .iter()
+        .filter(|t| t.stripes.is_some())
+        .map(|t| TargetTable {
+            stripes: Some(size_texts(stripes)),
+            ..t.clone()
+        })
+        .collect();
+    Ok((
+        SweepFile {
+            comment: vec![format!(
+                "Stability check of the built-in study {}: the stripes close to the best again, {how}",
+                main.name
+            )],
+            name: format!("{}{CHECK_SUFFIX}", main.name),
+            description: Some(format!("stability check of {}: {how}", main.name)),
+            time: if doubled.is_multiple_of(1_000_000) {
+                format!("{}ms", doubled / 1_000_000)
+            } else {
+                format!("{}us", doubled.div_ceil(1000))
+            },
+            repeats: Some(1),
+            seed: Some(seed.wrapping_add(1)),
+            workloads: workloads.to_vec(),
+            targets,
+            ..main.clone()
+        },
+        how,
+    ))
+}
+
+/// The sweep a store's sweep `name` is the stability check of, when it is one (named
+/// `MAIN-check` and described as its check).
+pub fn check_of(name: &str, description: Option<&str>) -> Option<String> {
+    let main = name.strip_suffix(CHECK_SUFFIX)?;
+    description?
+        .starts_with(&format!("stability check of {main}:"))
+        .then(|| main.to_string())
+}
+
+/// How a stability check ran, from its description (see [`stripe_check_sweep`]).
+pub fn check_how(description: &str) -> String {
+    description
+        .split_once(": ")
+        .map_or(description, |x| x.1)
+        .to_string()
+}
+
 /// The sweep of the alignment study: 4 KiB random writes at 4 KiB vs 512-byte alignment on
 /// the [`CLASSIC_PRESETS`] (the stripe study's preset, targets and stripes are refused).
 pub fn alignment_sweep(a: &StudyOptions) -> Result<SweepFile, String> {

@@ -1122,3 +1122,76 @@ stripes = ["16k", "64k"]
     }
     assert!(err(&text("sometimes", "[1]")).contains("history"));
 }
+
+/// A stability check that finds another stripe best makes the pick a tie of both answers; one
+/// that agrees changes nothing.
+#[test]
+fn a_pick_the_stability_check_does_not_confirm_is_a_tie() {
+    let spec = parse(SIM_STUDY).unwrap();
+    let flag = AtomicBool::new(false);
+    let mut store = Store::open_in_memory().unwrap();
+    let s = run_sweep(&spec, &mut store, &fake_runner, opts(2, &flag)).unwrap();
+    let mut a = Analysis::new("stripe-study", &store.points(s.sweep_id).unwrap());
+    let seq = |a: &Analysis| {
+        a.best_per_workload
+            .iter()
+            .find(|b| b.workload == "128k-seqwrite")
+            .cloned()
+            .unwrap()
+    };
+    let before = seq(&a);
+    assert_eq!((before.stripe, before.tied.len()), (16 << 10, 1));
+    assert!(before.unstable.is_none());
+    // the fake model: 16 KiB is best for sequential work, the next 5.3 % behind: nothing to
+    // check; a wider view would run the close ones again
+    assert!(a
+        .contenders("sim:vertex450-128g x2", "128k-seqwrite")
+        .is_empty());
+    // the check (longer points): there 64 KiB leads sequential work; random work unchanged
+    let check = parse(
+        "name = \"stripe-study-check\"\ntime = \"4s\"\nseed = 7\nqd = [1, 2, 4, 8, 16, 32]\n\
+         workloads = [\"4k-randread\", \"128k-seqwrite\"]\n\n\
+         [[target]]\nsim = \"vertex450-128g\"\ndrives = 2\nstripes = [\"16k\", \"64k\"]\n",
+    )
+    .unwrap();
+    let longer = |p: &Point| {
+        let mut r = fake_result(p);
+        if p.spec.random_pct == 0 && p.stripe == Some(64 << 10) {
+            r.write.iops *= 1.2;
+        }
+        Ok(r)
+    };
+    let c = run_sweep(&check, &mut store, &longer, opts(2, &flag)).unwrap();
+    let checked = Analysis::new("stripe-study-check", &store.points(c.sweep_id).unwrap());
+    a.attach_check(checked, "4 s per point and another seed".into());
+    let after = seq(&a);
+    assert_eq!(after.tied, [16 << 10, 64 << 10]);
+    assert_eq!(
+        after.stripe,
+        16 << 10,
+        "the conventional default of the tie"
+    );
+    let u = after.unstable.as_ref().unwrap();
+    assert_eq!(
+        (u.first.as_slice(), u.best.as_slice()),
+        (&[16 << 10][..], &[64 << 10][..])
+    );
+    let f = a.stripe_findings().join("\n");
+    assert!(
+        f.contains("128k-seqwrite: not stable: 16 KiB is best in the sweep's points, 64 KiB is best run again at 4 s per point and another seed; so 16 KiB and 64 KiB count as a tie: 16 KiB is picked as the conventional default"),
+        "{f}"
+    );
+    // the check agreed on random reads: the pick stands
+    let rr = a
+        .best_per_workload
+        .iter()
+        .find(|b| b.workload == "4k-randread")
+        .unwrap();
+    assert!(rr.unstable.is_none());
+    assert_eq!(rr.tied, [64 << 10]);
+    // a mix over sequential work follows the check as well
+    let mix = a
+        .recommend(&[("128k-seqwrite".to_string(), 1.0)], None)
+        .unwrap();
+    assert!(mix[0].unstable.is_some() && mix[0].tied.len() == 2);
+}
