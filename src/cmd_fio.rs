@@ -190,9 +190,15 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
     let format = format_of(&a);
     // 1. Read every job.
     let env = SystemEnv;
-    ssdlab_fiojob::argv::check_options(&a.fio_args, OWN_FLAGS)
+    let mut fio_args = a.fio_args.clone();
+    let (read_only, cli_notes) = ssdlab_fiojob::argv::take_cli_options(&mut fio_args)
         .map_err(|e| Failure::new(EXIT_BAD_INPUT, anyhow!(e)))?;
-    let mut sections = ssdlab_fiojob::argv_sections(&a.fio_args, &env, &a.section)?;
+    for n in &cli_notes {
+        output::note(n);
+    }
+    ssdlab_fiojob::argv::check_options(&fio_args, OWN_FLAGS)
+        .map_err(|e| Failure::new(EXIT_BAD_INPUT, anyhow!(e)))?;
+    let mut sections = ssdlab_fiojob::argv_sections(&fio_args, &env, &a.section)?;
     let mut parser = ssdlab_fiojob::Parser::new(&env);
     parser.only = a.section.clone();
     for (i, f) in a.files.iter().enumerate() {
@@ -227,6 +233,23 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
             list.join("; ")
         ));
     }
+    if read_only {
+        // fio's fixup_options: "trim and write operations are not allowed with the --readonly
+        // parameter"
+        if let Some(j) = js
+            .jobs
+            .iter()
+            .find(|j| j.settings.mode.writes() || j.settings.mode.trims())
+        {
+            return Err(Failure::new(
+                EXIT_BAD_INPUT,
+                anyhow!(
+                    "job {}: trim and write operations are not allowed with the --readonly parameter (as in fio); nothing was run",
+                    j.name
+                ),
+            ));
+        }
+    }
     let mut notes = js.notes.clone();
     // Clones of a job without group_reporting are reported one by one.
     let per_worker = |j: &Job| !j.settings.group_reporting;
@@ -247,6 +270,7 @@ pub fn cmd_fio(a: FioArgs) -> Result<u8, Failure> {
         max_memory: a.max_memory,
         stop: Some(signals::stop_flag()),
         on_note: output::note,
+        read_only,
     };
     let mut units = plan_units(&js, sim.as_ref(), &plan, &per_worker, &mut notes)?;
     // fio's logs: the engine keeps them per unit; each unit's clones are fio threads numbered

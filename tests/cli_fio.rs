@@ -375,6 +375,92 @@ fn options_fio_knows_are_never_unknown() {
     assert!(!d.path().join("e.img").exists());
 }
 
+/// fio's own command-line options (not job options): the ETA ones change nothing and say so,
+/// `--readonly` refuses what would write, every other one is refused by name — none unknown.
+#[test]
+fn fios_command_line_options_are_taken_or_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let job = ["--name=a", "--ioengine=null", "--size=1m", "--rw=read"];
+    let out = ssdlab(d.path())
+        .args(["fio", "--eta=never", "--eta-newline", "1"])
+        .args(job)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("--eta=never: no effect") && err.contains("--eta-newline=1: no effect"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ios(&jobs(&v)[0], "read"), 256);
+    for (opt, why) in [
+        ("--minimal", "terse output"),
+        ("--terse-version=3", "terse output"),
+        ("--status-interval=1", "periodic full status"),
+        ("--debug=io", "debug output"),
+        ("--max-jobs=4", "limit on the number of jobs"),
+    ] {
+        let mut args = vec!["fio", opt];
+        args.extend(job);
+        let err = refused(d.path(), &args, &[opt, "not supported by ssdlab", why]);
+        assert!(!err.contains("unknown"), "{err}");
+    }
+    // --readonly: a writer is refused, so is a layout; a read of an existing file runs
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--readonly",
+            "--name=w",
+            "--filename=f",
+            "--size=64k",
+            "--rw=write",
+        ],
+        &["job w: trim and write operations are not allowed with the --readonly parameter"],
+    );
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--readonly",
+            "--name=r",
+            "--filename=f",
+            "--size=64k",
+            "--rw=read",
+        ],
+        &["f: the file would be created or extended", "--readonly"],
+    );
+    assert!(!d.path().join("f").exists());
+    std::fs::write(d.path().join("g"), vec![7u8; 65536]).unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--readonly",
+            "--name=r",
+            "--filename=g",
+            "--size=64k",
+            "--rw=read",
+        ],
+    );
+    assert_eq!(ios(&jobs(&v)[0], "read"), 16);
+    // a longer read than the file would extend it: refused (after the note that it is short)
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--readonly",
+            "--name=r",
+            "--filename=g",
+            "--size=128k",
+            "--rw=read",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("g: the file would be created or extended")
+    );
+    assert_eq!(std::fs::metadata(d.path().join("g")).unwrap().len(), 65536);
+}
+
 #[test]
 fn fio_command_lines_run_by_changing_one_word() {
     let d = tempfile::tempdir().unwrap();

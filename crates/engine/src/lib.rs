@@ -87,6 +87,8 @@ impl std::fmt::Debug for StartHook<'_> {
 pub enum Invalid {
     #[error("--precondition {0}")]
     Precondition(String),
+    #[error("{0}: the file would be created or extended, and fio's --readonly refuses to lay out a file (\"refusing extend of file due to read-only\"); nothing was written")]
+    ReadOnlyLayout(std::path::PathBuf),
     #[error("--verify needs data on a real target (a file, a device or a stripe set of them)")]
     VerifyNeedsData,
     #[error("--verify needs a real target: simulated drives carry no data")]

@@ -106,6 +106,8 @@ pub struct RealOptions<'a> {
     /// Read the job's region into the page cache before it starts (fio's `pre_read`).
     pub pre_read: bool,
     /// How the sync engine does its I/Os (fio's libaio on buffered files, posixaio).
+    /// fio's `--readonly`: no file is laid out (created or extended).
+    pub read_only: bool,
     pub sync_mode: SyncMode,
     /// What the sync engine's I/Os do to the file: move data, or fio's `falloc` and
     /// `ftruncate` engines (then a trim punches a hole in a regular file).
@@ -159,6 +161,7 @@ impl Default for RealOptions<'_> {
             ops: None,
             pre_read: false,
             sync_mode: SyncMode::Threads,
+            read_only: false,
             file_op: FileOp::Data,
             mem_policy: None,
             nice: 0,
@@ -1369,6 +1372,11 @@ pub fn run_real_jobs(jobs: &[RealJob<'_>]) -> Result<Vec<RunOutput>, EngineError
         }
     }
 
+    if shared.read_only {
+        if let Some(f) = merged.first_layout() {
+            return Err(Invalid::ReadOnlyLayout(f.to_path_buf()).into());
+        }
+    }
     // The first write: lay out files that are missing or short (undone on drop unless committed).
     let note_sink = std::cell::RefCell::new(Vec::new());
     let mut laid = merged

@@ -51,7 +51,8 @@ pub fn split_argv(args: Vec<OsString>, own: &[(&str, bool)]) -> (Vec<OsString>, 
             continue;
         }
         let mut value = value;
-        if value.is_none() && !options::is_flag(key) && options::is_fio_option(key) {
+        let cli_value = FIO_CLI_OPTIONS.iter().any(|o| o.0 == key && o.1);
+        if value.is_none() && (cli_value || !options::is_flag(key) && options::is_fio_option(key)) {
             // fio's getopt takes the next argument as the value of an option that needs one.
             if let Some(v) = args.get(i + 1).and_then(|v| v.to_str()) {
                 if !v.starts_with("--") {
@@ -64,6 +65,215 @@ pub fn split_argv(args: Vec<OsString>, own: &[(&str, bool)]) -> (Vec<OsString>, 
         i += 1;
     }
     (keep, fio)
+}
+
+/// What ssdlab makes of one of fio's own command-line options (fio's `init.c`, `l_opts`) —
+/// those that are not job options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliOption {
+    /// Accepted; it changes nothing ssdlab prints or measures (why).
+    NoEffect(&'static str),
+    /// `--readonly`: jobs that write or trim are refused, and no file is laid out.
+    ReadOnly,
+    /// Refused, naming why.
+    Unsupported(&'static str),
+}
+
+/// fio 3.33's command-line options that are not job options and not ssdlab's own flags: name,
+/// whether fio's getopt takes the next argument as its value, and what ssdlab makes of it.
+pub const FIO_CLI_OPTIONS: &[(&str, bool, CliOption)] = &[
+    (
+        "eta",
+        true,
+        CliOption::NoEffect("ssdlab prints no ETA line"),
+    ),
+    (
+        "eta-interval",
+        true,
+        CliOption::NoEffect("ssdlab prints no ETA line"),
+    ),
+    (
+        "eta-newline",
+        true,
+        CliOption::NoEffect("ssdlab prints no ETA line"),
+    ),
+    (
+        "alloc-size",
+        true,
+        CliOption::NoEffect("the size of fio's own shared-memory pool"),
+    ),
+    ("readonly", false, CliOption::ReadOnly),
+    (
+        "minimal",
+        false,
+        CliOption::Unsupported("fio's terse output (ssdlab prints normal, json or json+)"),
+    ),
+    (
+        "terse-version",
+        true,
+        CliOption::Unsupported("fio's terse output (ssdlab prints normal, json or json+)"),
+    ),
+    (
+        "append-terse",
+        false,
+        CliOption::Unsupported("fio's terse output (ssdlab prints normal, json or json+)"),
+    ),
+    (
+        "latency-log",
+        true,
+        CliOption::Unsupported("deprecated in fio; use write_lat_log"),
+    ),
+    (
+        "bandwidth-log",
+        false,
+        CliOption::Unsupported(
+            "fio's aggregate bandwidth log (agg-*_bw.log); use write_bw_log per job",
+        ),
+    ),
+    (
+        "status-interval",
+        true,
+        CliOption::Unsupported("fio's periodic full status output"),
+    ),
+    (
+        "max-jobs",
+        true,
+        CliOption::Unsupported("fio's limit on the number of jobs"),
+    ),
+    (
+        "warnings-fatal",
+        false,
+        CliOption::Unsupported("fio's parse warnings as errors"),
+    ),
+    ("debug", true, CliOption::Unsupported("fio's debug output")),
+    (
+        "showcmd",
+        false,
+        CliOption::Unsupported("fio's job file printed as a command line"),
+    ),
+    (
+        "version",
+        false,
+        CliOption::Unsupported("fio's version (ssdlab --version gives ssdlab's)"),
+    ),
+    (
+        "cmdhelp",
+        false,
+        CliOption::Unsupported("fio's option help (ssdlab fio --help; docs/FIO-JOBS.md)"),
+    ),
+    (
+        "enghelp",
+        false,
+        CliOption::Unsupported("fio's engine help (docs/FIO-JOBS.md, ioengine)"),
+    ),
+    (
+        "profile",
+        true,
+        CliOption::Unsupported("fio's built-in profiles (tiobench, act)"),
+    ),
+    (
+        "inflate-log",
+        true,
+        CliOption::Unsupported("fio's compressed logs"),
+    ),
+    (
+        "aux-path",
+        true,
+        CliOption::Unsupported("fio's directory for its auxiliary files (verify state)"),
+    ),
+    (
+        "merge-blktrace-only",
+        false,
+        CliOption::Unsupported("fio's blktrace merge without a run"),
+    ),
+    (
+        "server",
+        false,
+        CliOption::Unsupported("fio's client/server mode"),
+    ),
+    (
+        "server-internal",
+        true,
+        CliOption::Unsupported("fio's client/server mode"),
+    ),
+    (
+        "daemonize",
+        true,
+        CliOption::Unsupported("fio's client/server mode"),
+    ),
+    (
+        "client",
+        true,
+        CliOption::Unsupported("fio's client/server mode"),
+    ),
+    (
+        "remote-config",
+        true,
+        CliOption::Unsupported("fio's client/server mode"),
+    ),
+    (
+        "trigger-file",
+        true,
+        CliOption::Unsupported("fio's triggers"),
+    ),
+    (
+        "trigger-timeout",
+        true,
+        CliOption::Unsupported("fio's triggers"),
+    ),
+    ("trigger", true, CliOption::Unsupported("fio's triggers")),
+    (
+        "trigger-remote",
+        true,
+        CliOption::Unsupported("fio's triggers"),
+    ),
+    (
+        "cpuclock-test",
+        false,
+        CliOption::Unsupported("fio's self-tests"),
+    ),
+    ("crctest", false, CliOption::Unsupported("fio's self-tests")),
+    (
+        "memcpytest",
+        false,
+        CliOption::Unsupported("fio's self-tests"),
+    ),
+    (
+        "idle-prof",
+        true,
+        CliOption::Unsupported("fio's idle profiling"),
+    ),
+];
+
+/// fio's command-line options given, taken out of `fio_args`: `--readonly` (true when given),
+/// the notes of those that change nothing, and the first refused one as an error.
+pub fn take_cli_options(fio_args: &mut FioArgv) -> Result<(bool, Vec<String>), String> {
+    let mut read_only = false;
+    let mut notes = Vec::new();
+    let mut err = None;
+    fio_args.retain(|(k, v, pos)| {
+        let Some((_, _, what)) = FIO_CLI_OPTIONS.iter().find(|o| o.0 == k) else {
+            return true;
+        };
+        let shown = match v {
+            Some(v) => format!("--{k}={v}"),
+            None => format!("--{k}"),
+        };
+        match what {
+            CliOption::NoEffect(why) => notes.push(format!("{shown}: no effect ({why})")),
+            CliOption::ReadOnly => read_only = true,
+            CliOption::Unsupported(why) => {
+                err.get_or_insert(format!(
+                    "command line argument {pos}: {shown}: not supported by ssdlab: {why}"
+                ));
+            }
+        }
+        false
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok((read_only, notes)),
+    }
 }
 
 /// Refuses the first command-line option that is no fio option, suggesting the nearest of the

@@ -57,6 +57,8 @@ pub struct PlanOptions {
     pub stop: Option<&'static AtomicBool>,
     /// Where the engine's notes go (the binary prints them on stderr).
     pub on_note: fn(&str),
+    /// fio's `--readonly`: no file is laid out (the jobs that write were refused before).
+    pub read_only: bool,
 }
 
 /// One engine job: a fio job (or one clone of it, when clones have files of their own).
@@ -915,6 +917,7 @@ pub fn plan_units(
             max_memory: a.max_memory,
             ring: ring_of(s),
             per_worker: per_worker(j) && clones > 1,
+            read_only: a.read_only,
             ..Default::default()
         };
         if s.polls() && !s.sync_engine() && s.iodepth > 1 {

@@ -227,6 +227,17 @@ impl Plan {
         self.paths.is_empty()
     }
 
+    /// The first file the layout would create or extend (fio's `--readonly` refuses that).
+    pub fn first_layout(&self) -> Option<&std::path::Path> {
+        self.paths
+            .iter()
+            .find(|p| {
+                p.lay_out_to
+                    .is_some_and(|n| !p.info.exists || p.info.size < n)
+            })
+            .map(|p| p.info.path.as_path())
+    }
+
     /// Bytes the layout will write (files to create or extend).
     pub fn layout_bytes(&self) -> u64 {
         self.paths
