@@ -960,6 +960,11 @@ struct SlotState {
 /// Where a stream stands.
 #[derive(Clone, Copy, Default)]
 struct StreamState {
+    /// I/Os and bytes per direction completed while its unit's ramp ran, and the last of
+    /// them: what fio reports (with no latency sample) for a job that ends before its ramp
+    /// does, as its statistics are reset only when the ramp ends.
+    ramp_done: [(u64, u64); 3],
+    ramp_last: u64,
     /// An op taken from the source and not issued yet (its time has not come).
     pending: Option<Next>,
     /// The source has nothing more.
@@ -2097,6 +2102,12 @@ pub fn run_streams<B: Backend>(
                 }
             }
             if !s.measured {
+                if !us[u].measuring {
+                    let d = &mut ss[si].ramp_done[s.op.kind.index()];
+                    d.0 += 1;
+                    d.1 += c.res.clamp(0, s.op.len as i64) as u64;
+                    ss[si].ramp_last = ss[si].ramp_last.max(c.t_ns);
+                }
                 continue;
             }
             // An I/O the backend did while it was pushed (a trim's ioctl) was submitted when
@@ -2365,7 +2376,15 @@ pub fn run_streams<B: Backend>(
         out.ramp_ns = ctl.ramp_ns.min(end.saturating_sub(st.begin));
         out.latency_depth = ss[i].lat.map_or(0, |l| l.qd);
         let last = ss[i].last_completion;
-        out.runtime_ns = if end <= st.t0 {
+        out.runtime_ns = if !st.measuring && ss[i].ramp_done.iter().any(|d| d.0 > 0) {
+            // the job ended within its ramp: fio's statistics were never reset, so it reports
+            // the I/Os and bytes done (no latency samples: fio takes none during the ramp)
+            // over the time since the job began
+            for (k, d) in ss[i].ramp_done.iter().enumerate() {
+                recs[s.rec].count_unsampled(k, d.0, d.1);
+            }
+            ss[i].ramp_last.saturating_sub(st.begin)
+        } else if end <= st.t0 {
             0
         } else if st.deadline != u64::MAX
             && !out.interrupted

@@ -350,6 +350,14 @@ impl Recorder {
     /// `log_offset`).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
+    /// Counts `ios` I/Os of `bytes` in all of direction `kind` (read, write, trim: 0, 1, 2)
+    /// without latency samples: fio's I/Os of a job that ended within its ramp.
+    pub fn count_unsampled(&mut self, kind: usize, ios: u64, bytes: u64) {
+        let k = &mut self.kinds[kind];
+        k.ios += ios;
+        k.bytes += bytes;
+    }
+
     pub fn record_io(
         &mut self,
         job: u32,
