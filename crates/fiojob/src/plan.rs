@@ -1201,12 +1201,20 @@ pub fn plan_units(
                 // One file of one `filesize`: fio's region of it.
                 Some(f) => filesize_region(s, f, Some(real), clone, name, &what)?,
                 None => {
-                    let (mut off, span) = region(s, total, &what, name)?;
+                    let (mut off, mut span) = region(s, total, &what, name)?;
                     if let Some(inc) = s.offset_increment {
                         if matches!(inc, Size::Percent(_)) && total.is_none() {
                             bail!("job {name}: offset_increment is a percentage, and {what} does not exist yet");
                         }
                         off = start_offset(s, total.unwrap_or(0), clone);
+                        // without size (or with a percentage of it), each clone's region ends
+                        // where the file does, as fio's io_size = real size − file_offset
+                        if let (Some(t), None | Some(Size::Percent(_))) = (total, s.size) {
+                            if off >= t {
+                                bail!("job {name}: clone {clone}'s offset {off} (with offset_increment) is at or beyond the end of {what} ({t} bytes): fio does no I/O there");
+                            }
+                            span = span.min(t - off);
+                        }
                     }
                     (off, span, span)
                 }
