@@ -375,6 +375,38 @@ fn options_fio_knows_are_never_unknown() {
     assert!(!d.path().join("e.img").exists());
 }
 
+/// `allow_file_create=0`: a missing file is refused before anything is created (fio fails
+/// the job); an existing one runs.
+#[test]
+fn allow_file_create_0_never_creates_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    refused(
+        d.path(),
+        &[
+            "fio",
+            "--name=a",
+            "--filename=nf",
+            "--size=64k",
+            "--rw=read",
+            "--allow_file_create=0",
+        ],
+        &["nf does not exist, and allow_file_create=0 forbids creating it"],
+    );
+    assert!(!d.path().join("nf").exists());
+    std::fs::write(d.path().join("ef"), vec![1u8; 65536]).unwrap();
+    let v = fio_json(
+        d.path(),
+        &[
+            "--name=a",
+            "--filename=ef",
+            "--size=64k",
+            "--rw=read",
+            "--allow_file_create=0",
+        ],
+    );
+    assert_eq!(ios(&jobs(&v)[0], "read"), 16);
+}
+
 /// fio's own command-line options (not job options): the ETA ones change nothing and say so,
 /// `--readonly` refuses what would write, every other one is refused by name — none unknown.
 #[test]

@@ -298,6 +298,15 @@ pub struct Settings {
     pub randseed: u64,
     pub randrepeat: bool,
     pub norandommap: bool,
+    /// fio's `random_generator=lfsr` (its other generators, `tausworthe` and `tausworthe64`,
+    /// are random like ssdlab's; see [`Settings::finish`] for what lfsr changes).
+    pub random_generator_lfsr: bool,
+    /// fio's `allow_file_create` (default 1): with 0, a job whose file does not exist fails.
+    pub allow_file_create: bool,
+    /// Options given at a value that changes only what fio's report holds (`gtod_reduce=1`,
+    /// `disk_util=0`, …), each with what fio's report then lacks: ssdlab runs the same I/O and
+    /// reports as fio does by default, and says so in a note.
+    pub report_differs: Vec<(String, String)>,
     pub direct: bool,
     pub engine: Engine,
     pub iodepth: u32,
@@ -548,6 +557,9 @@ impl Default for Settings {
             randseed: FIO_RANDSEED,
             randrepeat: true,
             norandommap: false,
+            random_generator_lfsr: false,
+            allow_file_create: true,
+            report_differs: Vec::new(),
             direct: false,
             engine: Engine::Sync("psync"),
             iodepth: 1,
@@ -1023,6 +1035,41 @@ impl Settings {
             "randseed" => self.randseed = value::int(&need(v, key)?)?,
             "randrepeat" => self.randrepeat = flag(v)?,
             "norandommap" => self.norandommap = flag(v)?,
+            "random_generator" => {
+                self.random_generator_lfsr = match need(v, key)?.trim() {
+                    "lfsr" => true,
+                    "tausworthe" | "tausworthe64" => false,
+                    o => {
+                        return Err(Problem::Invalid(format!(
+                            "random_generator={o}: tausworthe, lfsr or tausworthe64"
+                        )))
+                    }
+                }
+            }
+            "allow_file_create" => self.allow_file_create = flag(v)?,
+            k @ ("stats" | "clat_percentiles" | "disk_util" | "gtod_reduce" | "disable_lat"
+            | "disable_clat" | "disable_slat" | "disable_bw_measurement" | "lat_percentiles"
+            | "slat_percentiles") => {
+                let on = flag(v)?;
+                let fio_default = matches!(k, "stats" | "clat_percentiles" | "disk_util");
+                self.report_differs.retain(|(o, _)| o != k);
+                if on != fio_default {
+                    let what = match k {
+                        "stats" => "fio then reports no statistics at all",
+                        "clat_percentiles" => "fio then prints no completion-latency percentiles",
+                        "disk_util" => "fio then prints no disk statistics",
+                        "gtod_reduce" => "fio then takes no latency or bandwidth samples (its latency blocks are empty, N=0)",
+                        "disable_lat" => "fio then takes no total-latency samples",
+                        "disable_clat" => "fio then takes no completion-latency samples",
+                        "disable_slat" => "fio then takes no submission-latency samples",
+                        "disable_bw_measurement" => "fio then takes no bandwidth or IOPS samples",
+                        "lat_percentiles" => "fio then prints total-latency percentiles in its normal output too",
+                        _ => "fio then prints submission-latency percentiles in its normal output too",
+                    };
+                    self.report_differs
+                        .push((k.to_string(), format!("{k}={}: {what}", u8::from(on))));
+                }
+            }
             "softrandommap" => only_default(key, v, &["0"], "fio's soft random map")?,
             "random_distribution" => {
                 let d = need(v, key)?;
@@ -1732,6 +1779,24 @@ impl Settings {
     /// Checks a job's settings as a whole (after all its options).
     fn finish(&self) -> Vec<(Option<(String, Loc)>, Problem)> {
         let mut out = Vec::new();
+        if self.mode.random() && self.read_iolog.is_none() && self.align() > self.block_size() {
+            out.push((
+                None,
+                unsupported(format!(
+                    "blockalign={} larger than the block size ({}): fio aligns every random offset to it (and turns its random map off); ssdlab's random offsets are aligned to at most a block",
+                    self.align(),
+                    self.block_size()
+                )),
+            ));
+        }
+        if self.random_generator_lfsr && self.norandommap && self.mode.random() {
+            out.push((
+                None,
+                unsupported(
+                    "random_generator=lfsr with norandommap: fio's LFSR visits every block once per pass without a map; ssdlab's generator would repeat blocks (leave norandommap out: ssdlab's random map visits every block once)",
+                ),
+            ));
+        }
         if self.read_iolog.is_none() && self.mode.reads() && self.mode.writes() {
             if self.ba[0] != self.ba[1] {
                 out.push((
@@ -3347,6 +3412,23 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         });
     }
     let mut notes = Vec::new();
+    // Options that change only what fio's report holds: one note each, naming the jobs.
+    let mut differs: Vec<(String, Vec<&str>)> = Vec::new();
+    for j in &jobs {
+        for (_, what) in &j.settings.report_differs {
+            match differs.iter_mut().find(|d| &d.0 == what) {
+                Some(d) => d.1.push(&j.name),
+                None => differs.push((what.clone(), vec![&j.name])),
+            }
+        }
+    }
+    for (what, names) in differs {
+        notes.push(format!(
+            "{what}; ssdlab runs the same I/O and its report holds what fio's default report holds (job{} {})",
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", ")
+        ));
+    }
     // Waves and reporting groups.
     let mut group = 0u32;
     for i in 0..jobs.len() {
@@ -3785,10 +3867,39 @@ mod tests {
     }
 
     #[test]
+    fn report_only_options_run_with_a_note_and_lfsr_keeps_its_meaning() {
+        // what changes only fio's report runs, and a note says so once, naming the jobs
+        let js = jobs("[global]\ngtod_reduce=1\n[a]\ndisk_util=0\n[b]\n").unwrap();
+        assert!(js.unsupported.is_empty(), "{:?}", js.unsupported);
+        let gtod: Vec<&String> = js
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("gtod_reduce=1"))
+            .collect();
+        assert_eq!(gtod.len(), 1, "{:?}", js.notes);
+        assert!(gtod[0].ends_with("(jobs a, b)"), "{}", gtod[0]);
+        assert!(js
+            .notes
+            .iter()
+            .any(|n| n.starts_with("disk_util=0") && n.ends_with("(job a)")));
+        // fio's defaults say nothing; a later default takes an earlier value back
+        let js = jobs("[a]\nstats=1\nclat_percentiles=1\ngtod_reduce=1\ngtod_reduce=0\n").unwrap();
+        assert!(js.notes.is_empty(), "{:?}", js.notes);
+        // lfsr visits every block once per pass without a map: refused with norandommap
+        let js = jobs("[a]\nrw=randread\nrandom_generator=lfsr\n").unwrap();
+        assert!(js.unsupported.is_empty());
+        let js = jobs("[a]\nrw=randread\nrandom_generator=lfsr\nnorandommap\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
+        assert!(jobs("[a]\nrandom_generator=mt\n").is_err());
+        let js = jobs("[a]\nallow_file_create=0\n").unwrap();
+        assert!(!js.jobs[0].settings.allow_file_create);
+    }
+
+    #[test]
     fn trim_modes_make_write_ops_trimmed_with_the_trim_size() {
         // bs=A,B,C: C is the trim size, as in fio.
         let js = jobs(
-            "[a]\nrw=trim\nbs=4k,8k,16k\n[b]\nrw=randtrim\nbs=4k\nba=512,512,8k\n\
+            "[a]\nrw=trim\nbs=4k,8k,16k\n[b]\nrw=randtrim\nbs=4k\nba=512,512,2k\n\
              [c]\nrw=trimwrite\nbs=8k\n[d]\nrw=randtrimwrite\nbs=16k,32k,16k\nrwmixread=70\n",
         )
         .unwrap();
@@ -3806,7 +3917,7 @@ mod tests {
             got,
             vec![
                 (RwMode::Write, TrimMode::Only, 0, 16384, 16384, false),
-                (RwMode::Randwrite, TrimMode::Only, 0, 4096, 4096, false),
+                (RwMode::Randwrite, TrimMode::Only, 0, 4096, 2048, false),
                 (RwMode::Write, TrimMode::ThenWrite, 0, 8192, 8192, false),
                 (
                     RwMode::Randwrite,
@@ -3818,7 +3929,10 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(js.jobs[1].settings.ba[2], Some(8192));
+        assert_eq!(js.jobs[1].settings.ba[2], Some(2048));
+        // a blockalign above the block size: fio aligns every random offset to it
+        let js = jobs("[b]\nrw=randtrim\nbs=4k\nba=512,512,8k\n").unwrap();
+        assert_eq!(js.unsupported.len(), 1, "{:?}", js.unsupported);
         // trim's budget is the size trimmed; trimwrite's twice that (fio's `do_io`).
         let bytes: Vec<Option<u64>> = w.iter().map(|w| w.stop.bytes).collect();
         assert_eq!(

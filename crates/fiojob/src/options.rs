@@ -112,37 +112,7 @@ pub fn is_fio_engine(name: &str) -> bool {
 pub const NO_EFFECT: &[(&str, &str)] = &[
     ("description", "text only"),
     ("thread", "ssdlab always runs jobs as threads"),
-    ("stats", "ssdlab always keeps statistics"),
-    ("gtod_reduce", "ssdlab always measures every latency"),
-    ("disable_lat", "ssdlab always measures every latency"),
-    ("disable_clat", "ssdlab always measures every latency"),
-    ("disable_slat", "ssdlab always measures every latency"),
-    ("disable_bw_measurement", "ssdlab always measures bandwidth"),
-    (
-        "clat_percentiles",
-        "ssdlab always reports completion-latency percentiles",
-    ),
-    (
-        "lat_percentiles",
-        "ssdlab always reports total-latency percentiles",
-    ),
-    (
-        "slat_percentiles",
-        "ssdlab always reports submission-latency statistics",
-    ),
-    (
-        "random_generator",
-        "ssdlab has its own generator (a seed gives the same offsets in ssdlab, not fio's)",
-    ),
     ("create_fsync", "ssdlab syncs files it lays out"),
-    (
-        "allow_file_create",
-        "ssdlab creates missing files (never truncating any)",
-    ),
-    (
-        "disk_util",
-        "ssdlab reports member statistics of arrays only",
-    ),
     ("log_entries", "ssdlab sizes the memory of its logs itself"),
     (
         "log_compression",

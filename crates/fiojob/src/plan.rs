@@ -242,6 +242,18 @@ fn filesize_region(
     Ok((off, region, pass))
 }
 
+/// fio's `allow_file_create=0`: a job whose file does not exist fails ("file creation
+/// disallowed by allow_file_create=0"); refused before anything is created.
+fn no_create(s: &Settings, info: &ssdlab_target::TargetInfo, job: &str) -> Result<()> {
+    if !s.allow_file_create && !info.exists {
+        bail!(
+            "job {job}: {} does not exist, and allow_file_create=0 forbids creating it (fio fails the job: \"file creation disallowed by allow_file_create=0\"); nothing was created",
+            info.path.display()
+        );
+    }
+    Ok(())
+}
+
 /// `directory` joined with a file name the way fio does (an absolute name stands alone).
 fn in_directory(s: &Settings, name: &str) -> PathBuf {
     match &s.directory {
@@ -1088,6 +1100,7 @@ pub fn plan_units(
                 let mut lens = Vec::with_capacity(names.len());
                 for n in &names {
                     let info = probe_for_fio(Path::new(n), name, true, s.read_iolog.is_none())?;
+                    no_create(s, &info, name)?;
                     lens.push(info.exists.then_some(info.size));
                 }
                 let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
@@ -1131,6 +1144,7 @@ pub fn plan_units(
         };
         for (path, n, clone) in files {
             let info = probe_for_fio(&path, name, false, s.read_iolog.is_none())?;
+            no_create(s, &info, name)?;
             let what = path.display().to_string();
             let chardev = info.kind == ssdlab_target::PathKind::CharDevice;
             if chardev {
