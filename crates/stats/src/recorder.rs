@@ -346,10 +346,6 @@ impl Recorder {
         self.record_io(job, kind, bytes, 0, slat, clat, t_rel)
     }
 
-    /// [`Recorder::record`] with the I/O's offset, which logs of every I/O keep (fio's
-    /// `log_offset`).
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     /// Counts `ios` I/Os of `bytes` in all of direction `kind` (read, write, trim: 0, 1, 2)
     /// without latency samples: fio's I/Os of a job that ended within its ramp.
     pub fn count_unsampled(&mut self, kind: usize, ios: u64, bytes: u64) {
@@ -358,6 +354,10 @@ impl Recorder {
         k.bytes += bytes;
     }
 
+    /// [`Recorder::record`] with the I/O's offset, which logs of every I/O keep (fio's
+    /// `log_offset`).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub fn record_io(
         &mut self,
         job: u32,
