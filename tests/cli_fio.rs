@@ -375,6 +375,24 @@ fn options_fio_knows_are_never_unknown() {
     assert!(!d.path().join("e.img").exists());
 }
 
+/// A reporting group's entry, as fio's: the first job's name, the last job's options.
+#[test]
+fn a_reporting_groups_entry_has_the_last_jobs_options() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "g.fio",
+        "[global]\nioengine=null\nsize=1m\ngroup_reporting\n[a]\nrw=read\n[b]\nrw=write\n",
+    );
+    let v = fio_json(d.path(), &[f.to_str().unwrap()]);
+    assert_eq!(jobs(&v).len(), 1);
+    assert_eq!(jobs(&v)[0]["jobname"], "a");
+    assert_eq!(
+        jobs(&v)[0]["job options"],
+        serde_json::json!({"rw": "write"})
+    );
+}
+
 /// `allow_file_create=0`: a missing file is refused before anything is created (fio fails
 /// the job); an existing one runs.
 #[test]

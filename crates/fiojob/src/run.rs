@@ -1007,7 +1007,9 @@ pub fn build_report(
                     name: j.name.clone(),
                     group: b.group,
                     members: b.members,
-                    options: j.options.clone(),
+                    // fio's entry of a reporting group: the first job's name, the last one's
+                    // options
+                    options: last.options.clone(),
                     description,
                     header: header(j, &units[b.unit].label),
                     ignored: j
