@@ -3315,7 +3315,14 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         };
         let mut own = Vec::new();
         let engine_opts_before = target.engine_opts.len();
-        for o in &sec.opts {
+        // fio parses a job file's section in the order of its options' priorities (a stable
+        // sort, `sort_options`): kb_base first, so it applies to every size of the section
+        // wherever it is written; filename last. Command-line options keep their order.
+        let mut opts: Vec<&Opt> = sec.opts.iter().collect();
+        if sec.file_index != usize::MAX {
+            opts.sort_by_key(|o| -options::parse_priority(&o.key));
+        }
+        for o in opts {
             // A value that is wrong because a variable was not set says so.
             let unset = |why: String| {
                 if o.unset.is_empty() {

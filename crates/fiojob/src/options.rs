@@ -128,6 +128,16 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
 ];
 
+/// fio's parse priority of an option (`prio` of fio's `options.c`): options of a job-file
+/// section are applied highest first, in the order written among equals.
+pub fn parse_priority(key: &str) -> i32 {
+    match canonical(key) {
+        "kb_base" | "unit_base" | "cpus_allowed_policy" | "lockfile" => 1,
+        "filename" | "filename_format" => -1,
+        _ => 0,
+    }
+}
+
 /// Why an accepted option changes nothing, if it is one of those.
 pub fn no_effect(key: &str) -> Option<&'static str> {
     NO_EFFECT
