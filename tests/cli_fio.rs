@@ -375,6 +375,39 @@ fn options_fio_knows_are_never_unknown() {
     assert!(!d.path().join("e.img").exists());
 }
 
+/// fio 3.33 applies replay_skip to blktrace replays only: a fio iolog is replayed whole, with a
+/// note saying so.
+#[test]
+fn replay_skip_does_not_skip_entries_of_an_iolog() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("data"), vec![0u8; 1 << 20]).unwrap();
+    write(
+        d.path(),
+        "t.log",
+        "fio version 2 iolog\ndata add\ndata open\ndata read 0 4096\ndata read 8192 4096\n\
+         data write 65536 8192\ndata read 4096 4096\ndata close\n",
+    );
+    let out = ssdlab(d.path())
+        .args([
+            "fio",
+            "--name=r",
+            "--read_iolog=t.log",
+            "--replay_skip=write",
+        ])
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("replay_skip has no effect on a fio iolog"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &jobs(&v)[0];
+    assert_eq!((ios(j, "read"), ios(j, "write")), (3, 1));
+}
+
 /// A reporting group's entry, as fio's: the first job's name, the last job's options.
 #[test]
 fn a_reporting_groups_entry_has_the_last_jobs_options() {

@@ -962,8 +962,25 @@ pub fn plan_units(
             ),
             _ => {}
         }
-        if let Some(r) = s.replay() {
-            let t = load_trace(&r, name)?;
+        if let Some(mut r) = s.replay() {
+            // fio 3.33 skips entries by replay_skip in blktrace replays only (blktrace.c)
+            let iolog = !ssdlab_workload::replay::is_blktrace_file(&r.trace);
+            if iolog && !r.skip.is_empty() {
+                note(
+                    format!(
+                        "job {name}: replay_skip has no effect on a fio iolog ({}): fio 3.33 skips entries of blktrace replays only, so every entry is replayed, as in fio",
+                        r.trace.display()
+                    ),
+                    notes,
+                );
+                r.skip = Default::default();
+            }
+            let t = match Trace::load(&r) {
+                Err(ssdlab_workload::replay::TraceError::Syncs { path, syncs }) if iolog => bail!(
+                    "job {name}: {path}: the trace has {syncs} sync/flush entries, which fio issues and ssdlab does not (replay_skip, which fio applies to blktrace replays only, cannot skip them in a fio iolog)"
+                ),
+                t => t.map_err(|e| plan_err!("job {name}: {e}"))?,
+            };
             let path = replay_target(s, &t, name)?;
             let shape: TraceShape = t.shape();
             let offset = match s.offset {

@@ -632,6 +632,16 @@ fn parse_iolog(data: &[u8], path: &str, spec: &ReplaySpec) -> Result<Trace, Trac
 }
 
 /// The byte order of a blktrace file (`Some(true)` = swapped), or `None` when it is not one.
+/// True when the file at `path` starts as a blktrace binary trace (else it is read as a fio
+/// iolog); false when it cannot be read (loading it then says why).
+pub fn is_blktrace_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; BLK_TRACE_LEN];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| blktrace_order(&head).is_some())
+}
+
 fn blktrace_order(data: &[u8]) -> Option<bool> {
     if data.len() < BLK_TRACE_LEN {
         return None;
