@@ -3127,6 +3127,9 @@ pub fn split_filenames(s: &str) -> Vec<String> {
 pub struct Job {
     /// The job's name (its section, or its own `name=`).
     pub name: String,
+    /// Its section's name, after which fio names its files (`JOB.CLONE.FILENO`,
+    /// `filename_format`'s `$jobname`) even where `name=` renames the job.
+    pub section: String,
     pub loc: Loc,
     pub settings: Settings,
     /// The job's own options as written (fio's JSON "job options").
@@ -3411,6 +3414,7 @@ pub fn resolve(sections: &[Section]) -> Result<JobSet, JobError> {
         let name = target.name.clone().unwrap_or_else(|| sec.name.clone());
         jobs.push(Job {
             name,
+            section: sec.name.clone(),
             loc: sec.loc.clone(),
             settings: target,
             options: own,

@@ -733,6 +733,8 @@ pub fn plan_units(
     for (ji, j) in js.jobs.iter().enumerate() {
         let s = &j.settings;
         let name = j.name.as_str();
+        // fio names a job's files after its section, whatever its `name=` (add_job's jobname)
+        let fname = j.section.as_str();
         let seed = job_seed(seed_of(s, run_time_seed), firsts[ji]);
         let clones = s.numjobs;
         // fio's str_directory_cb: `directory` must exist (lstat: a directory, not a link to
@@ -787,11 +789,11 @@ pub fn plan_units(
                 );
             }
             let size = sim_size(sim);
-            if let Some(first) = several_files(s, name, 0) {
+            if let Some(first) = several_files(s, fname, 0) {
                 // Several files: several regions of the drive, one after another.
                 check_several(s, name, first.len())?;
                 for c in 0..clones {
-                    let names = several_files(s, name, c).unwrap_or_default();
+                    let names = several_files(s, fname, c).unwrap_or_default();
                     let lens = vec![None; names.len()];
                     let (regions, pass) = file_regions(s, &lens, name, clone_seed(seed, c), 0)?;
                     let spec = files_workload(s, regions, pass, clone_seed(seed, c));
@@ -1005,12 +1007,12 @@ pub fn plan_units(
             });
             continue;
         }
-        if let (Engine::Null, Some(first)) = (s.engine, several_files(s, name, 0)) {
+        if let (Engine::Null, Some(first)) = (s.engine, several_files(s, fname, 0)) {
             // fio's null engine with several files: a null file of each file's size.
             check_several(s, name, first.len())?;
             let batch = s.iodepth_batch.unwrap_or(1).max(1);
             for c in 0..clones {
-                let names: Vec<String> = several_files(s, name, c)
+                let names: Vec<String> = several_files(s, fname, c)
                     .unwrap_or_default()
                     .into_iter()
                     .map(|n| n.strip_prefix("./").map(str::to_string).unwrap_or(n))
@@ -1092,7 +1094,7 @@ pub fn plan_units(
                 spec.qd = spec.qd.min(batch);
                 let file = match &s.filename {
                     Some(f) => split_filenames(f).concat(),
-                    None => s.file_name(name, c, 0),
+                    None => s.file_name(fname, c, 0),
                 };
                 units.push(Unit {
                     job: ji,
@@ -1108,12 +1110,12 @@ pub fn plan_units(
             }
             continue;
         }
-        if let Some(first) = several_files(s, name, 0) {
+        if let Some(first) = several_files(s, fname, 0) {
             // Several files: shared by the clones (filename=a:b), or each clone's own
             // (JOB.CLONE.FILENO); each clone a job of its own, as in fio.
             check_several(s, name, first.len())?;
             for c in 0..clones {
-                let names = several_files(s, name, c).unwrap_or_default();
+                let names = several_files(s, fname, c).unwrap_or_default();
                 let mut lens = Vec::with_capacity(names.len());
                 for n in &names {
                     let info = probe_for_fio(Path::new(n), name, true, s.read_iolog.is_none())?;
@@ -1156,7 +1158,7 @@ pub fn plan_units(
                 .map(|c| (in_directory(s, &split_filenames(f).concat()), 1, c))
                 .collect(),
             None => (0..clones)
-                .map(|c| (in_directory(s, &s.file_name(name, c, 0)), 1, c))
+                .map(|c| (in_directory(s, &s.file_name(fname, c, 0)), 1, c))
                 .collect(),
         };
         for (path, n, clone) in files {
