@@ -355,10 +355,13 @@ impl<'e> Parser<'e> {
         opts: &mut Vec<Opt>,
         stack: &mut Vec<PathBuf>,
     ) -> Result<(), SyntaxError> {
+        // fio takes any line that starts with "include" as an include: the file's name is what
+        // follows the one character after the word (`include f`, `include=f`; fio keeps a
+        // second space as part of the name)
         if let Some(rest) = line.strip_prefix("include") {
-            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
-                return self.include(rest.trim(), loc, opts, stack);
-            }
+            let mut c = rest.chars();
+            c.next();
+            return self.include(c.as_str(), loc, opts, stack);
         }
         let mut unset = Vec::new();
         let mut calc = false;
@@ -672,6 +675,11 @@ pub(crate) mod tests {
         assert_eq!(keys, vec!["rw", "bs", "iodepth", "size"]);
         assert_eq!(&*s[0].opts[2].loc.file, "/jobs/more.fio");
         assert_eq!(s[0].opts[2].loc.line, 2);
+        // as fio: the name follows the one character after "include" (`include=f` too)
+        let s = p
+            .text(b"[j]\ninclude=more.fio\n", Path::new("/jobs/main.fio"), 0)
+            .unwrap();
+        assert_eq!(s[0].opts[0].key, "iodepth");
         let e = p
             .text(b"[j]\ninclude loop.fio\n", Path::new("/jobs/main.fio"), 0)
             .unwrap_err()
