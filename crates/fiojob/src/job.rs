@@ -299,7 +299,8 @@ pub struct Settings {
     pub randrepeat: bool,
     pub norandommap: bool,
     /// fio's `random_generator=lfsr` (its other generators, `tausworthe` and `tausworthe64`,
-    /// are random like ssdlab's; see [`Settings::finish`] for what lfsr changes).
+    /// are random like ssdlab's; with `norandommap` lfsr is refused: fio's LFSR visits every
+    /// block once per pass without a map).
     pub random_generator_lfsr: bool,
     /// fio's `allow_file_create` (default 1): with 0, a job whose file does not exist fails.
     pub allow_file_create: bool,
