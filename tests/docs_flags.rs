@@ -25,9 +25,10 @@ const COMMANDS: &[&str] = &[
     "man",
 ];
 
-/// fio's own command-line options with a hyphen in their name (`fio --help`), which
-/// `ssdlab fio` takes as fio does.
+/// fio's own command-line options with a hyphen in their name (`fio --help`), and `--eta`,
+/// which are no job options: `ssdlab fio` takes or refuses them by name (docs/FIO-JOBS.md).
 const FIO_HYPHEN_OPTIONS: &[&str] = &[
+    "--eta",
     "--output-format",
     "--parse-only",
     "--bandwidth-log",
