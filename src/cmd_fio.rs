@@ -41,7 +41,13 @@ use std::path::{Path, PathBuf};
 fio job options go on the command line as fio takes them: --name=NAME starts a job, options \
 before the first --name apply to every job (--rw=randread --bs=4k --iodepth=32 --size=1g \
 --filename=F --ioengine=io_uring --direct=1 …). Job files and command-line jobs may be mixed; \
-the command-line jobs run first. docs/FIO-JOBS.md lists every supported key.")]
+the command-line jobs run first. docs/FIO-JOBS.md lists every supported key.
+
+fio's own options: --eta, --eta-newline and --eta-interval (no ETA line is printed) and \
+--alloc-size change nothing and say so; --readonly refuses jobs that write or trim and any file \
+layout, as fio's; --minimal, --terse-version, --append-terse, --status-interval, --max-jobs, \
+--warnings-fatal, --debug, --showcmd, --bandwidth-log and fio's client/server, trigger and \
+self-test options are refused by name.")]
 pub struct FioArgs {
     /// fio job files ("-" reads one from stdin, as fio does); each after the first runs after the
     /// ones before (fio's implicit stonewall).

@@ -117,6 +117,34 @@ pub struct Unstable {
     pub best: Vec<u64>,
 }
 
+impl BestStripe {
+    /// How the pick reads ([`pick_phrase`]).
+    pub fn phrase(&self) -> String {
+        pick_phrase(
+            self.stripe,
+            &self.tied,
+            self.compared,
+            self.tie_margin,
+            self.margin,
+            self.unstable.as_ref(),
+        )
+    }
+}
+
+impl MixRecommendation {
+    /// How the pick reads ([`pick_phrase`]).
+    pub fn phrase(&self) -> String {
+        pick_phrase(
+            self.stripe,
+            &self.tied,
+            self.ranking.len(),
+            self.tie_margin,
+            self.margin,
+            self.unstable.as_ref(),
+        )
+    }
+}
+
 /// How far behind the best a stripe may be for the stability check to run it again: 5 %.
 pub const CHECK_WINDOW: f64 = 0.05;
 

@@ -4,7 +4,7 @@
 //! and for alignment comparisons, per drive how much slower sector-aligned writes are, with the
 //! reason the drive's controller gives.
 
-use crate::analysis::{pick_phrase, Analysis};
+use crate::analysis::Analysis;
 use ssdlab_workload::{format_size, WorkloadSpec};
 
 /// What the caller knows about a target that the numbers do not say (simulated drives: the
@@ -121,18 +121,7 @@ impl Analysis {
                 .iter()
                 .filter(|b| b.target_label == t)
             {
-                let mut s = format!(
-                    "{t}, {}: {}",
-                    b.workload,
-                    pick_phrase(
-                        b.stripe,
-                        &b.tied,
-                        b.compared,
-                        b.tie_margin,
-                        b.margin,
-                        b.unstable.as_ref()
-                    )
-                );
+                let mut s = format!("{t}, {}: {}", b.workload, b.phrase());
                 if let (Some(r), Some(bl)) = (b.ratio, &base) {
                     s.push_str(&format!(
                         "; {:+.0} % over {bl} (geometric mean over the QDs)",
@@ -156,14 +145,7 @@ impl Analysis {
                         out.push(format!(
                             "{t}: for {kind} work ({}): {}{}.",
                             ws.join(", "),
-                            pick_phrase(
-                                r.stripe,
-                                &r.tied,
-                                r.ranking.len(),
-                                r.tie_margin,
-                                r.margin,
-                                r.unstable.as_ref()
-                            ),
+                            r.phrase(),
                             r.ratio
                                 .map(|x| format!("; {:+.0} % over one drive", (x - 1.0) * 100.0))
                                 .unwrap_or_default(),
@@ -185,14 +167,7 @@ impl Analysis {
                         out.push(format!(
                             "{t}: all-round default {} (every workload weighted equally: {}){}.",
                             format_size(r.stripe),
-                            pick_phrase(
-                                r.stripe,
-                                &r.tied,
-                                r.ranking.len(),
-                                r.tie_margin,
-                                r.margin,
-                                r.unstable.as_ref()
-                            ),
+                            r.phrase(),
                             r.ratio
                                 .map(|x| format!("; {:+.0} % over one drive", (x - 1.0) * 100.0))
                                 .unwrap_or_default(),
